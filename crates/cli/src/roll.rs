@@ -1,0 +1,68 @@
+//! `battlelog roll` and `battlelog commitment`: anyone can re-derive a roll
+//! from the revealed seed, the client seed and the nonce.
+
+use anyhow::Context;
+use clap::Args;
+use dice::{ServerSeed, render};
+use serde::Serialize;
+
+#[derive(Debug, Args)]
+pub struct RollArgs {
+    /// The dice expression, e.g. `4d6kh3` or `2д10+1 # attack`.
+    expression: String,
+    /// The epoch's server seed, 64 hex digits.
+    #[arg(long)]
+    server_seed: String,
+    /// The battle's client seed (any UTF-8 text, may be empty).
+    #[arg(long)]
+    client_seed: String,
+    /// The roll's nonce within the battle: 0, 1, 2 …
+    #[arg(long)]
+    nonce: u64,
+    /// Print one JSON object instead of the forum rendering.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CommitmentArgs {
+    /// The server seed, 64 hex digits.
+    #[arg(long)]
+    server_seed: String,
+}
+
+#[derive(Debug, Serialize)]
+struct RollJson<'a> {
+    expression: &'a str,
+    client_seed: &'a str,
+    nonce: u64,
+    commitment: String,
+    total: i64,
+    dice: &'a [dice::Die],
+    rendering: String,
+}
+
+pub fn roll(args: &RollArgs) -> anyhow::Result<String> {
+    let seed = ServerSeed::from_hex(&args.server_seed).context("--server-seed")?;
+    let (expression, rolled) =
+        dice::roll(&args.expression, &seed, &args.client_seed, args.nonce).context("invalid dice expression")?;
+    let rendering = render(&expression, &rolled);
+    if !args.json {
+        return Ok(rendering);
+    }
+    let json = RollJson {
+        expression: &args.expression,
+        client_seed: &args.client_seed,
+        nonce: args.nonce,
+        commitment: seed.commitment().to_string(),
+        total: rolled.total,
+        dice: &rolled.dice,
+        rendering,
+    };
+    Ok(serde_json::to_string(&json)?)
+}
+
+pub fn commitment(args: &CommitmentArgs) -> anyhow::Result<String> {
+    let seed = ServerSeed::from_hex(&args.server_seed).context("--server-seed")?;
+    Ok(seed.commitment().to_string())
+}

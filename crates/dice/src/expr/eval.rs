@@ -1,0 +1,99 @@
+//! Evaluation in the protocol's draw order (PROTOCOL.md §3, "Draw order").
+
+use super::Limits;
+use super::ast::{BinaryOp, DiceTerm, Expr, Expression, KeepKind};
+use crate::record::{Die, Roll};
+use crate::stream::{WordSource, draw_die};
+
+/// Why a parsed expression could not be evaluated. These depend on the dice
+/// drawn (`1d6/(1d2-1)`), so the parser cannot catch them all.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EvalError {
+    #[error("division by zero at {position}")]
+    DivisionByZero { position: usize },
+    #[error("arithmetic overflow at {position}: the result leaves the signed 64-bit range")]
+    Overflow { position: usize },
+}
+
+/// Evaluates `expression`, drawing every die from `words` left to right,
+/// depth first.
+pub fn evaluate(expression: &Expression, words: &mut impl WordSource) -> Result<Roll, EvalError> {
+    let mut dice = Vec::new();
+    let total = eval_node(&expression.root, words, &mut dice)?;
+    Ok(Roll { total, dice })
+}
+
+fn eval_node(node: &Expr, words: &mut impl WordSource, dice: &mut Vec<Die>) -> Result<i64, EvalError> {
+    match node {
+        Expr::Number(n) => Ok(*n),
+        Expr::Dice(term) => Ok(roll_term(term, words, dice)),
+        Expr::Negate { operand, at } => {
+            eval_node(operand, words, dice)?.checked_neg().ok_or(EvalError::Overflow { position: *at })
+        }
+        Expr::Binary { op, lhs, rhs, at } => {
+            // The whole left operand draws before the right one.
+            let left = eval_node(lhs, words, dice)?;
+            let right = eval_node(rhs, words, dice)?;
+            let overflow = EvalError::Overflow { position: *at };
+            match op {
+                BinaryOp::Add => left.checked_add(right).ok_or(overflow),
+                BinaryOp::Subtract => left.checked_sub(right).ok_or(overflow),
+                BinaryOp::Multiply => left.checked_mul(right).ok_or(overflow),
+                BinaryOp::Divide if right == 0 => Err(EvalError::DivisionByZero { position: *at }),
+                // `checked_div` truncates toward zero and fails only on MIN / -1.
+                BinaryOp::Divide => left.checked_div(right).ok_or(overflow),
+            }
+        }
+    }
+}
+
+/// Draws one dice term and returns its value. Cannot overflow: at most
+/// 1 100 dice of at most a million faces each.
+fn roll_term<W: WordSource>(term: &DiceTerm, words: &mut W, dice: &mut Vec<Die>) -> i64 {
+    let faces = term.sides.faces();
+    let draw = |words: &mut W| term.sides.value_of(draw_die(words, faces));
+    let die =
+        |value: i64, rerolled: bool, exploded: bool| Die { sides: faces, value, kept: !rerolled, rerolled, exploded };
+    let first = dice.len();
+    let mut explosions_left = Limits::MAX_EXPLOSIONS_PER_TERM;
+    for _ in 0..term.count {
+        let mut value = draw(words);
+        if term.reroll.is_some_and(|reroll| reroll.met_by(value)) {
+            dice.push(die(value, true, false));
+            value = draw(words);
+        }
+        dice.push(die(value, false, false));
+        while explosions_left > 0 && term.explode.is_some_and(|explode| explode.met_by(value)) {
+            explosions_left -= 1;
+            value = draw(words);
+            dice.push(die(value, false, true));
+        }
+    }
+    let drawn = &mut dice[first..];
+
+    if let Some(keep) = term.keep {
+        let mut order: Vec<usize> = (0..drawn.len()).filter(|&i| !drawn[i].rerolled).collect();
+        let highest_first = matches!(keep.kind, KeepKind::KeepHighest | KeepKind::DropHighest);
+        // A stable sort keeps earlier-drawn dice first among equal values:
+        // they are kept first by kh/kl and dropped first by dh/dl.
+        if highest_first {
+            order.sort_by_key(|&i| std::cmp::Reverse(drawn[i].value));
+        } else {
+            order.sort_by_key(|&i| drawn[i].value);
+        }
+        let n = (keep.n as usize).min(order.len());
+        let dropped = match keep.kind {
+            KeepKind::KeepHighest | KeepKind::KeepLowest => &order[n..],
+            KeepKind::DropHighest | KeepKind::DropLowest => &order[..n],
+        };
+        for &i in dropped {
+            drawn[i].kept = false;
+        }
+    }
+
+    let kept = drawn.iter().filter(|d| d.kept);
+    match term.success {
+        Some(success) => kept.filter(|d| success.met_by(d.value)).count() as i64,
+        None => kept.map(|d| d.value).sum(),
+    }
+}

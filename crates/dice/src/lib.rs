@@ -1,0 +1,52 @@
+//! Provably fair dice for battlelog: everything in `PROTOCOL.md` §1–3, bit for
+//! bit, and nothing that touches a disk, a socket or a clock.
+//!
+//! - [`seed`]: server seeds, commitments and roll keys (commit–reveal, §1–2).
+//! - [`stream`]: the ChaCha20 word stream of one roll and the
+//!   rejection-sampled die drawn from it (§2).
+//! - [`expr`]: the dice expression language v1 — parser, limits and the
+//!   evaluation that fixes which word becomes which die (§3).
+//! - [`record`]: the roll record that keeps every die with its flags.
+//! - [`render`]: the one-line human rendering pasted into forum posts.
+//!
+//! Randomness comes only from [`stream::RollStream`]; no `rand` range or
+//! distribution helper is used anywhere, because their output may change
+//! between library versions and a roll must re-derive identically forever.
+
+pub mod expr;
+pub mod record;
+pub mod render;
+pub mod seed;
+pub mod stream;
+
+pub use expr::{EvalError, ExprError, Expression, Limits, evaluate};
+pub use record::{Die, Roll};
+pub use render::render;
+pub use seed::{Commitment, RollKey, SeedError, ServerSeed};
+pub use stream::{RollStream, WordSource, draw_die};
+
+/// Parses `expression`, derives the roll's word stream from `server_seed`,
+/// `client_seed` and `nonce`, and evaluates it: the whole of PROTOCOL.md §2–3
+/// in one call.
+pub fn roll(
+    expression: &str,
+    server_seed: &ServerSeed,
+    client_seed: &str,
+    nonce: u64,
+) -> Result<(Expression, Roll), RollError> {
+    let parsed = Expression::parse(expression)?;
+    let key = RollKey::derive(server_seed, client_seed);
+    let mut words = RollStream::new(&key, nonce);
+    let rolled = evaluate(&parsed, &mut words)?;
+    Ok((parsed, rolled))
+}
+
+/// Why [`roll`] produced no roll: the expression is invalid, or its
+/// evaluation hit a limit (division by zero, overflow).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RollError {
+    #[error(transparent)]
+    Expression(#[from] ExprError),
+    #[error(transparent)]
+    Evaluation(#[from] EvalError),
+}

@@ -1,0 +1,138 @@
+//! Commit–reveal seeds (PROTOCOL.md §1) and the per-battle roll key (§2).
+
+use std::fmt;
+
+use hmac::{Hmac, KeyInit, Mac};
+use sha2::{Digest, Sha256};
+
+type HmacSha256 = Hmac<Sha256>;
+
+/// Domain separators: fixed by protocol v1, never to be edited.
+const SEED_DOMAIN: &[u8] = b"battlelog/v1/seed";
+const ROLL_DOMAIN: &[u8] = b"battlelog/v1/roll";
+
+/// Why a seed or commitment given as text was not accepted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SeedError {
+    #[error("server seed must be 64 hex digits (32 bytes), got {0} characters")]
+    SeedLength(usize),
+    #[error("server seed is not hex: {0}")]
+    SeedNotHex(String),
+    #[error("commitment must be 64 lowercase hex digits")]
+    CommitmentForm,
+}
+
+/// The secret 32-byte seed of one epoch of one battle.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ServerSeed([u8; 32]);
+
+// A seed is a secret until revealed: never print it by accident in a log.
+impl fmt::Debug for ServerSeed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ServerSeed(..)")
+    }
+}
+
+impl ServerSeed {
+    pub fn from_bytes(bytes: [u8; 32]) -> Self {
+        Self(bytes)
+    }
+
+    /// Accepts 64 hex digits, either case.
+    pub fn from_hex(text: &str) -> Result<Self, SeedError> {
+        if text.len() != 64 {
+            return Err(SeedError::SeedLength(text.chars().count()));
+        }
+        let mut bytes = [0u8; 32];
+        hex::decode_to_slice(text, &mut bytes).map_err(|e| SeedError::SeedNotHex(e.to_string()))?;
+        Ok(Self(bytes))
+    }
+
+    /// The recommended stateless derivation:
+    /// `HMAC-SHA256(master_key, "battlelog/v1/seed" 0x00 battle_id 0x00 u32_be(epoch))`.
+    pub fn derive(master_key: &[u8], battle_id: &str, epoch: u32) -> Self {
+        let mut mac = HmacSha256::new_from_slice(master_key).expect("HMAC accepts any key length");
+        mac.update(SEED_DOMAIN);
+        mac.update(&[0]);
+        mac.update(battle_id.as_bytes());
+        mac.update(&[0]);
+        mac.update(&epoch.to_be_bytes());
+        Self(mac.finalize().into_bytes().into())
+    }
+
+    pub fn as_bytes(&self) -> &[u8; 32] {
+        &self.0
+    }
+
+    /// Lowercase hex, the form in which a seed is revealed.
+    pub fn to_hex(&self) -> String {
+        hex::encode(self.0)
+    }
+
+    /// `lowercase_hex(SHA-256(server_seed))`, journaled before the epoch's first roll.
+    pub fn commitment(&self) -> Commitment {
+        Commitment(Sha256::digest(self.0).into())
+    }
+}
+
+/// The published hash of a server seed.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Commitment([u8; 32]);
+
+impl Commitment {
+    /// Accepts exactly the published form: 64 lowercase hex digits.
+    pub fn from_hex(text: &str) -> Result<Self, SeedError> {
+        if text.len() != 64 || text.bytes().any(|b| b.is_ascii_uppercase()) {
+            return Err(SeedError::CommitmentForm);
+        }
+        let mut bytes = [0u8; 32];
+        hex::decode_to_slice(text, &mut bytes).map_err(|_| SeedError::CommitmentForm)?;
+        Ok(Self(bytes))
+    }
+
+    /// Whether `seed` is the one this commitment was made to.
+    pub fn opens_to(&self, seed: &ServerSeed) -> bool {
+        seed.commitment() == *self
+    }
+}
+
+impl fmt::Display for Commitment {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&hex::encode(self.0))
+    }
+}
+
+impl fmt::Debug for Commitment {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Commitment({self})")
+    }
+}
+
+/// `HMAC-SHA256(key = server_seed, "battlelog/v1/roll" 0x00 client_seed)`:
+/// the ChaCha20 key shared by every roll of one epoch.
+#[derive(Clone, PartialEq, Eq)]
+pub struct RollKey([u8; 32]);
+
+impl fmt::Debug for RollKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("RollKey(..)")
+    }
+}
+
+impl RollKey {
+    pub fn derive(server_seed: &ServerSeed, client_seed: &str) -> Self {
+        let mut mac = HmacSha256::new_from_slice(server_seed.as_bytes()).expect("HMAC accepts any key length");
+        mac.update(ROLL_DOMAIN);
+        mac.update(&[0]);
+        mac.update(client_seed.as_bytes());
+        Self(mac.finalize().into_bytes().into())
+    }
+
+    pub fn as_bytes(&self) -> &[u8; 32] {
+        &self.0
+    }
+
+    pub fn to_hex(&self) -> String {
+        hex::encode(self.0)
+    }
+}
