@@ -1,0 +1,20 @@
+# Day-to-day shortcuts; `scripts/test` is what CI runs.
+
+default:
+    @just --list
+
+# format the workspace
+fmt:
+    cargo fmt --all
+
+# clippy, warnings as errors
+lint:
+    cargo clippy --workspace --all-targets -- -D warnings
+
+# everything CI checks (installs nats-server into .tools/)
+test *ARGS:
+    scripts/test {{ARGS}}
+
+# all benchmarks (see BENCHMARKS.md)
+bench:
+    cargo bench --workspace
