@@ -39,7 +39,13 @@ fn main() -> ExitCode {
             let _ = err.print();
             return ExitCode::SUCCESS;
         }
-        Err(err) => return fail(&err.to_string()),
+        // clap spreads one problem over several lines (the message, the
+        // argument, usage): keep the part before the usage, on one line.
+        Err(err) => {
+            let text = err.to_string();
+            let problem = text.split("\n\nUsage").next().unwrap_or_default();
+            return fail(&problem.split_whitespace().collect::<Vec<_>>().join(" "));
+        }
     };
     let output = match cli.command {
         Command::Roll(args) => roll::roll(&args),

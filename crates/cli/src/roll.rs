@@ -9,6 +9,8 @@ use serde::Serialize;
 #[derive(Debug, Args)]
 pub struct RollArgs {
     /// The dice expression, e.g. `4d6kh3` or `2д10+1 # attack`.
+    // Expressions may start with a minus (`-1d4`); that is not a flag.
+    #[arg(allow_hyphen_values = true)]
     expression: String,
     /// The epoch's server seed, 64 hex digits.
     #[arg(long)]

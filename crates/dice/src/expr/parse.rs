@@ -108,10 +108,11 @@ impl Parser {
         Ok(())
     }
 
-    fn enter(&mut self) -> Result<(), ExprError> {
+    /// Goes one level deeper for the '(' or '-' at column `at`.
+    fn enter(&mut self, at: usize) -> Result<(), ExprError> {
         self.depth += 1;
         if self.depth > Limits::MAX_NESTING {
-            return Err(ExprError::TooDeep { position: self.column(), limit: Limits::MAX_NESTING });
+            return Err(ExprError::TooDeep { position: at, limit: Limits::MAX_NESTING });
         }
         Ok(())
     }
@@ -153,7 +154,7 @@ impl Parser {
         if self.peek() == Some('-') {
             let at = self.column();
             self.pos += 1;
-            self.enter()?;
+            self.enter(at)?;
             let operand = self.unary()?;
             self.depth -= 1;
             return Ok(Expr::Negate { operand: Box::new(operand), at });
@@ -166,7 +167,7 @@ impl Parser {
             Some('(') => {
                 let open = self.column();
                 self.pos += 1;
-                self.enter()?;
+                self.enter(open)?;
                 let inner = self.expr()?;
                 self.skip_space()?;
                 if self.peek() != Some(')') {

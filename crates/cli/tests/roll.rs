@@ -1,0 +1,106 @@
+//! `battlelog roll` and `battlelog commitment` as a user runs them: the real
+//! binary, checked against the known-answer vectors.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn battlelog(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_battlelog")).args(args).output().expect("the battlelog binary runs")
+}
+
+fn vectors() -> Value {
+    let dir = std::env::var_os("BATTLELOG_VECTORS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/vectors"));
+    let path = dir.join("rolls.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{} is required: {e}", path.display()));
+    serde_json::from_str(&text).expect("rolls.json parses")
+}
+
+fn assert_refused(output: &Output, needle: &str) {
+    assert_eq!(output.status.code(), Some(2), "exit status");
+    assert!(output.stdout.is_empty(), "stdout must stay empty: {:?}", String::from_utf8_lossy(&output.stdout));
+    let stderr = String::from_utf8(output.stderr.clone()).expect("utf-8 stderr");
+    assert_eq!(stderr.lines().count(), 1, "one line on stderr: {stderr:?}");
+    assert!(stderr.contains(needle), "{stderr:?} should mention {needle:?}");
+}
+
+#[test]
+fn json_output_matches_every_vector() {
+    let vectors = vectors();
+    for v in vectors["vectors"].as_array().expect("vectors") {
+        let nonce = v["nonce"].to_string();
+        let output = battlelog(&[
+            "roll",
+            v["notation"].as_str().expect("notation"),
+            "--server-seed",
+            v["server_seed"].as_str().expect("seed"),
+            "--client-seed",
+            v["client_seed"].as_str().expect("client seed"),
+            "--nonce",
+            &nonce,
+            "--json",
+        ]);
+        assert!(output.status.success(), "{}: {}", v["notation"], String::from_utf8_lossy(&output.stderr));
+        let json: Value = serde_json::from_slice(&output.stdout).expect("one JSON object");
+        assert_eq!(json["total"], v["total"], "{}", v["notation"]);
+        assert_eq!(json["dice"], v["dice"], "{}", v["notation"]);
+        assert_eq!(json["commitment"], v["commitment"], "{}", v["notation"]);
+    }
+}
+
+#[test]
+fn plain_output_is_the_forum_rendering() {
+    // Vector: 4d6kh3 at nonce 12 draws 5, 3, 4, 2 and keeps the top three.
+    let output = battlelog(&[
+        "roll",
+        "4d6kh3",
+        "--server-seed",
+        "efa1f375d76194fa51a3556a97e641e61685f914d446979da50a551a4333ffd7",
+        "--client-seed",
+        "forum:rpg-example/thread/1024",
+        "--nonce",
+        "12",
+    ]);
+    assert!(output.status.success());
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "4d6kh3: [5, 3, 4, ~~2~~] = 12\n");
+}
+
+#[test]
+fn commitment_prints_the_seed_hash() {
+    let output =
+        battlelog(&["commitment", "--server-seed", "efa1f375d76194fa51a3556a97e641e61685f914d446979da50a551a4333ffd7"]);
+    assert!(output.status.success());
+    assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), vectors()["vectors"][0]["commitment"]);
+}
+
+#[test]
+fn every_invalid_vector_exits_2_with_one_line() {
+    let seed = "00".repeat(32);
+    for notation in vectors()["invalid"].as_array().expect("invalid") {
+        let notation = notation.as_str().expect("string");
+        let output = battlelog(&["roll", notation, "--server-seed", &seed, "--client-seed", "c", "--nonce", "0"]);
+        assert_refused(&output, "");
+    }
+    let output = battlelog(&["roll", "2d", "--server-seed", &seed, "--client-seed", "c", "--nonce", "0"]);
+    assert_refused(&output, "expected a number after 'd' at 3");
+}
+
+#[test]
+fn bad_arguments_exit_2_naming_them() {
+    let seed = "00".repeat(32);
+    assert_refused(
+        &battlelog(&["roll", "1d6", "--server-seed", "abc", "--client-seed", "c", "--nonce", "0"]),
+        "--server-seed",
+    );
+    let not_hex = "zz".repeat(32);
+    assert_refused(
+        &battlelog(&["roll", "1d6", "--server-seed", &not_hex, "--client-seed", "c", "--nonce", "0"]),
+        "hex",
+    );
+    assert_refused(&battlelog(&["roll", "1d6", "--server-seed", &seed, "--client-seed", "c", "--nonce", "-1"]), "-1");
+    assert_refused(&battlelog(&["roll", "1d6", "--server-seed", &seed, "--nonce", "0"]), "--client-seed");
+    assert_refused(&battlelog(&["commitment", "--server-seed", "12"]), "--server-seed");
+}
