@@ -1,0 +1,352 @@
+//! [`Journal`]: the embeddable handle. It owns the store, the committer thread
+//! and the outbox drain; the gRPC service is a thin layer over it, and other
+//! services in the same process can call it directly.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::{Notify, mpsc, oneshot, watch};
+use tokio::task::JoinHandle;
+use tracing::{info, warn};
+
+use crate::committer::{self, Pending};
+use crate::error::JournalError;
+use crate::limits::{self, ExpectedVersion, Limits, NewEvent};
+use crate::outbox::{self, EventPublisher};
+use crate::store::{AppendOutcome, ChainCheck, Store, StoredEvent, StreamHead};
+
+/// How to open a journal.
+#[derive(Debug, Clone)]
+pub struct JournalOptions {
+    /// The sled directory.
+    pub data_dir: PathBuf,
+    /// Input limits.
+    pub limits: Limits,
+    /// Most appends one group commit takes.
+    pub max_commit_batch: usize,
+    /// sled's page cache size.
+    pub cache_capacity_bytes: u64,
+    /// Where committed events fan out to; `None` keeps them in the outbox.
+    pub publisher: Option<Arc<dyn EventPublisher>>,
+}
+
+impl JournalOptions {
+    /// Defaults for everything but the directory; no publisher.
+    pub fn new(data_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            data_dir: data_dir.into(),
+            limits: Limits::default(),
+            max_commit_batch: 1024,
+            cache_capacity_bytes: 256 * 1024 * 1024,
+            publisher: None,
+        }
+    }
+}
+
+/// A handle to an open journal; cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Journal {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    store: Arc<Store>,
+    limits: Limits,
+    /// `None` once shutdown started: no new appends.
+    committer: Mutex<Option<mpsc::Sender<Pending>>>,
+    committer_done: Mutex<Option<oneshot::Receiver<()>>>,
+    drain: Mutex<Option<JoinHandle<()>>>,
+    /// Turns true when shutdown starts; ends subscriptions and the drain.
+    closing: watch::Sender<bool>,
+}
+
+/// Events streamed by a subscription (catch-up, then live).
+pub type Subscription = mpsc::Receiver<Result<StoredEvent, JournalError>>;
+
+/// How many events a subscription reads from storage per step.
+const SUBSCRIPTION_BATCH: usize = 256;
+
+impl Journal {
+    /// Opens (or creates) the journal in `options.data_dir`, starts the
+    /// committer and, with a publisher, the outbox drain (which first sends
+    /// whatever an earlier run left in the outbox). Needs a tokio runtime.
+    pub async fn open(options: JournalOptions) -> Result<Self, JournalError> {
+        options
+            .limits
+            .validate()
+            .map_err(|message| JournalError::InvalidArgument { field: "limits".into(), message })?;
+        let dir = options.data_dir.clone();
+        let cache = options.cache_capacity_bytes;
+        // Opening recovers sled's log, which blocks.
+        let store = tokio::task::spawn_blocking(move || Store::open(&dir, cache))
+            .await
+            .map_err(|e| JournalError::Storage(sled::Error::ReportableBug(format!("open task: {e}"))))??;
+        let store = Arc::new(store);
+        let wake = Arc::new(Notify::new());
+        let (tx, done) = committer::spawn(store.clone(), options.max_commit_batch, wake.clone())?;
+        let (closing, _) = watch::channel(false);
+        let drain = match options.publisher {
+            Some(publisher) => {
+                info!(waiting = store.outbox_len(), "outbox drain started");
+                Some(tokio::spawn(outbox::drain(store.clone(), publisher, wake, closing.subscribe())))
+            }
+            None => {
+                let waiting = store.outbox_len();
+                warn!(waiting, "no event publisher (no NATS URL): committed events wait in the outbox");
+                None
+            }
+        };
+        Ok(Self {
+            inner: Arc::new(Inner {
+                store,
+                limits: options.limits,
+                committer: Mutex::new(Some(tx)),
+                committer_done: Mutex::new(Some(done)),
+                drain: Mutex::new(drain),
+                closing,
+            }),
+        })
+    }
+
+    /// The limits this journal enforces.
+    pub fn limits(&self) -> &Limits {
+        &self.inner.limits
+    }
+
+    /// The underlying store, for reads.
+    pub fn store(&self) -> &Store {
+        &self.inner.store
+    }
+
+    /// Appends `events` to `stream_id` if `expected` holds: all or none, and
+    /// flushed to disk before this returns `Ok`. Concurrent appends share
+    /// flushes. A repeat of known idempotency keys returns the original result.
+    pub async fn append(
+        &self,
+        stream_id: String,
+        expected: ExpectedVersion,
+        events: Vec<NewEvent>,
+    ) -> Result<AppendOutcome, JournalError> {
+        let append = limits::validate_append(&self.inner.limits, stream_id, expected, events)?;
+        let sender = lock(&self.inner.committer).clone().ok_or(JournalError::ShuttingDown)?;
+        let (reply, answer) = oneshot::channel();
+        sender.send(Pending { append, reply }).await.map_err(|_| JournalError::ShuttingDown)?;
+        drop(sender);
+        answer.await.map_err(|_| JournalError::ShuttingDown)?
+    }
+
+    /// Reads durable events of a stream from `from_version` (at most
+    /// `max_count`, capped by the limits; 0 means the cap).
+    pub fn read_stream(
+        &self,
+        stream_id: &str,
+        from_version: u64,
+        max_count: u32,
+    ) -> Result<Vec<StoredEvent>, JournalError> {
+        limits::validate_stream_id("stream_id", stream_id)?;
+        let l = &self.inner.limits;
+        self.inner.store.read_stream(stream_id, from_version, l.read_count(max_count), l.max_read_bytes)
+    }
+
+    /// Reads durable events of the global log from `from_position`.
+    pub fn read_all(&self, from_position: u64, max_count: u32) -> Result<Vec<StoredEvent>, JournalError> {
+        let l = &self.inner.limits;
+        self.inner.store.read_all(from_position, l.read_count(max_count), l.max_read_bytes)
+    }
+
+    /// The durable head of a stream.
+    pub fn stream_head(&self, stream_id: &str) -> Result<StreamHead, JournalError> {
+        limits::validate_stream_id("stream_id", stream_id)?;
+        self.inner.store.stream_head(stream_id)
+    }
+
+    /// Recomputes a stream's chain from the stored bytes.
+    pub fn verify_chain(&self, stream_id: &str) -> Result<ChainCheck, JournalError> {
+        limits::validate_stream_id("stream_id", stream_id)?;
+        self.inner.store.verify(stream_id)
+    }
+
+    /// Streams a stream's events from `from_version`: everything stored, then
+    /// each new event as it becomes durable. Every step reads from storage
+    /// after the last version sent, so the switch from catch-up to live can
+    /// neither skip nor repeat an event. Ends at shutdown or when dropped.
+    pub fn subscribe_stream(&self, stream_id: &str, from_version: u64) -> Result<Subscription, JournalError> {
+        limits::validate_stream_id("stream_id", stream_id)?;
+        let stream_id = stream_id.to_owned();
+        let max_bytes = self.inner.limits.max_read_bytes;
+        Ok(self.subscribe(from_version, move |store, cursor| {
+            let events = store.read_stream(&stream_id, cursor, SUBSCRIPTION_BATCH, max_bytes)?;
+            let next = events.last().map_or(cursor, |e| e.event.version + 1);
+            Ok((events, next))
+        }))
+    }
+
+    /// Streams the global log from `from_position`, catch-up then live.
+    pub fn subscribe_all(&self, from_position: u64) -> Subscription {
+        let max_bytes = self.inner.limits.max_read_bytes;
+        self.subscribe(from_position, move |store, cursor| {
+            let events = store.read_all(cursor, SUBSCRIPTION_BATCH, max_bytes)?;
+            let next = events.last().map_or(cursor, |e| e.global_position + 1);
+            Ok((events, next))
+        })
+    }
+
+    fn subscribe<F>(&self, from: u64, mut read: F) -> Subscription
+    where
+        F: FnMut(&Store, u64) -> Result<(Vec<StoredEvent>, u64), JournalError> + Send + 'static,
+    {
+        let (tx, rx) = mpsc::channel(SUBSCRIPTION_BATCH);
+        let store = self.inner.store.clone();
+        let mut closing = self.inner.closing.subscribe();
+        let mut durable = store.watch_durable();
+        tokio::spawn(async move {
+            let mut cursor = from;
+            loop {
+                if *closing.borrow() {
+                    return;
+                }
+                // Marked seen before reading: a flush after this read wakes
+                // the wait below, so no event can slip between read and wait.
+                durable.borrow_and_update();
+                let (events, next) = match read(&store, cursor) {
+                    Ok(step) => step,
+                    Err(e) => {
+                        let _ = tx.send(Err(e)).await;
+                        return;
+                    }
+                };
+                if events.is_empty() {
+                    tokio::select! {
+                        changed = durable.changed() => if changed.is_err() { return },
+                        _ = closing.changed() => return,
+                        _ = tx.closed() => return,
+                    }
+                    continue;
+                }
+                for event in events {
+                    if tx.send(Ok(event)).await.is_err() {
+                        return;
+                    }
+                }
+                cursor = next;
+            }
+        });
+        rx
+    }
+
+    /// Starts shutting down: refuses new appends and ends subscriptions.
+    /// Appends already queued still commit.
+    pub fn begin_shutdown(&self) {
+        self.inner.closing.send_replace(true);
+        lock(&self.inner.committer).take();
+    }
+
+    /// Shuts down: [`Self::begin_shutdown`], then waits until every queued
+    /// append is committed and flushed and the outbox drain has stopped.
+    pub async fn shutdown(&self) -> Result<(), JournalError> {
+        self.begin_shutdown();
+        let done = lock(&self.inner.committer_done).take();
+        if let Some(done) = done {
+            // Fires when the committer thread has answered its last batch.
+            let _ = done.await;
+        }
+        let drain = lock(&self.inner.drain).take();
+        if let Some(drain) = drain {
+            let _ = drain.await;
+        }
+        self.inner.store.flush()?;
+        info!("journal closed");
+        Ok(())
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(t: &str, payload: &[u8], key: Option<&str>) -> NewEvent {
+        NewEvent { event_type: t.into(), payload: payload.to_vec(), idempotency_key: key.map(str::to_owned) }
+    }
+
+    async fn open(dir: &std::path::Path) -> Journal {
+        Journal::open(JournalOptions::new(dir)).await.unwrap()
+    }
+
+    #[tokio::test]
+    async fn append_read_verify_and_guard() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = open(dir.path()).await;
+        let first = journal
+            .append("s".into(), ExpectedVersion::NoStream, vec![event("A", b"1", None), event("B", b"2", None)])
+            .await
+            .unwrap();
+        assert_eq!(first.events.iter().map(|e| e.version).collect::<Vec<_>>(), [0, 1]);
+        let err = journal.append("s".into(), ExpectedVersion::Exact(0), vec![event("C", b"3", None)]).await;
+        assert!(matches!(err, Err(JournalError::WrongExpectedVersion { actual: Some(1), .. })), "{err:?}");
+        let err = journal.append("s".into(), ExpectedVersion::NoStream, vec![event("C", b"3", None)]).await;
+        assert!(matches!(err, Err(JournalError::WrongExpectedVersion { actual: Some(1), .. })), "{err:?}");
+        journal.append("s".into(), ExpectedVersion::Exact(1), vec![event("C", b"3", None)]).await.unwrap();
+
+        let events = journal.read_stream("s", 0, 0).unwrap();
+        assert_eq!(events.len(), 3);
+        assert_eq!(events[2].event.payload, b"3");
+        assert_eq!(events[1].hash, first.events[1].hash);
+        let head = journal.stream_head("s").unwrap();
+        assert_eq!(head, StreamHead { version: Some(2), hash: events[2].hash });
+        assert_eq!(journal.verify_chain("s").unwrap(), ChainCheck::Ok { count: 3, head_hash: events[2].hash });
+        assert_eq!(journal.read_all(1, 10).unwrap().len(), 2);
+        journal.shutdown().await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn idempotency_survives_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = open(dir.path()).await;
+        let original =
+            journal.append("s".into(), ExpectedVersion::Any, vec![event("A", b"1", Some("req-1"))]).await.unwrap();
+        journal.shutdown().await.unwrap();
+        drop(journal);
+
+        let journal = open(dir.path()).await;
+        let repeat =
+            journal.append("s".into(), ExpectedVersion::NoStream, vec![event("A", b"1", Some("req-1"))]).await.unwrap();
+        assert!(repeat.deduplicated);
+        assert_eq!(repeat.events, original.events);
+        let reused = journal.append("s".into(), ExpectedVersion::Any, vec![event("A", b"2", Some("req-1"))]).await;
+        assert!(matches!(reused, Err(JournalError::IdempotencyKeyReused { version: 0, .. })), "{reused:?}");
+        let partial = journal
+            .append("s".into(), ExpectedVersion::Any, vec![event("A", b"1", Some("req-1")), event("B", b"", None)])
+            .await;
+        assert!(matches!(partial, Err(JournalError::IdempotencyPartialRepeat { .. })), "{partial:?}");
+        assert_eq!(journal.read_stream("s", 0, 0).unwrap().len(), 1);
+        journal.shutdown().await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn subscription_catches_up_then_goes_live() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = open(dir.path()).await;
+        for i in 0..3u8 {
+            journal.append("s".into(), ExpectedVersion::Any, vec![event("A", &[i], None)]).await.unwrap();
+        }
+        let mut sub = journal.subscribe_stream("s", 1).unwrap();
+        for i in 3..6u8 {
+            journal.append("s".into(), ExpectedVersion::Any, vec![event("A", &[i], None)]).await.unwrap();
+        }
+        for expected in 1..6u64 {
+            let got = sub.recv().await.unwrap().unwrap();
+            assert_eq!(got.event.version, expected);
+        }
+        journal.shutdown().await.unwrap();
+        assert!(sub.recv().await.is_none(), "subscriptions end at shutdown");
+        assert!(matches!(
+            journal.append("s".into(), ExpectedVersion::Any, vec![event("A", b"", None)]).await,
+            Err(JournalError::ShuttingDown)
+        ));
+    }
+}

@@ -1,0 +1,290 @@
+//! Input limits and the validation of appends and reads against them.
+//!
+//! Everything is checked before the committer sees a request, so a rejected
+//! request has written nothing. Errors name the offending field and the limit.
+
+use serde::Deserialize;
+
+use crate::error::JournalError;
+
+/// Longest stream id, in bytes. Stream ids become NATS subject tokens and sled
+/// key prefixes, hence also the charset in [`validate_stream_id`].
+pub const MAX_STREAM_ID_BYTES: usize = 128;
+/// Longest event type, in bytes.
+pub const MAX_EVENT_TYPE_BYTES: usize = 128;
+/// Longest idempotency key, in bytes.
+pub const MAX_IDEMPOTENCY_KEY_BYTES: usize = 128;
+/// gRPC's own ceiling on one message that we stay under (tonic's default is 4 MiB).
+pub const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+
+/// The configurable limits (see the crate README for defaults and reasons).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Limits {
+    /// Largest payload of one event.
+    pub max_payload_bytes: usize,
+    /// Most events in one append.
+    pub max_events_per_append: usize,
+    /// Largest sum of payload bytes in one append.
+    pub max_append_bytes: usize,
+    /// Most events one read returns (a request's `max_count` 0 means this).
+    pub max_read_count: usize,
+    /// A read stops adding events once their records reach this many bytes
+    /// (it always returns at least one event).
+    pub max_read_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_payload_bytes: 256 * 1024,
+            max_events_per_append: 100,
+            max_append_bytes: 1024 * 1024,
+            max_read_count: 1000,
+            max_read_bytes: 4 * 1024 * 1024,
+        }
+    }
+}
+
+impl Limits {
+    /// Checks that the limits make sense together.
+    pub fn validate(&self) -> Result<(), String> {
+        let positive = [
+            ("max_payload_bytes", self.max_payload_bytes),
+            ("max_events_per_append", self.max_events_per_append),
+            ("max_append_bytes", self.max_append_bytes),
+            ("max_read_count", self.max_read_count),
+            ("max_read_bytes", self.max_read_bytes),
+        ];
+        for (name, value) in positive {
+            if value == 0 {
+                return Err(format!("{name} must be at least 1"));
+            }
+        }
+        if self.max_payload_bytes > self.max_append_bytes {
+            return Err(format!(
+                "max_payload_bytes ({}) must not exceed max_append_bytes ({})",
+                self.max_payload_bytes, self.max_append_bytes
+            ));
+        }
+        if self.max_append_bytes > MAX_MESSAGE_BYTES / 2 {
+            return Err(format!(
+                "max_append_bytes must be at most {} (half the gRPC message ceiling)",
+                MAX_MESSAGE_BYTES / 2
+            ));
+        }
+        if self.max_read_bytes > MAX_MESSAGE_BYTES / 2 {
+            return Err(format!("max_read_bytes must be at most {}", MAX_MESSAGE_BYTES / 2));
+        }
+        Ok(())
+    }
+
+    /// The gRPC decode limit: large enough that an oversized append still
+    /// decodes and gets a field-naming INVALID_ARGUMENT instead of a bare
+    /// RESOURCE_EXHAUSTED from the transport.
+    pub fn grpc_message_limit(&self) -> usize {
+        MAX_MESSAGE_BYTES
+    }
+
+    /// The count a read returns for a requested `max_count` (0 = the limit).
+    pub fn read_count(&self, requested: u32) -> usize {
+        match usize::try_from(requested) {
+            Ok(0) | Err(_) => self.max_read_count,
+            Ok(n) => n.min(self.max_read_count),
+        }
+    }
+}
+
+/// The optimistic-concurrency guard of an append.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExpectedVersion {
+    /// No guard.
+    Any,
+    /// The stream must have no event yet.
+    NoStream,
+    /// The stream's last event must have exactly this version.
+    Exact(u64),
+}
+
+impl std::fmt::Display for ExpectedVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Any => f.write_str("any"),
+            Self::NoStream => f.write_str("no_stream"),
+            Self::Exact(v) => write!(f, "{v}"),
+        }
+    }
+}
+
+/// One event to append, as a caller gives it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewEvent {
+    /// The caller's event type.
+    pub event_type: String,
+    /// The opaque payload.
+    pub payload: Vec<u8>,
+    /// Optional idempotency key, unique within the stream.
+    pub idempotency_key: Option<String>,
+}
+
+/// An append that passed validation.
+#[derive(Debug, Clone)]
+pub(crate) struct ValidAppend {
+    pub stream_id: String,
+    pub expected: ExpectedVersion,
+    pub events: Vec<NewEvent>,
+}
+
+fn invalid(field: impl Into<String>, message: impl Into<String>) -> JournalError {
+    JournalError::InvalidArgument { field: field.into(), message: message.into() }
+}
+
+/// Stream ids: 1–128 bytes of `[A-Za-z0-9_-]`, because they are one NATS
+/// subject token (no `.`, `*`, `>` or spaces) and a sled key prefix ended by
+/// 0x00.
+pub fn validate_stream_id(field: &str, stream_id: &str) -> Result<(), JournalError> {
+    if stream_id.is_empty() {
+        return Err(invalid(field, "must not be empty"));
+    }
+    if stream_id.len() > MAX_STREAM_ID_BYTES {
+        return Err(invalid(field, format!("{} bytes exceeds the limit of {MAX_STREAM_ID_BYTES}", stream_id.len())));
+    }
+    if let Some(c) = stream_id.chars().find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-')) {
+        return Err(invalid(field, format!("character {c:?} is not allowed (allowed: A-Z a-z 0-9 _ -)")));
+    }
+    Ok(())
+}
+
+fn validate_event_type(field: &str, event_type: &str) -> Result<(), JournalError> {
+    if event_type.is_empty() {
+        return Err(invalid(field, "must not be empty"));
+    }
+    if event_type.len() > MAX_EVENT_TYPE_BYTES {
+        return Err(invalid(field, format!("{} bytes exceeds the limit of {MAX_EVENT_TYPE_BYTES}", event_type.len())));
+    }
+    if let Some(c) =
+        event_type.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':' | '/' | '-')))
+    {
+        return Err(invalid(field, format!("character {c:?} is not allowed (allowed: A-Z a-z 0-9 _ . : / -)")));
+    }
+    Ok(())
+}
+
+fn validate_idempotency_key(field: &str, key: &str) -> Result<(), JournalError> {
+    if key.len() > MAX_IDEMPOTENCY_KEY_BYTES {
+        return Err(invalid(field, format!("{} bytes exceeds the limit of {MAX_IDEMPOTENCY_KEY_BYTES}", key.len())));
+    }
+    if let Some(c) = key.chars().find(|c| !c.is_ascii_graphic()) {
+        return Err(invalid(field, format!("character {c:?} is not allowed (printable ASCII only)")));
+    }
+    Ok(())
+}
+
+/// Validates an append against `limits`; nothing is written unless this passes.
+pub(crate) fn validate_append(
+    limits: &Limits,
+    stream_id: String,
+    expected: ExpectedVersion,
+    events: Vec<NewEvent>,
+) -> Result<ValidAppend, JournalError> {
+    validate_stream_id("stream_id", &stream_id)?;
+    if events.is_empty() {
+        return Err(invalid("events", "at least one event is required"));
+    }
+    if events.len() > limits.max_events_per_append {
+        return Err(invalid(
+            "events",
+            format!("{} events exceeds max_events_per_append = {}", events.len(), limits.max_events_per_append),
+        ));
+    }
+    let mut total = 0usize;
+    let mut keys: Vec<(&str, usize)> = Vec::new();
+    for (i, event) in events.iter().enumerate() {
+        validate_event_type(&format!("events[{i}].event_type"), &event.event_type)?;
+        if event.payload.len() > limits.max_payload_bytes {
+            return Err(invalid(
+                format!("events[{i}].payload"),
+                format!("{} bytes exceeds max_payload_bytes = {}", event.payload.len(), limits.max_payload_bytes),
+            ));
+        }
+        total += event.payload.len();
+        if let Some(key) = &event.idempotency_key {
+            let field = format!("events[{i}].idempotency_key");
+            if key.is_empty() {
+                return Err(invalid(field, "must not be empty when given"));
+            }
+            validate_idempotency_key(&field, key)?;
+            if let Some((_, j)) = keys.iter().find(|(k, _)| k == key) {
+                return Err(invalid(field, format!("repeats events[{j}].idempotency_key")));
+            }
+            keys.push((key, i));
+        }
+    }
+    if total > limits.max_append_bytes {
+        return Err(invalid(
+            "events",
+            format!("{total} payload bytes in total exceeds max_append_bytes = {}", limits.max_append_bytes),
+        ));
+    }
+    Ok(ValidAppend { stream_id, expected, events })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(payload: usize) -> NewEvent {
+        NewEvent { event_type: "T".into(), payload: vec![0; payload], idempotency_key: None }
+    }
+
+    fn field_of(err: JournalError) -> String {
+        match err {
+            JournalError::InvalidArgument { field, .. } => field,
+            other => panic!("expected InvalidArgument, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn stream_ids_are_checked() {
+        let limits = Limits::default();
+        for bad in ["", "a.b", "a b", "a*", "é", &"x".repeat(129)] {
+            let err = validate_append(&limits, bad.into(), ExpectedVersion::Any, vec![event(1)]).unwrap_err();
+            assert_eq!(field_of(err), "stream_id", "{bad:?}");
+        }
+        assert!(validate_append(&limits, "battle-1_A".into(), ExpectedVersion::Any, vec![event(1)]).is_ok());
+    }
+
+    #[test]
+    fn sizes_and_counts_are_checked() {
+        let limits =
+            Limits { max_payload_bytes: 10, max_events_per_append: 3, max_append_bytes: 20, ..Limits::default() };
+        let e = |events| validate_append(&limits, "s".into(), ExpectedVersion::Any, events).map(|_| ());
+        assert_eq!(field_of(e(vec![]).unwrap_err()), "events");
+        assert_eq!(field_of(e(vec![event(1), event(11)]).unwrap_err()), "events[1].payload");
+        assert_eq!(field_of(e(vec![event(1); 4]).unwrap_err()), "events");
+        assert_eq!(field_of(e(vec![event(10), event(10), event(1)]).unwrap_err()), "events");
+        assert!(e(vec![event(10), event(10)]).is_ok());
+    }
+
+    #[test]
+    fn keys_and_types_are_checked() {
+        let limits = Limits::default();
+        let keyed = |k: &str| NewEvent { idempotency_key: Some(k.into()), ..event(1) };
+        let e = |events| validate_append(&limits, "s".into(), ExpectedVersion::Any, events).map(|_| ());
+        assert_eq!(field_of(e(vec![keyed("a"), keyed("a")]).unwrap_err()), "events[1].idempotency_key");
+        assert_eq!(field_of(e(vec![keyed("")]).unwrap_err()), "events[0].idempotency_key");
+        assert_eq!(field_of(e(vec![keyed("a b")]).unwrap_err()), "events[0].idempotency_key");
+        let typed = NewEvent { event_type: String::new(), ..event(1) };
+        assert_eq!(field_of(e(vec![event(1), typed]).unwrap_err()), "events[1].event_type");
+        assert!(e(vec![keyed("req-1/0"), keyed("req-1/1")]).is_ok());
+    }
+
+    #[test]
+    fn default_limits_are_consistent() {
+        assert_eq!(Limits::default().validate(), Ok(()));
+        assert!(Limits { max_payload_bytes: 0, ..Limits::default() }.validate().is_err());
+        assert_eq!(Limits::default().read_count(0), 1000);
+        assert_eq!(Limits::default().read_count(5), 5);
+        assert_eq!(Limits::default().read_count(5000), 1000);
+    }
+}

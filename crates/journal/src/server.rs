@@ -1,0 +1,113 @@
+//! Serving: the gRPC server (journal, `grpc.health.v1`, reflection) on a
+//! listener the caller bound, until its shutdown future resolves.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use battlelog_proto::v1::journal_server::JournalServer;
+use tokio::net::TcpListener;
+use tokio_stream::StreamExt;
+use tokio_stream::wrappers::TcpListenerStream;
+use tracing::info;
+
+use crate::config::Config;
+use crate::error::JournalError;
+use crate::journal::{Journal, JournalOptions};
+use crate::nats::JetStreamPublisher;
+use crate::outbox::EventPublisher;
+use crate::service::JournalService;
+
+/// Why serving failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The journal could not be opened or closed.
+    #[error(transparent)]
+    Journal(#[from] JournalError),
+    /// The NATS client could not be set up.
+    #[error("nats: {0}")]
+    Nats(#[from] async_nats::ConnectError),
+    /// Reflection could not be built from the descriptors.
+    #[error("reflection: {0}")]
+    Reflection(#[from] tonic_reflection::server::Error),
+    /// The gRPC server failed.
+    #[error("grpc: {0}")]
+    Transport(#[from] tonic::transport::Error),
+}
+
+/// Runs a journal as configured on `listener` until `shutdown` resolves, then
+/// shuts down gracefully: stop accepting, let in-flight appends commit and
+/// flush, close the store.
+pub async fn run(
+    config: &Config,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), ServeError> {
+    let publisher: Option<Arc<dyn EventPublisher>> = match &config.nats_url {
+        Some(url) => {
+            info!(url, stream = %config.nats_stream, "publishing committed events to NATS JetStream");
+            Some(Arc::new(JetStreamPublisher::connect(url, &config.nats_stream, &config.nats_subject_prefix).await?))
+        }
+        None => {
+            info!("no NATS URL configured: running without NATS");
+            None
+        }
+    };
+    let journal = Journal::open(JournalOptions {
+        data_dir: config.data_dir.clone(),
+        limits: config.limits(),
+        max_commit_batch: config.max_commit_batch,
+        cache_capacity_bytes: config.cache_capacity_bytes,
+        publisher,
+    })
+    .await?;
+    let served = serve(journal.clone(), listener, shutdown).await;
+    // Whatever happened to the server, commit and flush what was queued.
+    journal.shutdown().await?;
+    served
+}
+
+/// Serves an already open `journal` on `listener` until `shutdown` resolves.
+/// For embedding: the caller keeps the [`Journal`] and shuts it down after.
+pub async fn serve(
+    journal: Journal,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), ServeError> {
+    let local = listener.local_addr().map_err(JournalError::Io)?;
+    let (health, health_service) = tonic_health::server::health_reporter();
+    health.set_serving::<JournalServer<JournalService>>().await;
+    let reflection = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(battlelog_proto::FILE_DESCRIPTOR_SET)
+        .build_v1()?;
+    let limit = journal.limits().grpc_message_limit();
+    let service = JournalServer::new(JournalService::new(journal.clone()))
+        .max_decoding_message_size(limit)
+        .max_encoding_message_size(limit);
+
+    // Small requests and replies: without TCP_NODELAY Nagle's algorithm would
+    // add delayed-ACK waits to every round trip.
+    let incoming = TcpListenerStream::new(listener).map(|stream| {
+        let stream = stream?;
+        stream.set_nodelay(true)?;
+        Ok::<_, std::io::Error>(stream)
+    });
+    let on_shutdown = {
+        let journal = journal.clone();
+        async move {
+            shutdown.await;
+            info!("shutting down: no new requests, finishing in-flight appends");
+            health.set_not_serving::<JournalServer<JournalService>>().await;
+            // Subscriptions never end on their own; tonic waits for every
+            // open call before returning.
+            journal.begin_shutdown();
+        }
+    };
+    info!(%local, "journal serving gRPC");
+    tonic::transport::Server::builder()
+        .add_service(health_service)
+        .add_service(reflection)
+        .add_service(service)
+        .serve_with_incoming_shutdown(incoming, on_shutdown)
+        .await?;
+    Ok(())
+}

@@ -1,0 +1,161 @@
+//! The gRPC `battlelog.v1.Journal` service over a [`Journal`]: converts wire
+//! types, nothing else. Errors become statuses in [`crate::error`].
+
+use battlelog_proto::v1 as pb;
+use battlelog_proto::v1::journal_server::Journal as JournalRpc;
+use tokio_stream::wrappers::ReceiverStream;
+use tokio_stream::{Stream, StreamExt};
+use tonic::{Request, Response, Status};
+
+use crate::error::JournalError;
+use crate::journal::{Journal, Subscription};
+use crate::limits::{ExpectedVersion, NewEvent};
+use crate::store::{ChainCheck, StoredEvent};
+
+/// The gRPC service.
+#[derive(Debug, Clone)]
+pub struct JournalService {
+    journal: Journal,
+}
+
+impl JournalService {
+    /// Serves `journal`.
+    pub fn new(journal: Journal) -> Self {
+        Self { journal }
+    }
+}
+
+/// The server-streaming response type of both subscriptions.
+pub type EventStream = std::pin::Pin<Box<dyn Stream<Item = Result<pb::RecordedEvent, Status>> + Send>>;
+
+fn expected_version(expected: Option<pb::ExpectedVersion>) -> Result<ExpectedVersion, JournalError> {
+    use pb::expected_version::Kind;
+    match expected.and_then(|e| e.kind) {
+        Some(Kind::Any(_)) => Ok(ExpectedVersion::Any),
+        Some(Kind::NoStream(_)) => Ok(ExpectedVersion::NoStream),
+        Some(Kind::Exact(v)) => Ok(ExpectedVersion::Exact(v)),
+        None => Err(JournalError::InvalidArgument {
+            field: "expected_version".into(),
+            message: "must be one of any, no_stream or exact (missing or unknown form)".into(),
+        }),
+    }
+}
+
+fn recorded(event: StoredEvent) -> pb::RecordedEvent {
+    pb::RecordedEvent {
+        global_position: event.global_position,
+        hash: event.hash.to_vec(),
+        record: event.record,
+        event: Some(event.event),
+    }
+}
+
+fn stream_of(subscription: Subscription) -> EventStream {
+    Box::pin(ReceiverStream::new(subscription).map(|item| item.map(recorded).map_err(Status::from)))
+}
+
+#[tonic::async_trait]
+impl JournalRpc for JournalService {
+    async fn append(&self, request: Request<pb::AppendRequest>) -> Result<Response<pb::AppendResponse>, Status> {
+        let request = request.into_inner();
+        let expected = expected_version(request.expected_version)?;
+        let events = request
+            .events
+            .into_iter()
+            .map(|e| NewEvent {
+                event_type: e.event_type,
+                payload: e.payload,
+                idempotency_key: (!e.idempotency_key.is_empty()).then_some(e.idempotency_key),
+            })
+            .collect();
+        let outcome = self.journal.append(request.stream_id, expected, events).await?;
+        Ok(Response::new(pb::AppendResponse {
+            events: outcome
+                .events
+                .into_iter()
+                .map(|e| pb::AppendedEvent {
+                    version: e.version,
+                    global_position: e.global_position,
+                    event_id: e.event_id,
+                    hash: e.hash.to_vec(),
+                    recorded_at_unix_micros: e.recorded_at_unix_micros,
+                })
+                .collect(),
+            deduplicated: outcome.deduplicated,
+        }))
+    }
+
+    async fn read_stream(
+        &self,
+        request: Request<pb::ReadStreamRequest>,
+    ) -> Result<Response<pb::ReadStreamResponse>, Status> {
+        let request = request.into_inner();
+        let events = self.journal.read_stream(&request.stream_id, request.from_version, request.max_count)?;
+        let head = self.journal.stream_head(&request.stream_id)?;
+        Ok(Response::new(pb::ReadStreamResponse {
+            events: events.into_iter().map(recorded).collect(),
+            head_version: head.version,
+        }))
+    }
+
+    async fn read_all(&self, request: Request<pb::ReadAllRequest>) -> Result<Response<pb::ReadAllResponse>, Status> {
+        let request = request.into_inner();
+        let events = self.journal.read_all(request.from_position, request.max_count)?;
+        let next_position = events.last().map_or(request.from_position, |e| e.global_position + 1);
+        Ok(Response::new(pb::ReadAllResponse { events: events.into_iter().map(recorded).collect(), next_position }))
+    }
+
+    type SubscribeStreamStream = EventStream;
+
+    async fn subscribe_stream(
+        &self,
+        request: Request<pb::SubscribeStreamRequest>,
+    ) -> Result<Response<EventStream>, Status> {
+        let request = request.into_inner();
+        let subscription = self.journal.subscribe_stream(&request.stream_id, request.from_version)?;
+        Ok(Response::new(stream_of(subscription)))
+    }
+
+    type SubscribeAllStream = EventStream;
+
+    async fn subscribe_all(&self, request: Request<pb::SubscribeAllRequest>) -> Result<Response<EventStream>, Status> {
+        let subscription = self.journal.subscribe_all(request.into_inner().from_position);
+        Ok(Response::new(stream_of(subscription)))
+    }
+
+    async fn verify_chain(
+        &self,
+        request: Request<pb::VerifyChainRequest>,
+    ) -> Result<Response<pb::VerifyChainResponse>, Status> {
+        let stream_id = request.into_inner().stream_id;
+        let check = self.journal.verify_chain(&stream_id)?;
+        Ok(Response::new(match check {
+            ChainCheck::Ok { count, head_hash } => pb::VerifyChainResponse {
+                ok: true,
+                verified_count: count,
+                first_bad_version: None,
+                reason: String::new(),
+                head_hash: head_hash.to_vec(),
+            },
+            ChainCheck::Broken { version, reason } => pb::VerifyChainResponse {
+                ok: false,
+                verified_count: version,
+                first_bad_version: Some(version),
+                reason,
+                head_hash: Vec::new(),
+            },
+        }))
+    }
+
+    async fn stream_info(
+        &self,
+        request: Request<pb::StreamInfoRequest>,
+    ) -> Result<Response<pb::StreamInfoResponse>, Status> {
+        let head = self.journal.stream_head(&request.into_inner().stream_id)?;
+        Ok(Response::new(pb::StreamInfoResponse {
+            exists: head.version.is_some(),
+            head_version: head.version,
+            head_hash: head.hash.to_vec(),
+        }))
+    }
+}

@@ -1,0 +1,678 @@
+//! The sled storage: one tree per concern, one transaction per append, and the
+//! reads, the outbox and the chain verification over it.
+//!
+//! Layout (all integers big-endian so that sled's byte order is numeric order):
+//!
+//! | tree          | key                              | value                                        |
+//! |---------------|----------------------------------|----------------------------------------------|
+//! | `records`     | stream id, 0x00, version (u64)   | h(version) (32), global position (u64), record bytes |
+//! | `heads`       | stream id                        | head version (u64), head hash (32)           |
+//! | `idempotency` | stream id, 0x00, key             | version (u64), fingerprint (32)              |
+//! | `global`      | global position (u64)            | the `records` key                            |
+//! | `outbox`      | global position (u64)            | the `records` key                            |
+//!
+//! Stream ids never contain 0x00 (see [`crate::limits`]), so a stream's keys
+//! are exactly the keys starting with `stream id, 0x00`.
+//!
+//! Readers only see *durable* events: those whose global position is below the
+//! watermark that the committer raises after each flush. An event applied but
+//! not yet flushed could vanish in a crash, so no reader, subscriber or NATS
+//! ever sees it before the append is acknowledged.
+
+use std::path::Path;
+use std::sync::RwLock;
+
+use battlelog_proto::v1::JournalRecord;
+use sled::transaction::{ConflictableTransactionError, TransactionError, TransactionalTree};
+use sled::{Transactional, Tree};
+use tokio::sync::watch;
+
+use crate::error::JournalError;
+use crate::limits::{ExpectedVersion, ValidAppend};
+use crate::record::{self, Hash};
+
+/// Tree names and key encodings, public so that tools (and the tampering
+/// tests) can open a stopped journal's database directly.
+pub mod layout {
+    use super::Hash;
+
+    /// Records by (stream, version).
+    pub const RECORDS: &str = "records";
+    /// Chain head per stream.
+    pub const HEADS: &str = "heads";
+    /// Idempotency index by (stream, key).
+    pub const IDEMPOTENCY: &str = "idempotency";
+    /// The global order: position → record key.
+    pub const GLOBAL: &str = "global";
+    /// Events not yet confirmed by NATS: position → record key.
+    pub const OUTBOX: &str = "outbox";
+    /// Bytes before the record in a `records` value: hash and global position.
+    pub const RECORD_VALUE_HEADER: usize = 40;
+
+    /// `stream id || 0x00`.
+    pub fn stream_prefix(stream_id: &str) -> Vec<u8> {
+        let mut key = Vec::with_capacity(stream_id.len() + 9);
+        key.extend_from_slice(stream_id.as_bytes());
+        key.push(0);
+        key
+    }
+
+    /// `stream id || 0x00 || u64_be(version)`.
+    pub fn record_key(stream_id: &str, version: u64) -> Vec<u8> {
+        let mut key = stream_prefix(stream_id);
+        key.extend_from_slice(&version.to_be_bytes());
+        key
+    }
+
+    /// The (stream id, version) of a `records` key.
+    pub fn parse_record_key(key: &[u8]) -> Option<(&str, u64)> {
+        let split = key.len().checked_sub(9)?;
+        let (stream, rest) = key.split_at(split);
+        if rest[0] != 0 {
+            return None;
+        }
+        let version = u64::from_be_bytes(rest[1..].try_into().ok()?);
+        Some((std::str::from_utf8(stream).ok()?, version))
+    }
+
+    /// `stream id || 0x00 || key`.
+    pub fn idempotency_key(stream_id: &str, key: &str) -> Vec<u8> {
+        let mut k = stream_prefix(stream_id);
+        k.extend_from_slice(key.as_bytes());
+        k
+    }
+
+    /// `u64_be(position)`.
+    pub fn position_key(position: u64) -> [u8; 8] {
+        position.to_be_bytes()
+    }
+
+    /// `hash || u64_be(position) || record`.
+    pub fn record_value(hash: &Hash, position: u64, record: &[u8]) -> Vec<u8> {
+        let mut value = Vec::with_capacity(RECORD_VALUE_HEADER + record.len());
+        value.extend_from_slice(hash);
+        value.extend_from_slice(&position.to_be_bytes());
+        value.extend_from_slice(record);
+        value
+    }
+
+    /// Splits a `records` value into (hash, global position, record bytes).
+    pub fn split_record_value(value: &[u8]) -> Option<(Hash, u64, &[u8])> {
+        if value.len() < RECORD_VALUE_HEADER {
+            return None;
+        }
+        let hash: Hash = value[..32].try_into().ok()?;
+        let position = u64::from_be_bytes(value[32..40].try_into().ok()?);
+        Some((hash, position, &value[40..]))
+    }
+
+    /// `u64_be(version) || hash`.
+    pub fn head_value(version: u64, hash: &Hash) -> Vec<u8> {
+        let mut value = Vec::with_capacity(40);
+        value.extend_from_slice(&version.to_be_bytes());
+        value.extend_from_slice(hash);
+        value
+    }
+
+    /// (version, hash) of a `heads` value.
+    pub fn parse_head_value(value: &[u8]) -> Option<(u64, Hash)> {
+        if value.len() != 40 {
+            return None;
+        }
+        Some((u64::from_be_bytes(value[..8].try_into().ok()?), value[8..].try_into().ok()?))
+    }
+}
+
+/// An event as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredEvent {
+    /// Position in the global log.
+    pub global_position: u64,
+    /// h(version) as stored.
+    pub hash: Hash,
+    /// The exact stored record bytes.
+    pub record: Vec<u8>,
+    /// The record decoded.
+    pub event: JournalRecord,
+}
+
+/// What one append recorded for one event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppendedEvent {
+    /// Version in the stream.
+    pub version: u64,
+    /// Position in the global log.
+    pub global_position: u64,
+    /// The id the journal gave the event.
+    pub event_id: String,
+    /// h(version).
+    pub hash: Hash,
+    /// Commit time, microseconds since the Unix epoch.
+    pub recorded_at_unix_micros: i64,
+}
+
+/// The result of an append.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppendOutcome {
+    /// One entry per requested event, in request order.
+    pub events: Vec<AppendedEvent>,
+    /// True when every event repeated a known idempotency key and nothing was appended.
+    pub deduplicated: bool,
+}
+
+/// A stream's durable head.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamHead {
+    /// The last durable version; `None` for a stream without events.
+    pub version: Option<u64>,
+    /// h(version), or h(−1) for an empty stream.
+    pub hash: Hash,
+}
+
+/// The outcome of verifying a stream's chain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChainCheck {
+    /// Every record from 0 to the head chains correctly.
+    Ok {
+        /// Number of records checked.
+        count: u64,
+        /// The recomputed head hash (h(−1) for an empty stream).
+        head_hash: Hash,
+    },
+    /// The chain breaks at `version`; versions below it are good.
+    Broken {
+        /// The first bad version.
+        version: u64,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// One outbox entry, ready to publish.
+#[derive(Debug, Clone)]
+pub struct OutboxEvent {
+    /// Position in the global log (the outbox key).
+    pub global_position: u64,
+    /// h(version).
+    pub hash: Hash,
+    /// The exact record bytes.
+    pub record: Vec<u8>,
+    /// The record decoded.
+    pub event: JournalRecord,
+}
+
+/// Why an append was refused inside its transaction.
+enum Reject {
+    WrongExpectedVersion { actual: Option<u64> },
+    KeyReused { key: String, version: u64 },
+    PartialRepeat { repeated_index: usize, new_index: usize },
+    Corrupt { version: u64, reason: String },
+}
+
+/// What applying an append did.
+pub(crate) enum Applied {
+    /// New events were written at these global positions.
+    Appended(AppendOutcome),
+    /// Every key was known: the original result.
+    Deduplicated(AppendOutcome),
+}
+
+/// The sled database and its trees.
+#[derive(Debug)]
+pub struct Store {
+    db: sled::Db,
+    records: Tree,
+    heads: Tree,
+    idempotency: Tree,
+    global: Tree,
+    outbox: Tree,
+    /// Every global position below this is durable (flushed).
+    durable: watch::Sender<u64>,
+    /// Held for writing while the committer applies one transaction, so that
+    /// a reader taking it for reading sees a head only together with all the
+    /// records below it (sled gives no multi-tree snapshot to plain reads).
+    apply_lock: RwLock<()>,
+}
+
+impl Store {
+    /// Opens (or creates) the database in `dir`. Everything on disk at open
+    /// time survived the last run and is durable.
+    pub fn open(dir: &Path, cache_capacity_bytes: u64) -> Result<Self, JournalError> {
+        let db = sled::Config::new().path(dir).cache_capacity(cache_capacity_bytes).open()?;
+        let global = db.open_tree(layout::GLOBAL)?;
+        let next = match global.last()? {
+            Some((key, _)) => decode_position(&key)? + 1,
+            None => 0,
+        };
+        Ok(Self {
+            records: db.open_tree(layout::RECORDS)?,
+            heads: db.open_tree(layout::HEADS)?,
+            idempotency: db.open_tree(layout::IDEMPOTENCY)?,
+            outbox: db.open_tree(layout::OUTBOX)?,
+            global,
+            db,
+            durable: watch::Sender::new(next),
+            apply_lock: RwLock::new(()),
+        })
+    }
+
+    /// The next global position to assign (all below it are taken).
+    pub(crate) fn next_position(&self) -> u64 {
+        *self.durable.borrow()
+    }
+
+    /// The durable watermark: positions below it are flushed.
+    pub fn durable_position(&self) -> u64 {
+        *self.durable.borrow()
+    }
+
+    /// Watches the durable watermark (it only grows).
+    pub fn watch_durable(&self) -> watch::Receiver<u64> {
+        self.durable.subscribe()
+    }
+
+    /// Raises the durable watermark after a flush.
+    pub(crate) fn set_durable(&self, next: u64) {
+        self.durable.send_if_modified(|current| {
+            let raised = next > *current;
+            if raised {
+                *current = next;
+            }
+            raised
+        });
+    }
+
+    /// Flushes everything applied so far to disk (one fsync for however many
+    /// transactions were applied since the last one: the group commit).
+    pub(crate) fn flush(&self) -> Result<(), JournalError> {
+        self.db.flush()?;
+        Ok(())
+    }
+
+    /// Applies one append in one sled transaction over all five trees:
+    /// either every record, index entry, head, global entry and outbox entry
+    /// of it is written, or nothing is. Positions start at `next_position`.
+    pub(crate) fn apply(
+        &self,
+        append: &ValidAppend,
+        next_position: u64,
+        event_ids: &[String],
+        now_micros: i64,
+    ) -> Result<Applied, JournalError> {
+        let _guard = self.apply_lock.write().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let stream = append.stream_id.as_str();
+        let fingerprints: Vec<Hash> =
+            append.events.iter().map(|e| record::fingerprint(&e.event_type, &e.payload)).collect();
+
+        let result = (&self.records, &self.heads, &self.idempotency, &self.global, &self.outbox).transaction(
+            |(records, heads, idempotency, global, outbox)| {
+                // Idempotency first: a retry of a committed append must get its
+                // original result even though its expected version is now stale.
+                let mut repeated: Vec<(usize, u64)> = Vec::new();
+                let mut new_index = None;
+                for (i, event) in append.events.iter().enumerate() {
+                    let Some(key) = &event.idempotency_key else {
+                        new_index.get_or_insert(i);
+                        continue;
+                    };
+                    match idempotency.get(layout::idempotency_key(stream, key))? {
+                        None => {
+                            new_index.get_or_insert(i);
+                        }
+                        Some(value) => {
+                            let (version, fp) = parse_idempotency_value(&value).ok_or_else(|| {
+                                abort(Reject::Corrupt { version: 0, reason: format!("idempotency entry of {key:?}") })
+                            })?;
+                            if fp != fingerprints[i] {
+                                return Err(abort(Reject::KeyReused { key: key.clone(), version }));
+                            }
+                            repeated.push((i, version));
+                        }
+                    }
+                }
+                if let Some(&(repeated_index, _)) = repeated.first() {
+                    if let Some(new_index) = new_index {
+                        return Err(abort(Reject::PartialRepeat { repeated_index, new_index }));
+                    }
+                    let mut events = Vec::with_capacity(repeated.len());
+                    for (_, version) in repeated {
+                        events.push(read_appended(records, stream, version)?);
+                    }
+                    return Ok(Applied::Deduplicated(AppendOutcome { events, deduplicated: true }));
+                }
+
+                let head = match heads.get(stream.as_bytes())? {
+                    None => None,
+                    Some(value) => Some(layout::parse_head_value(&value).ok_or_else(|| {
+                        abort(Reject::Corrupt { version: 0, reason: "unreadable stream head".into() })
+                    })?),
+                };
+                let actual = head.map(|(v, _)| v);
+                let ok = match append.expected {
+                    ExpectedVersion::Any => true,
+                    ExpectedVersion::NoStream => actual.is_none(),
+                    ExpectedVersion::Exact(v) => actual == Some(v),
+                };
+                if !ok {
+                    return Err(abort(Reject::WrongExpectedVersion { actual }));
+                }
+
+                let mut previous = head.map_or_else(|| record::genesis_hash(stream), |(_, h)| h);
+                let first_version = actual.map_or(0, |v| v + 1);
+                let mut events = Vec::with_capacity(append.events.len());
+                for (i, event) in append.events.iter().enumerate() {
+                    let version = first_version + i as u64;
+                    let position = next_position + i as u64;
+                    let rec = JournalRecord {
+                        stream_id: stream.to_owned(),
+                        version,
+                        event_id: event_ids[i].clone(),
+                        event_type: event.event_type.clone(),
+                        recorded_at_unix_micros: now_micros,
+                        idempotency_key: event.idempotency_key.clone().unwrap_or_default(),
+                        payload: event.payload.clone(),
+                    };
+                    let bytes = record::encode(&rec);
+                    let hash = record::chain_hash(&previous, &bytes);
+                    let key = layout::record_key(stream, version);
+                    records.insert(key.as_slice(), layout::record_value(&hash, position, &bytes))?;
+                    global.insert(&layout::position_key(position), key.as_slice())?;
+                    outbox.insert(&layout::position_key(position), key.as_slice())?;
+                    if let Some(k) = &event.idempotency_key {
+                        idempotency
+                            .insert(layout::idempotency_key(stream, k), idempotency_value(version, &fingerprints[i]))?;
+                    }
+                    previous = hash;
+                    events.push(AppendedEvent {
+                        version,
+                        global_position: position,
+                        event_id: event_ids[i].clone(),
+                        hash,
+                        recorded_at_unix_micros: now_micros,
+                    });
+                }
+                let last = first_version + append.events.len() as u64 - 1;
+                heads.insert(stream.as_bytes(), layout::head_value(last, &previous))?;
+                Ok(Applied::Appended(AppendOutcome { events, deduplicated: false }))
+            },
+        );
+        result.map_err(|err| match err {
+            TransactionError::Storage(e) => JournalError::Storage(e),
+            TransactionError::Abort(reject) => match reject {
+                Reject::WrongExpectedVersion { actual } => JournalError::WrongExpectedVersion {
+                    stream_id: stream.to_owned(),
+                    expected: append.expected,
+                    actual,
+                },
+                Reject::KeyReused { key, version } => {
+                    JournalError::IdempotencyKeyReused { stream_id: stream.to_owned(), key, version }
+                }
+                Reject::PartialRepeat { repeated_index, new_index } => {
+                    JournalError::IdempotencyPartialRepeat { stream_id: stream.to_owned(), repeated_index, new_index }
+                }
+                Reject::Corrupt { version, reason } => {
+                    JournalError::Corrupt { stream_id: stream.to_owned(), version, reason }
+                }
+            },
+        })
+    }
+
+    /// Reads durable events of a stream from `from_version`, at most `max_count`
+    /// events and (after the first) at most `max_bytes` record bytes.
+    pub fn read_stream(
+        &self,
+        stream_id: &str,
+        from_version: u64,
+        max_count: usize,
+        max_bytes: usize,
+    ) -> Result<Vec<StoredEvent>, JournalError> {
+        let durable = self.durable_position();
+        let start = layout::record_key(stream_id, from_version);
+        let end = layout::record_key(stream_id, u64::MAX);
+        let mut out = Vec::new();
+        let mut bytes = 0usize;
+        let mut expected = from_version;
+        for item in self.records.range(start..=end) {
+            if out.len() >= max_count {
+                break;
+            }
+            let (key, value) = item?;
+            let version = layout::parse_record_key(&key).map_or(u64::MAX, |(_, v)| v);
+            let event = decode_stored(stream_id, version, &value)?;
+            if event.global_position >= durable {
+                break;
+            }
+            if version != expected {
+                return Err(JournalError::Corrupt {
+                    stream_id: stream_id.to_owned(),
+                    version: expected,
+                    reason: "record missing".into(),
+                });
+            }
+            if !out.is_empty() && bytes + event.record.len() > max_bytes {
+                break;
+            }
+            bytes += event.record.len();
+            expected += 1;
+            out.push(event);
+        }
+        Ok(out)
+    }
+
+    /// Reads durable events of the global log from `from_position`.
+    pub fn read_all(
+        &self,
+        from_position: u64,
+        max_count: usize,
+        max_bytes: usize,
+    ) -> Result<Vec<StoredEvent>, JournalError> {
+        let durable = self.durable_position();
+        let mut out = Vec::new();
+        let mut bytes = 0usize;
+        for item in self.global.range(layout::position_key(from_position)..) {
+            if out.len() >= max_count {
+                break;
+            }
+            let (key, record_key) = item?;
+            let position = decode_position(&key)?;
+            if position >= durable {
+                break;
+            }
+            let event = self.read_by_record_key(&record_key)?;
+            if !out.is_empty() && bytes + event.record.len() > max_bytes {
+                break;
+            }
+            bytes += event.record.len();
+            out.push(event);
+        }
+        Ok(out)
+    }
+
+    fn read_by_record_key(&self, record_key: &[u8]) -> Result<StoredEvent, JournalError> {
+        let (stream_id, version) = layout::parse_record_key(record_key).ok_or_else(|| JournalError::Corrupt {
+            stream_id: String::from_utf8_lossy(record_key).into_owned(),
+            version: 0,
+            reason: "unreadable record key in the global log".into(),
+        })?;
+        let value = self.records.get(record_key)?.ok_or_else(|| JournalError::Corrupt {
+            stream_id: stream_id.to_owned(),
+            version,
+            reason: "record missing".into(),
+        })?;
+        decode_stored(stream_id, version, &value)
+    }
+
+    /// The durable head of a stream.
+    pub fn stream_head(&self, stream_id: &str) -> Result<StreamHead, JournalError> {
+        let durable = self.durable_position();
+        for item in self.records.scan_prefix(layout::stream_prefix(stream_id)).rev() {
+            let (key, value) = item?;
+            let version = layout::parse_record_key(&key).map_or(u64::MAX, |(_, v)| v);
+            let (hash, position, _) = layout::split_record_value(&value).ok_or_else(|| JournalError::Corrupt {
+                stream_id: stream_id.to_owned(),
+                version,
+                reason: "truncated record".into(),
+            })?;
+            if position < durable {
+                return Ok(StreamHead { version: Some(version), hash });
+            }
+        }
+        Ok(StreamHead { version: None, hash: record::genesis_hash(stream_id) })
+    }
+
+    /// Recomputes the stream's chain from the stored record bytes and reports
+    /// the first version where it breaks: a record missing, undecodable,
+    /// claiming another stream or version, a hash that does not chain, or a
+    /// head that does not match the last record.
+    pub fn verify(&self, stream_id: &str) -> Result<ChainCheck, JournalError> {
+        // The head is read under the apply lock, so every record up to it is
+        // completely written; records appended meanwhile lie past it.
+        let head = {
+            let _guard = self.apply_lock.read().unwrap_or_else(|poisoned| poisoned.into_inner());
+            self.heads.get(stream_id.as_bytes())?
+        };
+        let head = match head {
+            None => None,
+            Some(value) => match layout::parse_head_value(&value) {
+                Some(h) => Some(h),
+                None => return Ok(broken(0, "the stream head entry is unreadable")),
+            },
+        };
+        let start = layout::record_key(stream_id, 0);
+        let end = layout::record_key(stream_id, head.map_or(u64::MAX, |(v, _)| v));
+        let mut previous = record::genesis_hash(stream_id);
+        let mut expected = 0u64;
+        for item in self.records.range(start..=end) {
+            let (key, value) = item?;
+            let Some((_, version)) = layout::parse_record_key(&key) else {
+                return Ok(broken(expected, "unreadable record key"));
+            };
+            if version != expected {
+                return Ok(broken(expected, "record missing"));
+            }
+            let Some((stored_hash, _, bytes)) = layout::split_record_value(&value) else {
+                return Ok(broken(version, "record truncated"));
+            };
+            let decoded = match record::decode(bytes) {
+                Ok(decoded) => decoded,
+                Err(e) => return Ok(broken(version, format!("record does not decode: {e}"))),
+            };
+            if decoded.stream_id != stream_id || decoded.version != version {
+                return Ok(broken(
+                    version,
+                    format!("record claims stream {:?} version {}", decoded.stream_id, decoded.version),
+                ));
+            }
+            let hash = record::chain_hash(&previous, bytes);
+            if hash != stored_hash {
+                return Ok(broken(version, "hash does not chain from the previous record"));
+            }
+            previous = hash;
+            expected += 1;
+        }
+        match head {
+            None if expected > 0 => Ok(broken(expected, "records exist but the stream head is missing")),
+            None => Ok(ChainCheck::Ok { count: 0, head_hash: previous }),
+            Some((head_version, _)) if expected <= head_version => Ok(broken(expected, "record missing")),
+            Some((head_version, head_hash)) if head_hash != previous => {
+                Ok(broken(head_version, "the stream head hash does not match the last record"))
+            }
+            Some(_) => Ok(ChainCheck::Ok { count: expected, head_hash: previous }),
+        }
+    }
+
+    /// Up to `max` durable outbox entries, oldest first.
+    pub(crate) fn outbox_batch(&self, max: usize) -> Result<Vec<OutboxEvent>, JournalError> {
+        let durable = self.durable_position();
+        let mut out = Vec::new();
+        for item in self.outbox.iter() {
+            if out.len() >= max {
+                break;
+            }
+            let (key, record_key) = item?;
+            let position = decode_position(&key)?;
+            if position >= durable {
+                break;
+            }
+            let stored = self.read_by_record_key(&record_key)?;
+            out.push(OutboxEvent {
+                global_position: position,
+                hash: stored.hash,
+                record: stored.record,
+                event: stored.event,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Drops a published entry. Not flushed on its own: if the removal is lost
+    /// in a crash, the event is published again and NATS drops the duplicate
+    /// by its `Nats-Msg-Id`.
+    pub(crate) fn outbox_remove(&self, position: u64) -> Result<(), JournalError> {
+        self.outbox.remove(layout::position_key(position))?;
+        Ok(())
+    }
+
+    /// Number of events waiting in the outbox.
+    pub fn outbox_len(&self) -> usize {
+        self.outbox.len()
+    }
+}
+
+fn abort(reject: Reject) -> ConflictableTransactionError<Reject> {
+    ConflictableTransactionError::Abort(reject)
+}
+
+fn broken(version: u64, reason: impl Into<String>) -> ChainCheck {
+    ChainCheck::Broken { version, reason: reason.into() }
+}
+
+fn idempotency_value(version: u64, fingerprint: &Hash) -> Vec<u8> {
+    let mut value = Vec::with_capacity(40);
+    value.extend_from_slice(&version.to_be_bytes());
+    value.extend_from_slice(fingerprint);
+    value
+}
+
+fn parse_idempotency_value(value: &[u8]) -> Option<(u64, Hash)> {
+    if value.len() != 40 {
+        return None;
+    }
+    Some((u64::from_be_bytes(value[..8].try_into().ok()?), value[8..].try_into().ok()?))
+}
+
+fn read_appended(
+    records: &TransactionalTree,
+    stream_id: &str,
+    version: u64,
+) -> Result<AppendedEvent, ConflictableTransactionError<Reject>> {
+    let corrupt = |reason: &str| abort(Reject::Corrupt { version, reason: reason.into() });
+    let value = records.get(layout::record_key(stream_id, version))?.ok_or_else(|| corrupt("record missing"))?;
+    let (hash, global_position, bytes) =
+        layout::split_record_value(&value).ok_or_else(|| corrupt("record truncated"))?;
+    let decoded = record::decode(bytes).map_err(|_| corrupt("record does not decode"))?;
+    Ok(AppendedEvent {
+        version,
+        global_position,
+        event_id: decoded.event_id,
+        hash,
+        recorded_at_unix_micros: decoded.recorded_at_unix_micros,
+    })
+}
+
+fn decode_stored(stream_id: &str, version: u64, value: &[u8]) -> Result<StoredEvent, JournalError> {
+    let corrupt = |reason: String| JournalError::Corrupt { stream_id: stream_id.to_owned(), version, reason };
+    let (hash, global_position, bytes) =
+        layout::split_record_value(value).ok_or_else(|| corrupt("record truncated".into()))?;
+    let event = record::decode(bytes).map_err(|e| corrupt(format!("record does not decode: {e}")))?;
+    Ok(StoredEvent { global_position, hash, record: bytes.to_vec(), event })
+}
+
+fn decode_position(key: &[u8]) -> Result<u64, JournalError> {
+    let bytes: [u8; 8] = key.try_into().map_err(|_| JournalError::Corrupt {
+        stream_id: String::new(),
+        version: 0,
+        reason: "unreadable global position key".into(),
+    })?;
+    Ok(u64::from_be_bytes(bytes))
+}

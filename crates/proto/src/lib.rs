@@ -1,0 +1,17 @@
+//! The wire types of battlelog, generated at build time from `proto/` (see
+//! `build.rs`).
+//!
+//! - [`v1`]: package `battlelog.v1` — messages, clients (`*_client`) and
+//!   servers (`*_server`) of every service.
+//! - [`FILE_DESCRIPTOR_SET`]: the encoded descriptors of all of it, for gRPC
+//!   reflection.
+
+/// Package `battlelog.v1`.
+#[allow(missing_docs, clippy::all, clippy::pedantic, unused_qualifications, missing_debug_implementations)]
+pub mod v1 {
+    tonic::include_proto!("battlelog.v1");
+}
+
+/// The encoded `FileDescriptorSet` of every compiled `.proto` file, with
+/// imports, for `tonic-reflection`.
+pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/battlelog_descriptor.bin"));
