@@ -1,12 +1,14 @@
 //! `battlelog`: the command line of battlelog.
 //!
 //! - [`roll`]: `roll` and `commitment`, the offline verifier of PROTOCOL.md §1–3.
+//! - [`rules`]: `rules play`, a battle script played offline through RULES.md.
 //!
 //! Every failure exits with status 2 and one line on stderr that names the
 //! problem; stdout then stays empty, so a script never mistakes a half
 //! answer for a result.
 
 mod roll;
+mod rules;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -26,6 +28,8 @@ enum Command {
     Roll(roll::RollArgs),
     /// Print the commitment (SHA-256, hex) of a server seed.
     Commitment(roll::CommitmentArgs),
+    /// Resolve battle actions under RULES.md offline (`rules play --script FILE`).
+    Rules(rules::RulesArgs),
 }
 
 /// Exit status for every invalid input or failed command.
@@ -50,6 +54,7 @@ fn main() -> ExitCode {
     let output = match cli.command {
         Command::Roll(args) => roll::roll(&args),
         Command::Commitment(args) => roll::commitment(&args),
+        Command::Rules(args) => rules::run(&args),
     };
     match output {
         Ok(text) => {

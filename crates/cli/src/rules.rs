@@ -1,0 +1,67 @@
+//! `battlelog rules play`: plays a JSON Lines battle script offline through
+//! the rules engine. The playing itself is `rules::script`; this module only
+//! reads the file or stdin.
+
+use std::io::Read;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::{Args, Subcommand};
+
+#[derive(Debug, Args)]
+pub struct RulesArgs {
+    #[command(subcommand)]
+    command: RulesCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum RulesCommand {
+    /// Play a battle script offline: what would these dice have meant?
+    #[command(after_long_help = PLAY_HELP)]
+    Play(PlayArgs),
+}
+
+#[derive(Debug, Args)]
+struct PlayArgs {
+    /// The script, JSON Lines; `-` reads it from stdin.
+    #[arg(long, value_name = "FILE")]
+    script: PathBuf,
+}
+
+const PLAY_HELP: &str = r#"Script format (JSON Lines):
+  first line:   {"open": {"ruleset": "pokemon-d6@1", "participants": [{"id": "pikachu"}, {"id": "meowth"}]}}
+  then one per action:
+                {"action": {"type": "attack", "actor": "pikachu", "target": "meowth", "move": "Tackle"}, "dice": [4]}
+Dice are the faces in draw order. Blank lines are skipped. `against` and
+`refers_to` are the 0-based index of the referred action line.
+
+Output: exactly one JSON line per action line, in order:
+  {"outcome": {...}, "summary_ru": "...", "summary_en": "..."}
+  {"rejected": "reason"}   the rules forbid the action; the state is unchanged
+  {"error": "..."}         the dice do not fit the action (too few, too many,
+                           a face out of range); the state is unchanged
+and exit status 0.
+
+A line that is not a script line (bad JSON, unknown action type or field, a
+missing or invalid open line) or an unreadable file fails the whole run:
+exit status 2, nothing on stdout, one line on stderr naming the line number."#;
+
+pub fn run(args: &RulesArgs) -> anyhow::Result<String> {
+    match &args.command {
+        RulesCommand::Play(play) => play_script(play),
+    }
+}
+
+fn play_script(args: &PlayArgs) -> anyhow::Result<String> {
+    let text = if args.script.as_os_str() == "-" {
+        let mut text = String::new();
+        std::io::stdin().read_to_string(&mut text).context("cannot read the script from stdin")?;
+        text
+    } else {
+        std::fs::read_to_string(&args.script)
+            .with_context(|| format!("cannot read the script {}", args.script.display()))?
+    };
+    let lines = ::rules::script::play(&text).context("rules play")?;
+    let json: Vec<String> = lines.iter().map(serde_json::to_string).collect::<Result<_, _>>()?;
+    Ok(json.join("\n"))
+}

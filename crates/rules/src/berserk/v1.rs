@@ -1,0 +1,197 @@
+//! `berserk@1`: the strike table of RULES.md §3 (seed rules 514–515, 511.8).
+
+use super::{Act, Attacker, Defender, EffectOutcome, EffectTier, Strike, StrikeKind, StrikeOutcome, Tier};
+use crate::battle::Battle;
+use crate::dice_request::{DiceRequest, Faces, RollSpec};
+use crate::error::{Rejection, ResolveError};
+use crate::outcome::Outcome;
+use crate::summary::Summary;
+
+/// Both cards roll only in a simple strike on an open card of the other squad;
+/// everything else resolves as against a closed card.
+pub fn is_fight(strike: &Strike) -> bool {
+    strike.kind == StrikeKind::Simple && !strike.defender.closed && !strike.own_squad
+}
+
+/// Experience cancels out: only the side with more adds the difference.
+pub fn experience_bonuses(attack_experience: u32, defense_experience: u32) -> (i64, i64) {
+    let (attack, defense) = (i64::from(attack_experience), i64::from(defense_experience));
+    ((attack - defense).max(0), (defense - attack).max(0))
+}
+
+/// The strike table: (attacker strikes, defender strikes) by `diff` = A − D;
+/// a tie is read by the attacker's total A.
+pub fn fight_row(diff: i64, attacker_total: i64) -> (Tier, Tier) {
+    match diff {
+        5.. => (Tier::Strong, Tier::Miss),
+        4 => (Tier::Strong, Tier::Weak),
+        3 => (Tier::Medium, Tier::Miss),
+        2 => (Tier::Medium, Tier::Weak),
+        1 | -1 => (Tier::Weak, Tier::Miss),
+        0 if attacker_total <= 4 => (Tier::Weak, Tier::Miss),
+        0 => (Tier::Miss, Tier::Weak),
+        -2 => (Tier::Miss, Tier::Miss),
+        -3 => (Tier::Miss, Tier::Weak),
+        -4 => (Tier::Weak, Tier::Medium),
+        _ => (Tier::Miss, Tier::Medium),
+    }
+}
+
+/// Against a closed card: A ≤ 3 weak, 4–5 medium, ≥ 6 strong.
+pub fn closed_tier(attacker_total: i64) -> Tier {
+    match attacker_total {
+        ..=3 => Tier::Weak,
+        4 | 5 => Tier::Medium,
+        _ => Tier::Strong,
+    }
+}
+
+/// An X-Y-Z effect: value ≤ 3 → X, 4–5 → Y, ≥ 6 → Z.
+pub fn effect_tier(value: i64) -> EffectTier {
+    match value {
+        ..=3 => EffectTier::X,
+        4 | 5 => EffectTier::Y,
+        _ => EffectTier::Z,
+    }
+}
+
+/// The result of a fight from the two dice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fight {
+    pub diff: i64,
+    pub attacker_tier: Tier,
+    pub defender_tier: Tier,
+    pub exchange_avoided: bool,
+}
+
+/// RULES.md §3.1 for a fight: totals, the table, and the exchange rule —
+/// when both would strike, the side that rolled higher steps one row toward
+/// zero (+2 → +1, +4 → +3, −4 → −3) if it declared `avoid_exchange`.
+pub fn fight(attacker_die: u32, defender_die: u32, attacker: &Attacker, defender: &Defender) -> Fight {
+    let (attack_bonus, defense_bonus) = experience_bonuses(attacker.attack_experience, defender.defense_experience);
+    let attacker_total = i64::from(attacker_die) + i64::from(attacker.die_modifier) + attack_bonus;
+    let defender_total = i64::from(defender_die) + i64::from(defender.die_modifier) + defense_bonus;
+    let diff = attacker_total - defender_total;
+    let (attacker_tier, defender_tier) = fight_row(diff, attacker_total);
+    let higher_avoids = match diff {
+        1.. => attacker.avoid_exchange,
+        ..=-1 => defender.avoid_exchange,
+        0 => false,
+    };
+    if attacker_tier.strikes() && defender_tier.strikes() && higher_avoids {
+        let (attacker_tier, defender_tier) = fight_row(diff - diff.signum(), attacker_total);
+        return Fight { diff, attacker_tier, defender_tier, exchange_avoided: true };
+    }
+    Fight { diff, attacker_tier, defender_tier, exchange_avoided: false }
+}
+
+fn require(battle: &Battle, field: &'static str, id: &str) -> Result<(), Rejection> {
+    match battle.participant(id) {
+        Some(_) => Ok(()),
+        None => Err(Rejection::UnknownParticipant { field, id: id.to_owned() }),
+    }
+}
+
+pub(crate) fn dice_needed(battle: &Battle, act: Act<'_>) -> Result<DiceRequest, Rejection> {
+    match act {
+        Act::Strike(strike) => {
+            require(battle, "attacker.id", &strike.attacker.id)?;
+            require(battle, "defender.id", &strike.defender.id)?;
+            let mut rolls = vec![RollSpec::one(6, "attacker")];
+            if is_fight(strike) {
+                rolls.push(RollSpec::one(6, "defender"));
+            }
+            Ok(DiceRequest::Rolls(rolls))
+        }
+        Act::Effect(effect) => {
+            require(battle, "actor", &effect.actor)?;
+            Ok(DiceRequest::Rolls(vec![RollSpec::one(6, "effect")]))
+        }
+    }
+}
+
+pub(crate) fn resolve(act: Act<'_>, faces: &[u32]) -> Result<(Outcome, Summary), ResolveError> {
+    let mut faces = Faces::new(faces);
+    match act {
+        Act::Strike(strike) => {
+            let attacker_die = faces.take()?;
+            let (fight, outcome) = if is_fight(strike) {
+                let fight = fight(attacker_die, faces.take()?, &strike.attacker, &strike.defender);
+                (Some(fight), fight)
+            } else {
+                let total = i64::from(attacker_die) + i64::from(strike.attacker.die_modifier);
+                let closed = Fight {
+                    diff: 0,
+                    attacker_tier: closed_tier(total),
+                    defender_tier: Tier::None,
+                    exchange_avoided: false,
+                };
+                (None, closed)
+            };
+            let outcome = StrikeOutcome {
+                fight: fight.is_some(),
+                attacker_tier: outcome.attacker_tier,
+                defender_tier: outcome.defender_tier,
+                attacker_damage: strike.attacker.strike.map(|values| outcome.attacker_tier.damage(&values)),
+                defender_damage: strike.defender.strike.map(|values| outcome.defender_tier.damage(&values)),
+                diff: fight.map(|fight| fight.diff),
+                exchange_avoided: outcome.exchange_avoided,
+            };
+            let summary = strike_summary(strike, &outcome);
+            Ok((Outcome::Strike(outcome), summary))
+        }
+        Act::Effect(effect) => {
+            let value = i64::from(faces.take()?) + i64::from(effect.die_modifier);
+            let tier = effect_tier(value);
+            let [x, y, z] = effect.values;
+            let (picked, letter) = match tier {
+                EffectTier::X => (x, "X"),
+                EffectTier::Y => (y, "Y"),
+                EffectTier::Z => (z, "Z"),
+            };
+            let actor = &effect.actor;
+            let summary = Summary::new(
+                format!("{actor}: эффект {x}-{y}-{z} — срабатывает {letter}: {picked}"),
+                format!("{actor}: effect {x}-{y}-{z} gives {letter}: {picked}"),
+            );
+            Ok((Outcome::Effect(EffectOutcome { tier, value: picked }), summary))
+        }
+    }
+}
+
+fn tier_text(tier: Tier, damage: Option<u32>) -> (String, String) {
+    let (ru, en) = match tier {
+        Tier::Weak => ("слабый удар", "weak strike"),
+        Tier::Medium => ("средний удар", "medium strike"),
+        Tier::Strong => ("сильный удар", "strong strike"),
+        Tier::Miss => ("промах", "miss"),
+        Tier::None => ("не бьёт", "no strike"),
+    };
+    match damage.filter(|_| tier.strikes()) {
+        Some(damage) => (format!("{ru} ({damage})"), format!("{en} ({damage})")),
+        None => (ru.to_owned(), en.to_owned()),
+    }
+}
+
+fn strike_summary(strike: &Strike, outcome: &StrikeOutcome) -> Summary {
+    let (a, d) = (&strike.attacker.id, &strike.defender.id);
+    let (attacker_ru, attacker_en) = tier_text(outcome.attacker_tier, outcome.attacker_damage);
+    let Some(diff) = outcome.diff else {
+        return Summary::new(
+            format!("{a} бьёт {d} без ответного удара: {attacker_ru}"),
+            format!("{a} strikes {d} with no return strike: {attacker_en}"),
+        );
+    };
+    let (defender_ru, defender_en) = tier_text(outcome.defender_tier, outcome.defender_damage);
+    let mut ru = format!("Бой {a} против {d}, разница {diff:+}: {a} — {attacker_ru}, {d} — {defender_ru}");
+    let mut en = format!("Fight {a} against {d}, difference {diff:+}: {a} — {attacker_en}, {d} — {defender_en}");
+    if outcome.exchange_avoided {
+        let side = if diff > 0 { a } else { d };
+        ru.push_str(&format!("; {side} уходит от обмена ударами"));
+        en.push_str(&format!("; {side} avoids the exchange of blows"));
+    }
+    Summary::new(ru, en)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,181 @@
+//! What every ruleset shares (RULES.md §5): judges' rulings, disputes and
+//! free rolls. None of them touches a ruleset's state directly; a ruling's
+//! `override` replaces fields of an earlier outcome, and replay folds the
+//! battle again on top of it.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::action::ActionKind;
+use crate::battle::{Battle, Entry, Version};
+use crate::dice_request::{DiceRequest, evaluate_with_faces};
+use crate::error::{Rejection, ResolveError};
+use crate::outcome::Outcome;
+use crate::summary::Summary;
+
+/// A judge's ruling on an earlier action (§5.1). Only the judge role may
+/// append it; checking roles is the service's business, not the rules'.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Ruling {
+    pub judge: String,
+    pub refers_to: Version,
+    pub text: String,
+    /// Fields that replace those of the referred outcome, e.g.
+    /// `{"counted": false}` on a dodge.
+    #[serde(rename = "override", default, skip_serializing_if = "Option::is_none")]
+    pub replacement: Option<Map<String, Value>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// A participant contests a result (§5.1); a judge answers with a ruling.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Dispute {
+    pub by: String,
+    pub refers_to: Version,
+    pub reason: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// A free roll of any dice expression (§5.2), resolved by no ruleset.
+/// `actor` is whoever rolls: in a Pokémon battle that is often the trainer,
+/// who is no participant, so it is not checked against the sheets.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FreeRoll {
+    pub actor: String,
+    pub expression: String,
+    pub purpose: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RulingResult {
+    Ruling,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RulingOutcome {
+    pub result: RulingResult,
+    pub refers_to: Version,
+    /// The ruling replaced fields of the referred outcome.
+    pub overridden: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DisputeResult {
+    Disputed,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DisputeOutcome {
+    pub result: DisputeResult,
+    pub refers_to: Version,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RollOutcome {
+    pub total: i64,
+    /// Every die in draw order, with its flags.
+    pub dice: Vec<dice::Die>,
+}
+
+/// The common actions, borrowed out of [`crate::Action`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Act<'a> {
+    Ruling(&'a Ruling),
+    Dispute(&'a Dispute),
+    Roll(&'a FreeRoll),
+}
+
+fn referred(battle: &Battle, refers_to: Version) -> Result<&Entry, Rejection> {
+    battle.entry(refers_to).ok_or(Rejection::UnknownReference { refers_to })
+}
+
+/// The referred entry's outcome with the ruling's fields laid over it; it
+/// must still be a valid outcome of the referred action.
+pub(crate) fn overridden(entry: &Entry, replacement: &Map<String, Value>) -> Result<Outcome, Rejection> {
+    let kind = entry.action.kind();
+    if matches!(kind, ActionKind::Ruling | ActionKind::Dispute) {
+        return Err(Rejection::OverrideNotAllowed { kind: kind.name() });
+    }
+    let invalid = |reason: String| Rejection::OverrideInvalid { kind: kind.name(), reason };
+    let mut fields = match serde_json::to_value(&entry.effective) {
+        Ok(Value::Object(fields)) => fields,
+        Ok(_) => return Err(invalid("the outcome is not an object".to_owned())),
+        Err(err) => return Err(invalid(err.to_string())),
+    };
+    fields.extend(replacement.iter().map(|(name, value)| (name.clone(), value.clone())));
+    Outcome::from_json(kind, Value::Object(fields)).map_err(|err| invalid(err.to_string()))
+}
+
+pub(crate) fn dice_needed(battle: &Battle, act: Act<'_>) -> Result<DiceRequest, Rejection> {
+    match act {
+        Act::Ruling(ruling) => {
+            let entry = referred(battle, ruling.refers_to)?;
+            if let Some(replacement) = &ruling.replacement {
+                overridden(entry, replacement)?;
+            }
+            Ok(DiceRequest::none())
+        }
+        Act::Dispute(dispute) => {
+            referred(battle, dispute.refers_to)?;
+            Ok(DiceRequest::none())
+        }
+        Act::Roll(roll) => {
+            dice::Expression::parse(&roll.expression)?;
+            Ok(DiceRequest::Expression(roll.expression.clone()))
+        }
+    }
+}
+
+pub(crate) fn resolve(battle: &Battle, act: Act<'_>, faces: &[u32]) -> Result<(Outcome, Summary), ResolveError> {
+    match act {
+        Act::Ruling(ruling) => {
+            referred(battle, ruling.refers_to)?;
+            let overridden = ruling.replacement.is_some();
+            let (judge, version, text) = (&ruling.judge, ruling.refers_to, &ruling.text);
+            let mut ru = format!("Решение судьи {judge} по действию №{version}: {text}");
+            let mut en = format!("Judge {judge}'s ruling on action #{version}: {text}");
+            if overridden {
+                ru.push_str(" (исход изменён)");
+                en.push_str(" (outcome overridden)");
+            }
+            let outcome = RulingOutcome { result: RulingResult::Ruling, refers_to: version, overridden };
+            Ok((Outcome::Ruling(outcome), Summary::new(ru, en)))
+        }
+        Act::Dispute(dispute) => {
+            referred(battle, dispute.refers_to)?;
+            let (by, version, reason) = (&dispute.by, dispute.refers_to, &dispute.reason);
+            let summary = Summary::new(
+                format!("{by} оспаривает действие №{version}: {reason}"),
+                format!("{by} disputes action #{version}: {reason}"),
+            );
+            Ok((Outcome::Dispute(DisputeOutcome { result: DisputeResult::Disputed, refers_to: version }), summary))
+        }
+        Act::Roll(roll) => {
+            let expression = dice::Expression::parse(&roll.expression).map_err(Rejection::from)?;
+            let rolled = evaluate_with_faces(&expression, faces)?;
+            let rendering = dice::render(&expression, &rolled);
+            let (actor, purpose) = (&roll.actor, &roll.purpose);
+            let summary = if purpose.trim().is_empty() {
+                Summary::new(format!("{actor} бросает {rendering}"), format!("{actor} rolls {rendering}"))
+            } else {
+                Summary::new(
+                    format!("{actor} бросает на «{purpose}»: {rendering}"),
+                    format!("{actor} rolls for {purpose}: {rendering}"),
+                )
+            };
+            Ok((Outcome::Roll(RollOutcome { total: rolled.total, dice: rolled.dice }), summary))
+        }
+    }
+}

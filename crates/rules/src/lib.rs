@@ -1,0 +1,45 @@
+//! The rules engine of battlelog: the four rulesets of `RULES.md`, the
+//! judges' actions and free rolls of its §5, and the battle state they fold
+//! into. Pure: no I/O, no clock, no randomness — resolving is
+//! `(battle, action, dice faces) → outcome + summary + new battle`.
+//!
+//! - [`battle`]: opening a battle, the dice an action needs, resolving,
+//!   folding recorded outcomes, rulings and replay to any version.
+//! - [`action`] / [`outcome`]: the typed JSON vocabulary of every ruleset.
+//! - [`ruleset`]: `name@version` identifiers; each version is its own `v1`,
+//!   `v2` … module, so a new version never changes an old one.
+//! - [`pokemon`], [`arcana`], [`berserk`], [`pbta`]: each ruleset's
+//!   actions, outcomes and state, and its `v1` tables.
+//! - [`common`]: rulings, disputes and free rolls (§5).
+//! - [`dice_request`]: which dice to ask the roller for, and the check of
+//!   the faces handed back.
+//! - [`fraction`]: exact multipliers and round-half-up.
+//! - [`summary`]: one-line Russian and English forum summaries.
+//! - [`script`]: the JSON Lines player behind `battlelog rules play`.
+
+pub mod action;
+pub mod arcana;
+pub mod battle;
+pub mod berserk;
+pub mod common;
+pub mod dice_request;
+pub mod error;
+pub mod fraction;
+pub mod outcome;
+pub mod pbta;
+pub mod pokemon;
+pub mod ruleset;
+pub mod script;
+pub mod summary;
+
+#[cfg(test)]
+mod test_support;
+
+pub use action::{Action, ActionKind};
+pub use battle::{AbilitySheet, Battle, Entry, OpenBattle, Participant, Resolution, RulesState, Version};
+pub use dice_request::{DiceError, DiceRequest, RollSpec};
+pub use error::{OpenError, Rejection, ResolveError};
+pub use fraction::Fraction;
+pub use outcome::Outcome;
+pub use ruleset::{Family, RulesetError, RulesetId};
+pub use summary::Summary;

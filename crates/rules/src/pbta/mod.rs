@@ -1,0 +1,55 @@
+//! `pbta-2d6` (RULES.md §4): narrative Pokémon trainers, 2d6 + trait.
+//!
+//! This module is the vocabulary every version shares; [`v1`] is how
+//! `pbta-2d6@1` resolves it.
+
+pub mod v1;
+
+use serde::{Deserialize, Serialize};
+
+/// The six traits of a trainer's sheet.
+pub const TRAITS: [&str; 6] = ["brawn", "grace", "charm", "grit", "wits", "cool"];
+
+/// A move (§4.1).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Move {
+    pub actor: String,
+    /// One of [`TRAITS`]; any other name is rejected by the rules.
+    #[serde(rename = "trait")]
+    pub trait_name: String,
+    /// Overrides the sheet's value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trait_value: Option<i32>,
+    /// Anyone helping: a non-empty list gives +1, never more.
+    #[serde(default)]
+    pub helpers: Vec<String>,
+    #[serde(default)]
+    pub stakes: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MoveResult {
+    FullSuccess,
+    SuccessWithCost,
+    Miss,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MoveOutcome {
+    pub result: MoveResult,
+    pub total: i64,
+    pub help: u32,
+    /// The helpers, who share the risk.
+    pub exposed: Vec<String>,
+}
+
+/// The `pbta-2d6` actions, borrowed out of [`crate::Action`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Act<'a> {
+    Move(&'a Move),
+}

@@ -1,0 +1,199 @@
+//! The offline script player behind `battlelog rules play`: a judge's way
+//! to ask "what would these dice have meant".
+//!
+//! A script is JSON Lines. Its first line opens the battle,
+//! `{"open": {"ruleset": "pokemon-d6@1", "participants": [{"id": "pikachu"}]}}`;
+//! every further line is `{"action": {"type": "attack", …}, "dice": [4, 2]}`
+//! with the faces in draw order. Blank lines are skipped. An action line's
+//! version (for `against` and `refers_to`) is its 0-based index among the
+//! action lines.
+//!
+//! Each action line gives exactly one output line:
+//! - `{"outcome": {…}, "summary_ru": "…", "summary_en": "…"}`;
+//! - `{"rejected": "reason"}` when the rules forbid the action (the state
+//!   is unchanged);
+//! - `{"error": "…"}` when the dice do not fit the action (too few, too
+//!   many, a face out of range); the state is unchanged as well.
+//!
+//! A line that is not a script line at all — bad JSON, an unknown action
+//! `type` or field, a missing or invalid `open` — is a [`ScriptError`] for
+//! the whole script, naming the line number.
+
+use serde::{Deserialize, Serialize};
+
+use crate::action::Action;
+use crate::battle::{Battle, OpenBattle, Version};
+use crate::dice_request::faces_from_integers;
+use crate::error::ResolveError;
+use crate::outcome::Outcome;
+
+/// One output line, serialised exactly as shown in the module docs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum ScriptLine {
+    Outcome { outcome: Outcome, summary_ru: String, summary_en: String },
+    Rejected { rejected: String },
+    Error { error: String },
+}
+
+/// The script is not a valid script; `line` is 1-based in the input.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {problem}")]
+pub struct ScriptError {
+    pub line: usize,
+    pub problem: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OpenLine {
+    open: OpenBattle,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ActionLine {
+    action: Action,
+    #[serde(default)]
+    dice: Vec<i64>,
+}
+
+/// Plays a whole script and returns one [`ScriptLine`] per action line.
+pub fn play(script: &str) -> Result<Vec<ScriptLine>, ScriptError> {
+    let mut lines =
+        script.lines().enumerate().map(|(index, text)| (index + 1, text)).filter(|(_, text)| !text.trim().is_empty());
+    let Some((open_line, open_text)) = lines.next() else {
+        return Err(ScriptError {
+            line: 1,
+            problem: "the script is empty; it must start with an {\"open\": …} line".into(),
+        });
+    };
+    let open: OpenLine = serde_json::from_str(open_text)
+        .map_err(|err| ScriptError { line: open_line, problem: format!("not an open line: {}", json_problem(&err)) })?;
+    let mut battle = Battle::open(&open.open)
+        .map_err(|err| ScriptError { line: open_line, problem: format!("cannot open the battle: {err}") })?;
+
+    let mut output = Vec::new();
+    for (version, (line, text)) in (0..).zip(lines) {
+        let action_line: ActionLine = serde_json::from_str(text)
+            .map_err(|err| ScriptError { line, problem: format!("not an action line: {}", json_problem(&err)) })?;
+        let (next, printed) = play_line(&battle, version, &action_line);
+        output.push(printed);
+        if let Some(next) = next {
+            battle = next;
+        }
+    }
+    Ok(output)
+}
+
+fn play_line(battle: &Battle, version: Version, line: &ActionLine) -> (Option<Battle>, ScriptLine) {
+    let resolved = faces_from_integers(&line.dice)
+        .map_err(ResolveError::from)
+        .and_then(|faces| battle.resolve(version, &line.action, &faces));
+    match resolved {
+        Ok(resolution) => (
+            Some(resolution.battle),
+            ScriptLine::Outcome {
+                outcome: resolution.outcome,
+                summary_ru: resolution.summary.ru,
+                summary_en: resolution.summary.en,
+            },
+        ),
+        Err(ResolveError::Rejected(rejection)) => (None, ScriptLine::Rejected { rejected: rejection.to_string() }),
+        Err(error) => (None, ScriptLine::Error { error: error.to_string() }),
+    }
+}
+
+/// serde_json's message with its "at line 1 column N" turned into a column:
+/// each script line is parsed alone, so its line is always 1.
+fn json_problem(err: &serde_json::Error) -> String {
+    let message = err.to_string();
+    let suffix = format!(" at line {} column {}", err.line(), err.column());
+    match message.strip_suffix(&suffix) {
+        Some(message) if err.column() > 0 => format!("{message} (column {})", err.column()),
+        Some(message) => message.to_owned(),
+        None => message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OPEN: &str =
+        r#"{"open": {"ruleset": "pokemon-d6@1", "participants": [{"id": "pikachu"}, {"id": "meowth"}]}}"#;
+
+    fn play_lines(lines: &[&str]) -> Result<Vec<ScriptLine>, ScriptError> {
+        play(&lines.join("\n"))
+    }
+
+    #[test]
+    fn every_action_line_gives_one_output_line() {
+        let output = play_lines(&[
+            OPEN,
+            "",
+            r#"{"action": {"type": "pass", "actor": "pikachu"}, "dice": []}"#,
+            r#"{"action": {"type": "dodge", "actor": "pikachu"}, "dice": [9]}"#,
+            r#"{"action": {"type": "dodge", "actor": "ash"}, "dice": [3]}"#,
+            r#"{"action": {"type": "dodge", "actor": "pikachu"}, "dice": [-1]}"#,
+            r#"{"action": {"type": "dodge", "actor": "pikachu"}, "dice": [3]}"#,
+        ])
+        .expect("a valid script");
+        assert_eq!(output.len(), 5);
+        assert!(matches!(&output[0], ScriptLine::Outcome { summary_en, .. } if summary_en == "pikachu passes"));
+        assert!(matches!(&output[1], ScriptLine::Error { error } if error.contains("face 9 is outside 1..=6")));
+        assert!(matches!(&output[2], ScriptLine::Rejected { rejected } if rejected.contains("`ash`")));
+        assert!(matches!(&output[3], ScriptLine::Error { error } if error.contains("face -1")));
+        // The wrong dice left the state alone: this is the first counted dodge.
+        let ScriptLine::Outcome { outcome: Outcome::Dodge(dodge), .. } = &output[4] else {
+            panic!("expected a dodge outcome, got {:?}", output[4]);
+        };
+        assert_eq!(dodge.dodges_left, 4);
+    }
+
+    #[test]
+    fn lines_that_are_not_script_lines_fail_the_script_with_their_number() {
+        let error = play_lines(&[OPEN, r#"{"action": {"type": "jump", "actor": "pikachu"}}"#]).expect_err("bad type");
+        assert_eq!(error.line, 2);
+        assert!(error.problem.contains("jump"), "{error}");
+
+        let error = play_lines(&[OPEN, "", r#"{"action": {"type": "pass", "actor": "pikachu", "fast": 1}}"#])
+            .expect_err("unknown field");
+        assert_eq!(error.line, 3);
+        assert!(error.problem.contains("fast"), "{error}");
+
+        let error = play_lines(&[OPEN, "{not json"]).expect_err("bad json");
+        assert_eq!(error.line, 2);
+
+        let error = play_lines(&[r#"{"action": {"type": "pass", "actor": "pikachu"}}"#]).expect_err("no open");
+        assert_eq!(error.line, 1);
+
+        let error = play_lines(&[r#"{"open": {"ruleset": "chess@1", "participants": [{"id": "a"}]}}"#])
+            .expect_err("unknown ruleset");
+        assert!(error.problem.contains("chess"), "{error}");
+
+        let error = play("\n\n").expect_err("empty");
+        assert_eq!(error.line, 1);
+    }
+
+    #[test]
+    fn a_script_without_actions_prints_nothing() {
+        assert_eq!(play_lines(&[OPEN]), Ok(Vec::new()));
+    }
+
+    #[test]
+    fn output_lines_serialise_as_documented() {
+        let output = play_lines(&[
+            OPEN,
+            r#"{"action": {"type": "metronome", "actor": "pikachu", "moves": ["Ember", "Surf"]}, "dice": [2]}"#,
+            r#"{"action": {"type": "metronome", "actor": "pikachu", "moves": []}, "dice": []}"#,
+        ])
+        .expect("a valid script");
+        let json: Vec<serde_json::Value> =
+            output.iter().map(|line| serde_json::to_value(line).expect("serialisable")).collect();
+        assert_eq!(json[0]["outcome"], serde_json::json!({"picked": "Surf"}));
+        assert_eq!(json[0]["summary_en"], "pikachu's Metronome picks Surf");
+        assert_eq!(json[0]["summary_ru"], "Метроном у pikachu: выпадает «Surf»");
+        assert_eq!(json[1], serde_json::json!({"rejected": "metronome needs at least one move"}));
+    }
+}

@@ -1,0 +1,81 @@
+//! Known-answer tests from the independent implementation
+//! (`shared/vectors/rules/*.script.jsonl` → `*.expected.jsonl`), read at
+//! test time from `$BATTLELOG_VECTORS` or `<workspace>/../shared/vectors`.
+//! A missing directory or file fails; nothing is skipped.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+fn vectors_dir() -> PathBuf {
+    match std::env::var_os("BATTLELOG_VECTORS") {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/vectors"),
+    }
+}
+
+/// Every `(script, expected)` pair, sorted by name. Panics when there are none.
+fn scripts() -> Vec<(PathBuf, PathBuf)> {
+    let dir = vectors_dir().join("rules");
+    let entries = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("the rules vectors directory {} is required: {e}", dir.display()));
+    let mut pairs: Vec<(PathBuf, PathBuf)> = entries
+        .map(|entry| entry.expect("a readable directory entry").path())
+        .filter_map(|path| {
+            let name = path.file_name()?.to_str()?.strip_suffix(".script.jsonl")?.to_owned();
+            Some((path.clone(), dir.join(format!("{name}.expected.jsonl"))))
+        })
+        .collect();
+    pairs.sort();
+    assert!(!pairs.is_empty(), "no *.script.jsonl in {}", dir.display());
+    for family in ["pokemon", "arcana", "berserk", "pbta"] {
+        assert!(
+            pairs
+                .iter()
+                .any(|(script, _)| script.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(family))),
+            "no {family} vectors in {}",
+            dir.display()
+        );
+    }
+    pairs
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{} is required: {e}", path.display()))
+}
+
+/// Every field `expected` has must be in `actual` with the same value;
+/// objects recursively, everything else exactly.
+fn contains(actual: &Value, expected: &Value) -> bool {
+    match (actual, expected) {
+        (Value::Object(actual), Value::Object(expected)) => {
+            expected.iter().all(|(key, value)| actual.get(key).is_some_and(|found| contains(found, value)))
+        }
+        _ => actual == expected,
+    }
+}
+
+#[test]
+fn every_rules_vector_script_gives_its_expected_lines() {
+    let mut checked = 0;
+    for (script_path, expected_path) in scripts() {
+        let expected: Vec<Value> = read(&expected_path)
+            .lines()
+            .filter(|line| !line.trim().is_empty())
+            .map(|line| serde_json::from_str(line).expect("expected lines are JSON"))
+            .collect();
+        let output =
+            rules::script::play(&read(&script_path)).unwrap_or_else(|e| panic!("{}: {e}", script_path.display()));
+        assert_eq!(output.len(), expected.len(), "{}: number of output lines", script_path.display());
+        for (index, (line, want)) in output.iter().zip(&expected).enumerate() {
+            let got = serde_json::to_value(line).expect("output lines serialise");
+            assert!(
+                contains(&got, want),
+                "{} action line {index}:\n  expected {want}\n  got      {got}",
+                script_path.display()
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 0, "no expected line was checked");
+}
