@@ -1,1 +1,625 @@
+//! System tests of the journal: the real `battlelog-journal` binary, real sled
+//! on disk, real gRPC on 127.0.0.1 and a real `nats-server -js`.
 
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use battlelog_proto::v1 as pb;
+use battlelog_system_tests::*;
+use battlelog_test_support::{NatsServer, journal, poll_until, temp_dir};
+use tokio::sync::Mutex;
+use tonic::Code;
+
+const WAIT: Duration = Duration::from_secs(30);
+
+/// Many writers, one stream, every append guarded by the version the writer
+/// last saw: each version is written exactly once, nobody's success is lost,
+/// and every stale writer is told the actual version.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_writers_on_one_stream_lose_nothing() {
+    let dir = temp_dir("concurrency");
+    let server = journal(&dir.path().join("data"), None).await;
+    const WRITERS: usize = 16;
+    const PER_WRITER: usize = 15;
+    let conflicts = Arc::new(AtomicUsize::new(0));
+    let mut tasks = Vec::new();
+    for w in 0..WRITERS {
+        let mut c = client(&server).await;
+        let conflicts = conflicts.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut mine = Vec::new();
+            let mut seen = head(&mut c, "hot").await;
+            while mine.len() < PER_WRITER {
+                let payload = format!("w{w}-{}", mine.len());
+                match append(&mut c, "hot", exact(seen), vec![event("Tick", payload.clone(), "")]).await {
+                    Ok(reply) => {
+                        let version = reply.events[0].version;
+                        assert_eq!(
+                            version,
+                            seen.map_or(0, |v| v + 1),
+                            "an append lands right after the expected version"
+                        );
+                        mine.push((version, payload));
+                        seen = Some(version);
+                    }
+                    Err(status) => {
+                        let actual = conflict_actual_version(&status);
+                        assert_ne!(actual, seen, "a conflict reports a version other than the stale one");
+                        assert!(actual > seen, "versions only grow");
+                        conflicts.fetch_add(1, Ordering::Relaxed);
+                        seen = actual;
+                    }
+                }
+            }
+            mine
+        }));
+    }
+    let mut acked: BTreeMap<u64, String> = BTreeMap::new();
+    for task in tasks {
+        for (version, payload) in task.await.expect("writer") {
+            assert!(acked.insert(version, payload).is_none(), "version {version} acknowledged twice");
+        }
+    }
+    let total = WRITERS * PER_WRITER;
+    assert_eq!(acked.len(), total);
+    assert_eq!(acked.keys().copied().collect::<Vec<_>>(), (0..total as u64).collect::<Vec<_>>());
+    assert!(conflicts.load(Ordering::Relaxed) > 0, "16 racing writers must have met conflicts");
+
+    let mut c = client(&server).await;
+    let stored = read_stream(&mut c, "hot").await;
+    assert_eq!(stored.len(), total);
+    for e in &stored {
+        let record = e.event.as_ref().expect("decoded");
+        assert_eq!(acked[&record.version].as_bytes(), record.payload.as_slice(), "the acknowledged payload is stored");
+    }
+    check_chain("hot", &stored);
+    assert!(verify(&mut c, "hot").await.ok);
+}
+
+/// Writers on distinct streams never conflict, even while a hot stream is
+/// hammered next to them, and they all complete.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn different_streams_do_not_block_each_other() {
+    let dir = temp_dir("streams");
+    let server = journal(&dir.path().join("data"), None).await;
+    let mut tasks = Vec::new();
+    for s in 0..8 {
+        let mut c = client(&server).await;
+        tasks.push(tokio::spawn(async move {
+            let stream = format!("own-{s}");
+            for v in 0..20u64 {
+                let expected = if v == 0 { None } else { Some(v - 1) };
+                let reply = append(&mut c, &stream, exact(expected), vec![event("E", vec![s as u8], "")])
+                    .await
+                    .unwrap_or_else(|e| panic!("{stream}@{v}: a lone writer never conflicts: {e:?}"));
+                assert_eq!(reply.events[0].version, v);
+            }
+        }));
+    }
+    for h in 0..8 {
+        let mut c = client(&server).await;
+        tasks.push(tokio::spawn(async move {
+            for i in 0..20 {
+                // Stale on purpose: most of these conflict on the hot stream.
+                let _ = append(&mut c, "contended", exact(Some(i)), vec![event("E", vec![h as u8], "")]).await;
+                append(&mut c, "contended", any(), vec![event("E", vec![h as u8], "")]).await.expect("any");
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.expect("writer");
+    }
+    let mut c = client(&server).await;
+    for s in 0..8 {
+        let stream = format!("own-{s}");
+        assert_eq!(head(&mut c, &stream).await, Some(19));
+        assert!(verify(&mut c, &stream).await.ok);
+    }
+    assert!(verify(&mut c, "contended").await.ok);
+}
+
+/// A multi-event append is all or nothing: invalid input anywhere in it, or a
+/// stale guard, writes none of it; a good one writes all at consecutive versions.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn appends_are_all_or_nothing_and_bad_input_names_the_field() {
+    let dir = temp_dir("atomic");
+    let server = journal(&dir.path().join("data"), None).await;
+    let mut c = client(&server).await;
+    let ok = |i: usize| event("E", format!("e{i}"), "");
+
+    let mut batch: Vec<_> = (0..5).map(ok).collect();
+    batch[3].payload = vec![0; 256 * 1024 + 1];
+    let err = append(&mut c, "a", no_stream(), batch).await.unwrap_err();
+    assert_eq!(invalid_field(&err), "events[3].payload");
+    assert!(err.message().contains("max_payload_bytes"), "{err:?}");
+    assert_eq!(head(&mut c, "a").await, None, "nothing of a rejected batch is written");
+
+    let long = "x".repeat(129);
+    let cases: Vec<(&str, Option<pb::ExpectedVersion>, Vec<pb::NewEvent>, &str)> = vec![
+        ("", any(), vec![ok(0)], "stream_id"),
+        ("bad.stream", any(), vec![ok(0)], "stream_id"),
+        (&long, any(), vec![ok(0)], "stream_id"),
+        ("a", None, vec![ok(0)], "expected_version"),
+        ("a", Some(pb::ExpectedVersion { kind: None }), vec![ok(0)], "expected_version"),
+        ("a", any(), vec![], "events"),
+        ("a", any(), (0..101).map(ok).collect(), "events"),
+        ("a", any(), (0..5).map(|_| event("E", vec![0; 250 * 1024], "")).collect(), "events"),
+        ("a", any(), vec![ok(0), event("", "x", "")], "events[1].event_type"),
+        ("a", any(), vec![event("E", "x", "k"), event("E", "y", "k")], "events[1].idempotency_key"),
+    ];
+    for (stream, expected, events, field) in cases {
+        let err = append(&mut c, stream, expected, events).await.unwrap_err();
+        assert_eq!(invalid_field(&err), field);
+    }
+    assert_eq!(head(&mut c, "a").await, None);
+
+    let reply = append(&mut c, "a", no_stream(), (0..5).map(ok).collect()).await.expect("append");
+    assert_eq!(reply.events.iter().map(|e| e.version).collect::<Vec<_>>(), [0, 1, 2, 3, 4]);
+    let err = append(&mut c, "a", exact(Some(3)), (5..10).map(ok).collect()).await.unwrap_err();
+    assert_eq!(conflict_actual_version(&err), Some(4));
+    let err = append(&mut c, "a", no_stream(), vec![ok(9)]).await.unwrap_err();
+    assert_eq!(conflict_actual_version(&err), Some(4));
+    let err = append(&mut c, "never", exact(Some(0)), vec![ok(9)]).await.unwrap_err();
+    assert_eq!(conflict_actual_version(&err), None);
+    let stored = read_stream(&mut c, "a").await;
+    assert_eq!(stored.len(), 5);
+    check_chain("a", &stored);
+}
+
+/// Appended by the crash test: what a client saw acknowledged.
+#[derive(Debug, Clone)]
+struct Acked {
+    stream: String,
+    version: u64,
+    event_id: String,
+    hash: Vec<u8>,
+    payload: Vec<u8>,
+}
+
+/// kill -9 under load, five times over the same data: every acknowledged
+/// event is there byte for byte, every chain verifies, and every 3-event
+/// append is either wholly there or wholly absent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn kill_9_under_load_loses_no_acknowledged_event() {
+    let dir = temp_dir("crash");
+    let data = dir.path().join("data");
+    let acked: Arc<Mutex<Vec<Acked>>> = Arc::default();
+    const CLIENTS: usize = 6;
+    const BATCH: usize = 3;
+    for round in 0..5 {
+        let server = journal(&data, None).await;
+        let count_at_start = acked.lock().await.len();
+        let mut tasks = Vec::new();
+        for w in 0..CLIENTS {
+            let mut c = client(&server).await;
+            let acked = acked.clone();
+            tasks.push(tokio::spawn(async move {
+                // Half the writers share one stream (guard: any), half own one (guard: exact).
+                let stream = if w % 2 == 0 { "shared".to_owned() } else { format!("own-{w}") };
+                let Ok(info) = c.stream_info(pb::StreamInfoRequest { stream_id: stream.clone() }).await else { return };
+                let mut seen = info.into_inner().head_version;
+                for b in 0.. {
+                    let events: Vec<_> = (0..BATCH)
+                        .map(|i| event("Crash", format!("{stream}/r{round}/w{w}/b{b}/{i}/{BATCH}"), ""))
+                        .collect();
+                    let expected = if w % 2 == 0 { any() } else { exact(seen) };
+                    match append(&mut c, &stream, expected, events.clone()).await {
+                        Ok(reply) => {
+                            let mut acked = acked.lock().await;
+                            for (e, sent) in reply.events.iter().zip(&events) {
+                                acked.push(Acked {
+                                    stream: stream.clone(),
+                                    version: e.version,
+                                    event_id: e.event_id.clone(),
+                                    hash: e.hash.clone(),
+                                    payload: sent.payload.clone(),
+                                });
+                            }
+                            seen = reply.events.last().map(|e| e.version);
+                        }
+                        // The server is gone: stop. (What was in flight is unacknowledged.)
+                        Err(_) => return,
+                    }
+                }
+            }));
+        }
+        let target = count_at_start + 150 + round * 30;
+        let acked_ref = acked.clone();
+        poll_until("acknowledged appends under load", WAIT, || {
+            let acked = acked_ref.clone();
+            async move { (acked.lock().await.len() >= target).then_some(()) }
+        })
+        .await;
+        server.kill_9();
+        for task in tasks {
+            task.await.expect("writer");
+        }
+
+        let server = journal(&data, None).await;
+        let mut c = client(&server).await;
+        let acked = acked.lock().await.clone();
+        let streams: HashSet<String> = acked.iter().map(|a| a.stream.clone()).collect();
+        let mut stored: HashMap<String, Vec<pb::RecordedEvent>> = HashMap::new();
+        for stream in &streams {
+            let events = read_stream(&mut c, stream).await;
+            check_chain(stream, &events);
+            let verdict = verify(&mut c, stream).await;
+            assert!(verdict.ok, "round {round}: {stream} verifies: {verdict:?}");
+            assert_eq!(verdict.verified_count, events.len() as u64);
+            // Atomicity: the events of one append are consecutive and complete.
+            let mut i = 0;
+            while i < events.len() {
+                let first =
+                    String::from_utf8(events[i].event.as_ref().expect("decoded").payload.clone()).expect("utf8");
+                let prefix = first.rsplitn(3, '/').nth(2).expect("payload shape").to_owned();
+                for k in 0..BATCH {
+                    let e = events.get(i + k).unwrap_or_else(|| panic!("round {round}: {prefix} is cut short"));
+                    let payload = String::from_utf8(e.event.as_ref().expect("decoded").payload.clone()).expect("utf8");
+                    assert_eq!(payload, format!("{prefix}/{k}/{BATCH}"), "round {round}: append {prefix} is whole");
+                }
+                i += BATCH;
+            }
+            stored.insert(stream.clone(), events);
+        }
+        for a in &acked {
+            let e = stored[&a.stream]
+                .get(a.version as usize)
+                .unwrap_or_else(|| panic!("round {round}: acknowledged {}@{} is lost", a.stream, a.version));
+            let record = e.event.as_ref().expect("decoded");
+            assert_eq!(record.payload, a.payload, "{}@{}", a.stream, a.version);
+            assert_eq!(record.event_id, a.event_id);
+            assert_eq!(e.hash, a.hash, "{}@{}: same record bytes as acknowledged", a.stream, a.version);
+        }
+        server.kill_9();
+    }
+}
+
+/// Change a byte, delete a record, swap two records — directly in the sled
+/// files while the journal is stopped — and verification names the first bad
+/// version each time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tampering_is_found_at_the_first_bad_version() {
+    use battlelog_journal::store::layout;
+    let dir = temp_dir("tamper");
+    let data = dir.path().join("data");
+    let server = journal(&data, None).await;
+    let mut c = client(&server).await;
+    for i in 0..10 {
+        append(&mut c, "t", any(), vec![event("E", format!("event number {i}"), "")]).await.expect("append");
+    }
+    let clean = verify(&mut c, "t").await;
+    assert!(clean.ok && clean.verified_count == 10, "{clean:?}");
+    assert!(server.terminate().await, "graceful shutdown exits 0");
+
+    let original: Vec<Vec<u8>> = {
+        let db = sled::open(&data).expect("open sled");
+        let records = db.open_tree(layout::RECORDS).expect("tree");
+        (0..10).map(|v| records.get(layout::record_key("t", v)).expect("get").expect("present").to_vec()).collect()
+    };
+    type Tamper = Box<dyn Fn(&sled::Tree, &[Vec<u8>])>;
+    let cases: Vec<(&str, Tamper, u64)> = vec![
+        (
+            "one byte of record 4 changed",
+            Box::new(|records, original| {
+                let mut value = original[4].clone();
+                let last = value.len() - 1;
+                value[last] ^= 0x01;
+                records.insert(layout::record_key("t", 4), value).expect("insert");
+            }),
+            4,
+        ),
+        (
+            "one byte of the hash of record 8 changed",
+            Box::new(|records, original| {
+                let mut value = original[8].clone();
+                value[0] ^= 0x80;
+                records.insert(layout::record_key("t", 8), value).expect("insert");
+            }),
+            8,
+        ),
+        (
+            "record 6 deleted",
+            Box::new(|records, _| {
+                records.remove(layout::record_key("t", 6)).expect("remove");
+            }),
+            6,
+        ),
+        (
+            "last record deleted",
+            Box::new(|records, _| {
+                records.remove(layout::record_key("t", 9)).expect("remove");
+            }),
+            9,
+        ),
+        (
+            "records 2 and 7 swapped",
+            Box::new(|records, original| {
+                records.insert(layout::record_key("t", 2), original[7].clone()).expect("insert");
+                records.insert(layout::record_key("t", 7), original[2].clone()).expect("insert");
+            }),
+            2,
+        ),
+    ];
+    for (what, tamper, first_bad) in cases {
+        {
+            let db = sled::open(&data).expect("open sled");
+            let records = db.open_tree(layout::RECORDS).expect("tree");
+            for (v, value) in original.iter().enumerate() {
+                records.insert(layout::record_key("t", v as u64), value.clone()).expect("restore");
+            }
+            tamper(&records, &original);
+            db.flush().expect("flush");
+        }
+        let server = journal(&data, None).await;
+        let mut c = client(&server).await;
+        let verdict = verify(&mut c, "t").await;
+        assert!(!verdict.ok, "{what}: detected");
+        assert_eq!(verdict.first_bad_version, Some(first_bad), "{what}: {verdict:?}");
+        assert!(!verdict.reason.is_empty());
+        assert!(server.terminate().await);
+    }
+}
+
+/// A retried append (same idempotency key, same event) after a crash gets
+/// the original versions and hashes and appends nothing; the same key with a
+/// different payload is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idempotency_holds_across_a_restart() {
+    let dir = temp_dir("idem");
+    let data = dir.path().join("data");
+    let server = journal(&data, None).await;
+    let mut c = client(&server).await;
+    let request = vec![event("DiceRolled", "d20=17", "req-42/0"), event("ActionResolved", "hit", "req-42/1")];
+    let original = append(&mut c, "battle", no_stream(), request.clone()).await.expect("append");
+    assert!(!original.deduplicated);
+    server.kill_9();
+
+    let server = journal(&data, None).await;
+    let mut c = client(&server).await;
+    // The retry's guard is stale by now; a retry must still get its result.
+    let retry = append(&mut c, "battle", no_stream(), request.clone()).await.expect("retry");
+    assert!(retry.deduplicated);
+    assert_eq!(retry.events, original.events);
+    let err = append(&mut c, "battle", any(), vec![event("DiceRolled", "d20=20", "req-42/0")]).await.unwrap_err();
+    assert_eq!(err.code(), Code::FailedPrecondition);
+    assert!(err.message().contains("req-42/0"), "{err:?}");
+    let err = append(&mut c, "battle", any(), vec![request[0].clone(), event("X", "new", "req-43/0")]).await;
+    assert_eq!(err.unwrap_err().code(), Code::FailedPrecondition);
+    let stored = read_stream(&mut c, "battle").await;
+    assert_eq!(stored.len(), 2, "nothing was appended by the retries");
+    check_chain("battle", &stored);
+}
+
+/// NATS down at commit time (and a journal kill -9 meanwhile): appends still
+/// succeed, and once NATS is back every event arrives exactly once, in
+/// stream order, with Nats-Msg-Id = event id.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn events_reach_nats_once_in_order_after_nats_returns() {
+    let mut nats = NatsServer::start();
+    let dir = temp_dir("nats");
+    let data = dir.path().join("data");
+    let server = journal(&data, Some(&nats.url())).await;
+    let mut c = client(&server).await;
+    let mut appended: Vec<(String, u64, String)> = Vec::new();
+    append_round_robin(&mut c, 6, "up", &mut appended).await;
+    let nc = async_nats::connect(nats.url()).await.expect("connect to nats");
+    let js = async_nats::jetstream::new(nc);
+    let count = |js: async_nats::jetstream::Context| async move {
+        let mut stream = js.get_stream("BATTLELOG_EVENTS").await.ok()?;
+        Some(stream.info().await.ok()?.state.messages)
+    };
+    poll_until("the first events in JetStream", WAIT, || {
+        let js = js.clone();
+        async move { count(js).await.filter(|&n| n >= 6) }
+    })
+    .await;
+
+    nats.stop();
+    append_round_robin(&mut c, 9, "down", &mut appended).await;
+    server.kill_9();
+    let server = journal(&data, Some(&nats.url())).await;
+    let mut c = client(&server).await;
+    append_round_robin(&mut c, 6, "down-after-restart", &mut appended).await;
+    nats.restart();
+
+    let nc = async_nats::connect(nats.url()).await.expect("reconnect to nats");
+    let js = async_nats::jetstream::new(nc);
+    let total = appended.len() as u64;
+    poll_until("every event in JetStream", WAIT, || {
+        let js = js.clone();
+        async move { count(js).await.filter(|&n| n >= total) }
+    })
+    .await;
+    let stream = js.get_stream("BATTLELOG_EVENTS").await.expect("stream");
+    let mut seen_ids = HashSet::new();
+    let mut next_version: HashMap<String, u64> = HashMap::new();
+    let mut by_id: HashMap<String, (String, u64)> = HashMap::new();
+    for (s, v, id) in &appended {
+        by_id.insert(id.clone(), (s.clone(), *v));
+    }
+    let messages = stream.get_info().await.expect("info").state.messages;
+    assert_eq!(messages, total, "each event exactly once");
+    for seq in 1..=total {
+        let message = stream.get_raw_message(seq).await.expect("message");
+        let id = message.headers.get("Nats-Msg-Id").expect("Nats-Msg-Id").as_str().to_owned();
+        assert!(seen_ids.insert(id.clone()), "event {id} published twice");
+        let (s, v) = by_id.get(&id).unwrap_or_else(|| panic!("unknown event {id}")).clone();
+        assert_eq!(message.subject.as_str(), format!("battlelog.events.{s}"));
+        let expected = next_version.entry(s.clone()).or_insert(0);
+        assert_eq!(v, *expected, "{s}: in stream order");
+        *expected += 1;
+        let record = <pb::JournalRecord as prost::Message>::decode(message.payload.as_ref()).expect("record payload");
+        assert_eq!((record.stream_id.as_str(), record.version), (s.as_str(), v));
+    }
+    assert_eq!(seen_ids.len(), appended.len());
+    drop(server);
+}
+
+/// Appends `n` single events round-robin over three streams, recording
+/// (stream, version, event id) of each.
+async fn append_round_robin(c: &mut Client, n: usize, label: &str, appended: &mut Vec<(String, u64, String)>) {
+    for i in 0..n {
+        let stream = ["b1", "b2", "b3"][i % 3];
+        let reply = append(c, stream, any(), vec![event("E", format!("{label}-{i}"), "")]).await.expect("append");
+        appended.push((stream.to_owned(), reply.events[0].version, reply.events[0].event_id.clone()));
+    }
+}
+
+/// A subscriber that starts behind catches up and goes live while a writer
+/// keeps appending: it sees every version exactly once, in order, and the
+/// all-streams subscription sees every global position once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn subscriptions_are_gap_free_across_catch_up_and_live() {
+    let dir = temp_dir("subscribe");
+    let server = journal(&dir.path().join("data"), None).await;
+    let mut c = client(&server).await;
+    for i in 0..50 {
+        append(&mut c, "live", any(), vec![event("E", format!("{i}"), "")]).await.expect("append");
+    }
+    const TOTAL: u64 = 250;
+    let mut sub = c
+        .subscribe_stream(pb::SubscribeStreamRequest { stream_id: "live".into(), from_version: 10 })
+        .await
+        .expect("subscribe")
+        .into_inner();
+    let mut all = client(&server)
+        .await
+        .subscribe_all(pb::SubscribeAllRequest { from_position: 0 })
+        .await
+        .expect("all")
+        .into_inner();
+    let mut writer = client(&server).await;
+    let writing = tokio::spawn(async move {
+        for i in 50..TOTAL {
+            // Two streams interleaved, so the global log is not just "live".
+            append(&mut writer, "live", any(), vec![event("E", format!("{i}"), "")]).await.expect("append");
+            append(&mut writer, "other", any(), vec![event("E", format!("{i}"), "")]).await.expect("append");
+        }
+    });
+    let mut received = Vec::new();
+    while received.len() < (TOTAL - 10) as usize {
+        let e = tokio::time::timeout(WAIT, sub.message())
+            .await
+            .expect("live events keep coming")
+            .expect("stream")
+            .expect("open");
+        received.push(e);
+    }
+    writing.await.expect("writer");
+    let versions: Vec<u64> = received.iter().map(|e| e.event.as_ref().expect("decoded").version).collect();
+    assert_eq!(versions, (10..TOTAL).collect::<Vec<_>>(), "no gap, no duplicate");
+    let full = read_stream(&mut c, "live").await;
+    assert_eq!(&full[10..], received.as_slice(), "the subscription delivers the stored bytes");
+
+    let total_all = TOTAL + (TOTAL - 50);
+    let mut positions = Vec::new();
+    while positions.len() < total_all as usize {
+        let e =
+            tokio::time::timeout(WAIT, all.message()).await.expect("all keeps coming").expect("stream").expect("open");
+        positions.push(e.global_position);
+    }
+    assert_eq!(positions, (0..total_all).collect::<Vec<_>>());
+}
+
+/// SIGTERM with appends in flight: every append that was answered OK is on
+/// disk after a restart, open subscriptions end, and the process exits 0.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn graceful_shutdown_finishes_in_flight_appends() {
+    let dir = temp_dir("graceful");
+    let data = dir.path().join("data");
+    let server = journal(&data, None).await;
+    let mut sub = client(&server)
+        .await
+        .subscribe_all(pb::SubscribeAllRequest { from_position: 0 })
+        .await
+        .expect("subscribe")
+        .into_inner();
+    let acked = Arc::new(AtomicUsize::new(0));
+    let mut tasks = Vec::new();
+    for w in 0..16 {
+        let mut c = client(&server).await;
+        let acked = acked.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut ok = Vec::new();
+            for i in 0.. {
+                match append(&mut c, &format!("g{w}"), any(), vec![event("E", format!("{i}"), "")]).await {
+                    Ok(reply) => {
+                        ok.push(reply.events[0].version);
+                        acked.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Err(_) => break,
+                }
+            }
+            ok
+        }));
+    }
+    let acked_ref = acked.clone();
+    poll_until("appends in flight", WAIT, || {
+        let acked = acked_ref.clone();
+        async move { (acked.load(Ordering::Relaxed) >= 100).then_some(()) }
+    })
+    .await;
+    assert!(server.terminate().await, "exits 0 after SIGTERM");
+    // The subscription ended rather than hanging the shutdown.
+    while let Ok(Some(_)) = sub.message().await {}
+    let mut answered = Vec::new();
+    for task in tasks {
+        answered.push(task.await.expect("writer"));
+    }
+
+    let server = journal(&data, None).await;
+    let mut c = client(&server).await;
+    for (w, versions) in answered.iter().enumerate() {
+        let stream = format!("g{w}");
+        let stored = read_stream(&mut c, &stream).await;
+        assert!(stored.len() >= versions.len(), "{stream}: every answered append is there");
+        check_chain(&stream, &stored);
+    }
+}
+
+/// The binary refuses a bad configuration at start, naming the key, and
+/// serves health and reflection when configured well.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn config_is_validated_and_health_and_reflection_are_served() {
+    let binary = battlelog_test_support::service_binary("battlelog-journal");
+    let dir = temp_dir("config");
+    let output = std::process::Command::new(&binary)
+        .args(["--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(dir.path().join("data"))
+        .env("BATTLELOG_JOURNAL_MAX_PAYLOAD_BYTES", "0")
+        .output()
+        .expect("run the binary");
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("max_payload_bytes"), "{output:?}");
+
+    let file = dir.path().join("journal.toml");
+    std::fs::write(&file, "max_events_per_append = 2\nlisten = \"127.0.0.1:1\"\n").expect("write config");
+    let args: Vec<String> = ["--config", &file.display().to_string(), "--listen", "127.0.0.1:0", "--data-dir"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([dir.path().join("data").display().to_string()])
+        .collect();
+    let server =
+        battlelog_test_support::ServiceProcess::start(&binary, &args, &[], &dir.path().join("journal.log")).await;
+    let mut c = client(&server).await;
+    let err = append(&mut c, "s", any(), vec![event("E", "", ""); 3]).await.unwrap_err();
+    assert_eq!(invalid_field(&err), "events", "the file's limit applies");
+    assert!(err.message().contains("max_events_per_append = 2"), "{err:?}");
+
+    use tonic_reflection::pb::v1::server_reflection_client::ServerReflectionClient;
+    use tonic_reflection::pb::v1::server_reflection_request::MessageRequest;
+    use tonic_reflection::pb::v1::server_reflection_response::MessageResponse;
+    let mut reflection = ServerReflectionClient::new(server.channel().await);
+    let request = tonic_reflection::pb::v1::ServerReflectionRequest {
+        host: String::new(),
+        message_request: Some(MessageRequest::ListServices(String::new())),
+    };
+    let mut replies =
+        reflection.server_reflection_info(tokio_stream::iter([request])).await.expect("reflection").into_inner();
+    let reply = replies.message().await.expect("reply").expect("one reply");
+    let Some(MessageResponse::ListServicesResponse(list)) = reply.message_response else { panic!("{reply:?}") };
+    let names: Vec<_> = list.service.iter().map(|s| s.name.as_str()).collect();
+    assert!(names.contains(&"battlelog.v1.Journal"), "{names:?}");
+}

@@ -1,1 +1,133 @@
-//! placeholder
+//! Helpers shared by the system tests: gRPC calls against a running journal
+//! and an independent re-implementation of the chain check (PROTOCOL.md §4)
+//! written from the protocol text, not from the journal's code.
+
+use battlelog_proto::v1 as pb;
+use battlelog_proto::v1::journal_client::JournalClient;
+use sha2::{Digest, Sha256};
+use tonic::transport::Channel;
+use tonic::{Code, Status};
+use tonic_types::StatusExt;
+
+/// A journal client.
+pub type Client = JournalClient<Channel>;
+
+/// Connects to a running journal.
+pub async fn client(process: &battlelog_test_support::ServiceProcess) -> Client {
+    JournalClient::new(process.channel().await).max_decoding_message_size(64 * 1024 * 1024)
+}
+
+/// Expected version `any`.
+pub fn any() -> Option<pb::ExpectedVersion> {
+    Some(pb::ExpectedVersion { kind: Some(pb::expected_version::Kind::Any(pb::expected_version::Any {})) })
+}
+
+/// Expected version `no_stream`.
+pub fn no_stream() -> Option<pb::ExpectedVersion> {
+    Some(pb::ExpectedVersion { kind: Some(pb::expected_version::Kind::NoStream(pb::expected_version::NoStream {})) })
+}
+
+/// Expected version `exact(v)`, or `no_stream` for `None`.
+pub fn exact(version: Option<u64>) -> Option<pb::ExpectedVersion> {
+    match version {
+        Some(v) => Some(pb::ExpectedVersion { kind: Some(pb::expected_version::Kind::Exact(v)) }),
+        None => no_stream(),
+    }
+}
+
+/// A new event.
+pub fn event(event_type: &str, payload: impl Into<Vec<u8>>, key: &str) -> pb::NewEvent {
+    pb::NewEvent { event_type: event_type.into(), payload: payload.into(), idempotency_key: key.into() }
+}
+
+/// Appends.
+pub async fn append(
+    client: &mut Client,
+    stream: &str,
+    expected: Option<pb::ExpectedVersion>,
+    events: Vec<pb::NewEvent>,
+) -> Result<pb::AppendResponse, Status> {
+    client
+        .append(pb::AppendRequest { stream_id: stream.into(), expected_version: expected, events })
+        .await
+        .map(tonic::Response::into_inner)
+}
+
+/// The head version of a stream (`None` when empty).
+pub async fn head(client: &mut Client, stream: &str) -> Option<u64> {
+    client
+        .stream_info(pb::StreamInfoRequest { stream_id: stream.into() })
+        .await
+        .expect("stream info")
+        .into_inner()
+        .head_version
+}
+
+/// Every durable event of a stream, paging through reads.
+pub async fn read_stream(client: &mut Client, stream: &str) -> Vec<pb::RecordedEvent> {
+    let mut out: Vec<pb::RecordedEvent> = Vec::new();
+    loop {
+        let from = out.len() as u64;
+        let page = client
+            .read_stream(pb::ReadStreamRequest { stream_id: stream.into(), from_version: from, max_count: 0 })
+            .await
+            .expect("read stream")
+            .into_inner();
+        if page.events.is_empty() {
+            return out;
+        }
+        out.extend(page.events);
+    }
+}
+
+/// Verifies a stream over gRPC.
+pub async fn verify(client: &mut Client, stream: &str) -> pb::VerifyChainResponse {
+    client.verify_chain(pb::VerifyChainRequest { stream_id: stream.into() }).await.expect("verify chain").into_inner()
+}
+
+/// The `actual_version` of a wrong-expected-version error (`None` = "none").
+pub fn conflict_actual_version(status: &Status) -> Option<u64> {
+    assert_eq!(status.code(), Code::Aborted, "expected a conflict, got {status:?}");
+    let details = status.get_error_details();
+    let info = details.error_info().unwrap_or_else(|| panic!("conflict without ErrorInfo: {status:?}"));
+    assert_eq!(info.reason, "WRONG_EXPECTED_VERSION");
+    let actual = info.metadata.get("actual_version").expect("actual_version in the conflict");
+    if actual == "none" { None } else { Some(actual.parse().expect("numeric actual_version")) }
+}
+
+/// The field named by an INVALID_ARGUMENT's BadRequest.
+pub fn invalid_field(status: &Status) -> String {
+    assert_eq!(status.code(), Code::InvalidArgument, "expected INVALID_ARGUMENT, got {status:?}");
+    let details = status.get_error_details();
+    let bad = details.bad_request().unwrap_or_else(|| panic!("no BadRequest details: {status:?}"));
+    assert!(status.message().contains(&bad.field_violations[0].field), "message names the field: {status:?}");
+    bad.field_violations[0].field.clone()
+}
+
+/// `h(−1)` per PROTOCOL.md §4.
+pub fn genesis(stream: &str) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(b"battlelog/v1/stream");
+    h.update([0u8]);
+    h.update(stream.as_bytes());
+    h.finalize().into()
+}
+
+/// Recomputes the chain of `events` (versions 0.. of `stream`) from their
+/// record bytes, checking each stored hash and each decoded stream/version.
+pub fn check_chain(stream: &str, events: &[pb::RecordedEvent]) {
+    use prost::Message;
+    let mut previous = genesis(stream);
+    for (i, e) in events.iter().enumerate() {
+        let decoded = pb::JournalRecord::decode(e.record.as_slice()).expect("record decodes");
+        assert_eq!(decoded.stream_id, stream);
+        assert_eq!(decoded.version, i as u64, "versions are consecutive from 0");
+        assert_eq!(Some(&decoded), e.event.as_ref(), "decoded view matches the stored bytes");
+        let mut h = Sha256::new();
+        h.update(previous);
+        h.update(&e.record);
+        let hash: [u8; 32] = h.finalize().into();
+        assert_eq!(hash.as_slice(), e.hash.as_slice(), "{stream}@{i}: hash chains");
+        previous = hash;
+    }
+}

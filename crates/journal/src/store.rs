@@ -431,8 +431,7 @@ impl Store {
         let end = layout::record_key(stream_id, u64::MAX);
         let mut out = Vec::new();
         let mut bytes = 0usize;
-        let mut expected = from_version;
-        for item in self.records.range(start..=end) {
+        for (expected, item) in (from_version..).zip(self.records.range(start..=end)) {
             if out.len() >= max_count {
                 break;
             }
@@ -453,7 +452,6 @@ impl Store {
                 break;
             }
             bytes += event.record.len();
-            expected += 1;
             out.push(event);
         }
         Ok(out)
