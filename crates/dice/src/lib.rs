@@ -19,7 +19,7 @@ pub mod render;
 pub mod seed;
 pub mod stream;
 
-pub use expr::{EvalError, ExprError, Expression, Limits, evaluate};
+pub use expr::{EvalError, ExprError, Expression, Limits, evaluate, evaluate_keeping_dice};
 pub use record::{Die, Roll};
 pub use render::render;
 pub use seed::{Commitment, RollKey, SeedError, ServerSeed};

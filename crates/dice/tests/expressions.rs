@@ -203,3 +203,12 @@ fn rendering_strikes_out_dropped_dice_and_marks_explosions() {
     assert_eq!(render_with("2dF", &[2, 0]), "2dF: [+1, -1] = 0");
     assert_eq!(render_with("2+2", &[]), "2+2 = 4");
 }
+
+#[test]
+fn a_failed_evaluation_still_hands_back_its_dice() {
+    let parsed = Expression::parse("1d6/(1d2-1)+1d6").expect("parses");
+    let (drawn, total) = dice::evaluate_keeping_dice(&parsed, &mut Words([3u32, 0].into_iter()));
+    assert_eq!(total, Err(EvalError::DivisionByZero { position: 4 }));
+    // The d6 showed 4 and the d2 showed 1; the last term was never reached.
+    assert_eq!(drawn, vec![die(6, 4), die(2, 1)]);
+}

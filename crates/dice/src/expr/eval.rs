@@ -18,9 +18,21 @@ pub enum EvalError {
 /// Evaluates `expression`, drawing every die from `words` left to right,
 /// depth first.
 pub fn evaluate(expression: &Expression, words: &mut impl WordSource) -> Result<Roll, EvalError> {
+    let (dice, total) = evaluate_keeping_dice(expression, words);
+    Ok(Roll { total: total?, dice })
+}
+
+/// Evaluates like [`evaluate`] but hands back the dice drawn even when the
+/// arithmetic fails. A roll service journals those dice with the error:
+/// otherwise an expression that fails on some faces (`1/(1d2-1)`) would let
+/// a caller probe the next faces without leaving a trace.
+pub fn evaluate_keeping_dice(
+    expression: &Expression,
+    words: &mut impl WordSource,
+) -> (Vec<Die>, Result<i64, EvalError>) {
     let mut dice = Vec::new();
-    let total = eval_node(&expression.root, words, &mut dice)?;
-    Ok(Roll { total, dice })
+    let total = eval_node(&expression.root, words, &mut dice);
+    (dice, total)
 }
 
 fn eval_node(node: &Expr, words: &mut impl WordSource, dice: &mut Vec<Die>) -> Result<i64, EvalError> {

@@ -9,7 +9,7 @@ pub mod eval;
 pub mod parse;
 
 pub use ast::{Cmp, Condition, DiceTerm, Expr, Expression, Keep, KeepKind, Sides};
-pub use eval::{EvalError, evaluate};
+pub use eval::{EvalError, evaluate, evaluate_keeping_dice};
 pub use parse::ExprError;
 
 /// The limits of PROTOCOL.md §3, in one place so messages and checks agree.

@@ -1,0 +1,135 @@
+//! Configuration: defaults ← TOML file ← `BATTLELOG_ROLLER_*` environment ←
+//! flags, validated before anything starts. A key has the same name in the
+//! file (`journal_url`), the environment (`BATTLELOG_ROLLER_JOURNAL_URL`) and
+//! the flags (`--journal-url`).
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use battlelog_runtime::config::{ConfigError, read_file};
+use battlelog_runtime::logging::LogFormat;
+use serde::Deserialize;
+
+use crate::master_key::{MasterKey, MasterKeyError};
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// gRPC listen address.
+    pub listen: SocketAddr,
+    /// The journal's gRPC endpoint.
+    pub journal_url: String,
+    /// File holding the master key in hex (at least 32 bytes).
+    pub master_key_file: Option<PathBuf>,
+    /// Development only: with no key configured, create one at
+    /// `<data_dir>/master.key` on first start and reuse it after.
+    pub dev: bool,
+    /// Where the development key lives.
+    pub data_dir: PathBuf,
+    /// Log filter (`RUST_LOG` wins when set).
+    pub log: String,
+    pub log_format: LogFormat,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            listen: SocketAddr::from(([127, 0, 0, 1], 50052)),
+            journal_url: "http://127.0.0.1:50053".into(),
+            master_key_file: None,
+            dev: false,
+            data_dir: PathBuf::from("data/roller"),
+            log: "info".into(),
+            log_format: LogFormat::Text,
+        }
+    }
+}
+
+/// The environment and flag layers (a flag wins over its variable).
+#[derive(Debug, Default, Clone, clap::Args)]
+pub struct Overrides {
+    /// gRPC listen address (port 0 picks a free one).
+    #[arg(long, env = "BATTLELOG_ROLLER_LISTEN")]
+    pub listen: Option<SocketAddr>,
+    /// The journal's gRPC endpoint, e.g. http://127.0.0.1:50053.
+    #[arg(long, env = "BATTLELOG_ROLLER_JOURNAL_URL")]
+    pub journal_url: Option<String>,
+    /// File holding the master key in hex.
+    #[arg(long, env = "BATTLELOG_ROLLER_MASTER_KEY_FILE")]
+    pub master_key_file: Option<PathBuf>,
+    /// Development: generate the master key under the data dir if none is configured.
+    #[arg(long, env = "BATTLELOG_ROLLER_DEV")]
+    pub dev: Option<bool>,
+    /// Data directory (development key).
+    #[arg(long, env = "BATTLELOG_ROLLER_DATA_DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Log filter.
+    #[arg(long, env = "BATTLELOG_ROLLER_LOG")]
+    pub log: Option<String>,
+    /// Log format.
+    #[arg(long, env = "BATTLELOG_ROLLER_LOG_FORMAT", value_enum)]
+    pub log_format: Option<LogFormat>,
+}
+
+/// The master key may also come from this variable (hex), so that a secret
+/// store can inject it without a file; it is never a flag, which `ps` shows.
+pub const MASTER_KEY_ENV: &str = "BATTLELOG_ROLLER_MASTER_KEY";
+
+impl Config {
+    pub fn load(file: Option<&Path>, overrides: &Overrides) -> Result<Self, ConfigError> {
+        let mut config: Config = read_file(file)?;
+        let o = overrides.clone();
+        if let Some(v) = o.listen {
+            config.listen = v;
+        }
+        if let Some(v) = o.journal_url {
+            config.journal_url = v;
+        }
+        if let Some(v) = o.master_key_file {
+            config.master_key_file = Some(v);
+        }
+        if let Some(v) = o.dev {
+            config.dev = v;
+        }
+        if let Some(v) = o.data_dir {
+            config.data_dir = v;
+        }
+        if let Some(v) = o.log {
+            config.log = v;
+        }
+        if let Some(v) = o.log_format {
+            config.log_format = v;
+        }
+        config.validate()?;
+        Ok(config)
+    }
+
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if !(self.journal_url.starts_with("http://") || self.journal_url.starts_with("https://")) {
+            return Err(ConfigError::Invalid {
+                key: "journal_url",
+                message: format!("{:?} must start with http:// or https://", self.journal_url),
+            });
+        }
+        Ok(())
+    }
+
+    /// The master key: from `BATTLELOG_ROLLER_MASTER_KEY`, else the key
+    /// file, else (in dev mode only) the generated development key.
+    pub fn master_key(&self) -> Result<MasterKey, ConfigError> {
+        let invalid = |e: MasterKeyError| ConfigError::Invalid { key: "master_key", message: e.to_string() };
+        if let Ok(hex) = std::env::var(MASTER_KEY_ENV) {
+            return MasterKey::from_hex(&hex).map_err(invalid);
+        }
+        match (&self.master_key_file, self.dev) {
+            (Some(path), _) => MasterKey::read_file(path).map_err(invalid),
+            (None, true) => MasterKey::read_or_create(&self.data_dir.join("master.key")).map_err(invalid),
+            (None, false) => Err(ConfigError::Invalid {
+                key: "master_key",
+                message: format!(
+                    "no master key: set master_key_file or {MASTER_KEY_ENV}, or dev = true to generate one under data_dir"
+                ),
+            }),
+        }
+    }
+}

@@ -1,0 +1,26 @@
+//! The battlelog roller: the only place a battle's dice come from.
+//!
+//! - [`master_key`]: the secret every server seed derives from (PROTOCOL.md §1).
+//! - [`ledger`]: what the roller needs to know of a battle (client seed,
+//!   epoch, next nonce, recorded requests), folded from its journal stream.
+//! - [`events`]: battle events to and from journal records.
+//! - [`service`]: the `Roller` gRPC service: commit, roll, reveal.
+//! - [`server`]: [`run`] (config → serving until shutdown) and [`serve`].
+//! - [`config`]: defaults ← file ← `BATTLELOG_ROLLER_*` ← flags.
+//!
+//! The roller keeps nothing of its own: seeds derive from the master key,
+//! nonces and epochs come from the journal, and a roll's faces are returned
+//! only after its `DiceRolled` event is durably journaled (DESIGN.md
+//! invariant 1). Any number of replicas may run side by side.
+
+pub mod config;
+pub mod events;
+pub mod ledger;
+pub mod master_key;
+pub mod server;
+pub mod service;
+
+pub use config::Config;
+pub use master_key::MasterKey;
+pub use server::{ServeError, run, serve};
+pub use service::RollerService;

@@ -1,0 +1,39 @@
+//! `battlelog-roller`: loads the configuration, binds, and serves until
+//! SIGINT or SIGTERM.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use battlelog_roller::config::{Config, Overrides};
+use clap::Parser;
+
+/// The battlelog roller: dice from committed seeds, journaled before they are seen.
+#[derive(Debug, Parser)]
+#[command(version, about)]
+struct Cli {
+    /// TOML config file; flags and BATTLELOG_ROLLER_* variables override it.
+    #[arg(long, env = "BATTLELOG_ROLLER_CONFIG")]
+    config: Option<PathBuf>,
+    #[command(flatten)]
+    overrides: Overrides,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let config = Config::load(cli.config.as_deref(), &cli.overrides)?;
+    battlelog_runtime::logging::init(&config.log, config.log_format).map_err(anyhow::Error::msg)?;
+    let listener = tokio::net::TcpListener::bind(config.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", config.listen))?;
+    let local = listener.local_addr()?;
+    tracing::info!(%local, journal = %config.journal_url, "battlelog-roller starting");
+    // Everything that can fail on bad configuration fails before the
+    // readiness line.
+    let journal = battlelog_roller::server::journal_client(&config.journal_url)?;
+    let service = battlelog_roller::RollerService::new(journal, config.master_key()?);
+    battlelog_runtime::announce("battlelog-roller", local)?;
+    battlelog_roller::serve(service, listener, battlelog_runtime::shutdown_signal()).await?;
+    tracing::info!("battlelog-roller stopped");
+    Ok(())
+}

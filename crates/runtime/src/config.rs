@@ -1,0 +1,28 @@
+//! The file layer of a service's configuration. The layering itself is
+//! defaults ← file ← `BATTLELOG_<SERVICE>_*` environment ← flags: the file
+//! is read here, and clap reads each flag or else its variable on top.
+
+use std::path::{Path, PathBuf};
+
+use serde::de::DeserializeOwned;
+
+/// A configuration that cannot be used. Names the file or the key.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("config file {path}: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("invalid config {key}: {message}")]
+    Invalid { key: &'static str, message: String },
+}
+
+/// Reads `path` as TOML into `T` (unknown keys are errors when `T` says
+/// `deny_unknown_fields`); no path gives `T::default()`.
+pub fn read_file<T: DeserializeOwned + Default>(path: Option<&Path>) -> Result<T, ConfigError> {
+    let Some(path) = path else {
+        return Ok(T::default());
+    };
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.to_owned(), source })?;
+    toml::from_str(&text).map_err(|e| ConfigError::Parse { path: path.to_owned(), message: e.message().to_owned() })
+}

@@ -1,0 +1,50 @@
+//! gRPC pieces every service serves the same way.
+
+use tonic::{Code, Status};
+use tonic_types::{ErrorDetails, StatusExt};
+
+/// Why the reflection service could not be built.
+pub use tonic_reflection::server::Error as ReflectionError;
+
+/// `INVALID_ARGUMENT` naming `field`, with a google.rpc `BadRequest` detail
+/// so that clients can point at the field programmatically.
+pub fn invalid_argument(field: &str, description: impl Into<String>) -> Status {
+    let description = description.into();
+    Status::with_error_details(
+        Code::InvalidArgument,
+        format!("{field}: {description}"),
+        ErrorDetails::with_bad_request_violation(field, description),
+    )
+}
+
+/// `FAILED_PRECONDITION` naming the rule that forbids the request, with a
+/// google.rpc `PreconditionFailure` detail.
+pub fn failed_precondition(subject: &str, rule: &str, description: impl Into<String>) -> Status {
+    let description = description.into();
+    Status::with_error_details(
+        Code::FailedPrecondition,
+        description.clone(),
+        ErrorDetails::with_precondition_failure_violation(rule, subject, description),
+    )
+}
+
+/// The standard health service; `set_serving` is called by the service
+/// once it is ready.
+pub fn health() -> (
+    tonic_health::server::HealthReporter,
+    tonic_health::pb::health_server::HealthServer<impl tonic_health::pb::health_server::Health>,
+) {
+    tonic_health::server::health_reporter()
+}
+
+/// Server reflection over every battlelog proto, so `grpcurl` and friends
+/// work without the `.proto` files.
+pub fn reflection() -> Result<
+    tonic_reflection::server::v1::ServerReflectionServer<impl tonic_reflection::server::v1::ServerReflection>,
+    tonic_reflection::server::Error,
+> {
+    tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(battlelog_proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1()
+}
