@@ -1,0 +1,325 @@
+//! Properties over random battles: limits hold, nothing underflows, the
+//! Berserk exchange is honoured, resolution is deterministic, and no dice
+//! vector, however wrong, makes the engine panic.
+
+use proptest::prelude::*;
+use rules::berserk::v1::fight;
+use rules::berserk::{Attacker, Defender};
+use rules::{Action, Battle, DiceRequest, OpenBattle, Outcome, ResolveError};
+use serde_json::{Value, json};
+
+const POKEMON: [&str; 3] = ["pikachu", "meowth", "missingno"];
+const STATUSES: [&str; 5] = ["paralysis", "infatuation", "confusion", "burn", "sleep"];
+
+fn open(ruleset: &str, participants: Value) -> Battle {
+    let opening: OpenBattle =
+        serde_json::from_value(json!({"ruleset": ruleset, "participants": participants})).expect("an opening");
+    Battle::open(&opening).expect("opens")
+}
+
+fn pokemon_battle() -> Battle {
+    open("pokemon-d6@1", json!([{"id": "pikachu"}, {"id": "meowth"}]))
+}
+
+fn name(names: &'static [&'static str]) -> impl Strategy<Value = String> {
+    proptest::sample::select(names).prop_map(str::to_owned)
+}
+
+fn pokemon_action() -> impl Strategy<Value = Value> {
+    let attack = (
+        name(&POKEMON),
+        name(&POKEMON),
+        proptest::sample::select(&["Tackle", "Solar Beam", "Fly"][..]),
+        proptest::option::of(0u32..200),
+        proptest::option::of(name(&STATUSES)),
+        proptest::collection::vec(any::<bool>(), 8),
+    )
+        .prop_map(|(actor, target, move_name, power, effect, flags)| {
+            let mut attack = json!({"type": "attack", "actor": actor, "target": target, "move": move_name,
+                "interrupt": flags[0], "multi_hit": flags[1], "two_turn": flags[2], "variable_power": flags[3],
+                "never_miss": flags[4], "high_crit": flags[5], "priority": flags[6],
+                "prefer": if flags[7] { "effect" } else { "crit" }});
+            if let Some(power) = power {
+                attack["power"] = json!(power);
+            }
+            if let Some(effect) = effect {
+                attack["effect"] = json!(effect);
+            }
+            attack
+        });
+    let status_move = (name(&POKEMON), name(&POKEMON), name(&STATUSES)).prop_map(|(actor, target, status)| {
+        json!({"type": "status_move", "actor": actor, "target": target, "move": "Thunder Wave", "status": status})
+    });
+    let dodge = (name(&POKEMON), any::<bool>(), any::<bool>(), proptest::option::of(0u32..500)).prop_map(
+        |(actor, priority, teleport, incoming)| {
+            let mut dodge = json!({"type": "dodge", "actor": actor, "priority": priority, "teleport": teleport});
+            if let Some(incoming) = incoming {
+                dodge["incoming_damage"] = json!(incoming);
+            }
+            dodge
+        },
+    );
+    let metronome = (name(&POKEMON), proptest::collection::vec(name(&["Ember", "Surf", "Psychic"]), 0..4))
+        .prop_map(|(actor, moves)| json!({"type": "metronome", "actor": actor, "moves": moves}));
+    let pass = name(&POKEMON).prop_map(|actor| json!({"type": "pass", "actor": actor}));
+    prop_oneof![4 => attack, 2 => status_move, 3 => dodge, 1 => metronome, 1 => pass]
+}
+
+fn arcana_action() -> impl Strategy<Value = Value> {
+    (
+        name(&["mage", "necro", "ghost"]),
+        proptest::option::of(name(&["Ареометизм", "Рука крови", "Огненный шар"])),
+        -1i64..14,
+        any::<bool>(),
+        (0u32..4, 0u32..3, 0u32..2),
+        name(&["p1", "p2", "p3"]),
+        proptest::option::of(0u64..30),
+        0u8..10,
+    )
+        .prop_map(|(actor, ability, points, matches, (artifact, berserk, aux), post, against, pick)| {
+            if pick == 0 {
+                return json!({"type": "start_episode"});
+            }
+            let mut cast = json!({"type": "cast", "actor": actor, "skill_points": points,
+                "specialization_matches": matches, "artifact_bonus": artifact, "berserk_bonus": berserk,
+                "aux_bonus": aux, "post": post});
+            if let Some(ability) = ability {
+                cast["ability"] = json!(ability);
+            }
+            if let Some(against) = against {
+                cast["type"] = json!("defend");
+                cast["against"] = json!(against);
+            }
+            cast
+        })
+}
+
+fn berserk_action() -> impl Strategy<Value = Value> {
+    let side = (0u32..4, -3i32..4, any::<bool>(), proptest::option::of([0u32..5, 0u32..5, 0u32..5]));
+    let kind = name(&[
+        "simple",
+        "simple",
+        "simple",
+        "unanswerable",
+        "special",
+        "magic",
+        "through_row",
+        "shot",
+        "discharge",
+        "throw",
+    ]);
+    let strike = (side.clone(), side, kind, any::<bool>(), any::<bool>()).prop_map(
+        |((ax, am, aa, astrike), (dx, dm, da, dstrike), kind, closed, own_squad)| {
+            json!({"type": "strike",
+                "attacker": {"id": "a", "attack_experience": ax, "die_modifier": am, "avoid_exchange": aa,
+                    "strike": astrike},
+                "defender": {"id": "b", "defense_experience": dx, "die_modifier": dm, "avoid_exchange": da,
+                    "closed": closed, "strike": dstrike},
+                "kind": kind, "own_squad": own_squad})
+        },
+    );
+    let effect = ([-5i64..10, -5i64..10, -5i64..10], -3i32..4).prop_map(
+        |(values, modifier)| json!({"type": "effect", "actor": "a", "values": values, "die_modifier": modifier}),
+    );
+    prop_oneof![3 => strike, 1 => effect]
+}
+
+fn pbta_action() -> impl Strategy<Value = Value> {
+    (
+        name(&["ash", "misty", "brock"]),
+        name(&["brawn", "grace", "charm", "grit", "wits", "cool", "luck"]),
+        proptest::option::of(-3i32..4),
+        proptest::collection::vec(name(&["pikachu", "brock"]), 0..3),
+    )
+        .prop_map(|(actor, trait_name, value, helpers)| {
+            let mut action = json!({"type": "move", "actor": actor, "trait": trait_name, "helpers": helpers});
+            if let Some(value) = value {
+                action["trait_value"] = json!(value);
+            }
+            action
+        })
+}
+
+fn common_action() -> impl Strategy<Value = Value> {
+    let ruling = (
+        0u64..12,
+        proptest::option::of(proptest::sample::select(vec![
+            json!({"counted": false}),
+            json!({"result": "failure", "concentration_broken": false}),
+            json!({"turns": 9}),
+            json!({"result": "hit", "effect_applied": "burn", "interrupts_target": true, "breaks_charge": true}),
+            json!({"bogus": 1}),
+            json!({"result": 7}),
+        ])),
+    )
+        .prop_map(|(refers_to, replacement)| {
+            let mut ruling = json!({"type": "ruling", "judge": "Oak", "refers_to": refers_to, "text": "so ruled"});
+            if let Some(replacement) = replacement {
+                ruling["override"] = replacement;
+            }
+            ruling
+        });
+    let dispute = (0u64..12).prop_map(|refers_to| {
+        json!({"type": "dispute", "by": "ash", "refers_to": refers_to,
+        "reason": "no"})
+    });
+    let roll = name(&["2d6", "1d6!", "4d6kh3", "1d20r1", "3dF", "1d6/(1d2-1)", "2d", "d%", "10d6>=5"])
+        .prop_map(|expression| json!({"type": "roll", "actor": "ash", "expression": expression, "purpose": "p"}));
+    prop_oneof![ruling, dispute, roll]
+}
+
+/// One step of a random script: an action, raw numbers for its dice, and
+/// whether to fold those numbers into the faces the action needs (so most
+/// steps resolve) or hand them over as they are (so wrong dice get tested).
+type Step = (Value, Vec<u32>, bool);
+
+fn steps(action: impl Strategy<Value = Value>, max: usize) -> impl Strategy<Value = Vec<Step>> {
+    let raw = prop_oneof![4 => 0u32..12, 1 => any::<u32>()];
+    proptest::collection::vec(
+        (action, proptest::collection::vec(raw, 0..6), prop_oneof![4 => Just(true), 1 => Just(false)]),
+        0..max,
+    )
+}
+
+fn faces_for(battle: &Battle, action: &Action, raw: &[u32], fit: bool) -> Vec<u32> {
+    match (fit, battle.dice_needed(action)) {
+        (true, Ok(request)) => match request.die_sides() {
+            Some(sides) => sides.iter().enumerate().map(|(i, &s)| 1 + raw.get(i).copied().unwrap_or(0) % s).collect(),
+            // A free roll: small faces fit most expressions.
+            None => raw.iter().map(|face| 1 + face % 2).collect(),
+        },
+        _ => raw.to_vec(),
+    }
+}
+
+/// Plays `steps`; calls `check` with the battle after every step and the
+/// result of that step. Actions are at versions 0, 1, 2 … whatever happens.
+fn run(mut battle: Battle, steps: &[Step], mut check: impl FnMut(&Battle, &Result<Outcome, ResolveError>)) -> Battle {
+    for (version, (json, raw, fit)) in (0u64..).zip(steps) {
+        let Ok(action) = serde_json::from_value::<Action>(json.clone()) else {
+            panic!("the strategy made an invalid action: {json}");
+        };
+        let faces = faces_for(&battle, &action, raw, *fit);
+        let result = battle.resolve(version, &action, &faces);
+        let outcome = result.as_ref().map(|resolution| resolution.outcome.clone()).map_err(Clone::clone);
+        if let Ok(resolution) = result {
+            battle = resolution.battle;
+        }
+        check(&battle, &outcome);
+    }
+    battle
+}
+
+fn any_battle_and_steps() -> impl Strategy<Value = (Battle, Vec<Step>)> {
+    prop_oneof![
+        steps(prop_oneof![4 => pokemon_action(), 1 => common_action()], 40).prop_map(|s| (pokemon_battle(), s)),
+        steps(prop_oneof![4 => arcana_action(), 1 => common_action()], 40).prop_map(|s| {
+            let sheets = json!([{"id": "mage", "abilities": {"Ареометизм": {"per_episode": 3}, "Огненный шар": {}}},
+                {"id": "necro", "abilities": {"Рука крови": {"per_episode": 2}}}]);
+            (open("arcana-2d10@1", sheets), s)
+        }),
+        steps(prop_oneof![4 => berserk_action(), 1 => common_action()], 20)
+            .prop_map(|s| (open("berserk@1", json!([{"id": "a"}, {"id": "b"}])), s)),
+        steps(prop_oneof![4 => pbta_action(), 1 => common_action()], 20)
+            .prop_map(|s| { (open("pbta-2d6@1", json!([{"id": "ash", "traits": {"wits": 2}}, {"id": "misty"}])), s) }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn dodges_never_exceed_five_and_statuses_never_underflow(steps in steps(pokemon_action(), 60)) {
+        run(pokemon_battle(), &steps, |battle, outcome| {
+            for participant in battle.participants() {
+                let (id, pokemon) = (&participant.id, battle.pokemon(&participant.id).expect("every participant"));
+                assert!(pokemon.dodges_used <= 5, "{id} has {} counted dodges", pokemon.dodges_used);
+                for (status, turns) in &pokemon.statuses {
+                    assert!((1..=4).contains(turns), "{id}: {status} has {turns} turns left");
+                }
+            }
+            if let Ok(Outcome::Dodge(dodge)) = outcome {
+                assert!(dodge.dodges_left <= 5);
+            }
+        });
+    }
+
+    #[test]
+    fn a_declared_avoidance_never_leaves_both_sides_striking(
+        a in 1u32..=6, d in 1u32..=6,
+        modifiers in (-4i32..5, -4i32..5), experience in (0u32..4, 0u32..4),
+        avoid in (any::<bool>(), any::<bool>()),
+    ) {
+        let attacker = Attacker { id: "a".into(), strike: None, attack_experience: experience.0,
+            die_modifier: modifiers.0, avoid_exchange: avoid.0 };
+        let defender = Defender { id: "b".into(), strike: None, defense_experience: experience.1,
+            die_modifier: modifiers.1, closed: false, avoid_exchange: avoid.1 };
+        let fight = fight(a, d, &attacker, &defender);
+        let both_strike = fight.attacker_tier.strikes() && fight.defender_tier.strikes();
+        let higher_declared = (fight.diff > 0 && avoid.0) || (fight.diff < 0 && avoid.1);
+        prop_assert!(!(higher_declared && both_strike), "{fight:?}");
+        prop_assert!(!(avoid.0 && avoid.1 && both_strike), "{fight:?}");
+        prop_assert!(!fight.exchange_avoided || !both_strike);
+        prop_assert_eq!(fight.exchange_avoided, higher_declared && [2, 4, -4].contains(&fight.diff));
+    }
+
+    #[test]
+    fn resolution_is_deterministic((battle, steps) in any_battle_and_steps()) {
+        let start = battle;
+        let first = run(start.clone(), &steps, |_, _| {});
+        let second = run(start.clone(), &steps, |_, _| {});
+        prop_assert_eq!(&first, &second);
+        // Every recorded action re-resolves, twice alike, to its recorded
+        // outcome from the battle as it stood before it.
+        for (version, (json, raw, fit)) in (0u64..).zip(&steps) {
+            let Some(entry) = first.entry(version) else { continue };
+            let before = match version.checked_sub(1) {
+                Some(previous) => first.as_of(previous).expect("replays"),
+                None => start.clone(),
+            };
+            let action: Action = serde_json::from_value(json.clone()).expect("valid");
+            let faces = faces_for(&before, &action, raw, *fit);
+            let once = before.resolve(version, &action, &faces).expect("it resolved before");
+            let twice = before.resolve(version, &action, &faces).expect("it resolves again");
+            prop_assert_eq!(&once, &twice);
+            prop_assert_eq!(&once.outcome, &entry.outcome);
+        }
+    }
+
+    #[test]
+    fn folding_recorded_outcomes_rebuilds_the_battle((battle, steps) in any_battle_and_steps()) {
+        let battle = run(battle, &steps, |_, _| {});
+        let mut folded = battle_start(&battle);
+        for entry in battle.entries() {
+            folded = folded.apply(entry.version, &entry.action, &entry.outcome).expect("a recorded outcome folds");
+        }
+        prop_assert_eq!(folded, battle);
+    }
+
+    #[test]
+    fn arbitrary_dice_never_panic(
+        (battle, steps) in any_battle_and_steps(),
+        probes in proptest::collection::vec(proptest::collection::vec(any::<u32>(), 0..8), 1..6),
+    ) {
+        let battle = run(battle, &steps, |_, _| {});
+        let next = battle.last_version().map_or(0, |last| last + 1);
+        for (json, _, _) in &steps {
+            let action: Action = serde_json::from_value(json.clone()).expect("valid");
+            for faces in &probes {
+                // Only Ok or Err; a panic fails the test.
+                let _ = battle.resolve(next, &action, faces);
+                if let Ok(DiceRequest::Rolls(rolls)) = battle.dice_needed(&action) {
+                    let wanted: usize = rolls.iter().map(|roll| roll.count as usize).sum();
+                    if faces.len() != wanted {
+                        prop_assert!(matches!(battle.resolve(next, &action, faces), Err(ResolveError::Dice(_))));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The battle as opened, before any action.
+fn battle_start(battle: &Battle) -> Battle {
+    Battle::new(battle.ruleset(), battle.participants().to_vec()).expect("reopens")
+}
