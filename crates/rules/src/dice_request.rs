@@ -170,21 +170,23 @@ pub fn faces_from_integers(values: &[i64]) -> Result<Vec<u32>, DiceError> {
 /// explosions, keep/drop) decides which face is which die.
 pub(crate) fn evaluate_with_faces(expression: &Expression, faces: &[u32]) -> Result<Roll, DiceError> {
     let mut source = GivenFaces { faces, next: 0, exhausted: false };
-    let evaluated = dice::evaluate(expression, &mut source);
+    // The dice drawn come back even when the arithmetic fails, so wrong
+    // faces are reported as such before any arithmetic error they caused.
+    let (dice, total) = dice::evaluate_keeping_dice(expression, &mut source);
     let text = expression.source().to_owned();
-    if source.exhausted {
-        return Err(DiceError::TooFewForExpression { expression: text, given: faces.len() });
-    }
-    let roll = evaluated.map_err(|source| DiceError::Evaluation { expression: text.clone(), source })?;
-    for (index, (die, &face)) in roll.dice.iter().zip(faces).enumerate() {
+    for (index, (die, &face)) in dice.iter().zip(faces).enumerate() {
         if !(1..=die.sides).contains(&face) {
             return Err(DiceError::Face { position: index + 1, face, sides: die.sides, purpose: "free roll" });
         }
     }
-    if roll.dice.len() != faces.len() {
-        return Err(DiceError::TooManyForExpression { expression: text, drawn: roll.dice.len(), given: faces.len() });
+    if source.exhausted {
+        return Err(DiceError::TooFewForExpression { expression: text, given: faces.len() });
     }
-    Ok(roll)
+    if dice.len() != faces.len() {
+        return Err(DiceError::TooManyForExpression { expression: text, drawn: dice.len(), given: faces.len() });
+    }
+    let total = total.map_err(|source| DiceError::Evaluation { expression: text, source })?;
+    Ok(Roll { total, dice })
 }
 
 /// Hands out `face − 1` as the next word: the protocol's die maps word `w`
