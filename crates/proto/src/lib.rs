@@ -3,8 +3,11 @@
 //!
 //! - [`v1`]: package `battlelog.v1` — messages, clients (`*_client`) and
 //!   servers (`*_server`) of every service.
+//! - [`battle`]: battle events to and from journal records and export JSON.
 //! - [`FILE_DESCRIPTOR_SET`]: the encoded descriptors of all of it, for gRPC
 //!   reflection.
+
+pub mod battle;
 
 /// Package `battlelog.v1`.
 #[allow(missing_docs, clippy::all, clippy::pedantic, unused_qualifications, missing_debug_implementations)]

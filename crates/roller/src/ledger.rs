@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use battlelog_proto::v1::{JournalRecord, battle_event::Event};
 
-use crate::events::{self, EventError};
+use battlelog_proto::battle::{self as events, EventError};
 
 /// Idempotency keys the roller writes: `roll:<request id>:<index>` and
 /// `reveal:<request id>:<index>`, one per event of the request.

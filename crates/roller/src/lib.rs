@@ -3,7 +3,6 @@
 //! - [`master_key`]: the secret every server seed derives from (PROTOCOL.md §1).
 //! - [`ledger`]: what the roller needs to know of a battle (client seed,
 //!   epoch, next nonce, recorded requests), folded from its journal stream.
-//! - [`events`]: battle events to and from journal records.
 //! - [`service`]: the `Roller` gRPC service: commit, roll, reveal.
 //! - [`server`]: [`run`] (config → serving until shutdown) and [`serve`].
 //! - [`config`]: defaults ← file ← `BATTLELOG_ROLLER_*` ← flags.
@@ -14,7 +13,6 @@
 //! invariant 1). Any number of replicas may run side by side.
 
 pub mod config;
-pub mod events;
 pub mod ledger;
 pub mod master_key;
 pub mod server;

@@ -22,9 +22,9 @@ use tonic::transport::Channel;
 use tonic::{Code, Request, Response, Status};
 use tracing::{debug, warn};
 
-use crate::events::{self, die_from_proto, die_to_proto};
 use crate::ledger::{Ledger, reveal_key, roll_key};
 use crate::master_key::MasterKey;
+use battlelog_proto::battle::{self as events, die_from_proto, die_to_proto};
 
 /// Most expressions in one request.
 pub const MAX_ROLLS_PER_REQUEST: usize = 16;

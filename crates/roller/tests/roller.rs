@@ -5,6 +5,7 @@
 
 use std::collections::BTreeSet;
 
+use battlelog_proto::battle as events;
 use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::roller_client::RollerClient;
 use battlelog_proto::v1::roller_server::Roller;
@@ -12,7 +13,7 @@ use battlelog_proto::v1::{
     AppendRequest, BattleOpened, CommitmentRequest, ExpectedVersion, ReadStreamRequest, RevealRequest, RollRequest,
     RollSpec, battle_event::Event, expected_version,
 };
-use battlelog_roller::{MasterKey, RollerService, events};
+use battlelog_roller::{MasterKey, RollerService};
 use tokio::net::TcpListener;
 use tonic::transport::Channel;
 use tonic::{Code, Request};

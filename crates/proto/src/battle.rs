@@ -1,0 +1,195 @@
+//! Battle events to and from journal records, and to the JSON that exports
+//! and people read. A record's `event_type` names the event and its payload
+//! is the protobuf encoding of a `BattleEvent` holding exactly that event
+//! (`proto/battlelog/v1/battle.proto`).
+
+use prost::Message;
+use prost_types::value::Kind;
+use serde_json::{Map, Number, Value, json};
+
+use crate::v1::{self, BattleEvent, JournalRecord, NewEvent, battle_event::Event};
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EventError {
+    #[error("version {version}: payload is not a BattleEvent: {message}")]
+    Undecodable { version: u64, message: String },
+    #[error("version {version}: payload holds no event")]
+    Empty { version: u64 },
+    #[error("version {version}: record says {declared} but the payload holds {actual}")]
+    TypeMismatch { version: u64, declared: String, actual: &'static str },
+}
+
+/// The record's `event_type` for `event`.
+pub fn type_name(event: &Event) -> &'static str {
+    match event {
+        Event::BattleOpened(_) => "BattleOpened",
+        Event::SeedCommitted(_) => "SeedCommitted",
+        Event::DiceRolled(_) => "DiceRolled",
+        Event::ActionResolved(_) => "ActionResolved",
+        Event::DisputeRaised(_) => "DisputeRaised",
+        Event::JudgeRuling(_) => "JudgeRuling",
+        Event::SeedRevealed(_) => "SeedRevealed",
+        Event::BattleClosed(_) => "BattleClosed",
+    }
+}
+
+/// The journal append entry for `event`.
+pub fn new_event(event: Event, idempotency_key: String) -> NewEvent {
+    let event_type = type_name(&event).to_owned();
+    NewEvent { event_type, payload: BattleEvent { event: Some(event) }.encode_to_vec(), idempotency_key }
+}
+
+/// Decodes a record's payload and checks it is the event its type says.
+pub fn decode(record: &JournalRecord) -> Result<Event, EventError> {
+    let version = record.version;
+    let decoded = BattleEvent::decode(record.payload.as_slice())
+        .map_err(|e| EventError::Undecodable { version, message: e.to_string() })?;
+    let event = decoded.event.ok_or(EventError::Empty { version })?;
+    let actual = type_name(&event);
+    if actual != record.event_type {
+        return Err(EventError::TypeMismatch { version, declared: record.event_type.clone(), actual });
+    }
+    Ok(event)
+}
+
+pub fn die_to_proto(die: &dice::Die) -> v1::Die {
+    v1::Die { sides: die.sides, value: die.value, kept: die.kept, rerolled: die.rerolled, exploded: die.exploded }
+}
+
+pub fn die_from_proto(die: &v1::Die) -> dice::Die {
+    dice::Die { sides: die.sides, value: die.value, kept: die.kept, rerolled: die.rerolled, exploded: die.exploded }
+}
+
+/// A `google.protobuf.Struct` as a JSON object. Protobuf numbers are
+/// doubles; whole ones come back as JSON integers, so `{"power": 65}`
+/// survives the round trip as written.
+pub fn struct_to_json(fields: &prost_types::Struct) -> Map<String, Value> {
+    fields.fields.iter().map(|(name, value)| (name.clone(), value_to_json(value))).collect()
+}
+
+pub fn value_to_json(value: &prost_types::Value) -> Value {
+    match &value.kind {
+        None | Some(Kind::NullValue(_)) => Value::Null,
+        Some(Kind::BoolValue(b)) => Value::Bool(*b),
+        Some(Kind::StringValue(s)) => Value::String(s.clone()),
+        Some(Kind::NumberValue(n)) => number_to_json(*n),
+        Some(Kind::StructValue(s)) => Value::Object(struct_to_json(s)),
+        Some(Kind::ListValue(list)) => Value::Array(list.values.iter().map(value_to_json).collect()),
+    }
+}
+
+/// Doubles hold integers exactly up to 2^53.
+const MAX_EXACT_INTEGER: f64 = 9_007_199_254_740_992.0;
+
+fn number_to_json(n: f64) -> Value {
+    if n.fract() == 0.0 && n.abs() <= MAX_EXACT_INTEGER {
+        // Exact: checked whole and within the range doubles hold exactly.
+        Value::Number(Number::from(n as i64))
+    } else {
+        Number::from_f64(n).map_or(Value::Null, Value::Number)
+    }
+}
+
+/// A JSON object as a `google.protobuf.Struct`.
+pub fn json_to_struct(fields: &Map<String, Value>) -> prost_types::Struct {
+    prost_types::Struct { fields: fields.iter().map(|(name, value)| (name.clone(), json_to_value(value))).collect() }
+}
+
+pub fn json_to_value(value: &Value) -> prost_types::Value {
+    let kind = match value {
+        Value::Null => Kind::NullValue(prost_types::NullValue::NullValue as i32),
+        Value::Bool(b) => Kind::BoolValue(*b),
+        Value::Number(n) => Kind::NumberValue(n.as_f64().unwrap_or_default()),
+        Value::String(s) => Kind::StringValue(s.clone()),
+        Value::Array(items) => {
+            Kind::ListValue(prost_types::ListValue { values: items.iter().map(json_to_value).collect() })
+        }
+        Value::Object(fields) => Kind::StructValue(json_to_struct(fields)),
+    };
+    prost_types::Value { kind: Some(kind) }
+}
+
+fn die_json(die: &v1::Die) -> Value {
+    json!({"sides": die.sides, "value": die.value, "kept": die.kept, "rerolled": die.rerolled, "exploded": die.exploded})
+}
+
+fn optional_struct(fields: Option<&prost_types::Struct>) -> Value {
+    fields.map_or(Value::Null, |s| Value::Object(struct_to_json(s)))
+}
+
+/// The event as PROTOCOL.md §4's export shows it: `type` plus its fields in
+/// snake_case, enum values as RULES.md strings.
+pub fn event_to_json(event: &Event) -> Value {
+    let mut fields = match event {
+        Event::BattleOpened(e) => json!({
+            "ruleset": e.ruleset,
+            "title": e.title,
+            "forum_ref": e.forum_ref,
+            "participants": e.participants.iter().map(|p| Value::Object(struct_to_json(p))).collect::<Vec<_>>(),
+            "client_seed": e.client_seed,
+            "commitment": e.commitment,
+            "tenant": e.tenant,
+        }),
+        Event::SeedCommitted(e) => json!({"epoch": e.epoch, "commitment": e.commitment}),
+        Event::DiceRolled(e) => {
+            let mut fields = json!({
+                "epoch": e.epoch,
+                "nonce": e.nonce,
+                "expression": e.expression,
+                "purpose": e.purpose,
+                "actor": e.actor,
+                "total": e.total,
+                "dice": e.dice.iter().map(die_json).collect::<Vec<_>>(),
+            });
+            if !e.error.is_empty() {
+                fields["error"] = Value::String(e.error.clone());
+            }
+            fields
+        }
+        Event::ActionResolved(e) => json!({
+            "action": optional_struct(e.action.as_ref()),
+            "rolls": e.rolls,
+            "outcome": optional_struct(e.outcome.as_ref()),
+            "summary_ru": e.summary_ru,
+            "summary_en": e.summary_en,
+        }),
+        Event::DisputeRaised(e) => json!({"by": e.by, "refers_to": e.refers_to, "reason": e.reason}),
+        Event::JudgeRuling(e) => json!({
+            "judge": e.judge,
+            "refers_to": e.refers_to,
+            "text": e.text,
+            "override": optional_struct(e.r#override.as_ref()),
+        }),
+        Event::SeedRevealed(e) => json!({"epoch": e.epoch, "server_seed": e.server_seed}),
+        Event::BattleClosed(e) => json!({"by": e.by, "reason": e.reason}),
+    };
+    if let Value::Object(map) = &mut fields {
+        map.insert("type".to_owned(), Value::String(type_name(event).to_owned()));
+    }
+    fields
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn struct_round_trip_keeps_integers_and_nesting() {
+        let original =
+            json!({"type": "attack", "power": 65, "ratio": 0.5, "flags": [true, null, "x"], "inner": {"n": -3}});
+        let Value::Object(fields) = &original else { unreachable!("an object literal") };
+        assert_eq!(Value::Object(struct_to_json(&json_to_struct(fields))), original);
+    }
+
+    #[test]
+    fn a_record_whose_type_lies_about_its_payload_is_refused() {
+        let event = Event::SeedCommitted(v1::SeedCommitted { epoch: 1, commitment: "ab".into() });
+        let new = new_event(event, String::new());
+        let record =
+            JournalRecord { version: 3, event_type: "DiceRolled".into(), payload: new.payload, ..Default::default() };
+        assert_eq!(
+            decode(&record),
+            Err(EventError::TypeMismatch { version: 3, declared: "DiceRolled".into(), actual: "SeedCommitted" })
+        );
+    }
+}
