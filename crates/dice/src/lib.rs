@@ -8,6 +8,7 @@
 //!   evaluation that fixes which word becomes which die (§3).
 //! - [`record`]: the roll record that keeps every die with its flags.
 //! - [`render`]: the one-line human rendering pasted into forum posts.
+//! - [`terms`]: which recorded die belongs to which term, and raw faces.
 //!
 //! Randomness comes only from [`stream::RollStream`]; no `rand` range or
 //! distribution helper is used anywhere, because their output may change
@@ -18,12 +19,14 @@ pub mod record;
 pub mod render;
 pub mod seed;
 pub mod stream;
+pub mod terms;
 
 pub use expr::{EvalError, ExprError, Expression, Limits, evaluate, evaluate_keeping_dice};
 pub use record::{Die, Roll};
 pub use render::render;
 pub use seed::{Commitment, RollKey, SeedError, ServerSeed};
 pub use stream::{RollStream, WordSource, draw_die};
+pub use terms::{raw_faces, split_by_term};
 
 /// Parses `expression`, derives the roll's word stream from `server_seed`,
 /// `client_seed` and `nonce`, and evaluates it: the whole of PROTOCOL.md §2–3

@@ -9,6 +9,7 @@ use std::fmt::Write;
 
 use crate::expr::{Expression, Sides};
 use crate::record::{Die, Roll};
+use crate::terms::split_by_term;
 
 /// Renders `roll` of `expression`: one bracket of dice per dice term, in
 /// draw order, then the total and the comment if there is one.
@@ -17,7 +18,7 @@ use crate::record::{Die, Roll};
 /// belongs to), so a roll read back from a journal renders the same.
 pub fn render(expression: &Expression, roll: &Roll) -> String {
     let mut line = expression.formula().to_owned();
-    let groups = group_by_term(expression, &roll.dice);
+    let groups = split_by_term(expression, &roll.dice);
     if !groups.is_empty() {
         line.push(':');
     }
@@ -49,34 +50,4 @@ fn write_die(line: &mut String, sides: Option<Sides>, die: &Die) {
     } else {
         let _ = write!(line, "~~{face}{mark}~~");
     }
-}
-
-/// Splits the dice into their terms: each of a term's COUNT dice is one
-/// die, plus its replacement when it was rerolled, plus the explosion dice
-/// that follow it. Dice left over (a record that does not fit the
-/// expression) form a last group of their own rather than vanish.
-fn group_by_term<'a>(expression: &Expression, dice: &'a [Die]) -> Vec<(Option<Sides>, &'a [Die])> {
-    let mut groups = Vec::new();
-    let mut next = 0;
-    for term in expression.dice_terms() {
-        let start = next;
-        for _ in 0..term.count {
-            if next >= dice.len() {
-                break;
-            }
-            if dice[next].rerolled {
-                next += 1;
-            }
-            next += 1;
-            while next < dice.len() && dice[next].exploded {
-                next += 1;
-            }
-        }
-        let end = next.min(dice.len());
-        groups.push((Some(term.sides), &dice[start..end]));
-    }
-    if next < dice.len() {
-        groups.push((None, &dice[next..]));
-    }
-    groups
 }

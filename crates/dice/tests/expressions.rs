@@ -212,3 +212,11 @@ fn a_failed_evaluation_still_hands_back_its_dice() {
     // The d6 showed 4 and the d2 showed 1; the last term was never reached.
     assert_eq!(drawn, vec![die(6, 4), die(2, 1)]);
 }
+
+#[test]
+fn raw_faces_undo_the_fudge_shift_and_keep_draw_order() {
+    let parsed = Expression::parse("2dF+1d6r1").expect("parses");
+    let roll = eval_with("2dF+1d6r1", &[0, 2, 0, 4]);
+    // dF faces 1 and 3 show -1 and +1; the d6 shows 1 (rerolled) then 5.
+    assert_eq!(dice::raw_faces(&parsed, &roll.dice), vec![1, 3, 1, 5]);
+}

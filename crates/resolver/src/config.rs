@@ -1,0 +1,91 @@
+//! Configuration: defaults ← TOML file ← `BATTLELOG_RESOLVER_*` environment
+//! ← flags, validated before anything starts.
+
+use std::net::SocketAddr;
+use std::path::Path;
+
+use battlelog_runtime::config::{ConfigError, read_file};
+use battlelog_runtime::logging::LogFormat;
+use serde::Deserialize;
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// gRPC listen address.
+    pub listen: SocketAddr,
+    /// The journal's gRPC endpoint.
+    pub journal_url: String,
+    /// The roller's gRPC endpoint.
+    pub roller_url: String,
+    /// Log filter (`RUST_LOG` wins when set).
+    pub log: String,
+    pub log_format: LogFormat,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            listen: SocketAddr::from(([127, 0, 0, 1], 50051)),
+            journal_url: "http://127.0.0.1:50053".into(),
+            roller_url: "http://127.0.0.1:50052".into(),
+            log: "info".into(),
+            log_format: LogFormat::Text,
+        }
+    }
+}
+
+/// The environment and flag layers (a flag wins over its variable).
+#[derive(Debug, Default, Clone, clap::Args)]
+pub struct Overrides {
+    /// gRPC listen address (port 0 picks a free one).
+    #[arg(long, env = "BATTLELOG_RESOLVER_LISTEN")]
+    pub listen: Option<SocketAddr>,
+    /// The journal's gRPC endpoint.
+    #[arg(long, env = "BATTLELOG_RESOLVER_JOURNAL_URL")]
+    pub journal_url: Option<String>,
+    /// The roller's gRPC endpoint.
+    #[arg(long, env = "BATTLELOG_RESOLVER_ROLLER_URL")]
+    pub roller_url: Option<String>,
+    /// Log filter.
+    #[arg(long, env = "BATTLELOG_RESOLVER_LOG")]
+    pub log: Option<String>,
+    /// Log format.
+    #[arg(long, env = "BATTLELOG_RESOLVER_LOG_FORMAT", value_enum)]
+    pub log_format: Option<LogFormat>,
+}
+
+impl Config {
+    pub fn load(file: Option<&Path>, overrides: &Overrides) -> Result<Self, ConfigError> {
+        let mut config: Config = read_file(file)?;
+        let o = overrides.clone();
+        if let Some(v) = o.listen {
+            config.listen = v;
+        }
+        if let Some(v) = o.journal_url {
+            config.journal_url = v;
+        }
+        if let Some(v) = o.roller_url {
+            config.roller_url = v;
+        }
+        if let Some(v) = o.log {
+            config.log = v;
+        }
+        if let Some(v) = o.log_format {
+            config.log_format = v;
+        }
+        config.validate()?;
+        Ok(config)
+    }
+
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        for (key, url) in [("journal_url", &self.journal_url), ("roller_url", &self.roller_url)] {
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                return Err(ConfigError::Invalid {
+                    key,
+                    message: format!("{url:?} must start with http:// or https://"),
+                });
+            }
+        }
+        Ok(())
+    }
+}

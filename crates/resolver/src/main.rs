@@ -1,0 +1,36 @@
+//! `battlelog-resolver`: loads the configuration, binds, and serves until
+//! SIGINT or SIGTERM.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use battlelog_resolver::config::{Config, Overrides};
+use clap::Parser;
+
+/// The battlelog resolver: battles' game logic over gRPC.
+#[derive(Debug, Parser)]
+#[command(version, about)]
+struct Cli {
+    /// TOML config file; flags and BATTLELOG_RESOLVER_* variables override it.
+    #[arg(long, env = "BATTLELOG_RESOLVER_CONFIG")]
+    config: Option<PathBuf>,
+    #[command(flatten)]
+    overrides: Overrides,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let config = Config::load(cli.config.as_deref(), &cli.overrides)?;
+    battlelog_runtime::logging::init(&config.log, config.log_format).map_err(anyhow::Error::msg)?;
+    let listener = tokio::net::TcpListener::bind(config.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", config.listen))?;
+    let local = listener.local_addr()?;
+    let service = battlelog_resolver::server::service(&config)?;
+    tracing::info!(%local, journal = %config.journal_url, roller = %config.roller_url, "battlelog-resolver starting");
+    battlelog_runtime::announce("battlelog-resolver", local)?;
+    battlelog_resolver::serve(service, listener, battlelog_runtime::shutdown_signal()).await?;
+    tracing::info!("battlelog-resolver stopped");
+    Ok(())
+}

@@ -1,0 +1,579 @@
+//! The `Resolver` gRPC service.
+//!
+//! Every command folds the battle's journal stream first (a cached view,
+//! caught up from the journal, which is always believed over the cache),
+//! checks the rules before any die is drawn, asks the roller for exactly the
+//! dice the action needs, resolves, and appends the result with the stream's
+//! exact expected version. Commands on one battle are serialised per
+//! replica; across replicas the expected version decides.
+//!
+//! Every mutating request carries a request id. The resolver derives the
+//! roller's and the journal's idempotency keys from it, so a retry after a
+//! crash anywhere — even between the roll and the resolution — finds what
+//! was recorded and never rolls again.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use battlelog_proto::battle::{self, die_from_proto, json_to_struct, struct_to_json};
+use battlelog_proto::v1::journal_client::JournalClient;
+use battlelog_proto::v1::resolver_server::Resolver;
+use battlelog_proto::v1::roller_client::RollerClient;
+use battlelog_proto::v1::{
+    ActRequest, ActResponse, ActionResolved, AppendRequest, AuditFinding, AuditRequest, AuditResponse, BattleClosed,
+    BattleEvent, BattleOpened, CloseRequest, CommitmentRequest, DisputeRaised, DisputeRequest, EventResponse,
+    ExpectedVersion, GetBattleRequest, GetBattleResponse, JudgeRuling, ListRulesetsRequest, ListRulesetsResponse,
+    OpenBattleRequest, OpenBattleResponse, ReadStreamRequest, RecordedRoll, RevealRequest, RollRequest, RollSpec,
+    RuleRequest, battle_event::Event, expected_version,
+};
+use battlelog_runtime::grpc::{failed_precondition, invalid_argument};
+use rules::{Action, ActionKind, Battle, RulesetId};
+use serde_json::{Map, Value};
+use tonic::transport::Channel;
+use tonic::{Code, Request, Response, Status};
+use tracing::debug;
+
+use crate::audit::{AuditedRecord, audit};
+use crate::view::{BattleView, dispute_action, ruling_action};
+
+pub const MAX_BATTLE_ID_BYTES: usize = 128;
+pub const MAX_REQUEST_ID_BYTES: usize = 90;
+pub const MAX_TEXT_BYTES: usize = 2_000;
+pub const MAX_CLIENT_SEED_BYTES: usize = 1_000;
+pub const MAX_PARTICIPANTS: usize = 64;
+/// An action or a sheet as JSON; generous for notes, small for the journal.
+pub const MAX_JSON_BYTES: usize = 16 * 1024;
+const MAX_ATTEMPTS: usize = 16;
+const MAX_CACHED_BATTLES: usize = 10_000;
+
+type SharedView = Arc<tokio::sync::Mutex<BattleView>>;
+
+#[derive(Debug, Clone)]
+pub struct ResolverService {
+    journal: JournalClient<Channel>,
+    roller: RollerClient<Channel>,
+    views: Arc<Mutex<HashMap<String, SharedView>>>,
+}
+
+fn validate_battle_id(battle_id: &str) -> Result<(), Status> {
+    if battle_id.is_empty() || battle_id.len() > MAX_BATTLE_ID_BYTES {
+        return Err(invalid_argument("battle_id", format!("must be 1 to {MAX_BATTLE_ID_BYTES} bytes")));
+    }
+    if !battle_id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') {
+        return Err(invalid_argument("battle_id", "may hold only letters A-Z a-z, digits, '-' and '_'"));
+    }
+    Ok(())
+}
+
+fn validate_request_id(request_id: &str) -> Result<(), Status> {
+    if request_id.is_empty() || request_id.len() > MAX_REQUEST_ID_BYTES {
+        return Err(invalid_argument("request_id", format!("is required, 1 to {MAX_REQUEST_ID_BYTES} bytes")));
+    }
+    if !request_id.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(invalid_argument("request_id", "may hold only printable ASCII without spaces"));
+    }
+    Ok(())
+}
+
+fn validate_text(field: &str, text: &str, max: usize) -> Result<(), Status> {
+    if text.len() > max {
+        return Err(invalid_argument(field, format!("is {} bytes; the limit is {max}", text.len())));
+    }
+    if text.chars().any(|c| c.is_control() && c != '\n') {
+        return Err(invalid_argument(field, "may not hold control characters"));
+    }
+    Ok(())
+}
+
+fn json_of(field: &str, fields: Option<&prost_types::Struct>) -> Result<Value, Status> {
+    let fields = fields.ok_or_else(|| invalid_argument(field, "is required"))?;
+    let json = Value::Object(struct_to_json(fields));
+    let size = json.to_string().len();
+    if size > MAX_JSON_BYTES {
+        return Err(invalid_argument(field, format!("is {size} bytes as JSON; the limit is {MAX_JSON_BYTES}")));
+    }
+    Ok(json)
+}
+
+fn to_struct(value: &impl serde::Serialize) -> Result<prost_types::Struct, Status> {
+    match serde_json::to_value(value) {
+        Ok(Value::Object(fields)) => Ok(json_to_struct(&fields)),
+        Ok(other) => Ok(json_to_struct(&Map::from_iter([("value".to_owned(), other)]))),
+        Err(e) => Err(Status::internal(format!("cannot encode: {e}"))),
+    }
+}
+
+/// Who an action is for, as the roller's `actor`.
+fn actor_of(action: &Value) -> String {
+    let field = |name: &str| action.get(name).and_then(Value::as_str).map(str::to_owned);
+    field("actor")
+        .or_else(|| action.get("attacker").and_then(|a| a.get("id")).and_then(Value::as_str).map(str::to_owned))
+        .or_else(|| field("by"))
+        .or_else(|| field("judge"))
+        .unwrap_or_default()
+}
+
+/// Passes a downstream service's answer on, saying where it came from.
+fn downstream(service: &str, status: Status) -> Status {
+    let code = match status.code() {
+        // The request was ours to validate: a refusal downstream is our bug.
+        Code::InvalidArgument => Code::Internal,
+        code => code,
+    };
+    Status::new(code, format!("{service}: {}", status.message()))
+}
+
+fn rejected(battle_id: &str, error: &rules::ResolveError) -> Status {
+    failed_precondition(battle_id, "RULES", error.to_string())
+}
+
+fn open_key(request_id: &str) -> String {
+    format!("open:{request_id}")
+}
+fn act_key(request_id: &str) -> String {
+    format!("act:{request_id}")
+}
+fn dispute_key(request_id: &str) -> String {
+    format!("dispute:{request_id}")
+}
+fn rule_key(request_id: &str) -> String {
+    format!("rule:{request_id}")
+}
+fn close_key(request_id: &str) -> String {
+    format!("close:{request_id}")
+}
+
+impl ResolverService {
+    pub fn new(journal: JournalClient<Channel>, roller: RollerClient<Channel>) -> Self {
+        Self { journal, roller, views: Arc::default() }
+    }
+
+    fn view(&self, battle_id: &str) -> SharedView {
+        let mut views = self.views.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if views.len() >= MAX_CACHED_BATTLES && !views.contains_key(battle_id) {
+            views.retain(|_, view| Arc::strong_count(view) > 1);
+        }
+        views.entry(battle_id.to_owned()).or_default().clone()
+    }
+
+    /// Folds whatever the journal holds past what `view` has seen.
+    async fn catch_up(&self, battle_id: &str, view: &mut BattleView) -> Result<(), Status> {
+        loop {
+            let request =
+                ReadStreamRequest { stream_id: battle_id.to_owned(), from_version: view.next_version(), max_count: 0 };
+            let events = self
+                .journal
+                .clone()
+                .read_stream(request)
+                .await
+                .map_err(|s| downstream("journal", s))?
+                .into_inner()
+                .events;
+            if events.is_empty() {
+                return Ok(());
+            }
+            for recorded in events {
+                let record =
+                    recorded.event.ok_or_else(|| Status::internal("journal sent an event without its record"))?;
+                if let Err(error) = view.apply(record) {
+                    *view = BattleView::default();
+                    return Err(Status::data_loss(format!("battle {battle_id}: {error}")));
+                }
+            }
+        }
+    }
+
+    async fn opened_view(&self, battle_id: &str) -> Result<(SharedView, BattleView), Status> {
+        let shared = self.view(battle_id);
+        let mut view = shared.lock().await;
+        self.catch_up(battle_id, &mut view).await?;
+        if view.opened.is_none() {
+            return Err(Status::not_found(format!("battle {battle_id} has not been opened")));
+        }
+        let snapshot = view.clone();
+        drop(view);
+        Ok((shared, snapshot))
+    }
+
+    /// Appends `events` after `head` (`None`: the stream must not exist).
+    /// `Ok(None)` means another writer got there first.
+    async fn append(
+        &self,
+        battle_id: &str,
+        head: Option<u64>,
+        events: Vec<(Event, String)>,
+    ) -> Result<Option<Vec<u64>>, Status> {
+        let kind = match head {
+            Some(version) => expected_version::Kind::Exact(version),
+            None => expected_version::Kind::NoStream(Default::default()),
+        };
+        let request = AppendRequest {
+            stream_id: battle_id.to_owned(),
+            expected_version: Some(ExpectedVersion { kind: Some(kind) }),
+            events: events.into_iter().map(|(event, key)| battle::new_event(event, key)).collect(),
+        };
+        match self.journal.clone().append(request).await {
+            Ok(response) => Ok(Some(response.into_inner().events.iter().map(|e| e.version).collect())),
+            Err(status) if status.code() == Code::Aborted => Ok(None),
+            Err(status) => Err(downstream("journal", status)),
+        }
+    }
+
+    fn recorded_rolls(view: &BattleView, nonces: &[u64]) -> Vec<RecordedRoll> {
+        nonces
+            .iter()
+            .filter_map(|nonce| view.rolls.get(nonce))
+            .map(|(version, roll)| RecordedRoll {
+                rendering: battlelog_roller_rendering(roll),
+                roll: Some(roll.clone()),
+                version: *version,
+            })
+            .collect()
+    }
+
+    fn act_response(view: &BattleView, version: u64) -> Result<ActResponse, Status> {
+        match view.event(version) {
+            Some(Event::ActionResolved(resolved)) => {
+                let rolls = Self::recorded_rolls(view, &resolved.rolls);
+                Ok(ActResponse { resolved: Some(resolved), version, rolls })
+            }
+            _ => Err(Status::internal(format!("version {version} is not the recorded ActionResolved"))),
+        }
+    }
+
+    /// Appends one judge or participant event after checking it against the
+    /// rules, idempotently under `key`.
+    async fn append_checked(
+        &self,
+        battle_id: &str,
+        key: String,
+        action: Option<Action>,
+        event: Event,
+    ) -> Result<EventResponse, Status> {
+        let shared = self.view(battle_id);
+        let mut view = shared.lock().await;
+        for _ in 0..MAX_ATTEMPTS {
+            self.catch_up(battle_id, &mut view).await?;
+            if let Some(&version) = view.keys.get(&key) {
+                return Ok(EventResponse {
+                    version,
+                    event: view.event(version).map(|e| BattleEvent { event: Some(e) }),
+                });
+            }
+            let (Some(rules), Some(head)) = (view.rules.as_ref(), view.head()) else {
+                return Err(Status::not_found(format!("battle {battle_id} has not been opened")));
+            };
+            if view.closed {
+                return Err(failed_precondition(battle_id, "BATTLE_CLOSED", format!("battle {battle_id} is closed")));
+            }
+            if let Some(action) = &action {
+                rules.resolve(head + 1, action, &[]).map_err(|e| rejected(battle_id, &e))?;
+            }
+            if let Some(versions) = self.append(battle_id, Some(head), vec![(event.clone(), key.clone())]).await? {
+                let version = versions.first().copied().unwrap_or(head + 1);
+                return Ok(EventResponse { version, event: Some(BattleEvent { event: Some(event) }) });
+            }
+        }
+        Err(Status::aborted(format!("battle {battle_id} is too busy; retry with the same request_id")))
+    }
+}
+
+/// The forum line of a journaled roll (the roller's own rendering).
+fn battlelog_roller_rendering(roll: &battlelog_proto::v1::DiceRolled) -> String {
+    match dice::Expression::parse(&roll.expression) {
+        Ok(expression) if roll.error.is_empty() => {
+            let rolled = dice::Roll { total: roll.total, dice: roll.dice.iter().map(die_from_proto).collect() };
+            dice::render(&expression, &rolled)
+        }
+        _ => format!("{}: {}", roll.expression, roll.error),
+    }
+}
+
+#[tonic::async_trait]
+impl Resolver for ResolverService {
+    async fn open_battle(&self, request: Request<OpenBattleRequest>) -> Result<Response<OpenBattleResponse>, Status> {
+        let request = request.into_inner();
+        validate_request_id(&request.request_id)?;
+        let battle_id = if request.battle_id.is_empty() {
+            format!("b-{}", uuid::Uuid::now_v7().simple())
+        } else {
+            request.battle_id.clone()
+        };
+        validate_battle_id(&battle_id)?;
+        validate_text("title", &request.title, MAX_TEXT_BYTES)?;
+        validate_text("forum_ref", &request.forum_ref, MAX_TEXT_BYTES)?;
+        validate_text("client_seed", &request.client_seed, MAX_CLIENT_SEED_BYTES)?;
+        let ruleset: RulesetId =
+            request.ruleset.parse().map_err(|e: rules::RulesetError| invalid_argument("ruleset", e.to_string()))?;
+        if request.participants.is_empty() || request.participants.len() > MAX_PARTICIPANTS {
+            return Err(invalid_argument("participants", format!("must list 1 to {MAX_PARTICIPANTS} participants")));
+        }
+        let mut sheets = Vec::new();
+        for (i, participant) in request.participants.iter().enumerate() {
+            let field = format!("participants[{i}]");
+            let json = json_of(&field, Some(participant))?;
+            sheets.push(
+                serde_json::from_value::<rules::Participant>(json)
+                    .map_err(|e| invalid_argument(&field, e.to_string()))?,
+            );
+        }
+        Battle::new(ruleset, sheets.clone()).map_err(|e| invalid_argument("participants", e.to_string()))?;
+
+        let shared = self.view(&battle_id);
+        let mut view = shared.lock().await;
+        self.catch_up(&battle_id, &mut view).await?;
+        let key = open_key(&request.request_id);
+        if view.head().is_none() {
+            let commitment = self
+                .roller
+                .clone()
+                .commitment(CommitmentRequest { battle_id: battle_id.clone(), epoch: 0 })
+                .await
+                .map_err(|s| downstream("roller", s))?
+                .into_inner()
+                .commitment;
+            let opened = BattleOpened {
+                ruleset: ruleset.to_string(),
+                title: request.title,
+                forum_ref: request.forum_ref,
+                participants: sheets.iter().map(to_struct).collect::<Result<_, _>>()?,
+                client_seed: request.client_seed,
+                commitment,
+                tenant: String::new(),
+            };
+            if self.append(&battle_id, None, vec![(Event::BattleOpened(opened), key.clone())]).await?.is_none() {
+                debug!(battle_id, "the battle was opened meanwhile");
+            }
+            self.catch_up(&battle_id, &mut view).await?;
+        }
+        match (view.keys.get(&key), view.opened.clone()) {
+            (Some(0), Some(opened)) => Ok(Response::new(OpenBattleResponse { battle_id, opened: Some(opened) })),
+            _ => Err(Status::already_exists(format!("battle {battle_id} already exists"))),
+        }
+    }
+
+    async fn act(&self, request: Request<ActRequest>) -> Result<Response<ActResponse>, Status> {
+        let request = request.into_inner();
+        validate_battle_id(&request.battle_id)?;
+        validate_request_id(&request.request_id)?;
+        let action_json = json_of("action", request.action.as_ref())?;
+        let action: Action =
+            serde_json::from_value(action_json.clone()).map_err(|e| invalid_argument("action", e.to_string()))?;
+        if matches!(action.kind(), ActionKind::Ruling | ActionKind::Dispute) {
+            return Err(invalid_argument("action", "rulings and disputes have their own calls, Rule and Dispute"));
+        }
+        let battle_id = request.battle_id.as_str();
+        let key = act_key(&request.request_id);
+        let shared = self.view(battle_id);
+        let mut view = shared.lock().await;
+        for _ in 0..MAX_ATTEMPTS {
+            self.catch_up(battle_id, &mut view).await?;
+            if let Some(&version) = view.keys.get(&key) {
+                return Ok(Response::new(Self::act_response(&view, version)?));
+            }
+            let Some(rules) = view.rules.clone() else {
+                return Err(Status::not_found(format!("battle {battle_id} has not been opened")));
+            };
+            if view.closed {
+                return Err(failed_precondition(battle_id, "BATTLE_CLOSED", format!("battle {battle_id} is closed")));
+            }
+            // The rules speak before any die is drawn.
+            let needed = rules.dice_needed(&action).map_err(|e| rejected(battle_id, &e.into()))?;
+            let specs: Vec<RollSpec> = match &needed {
+                rules::DiceRequest::Rolls(rolls) => rolls
+                    .iter()
+                    .map(|r| RollSpec { expression: r.expression(), purpose: r.purpose.to_owned() })
+                    .collect(),
+                rules::DiceRequest::Expression(expression) => vec![RollSpec {
+                    expression: expression.clone(),
+                    purpose: action_json.get("purpose").and_then(Value::as_str).unwrap_or_default().to_owned(),
+                }],
+            };
+            let mut nonces = Vec::new();
+            let mut faces = Vec::new();
+            if !specs.is_empty() {
+                let roll = RollRequest {
+                    battle_id: battle_id.to_owned(),
+                    rolls: specs.clone(),
+                    actor: actor_of(&action_json),
+                    request_id: key.clone(),
+                };
+                let rolled = self.roller.clone().roll(roll).await.map_err(|s| downstream("roller", s))?.into_inner();
+                for (spec, recorded) in specs.iter().zip(&rolled.rolls) {
+                    let roll =
+                        recorded.roll.as_ref().ok_or_else(|| Status::internal("roller sent a roll without dice"))?;
+                    if roll.expression != spec.expression {
+                        // Only possible when another replica changed the
+                        // battle between this request's roll and its retry.
+                        return Err(Status::aborted(format!(
+                            "the dice recorded for request {} ({}) no longer fit the action ({})",
+                            request.request_id, roll.expression, spec.expression
+                        )));
+                    }
+                    let expression =
+                        dice::Expression::parse(&roll.expression).map_err(|e| Status::internal(e.to_string()))?;
+                    let dice: Vec<dice::Die> = roll.dice.iter().map(die_from_proto).collect();
+                    faces.extend(dice::raw_faces(&expression, &dice));
+                    nonces.push(roll.nonce);
+                }
+                // The roller's events moved the head.
+                self.catch_up(battle_id, &mut view).await?;
+            }
+            let Some(head) = view.head() else {
+                return Err(Status::internal("the battle stream vanished"));
+            };
+            let rules = view.rules.clone().unwrap_or(rules);
+            let resolution = rules.resolve(head + 1, &action, &faces).map_err(|e| rejected(battle_id, &e))?;
+            let resolved = ActionResolved {
+                action: Some(to_struct(&action)?),
+                rolls: nonces,
+                outcome: Some(to_struct(&resolution.outcome)?),
+                summary_ru: resolution.summary.ru,
+                summary_en: resolution.summary.en,
+            };
+            if self.append(battle_id, Some(head), vec![(Event::ActionResolved(resolved), key.clone())]).await?.is_some()
+            {
+                self.catch_up(battle_id, &mut view).await?;
+                return Ok(Response::new(Self::act_response(&view, head + 1)?));
+            }
+        }
+        Err(Status::aborted(format!("battle {battle_id} is too busy; retry with the same request_id")))
+    }
+
+    async fn dispute(&self, request: Request<DisputeRequest>) -> Result<Response<EventResponse>, Status> {
+        let request = request.into_inner();
+        validate_battle_id(&request.battle_id)?;
+        validate_request_id(&request.request_id)?;
+        validate_text("by", &request.by, MAX_TEXT_BYTES)?;
+        validate_text("reason", &request.reason, MAX_TEXT_BYTES)?;
+        let dispute = DisputeRaised { by: request.by, refers_to: request.refers_to, reason: request.reason };
+        let action = dispute_action(&dispute);
+        let key = dispute_key(&request.request_id);
+        Ok(Response::new(
+            self.append_checked(&request.battle_id, key, Some(action), Event::DisputeRaised(dispute)).await?,
+        ))
+    }
+
+    async fn rule(&self, request: Request<RuleRequest>) -> Result<Response<EventResponse>, Status> {
+        let request = request.into_inner();
+        validate_battle_id(&request.battle_id)?;
+        validate_request_id(&request.request_id)?;
+        validate_text("judge", &request.judge, MAX_TEXT_BYTES)?;
+        validate_text("text", &request.text, MAX_TEXT_BYTES)?;
+        if let Some(replacement) = &request.r#override {
+            json_of("override", Some(replacement))?;
+        }
+        let ruling = JudgeRuling {
+            judge: request.judge,
+            refers_to: request.refers_to,
+            text: request.text,
+            r#override: request.r#override,
+        };
+        let action = ruling_action(&ruling);
+        let key = rule_key(&request.request_id);
+        Ok(Response::new(self.append_checked(&request.battle_id, key, Some(action), Event::JudgeRuling(ruling)).await?))
+    }
+
+    async fn close(&self, request: Request<CloseRequest>) -> Result<Response<EventResponse>, Status> {
+        let request = request.into_inner();
+        validate_battle_id(&request.battle_id)?;
+        validate_request_id(&request.request_id)?;
+        validate_text("by", &request.by, MAX_TEXT_BYTES)?;
+        validate_text("reason", &request.reason, MAX_TEXT_BYTES)?;
+        let battle_id = request.battle_id.as_str();
+        let key = close_key(&request.request_id);
+        let (_, view) = self.opened_view(battle_id).await?;
+        // Close first, so that no action slips in; then reveal. A retry after
+        // a crash between the two finds the close and goes on to reveal.
+        let closed = match view.keys.get(&key) {
+            Some(&version) => {
+                EventResponse { version, event: view.event(version).map(|e| BattleEvent { event: Some(e) }) }
+            }
+            None => {
+                let event = Event::BattleClosed(BattleClosed { by: request.by, reason: request.reason });
+                self.append_checked(battle_id, key.clone(), None, event).await?
+            }
+        };
+        let reveal = RevealRequest { battle_id: battle_id.to_owned(), closing: true, request_id: key };
+        match self.roller.clone().reveal(reveal).await {
+            Ok(_) => {}
+            // Revealed already (by an earlier close or a judge): nothing to do.
+            Err(status) if status.code() == Code::FailedPrecondition => {}
+            Err(status) => return Err(downstream("roller", status)),
+        }
+        Ok(Response::new(closed))
+    }
+
+    async fn get_battle(&self, request: Request<GetBattleRequest>) -> Result<Response<GetBattleResponse>, Status> {
+        let request = request.into_inner();
+        validate_battle_id(&request.battle_id)?;
+        let (_, view) = self.opened_view(&request.battle_id).await?;
+        let head = view.head().unwrap_or_default();
+        let view = match request.at_version {
+            Some(version) if version > head => {
+                return Err(Status::out_of_range(format!("at_version {version} is past the head version {head}")));
+            }
+            Some(version) => view.as_of(version).map_err(|e| Status::data_loss(e.to_string()))?,
+            None => view,
+        };
+        let rules = view.rules.as_ref().ok_or_else(|| Status::internal("an opened battle without rules"))?;
+        Ok(Response::new(GetBattleResponse {
+            battle_id: request.battle_id,
+            ruleset: rules.ruleset().to_string(),
+            version: view.head().unwrap_or_default(),
+            state: Some(to_struct(rules.state())?),
+            closed: view.closed,
+            next_nonce: view.next_nonce(),
+            epoch: view.epoch,
+        }))
+    }
+
+    async fn audit(&self, request: Request<AuditRequest>) -> Result<Response<AuditResponse>, Status> {
+        let request = request.into_inner();
+        validate_battle_id(&request.battle_id)?;
+        let mut lines = Vec::new();
+        loop {
+            let read = ReadStreamRequest {
+                stream_id: request.battle_id.clone(),
+                from_version: lines.len() as u64,
+                max_count: 0,
+            };
+            let events =
+                self.journal.clone().read_stream(read).await.map_err(|s| downstream("journal", s))?.into_inner().events;
+            if events.is_empty() {
+                break;
+            }
+            lines.extend(events.into_iter().map(|e| AuditedRecord {
+                stream: request.battle_id.clone(),
+                version: e.event.map(|r| r.version).unwrap_or_default(),
+                hash: e.hash,
+                record: e.record,
+                event: None,
+            }));
+        }
+        if lines.is_empty() {
+            return Err(Status::not_found(format!("battle {} has no events", request.battle_id)));
+        }
+        let report = audit(&request.battle_id, &lines);
+        Ok(Response::new(AuditResponse {
+            ok: report.ok(),
+            events_checked: report.events,
+            findings: report
+                .findings
+                .into_iter()
+                .map(|f| AuditFinding {
+                    version: f.version,
+                    check: serde_json::to_value(f.check)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_owned))
+                        .unwrap_or_default(),
+                    message: f.message,
+                })
+                .collect(),
+        }))
+    }
+
+    async fn list_rulesets(&self, _: Request<ListRulesetsRequest>) -> Result<Response<ListRulesetsResponse>, Status> {
+        Ok(Response::new(ListRulesetsResponse { rulesets: RulesetId::ALL.iter().map(ToString::to_string).collect() }))
+    }
+}
