@@ -18,6 +18,8 @@ impl Fraction {
     pub const ZERO: Fraction = Fraction { numerator: 0, denominator: 1 };
     pub const ONE: Fraction = Fraction { numerator: 1, denominator: 1 };
     pub const TWO: Fraction = Fraction { numerator: 2, denominator: 1 };
+    pub const ONE_THIRD: Fraction = Fraction { numerator: 1, denominator: 3 };
+    pub const TWO_THIRDS: Fraction = Fraction { numerator: 2, denominator: 3 };
 
     /// `numerator / denominator` in lowest terms; `None` for a zero denominator.
     pub fn new(numerator: u32, denominator: u32) -> Option<Fraction> {

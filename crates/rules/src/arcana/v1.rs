@@ -1,6 +1,6 @@
 //! `arcana-2d10@1`: the tables of RULES.md §2.
 //!
-//! Interpretations beyond RULES.md's own: an ability limits only the actor
+//! Where RULES.md is silent, these readings are ours: an ability limits only the actor
 //! whose sheet lists it with `per_episode` (an ability missing from the
 //! actor's sheet has no limit), a `defend` counts toward that limit and is
 //! refused in a broken post like a `cast`, and broken concentration belongs

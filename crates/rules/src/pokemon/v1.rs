@@ -1,13 +1,15 @@
 //! `pokemon-d6@1`: the tables and order of resolution of RULES.md §1.
 //!
-//! Interpretations beyond RULES.md's own (documented there):
+//! Where RULES.md is silent, these readings are ours (each has a test):
 //! - `never_miss` reads a power die of 1 as a 2 on the move's own scale:
 //!   `hit` at 1/3 on the general table (as RULES.md says), one hit for
 //!   `multi_hit`, 1/5 for `variable_power`. `interrupt` still needs p > 1.
-//! - `multi_hit` and `variable_power` moves never crit, `high_crit` or not.
+//! - `multi_hit` and `variable_power` moves never crit, `high_crit` or not;
+//!   a power die of 6 still breaks the target's preparation (step 5 says p = 6).
 //! - A `status_move` is a move that is not two-turn, so it abandons a
 //!   preparation like any other; `pass`, `dodge` and `metronome` are not
-//!   moves and leave `charging` and `flinched` alone.
+//!   moves and leave `charging` and `flinched` alone (a flinch waits for the
+//!   next attack or status move).
 //! - A status that lands again replaces the turns left.
 
 use super::{
@@ -83,8 +85,8 @@ pub fn power_row(power_die: u32, attack: &Attack) -> PowerRow {
         return row(AttackResult::Hit, multiplier, p == 5 && has_effect);
     }
     match p {
-        2 => row(AttackResult::Hit, Fraction::new(1, 3).unwrap_or(Fraction::ZERO), false),
-        3 => row(AttackResult::Hit, Fraction::new(2, 3).unwrap_or(Fraction::ZERO), false),
+        2 => row(AttackResult::Hit, Fraction::ONE_THIRD, false),
+        3 => row(AttackResult::Hit, Fraction::TWO_THIRDS, false),
         4 => row(AttackResult::Hit, Fraction::ONE, false),
         5 if attack.high_crit && !(has_effect && attack.prefer == Prefer::Effect) => {
             row(AttackResult::Crit, Fraction::TWO, false)

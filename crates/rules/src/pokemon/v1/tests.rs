@@ -427,3 +427,49 @@ fn summaries_read_naturally_in_both_languages() {
     );
     assert_eq!(resolution.summary.en, "pikachu dodges: damage reduced by 60% (47 → 19); dodge counted, 4 left");
 }
+
+#[test]
+fn never_miss_on_the_other_scales_is_their_weakest_hit() {
+    let multi = attack_outcome(json!({"never_miss": true, "multi_hit": true, "power": 30}), &[1]);
+    assert_eq!((&multi["result"], &multi["hits"], &multi["damage"]), (&json!("hit"), &json!(1), &json!(30)));
+    let variable = attack_outcome(json!({"never_miss": true, "variable_power": true, "power": 30}), &[1]);
+    assert_eq!(
+        (&variable["result"], &variable["multiplier"], &variable["damage"]),
+        (&json!("hit"), &json!("1/5"), &json!(6))
+    );
+    // The die still shows 1: no interrupt.
+    assert_eq!(attack_outcome(json!({"never_miss": true, "interrupt": true}), &[1])["interrupts_target"], false);
+}
+
+#[test]
+fn high_crit_does_not_make_multi_hit_or_variable_power_moves_crit() {
+    assert_eq!(attack_outcome(json!({"high_crit": true, "multi_hit": true}), &[5])["result"], "hit");
+    assert_eq!(attack_outcome(json!({"high_crit": true, "variable_power": true}), &[6])["multiplier"], "1");
+    // A six still breaks a preparation.
+    let mut battle = battle();
+    play(
+        &mut battle,
+        json!({"type": "attack", "actor": "meowth", "target": "pikachu", "move": "Dig",
+        "two_turn": true}),
+        &[],
+    );
+    assert_eq!(fields(&play(&mut battle, attack(json!({"multi_hit": true})), &[6]))["breaks_charge"], true);
+}
+
+#[test]
+fn a_status_move_abandons_a_preparation_and_a_pass_keeps_it() {
+    let mut battle = battle();
+    play(&mut battle, attack(json!({"move": "Fly", "two_turn": true})), &[]);
+    play(&mut battle, json!({"type": "pass", "actor": "pikachu"}), &[]);
+    assert_eq!(battle.pokemon("pikachu").and_then(|p| p.charging.as_deref()), Some("Fly"));
+    play(&mut battle, status_move("sleep"), &[1]);
+    assert_eq!(battle.pokemon("pikachu").map(|p| p.charging.is_none()), Some(true));
+}
+
+#[test]
+fn a_status_landing_again_replaces_the_turns_left() {
+    let mut battle = battle();
+    play(&mut battle, status_move("sleep"), &[6]);
+    play(&mut battle, status_move("sleep"), &[3]);
+    assert_eq!(battle.pokemon("meowth").and_then(|p| p.statuses.get("sleep")), Some(&1));
+}
