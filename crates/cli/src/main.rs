@@ -2,13 +2,23 @@
 //!
 //! - [`roll`]: `roll` and `commitment`, the offline verifier of PROTOCOL.md §1–3.
 //! - [`rules`]: `rules play`, a battle script played offline through RULES.md.
+//! - [`up`]: the whole stack in one process; [`demo`]: a battle of every
+//!   ruleset played against it.
+//! - [`export`]: `export`, `audit` and `replay`, for judges.
+//! - [`watch`]: the live feed of committed events.
+//! - [`client`]: endpoints of a running stack.
 //!
 //! Every failure exits with status 2 and one line on stderr that names the
 //! problem; stdout then stays empty, so a script never mistakes a half
 //! answer for a result.
 
+mod client;
+mod demo;
+mod export;
 mod roll;
 mod rules;
+mod up;
+mod watch;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -30,6 +40,35 @@ enum Command {
     Commitment(roll::CommitmentArgs),
     /// Resolve battle actions under RULES.md offline (`rules play --script FILE`).
     Rules(rules::RulesArgs),
+    /// Run the whole stack in this process: journal, roller and resolver on loopback.
+    Up(up::UpArgs),
+    /// Play a short battle of every ruleset against a running stack and print the forum posts.
+    Demo(demo::DemoArgs),
+    /// Print a battle as JSON Lines (PROTOCOL.md §4) for auditing.
+    Export(export::ExportArgs),
+    /// Audit a battle (from the journal, or an export with --file): exit 0 only when it verifies.
+    Audit(export::AuditArgs),
+    /// Show a battle replayed to a version: its events and the state then.
+    Replay(export::ReplayArgs),
+    /// Follow committed events live (NATS, or the journal).
+    Watch(watch::WatchArgs),
+}
+
+/// What a command prints on stdout, and the exit status.
+#[derive(Debug)]
+pub struct Output {
+    pub stdout: String,
+    pub code: u8,
+}
+
+impl Output {
+    pub fn text(text: impl Into<String>) -> Self {
+        Self { stdout: text.into(), code: 0 }
+    }
+}
+
+fn block_on<F: Future<Output = anyhow::Result<Output>>>(command: F) -> anyhow::Result<Output> {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build()?.block_on(command)
 }
 
 /// Exit status for every invalid input or failed command.
@@ -52,17 +91,24 @@ fn main() -> ExitCode {
         }
     };
     let output = match cli.command {
-        Command::Roll(args) => roll::roll(&args),
-        Command::Commitment(args) => roll::commitment(&args),
-        Command::Rules(args) => rules::run(&args),
+        Command::Roll(args) => roll::roll(&args).map(Output::text),
+        Command::Commitment(args) => roll::commitment(&args).map(Output::text),
+        Command::Rules(args) => rules::run(&args).map(Output::text),
+        Command::Up(args) => block_on(up::up(&args)),
+        Command::Demo(args) => block_on(demo::demo(&args)),
+        Command::Export(args) => block_on(export::export(&args)),
+        Command::Audit(args) => block_on(export::audit_command(&args)),
+        Command::Replay(args) => block_on(export::replay(&args)),
+        Command::Watch(args) => block_on(watch::watch(&args)),
     };
     match output {
-        Ok(text) => {
+        Ok(output) => {
             let mut stdout = std::io::stdout().lock();
-            if writeln!(stdout, "{text}").and_then(|()| stdout.flush()).is_err() {
+            if !output.stdout.is_empty() && writeln!(stdout, "{}", output.stdout).and_then(|()| stdout.flush()).is_err()
+            {
                 return ExitCode::from(EXIT_FAILURE);
             }
-            ExitCode::SUCCESS
+            ExitCode::from(output.code)
         }
         Err(err) => fail(&format!("{err:#}")),
     }
@@ -74,4 +120,14 @@ fn fail(message: &str) -> ExitCode {
     let line = line.strip_prefix("error: ").unwrap_or(line);
     eprintln!("battlelog: {line}");
     ExitCode::from(EXIT_FAILURE)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        super::Cli::command().debug_assert();
+    }
 }

@@ -17,6 +17,11 @@ pub struct Config {
     pub journal_url: String,
     /// The roller's gRPC endpoint.
     pub roller_url: String,
+    /// NATS server whose event feed keeps cached battles warm; none: the
+    /// journal alone (every command catches up from it either way).
+    pub nats_url: Option<String>,
+    /// Subject prefix the journal publishes under.
+    pub nats_subject_prefix: String,
     /// Log filter (`RUST_LOG` wins when set).
     pub log: String,
     pub log_format: LogFormat,
@@ -28,6 +33,8 @@ impl Default for Config {
             listen: SocketAddr::from(([127, 0, 0, 1], 50051)),
             journal_url: "http://127.0.0.1:50053".into(),
             roller_url: "http://127.0.0.1:50052".into(),
+            nats_url: None,
+            nats_subject_prefix: "battlelog.events".into(),
             log: "info".into(),
             log_format: LogFormat::Text,
         }
@@ -46,6 +53,12 @@ pub struct Overrides {
     /// The roller's gRPC endpoint.
     #[arg(long, env = "BATTLELOG_RESOLVER_ROLLER_URL")]
     pub roller_url: Option<String>,
+    /// NATS server for the event feed, e.g. nats://127.0.0.1:4222.
+    #[arg(long, env = "BATTLELOG_RESOLVER_NATS_URL")]
+    pub nats_url: Option<String>,
+    /// Subject prefix the journal publishes under.
+    #[arg(long, env = "BATTLELOG_RESOLVER_NATS_SUBJECT_PREFIX")]
+    pub nats_subject_prefix: Option<String>,
     /// Log filter.
     #[arg(long, env = "BATTLELOG_RESOLVER_LOG")]
     pub log: Option<String>,
@@ -66,6 +79,12 @@ impl Config {
         }
         if let Some(v) = o.roller_url {
             config.roller_url = v;
+        }
+        if let Some(v) = o.nats_url {
+            config.nats_url = Some(v);
+        }
+        if let Some(v) = o.nats_subject_prefix {
+            config.nats_subject_prefix = v;
         }
         if let Some(v) = o.log {
             config.log = v;

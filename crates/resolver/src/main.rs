@@ -27,10 +27,10 @@ async fn main() -> anyhow::Result<()> {
         .await
         .with_context(|| format!("cannot listen on {}", config.listen))?;
     let local = listener.local_addr()?;
-    let service = battlelog_resolver::server::service(&config)?;
     tracing::info!(%local, journal = %config.journal_url, roller = %config.roller_url, "battlelog-resolver starting");
+    // run() only fails on bad URLs before it serves; validate() checked them.
     battlelog_runtime::announce("battlelog-resolver", local)?;
-    battlelog_resolver::serve(service, listener, battlelog_runtime::shutdown_signal()).await?;
+    battlelog_resolver::run(&config, listener, battlelog_runtime::shutdown_signal()).await?;
     tracing::info!("battlelog-resolver stopped");
     Ok(())
 }

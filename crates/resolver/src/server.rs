@@ -3,11 +3,14 @@
 
 use std::future::Future;
 
+use battlelog_proto::v1::JournalRecord;
 use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::resolver_server::ResolverServer;
 use battlelog_proto::v1::roller_client::RollerClient;
 use battlelog_runtime::grpc;
+use prost::Message;
 use tokio::net::TcpListener;
+use tokio_stream::StreamExt;
 use tokio_stream::wrappers::TcpListenerStream;
 use tonic::transport::{Channel, Endpoint};
 
@@ -44,7 +47,44 @@ pub async fn run(
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
-    serve(service(config)?, listener, shutdown).await
+    let service = service(config)?;
+    if let Some(url) = &config.nats_url {
+        let feed = warm_from_nats(service.clone(), url.clone(), format!("{}.>", config.nats_subject_prefix));
+        tokio::spawn(feed);
+    }
+    serve(service, listener, shutdown).await
+}
+
+/// Keeps cached battles warm from the journal's NATS fan-out: each message
+/// body is the exact record bytes. Reconnects for ever; a lost message only
+/// means the next command reads a little more from the journal.
+pub async fn warm_from_nats(service: ResolverService, url: String, subject: String) {
+    let client = match async_nats::ConnectOptions::new()
+        .name("battlelog-resolver")
+        .retry_on_initial_connect()
+        .max_reconnects(None)
+        .connect(&url)
+        .await
+    {
+        Ok(client) => client,
+        Err(error) => {
+            tracing::warn!(%url, %error, "cannot follow the NATS event feed; battles warm from the journal only");
+            return;
+        }
+    };
+    let mut messages = match client.subscribe(subject.clone()).await {
+        Ok(messages) => messages,
+        Err(error) => {
+            tracing::warn!(%subject, %error, "cannot subscribe to the NATS event feed");
+            return;
+        }
+    };
+    tracing::info!(%url, %subject, "following the NATS event feed");
+    while let Some(message) = messages.next().await {
+        if let Ok(record) = JournalRecord::decode(message.payload.as_ref()) {
+            service.warm(record);
+        }
+    }
 }
 
 /// Serves `service` on `listener`; in-flight requests finish before it returns.

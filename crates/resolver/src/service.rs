@@ -22,9 +22,9 @@ use battlelog_proto::v1::roller_client::RollerClient;
 use battlelog_proto::v1::{
     ActRequest, ActResponse, ActionResolved, AppendRequest, AuditFinding, AuditRequest, AuditResponse, BattleClosed,
     BattleEvent, BattleOpened, CloseRequest, CommitmentRequest, DisputeRaised, DisputeRequest, EventResponse,
-    ExpectedVersion, GetBattleRequest, GetBattleResponse, JudgeRuling, ListRulesetsRequest, ListRulesetsResponse,
-    OpenBattleRequest, OpenBattleResponse, ReadStreamRequest, RecordedRoll, RevealRequest, RollRequest, RollSpec,
-    RuleRequest, battle_event::Event, expected_version,
+    ExpectedVersion, GetBattleRequest, GetBattleResponse, JournalRecord, JudgeRuling, ListRulesetsRequest,
+    ListRulesetsResponse, OpenBattleRequest, OpenBattleResponse, ReadStreamRequest, RecordedRoll, RevealRequest,
+    RollRequest, RollSpec, RuleRequest, battle_event::Event, expected_version,
 };
 use battlelog_runtime::grpc::{failed_precondition, invalid_argument};
 use rules::{Action, ActionKind, Battle, RulesetId};
@@ -146,6 +146,21 @@ fn close_key(request_id: &str) -> String {
 impl ResolverService {
     pub fn new(journal: JournalClient<Channel>, roller: RollerClient<Channel>) -> Self {
         Self { journal, roller, views: Arc::default() }
+    }
+
+    /// Applies a committed record from the event feed (NATS or the
+    /// in-process fan-out) to the battle's cached view, if that view is
+    /// cached and the record is the next it needs. Only a warm-up: every
+    /// command still catches up from the journal, which is always believed.
+    pub fn warm(&self, record: JournalRecord) {
+        let Some(shared) = self.views.lock().unwrap_or_else(|p| p.into_inner()).get(&record.stream_id).cloned() else {
+            return;
+        };
+        // A command holding the view catches up by itself; don't wait for it.
+        let Ok(mut view) = shared.try_lock() else { return };
+        if record.version == view.next_version() && view.apply(record).is_err() {
+            *view = BattleView::default();
+        }
     }
 
     fn view(&self, battle_id: &str) -> SharedView {

@@ -1,0 +1,195 @@
+//! `battlelog demo`: plays a short battle of every ruleset through the gRPC
+//! API of a running stack, as a forum would, closes them, and prints the
+//! posts a forum would make. It ends with one line per battle: the command
+//! that exports it, for `battlelog audit --file`.
+
+use std::fmt::Write;
+
+use battlelog_proto::battle::{json_to_struct, struct_to_json};
+use battlelog_proto::v1::resolver_client::ResolverClient;
+use battlelog_proto::v1::{ActRequest, CloseRequest, OpenBattleRequest, battle_event::Event};
+use clap::Args;
+use serde_json::{Value, json};
+use tonic::transport::Channel;
+
+use crate::Output;
+use crate::client::{self, ResolverEndpoint};
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    #[command(flatten)]
+    resolver: ResolverEndpoint,
+}
+
+struct Demo {
+    title: &'static str,
+    ruleset: &'static str,
+    participants: Value,
+    /// Actions in order; `"against": "@N"` refers to the version of the
+    /// N-th action's resolution.
+    actions: Vec<Value>,
+}
+
+fn battles() -> Vec<Demo> {
+    vec![
+        Demo {
+            title: "Pikachu vs Meowth",
+            ruleset: "pokemon-d6@1",
+            participants: json!([{"id": "pikachu"}, {"id": "meowth"}]),
+            actions: vec![
+                json!({"type": "attack", "actor": "pikachu", "target": "meowth", "move": "Thunderbolt", "power": 90, "effect": "paralysis"}),
+                json!({"type": "dodge", "actor": "meowth", "incoming_damage": 90}),
+                json!({"type": "attack", "actor": "meowth", "target": "pikachu", "move": "Fake Out", "power": 40, "interrupt": true, "priority": true}),
+                json!({"type": "status_move", "actor": "pikachu", "target": "meowth", "move": "Thunder Wave", "status": "paralysis"}),
+                json!({"type": "roll", "actor": "ash", "expression": "1d20+2", "purpose": "Pokédex check"}),
+            ],
+        },
+        Demo {
+            title: "The duel at the tower",
+            ruleset: "arcana-2d10@1",
+            participants: json!([
+                {"id": "mage", "abilities": {"fireball": {"per_episode": 2}}},
+                {"id": "knight", "abilities": {"shield": {"per_episode": 3}}}
+            ]),
+            actions: vec![
+                json!({"type": "cast", "actor": "mage", "ability": "fireball", "skill_points": 8, "post": "post-1"}),
+                json!({"type": "defend", "actor": "knight", "ability": "shield", "skill_points": 6, "post": "post-2", "against": "@0"}),
+                json!({"type": "start_episode"}),
+            ],
+        },
+        Demo {
+            title: "Berserk: the bridge",
+            ruleset: "berserk@1",
+            participants: json!([{"id": "gnome"}, {"id": "troll"}]),
+            actions: vec![
+                json!({"type": "strike", "kind": "simple",
+                       "attacker": {"id": "gnome", "strike": [1, 2, 3], "attack_experience": 1},
+                       "defender": {"id": "troll", "strike": [2, 3, 4]}}),
+                json!({"type": "effect", "actor": "gnome", "values": [1, 2, 3]}),
+            ],
+        },
+        Demo {
+            title: "Trainers at Cerulean",
+            ruleset: "pbta-2d6@1",
+            participants: json!([{"id": "misty", "traits": {"cool": 1, "grace": 2}}, {"id": "brock", "traits": {"grit": 2}}]),
+            actions: vec![
+                json!({"type": "move", "actor": "misty", "trait": "grace", "helpers": ["brock"], "stakes": "cross the rapids"}),
+                json!({"type": "move", "actor": "brock", "trait": "grit", "stakes": "hold the door"}),
+            ],
+        },
+    ]
+}
+
+fn object(value: &Value) -> prost_types::Struct {
+    json_to_struct(&value.as_object().cloned().unwrap_or_default())
+}
+
+/// Replaces `"@N"` references with the version of the N-th action.
+fn resolve_references(action: &Value, versions: &[u64]) -> Value {
+    let mut action = action.clone();
+    if let Some(fields) = action.as_object_mut() {
+        for value in fields.values_mut() {
+            if let Some(index) = value.as_str().and_then(|s| s.strip_prefix('@')).and_then(|n| n.parse::<usize>().ok())
+                && let Some(version) = versions.get(index)
+            {
+                *value = json!(version);
+            }
+        }
+    }
+    action
+}
+
+async fn play(
+    resolver: &mut ResolverClient<Channel>,
+    demo: &Demo,
+    run: &str,
+    out: &mut String,
+) -> anyhow::Result<String> {
+    let participants = demo.participants.as_array().map(|p| p.iter().map(object).collect()).unwrap_or_default();
+    let opened = resolver
+        .open_battle(OpenBattleRequest {
+            ruleset: demo.ruleset.into(),
+            title: demo.title.into(),
+            forum_ref: format!("forum:demo/{run}"),
+            participants,
+            client_seed: format!("forum:demo/{run}/{}", demo.ruleset),
+            request_id: format!("{run}-{}-open", demo.ruleset),
+            battle_id: String::new(),
+        })
+        .await
+        .map_err(|s| anyhow::anyhow!("open {}: {}", demo.ruleset, s.message()))?
+        .into_inner();
+    let battle_id = opened.battle_id;
+    let commitment = opened.opened.map(|o| o.commitment).unwrap_or_default();
+    writeln!(out, "\n=== {} ({}) — battle {battle_id}", demo.title, demo.ruleset)?;
+    writeln!(out, "Seed commitment / обязательство: {commitment}")?;
+
+    let mut versions = Vec::new();
+    for (i, action) in demo.actions.iter().enumerate() {
+        let action = resolve_references(action, &versions);
+        let request = ActRequest {
+            battle_id: battle_id.clone(),
+            action: Some(object(&action)),
+            request_id: format!("{run}-{}-{i}", demo.ruleset),
+        };
+        match resolver.act(request).await {
+            Ok(response) => {
+                let response = response.into_inner();
+                versions.push(response.version);
+                let resolved = response.resolved.unwrap_or_default();
+                writeln!(out, "\n[#{}] {}", response.version, action["type"].as_str().unwrap_or("action"))?;
+                for roll in &response.rolls {
+                    let nonce = roll.roll.as_ref().map(|r| r.nonce).unwrap_or_default();
+                    writeln!(out, "  🎲 {} (nonce {nonce})", roll.rendering)?;
+                }
+                writeln!(out, "  RU: {}", resolved.summary_ru)?;
+                writeln!(out, "  EN: {}", resolved.summary_en)?;
+                let outcome =
+                    resolved.outcome.as_ref().map(|s| Value::Object(struct_to_json(s))).unwrap_or(Value::Null);
+                writeln!(out, "  outcome: {outcome}")?;
+            }
+            Err(status) => {
+                versions.push(0);
+                writeln!(out, "\n[rejected] {}: {}", action["type"].as_str().unwrap_or("action"), status.message())?;
+            }
+        }
+    }
+    let closed = resolver
+        .close(CloseRequest {
+            battle_id: battle_id.clone(),
+            by: "demo judge".into(),
+            reason: "the demo is over".into(),
+            request_id: format!("{run}-{}-close", demo.ruleset),
+        })
+        .await
+        .map_err(|s| anyhow::anyhow!("close {battle_id}: {}", s.message()))?
+        .into_inner();
+    if let Some(Event::BattleClosed(_)) = closed.event.and_then(|e| e.event) {
+        writeln!(out, "\nBattle closed; the server seed is revealed, so every roll can now be re-derived.")?;
+        writeln!(out, "Бой окончен; сид сервера раскрыт — любой бросок можно перепроверить.")?;
+    }
+    Ok(battle_id)
+}
+
+pub async fn demo(args: &DemoArgs) -> anyhow::Result<Output> {
+    let mut resolver = client::resolver(&args.resolver).await?;
+    let run = format!("demo-{}", uuid_like());
+    let mut out = String::new();
+    let mut battle_ids = Vec::new();
+    for demo in battles() {
+        battle_ids.push(play(&mut resolver, &demo, &run, &mut out).await?);
+    }
+    writeln!(out, "\nExport a battle, then audit the export offline (no server needed):")?;
+    writeln!(out, "  battlelog export BATTLE > BATTLE.jsonl && battlelog audit --file BATTLE.jsonl")?;
+    for battle_id in &battle_ids {
+        write!(out, "\nbattlelog export {battle_id}")?;
+    }
+    Ok(Output::text(out.trim_start()))
+}
+
+/// A run id unique enough for request ids: the clock in nanoseconds.
+fn uuid_like() -> String {
+    let nanos =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or_default();
+    format!("{nanos:x}")
+}

@@ -1,0 +1,165 @@
+//! `battlelog export`, `battlelog audit` and `battlelog replay`: what a judge
+//! does with a battle.
+
+use std::fmt::Write;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use battlelog_proto::battle;
+use battlelog_proto::v1::GetBattleRequest;
+use battlelog_proto::v1::battle_event::Event;
+use battlelog_resolver::audit::{AuditReport, AuditedRecord, audit};
+use battlelog_resolver::export::{self, ExportLine};
+use clap::Args;
+use serde_json::Value;
+
+use crate::Output;
+use crate::client::{self, JournalEndpoint, ResolverEndpoint};
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The battle id.
+    battle: String,
+    #[command(flatten)]
+    journal: JournalEndpoint,
+}
+
+#[derive(Debug, Args)]
+pub struct AuditArgs {
+    /// The battle id, read from the journal.
+    #[arg(required_unless_present = "file", conflicts_with = "file")]
+    battle: Option<String>,
+    /// An export (`battlelog export` output) to audit offline: no server needed.
+    #[arg(long, value_name = "EXPORT")]
+    file: Option<PathBuf>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    journal: JournalEndpoint,
+}
+
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// The battle id.
+    battle: String,
+    /// Replay up to and including this version (default: the head).
+    #[arg(long)]
+    at: Option<u64>,
+    #[command(flatten)]
+    resolver: ResolverEndpoint,
+    #[command(flatten)]
+    journal: JournalEndpoint,
+}
+
+pub async fn export(args: &ExportArgs) -> anyhow::Result<Output> {
+    let mut journal = client::journal(&args.journal).await?;
+    let events = client::read_battle(&mut journal, &args.battle).await?;
+    let mut text = String::new();
+    for event in &events {
+        writeln!(text, "{}", serde_json::to_string(&ExportLine::new(&args.battle, event))?)?;
+    }
+    Ok(Output::text(text.trim_end()))
+}
+
+pub async fn audit_command(args: &AuditArgs) -> anyhow::Result<Output> {
+    let (battle_id, records) = match (&args.file, &args.battle) {
+        (Some(path), _) => {
+            let text =
+                std::fs::read_to_string(path).with_context(|| format!("cannot read export {}", path.display()))?;
+            let records = export::parse(&text).with_context(|| format!("{} is not an export", path.display()))?;
+            (records[0].stream.clone(), records)
+        }
+        (None, Some(battle_id)) => {
+            let mut journal = client::journal(&args.journal).await?;
+            let events = client::read_battle(&mut journal, battle_id).await?;
+            let records = events
+                .into_iter()
+                .map(|e| AuditedRecord {
+                    stream: battle_id.clone(),
+                    version: e.event.as_ref().map(|r| r.version).unwrap_or_default(),
+                    hash: e.hash,
+                    record: e.record,
+                    event: None,
+                })
+                .collect();
+            (battle_id.clone(), records)
+        }
+        (None, None) => anyhow::bail!("name a battle or --file EXPORT"),
+    };
+    let report = audit(&battle_id, &records);
+    let text = if args.json { serde_json::to_string_pretty(&report)? } else { describe(&battle_id, &report) };
+    Ok(Output { stdout: text, code: if report.ok() { 0 } else { 1 } })
+}
+
+fn describe(battle_id: &str, report: &AuditReport) -> String {
+    let mut text = String::new();
+    for finding in &report.findings {
+        let check =
+            serde_json::to_value(finding.check).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
+        let _ = writeln!(text, "version {}: {check}: {}", finding.version, finding.message);
+    }
+    let pending = if report.rolls_pending_reveal.is_empty() {
+        String::new()
+    } else {
+        format!(", {} rolls await their seed's reveal", report.rolls_pending_reveal.len())
+    };
+    let verdict = if report.ok() { "verifies" } else { "DOES NOT VERIFY" };
+    let _ = write!(
+        text,
+        "battle {battle_id} {verdict}: {} events, chain checked, {} rolls re-derived, {} actions re-resolved{pending}, {} findings",
+        report.events,
+        report.rolls_verified,
+        report.actions_verified,
+        report.findings.len()
+    );
+    text
+}
+
+pub async fn replay(args: &ReplayArgs) -> anyhow::Result<Output> {
+    let mut resolver = client::resolver(&args.resolver).await?;
+    let state = resolver
+        .get_battle(GetBattleRequest { battle_id: args.battle.clone(), at_version: args.at })
+        .await
+        .map_err(|s| anyhow::anyhow!("resolver: {}", s.message()))?
+        .into_inner();
+    let mut journal = client::journal(&args.journal).await?;
+    let events = client::read_battle(&mut journal, &args.battle).await?;
+    let mut text = String::new();
+    for recorded in events.iter().take_while(|e| e.event.as_ref().is_some_and(|r| r.version <= state.version)) {
+        let Some(record) = &recorded.event else { continue };
+        let line = match battle::decode(record) {
+            Ok(event) => describe_event(&event),
+            Err(e) => format!("undecodable: {e}"),
+        };
+        writeln!(text, "#{} {}", record.version, line)?;
+    }
+    let state_json = state.state.as_ref().map(|s| Value::Object(battle::struct_to_json(s))).unwrap_or(Value::Null);
+    writeln!(
+        text,
+        "state at version {} ({}, next nonce {}, epoch {}{}):",
+        state.version,
+        state.ruleset,
+        state.next_nonce,
+        state.epoch,
+        if state.closed { ", closed" } else { "" }
+    )?;
+    write!(text, "{}", serde_json::to_string_pretty(&state_json)?)?;
+    Ok(Output::text(text))
+}
+
+/// One line per event, in English, for a judge reading a replay.
+pub fn describe_event(event: &Event) -> String {
+    match event {
+        Event::BattleOpened(e) => format!("opened {} with {} participants", e.ruleset, e.participants.len()),
+        Event::SeedCommitted(e) => format!("epoch {} committed: {}", e.epoch, e.commitment),
+        Event::DiceRolled(e) => {
+            format!("roll #{} for {} ({}): {}", e.nonce, e.actor, e.purpose, battlelog_roller::service::rendering(e))
+        }
+        Event::ActionResolved(e) => e.summary_en.clone(),
+        Event::DisputeRaised(e) => format!("{} disputes #{}: {}", e.by, e.refers_to, e.reason),
+        Event::JudgeRuling(e) => format!("judge {} rules on #{}: {}", e.judge, e.refers_to, e.text),
+        Event::SeedRevealed(e) => format!("epoch {} seed revealed: {}", e.epoch, e.server_seed),
+        Event::BattleClosed(e) => format!("closed by {}: {}", e.by, e.reason),
+    }
+}

@@ -1,0 +1,208 @@
+//! `battlelog up`: the whole stack in one process — the journal, the roller
+//! and the resolver as three real gRPC servers on loopback, sled under the
+//! data directory, a development master key generated there on first start.
+//!
+//! Events fan out over NATS JetStream when a URL is given or a `nats-server`
+//! binary is found (then `up` starts one, storing under the data directory);
+//! otherwise they fan out in-process to the resolver's cache, and `up` says
+//! so.
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use battlelog_journal::outbox::{EventPublisher, PublishFuture};
+use battlelog_journal::store::OutboxEvent;
+use battlelog_journal::{Journal, JournalOptions};
+use battlelog_resolver::ResolverService;
+use battlelog_roller::{MasterKey, RollerService};
+use clap::Args;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+use crate::Output;
+
+pub const NATS_STREAM: &str = "BATTLELOG_EVENTS";
+pub const NATS_SUBJECT_PREFIX: &str = "battlelog.events";
+
+#[derive(Debug, Args)]
+pub struct UpArgs {
+    /// Where sled, the development master key and NATS's store live.
+    #[arg(long, env = "BATTLELOG_DATA_DIR", default_value = "data")]
+    data_dir: PathBuf,
+    /// The resolver's listen address (port 0 picks a free one).
+    #[arg(long, default_value = "127.0.0.1:50051")]
+    resolver_listen: SocketAddr,
+    /// The roller's listen address.
+    #[arg(long, default_value = "127.0.0.1:50052")]
+    roller_listen: SocketAddr,
+    /// The journal's listen address.
+    #[arg(long, default_value = "127.0.0.1:50053")]
+    journal_listen: SocketAddr,
+    /// Use this NATS server (with JetStream) instead of starting one.
+    #[arg(long, env = "BATTLELOG_NATS_URL", conflicts_with = "no_nats")]
+    nats_url: Option<String>,
+    /// Fan events out in-process even when a nats-server binary is found.
+    #[arg(long)]
+    no_nats: bool,
+}
+
+/// The development fan-out: committed events go straight to the resolver's
+/// cache, in the journal's order, from the journal's outbox.
+#[derive(Debug)]
+struct InProcessFanOut {
+    resolver: ResolverService,
+}
+
+impl EventPublisher for InProcessFanOut {
+    fn publish<'a>(&'a self, event: &'a OutboxEvent) -> PublishFuture<'a> {
+        self.resolver.warm(event.event.clone());
+        Box::pin(std::future::ready(Ok(())))
+    }
+}
+
+/// A `nats-server` binary: `BATTLELOG_NATS_SERVER`, then `PATH`, then the
+/// one `scripts/install-tools` puts in `.tools/bin`.
+fn find_nats_server() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("BATTLELOG_NATS_SERVER").map(PathBuf::from) {
+        return path.is_file().then_some(path);
+    }
+    let on_path = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
+        .map(|dir| dir.join("nats-server"));
+    on_path.chain([PathBuf::from(".tools/bin/nats-server")]).find(|path| path.is_file())
+}
+
+/// A `nats-server -js` on a free loopback port, stopped when dropped.
+struct NatsServer {
+    child: tokio::process::Child,
+    url: String,
+}
+
+/// NATS's usual port, so that `battlelog watch` finds the server without
+/// being told; a free one when it is taken.
+const NATS_DEFAULT_PORT: u16 = 4222;
+
+async fn start_nats(binary: &Path, store: &Path) -> anyhow::Result<NatsServer> {
+    let probe = match TcpListener::bind(("127.0.0.1", NATS_DEFAULT_PORT)).await {
+        Ok(listener) => listener,
+        Err(_) => TcpListener::bind("127.0.0.1:0").await?,
+    };
+    let port = probe.local_addr()?.port();
+    drop(probe);
+    std::fs::create_dir_all(store).with_context(|| format!("cannot create {}", store.display()))?;
+    let child = tokio::process::Command::new(binary)
+        .args(["-js", "-a", "127.0.0.1", "-p", &port.to_string(), "-sd"])
+        .arg(store)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .with_context(|| format!("cannot start {}", binary.display()))?;
+    // Wait until it accepts connections; give up after ten seconds.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
+        anyhow::ensure!(tokio::time::Instant::now() < deadline, "{} did not start listening", binary.display());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Ok(NatsServer { child, url: format!("nats://127.0.0.1:{port}") })
+}
+
+async fn bind(addr: SocketAddr, what: &str) -> anyhow::Result<(TcpListener, String)> {
+    let listener = TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr} for the {what}"))?;
+    let url = format!("http://{}", listener.local_addr()?);
+    Ok((listener, url))
+}
+
+pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
+    battlelog_runtime::logging::init("warn", battlelog_runtime::logging::LogFormat::Text)
+        .map_err(anyhow::Error::msg)?;
+    let (journal_listener, journal_url) = bind(args.journal_listen, "journal").await?;
+    let (roller_listener, roller_url) = bind(args.roller_listen, "roller").await?;
+    let (resolver_listener, resolver_url) = bind(args.resolver_listen, "resolver").await?;
+
+    let resolver_config = battlelog_resolver::Config {
+        journal_url: journal_url.clone(),
+        roller_url: roller_url.clone(),
+        ..Default::default()
+    };
+    let resolver = battlelog_resolver::server::service(&resolver_config)?;
+
+    let mut nats_server = None;
+    let nats_url = match (&args.nats_url, args.no_nats) {
+        (Some(url), _) => Some(url.clone()),
+        (None, true) => None,
+        (None, false) => match find_nats_server() {
+            Some(binary) => {
+                let server = start_nats(&binary, &args.data_dir.join("nats")).await?;
+                let url = server.url.clone();
+                nats_server = Some(server);
+                Some(url)
+            }
+            None => None,
+        },
+    };
+    let (publisher, events_line): (Arc<dyn EventPublisher>, String) = match &nats_url {
+        Some(url) => {
+            let publisher =
+                battlelog_journal::nats::JetStreamPublisher::connect(url, NATS_STREAM, NATS_SUBJECT_PREFIX).await?;
+            let feed = battlelog_resolver::server::warm_from_nats(
+                resolver.clone(),
+                url.clone(),
+                format!("{NATS_SUBJECT_PREFIX}.>"),
+            );
+            tokio::spawn(feed);
+            let started = if nats_server.is_some() { "started by battlelog up" } else { "given" };
+            (Arc::new(publisher), format!("{url} (JetStream stream {NATS_STREAM}, {started})"))
+        }
+        None => (
+            Arc::new(InProcessFanOut { resolver: resolver.clone() }),
+            "in-process (no NATS URL given and no nats-server found; `battlelog watch` follows the journal)".to_owned(),
+        ),
+    };
+
+    let journal = Journal::open(JournalOptions {
+        publisher: Some(publisher),
+        ..JournalOptions::new(args.data_dir.join("journal"))
+    })
+    .await
+    .context("cannot open the journal")?;
+    let master_key = MasterKey::read_or_create(&args.data_dir.join("roller").join("master.key"))?;
+    let journal_client = battlelog_roller::server::journal_client(&journal_url)?;
+    let roller = RollerService::new(journal_client, master_key);
+
+    let (stop, stopped) = watch::channel(false);
+    let until_stopped = |mut stopped: watch::Receiver<bool>| async move {
+        let _ = stopped.wait_for(|stop| *stop).await;
+    };
+    let mut journal_server =
+        tokio::spawn(battlelog_journal::serve(journal.clone(), journal_listener, until_stopped(stopped.clone())));
+    let roller_server = tokio::spawn(battlelog_roller::serve(roller, roller_listener, until_stopped(stopped.clone())));
+    let resolver_server = tokio::spawn(battlelog_resolver::serve(resolver, resolver_listener, until_stopped(stopped)));
+
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "battlelog is up; data in {}", args.data_dir.display())?;
+    writeln!(stdout, "  resolver  {resolver_url}")?;
+    writeln!(stdout, "  roller    {roller_url}")?;
+    writeln!(stdout, "  journal   {journal_url}")?;
+    writeln!(stdout, "  events    {events_line}")?;
+    writeln!(stdout, "Try it: battlelog demo   (Ctrl-C stops the stack)")?;
+    stdout.flush()?;
+    drop(stdout);
+
+    tokio::select! {
+        () = battlelog_runtime::shutdown_signal() => {}
+        result = &mut journal_server => anyhow::bail!("the journal stopped: {result:?}"),
+    }
+    stop.send_replace(true);
+    let _ = tokio::join!(journal_server, roller_server, resolver_server);
+    journal.shutdown().await.context("closing the journal")?;
+    if let Some(mut server) = nats_server {
+        let _ = server.child.kill().await;
+    }
+    Ok(Output::text("battlelog stopped; every acknowledged event is on disk"))
+}
