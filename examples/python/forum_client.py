@@ -1,0 +1,254 @@
+#!/usr/bin/env python3
+"""A forum-side battlelog client: what a forum platform runs when a thread
+starts a battle and its players post actions.
+
+It opens a Pokémon battle on the resolver, acts a few times, shows what a
+retry, a rules rejection and bad input look like, closes the battle and
+prints the posts the forum would paste into the thread.
+
+The stubs are generated, not written: run generate.sh first (see README.md).
+Every invariant the script shows is also asserted, so a CI run fails loudly
+when the server stops keeping one.
+
+    python forum_client.py --resolver 127.0.0.1:50051
+"""
+
+import argparse
+import os
+import re
+import sys
+import time
+
+import grpc
+from google.protobuf import json_format, struct_pb2
+
+# generate.sh writes the battlelog.v1 package next to this file.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "gen"))
+from battlelog.v1 import resolver_pb2, resolver_pb2_grpc  # noqa: E402
+
+# Decoding google.rpc error details needs grpcio-status. Without it the
+# client still works and prints the plain status message instead.
+try:
+    from google.rpc import error_details_pb2, status_pb2
+
+    HAVE_RPC_STATUS = True
+except ImportError:
+    HAVE_RPC_STATUS = False
+
+RULESET = "pokemon-d6@1"
+# Every call gets a deadline: a forum request must never hang on the server.
+TIMEOUT = 10.0
+
+
+def check(condition, message):
+    """Like assert, but not switched off by `python -O`: CI relies on it."""
+    if not condition:
+        raise AssertionError(message)
+
+
+def struct(fields):
+    """Actions and sheets travel as google.protobuf.Struct (RULES.md names)."""
+    message = struct_pb2.Struct()
+    message.update(fields)
+    return message
+
+
+def plain(message):
+    """A Struct back to a dict; whole numbers come back as ints."""
+    value = json_format.MessageToDict(message)
+    return {k: int(v) if isinstance(v, float) and v.is_integer() else v for k, v in value.items()}
+
+
+def battle_id_for(thread_ref):
+    """A battle id (1–128 of [A-Za-z0-9_-]) that is a function of the thread."""
+    return re.sub(r"[^A-Za-z0-9_-]", "-", thread_ref)[:128]
+
+
+def error_details(error):
+    """The google.rpc details of a failed call, as short readable strings.
+
+    The server puts a google.rpc.Status into the grpc-status-details-bin
+    trailer; its details say which field was wrong (BadRequest) or which
+    rule refused the request (PreconditionFailure).
+    """
+    if not HAVE_RPC_STATUS:
+        return []
+    raw = dict(error.trailing_metadata() or ()).get("grpc-status-details-bin")
+    if raw is None:
+        return []
+    status = status_pb2.Status.FromString(raw)
+    lines = []
+    for detail in status.details:
+        if detail.Is(error_details_pb2.BadRequest.DESCRIPTOR):
+            bad = error_details_pb2.BadRequest()
+            detail.Unpack(bad)
+            lines += [f"BadRequest: field {v.field!r}: {v.description}" for v in bad.field_violations]
+        elif detail.Is(error_details_pb2.PreconditionFailure.DESCRIPTOR):
+            failure = error_details_pb2.PreconditionFailure()
+            detail.Unpack(failure)
+            lines += [f"PreconditionFailure: {v.type} on {v.subject}: {v.description}" for v in failure.violations]
+        else:
+            lines.append(f"detail {detail.type_url}")
+    return lines
+
+
+def expect_error(code, call, *args, **kwargs):
+    """Calls `call`, which must fail with `code`; returns the RpcError."""
+    try:
+        call(*args, timeout=TIMEOUT, **kwargs)
+    except grpc.RpcError as error:
+        check(error.code() == code, f"expected {code.name}, got {error.code().name}: {error.details()}")
+        print(f"  -> {error.code().name}: {error.details()}")
+        for line in error_details(error):
+            print(f"     {line}")
+        return error
+    raise AssertionError(f"expected {code.name}, but the call succeeded")
+
+
+class Thread:
+    """One forum thread playing one battle: keeps the posts and checks that
+    the dice nonces run 0, 1, 2 … with no gap and no repeat."""
+
+    def __init__(self, resolver, battle_id):
+        self.resolver = resolver
+        self.battle_id = battle_id
+        self.next_nonce = 0
+        self.posts = []
+
+    def act(self, request_id, action):
+        request = resolver_pb2.ActRequest(battle_id=self.battle_id, action=struct(action), request_id=request_id)
+        response = self.resolver.Act(request, timeout=TIMEOUT)
+        for recorded in response.rolls:
+            check(recorded.roll.nonce == self.next_nonce,
+                  f"nonce {recorded.roll.nonce}, expected {self.next_nonce}: a gap or a re-roll")
+            self.next_nonce += 1
+        self.post(action, response)
+        return request, response
+
+    def post(self, action, response):
+        """What the forum pastes under the player's post."""
+        resolved = response.resolved
+        lines = [f"[#{response.version}] {action['type']} by {action.get('actor', '?')}"]
+        lines += [f"  🎲 {r.rendering}   (nonce {r.roll.nonce})" for r in response.rolls]
+        lines.append(f"  RU: {resolved.summary_ru}")
+        lines.append(f"  EN: {resolved.summary_en}")
+        self.posts.append("\n".join(lines))
+        nonces = ", ".join(str(r.roll.nonce) for r in response.rolls) or "none"
+        print(f"  {action['type']} -> version {response.version}, dice nonces {nonces}")
+
+    def server_next_nonce(self):
+        state = self.resolver.GetBattle(resolver_pb2.GetBattleRequest(battle_id=self.battle_id), timeout=TIMEOUT)
+        return state.next_nonce
+
+
+def play(resolver, thread_ref):
+    print("== ListRulesets")
+    rulesets = list(resolver.ListRulesets(resolver_pb2.ListRulesetsRequest(), timeout=TIMEOUT).rulesets)
+    print("  " + ", ".join(rulesets))
+    check(RULESET in rulesets, f"{RULESET} is not served")
+
+    print("\n== OpenBattle")
+    open_request = resolver_pb2.OpenBattleRequest(
+        ruleset=RULESET,
+        title="Pikachu vs Meowth",
+        forum_ref=thread_ref,
+        participants=[struct({"id": "pikachu"}), struct({"id": "meowth"})],
+        # Public and mixed into every roll: the thread itself, so players
+        # know the server could not pick the dice before the thread existed.
+        client_seed=thread_ref,
+        # Both derived from the forum's own ids. The request id is scoped to
+        # the battle, so only with our own battle id does a resent OpenBattle
+        # (after a timeout) find the first one instead of opening a second.
+        battle_id=battle_id_for(thread_ref),
+        request_id=f"{thread_ref}/open",
+    )
+    opened = resolver.OpenBattle(open_request, timeout=TIMEOUT)
+    battle_id = opened.battle_id
+    print(f"  battle {battle_id}, seed commitment {opened.opened.commitment}")
+    reopened = resolver.OpenBattle(open_request, timeout=TIMEOUT)
+    check(reopened == opened, "a resent OpenBattle must answer with the same battle")
+    print("  resent with the same request id -> the same battle, the same commitment")
+    thread = Thread(resolver, battle_id)
+
+    print("\n== Act: an attack, a dodge, a free roll")
+    attack_request, attack = thread.act(
+        f"{thread_ref}/post-1",
+        {"type": "attack", "actor": "pikachu", "target": "meowth", "move": "Thunderbolt", "power": 90,
+         "effect": "paralysis"},
+    )
+    damage = plain(attack.resolved.outcome).get("damage", 0)
+    thread.act(
+        f"{thread_ref}/post-2",
+        {"type": "dodge", "actor": "meowth", "incoming_damage": damage},
+    )
+    thread.act(
+        f"{thread_ref}/post-3",
+        {"type": "roll", "actor": "ash", "expression": "2d6+1", "purpose": "Pokédex check"},
+    )
+
+    print("\n== Retry: the attack again with its request id (the forum timed out and resent)")
+    retried = resolver.Act(attack_request, timeout=TIMEOUT)
+    check(retried == attack, "a retry must return the recorded resolution")
+    check(thread.server_next_nonce() == thread.next_nonce, "a retry must not roll again")
+    print(f"  -> the recorded result of #{retried.version}, dice unchanged: "
+          + "; ".join(r.rendering for r in retried.rolls))
+
+    print("\n== A rules rejection: an attack on a Pokémon that is not in the battle")
+    expect_error(
+        grpc.StatusCode.FAILED_PRECONDITION,
+        resolver.Act,
+        resolver_pb2.ActRequest(
+            battle_id=battle_id,
+            action=struct({"type": "attack", "actor": "pikachu", "target": "psyduck", "move": "Tackle"}),
+            request_id=f"{thread_ref}/post-4",
+        ),
+    )
+    check(thread.server_next_nonce() == thread.next_nonce, "a rejected action must draw no dice")
+
+    print("\n== Bad input: a request without a request id")
+    error = expect_error(
+        grpc.StatusCode.INVALID_ARGUMENT,
+        resolver.Act,
+        resolver_pb2.ActRequest(
+            battle_id=battle_id,
+            action=struct({"type": "roll", "actor": "ash", "expression": "1d6"}),
+        ),
+    )
+    if HAVE_RPC_STATUS:
+        check(any("'request_id'" in line for line in error_details(error)), "BadRequest must name request_id")
+
+    print("\n== Close")
+    closed = resolver.Close(
+        resolver_pb2.CloseRequest(battle_id=battle_id, by="forum moderator", reason="the thread is over",
+                                  request_id=f"{thread_ref}/close"),
+        timeout=TIMEOUT,
+    )
+    check(closed.event.WhichOneof("event") == "battle_closed", f"Close answered {closed}")
+    state = resolver.GetBattle(resolver_pb2.GetBattleRequest(battle_id=battle_id), timeout=TIMEOUT)
+    check(state.closed, "the battle must be closed")
+    print(f"  closed at version {closed.version}; the server seed is revealed")
+
+    print("\n== The forum thread")
+    print(f"Battle {battle_id} ({RULESET}), seed commitment {opened.opened.commitment}")
+    print("\n\n".join(thread.posts))
+    print("Battle closed; the server seed is revealed, every roll can be re-checked.")
+    print("Бой окончен; сид сервера раскрыт — любой бросок можно перепроверить.")
+    return battle_id
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--resolver", default="127.0.0.1:50051", help="the resolver's host:port")
+    parser.add_argument("--thread", default=None,
+                        help="the forum thread reference; a fresh one per run by default")
+    args = parser.parse_args()
+    thread_ref = args.thread or f"forum:example/thread/{time.time_ns():x}"
+
+    with grpc.insecure_channel(args.resolver) as channel:
+        grpc.channel_ready_future(channel).result(timeout=TIMEOUT)
+        battle_id = play(resolver_pb2_grpc.ResolverStub(channel), thread_ref)
+    print(f"\nbattle-id: {battle_id}")
+
+
+if __name__ == "__main__":
+    main()

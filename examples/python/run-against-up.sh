@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# CI check for the Python example: brings up the whole stack with
+# `battlelog up` on free ports, runs forum_client.py against it, then exports
+# the battle it played and audits the export offline. Prints a final
+#   python-example: 1 passed, 0 failed
+# (or 0 passed, 1 failed) so the result reads like a test in CI output.
+#
+# Usage: examples/python/run-against-up.sh path/to/battlelog
+set -euo pipefail
+
+if [ $# -ne 1 ]; then
+  echo "usage: $0 path/to/battlelog" >&2
+  exit 2
+fi
+battlelog="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+
+# The server's summaries are Russian: never let a C locale turn them into an
+# encoding error.
+export PYTHONIOENCODING=utf-8
+
+work="$(mktemp -d)"
+up_pid=""
+passed=0
+
+# Ctrl-C for `up`: a graceful shutdown. A stack that does not stop within
+# 20 s is killed, so that CI never hangs here; the caller sees its status.
+stop_up() {
+  local deadline=$((SECONDS + 20))
+  kill -INT "$up_pid" 2>/dev/null || true
+  while kill -0 "$up_pid" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.1; done
+  if kill -0 "$up_pid" 2>/dev/null; then
+    echo "python-example: battlelog up ignored SIGINT for 20 s; killing it" >&2
+    kill -KILL "$up_pid" 2>/dev/null || true
+  fi
+  local status=0
+  wait "$up_pid" || status=$?
+  up_pid=""
+  return "$status"
+}
+
+finish() {
+  local status=$?
+  if [ -n "$up_pid" ]; then
+    stop_up || true
+  fi
+  if [ "$passed" = 1 ] && [ "$status" = 0 ]; then
+    rm -rf "$work"
+    echo "python-example: 1 passed, 0 failed"
+  else
+    # Keep the logs for the post-mortem.
+    echo "python-example: logs in $work" >&2
+    [ -f "$work/up.err" ] && tail -n 20 "$work/up.err" >&2
+    echo "python-example: 0 passed, 1 failed"
+    [ "$status" = 0 ] && status=1
+  fi
+  exit "$status"
+}
+trap finish EXIT
+trap 'exit 130' INT TERM
+
+# The venv scripts/install-tools made for nats-server; a fresh one otherwise.
+venv="$repo/.tools/venv"
+if [ ! -x "$venv/bin/python" ]; then
+  python3 -m venv "$venv"
+fi
+"$venv/bin/pip" install --quiet --disable-pip-version-check --only-binary=:all: -r "$here/requirements.txt" >&2
+PYTHON="$venv/bin/python" "$here/generate.sh" "$here/gen"
+
+"$battlelog" up --data-dir "$work/data" --no-nats \
+  --resolver-listen 127.0.0.1:0 --roller-listen 127.0.0.1:0 --journal-listen 127.0.0.1:0 \
+  >"$work/up.out" 2>"$work/up.err" &
+up_pid=$!
+
+# `up` prints its endpoints once all three servers listen.
+url_of() { sed -n "s|^  $1  *\(http://[^ ]*\)$|\1|p" "$work/up.out"; }
+deadline=$((SECONDS + 60))
+until [ -n "$(url_of journal)" ]; do
+  if ! kill -0 "$up_pid" 2>/dev/null; then
+    echo "python-example: battlelog up exited early" >&2
+    exit 1
+  fi
+  if [ "$SECONDS" -ge "$deadline" ]; then
+    echo "python-example: battlelog up printed no endpoints within 60 s" >&2
+    exit 1
+  fi
+  sleep 0.1
+done
+resolver="$(url_of resolver)"
+journal="$(url_of journal)"
+echo "python-example: stack up, resolver $resolver, journal $journal" >&2
+
+"$venv/bin/python" "$here/forum_client.py" --resolver "${resolver#http://}" | tee "$work/client.out"
+battle_id="$(sed -n 's/^battle-id: //p' "$work/client.out")"
+if [ -z "$battle_id" ]; then
+  echo "python-example: the client printed no battle id" >&2
+  exit 1
+fi
+
+"$battlelog" export "$battle_id" --journal "$journal" >"$work/battle.jsonl"
+"$battlelog" audit --file "$work/battle.jsonl"
+
+stop_up
+passed=1
