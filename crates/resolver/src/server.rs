@@ -11,7 +11,6 @@ use battlelog_runtime::grpc;
 use prost::Message;
 use tokio::net::TcpListener;
 use tokio_stream::StreamExt;
-use tokio_stream::wrappers::TcpListenerStream;
 use tonic::transport::{Channel, Endpoint};
 
 use crate::config::Config;
@@ -99,7 +98,7 @@ pub async fn serve(
         .add_service(health_service)
         .add_service(grpc::reflection()?)
         .add_service(ResolverServer::new(service))
-        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), shutdown)
+        .serve_with_incoming_shutdown(grpc::incoming(listener), shutdown)
         .await?;
     Ok(())
 }

@@ -8,7 +8,6 @@ use battlelog_proto::v1::roller_server::RollerServer;
 use battlelog_runtime::config::ConfigError;
 use battlelog_runtime::grpc;
 use tokio::net::TcpListener;
-use tokio_stream::wrappers::TcpListenerStream;
 use tonic::transport::{Channel, Endpoint};
 
 use crate::config::Config;
@@ -56,7 +55,7 @@ pub async fn serve(
         .add_service(health_service)
         .add_service(grpc::reflection()?)
         .add_service(RollerServer::new(service))
-        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), shutdown)
+        .serve_with_incoming_shutdown(grpc::incoming(listener), shutdown)
         .await?;
     Ok(())
 }

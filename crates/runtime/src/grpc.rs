@@ -48,3 +48,14 @@ pub fn reflection() -> Result<
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1()
 }
+
+/// The connections a listener accepts, with Nagle's algorithm off. tonic
+/// cannot set `TCP_NODELAY` on streams it is handed, and small gRPC frames
+/// left to Nagle meet the peer's delayed ACK: about 40 ms per round trip.
+pub fn incoming(
+    listener: tokio::net::TcpListener,
+) -> impl tokio_stream::Stream<Item = std::io::Result<tokio::net::TcpStream>> {
+    use tokio_stream::StreamExt;
+    tokio_stream::wrappers::TcpListenerStream::new(listener)
+        .map(|accepted| accepted.and_then(|stream| stream.set_nodelay(true).map(|()| stream)))
+}
