@@ -309,8 +309,11 @@ impl Resolver for ResolverService {
     async fn open_battle(&self, request: Request<OpenBattleRequest>) -> Result<Response<OpenBattleResponse>, Status> {
         let request = request.into_inner();
         validate_request_id(&request.request_id)?;
+        // A generated id derives from the request id, so that a retried
+        // OpenBattle finds the battle its first attempt opened.
         let battle_id = if request.battle_id.is_empty() {
-            format!("b-{}", uuid::Uuid::now_v7().simple())
+            let digest = <sha2::Sha256 as sha2::Digest>::digest(format!("battlelog/open\0{}", request.request_id));
+            format!("b-{}", hex::encode(&digest[..16]))
         } else {
             request.battle_id.clone()
         };

@@ -245,3 +245,18 @@ async fn the_audit_names_the_version_of_each_tampering() {
     changed[3].record[last] ^= 1;
     assert_eq!(audit("bz", &changed).findings[0].version, 3);
 }
+
+#[tokio::test]
+async fn a_retried_open_without_a_battle_id_finds_the_same_battle() {
+    let stack = stack().await;
+    let request = OpenBattleRequest {
+        ruleset: "berserk@1".into(),
+        participants: vec![object(json!({"id": "a"}))],
+        request_id: "open-generated".into(),
+        ..Default::default()
+    };
+    let first = stack.resolver.clone().open_battle(request.clone()).await.expect("opens").into_inner();
+    let again = stack.resolver.clone().open_battle(request).await.expect("retry").into_inner();
+    assert_eq!(first, again);
+    assert!(first.battle_id.starts_with("b-"));
+}
