@@ -1,1 +1,253 @@
-fn main() {}
+//! Append benchmark: `cargo bench -p battlelog-journal --bench append`.
+//!
+//! In one run, on one disk (the target dir's tmp), it measures:
+//! 1. the floor — raw sled `insert` + `flush`, one at a time;
+//! 2. one bare gRPC round trip (a `grpc.health.v1` check) to the same server;
+//! 3. single-event appends over gRPC at concurrency 1, 16 and 64;
+//!
+//! and checks the targets: at concurrency 64 the journal sustains ≥ 3× the raw
+//! one-at-a-time rate (group commit), and at concurrency 1 its p50 is within
+//! 2× of (raw insert + flush p50 + round trip p50). Each case runs for a few
+//! seconds. Set `BATTLELOG_BENCH_SECONDS` to change the per-case duration.
+
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use battlelog_journal::{Journal, JournalOptions};
+use battlelog_proto::v1 as pb;
+use battlelog_proto::v1::journal_client::JournalClient;
+use tokio::net::TcpListener;
+use tonic::transport::{Channel, Endpoint};
+use tonic_health::pb::HealthCheckRequest;
+use tonic_health::pb::health_client::HealthClient;
+
+const PAYLOAD: usize = 100;
+
+#[derive(Debug, Clone, Copy)]
+struct Figures {
+    ops: usize,
+    per_second: f64,
+    p50: Duration,
+    p99: Duration,
+}
+
+fn figures(mut latencies: Vec<Duration>, elapsed: Duration) -> Figures {
+    latencies.sort_unstable();
+    let at = |q: f64| latencies[((latencies.len() as f64 - 1.0) * q).round() as usize];
+    Figures {
+        ops: latencies.len(),
+        per_second: latencies.len() as f64 / elapsed.as_secs_f64(),
+        p50: at(0.50),
+        p99: at(0.99),
+    }
+}
+
+fn line(name: &str, f: &Figures) {
+    println!(
+        "{name:<34} {:>9.0} ops/s   p50 {:>8.1} µs   p99 {:>8.1} µs   ({} ops)",
+        f.per_second,
+        f.p50.as_secs_f64() * 1e6,
+        f.p99.as_secs_f64() * 1e6,
+        f.ops
+    );
+}
+
+fn raw_sled(dir: &Path, run: Duration) -> Figures {
+    let db = sled::Config::new().path(dir).open().expect("open sled");
+    let tree = db.open_tree("raw").expect("tree");
+    let value = vec![7u8; PAYLOAD + 100];
+    let mut latencies = Vec::new();
+    let start = Instant::now();
+    let mut i = 0u64;
+    while start.elapsed() < run {
+        let t = Instant::now();
+        tree.insert(i.to_be_bytes(), value.as_slice()).expect("insert");
+        db.flush().expect("flush");
+        latencies.push(t.elapsed());
+        i += 1;
+    }
+    figures(latencies, start.elapsed())
+}
+
+async fn channel(url: &str) -> Channel {
+    Endpoint::from_shared(url.to_owned()).expect("url").tcp_nodelay(true).connect().await.expect("connect")
+}
+
+async fn round_trips(url: &str, run: Duration) -> Figures {
+    let mut health = HealthClient::new(channel(url).await);
+    let mut latencies = Vec::new();
+    let start = Instant::now();
+    while start.elapsed() < run {
+        let t = Instant::now();
+        health.check(HealthCheckRequest { service: String::new() }).await.expect("health");
+        latencies.push(t.elapsed());
+    }
+    figures(latencies, start.elapsed())
+}
+
+async fn round_trips_concurrent(url: &str, concurrency: usize, run: Duration) -> Figures {
+    let mut channels = Vec::new();
+    for _ in 0..concurrency.min(4) {
+        channels.push(channel(url).await);
+    }
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for c in 0..concurrency {
+        let mut health = HealthClient::new(channels[c % channels.len()].clone());
+        tasks.push(tokio::spawn(async move {
+            let mut latencies = Vec::new();
+            while start.elapsed() < run {
+                let t = Instant::now();
+                health.check(HealthCheckRequest { service: String::new() }).await.expect("health");
+                latencies.push(t.elapsed());
+            }
+            latencies
+        }));
+    }
+    let mut all = Vec::new();
+    for task in tasks {
+        all.extend(task.await.expect("client"));
+    }
+    figures(all, start.elapsed())
+}
+
+/// The storage path alone: `Journal::append` in process, no gRPC.
+async fn direct_appends(journal: &Journal, concurrency: usize, run: Duration) -> Figures {
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for c in 0..concurrency {
+        let journal = journal.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut latencies = Vec::new();
+            let stream = format!("direct-{concurrency}-{c}");
+            while start.elapsed() < run {
+                let event = battlelog_journal::NewEvent {
+                    event_type: "BenchEvent".into(),
+                    payload: vec![1u8; PAYLOAD],
+                    idempotency_key: None,
+                };
+                let t = Instant::now();
+                journal
+                    .append(stream.clone(), battlelog_journal::ExpectedVersion::Any, vec![event])
+                    .await
+                    .expect("append");
+                latencies.push(t.elapsed());
+            }
+            latencies
+        }));
+    }
+    let mut all = Vec::new();
+    for task in tasks {
+        all.extend(task.await.expect("client"));
+    }
+    figures(all, start.elapsed())
+}
+
+async fn appends(url: &str, concurrency: usize, run: Duration) -> Figures {
+    // A few HTTP/2 connections shared by the clients, as a service's pool would.
+    let mut channels = Vec::new();
+    for _ in 0..concurrency.min(4) {
+        channels.push(channel(url).await);
+    }
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for c in 0..concurrency {
+        let mut client = JournalClient::new(channels[c % channels.len()].clone());
+        tasks.push(tokio::spawn(async move {
+            let mut latencies = Vec::new();
+            let stream = format!("bench-{concurrency}-{c}");
+            while start.elapsed() < run {
+                let request = pb::AppendRequest {
+                    stream_id: stream.clone(),
+                    expected_version: Some(pb::ExpectedVersion {
+                        kind: Some(pb::expected_version::Kind::Any(pb::expected_version::Any {})),
+                    }),
+                    events: vec![pb::NewEvent {
+                        event_type: "BenchEvent".into(),
+                        payload: vec![1u8; PAYLOAD],
+                        idempotency_key: String::new(),
+                    }],
+                };
+                let t = Instant::now();
+                client.append(request).await.expect("append");
+                latencies.push(t.elapsed());
+            }
+            latencies
+        }));
+    }
+    let mut all = Vec::new();
+    for task in tasks {
+        all.extend(task.await.expect("client"));
+    }
+    figures(all, start.elapsed())
+}
+
+fn main() {
+    let seconds: f64 = std::env::var("BATTLELOG_BENCH_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(3.0);
+    let run = Duration::from_secs_f64(seconds);
+    // The target dir's tmp: the same disk for the floor and the journal.
+    let base = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("temp dir");
+    println!("journal append benchmark: {seconds} s per case, {PAYLOAD}-byte payloads, data under the target dir");
+
+    let raw = raw_sled(&base.path().join("raw"), run);
+    line("raw sled insert+flush (1 at a time)", &raw);
+
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
+    runtime.block_on(async {
+        let journal = Journal::open(JournalOptions::new(base.path().join("journal"))).await.expect("open journal");
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let url = format!("http://{}", listener.local_addr().expect("addr"));
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let server = tokio::spawn(battlelog_journal::serve(journal.clone(), listener, async {
+            let _ = stopped.await;
+        }));
+
+        let rtt = round_trips(&url, run.min(Duration::from_secs(1))).await;
+        line("bare gRPC round trip (health)", &rtt);
+        let mut results = Vec::new();
+        for concurrency in [1, 16, 64] {
+            let stats = journal.store().commit_stats();
+            let (g0, a0) = (stats.groups.load(Ordering::Relaxed), stats.appends.load(Ordering::Relaxed));
+            let f = appends(&url, concurrency, run).await;
+            let (g1, a1) = (stats.groups.load(Ordering::Relaxed), stats.appends.load(Ordering::Relaxed));
+            line(&format!("journal append, concurrency {concurrency}"), &f);
+            println!(
+                "{:<34} {:.1} appends per group commit (one transaction, one flush)",
+                "",
+                (a1 - a0) as f64 / (g1 - g0).max(1) as f64
+            );
+            results.push((concurrency, f));
+        }
+
+        println!("-- what limits it --");
+        let f = round_trips_concurrent(&url, 64, run.min(Duration::from_secs(2))).await;
+        line("bare gRPC round trip, concurrency 64", &f);
+        for concurrency in [1, 64] {
+            let f = direct_appends(&journal, concurrency, run.min(Duration::from_secs(2))).await;
+            line(&format!("Journal::append in process, conc. {concurrency}"), &f);
+        }
+
+        let c1 = results[0].1;
+        let c64 = results[2].1;
+        let ratio = c64.per_second / raw.per_second;
+        let budget = (raw.p50 + rtt.p50) * 2;
+        println!();
+        println!(
+            "target 1: concurrency 64 rate / raw rate = {ratio:.1}× (need ≥ 3×): {}",
+            if ratio >= 3.0 { "PASS" } else { "FAIL" }
+        );
+        println!(
+            "target 2: concurrency 1 p50 {:.1} µs vs 2 × (raw p50 {:.1} + rtt p50 {:.1}) = {:.1} µs: {}",
+            c1.p50.as_secs_f64() * 1e6,
+            raw.p50.as_secs_f64() * 1e6,
+            rtt.p50.as_secs_f64() * 1e6,
+            budget.as_secs_f64() * 1e6,
+            if c1.p50 <= budget { "PASS" } else { "FAIL" }
+        );
+
+        let _ = stop.send(());
+        server.await.expect("server task").expect("serve");
+        journal.shutdown().await.expect("shutdown");
+    });
+}

@@ -1,11 +1,12 @@
 //! Group commit: one thread owns all writes.
 //!
 //! Appends queue up on a channel. The committer takes everything queued (up
-//! to `max_batch`), applies each append in its own sled transaction, flushes
-//! once, raises the durable watermark and only then answers every append of
-//! the batch. While one flush is in progress the next batch gathers, so under
-//! load one fsync serves many appends; alone, an append costs one transaction
-//! and one flush.
+//! to `max_batch` appends or 8 MiB), applies the group in one sled
+//! transaction (each append all or nothing inside it), flushes once, raises
+//! the durable watermark and only then answers every append of the group.
+//! While one flush is in progress the next group gathers, so under load one
+//! fsync serves many appends; alone, an append costs one transaction and one
+//! flush.
 //!
 //! A plain thread rather than a tokio task: sled's flush blocks for the whole
 //! fsync, and that must not stall the runtime's workers.
@@ -51,37 +52,51 @@ fn run(store: &Store, mut rx: mpsc::Receiver<Pending>, max_batch: usize, outbox_
     let mut batch = Vec::with_capacity(max_batch);
     let mut results = Vec::with_capacity(max_batch);
     while let Some(first) = rx.blocking_recv() {
+        let mut bytes = payload_bytes(&first);
         batch.push(first);
-        while batch.len() < max_batch {
+        // Bounded by count and bytes so that one group transaction stays a
+        // reasonable size in memory and on the log.
+        while batch.len() < max_batch && bytes < MAX_GROUP_BYTES {
             match rx.try_recv() {
-                Ok(pending) => batch.push(pending),
+                Ok(pending) => {
+                    bytes += payload_bytes(&pending);
+                    batch.push(pending);
+                }
                 Err(_) => break,
             }
         }
 
         let mut wrote = false;
-        for pending in &batch {
-            if let Some(reason) = &poisoned {
-                results.push(Err(JournalError::Poisoned(reason.clone())));
-                continue;
-            }
-            let ids: Vec<String> = pending.append.events.iter().map(|_| uuid::Uuid::now_v7().to_string()).collect();
-            let result = match store.apply(&pending.append, next_position, &ids, now_micros()) {
-                Ok(Applied::Appended(outcome)) => {
-                    next_position += outcome.events.len() as u64;
-                    wrote = true;
-                    Ok(outcome)
+        if let Some(reason) = &poisoned {
+            results.extend(batch.iter().map(|_| Err(JournalError::Poisoned(reason.clone()))));
+        } else {
+            let ids: Vec<Vec<String>> = batch
+                .iter()
+                .map(|p| p.append.events.iter().map(|_| uuid::Uuid::now_v7().to_string()).collect())
+                .collect();
+            let group: Vec<_> = batch.iter().zip(&ids).map(|(p, ids)| (&p.append, ids.as_slice())).collect();
+            match store.apply_group(&group, next_position, now_micros()) {
+                Ok(outcomes) => {
+                    for outcome in outcomes {
+                        results.push(match outcome {
+                            Ok(Applied::Appended(outcome)) => {
+                                next_position += outcome.events.len() as u64;
+                                wrote = true;
+                                Ok(outcome)
+                            }
+                            Ok(Applied::Deduplicated(outcome)) => Ok(outcome),
+                            Err(e) => Err(e),
+                        });
+                    }
                 }
-                Ok(Applied::Deduplicated(outcome)) => Ok(outcome),
-                Err(e @ JournalError::Storage(_)) => {
+                Err(e) => {
                     // A failed transaction may have left sled unusable; stop
                     // writing rather than risk acknowledging what is not there.
+                    error!(error = %e, "group transaction failed: refusing further appends");
                     poisoned = Some(e.to_string());
-                    Err(e)
+                    results.extend(batch.iter().map(|_| Err(JournalError::Poisoned(e.to_string()))));
                 }
-                Err(e) => Err(e),
-            };
-            results.push(result);
+            }
         }
 
         // Every answer waits for the flush, rejections and repeats too: they
@@ -106,11 +121,21 @@ fn run(store: &Store, mut rx: mpsc::Receiver<Pending>, max_batch: usize, outbox_
             }
         }
         debug!(appends = batch.len(), "group commit");
+        store.stats.groups.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        store.stats.appends.fetch_add(batch.len() as u64, std::sync::atomic::Ordering::Relaxed);
         for (pending, result) in batch.drain(..).zip(results.drain(..)) {
             // The caller may have gone away; its append stands regardless.
             let _ = pending.reply.send(result);
         }
     }
+}
+
+/// Payload bytes above which a group takes no more appends (one append
+/// alone may still be up to `max_append_bytes`).
+const MAX_GROUP_BYTES: usize = 8 * 1024 * 1024;
+
+fn payload_bytes(pending: &Pending) -> usize {
+    pending.append.events.iter().map(|e| e.payload.len()).sum()
 }
 
 fn now_micros() -> i64 {
