@@ -154,7 +154,7 @@ pub fn describe_event(event: &Event) -> String {
         Event::BattleOpened(e) => format!("opened {} with {} participants", e.ruleset, e.participants.len()),
         Event::SeedCommitted(e) => format!("epoch {} committed: {}", e.epoch, e.commitment),
         Event::DiceRolled(e) => {
-            format!("roll #{} for {} ({}): {}", e.nonce, e.actor, e.purpose, battlelog_roller::service::rendering(e))
+            format!("roll #{} for {} ({}): {}", e.nonce, e.actor, e.purpose, battle::rendering(e))
         }
         Event::ActionResolved(e) => e.summary_en.clone(),
         Event::DisputeRaised(e) => format!("{} disputes #{}: {}", e.by, e.refers_to, e.reason),

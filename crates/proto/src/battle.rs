@@ -60,6 +60,18 @@ pub fn die_from_proto(die: &v1::Die) -> dice::Die {
     dice::Die { sides: die.sides, value: die.value, kept: die.kept, rerolled: die.rerolled, exploded: die.exploded }
 }
 
+/// The forum line of a journaled roll, e.g. `4d6kh3: [6, 5, 3, ~~1~~] = 14`,
+/// or the expression and its error when the arithmetic failed.
+pub fn rendering(roll: &v1::DiceRolled) -> String {
+    match dice::Expression::parse(&roll.expression) {
+        Ok(expression) if roll.error.is_empty() => {
+            let rolled = dice::Roll { total: roll.total, dice: roll.dice.iter().map(die_from_proto).collect() };
+            dice::render(&expression, &rolled)
+        }
+        _ => format!("{}: {}", roll.expression, roll.error),
+    }
+}
+
 /// A `google.protobuf.Struct` as a JSON object. Protobuf numbers are
 /// doubles; whole ones come back as JSON integers, so `{"power": 65}`
 /// survives the round trip as written.

@@ -27,6 +27,7 @@ use battlelog_proto::v1::{
     RollRequest, RollSpec, RuleRequest, battle_event::Event, expected_version,
 };
 use battlelog_runtime::grpc::{failed_precondition, invalid_argument};
+use battlelog_runtime::validate;
 use rules::{Action, ActionKind, Battle, RulesetId};
 use serde_json::{Map, Value};
 use tonic::transport::Channel;
@@ -36,7 +37,8 @@ use tracing::debug;
 use crate::audit::{AuditedRecord, audit};
 use crate::view::{BattleView, dispute_action, ruling_action};
 
-pub const MAX_BATTLE_ID_BYTES: usize = 128;
+/// Our keys add `dispute:` at most, and the roller's limit is 100 for
+/// `act:<request id>`.
 pub const MAX_REQUEST_ID_BYTES: usize = 90;
 pub const MAX_TEXT_BYTES: usize = 2_000;
 pub const MAX_CLIENT_SEED_BYTES: usize = 1_000;
@@ -53,36 +55,6 @@ pub struct ResolverService {
     journal: JournalClient<Channel>,
     roller: RollerClient<Channel>,
     views: Arc<Mutex<HashMap<String, SharedView>>>,
-}
-
-fn validate_battle_id(battle_id: &str) -> Result<(), Status> {
-    if battle_id.is_empty() || battle_id.len() > MAX_BATTLE_ID_BYTES {
-        return Err(invalid_argument("battle_id", format!("must be 1 to {MAX_BATTLE_ID_BYTES} bytes")));
-    }
-    if !battle_id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') {
-        return Err(invalid_argument("battle_id", "may hold only letters A-Z a-z, digits, '-' and '_'"));
-    }
-    Ok(())
-}
-
-fn validate_request_id(request_id: &str) -> Result<(), Status> {
-    if request_id.is_empty() || request_id.len() > MAX_REQUEST_ID_BYTES {
-        return Err(invalid_argument("request_id", format!("is required, 1 to {MAX_REQUEST_ID_BYTES} bytes")));
-    }
-    if !request_id.bytes().all(|b| b.is_ascii_graphic()) {
-        return Err(invalid_argument("request_id", "may hold only printable ASCII without spaces"));
-    }
-    Ok(())
-}
-
-fn validate_text(field: &str, text: &str, max: usize) -> Result<(), Status> {
-    if text.len() > max {
-        return Err(invalid_argument(field, format!("is {} bytes; the limit is {max}", text.len())));
-    }
-    if text.chars().any(|c| c.is_control() && c != '\n') {
-        return Err(invalid_argument(field, "may not hold control characters"));
-    }
-    Ok(())
 }
 
 fn json_of(field: &str, fields: Option<&prost_types::Struct>) -> Result<Value, Status> {
@@ -239,7 +211,7 @@ impl ResolverService {
             .iter()
             .filter_map(|nonce| view.rolls.get(nonce))
             .map(|(version, roll)| RecordedRoll {
-                rendering: battlelog_roller_rendering(roll),
+                rendering: battle::rendering(roll),
                 roll: Some(roll.clone()),
                 version: *version,
             })
@@ -293,22 +265,11 @@ impl ResolverService {
     }
 }
 
-/// The forum line of a journaled roll (the roller's own rendering).
-fn battlelog_roller_rendering(roll: &battlelog_proto::v1::DiceRolled) -> String {
-    match dice::Expression::parse(&roll.expression) {
-        Ok(expression) if roll.error.is_empty() => {
-            let rolled = dice::Roll { total: roll.total, dice: roll.dice.iter().map(die_from_proto).collect() };
-            dice::render(&expression, &rolled)
-        }
-        _ => format!("{}: {}", roll.expression, roll.error),
-    }
-}
-
 #[tonic::async_trait]
 impl Resolver for ResolverService {
     async fn open_battle(&self, request: Request<OpenBattleRequest>) -> Result<Response<OpenBattleResponse>, Status> {
         let request = request.into_inner();
-        validate_request_id(&request.request_id)?;
+        validate::request_id(&request.request_id, MAX_REQUEST_ID_BYTES)?;
         // A generated id derives from the request id, so that a retried
         // OpenBattle finds the battle its first attempt opened.
         let battle_id = if request.battle_id.is_empty() {
@@ -317,10 +278,10 @@ impl Resolver for ResolverService {
         } else {
             request.battle_id.clone()
         };
-        validate_battle_id(&battle_id)?;
-        validate_text("title", &request.title, MAX_TEXT_BYTES)?;
-        validate_text("forum_ref", &request.forum_ref, MAX_TEXT_BYTES)?;
-        validate_text("client_seed", &request.client_seed, MAX_CLIENT_SEED_BYTES)?;
+        validate::battle_id(&battle_id)?;
+        validate::text("title", &request.title, MAX_TEXT_BYTES)?;
+        validate::text("forum_ref", &request.forum_ref, MAX_TEXT_BYTES)?;
+        validate::text("client_seed", &request.client_seed, MAX_CLIENT_SEED_BYTES)?;
         let ruleset: RulesetId =
             request.ruleset.parse().map_err(|e: rules::RulesetError| invalid_argument("ruleset", e.to_string()))?;
         if request.participants.is_empty() || request.participants.len() > MAX_PARTICIPANTS {
@@ -372,8 +333,8 @@ impl Resolver for ResolverService {
 
     async fn act(&self, request: Request<ActRequest>) -> Result<Response<ActResponse>, Status> {
         let request = request.into_inner();
-        validate_battle_id(&request.battle_id)?;
-        validate_request_id(&request.request_id)?;
+        validate::battle_id(&request.battle_id)?;
+        validate::request_id(&request.request_id, MAX_REQUEST_ID_BYTES)?;
         let action_json = json_of("action", request.action.as_ref())?;
         let action: Action =
             serde_json::from_value(action_json.clone()).map_err(|e| invalid_argument("action", e.to_string()))?;
@@ -460,10 +421,10 @@ impl Resolver for ResolverService {
 
     async fn dispute(&self, request: Request<DisputeRequest>) -> Result<Response<EventResponse>, Status> {
         let request = request.into_inner();
-        validate_battle_id(&request.battle_id)?;
-        validate_request_id(&request.request_id)?;
-        validate_text("by", &request.by, MAX_TEXT_BYTES)?;
-        validate_text("reason", &request.reason, MAX_TEXT_BYTES)?;
+        validate::battle_id(&request.battle_id)?;
+        validate::request_id(&request.request_id, MAX_REQUEST_ID_BYTES)?;
+        validate::text("by", &request.by, MAX_TEXT_BYTES)?;
+        validate::text("reason", &request.reason, MAX_TEXT_BYTES)?;
         let dispute = DisputeRaised { by: request.by, refers_to: request.refers_to, reason: request.reason };
         let action = dispute_action(&dispute);
         let key = dispute_key(&request.request_id);
@@ -474,10 +435,10 @@ impl Resolver for ResolverService {
 
     async fn rule(&self, request: Request<RuleRequest>) -> Result<Response<EventResponse>, Status> {
         let request = request.into_inner();
-        validate_battle_id(&request.battle_id)?;
-        validate_request_id(&request.request_id)?;
-        validate_text("judge", &request.judge, MAX_TEXT_BYTES)?;
-        validate_text("text", &request.text, MAX_TEXT_BYTES)?;
+        validate::battle_id(&request.battle_id)?;
+        validate::request_id(&request.request_id, MAX_REQUEST_ID_BYTES)?;
+        validate::text("judge", &request.judge, MAX_TEXT_BYTES)?;
+        validate::text("text", &request.text, MAX_TEXT_BYTES)?;
         if let Some(replacement) = &request.r#override {
             json_of("override", Some(replacement))?;
         }
@@ -494,10 +455,10 @@ impl Resolver for ResolverService {
 
     async fn close(&self, request: Request<CloseRequest>) -> Result<Response<EventResponse>, Status> {
         let request = request.into_inner();
-        validate_battle_id(&request.battle_id)?;
-        validate_request_id(&request.request_id)?;
-        validate_text("by", &request.by, MAX_TEXT_BYTES)?;
-        validate_text("reason", &request.reason, MAX_TEXT_BYTES)?;
+        validate::battle_id(&request.battle_id)?;
+        validate::request_id(&request.request_id, MAX_REQUEST_ID_BYTES)?;
+        validate::text("by", &request.by, MAX_TEXT_BYTES)?;
+        validate::text("reason", &request.reason, MAX_TEXT_BYTES)?;
         let battle_id = request.battle_id.as_str();
         let key = close_key(&request.request_id);
         let (_, view) = self.opened_view(battle_id).await?;
@@ -524,7 +485,7 @@ impl Resolver for ResolverService {
 
     async fn get_battle(&self, request: Request<GetBattleRequest>) -> Result<Response<GetBattleResponse>, Status> {
         let request = request.into_inner();
-        validate_battle_id(&request.battle_id)?;
+        validate::battle_id(&request.battle_id)?;
         let (_, view) = self.opened_view(&request.battle_id).await?;
         let head = view.head().unwrap_or_default();
         let view = match request.at_version {
@@ -548,7 +509,7 @@ impl Resolver for ResolverService {
 
     async fn audit(&self, request: Request<AuditRequest>) -> Result<Response<AuditResponse>, Status> {
         let request = request.into_inner();
-        validate_battle_id(&request.battle_id)?;
+        validate::battle_id(&request.battle_id)?;
         let mut lines = Vec::new();
         loop {
             let read = ReadStreamRequest {

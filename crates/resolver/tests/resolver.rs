@@ -260,3 +260,15 @@ async fn a_retried_open_without_a_battle_id_finds_the_same_battle() {
     assert_eq!(first, again);
     assert!(first.battle_id.starts_with("b-"));
 }
+
+#[tokio::test]
+async fn the_longest_request_id_passes_through_roller_and_journal() {
+    let mut stack = stack().await;
+    open(&mut stack, "long", "pbta-2d6@1", json!([{"id": "ash"}])).await;
+    let request_id = "r".repeat(battlelog_resolver::service::MAX_REQUEST_ID_BYTES);
+    let action = json!({"type": "move", "actor": "ash", "trait": "cool", "stakes": "x"});
+    stack.resolver.act(act("long", &request_id, action.clone())).await.expect("the longest request id works");
+    let longer = format!("{request_id}r");
+    let status = stack.resolver.act(act("long", &longer, action)).await.expect_err("one byte more is refused");
+    assert_eq!(status.code(), Code::InvalidArgument);
+}

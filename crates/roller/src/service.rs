@@ -18,13 +18,14 @@ use battlelog_proto::v1::{
     battle_event::Event, expected_version,
 };
 use battlelog_runtime::grpc::{failed_precondition, invalid_argument};
+use battlelog_runtime::validate;
 use tonic::transport::Channel;
 use tonic::{Code, Request, Response, Status};
 use tracing::{debug, warn};
 
 use crate::ledger::{Ledger, reveal_key, roll_key};
 use crate::master_key::MasterKey;
-use battlelog_proto::battle::{self as events, die_from_proto, die_to_proto};
+use battlelog_proto::battle::{self as events, die_to_proto, rendering};
 
 /// Most expressions in one request.
 pub const MAX_ROLLS_PER_REQUEST: usize = 16;
@@ -33,8 +34,9 @@ pub const MAX_ROLLS_PER_REQUEST: usize = 16;
 pub const MAX_DICE_PER_REQUEST: u64 = 10_000;
 pub const MAX_PURPOSE_BYTES: usize = 200;
 pub const MAX_ACTOR_BYTES: usize = 128;
+/// The resolver passes `act:<its request id>` here; `roll:<id>:<index>`
+/// must stay within the journal's 128-byte idempotency keys.
 pub const MAX_REQUEST_ID_BYTES: usize = 100;
-pub const MAX_BATTLE_ID_BYTES: usize = 128;
 /// How often a request catches up and retries after losing a race for the
 /// stream's next version before it gives up with `ABORTED`.
 const MAX_ATTEMPTS: usize = 32;
@@ -113,47 +115,6 @@ fn journal_error(status: Status) -> Status {
     Status::new(code, format!("journal: {}", status.message()))
 }
 
-pub fn validate_battle_id(battle_id: &str) -> Result<(), Status> {
-    if battle_id.is_empty() || battle_id.len() > MAX_BATTLE_ID_BYTES {
-        return Err(invalid_argument("battle_id", format!("must be 1 to {MAX_BATTLE_ID_BYTES} bytes")));
-    }
-    if !battle_id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') {
-        return Err(invalid_argument("battle_id", "may hold only letters A-Z a-z, digits, '-' and '_'"));
-    }
-    Ok(())
-}
-
-pub fn validate_request_id(request_id: &str) -> Result<(), Status> {
-    if request_id.is_empty() || request_id.len() > MAX_REQUEST_ID_BYTES {
-        return Err(invalid_argument("request_id", format!("is required, 1 to {MAX_REQUEST_ID_BYTES} bytes")));
-    }
-    if !request_id.bytes().all(|b| b.is_ascii_graphic()) {
-        return Err(invalid_argument("request_id", "may hold only printable ASCII without spaces"));
-    }
-    Ok(())
-}
-
-fn validate_text(field: &str, text: &str, max: usize) -> Result<(), Status> {
-    if text.len() > max {
-        return Err(invalid_argument(field, format!("is {} bytes; the limit is {max}", text.len())));
-    }
-    if text.chars().any(char::is_control) {
-        return Err(invalid_argument(field, "may not hold control characters"));
-    }
-    Ok(())
-}
-
-/// The forum line of a journaled roll.
-pub fn rendering(rolled: &DiceRolled) -> String {
-    match dice::Expression::parse(&rolled.expression) {
-        Ok(expression) if rolled.error.is_empty() => {
-            let roll = dice::Roll { total: rolled.total, dice: rolled.dice.iter().map(die_from_proto).collect() };
-            dice::render(&expression, &roll)
-        }
-        _ => format!("{}: {}", rolled.expression, rolled.error),
-    }
-}
-
 fn recorded_rolls(recorded: Vec<(u64, Event)>) -> Vec<RecordedRoll> {
     recorded
         .into_iter()
@@ -168,16 +129,16 @@ fn recorded_rolls(recorded: Vec<(u64, Event)>) -> Vec<RecordedRoll> {
 impl Roller for RollerService {
     async fn commitment(&self, request: Request<CommitmentRequest>) -> Result<Response<CommitmentResponse>, Status> {
         let request = request.into_inner();
-        validate_battle_id(&request.battle_id)?;
+        validate::battle_id(&request.battle_id)?;
         let commitment = self.master_key.seed(&request.battle_id, request.epoch).commitment().to_string();
         Ok(Response::new(CommitmentResponse { commitment }))
     }
 
     async fn roll(&self, request: Request<RollRequest>) -> Result<Response<RollResponse>, Status> {
         let request = request.into_inner();
-        validate_battle_id(&request.battle_id)?;
-        validate_request_id(&request.request_id)?;
-        validate_text("actor", &request.actor, MAX_ACTOR_BYTES)?;
+        validate::battle_id(&request.battle_id)?;
+        validate::request_id(&request.request_id, MAX_REQUEST_ID_BYTES)?;
+        validate::text("actor", &request.actor, MAX_ACTOR_BYTES)?;
         if request.rolls.is_empty() || request.rolls.len() > MAX_ROLLS_PER_REQUEST {
             return Err(invalid_argument("rolls", format!("must hold 1 to {MAX_ROLLS_PER_REQUEST} expressions")));
         }
@@ -185,7 +146,7 @@ impl Roller for RollerService {
         for (i, spec) in request.rolls.iter().enumerate() {
             let expression = dice::Expression::parse(&spec.expression)
                 .map_err(|e| invalid_argument(&format!("rolls[{i}].expression"), e.to_string()))?;
-            validate_text(&format!("rolls[{i}].purpose"), &spec.purpose, MAX_PURPOSE_BYTES)?;
+            validate::text(&format!("rolls[{i}].purpose"), &spec.purpose, MAX_PURPOSE_BYTES)?;
             expressions.push(expression);
         }
         let worst_case: u64 = expressions.iter().map(dice::Expression::max_dice).sum();
@@ -279,8 +240,8 @@ impl Roller for RollerService {
 
     async fn reveal(&self, request: Request<RevealRequest>) -> Result<Response<RevealResponse>, Status> {
         let request = request.into_inner();
-        validate_battle_id(&request.battle_id)?;
-        validate_request_id(&request.request_id)?;
+        validate::battle_id(&request.battle_id)?;
+        validate::request_id(&request.request_id, MAX_REQUEST_ID_BYTES)?;
         let battle_id = request.battle_id.as_str();
         let ledger = self.ledger(battle_id);
         let mut ledger = ledger.lock().await;

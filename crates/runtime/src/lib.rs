@@ -6,10 +6,12 @@
 //! - [`config`]: reading a service's TOML file layer.
 //! - [`grpc`]: `INVALID_ARGUMENT` with google.rpc `BadRequest` details, and
 //!   the health and reflection services.
+//! - [`validate`]: battle ids, request ids and free text, checked alike everywhere.
 
 pub mod config;
 pub mod grpc;
 pub mod logging;
+pub mod validate;
 
 use std::io::Write;
 use std::net::SocketAddr;
