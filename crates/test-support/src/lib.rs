@@ -325,3 +325,45 @@ pub async fn journal(data_dir: &Path, nats_url: Option<&str>) -> ServiceProcess 
     let log = data_dir.with_extension("log");
     ServiceProcess::start(&binary, &args, &envs, &log).await
 }
+
+/// The `battlelog` command-line binary (for `up`, `demo`, `export`, `audit`).
+pub fn cli_binary() -> PathBuf {
+    service_binary("battlelog")
+}
+
+/// Starts the real `battlelog-roller` on a free loopback port against the
+/// journal at `journal_url`. With `master_key_hex` the key comes from
+/// `BATTLELOG_ROLLER_MASTER_KEY` (so a test can derive the seeds itself);
+/// without it the roller runs in dev mode with its key under `data_dir`.
+/// Its log goes to `<data_dir>.log`.
+pub async fn roller(data_dir: &Path, journal_url: &str, master_key_hex: Option<&str>) -> ServiceProcess {
+    let binary = service_binary("battlelog-roller");
+    let mut args: Vec<String> = ["--listen", "127.0.0.1:0", "--journal-url", journal_url, "--data-dir"]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+    args.push(data_dir.display().to_string());
+    let mut envs = vec![("BATTLELOG_ROLLER_LOG".to_owned(), "info".to_owned())];
+    match master_key_hex {
+        Some(key) => envs.push(("BATTLELOG_ROLLER_MASTER_KEY".to_owned(), key.to_owned())),
+        None => args.extend(["--dev".to_owned(), "true".to_owned()]),
+    }
+    std::fs::create_dir_all(data_dir).unwrap_or_else(|e| panic!("cannot create {}: {e}", data_dir.display()));
+    ServiceProcess::start(&binary, &args, &envs, &data_dir.with_extension("log")).await
+}
+
+/// Starts the real `battlelog-resolver` on a free loopback port against the
+/// journal and roller at these URLs, following NATS at `nats_url` when
+/// given. Its log goes to `log`.
+pub async fn resolver(log: &Path, journal_url: &str, roller_url: &str, nats_url: Option<&str>) -> ServiceProcess {
+    let binary = service_binary("battlelog-resolver");
+    let mut args: Vec<String> = ["--listen", "127.0.0.1:0", "--journal-url", journal_url, "--roller-url", roller_url]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+    if let Some(url) = nats_url {
+        args.extend(["--nats-url".to_owned(), url.to_owned()]);
+    }
+    let envs = vec![("BATTLELOG_RESOLVER_LOG".to_owned(), "info".to_owned())];
+    ServiceProcess::start(&binary, &args, &envs, log).await
+}

@@ -1,0 +1,1053 @@
+//! System tests of the whole battle flow (issue 5): the real
+//! `battlelog-journal`, `battlelog-roller` and `battlelog-resolver` binaries
+//! as separate processes, real sled on disk, real gRPC on 127.0.0.1, a real
+//! `nats-server -js` where the fan-out is under test, and the real
+//! `battlelog` CLI for `export` and `audit --file`.
+//!
+//! Expected dice are re-derived by the test from the master key it gave the
+//! roller (PROTOCOL.md §1–3); expected outcomes come from RULES.md's tables.
+
+mod stack;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use battlelog_proto::battle;
+use battlelog_proto::v1 as pb;
+use battlelog_proto::v1::battle_event::Event;
+use battlelog_system_tests::invalid_field;
+use battlelog_test_support::poll_until;
+use prost::Message;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use stack::*;
+use tonic::Code;
+
+// ---------------------------------------------------------------------------
+// 1. A full battle of each ruleset, audited, and fanned out over NATS.
+// ---------------------------------------------------------------------------
+
+/// RULES.md 1.1 step 4, general table, for an attack with no flag and no
+/// effect: (result, multiplier, damage for `power`).
+fn pokemon_plain_attack(p: i64, power: u64) -> (&'static str, &'static str, u64) {
+    let (result, multiplier, num, den) = match p {
+        1 => ("miss", "0", 0, 1),
+        2 => ("hit", "1/3", 1, 3),
+        3 => ("hit", "2/3", 2, 3),
+        4 | 5 => ("hit", "1", 1, 1),
+        6 => ("crit", "2", 2, 1),
+        _ => panic!("a d6 showed {p}"),
+    };
+    // round half up of power × num / den
+    (result, multiplier, (2 * power * num + den) / (2 * den))
+}
+
+/// RULES.md 1.3: (reduction %, counted) for an effective dodge value.
+fn pokemon_dodge(e: i64) -> (u64, bool) {
+    match e {
+        1 => (0, true),
+        2 => (5, true),
+        3 => (50, true),
+        4 => (60, true),
+        5 => (100, true),
+        6 => (100, false),
+        _ => panic!("a d6 showed {e}"),
+    }
+}
+
+/// RULES.md 4.1.
+fn pbta_band(total: i64) -> &'static str {
+    match total {
+        10.. => "full_success",
+        7..=9 => "success_with_cost",
+        _ => "miss",
+    }
+}
+
+/// RULES.md 2.1 for points ≠ 12: (result, breaks concentration).
+fn arcana_cast(sum: i64, total_skill: i64) -> &'static str {
+    match sum {
+        2 => "critical_success",
+        20 => "critical_failure",
+        19 => "ordinary_failure",
+        s if s <= total_skill => "success",
+        _ => "failure",
+    }
+}
+
+struct Played {
+    battle_id: String,
+    client_seed: String,
+    replies: Vec<pb::ActResponse>,
+}
+
+async fn play_pokemon(stack: &Stack) -> Played {
+    let mut resolver = resolver_client(&stack.resolver).await;
+    let (battle_id, client_seed) = ("full-pokemon", "thread 1024: pika pika");
+    open(&mut resolver, battle_id, "pokemon-d6@1", json!([{"id": "pikachu"}, {"id": "meowth"}]), client_seed).await;
+    let mut replies = Vec::new();
+
+    let attack = json!({"type": "attack", "actor": "pikachu", "target": "meowth", "move": "Tackle", "power": 40});
+    let reply = act(&mut resolver, battle_id, &attack, "p-1").await.expect("attack");
+    assert_eq!(reply.rolls.len(), 1, "an attack by a Pokémon without conditions draws one power die");
+    let p = faces(&reply)[0];
+    let (result, multiplier, damage) = pokemon_plain_attack(p, 40);
+    let got = outcome(&reply);
+    assert_eq!((got["result"].as_str(), got["multiplier"].as_str()), (Some(result), Some(multiplier)), "p={p}: {got}");
+    assert_eq!(got["damage"].as_u64(), Some(damage), "p={p}: {got}");
+    let attack_version = reply.version;
+    replies.push(reply);
+
+    let dodge = json!({"type": "dodge", "actor": "meowth", "incoming_damage": 40});
+    let reply = act(&mut resolver, battle_id, &dodge, "p-2").await.expect("dodge");
+    let d = faces(&reply)[0];
+    let (reduction, counted) = pokemon_dodge(d);
+    let got = outcome(&reply);
+    assert_eq!(got["reduction_percent"].as_u64(), Some(reduction), "d={d}: {got}");
+    assert_eq!(got["counted"].as_bool(), Some(counted), "d={d}: {got}");
+    assert_eq!(got["dodges_left"].as_u64(), Some(if counted { 4 } else { 5 }), "d={d}: {got}");
+    assert_eq!(got["damage_after"].as_u64(), Some((40 * (100 - reduction) + 50) / 100), "d={d}: {got}");
+    replies.push(reply);
+
+    let more = [
+        json!({"type": "status_move", "actor": "meowth", "target": "pikachu", "move": "Supersonic", "status": "confusion"}),
+        json!({"type": "attack", "actor": "pikachu", "target": "meowth", "move": "Quick Attack", "power": 40, "priority": true}),
+        json!({"type": "dodge", "actor": "meowth", "priority": true}),
+        json!({"type": "metronome", "actor": "pikachu", "moves": ["Thunder", "Surf", "Fly"]}),
+        json!({"type": "pass", "actor": "meowth"}),
+        json!({"type": "roll", "actor": "ash", "expression": "2d20kh1+3", "purpose": "Pokédex check"}),
+    ];
+    for (i, action) in more.iter().enumerate() {
+        replies.push(act(&mut resolver, battle_id, action, &format!("p-{}", i + 3)).await.expect("action"));
+    }
+    let free = replies.last().expect("free roll");
+    assert_eq!(free.rolls[0].roll.as_ref().expect("roll").expression, "2d20kh1+3");
+
+    let dispute = pb::DisputeRequest {
+        battle_id: battle_id.into(),
+        by: "meowth".into(),
+        refers_to: attack_version,
+        reason: "I was behind a rock".into(),
+        request_id: "p-dispute".into(),
+    };
+    resolver.dispute(dispute).await.expect("dispute");
+    let ruling = pb::RuleRequest {
+        battle_id: battle_id.into(),
+        judge: "judge".into(),
+        refers_to: attack_version,
+        text: "the rock was too small; the result stands".into(),
+        r#override: None,
+        request_id: "p-ruling".into(),
+    };
+    resolver.rule(ruling).await.expect("ruling");
+    Played { battle_id: battle_id.into(), client_seed: client_seed.into(), replies }
+}
+
+async fn play_arcana(stack: &Stack) -> Played {
+    let mut resolver = resolver_client(&stack.resolver).await;
+    let (battle_id, client_seed) = ("full-arcana", "the tower, post 7");
+    let sheets = json!([
+        {"id": "mage", "abilities": {"fireball": {"per_episode": 2}}},
+        {"id": "knight", "abilities": {"shield": {"per_episode": 3}}}
+    ]);
+    open(&mut resolver, battle_id, "arcana-2d10@1", sheets, client_seed).await;
+    let mut replies = Vec::new();
+    let cast = json!({"type": "cast", "actor": "mage", "ability": "fireball", "skill_points": 8, "post": "post-1"});
+    let reply = act(&mut resolver, battle_id, &cast, "a-1").await.expect("cast");
+    let sum: i64 = faces(&reply).iter().sum();
+    assert_eq!(faces(&reply).len(), 2, "a cast rolls 2d10");
+    // 8 points: specialization bonus +3 (RULES.md 2.1).
+    let got = outcome(&reply);
+    assert_eq!(got["sum"].as_i64(), Some(sum), "{got}");
+    assert_eq!(got["total_skill"].as_i64(), Some(11), "{got}");
+    assert_eq!(got["result"].as_str(), Some(arcana_cast(sum, 11)), "sum {sum}: {got}");
+    let cast_version = reply.version;
+    replies.push(reply);
+    let actions = [
+        json!({"type": "defend", "actor": "knight", "ability": "shield", "skill_points": 6, "post": "post-2", "against": cast_version}),
+        json!({"type": "start_episode"}),
+        json!({"type": "cast", "actor": "knight", "skill_points": 3, "artifact_bonus": 2, "post": "post-3"}),
+    ];
+    for (i, action) in actions.iter().enumerate() {
+        replies.push(act(&mut resolver, battle_id, action, &format!("a-{}", i + 2)).await.expect("action"));
+    }
+    Played { battle_id: battle_id.into(), client_seed: client_seed.into(), replies }
+}
+
+async fn play_berserk(stack: &Stack) -> Played {
+    let mut resolver = resolver_client(&stack.resolver).await;
+    let (battle_id, client_seed) = ("full-berserk", "");
+    open(&mut resolver, battle_id, "berserk@1", json!([{"id": "gnome"}, {"id": "troll"}]), client_seed).await;
+    let mut replies = Vec::new();
+    let fight = json!({"type": "strike", "kind": "simple",
+        "attacker": {"id": "gnome", "strike": [1, 2, 3], "attack_experience": 1},
+        "defender": {"id": "troll", "strike": [2, 3, 4]}});
+    let reply = act(&mut resolver, battle_id, &fight, "b-1").await.expect("strike");
+    assert_eq!(faces(&reply).len(), 2, "a fight rolls the attacker's d6, then the defender's");
+    replies.push(reply);
+    let closed = json!({"type": "strike", "kind": "simple",
+        "attacker": {"id": "troll", "strike": [2, 3, 4]}, "defender": {"id": "gnome", "closed": true}});
+    let reply = act(&mut resolver, battle_id, &closed, "b-2").await.expect("strike on a closed card");
+    assert_eq!(faces(&reply).len(), 1, "against a closed card only the attacker rolls");
+    replies.push(reply);
+    let effect = json!({"type": "effect", "actor": "gnome", "values": [1, 2, 3]});
+    let reply = act(&mut resolver, battle_id, &effect, "b-3").await.expect("effect");
+    let d = faces(&reply)[0];
+    let (tier, value) = match d {
+        ..=3 => ("x", 1),
+        4 | 5 => ("y", 2),
+        _ => ("z", 3),
+    };
+    let got = outcome(&reply);
+    assert_eq!((got["tier"].as_str(), got["value"].as_i64()), (Some(tier), Some(value)), "d={d}: {got}");
+    replies.push(reply);
+    Played { battle_id: battle_id.into(), client_seed: client_seed.into(), replies }
+}
+
+async fn play_pbta(stack: &Stack) -> Played {
+    let mut resolver = resolver_client(&stack.resolver).await;
+    let (battle_id, client_seed) = ("full-pbta", "Cerulean gym");
+    let sheets = json!([{"id": "misty", "traits": {"cool": 1, "grace": 2}}, {"id": "brock", "traits": {"grit": -1}}]);
+    open(&mut resolver, battle_id, "pbta-2d6@1", sheets, client_seed).await;
+    let mut replies = Vec::new();
+    let moves = [
+        (json!({"type": "move", "actor": "misty", "trait": "grace", "helpers": ["brock"], "stakes": "cross"}), 2 + 1),
+        (json!({"type": "move", "actor": "brock", "trait": "grit", "stakes": "hold the door"}), -1),
+        (json!({"type": "move", "actor": "brock", "trait": "wits", "stakes": "read the map"}), 0),
+    ];
+    for (i, (action, bonus)) in moves.iter().enumerate() {
+        let reply = act(&mut resolver, battle_id, action, &format!("m-{i}")).await.expect("move");
+        let total = faces(&reply).iter().sum::<i64>() + bonus;
+        let got = outcome(&reply);
+        assert_eq!(got["total"].as_i64(), Some(total), "{got}");
+        assert_eq!(got["result"].as_str(), Some(pbta_band(total)), "{got}");
+        replies.push(reply);
+    }
+    let unknown = json!({"type": "move", "actor": "misty", "trait": "luck", "stakes": "x"});
+    let status = act(&mut resolver, battle_id, &unknown, "m-unknown").await.unwrap_err();
+    assert_eq!(status.code(), Code::FailedPrecondition, "an unknown trait is a rule rejection: {status:?}");
+    Played { battle_id: battle_id.into(), client_seed: client_seed.into(), replies }
+}
+
+/// Checks a closed battle end to end: its journal (chain, nonces, every
+/// roll re-derived, every reply's rolls journaled, the reveal), the
+/// resolver's Audit, and `battlelog audit --file` on `battlelog export`.
+async fn check_closed_battle(stack: &Stack, played: &Played) -> Vec<Journaled> {
+    let battle_id = played.battle_id.as_str();
+    let events = journaled(stack, battle_id).await;
+    assert_nonces_consecutive(battle_id, &events);
+    let rolls = rolls_of(&events);
+    assert!(!rolls.is_empty());
+    for (_, roll) in &rolls {
+        assert_eq!(roll.epoch, 0);
+        assert_rederives(battle_id, &played.client_seed, roll);
+    }
+    for reply in &played.replies {
+        assert_reply_rolls_journaled(battle_id, reply, &events);
+    }
+    let used: Vec<u64> = resolutions_of(&events).iter().flat_map(|(_, _, r)| r.rolls.clone()).collect();
+    assert_eq!(used, (0..rolls.len() as u64).collect::<Vec<_>>(), "{battle_id}: each roll used once, in order");
+    let tail: Vec<&Event> = events.iter().rev().take(2).map(|e| &e.event).collect();
+    let expected_seed = server_seed(battle_id, 0).to_hex();
+    assert!(
+        matches!(tail[..], [Event::SeedRevealed(r), Event::BattleClosed(_)] if r.epoch == 0 && r.server_seed == expected_seed),
+        "{battle_id}: close journals BattleClosed, then reveals the epoch-0 seed: {tail:?}"
+    );
+
+    let mut resolver = resolver_client(&stack.resolver).await;
+    assert_audit_rpc_ok(&mut resolver, battle_id, events.len()).await;
+    let file = stack.dir.path().join(format!("{battle_id}.jsonl"));
+    let export = export_to(&stack.journal.url(), battle_id, &file);
+    check_export_fields(battle_id, &export, &events);
+    assert_audit_file_verifies(&file, battle_id);
+    events
+}
+
+/// PROTOCOL.md §4's export: one line per event with `stream`, `version`,
+/// `hash` (hex h(v)), `record` (base64 of the stored bytes) and `event`.
+fn check_export_fields(battle_id: &str, export: &str, events: &[Journaled]) {
+    let lines: Vec<Value> = export.lines().map(|l| serde_json::from_str(l).expect("a JSON line")).collect();
+    assert_eq!(lines.len(), events.len(), "one line per event");
+    for (line, event) in lines.iter().zip(events) {
+        assert_eq!(line["stream"], json!(battle_id));
+        assert_eq!(line["version"], json!(event.version()));
+        assert_eq!(line["hash"], json!(hex::encode(&event.recorded.hash)));
+        let record = BASE64.decode(line["record"].as_str().expect("record")).expect("base64");
+        assert_eq!(record, event.recorded.record, "the exact stored record bytes");
+        let shown = &line["event"];
+        let required: &[&str] = match &event.event {
+            Event::BattleOpened(_) => &["ruleset", "participants", "client_seed", "commitment"],
+            Event::SeedCommitted(_) => &["epoch", "commitment"],
+            Event::DiceRolled(_) => &["epoch", "nonce", "expression", "total", "dice"],
+            Event::ActionResolved(_) => &["action", "rolls", "outcome", "summary_ru", "summary_en"],
+            Event::SeedRevealed(_) => &["epoch", "server_seed"],
+            Event::DisputeRaised(_) => &["by", "refers_to", "reason"],
+            Event::JudgeRuling(_) => &["judge", "refers_to", "text"],
+            Event::BattleClosed(_) => &["by", "reason"],
+        };
+        assert_eq!(shown["type"], json!(battle::type_name(&event.event)));
+        for field in required {
+            assert!(shown.get(field).is_some(), "{battle_id}@{}: event.{field} in {shown}", event.version());
+        }
+        if let Event::DiceRolled(roll) = &event.event {
+            for (die, proto) in shown["dice"].as_array().expect("dice").iter().zip(&roll.dice) {
+                let expected = json!({"sides": proto.sides, "value": proto.value, "kept": proto.kept,
+                    "rerolled": proto.rerolled, "exploded": proto.exploded});
+                assert_eq!(die, &expected);
+            }
+        }
+    }
+}
+
+/// Acceptance: a full battle of each ruleset through the resolver's gRPC
+/// API with the three services and nats-server as separate processes;
+/// closed; the Audit RPC and `battlelog audit --file` on the export verify;
+/// JetStream holds each battle's events in order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_full_battle_of_each_ruleset_verifies_and_fans_out() {
+    let stack = Stack::start("full", true).await;
+    let mut resolver = resolver_client(&stack.resolver).await;
+    let listed = resolver.list_rulesets(pb::ListRulesetsRequest {}).await.expect("list").into_inner().rulesets;
+    for ruleset in ["pokemon-d6@1", "arcana-2d10@1", "berserk@1", "pbta-2d6@1"] {
+        assert!(listed.iter().any(|r| r == ruleset), "{ruleset} in {listed:?}");
+    }
+    let (pokemon, arcana, berserk, pbta) =
+        tokio::join!(play_pokemon(&stack), play_arcana(&stack), play_berserk(&stack), play_pbta(&stack));
+    let mut journals = HashMap::new();
+    for played in [pokemon, arcana, berserk, pbta] {
+        let before = resolver
+            .get_battle(pb::GetBattleRequest { battle_id: played.battle_id.clone(), at_version: None })
+            .await
+            .expect("get battle")
+            .into_inner();
+        assert!(!before.closed);
+        close(&mut resolver, &played.battle_id).await;
+        let after = resolver
+            .get_battle(pb::GetBattleRequest { battle_id: played.battle_id.clone(), at_version: None })
+            .await
+            .expect("get battle")
+            .into_inner();
+        assert!(after.closed && after.version == before.version + 2, "{before:?} → {after:?}");
+        let action = json!({"type": "pass", "actor": "pikachu"});
+        let late = act(&mut resolver, &played.battle_id, &action, "after-close").await.unwrap_err();
+        assert_eq!(late.code(), Code::FailedPrecondition, "a closed battle takes no action: {late:?}");
+        let events = check_closed_battle(&stack, &played).await;
+        journals.insert(played.battle_id.clone(), events);
+    }
+    assert_jetstream_has(&stack.nats_url().expect("nats"), &journals).await;
+}
+
+// ---------------------------------------------------------------------------
+// 2. A crash between the roll and the resolution, then a retry.
+// ---------------------------------------------------------------------------
+
+/// The state a resolver crash right after the roll leaves — the roll
+/// journaled under the resolver's key `act:<request id>`, no resolution —
+/// made deterministically by asking the roller exactly what the resolver
+/// would have; the resolver is then killed -9 and restarted, and the retried
+/// `Act` reuses that roll: same nonce, same faces, no gap, one resolution.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_retry_after_a_crash_between_roll_and_resolution_reuses_the_roll() {
+    let mut stack = Stack::start("crash", false).await;
+    let battle_id = "crash-between";
+    let client_seed = "crash test";
+    let mut resolver = resolver_client(&stack.resolver).await;
+    open(&mut resolver, battle_id, "pokemon-d6@1", json!([{"id": "pikachu"}, {"id": "meowth"}]), client_seed).await;
+    let warm_up = json!({"type": "dodge", "actor": "meowth"});
+    act(&mut resolver, battle_id, &warm_up, "c-0").await.expect("a first action, so the nonce is not 0");
+
+    let attack = json!({"type": "attack", "actor": "pikachu", "target": "meowth", "move": "Thunderbolt", "power": 90});
+    let mut roller = stack.roller_client().await;
+    let crashed_roll = roller
+        .roll(pb::RollRequest {
+            battle_id: battle_id.into(),
+            rolls: vec![pb::RollSpec { expression: "1d6".into(), purpose: "power".into() }],
+            actor: "pikachu".into(),
+            request_id: "act:c-1".into(),
+        })
+        .await
+        .expect("the roll the resolver asked for before it crashed")
+        .into_inner();
+    assert!(!crashed_roll.replayed);
+    let crashed_roll = crashed_roll.rolls[0].clone();
+    assert_eq!(crashed_roll.roll.as_ref().expect("roll").nonce, 1);
+
+    let roller_url = stack.roller.url();
+    let restarted = stack.start_resolver(&roller_url).await;
+    std::mem::replace(&mut stack.resolver, restarted).kill_9();
+    let mut resolver = resolver_client(&stack.resolver).await;
+    let reply = act(&mut resolver, battle_id, &attack, "c-1").await.expect("the retried Act");
+    assert_eq!(reply.rolls, vec![crashed_roll.clone()], "the retry reuses the journaled roll: same nonce and faces");
+    let again = act(&mut resolver, battle_id, &attack, "c-1").await.expect("one more retry");
+    assert_eq!(again, reply, "a retry returns the recorded resolution");
+    let next = act(&mut resolver, battle_id, &json!({"type": "dodge", "actor": "meowth"}), "c-2").await.expect("next");
+    assert_eq!(next.rolls[0].roll.as_ref().expect("roll").nonce, 2, "no nonce gap and no reuse after the retry");
+
+    let events = journaled(&stack, battle_id).await;
+    assert_nonces_consecutive(battle_id, &events);
+    let for_c1: Vec<_> = resolutions_of(&events).into_iter().filter(|(_, key, _)| key == "act:c-1").collect();
+    assert_eq!(for_c1.len(), 1, "exactly one ActionResolved for the request");
+    assert_eq!(for_c1[0].2.rolls, vec![1]);
+    assert_eq!(rolls_of(&events).len(), 3, "nothing was rolled again");
+    for (_, roll) in rolls_of(&events) {
+        assert_rederives(battle_id, client_seed, &roll);
+    }
+    assert_reply_rolls_journaled(battle_id, &reply, &events);
+    close(&mut resolver, battle_id).await;
+    let events = journaled(&stack, battle_id).await;
+    assert_audit_rpc_ok(&mut resolver, battle_id, events.len()).await;
+}
+
+/// A real kill -9 of the resolver under load: every request that was
+/// answered returns the identical reply when retried against the restarted
+/// resolver, every request in flight completes on retry, and the journal
+/// holds one resolution per request, every roll used exactly once, nonces
+/// without a gap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn kill_9_of_the_resolver_under_load_then_retries_lose_and_reroll_nothing() {
+    let mut stack = Stack::start("kill9", false).await;
+    let battle_id = "kill-under-load";
+    let client_seed = "kill -9";
+    let mut resolver = resolver_client(&stack.resolver).await;
+    open(&mut resolver, battle_id, "pbta-2d6@1", json!([{"id": "misty"}, {"id": "brock"}]), client_seed).await;
+    let acked = Arc::new(AtomicUsize::new(0));
+    let mut tasks = Vec::new();
+    for t in 0..8 {
+        let mut resolver = resolver_client(&stack.resolver).await;
+        let acked = acked.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut answered = Vec::new();
+            for i in 0.. {
+                let request_id = format!("load-{t}-{i}");
+                let action = json!({"type": "move", "actor": "misty", "trait": "cool", "stakes": request_id});
+                match act(&mut resolver, "kill-under-load", &action, &request_id).await {
+                    Ok(reply) => {
+                        answered.push((request_id, action, Some(reply)));
+                        acked.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Err(status) => {
+                        assert_ne!(status.code(), Code::InvalidArgument, "{status:?}");
+                        answered.push((request_id, action, None));
+                        return answered;
+                    }
+                }
+            }
+            unreachable!()
+        }));
+    }
+    let counter = acked.clone();
+    poll_until("answered Acts under load", WAIT, || {
+        let counter = counter.clone();
+        async move { (counter.load(Ordering::Relaxed) >= 24).then_some(()) }
+    })
+    .await;
+    let roller_url = stack.roller.url();
+    let restarted = stack.start_resolver(&roller_url).await;
+    // Aim the kill between a roll and its resolution: the moment the journal
+    // shows a new roll, the resolver that asked for it is still to resolve.
+    let mut journal = stack.journal_client().await;
+    let head = battlelog_system_tests::head(&mut journal, battle_id).await.expect("head");
+    let mut feed = journal
+        .subscribe_stream(pb::SubscribeStreamRequest { stream_id: battle_id.into(), from_version: head + 1 })
+        .await
+        .expect("subscribe")
+        .into_inner();
+    loop {
+        let next = tokio::time::timeout(WAIT, feed.message()).await.expect("the load goes on");
+        let record = next.expect("feed").expect("open feed").event.expect("record");
+        if record.event_type == "DiceRolled" {
+            break;
+        }
+    }
+    std::mem::replace(&mut stack.resolver, restarted).kill_9();
+    drop(feed);
+    let mut attempts = Vec::new();
+    for task in tasks {
+        attempts.extend(task.await.expect("load task"));
+    }
+    let before = journaled(&stack, battle_id).await;
+    let in_flight = attempts.iter().filter(|(_, _, reply)| reply.is_none()).count();
+    assert_eq!(in_flight, 8, "every task was cut off by the kill");
+    let resolved_keys: HashSet<String> = resolutions_of(&before).into_iter().map(|(_, key, _)| key).collect();
+    let unresolved = before
+        .iter()
+        .filter(|e| e.key().starts_with("roll:act:"))
+        .filter(|e| !resolved_keys.contains(e.key().trim_start_matches("roll:").trim_end_matches(":0")))
+        .count();
+    eprintln!("kill -9 with {in_flight} requests in flight left {unresolved} journaled rolls without a resolution");
+
+    let mut resolver = resolver_client(&stack.resolver).await;
+    let mut final_replies = HashMap::new();
+    for (request_id, action, reply) in &attempts {
+        let retried = act(&mut resolver, battle_id, action, request_id).await.expect("a retry succeeds");
+        if let Some(reply) = reply {
+            assert_eq!(&retried, reply, "{request_id}: an answered request gets its recorded reply again");
+        }
+        if let Some(rolled) =
+            rolls_of(&before).iter().find(|(v, _)| before[*v as usize].key() == format!("roll:act:{request_id}:0"))
+        {
+            assert_eq!(retried.rolls[0].roll.as_ref(), Some(&rolled.1), "{request_id}: the journaled roll is reused");
+        }
+        final_replies.insert(request_id.clone(), retried);
+    }
+
+    let events = journaled(&stack, battle_id).await;
+    assert_nonces_consecutive(battle_id, &events);
+    let resolutions = resolutions_of(&events);
+    assert_eq!(resolutions.len(), attempts.len(), "one resolution per request");
+    let keys: HashSet<&str> = resolutions.iter().map(|(_, k, _)| k.as_str()).collect();
+    assert_eq!(keys.len(), attempts.len(), "no request resolved twice");
+    let mut used: Vec<u64> = resolutions.iter().flat_map(|(_, _, r)| r.rolls.clone()).collect();
+    used.sort_unstable();
+    assert_eq!(used, (0..rolls_of(&events).len() as u64).collect::<Vec<_>>(), "every roll used exactly once");
+    for reply in final_replies.values() {
+        assert_reply_rolls_journaled(battle_id, reply, &events);
+    }
+    for (_, roll) in rolls_of(&events) {
+        assert_rederives(battle_id, client_seed, &roll);
+    }
+    close(&mut resolver, battle_id).await;
+    let events = journaled(&stack, battle_id).await;
+    assert_audit_rpc_ok(&mut resolver, battle_id, events.len()).await;
+}
+
+// ---------------------------------------------------------------------------
+// 3 and 4. Concurrent Acts, replicas, retry storms.
+// ---------------------------------------------------------------------------
+
+/// Retries a request that a replica gave up on as too busy (ABORTED), with
+/// the same request id, as the API asks.
+async fn act_until_decided(
+    resolver: &mut battlelog_proto::v1::resolver_client::ResolverClient<tonic::transport::Channel>,
+    battle_id: &str,
+    action: &Value,
+    request_id: &str,
+    aborted: &AtomicUsize,
+) -> Result<pb::ActResponse, tonic::Status> {
+    for _ in 0..100 {
+        match act(resolver, battle_id, action, request_id).await {
+            Err(status) if status.code() == Code::Aborted => {
+                aborted.fetch_add(1, Ordering::Relaxed);
+            }
+            other => return other,
+        }
+    }
+    panic!("{battle_id}: {request_id} was still ABORTED after 100 retries");
+}
+
+/// 16 concurrent dodges by one Pokémon on each of `resolvers`: each succeeds
+/// or is rejected by the rules; never more than RULES.md's 5 counted
+/// dodges; `dodges_left` follows journal order; nonces consecutive.
+async fn concurrent_dodges(stack: &Stack, resolvers: &[&battlelog_test_support::ServiceProcess], battle_id: &str) {
+    let client_seed = "dodge storm";
+    let mut first = resolver_client(resolvers[0]).await;
+    open(&mut first, battle_id, "pokemon-d6@1", json!([{"id": "pikachu"}, {"id": "meowth"}]), client_seed).await;
+    let aborted = Arc::new(AtomicUsize::new(0));
+    let mut tasks = Vec::new();
+    for t in 0..16 {
+        let mut resolver = resolver_client(resolvers[t % resolvers.len()]).await;
+        let (battle_id, aborted) = (battle_id.to_owned(), aborted.clone());
+        tasks.push(tokio::spawn(async move {
+            let action = json!({"type": "dodge", "actor": "meowth", "incoming_damage": 100});
+            act_until_decided(&mut resolver, &battle_id, &action, &format!("dodge-{t}"), &aborted).await
+        }));
+    }
+    let mut accepted = Vec::new();
+    let mut rejected = 0;
+    for task in tasks {
+        match task.await.expect("task") {
+            Ok(reply) => accepted.push(reply),
+            Err(status) => {
+                assert_eq!(status.code(), Code::FailedPrecondition, "only rule rejections: {status:?}");
+                assert!(status.message().contains("dodge"), "the rejection names the rule: {status:?}");
+                rejected += 1;
+            }
+        }
+    }
+    if resolvers.len() == 1 {
+        assert_eq!(aborted.load(Ordering::Relaxed), 0, "one replica serialises its commands without conflicts");
+    }
+    let events = journaled(stack, battle_id).await;
+    assert_nonces_consecutive(battle_id, &events);
+    for reply in &accepted {
+        assert_reply_rolls_journaled(battle_id, reply, &events);
+    }
+    let rolls: BTreeMap<u64, pb::DiceRolled> = rolls_of(&events).into_iter().map(|(_, r)| (r.nonce, r)).collect();
+    let mut counted = 0;
+    for (version, _, resolved) in resolutions_of(&events) {
+        let d = rolls[&resolved.rolls[0]].dice[0].value;
+        let (reduction, counts) = pokemon_dodge(d);
+        counted += u64::from(counts);
+        let got = struct_json(resolved.outcome.as_ref());
+        assert_eq!(got["reduction_percent"].as_u64(), Some(reduction), "@{version}: {got}");
+        assert_eq!(got["dodges_left"].as_u64(), Some(5 - counted), "@{version}: dodges_left in journal order: {got}");
+    }
+    assert!(counted <= 5, "never more than 5 counted dodges: {counted}");
+    assert_eq!(accepted.len() + rejected, 16);
+    if rejected > 0 {
+        assert_eq!(counted, 5, "a dodge is rejected only once 5 are counted");
+    }
+    if resolvers.len() == 1 {
+        // Serialised: each resolution directly follows its own roll.
+        let kinds: Vec<&str> = events.iter().skip(1).map(|e| battle::type_name(&e.event)).collect();
+        let expected: Vec<&str> = (0..accepted.len()).flat_map(|_| ["DiceRolled", "ActionResolved"]).collect();
+        assert_eq!(kinds, expected, "one replica: roll, resolution, roll, resolution …; no roll for a rejection");
+    }
+    for (_, roll) in rolls_of(&events) {
+        assert_rederives(battle_id, client_seed, &roll);
+    }
+}
+
+/// 16 concurrent moves (never rejected) across `resolvers`: all succeed,
+/// one roll and one resolution each, nonces consecutive.
+async fn concurrent_moves(stack: &Stack, resolvers: &[&battlelog_test_support::ServiceProcess], battle_id: &str) {
+    let mut first = resolver_client(resolvers[0]).await;
+    open(&mut first, battle_id, "pbta-2d6@1", json!([{"id": "misty"}]), battle_id).await;
+    let aborted = Arc::new(AtomicUsize::new(0));
+    let mut tasks = Vec::new();
+    for t in 0..16 {
+        let mut resolver = resolver_client(resolvers[t % resolvers.len()]).await;
+        let (battle_id, aborted) = (battle_id.to_owned(), aborted.clone());
+        tasks.push(tokio::spawn(async move {
+            let action = json!({"type": "move", "actor": "misty", "trait": "cool", "stakes": format!("{t}")});
+            act_until_decided(&mut resolver, &battle_id, &action, &format!("move-{t}"), &aborted).await
+        }));
+    }
+    let mut replies = Vec::new();
+    for task in tasks {
+        replies.push(task.await.expect("task").expect("a move is never rejected"));
+    }
+    let events = journaled(stack, battle_id).await;
+    assert_nonces_consecutive(battle_id, &events);
+    assert_eq!(rolls_of(&events).len(), 16, "one roll per request");
+    assert_eq!(resolutions_of(&events).len(), 16, "one resolution per request");
+    let versions: HashSet<u64> = replies.iter().map(|r| r.version).collect();
+    assert_eq!(versions.len(), 16, "each resolution has its own version");
+    for reply in &replies {
+        assert_reply_rolls_journaled(battle_id, reply, &events);
+    }
+    for (_, roll) in rolls_of(&events) {
+        assert_rederives(battle_id, battle_id, &roll);
+    }
+}
+
+/// Acceptance: concurrent Acts on one battle are serialised and nonces are
+/// consecutive — with one resolver, and with two resolver replicas behind
+/// the same roller and journal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_acts_on_one_battle_are_serialised_on_one_and_two_replicas() {
+    let mut stack = Stack::start("concurrent", false).await;
+    concurrent_dodges(&stack, &[&stack.resolver], "dodges-one-replica").await;
+    concurrent_moves(&stack, &[&stack.resolver], "moves-one-replica").await;
+    let roller = stack.roller.url();
+    let replica = stack.start_resolver(&roller).await;
+    concurrent_dodges(&stack, &[&stack.resolver, &replica], "dodges-two-replicas").await;
+    concurrent_moves(&stack, &[&stack.resolver, &replica], "moves-two-replicas").await;
+}
+
+/// Acceptance: a retry storm — one request id sent many times at once —
+/// draws one roll and one resolution, and every reply is identical; first
+/// through one resolver, then split over two resolver replicas that each
+/// have their own roller replica.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_retry_storm_rolls_once_and_answers_identically() {
+    let mut stack = Stack::start("storm", false).await;
+    let second_roller = stack.start_roller().await;
+    let second_resolver = stack.start_resolver(&second_roller.url()).await;
+    let battle_id = "storm";
+    let mut resolver = resolver_client(&stack.resolver).await;
+    open(&mut resolver, battle_id, "pokemon-d6@1", json!([{"id": "pikachu"}, {"id": "meowth"}]), "storm").await;
+    let attack = json!({"type": "attack", "actor": "pikachu", "target": "meowth", "move": "Tackle", "power": 40});
+    let dodge = json!({"type": "dodge", "actor": "meowth", "incoming_damage": 40});
+
+    // Several storms per setup, as the races between replicas are short.
+    // Across replicas, storms of an attack (whose outcome does not depend on
+    // the state) and of a dodge (whose `dodges_left` does; at most 4 of them,
+    // so that none is refused by the limit of 5).
+    let one = vec![&stack.resolver];
+    let two = vec![&stack.resolver, &second_resolver];
+    let storms: Vec<(String, &Vec<_>, &Value)> = (0..3)
+        .map(|i| (format!("storm-one-{i}"), &one, &attack))
+        .chain((0..12).map(|i| (format!("storm-two-{i}"), &two, if i % 3 == 1 { &dodge } else { &attack })))
+        .collect();
+    for (request_id, targets, action) in &storms {
+        let request_id = request_id.as_str();
+        let mut tasks = Vec::new();
+        for t in 0..24 {
+            let mut resolver = resolver_client(targets[t % targets.len()]).await;
+            let (action, id) = ((*action).clone(), request_id.to_owned());
+            tasks.push(tokio::spawn(async move {
+                let aborted = AtomicUsize::new(0);
+                act_until_decided(&mut resolver, "storm", &action, &id, &aborted).await
+            }));
+        }
+        let mut replies = Vec::new();
+        for task in tasks {
+            replies.push(task.await.expect("task").unwrap_or_else(|s| panic!("{request_id}: {s:?}")));
+        }
+        assert!(replies.iter().all(|r| *r == replies[0]), "{request_id}: every reply is identical");
+        let events = journaled(&stack, battle_id).await;
+        let rolled: Vec<_> = events.iter().filter(|e| e.key() == format!("roll:act:{request_id}:0")).collect();
+        assert_eq!(rolled.len(), 1, "{request_id}: one roll");
+        let resolved: Vec<_> = events.iter().filter(|e| e.key() == format!("act:{request_id}")).collect();
+        assert_eq!(resolved.len(), 1, "{request_id}: one resolution");
+        assert_reply_rolls_journaled(battle_id, &replies[0], &events);
+        assert_nonces_consecutive(battle_id, &events);
+    }
+    let events = journaled(&stack, battle_id).await;
+    assert_eq!(rolls_of(&events).len(), storms.len());
+    assert_eq!(resolutions_of(&events).len(), storms.len());
+}
+
+// ---------------------------------------------------------------------------
+// 5. A reveal mid-battle.
+// ---------------------------------------------------------------------------
+
+/// Acceptance: revealing an open battle's seed (the roller's Reveal with
+/// closing = false) journals SeedRevealed and the next epoch's
+/// SeedCommitted together; later rolls use epoch 1, nonces go on, and the
+/// whole battle still verifies once it is closed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_reveal_mid_battle_starts_a_new_epoch_and_later_rolls_verify() {
+    let stack = Stack::start("reveal", false).await;
+    let battle_id = "reveal-mid";
+    let client_seed = "reveal";
+    let mut resolver = resolver_client(&stack.resolver).await;
+    open(&mut resolver, battle_id, "pbta-2d6@1", json!([{"id": "misty", "traits": {"wits": 1}}]), client_seed).await;
+    let mv = |stakes: &str| json!({"type": "move", "actor": "misty", "trait": "wits", "stakes": stakes});
+    for i in 0..2 {
+        let reply = act(&mut resolver, battle_id, &mv("before"), &format!("r-{i}")).await.expect("act");
+        assert_eq!(reply.rolls[0].roll.as_ref().expect("roll").epoch, 0);
+    }
+    let mut roller = stack.roller_client().await;
+    let reveal = pb::RevealRequest { battle_id: battle_id.into(), closing: false, request_id: "judge-reveal".into() };
+    let revealed = roller.reveal(reveal.clone()).await.expect("reveal").into_inner();
+    let seed0 = revealed.revealed.as_ref().expect("revealed");
+    assert_eq!((seed0.epoch, seed0.server_seed.clone()), (0, server_seed(battle_id, 0).to_hex()));
+    let next = revealed.next.as_ref().expect("the next epoch is committed");
+    assert_eq!((next.epoch, next.commitment.clone()), (1, server_seed(battle_id, 1).commitment().to_string()));
+    assert_eq!(roller.reveal(reveal).await.expect("retried reveal").into_inner(), revealed, "a retry is a replay");
+
+    let events = journaled(&stack, battle_id).await;
+    let tail: Vec<&Event> = events.iter().rev().take(2).rev().map(|e| &e.event).collect();
+    assert!(
+        matches!(tail[..], [Event::SeedRevealed(_), Event::SeedCommitted(c)] if c.epoch == 1),
+        "SeedRevealed and the next SeedCommitted in one append: {tail:?}"
+    );
+    assert_eq!(events[revealed.version as usize].version(), revealed.version);
+    let state = resolver
+        .get_battle(pb::GetBattleRequest { battle_id: battle_id.into(), at_version: None })
+        .await
+        .expect("get")
+        .into_inner();
+    assert_eq!((state.epoch, state.next_nonce), (1, 2));
+
+    for i in 2..5 {
+        let reply = act(&mut resolver, battle_id, &mv("after"), &format!("r-{i}")).await.expect("act");
+        let roll = reply.rolls[0].roll.as_ref().expect("roll");
+        assert_eq!((roll.epoch, roll.nonce), (1, i), "later rolls use the new epoch; nonces go on");
+    }
+    // Before the close, epoch 1's rolls await their reveal; the rest verifies.
+    let file = stack.dir.path().join("open.jsonl");
+    export_to(&stack.journal.url(), battle_id, &file);
+    let (code, output) = audit_file(&file);
+    assert_eq!(code, Some(0), "{output}");
+    assert!(output.contains("2 rolls re-derived") && output.contains("3 rolls await"), "{output}");
+
+    close(&mut resolver, battle_id).await;
+    let events = journaled(&stack, battle_id).await;
+    assert_nonces_consecutive(battle_id, &events);
+    for (_, roll) in rolls_of(&events) {
+        assert_rederives(battle_id, client_seed, &roll);
+    }
+    let reveals: Vec<(u32, String)> = events
+        .iter()
+        .filter_map(|e| match &e.event {
+            Event::SeedRevealed(r) => Some((r.epoch, r.server_seed.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(reveals, vec![(0, server_seed(battle_id, 0).to_hex()), (1, server_seed(battle_id, 1).to_hex())]);
+    assert_audit_rpc_ok(&mut resolver, battle_id, events.len()).await;
+    let file = stack.dir.path().join("closed.jsonl");
+    export_to(&stack.journal.url(), battle_id, &file);
+    let (code, output) = audit_file(&file);
+    assert_eq!(code, Some(0), "{output}");
+    assert!(output.contains("verifies") && output.contains("5 rolls re-derived"), "{output}");
+}
+
+// ---------------------------------------------------------------------------
+// 6. The audit catches a tampered export.
+// ---------------------------------------------------------------------------
+
+type Lines = Vec<serde_json::Map<String, Value>>;
+
+fn record_of(line: &serde_json::Map<String, Value>) -> pb::JournalRecord {
+    let bytes = BASE64.decode(line["record"].as_str().expect("record")).expect("base64");
+    pb::JournalRecord::decode(bytes.as_slice()).expect("a JournalRecord")
+}
+
+/// Rewrites a line's record with `event` (and its shown `event` JSON).
+fn set_event(line: &mut serde_json::Map<String, Value>, event: Event) {
+    let mut record = record_of(line);
+    record.payload = pb::BattleEvent { event: Some(event.clone()) }.encode_to_vec();
+    line.insert("record".into(), json!(BASE64.encode(record.encode_to_vec())));
+    line.insert("event".into(), battle::event_to_json(&event));
+}
+
+/// Recomputes every `hash` from the record bytes (PROTOCOL.md §4), as a
+/// forger who knows the chain would.
+fn rechain(battle_id: &str, lines: &mut Lines) {
+    let mut previous: Vec<u8> = battlelog_system_tests::genesis(battle_id).to_vec();
+    for line in lines.iter_mut() {
+        let record = BASE64.decode(line["record"].as_str().expect("record")).expect("base64");
+        let hash: [u8; 32] = Sha256::new().chain_update(&previous).chain_update(&record).finalize().into();
+        line.insert("hash".into(), json!(hex::encode(hash)));
+        previous = hash.to_vec();
+    }
+}
+
+fn write_lines(path: &std::path::Path, lines: &Lines) {
+    let text: String = lines.iter().map(|l| format!("{}\n", Value::Object(l.clone()))).collect();
+    std::fs::write(path, text).expect("write");
+}
+
+fn event_at(lines: &Lines, version: usize) -> Event {
+    battle::decode(&record_of(&lines[version])).expect("event")
+}
+
+/// Audits a tampered export: exit status 1 and a finding at `version`.
+fn assert_caught(stack: &Stack, name: &str, lines: &Lines, version: usize, check: &str) {
+    let path = stack.dir.path().join(format!("{name}.jsonl"));
+    write_lines(&path, lines);
+    let (code, output) = audit_file(&path);
+    assert_eq!(code, Some(1), "{name}: the audit fails (and did not crash):\n{output}");
+    assert!(output.contains("DOES NOT VERIFY"), "{name}:\n{output}");
+    assert!(
+        output.contains(&format!("version {version}: {check}")),
+        "{name}: names version {version} ({check}):\n{output}"
+    );
+}
+
+/// A closed pbta battle of four moves, exported and verified:
+/// (stack, export lines). Versions: 0 opened, then (DiceRolled,
+/// ActionResolved) × 4 at 1–8, 9 BattleClosed, 10 SeedRevealed.
+async fn closed_battle_export(label: &str, battle_id: &str) -> (Stack, Lines) {
+    let stack = Stack::start(label, false).await;
+    let mut resolver = resolver_client(&stack.resolver).await;
+    open(&mut resolver, battle_id, "pbta-2d6@1", json!([{"id": "misty"}, {"id": "brock"}]), "tamper").await;
+    for i in 0..4 {
+        let action = json!({"type": "move", "actor": "brock", "trait": "grit", "stakes": format!("{i}")});
+        act(&mut resolver, battle_id, &action, &format!("t-{i}")).await.expect("act");
+    }
+    close(&mut resolver, battle_id).await;
+    let file = stack.dir.path().join("original.jsonl");
+    let export = export_to(&stack.journal.url(), battle_id, &file);
+    assert_audit_file_verifies(&file, battle_id);
+    let lines: Lines = export.lines().map(|l| serde_json::from_str(l).expect("JSON object")).collect();
+    assert_eq!(lines.len(), 11);
+    assert!(matches!(event_at(&lines, 9), Event::BattleClosed(_)));
+    assert!(matches!(event_at(&lines, 10), Event::SeedRevealed(_)));
+    (stack, lines)
+}
+
+/// Acceptance: `battlelog audit --file` catches a changed die (with the
+/// chain recomputed, so only re-deriving the roll can tell; and without),
+/// a changed shown event, a removed event, two events swapped and a wrong
+/// revealed seed, each named by version; the untouched export verifies.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_audit_catches_a_tampered_export_by_version() {
+    let battle_id = "tampered";
+    let (stack, original) = closed_battle_export("tamper", battle_id).await;
+    let roll_version = 3;
+    let Event::DiceRolled(roll) = event_at(&original, roll_version) else { panic!("version 3 is a roll") };
+    let reveal_version = 10;
+
+    // A changed die, re-chained, the shown event and the total kept in
+    // step: only the re-derivation from the revealed seed can tell.
+    let mut forged = roll.clone();
+    let old = forged.dice[0].value;
+    forged.dice[0].value = old % 6 + 1;
+    forged.total += forged.dice[0].value - old;
+    let mut lines = original.clone();
+    set_event(&mut lines[roll_version], Event::DiceRolled(forged));
+    rechain(battle_id, &mut lines);
+    assert_caught(&stack, "die-rechained", &lines, roll_version, "roll");
+    let (_, output) = audit_file(&stack.dir.path().join("die-rechained.jsonl"));
+    assert!(!output.contains(": chain:"), "the chain itself was recomputed, so it holds:\n{output}");
+
+    // The same change without recomputing the hashes: the chain breaks there.
+    let mut lines = original.clone();
+    let mut forged = roll.clone();
+    forged.dice[1].value = forged.dice[1].value % 6 + 1;
+    set_event(&mut lines[roll_version], Event::DiceRolled(forged));
+    assert_caught(&stack, "die-not-rechained", &lines, roll_version, "chain");
+
+    // A removed event (the roll at version 5).
+    let mut lines = original.clone();
+    lines.remove(5);
+    assert_caught(&stack, "removed", &lines, 5, "sequence");
+    rechain(battle_id, &mut lines);
+    assert_caught(&stack, "removed-rechained", &lines, 5, "sequence");
+
+    // The shown event alone changed: a reader would be misled.
+    let mut lines = original.clone();
+    lines[roll_version].get_mut("event").expect("event")["dice"][0]["value"] = json!(0);
+    assert_caught(&stack, "shown-event", &lines, roll_version, "event");
+
+    // Two events swapped (versions 5 and 6: a roll and its resolution).
+    let mut lines = original.clone();
+    lines.swap(5, 6);
+    assert_caught(&stack, "swapped", &lines, 5, "sequence");
+
+    // A wrong revealed seed (a real seed, of another epoch), re-chained.
+    let mut lines = original.clone();
+    let wrong = pb::SeedRevealed { epoch: 0, server_seed: server_seed(battle_id, 1).to_hex() };
+    set_event(&mut lines[reveal_version], Event::SeedRevealed(wrong));
+    rechain(battle_id, &mut lines);
+    assert_caught(&stack, "wrong-seed", &lines, reveal_version, "commitment");
+}
+
+// ---------------------------------------------------------------------------
+// 8. Invariant 1 and bad input.
+// ---------------------------------------------------------------------------
+
+/// The number of events in the whole journal (every stream).
+async fn global_count(stack: &Stack) -> usize {
+    let mut journal = stack.journal_client().await;
+    let mut count = 0;
+    loop {
+        let page = journal
+            .read_all(pb::ReadAllRequest { from_position: count as u64, max_count: 0 })
+            .await
+            .expect("read all")
+            .into_inner();
+        if page.events.is_empty() {
+            return count;
+        }
+        count += page.events.len();
+    }
+}
+
+/// Invariant 1 and DESIGN.md's input rule: bad input to `OpenBattle`, `Act`
+/// and the roller's `Roll` is INVALID_ARGUMENT with a google.rpc BadRequest
+/// naming the field, and writes nothing anywhere in the journal; a rule
+/// rejection draws no die.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn bad_input_is_refused_by_field_and_writes_nothing() {
+    let stack = Stack::start("invalid", false).await;
+    let battle_id = "inputs";
+    let mut resolver = resolver_client(&stack.resolver).await;
+    open(&mut resolver, battle_id, "pokemon-d6@1", json!([{"id": "pikachu"}, {"id": "meowth"}]), "inputs").await;
+    let good = json!({"type": "dodge", "actor": "meowth"});
+    let reply = act(&mut resolver, battle_id, &good, "ok-1").await.expect("a good act");
+    let before = global_count(&stack).await;
+    assert_eq!(before, 3, "opened, rolled, resolved");
+
+    let open_request = |f: &dyn Fn(&mut pb::OpenBattleRequest)| {
+        let mut request = pb::OpenBattleRequest {
+            ruleset: "pokemon-d6@1".into(),
+            participants: vec![obj(json!({"id": "pikachu"}))],
+            request_id: "open-bad".into(),
+            battle_id: "fresh-battle".into(),
+            ..Default::default()
+        };
+        f(&mut request);
+        request
+    };
+    let open_cases: Vec<(pb::OpenBattleRequest, &str)> = vec![
+        (open_request(&|r| r.ruleset = "chess@1".into()), "ruleset"),
+        (open_request(&|r| r.participants.clear()), "participants"),
+        (open_request(&|r| r.request_id.clear()), "request_id"),
+        (open_request(&|r| r.battle_id = "no spaces".into()), "battle_id"),
+        (open_request(&|r| r.client_seed = "s".repeat(1001)), "client_seed"),
+        (open_request(&|r| r.title = "bell\u{7}".into()), "title"),
+        (open_request(&|r| r.participants.push(obj(json!({"name": "no id"})))), "participants[1]"),
+    ];
+    for (request, field) in open_cases {
+        let status = resolver.open_battle(request).await.unwrap_err();
+        assert_eq!(invalid_field(&status), field, "{status:?}");
+    }
+
+    let act_request = |action: Option<Value>, request_id: &str, battle: &str| pb::ActRequest {
+        battle_id: battle.into(),
+        action: action.map(obj),
+        request_id: request_id.into(),
+    };
+    let act_cases = vec![
+        (act_request(Some(good.clone()), "", battle_id), "request_id"),
+        (act_request(Some(good.clone()), "has space", battle_id), "request_id"),
+        (act_request(Some(good.clone()), "ok-2", "bad/id"), "battle_id"),
+        (act_request(None, "ok-2", battle_id), "action"),
+        (act_request(Some(json!({"type": "teleport_everyone"})), "ok-2", battle_id), "action"),
+        (act_request(Some(json!({"actor": "meowth"})), "ok-2", battle_id), "action"),
+        (
+            act_request(
+                Some(json!({"type": "dodge", "actor": "meowth", "note": "x".repeat(20_000)})),
+                "ok-2",
+                battle_id,
+            ),
+            "action",
+        ),
+        (
+            act_request(Some(json!({"type": "ruling", "judge": "j", "refers_to": 1, "text": "x"})), "ok-2", battle_id),
+            "action",
+        ),
+    ];
+    for (request, field) in act_cases {
+        let status = resolver.act(request).await.unwrap_err();
+        assert_eq!(invalid_field(&status), field, "{status:?}");
+    }
+
+    let mut roller = stack.roller_client().await;
+    let roll_request = |expression: &str, purpose: &str, request_id: &str, specs: usize| pb::RollRequest {
+        battle_id: battle_id.into(),
+        rolls: (0..specs).map(|_| pb::RollSpec { expression: expression.into(), purpose: purpose.into() }).collect(),
+        actor: "meowth".into(),
+        request_id: request_id.into(),
+    };
+    let roll_cases = vec![
+        (roll_request("2d", "x", "r-1", 1), "rolls[0].expression"),
+        (roll_request("1d6", "tab\there", "r-1", 1), "rolls[0].purpose"),
+        (roll_request("1d6", "x", "", 1), "request_id"),
+        (roll_request("1d6", "x", "r-1", 0), "rolls"),
+        (roll_request("1d6", "x", "r-1", 17), "rolls"),
+        (roll_request(&["1000d6"; 6].join("+"), "x", "r-1", 2), "rolls"),
+    ];
+    for (request, field) in roll_cases {
+        let status = roller.roll(request).await.unwrap_err();
+        assert_eq!(invalid_field(&status), field, "{status:?}");
+    }
+
+    // A rule rejection (pikachu is not in the battle as the dodger's target
+    // … here: an unknown participant) draws no die either.
+    let stranger = json!({"type": "dodge", "actor": "mewtwo"});
+    let status = act(&mut resolver, battle_id, &stranger, "ok-3").await.unwrap_err();
+    assert_eq!(status.code(), Code::FailedPrecondition, "{status:?}");
+
+    assert_eq!(global_count(&stack).await, before, "nothing reached the journal");
+    let events = journaled(&stack, battle_id).await;
+    assert_reply_rolls_journaled(battle_id, &reply, &events);
+    let again = act(&mut resolver, battle_id, &good, "ok-1").await.expect("retry");
+    assert_eq!(again, reply);
+}
+
+/// A closed battle's export with its SeedRevealed (the last line) removed:
+/// no roll can be re-derived, yet PROTOCOL.md §1 reveals the seed when the
+/// battle closes and the resolver's Close always reveals. The audit must
+/// not call it verified; the finding belongs to the BattleClosed (version 9)
+/// that no reveal follows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_audit_refuses_a_closed_battle_whose_reveal_was_removed() {
+    let battle_id = "unrevealed";
+    let (stack, mut lines) = closed_battle_export("unrevealed", battle_id).await;
+    lines.pop();
+    let path = stack.dir.path().join("reveal-removed.jsonl");
+    write_lines(&path, &lines);
+    let (code, output) = audit_file(&path);
+    assert_eq!(code, Some(1), "a closed battle without its reveal does not verify:\n{output}");
+    assert!(output.contains("version 9: "), "names the BattleClosed at version 9:\n{output}");
+}

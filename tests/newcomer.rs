@@ -1,0 +1,174 @@
+//! The newcomer's path (issue 5): the real `battlelog up` brings the whole
+//! stack up on free ports, `battlelog demo` plays a battle of every ruleset
+//! against it, `battlelog export` + `battlelog audit --file` verify each
+//! battle the demo names, and SIGTERM / SIGINT stop `up` cleanly — once with
+//! the in-process fan-out and once with a real `nats-server -js`.
+
+mod stack;
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+
+use battlelog_test_support::{NatsServer, STARTUP_DEADLINE, temp_dir};
+use stack::{audit_file, cli, jetstream_messages};
+
+/// A running `battlelog up` and the endpoints it printed.
+struct Up {
+    child: Child,
+    resolver: String,
+    journal: String,
+    banner: Vec<String>,
+    rest: mpsc::Receiver<String>,
+}
+
+impl Drop for Up {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs `battlelog up` with every port 0 and its data under `data_dir`
+/// (and its working directory there, so nothing lands elsewhere), and reads
+/// its banner up to the "Try it" line.
+fn up(data_dir: &Path, extra: &[&str]) -> Up {
+    let data = data_dir.display().to_string();
+    let mut args = vec!["up", "--data-dir", &data];
+    args.extend([
+        "--resolver-listen",
+        "127.0.0.1:0",
+        "--roller-listen",
+        "127.0.0.1:0",
+        "--journal-listen",
+        "127.0.0.1:0",
+    ]);
+    args.extend(extra);
+    let mut child = Command::new(battlelog_test_support::cli_binary())
+        .args(&args)
+        .current_dir(data_dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(data_dir.join("up.stderr")).expect("create up.stderr"))
+        .spawn()
+        .expect("start battlelog up");
+    let stdout = child.stdout.take().expect("stdout");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let mut banner = Vec::new();
+    loop {
+        match rx.recv_timeout(STARTUP_DEADLINE) {
+            Ok(line) => {
+                let done = line.starts_with("Try it");
+                banner.push(line);
+                if done {
+                    break;
+                }
+            }
+            Err(e) => {
+                let _ = child.kill();
+                let stderr = std::fs::read_to_string(data_dir.join("up.stderr")).unwrap_or_default();
+                panic!("battlelog up printed no full banner ({e}): {banner:?}\nstderr: {stderr}");
+            }
+        }
+    }
+    let endpoint = |name: &str| {
+        banner
+            .iter()
+            .find_map(|l| l.strip_prefix(&format!("  {name}")).map(str::trim))
+            .filter(|url| url.starts_with("http://127.0.0.1:") && !url.ends_with(":0"))
+            .unwrap_or_else(|| panic!("no {name} endpoint in {banner:?}"))
+            .to_owned()
+    };
+    let (resolver, journal) = (endpoint("resolver"), endpoint("journal"));
+    endpoint("roller");
+    Up { child, resolver, journal, banner, rest: rx }
+}
+
+/// Sends `signal` to `up` and waits (with a deadline) for it to exit;
+/// returns its exit status and what it printed after the banner.
+fn stop(mut up: Up, signal: &str) -> (std::process::ExitStatus, String) {
+    let pid = up.child.id().to_string();
+    assert!(Command::new("kill").args([signal, &pid]).status().expect("kill").success());
+    let mut printed = Vec::new();
+    // The stdout pipe closes when the process exits.
+    while let Ok(line) = up.rest.recv_timeout(STARTUP_DEADLINE) {
+        printed.push(line);
+    }
+    let status = up.child.wait().expect("wait for battlelog up");
+    (status, printed.join("\n"))
+}
+
+/// `battlelog demo` against `up`, then export and audit every battle it
+/// names; returns how many events the exports held together.
+fn demo_exports_verify(up: &Up, dir: &Path) -> usize {
+    let (code, stdout, stderr) = cli(&["demo", "--resolver", &up.resolver]);
+    assert_eq!(code, Some(0), "demo: {stderr}\n{stdout}");
+    let battles: Vec<&str> = stdout
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("battlelog export "))
+        .filter(|b| !b.contains(' '))
+        .collect();
+    assert_eq!(battles.len(), 4, "one export line per ruleset:\n{stdout}");
+    for ruleset in ["pokemon-d6@1", "arcana-2d10@1", "berserk@1", "pbta-2d6@1"] {
+        assert!(stdout.contains(ruleset), "the demo plays {ruleset}:\n{stdout}");
+    }
+    let mut events = 0;
+    for battle in battles {
+        let (code, export, stderr) = cli(&["export", battle, "--journal", &up.journal]);
+        assert_eq!(code, Some(0), "export {battle}: {stderr}");
+        events += export.lines().count();
+        let file = dir.join(format!("{battle}.jsonl"));
+        std::fs::write(&file, &export).expect("write the export");
+        let (code, output) = audit_file(&file);
+        assert_eq!(code, Some(0), "audit --file {battle}:\n{output}");
+        assert!(output.contains(&format!("battle {battle} verifies")), "{output}");
+        assert!(!output.contains("await their seed"), "the demo closed the battle, so every roll re-derives: {output}");
+    }
+    events
+}
+
+/// `battlelog up --no-nats`: in-process fan-out (said so), the demo plays,
+/// every export verifies, and SIGTERM stops it with status 0.
+#[test]
+fn up_demo_export_audit_then_sigterm_without_nats() {
+    let dir = temp_dir("newcomer");
+    let up = up(dir.path(), &["--no-nats"]);
+    assert!(up.banner.iter().any(|l| l.contains("events") && l.contains("in-process")), "{:?}", up.banner);
+    let events = demo_exports_verify(&up, dir.path());
+    assert!(events > 4 * 3, "the demo's battles hold their events");
+    let (status, printed) = stop(up, "-TERM");
+    assert!(status.success(), "exits 0 on SIGTERM: {status:?}\n{printed}");
+    assert!(printed.contains("battlelog stopped"), "says it stopped: {printed}");
+    assert!(dir.path().join("roller").join("master.key").is_file(), "the dev master key lives in the data dir");
+}
+
+/// `battlelog up --nats-url` of a real nats-server: the banner names it,
+/// the demo's events all reach JetStream, every export verifies, and
+/// SIGINT (Ctrl-C) stops it with status 0.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn up_with_nats_demo_export_audit_then_sigint() {
+    let nats = NatsServer::start();
+    let dir = temp_dir("newcomer-nats");
+    let up = up(dir.path(), &["--nats-url", &nats.url()]);
+    assert!(up.banner.iter().any(|l| l.contains("events") && l.contains(&nats.url())), "{:?}", up.banner);
+    let dir_path = dir.path().to_path_buf();
+    let (up, events) = tokio::task::spawn_blocking(move || {
+        let events = demo_exports_verify(&up, &dir_path);
+        (up, events)
+    })
+    .await
+    .expect("demo");
+    let messages = jetstream_messages(&nats.url(), events as u64).await;
+    assert!(messages.iter().all(|(subject, _, _)| subject.starts_with("battlelog.events.")), "{messages:?}");
+    let (status, printed) = tokio::task::spawn_blocking(move || stop(up, "-INT")).await.expect("stop");
+    assert!(status.success(), "exits 0 on SIGINT: {status:?}\n{printed}");
+    assert!(printed.contains("battlelog stopped"), "says it stopped: {printed}");
+}

@@ -1,0 +1,347 @@
+//! The whole chain as separate real processes — `battlelog-journal`,
+//! `battlelog-roller`, `battlelog-resolver` (and optionally a real
+//! `nats-server -js`) — plus what the battle system tests check with.
+//!
+//! The roller's master key is fixed here, so a test derives every server
+//! seed, commitment and die itself with the `dice` crate (PROTOCOL.md §1–3)
+//! instead of believing what the services say.
+
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use battlelog_proto::battle::{self, json_to_struct};
+use battlelog_proto::v1 as pb;
+use battlelog_proto::v1::battle_event::Event;
+use battlelog_proto::v1::resolver_client::ResolverClient;
+use battlelog_proto::v1::roller_client::RollerClient;
+use battlelog_test_support::{NatsServer, ServiceProcess, poll_until, temp_dir};
+use serde_json::Value;
+use tempfile::TempDir;
+use tonic::Status;
+use tonic::transport::Channel;
+
+pub const WAIT: Duration = Duration::from_secs(30);
+
+/// The roller's master key in these tests (`BATTLELOG_ROLLER_MASTER_KEY`).
+pub const MASTER_KEY_HEX: &str = "5b1e6c0d9a8f7e6d5c4b3a29181706f5e4d3c2b1a09f8e7d6c5b4a3928170605";
+
+pub fn master_key() -> Vec<u8> {
+    hex::decode(MASTER_KEY_HEX).expect("hex master key")
+}
+
+/// PROTOCOL.md §1's recommended seed derivation, computed by the test.
+pub fn server_seed(battle_id: &str, epoch: u32) -> dice::ServerSeed {
+    dice::ServerSeed::derive(&master_key(), battle_id, epoch)
+}
+
+/// journal + roller + resolver, each its own process, on loopback port 0.
+#[derive(Debug)]
+pub struct Stack {
+    pub dir: TempDir,
+    pub nats: Option<NatsServer>,
+    pub journal: ServiceProcess,
+    pub roller: ServiceProcess,
+    pub resolver: ServiceProcess,
+    extra: usize,
+}
+
+impl Stack {
+    pub async fn start(label: &str, with_nats: bool) -> Stack {
+        let dir = temp_dir(label);
+        let nats = with_nats.then(NatsServer::start);
+        let nats_url = nats.as_ref().map(NatsServer::url);
+        let journal = battlelog_test_support::journal(&dir.path().join("journal"), nats_url.as_deref()).await;
+        let roller =
+            battlelog_test_support::roller(&dir.path().join("roller"), &journal.url(), Some(MASTER_KEY_HEX)).await;
+        let resolver = battlelog_test_support::resolver(
+            &dir.path().join("resolver.log"),
+            &journal.url(),
+            &roller.url(),
+            nats_url.as_deref(),
+        )
+        .await;
+        Stack { dir, nats, journal, roller, resolver, extra: 0 }
+    }
+
+    pub fn nats_url(&self) -> Option<String> {
+        self.nats.as_ref().map(NatsServer::url)
+    }
+
+    /// Another resolver process against `roller` (a replica, or the
+    /// restarted one after a kill).
+    pub async fn start_resolver(&mut self, roller_url: &str) -> ServiceProcess {
+        self.extra += 1;
+        let log = self.dir.path().join(format!("resolver-{}.log", self.extra));
+        battlelog_test_support::resolver(&log, &self.journal.url(), roller_url, self.nats_url().as_deref()).await
+    }
+
+    /// Another roller process (a replica with the same master key).
+    pub async fn start_roller(&mut self) -> ServiceProcess {
+        self.extra += 1;
+        let data = self.dir.path().join(format!("roller-{}", self.extra));
+        battlelog_test_support::roller(&data, &self.journal.url(), Some(MASTER_KEY_HEX)).await
+    }
+
+    pub async fn journal_client(&self) -> battlelog_system_tests::Client {
+        battlelog_system_tests::client(&self.journal).await
+    }
+
+    pub async fn roller_client(&self) -> RollerClient<Channel> {
+        RollerClient::new(self.roller.channel().await)
+    }
+}
+
+pub async fn resolver_client(process: &ServiceProcess) -> ResolverClient<Channel> {
+    ResolverClient::new(process.channel().await)
+}
+
+/// A JSON object as a protobuf Struct.
+pub fn obj(value: Value) -> prost_types::Struct {
+    json_to_struct(value.as_object().expect("a JSON object"))
+}
+
+pub fn struct_json(fields: Option<&prost_types::Struct>) -> Value {
+    Value::Object(battle::struct_to_json(fields.expect("a Struct")))
+}
+
+pub async fn open(
+    resolver: &mut ResolverClient<Channel>,
+    battle_id: &str,
+    ruleset: &str,
+    participants: Value,
+    client_seed: &str,
+) -> pb::OpenBattleResponse {
+    let participants = participants.as_array().expect("participants").iter().cloned().map(obj).collect();
+    let request = pb::OpenBattleRequest {
+        ruleset: ruleset.into(),
+        title: format!("system test {battle_id}"),
+        forum_ref: format!("forum:tests/thread/{battle_id}"),
+        participants,
+        client_seed: client_seed.into(),
+        request_id: format!("open-{battle_id}"),
+        battle_id: battle_id.into(),
+    };
+    let opened = resolver.open_battle(request).await.unwrap_or_else(|s| panic!("open {battle_id}: {s:?}")).into_inner();
+    assert_eq!(opened.battle_id, battle_id);
+    let commitment = opened.opened.as_ref().expect("BattleOpened").commitment.clone();
+    assert_eq!(
+        commitment,
+        server_seed(battle_id, 0).commitment().to_string(),
+        "the epoch-0 commitment is SHA-256 of the seed derived from the master key"
+    );
+    opened
+}
+
+pub async fn act(
+    resolver: &mut ResolverClient<Channel>,
+    battle_id: &str,
+    action: &Value,
+    request_id: &str,
+) -> Result<pb::ActResponse, Status> {
+    let request = pb::ActRequest {
+        battle_id: battle_id.into(),
+        action: Some(obj(action.clone())),
+        request_id: request_id.into(),
+    };
+    resolver.act(request).await.map(tonic::Response::into_inner)
+}
+
+pub async fn close(resolver: &mut ResolverClient<Channel>, battle_id: &str) -> pb::EventResponse {
+    let request = pb::CloseRequest {
+        battle_id: battle_id.into(),
+        by: "judge".into(),
+        reason: "the test is over".into(),
+        request_id: format!("close-{battle_id}"),
+    };
+    resolver.close(request).await.unwrap_or_else(|s| panic!("close {battle_id}: {s:?}")).into_inner()
+}
+
+/// One journaled event of a battle, decoded.
+#[derive(Debug, Clone)]
+pub struct Journaled {
+    pub recorded: pb::RecordedEvent,
+    pub record: pb::JournalRecord,
+    pub event: Event,
+}
+
+impl Journaled {
+    pub fn version(&self) -> u64 {
+        self.record.version
+    }
+    pub fn key(&self) -> &str {
+        &self.record.idempotency_key
+    }
+}
+
+/// Every event of the battle's journal stream, decoded, with the chain
+/// recomputed from the record bytes by the test's own code.
+pub async fn journaled(stack: &Stack, battle_id: &str) -> Vec<Journaled> {
+    let mut journal = stack.journal_client().await;
+    let events = battlelog_system_tests::read_stream(&mut journal, battle_id).await;
+    battlelog_system_tests::check_chain(battle_id, &events);
+    events
+        .into_iter()
+        .map(|recorded| {
+            let record = recorded.event.clone().expect("record");
+            let event = battle::decode(&record).unwrap_or_else(|e| panic!("{battle_id}: {e}"));
+            Journaled { recorded, record, event }
+        })
+        .collect()
+}
+
+pub fn rolls_of(events: &[Journaled]) -> Vec<(u64, pb::DiceRolled)> {
+    events
+        .iter()
+        .filter_map(|e| match &e.event {
+            Event::DiceRolled(roll) => Some((e.version(), roll.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+pub fn resolutions_of(events: &[Journaled]) -> Vec<(u64, String, pb::ActionResolved)> {
+    events
+        .iter()
+        .filter_map(|e| match &e.event {
+            Event::ActionResolved(resolved) => Some((e.version(), e.key().to_owned(), resolved.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Invariant 3: the DiceRolled nonces are 0, 1, 2 … in journal order.
+pub fn assert_nonces_consecutive(battle_id: &str, events: &[Journaled]) {
+    let nonces: Vec<u64> = rolls_of(events).iter().map(|(_, r)| r.nonce).collect();
+    assert_eq!(nonces, (0..nonces.len() as u64).collect::<Vec<_>>(), "{battle_id}: nonces 0, 1, 2 … in journal order");
+}
+
+/// Re-derives `roll` from the seed the test derives itself and the client
+/// seed (PROTOCOL.md §2–3): every die and the total must match.
+pub fn assert_rederives(battle_id: &str, client_seed: &str, roll: &pb::DiceRolled) {
+    let seed = server_seed(battle_id, roll.epoch);
+    let (_, derived) = dice::roll(&roll.expression, &seed, client_seed, roll.nonce)
+        .unwrap_or_else(|e| panic!("{battle_id} nonce {}: {e}", roll.nonce));
+    let recorded: Vec<dice::Die> = roll
+        .dice
+        .iter()
+        .map(|d| dice::Die { sides: d.sides, value: d.value, kept: d.kept, rerolled: d.rerolled, exploded: d.exploded })
+        .collect();
+    assert_eq!(recorded, derived.dice, "{battle_id} nonce {} ({}): dice re-derive", roll.nonce, roll.expression);
+    assert_eq!(roll.total, derived.total, "{battle_id} nonce {}: total re-derives", roll.nonce);
+}
+
+/// Invariant 1 for one reply: each roll it returned is the DiceRolled the
+/// journal holds at that version.
+pub fn assert_reply_rolls_journaled(battle_id: &str, reply: &pb::ActResponse, events: &[Journaled]) {
+    for recorded in &reply.rolls {
+        let journaled = events
+            .get(recorded.version as usize)
+            .unwrap_or_else(|| panic!("{battle_id}: a reply's roll at version {} is not journaled", recorded.version));
+        assert_eq!(
+            Some(&journaled.event),
+            recorded.roll.clone().map(Event::DiceRolled).as_ref(),
+            "{battle_id}@{}: the roll a reply returned is the journaled one",
+            recorded.version
+        );
+    }
+    let at = &events[reply.version as usize].event;
+    assert_eq!(Some(at), reply.resolved.clone().map(Event::ActionResolved).as_ref(), "the resolution is journaled");
+    let nonces: Vec<u64> = reply.rolls.iter().map(|r| r.roll.as_ref().expect("roll").nonce).collect();
+    assert_eq!(nonces, reply.resolved.as_ref().expect("resolved").rolls, "the reply's rolls are the ones it used");
+}
+
+/// The raw faces of a reply's rolls, in draw order.
+pub fn faces(reply: &pb::ActResponse) -> Vec<i64> {
+    reply.rolls.iter().flat_map(|r| r.roll.as_ref().expect("roll").dice.iter().map(|d| d.value)).collect()
+}
+
+pub fn outcome(reply: &pb::ActResponse) -> Value {
+    struct_json(reply.resolved.as_ref().expect("resolved").outcome.as_ref())
+}
+
+/// Runs the `battlelog` binary; returns (exit code, stdout, stderr).
+pub fn cli(args: &[&str]) -> (Option<i32>, String, String) {
+    let output = Command::new(battlelog_test_support::cli_binary()).args(args).output().expect("run battlelog");
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// `battlelog export BATTLE --journal URL` into `path`.
+pub fn export_to(journal_url: &str, battle_id: &str, path: &Path) -> String {
+    let (code, stdout, stderr) = cli(&["export", battle_id, "--journal", journal_url]);
+    assert_eq!(code, Some(0), "export {battle_id}: {stderr}");
+    std::fs::write(path, &stdout).expect("write the export");
+    stdout
+}
+
+/// `battlelog audit --file PATH`: (exit code, stdout + stderr).
+pub fn audit_file(path: &Path) -> (Option<i32>, String) {
+    let (code, stdout, stderr) = cli(&["audit", "--file", &path.display().to_string()]);
+    (code, format!("{stdout}{stderr}"))
+}
+
+pub fn assert_audit_file_verifies(path: &Path, battle_id: &str) {
+    let (code, output) = audit_file(path);
+    assert_eq!(code, Some(0), "audit --file of {battle_id} exits 0:\n{output}");
+    assert!(output.contains(&format!("battle {battle_id} verifies")), "{output}");
+    assert!(!output.contains("DOES NOT VERIFY"), "{output}");
+}
+
+/// The resolver's Audit RPC finds nothing.
+pub async fn assert_audit_rpc_ok(resolver: &mut ResolverClient<Channel>, battle_id: &str, events: usize) {
+    let report = resolver
+        .audit(pb::AuditRequest { battle_id: battle_id.into() })
+        .await
+        .unwrap_or_else(|s| panic!("audit {battle_id}: {s:?}"))
+        .into_inner();
+    assert!(report.ok && report.findings.is_empty(), "{battle_id}: the audit verifies: {report:?}");
+    assert_eq!(report.events_checked, events as u64, "{battle_id}: every event audited");
+}
+
+/// Every message in the JetStream stream `BATTLELOG_EVENTS`, once it holds
+/// `total`: (subject, Nats-Msg-Id, payload) in stream order.
+pub async fn jetstream_messages(nats_url: &str, total: u64) -> Vec<(String, String, Vec<u8>)> {
+    let client = async_nats::connect(nats_url).await.expect("connect to nats");
+    let js = async_nats::jetstream::new(client);
+    let count = |js: async_nats::jetstream::Context| async move {
+        let mut stream = js.get_stream("BATTLELOG_EVENTS").await.ok()?;
+        Some(stream.info().await.ok()?.state.messages)
+    };
+    let arrived = poll_until("every event in JetStream", WAIT, || {
+        let js = js.clone();
+        async move { count(js).await.filter(|&n| n >= total) }
+    })
+    .await;
+    assert_eq!(arrived, total, "each committed event reaches JetStream exactly once");
+    let stream = js.get_stream("BATTLELOG_EVENTS").await.expect("stream");
+    let mut messages = Vec::new();
+    for seq in 1..=total {
+        let message = stream.get_raw_message(seq).await.expect("message");
+        let id = message.headers.get("Nats-Msg-Id").expect("Nats-Msg-Id").as_str().to_owned();
+        messages.push((message.subject.to_string(), id, message.payload.to_vec()));
+    }
+    messages
+}
+
+/// Each battle's events reached `battlelog.events.<battle>` in version
+/// order, as the exact record bytes, with Nats-Msg-Id = event id.
+pub async fn assert_jetstream_has(nats_url: &str, battles: &HashMap<String, Vec<Journaled>>) {
+    let total: usize = battles.values().map(Vec::len).sum();
+    let messages = jetstream_messages(nats_url, total as u64).await;
+    for (battle_id, events) in battles {
+        let subject = format!("battlelog.events.{battle_id}");
+        let received: Vec<_> = messages.iter().filter(|(s, _, _)| *s == subject).collect();
+        assert_eq!(received.len(), events.len(), "{battle_id}: every event on {subject}");
+        for (event, (_, id, payload)) in events.iter().zip(received) {
+            assert_eq!(payload, &event.recorded.record, "{battle_id}@{}: in order, the stored bytes", event.version());
+            assert_eq!(id, &event.record.event_id, "{battle_id}@{}: Nats-Msg-Id is the event id", event.version());
+        }
+    }
+}
