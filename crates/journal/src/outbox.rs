@@ -1,7 +1,7 @@
 //! The outbox drain: committed events leave for the fan-out (NATS, or any
 //! other [`EventPublisher`]) strictly in global order, which keeps every
-//! stream in version order, and leave the outbox only once the publisher has
-//! confirmed them. While the publisher fails, the drain retries the same
+//! stream in version order, and leave the outbox (its cursor moves past
+//! them) only once the publisher has confirmed them. While the publisher fails, the drain retries the same
 //! event with a growing pause; appends are unaffected.
 
 use std::future::Future;
@@ -79,8 +79,8 @@ pub(crate) async fn drain(
                             failing = false;
                         }
                         retry = MIN_RETRY;
-                        if let Err(e) = store.outbox_remove(event.global_position) {
-                            warn!(error = %e, "cannot remove a published event from the outbox");
+                        if let Err(e) = store.outbox_mark_published(event.global_position) {
+                            warn!(error = %e, "cannot move the outbox cursor");
                         }
                         break;
                     }

@@ -9,7 +9,7 @@
 //! | `heads`       | stream id                        | head version (u64), head hash (32)           |
 //! | `idempotency` | stream id, 0x00, key             | version (u64), fingerprint (32)              |
 //! | `global`      | global position (u64)            | the `records` key                            |
-//! | `outbox`      | global position (u64)            | the `records` key                            |
+//! | `outbox`      | `published`                      | next global position to publish (u64)        |
 //!
 //! Stream ids never contain 0x00 (see [`crate::limits`]), so a stream's keys
 //! are exactly the keys starting with `stream id, 0x00`.
@@ -48,8 +48,11 @@ pub mod layout {
     pub const IDEMPOTENCY: &str = "idempotency";
     /// The global order: position → record key.
     pub const GLOBAL: &str = "global";
-    /// Events not yet confirmed by NATS: position → record key.
+    /// The outbox: the global position up to which events are published.
+    /// Everything at or past it in `global` waits for the publisher.
     pub const OUTBOX: &str = "outbox";
+    /// The outbox cursor's key.
+    pub const OUTBOX_CURSOR: &[u8] = b"published";
     /// Bytes before the record in a `records` value: hash and global position.
     pub const RECORD_VALUE_HEADER: usize = 40;
 
@@ -195,7 +198,7 @@ pub enum ChainCheck {
 /// One outbox entry, ready to publish.
 #[derive(Debug, Clone)]
 pub struct OutboxEvent {
-    /// Position in the global log (the outbox key).
+    /// Position in the global log.
     pub global_position: u64,
     /// h(version).
     pub hash: Hash,
@@ -230,6 +233,8 @@ pub struct Store {
     idempotency: Tree,
     global: Tree,
     outbox: Tree,
+    /// The outbox cursor: positions below it are published.
+    published: std::sync::atomic::AtomicU64,
     /// Every global position below this is durable (flushed).
     durable: watch::Sender<u64>,
     /// Held for writing while the committer applies one transaction, so that
@@ -259,11 +264,17 @@ impl Store {
             Some((key, _)) => decode_position(&key)? + 1,
             None => 0,
         };
+        let outbox = db.open_tree(layout::OUTBOX)?;
+        let published = match outbox.get(layout::OUTBOX_CURSOR)? {
+            Some(value) => decode_position(&value)?,
+            None => 0,
+        };
         Ok(Self {
             records: db.open_tree(layout::RECORDS)?,
             heads: db.open_tree(layout::HEADS)?,
             idempotency: db.open_tree(layout::IDEMPOTENCY)?,
-            outbox: db.open_tree(layout::OUTBOX)?,
+            outbox,
+            published: std::sync::atomic::AtomicU64::new(published),
             global,
             db,
             durable: watch::Sender::new(next),
@@ -306,8 +317,8 @@ impl Store {
     }
 
     /// Applies a group of appends, in order, in one sled transaction over all
-    /// five trees, positions starting at `next_position`. Each append either
-    /// writes every record, index entry, head, global entry and outbox entry
+    /// four trees it touches, positions starting at `next_position`. Each
+    /// append either writes every record, index entry, head and global entry
     /// of it, or (rejected) nothing; later appends of the group see the
     /// earlier ones. The transaction makes the group reach disk as a unit, so
     /// no crash can leave half an append.
@@ -327,10 +338,13 @@ impl Store {
             .iter()
             .map(|(append, _)| append.events.iter().map(|e| record::fingerprint(&e.event_type, &e.payload)).collect())
             .collect();
-        let trees = (&self.records, &self.heads, &self.idempotency, &self.global, &self.outbox);
+        // The outbox is not among them: its content is "the global log from
+        // the cursor on", so writing the global entry is writing the outbox
+        // entry, in the same transaction, at no extra insert per event.
+        let trees = (&self.records, &self.heads, &self.idempotency, &self.global);
         let outcomes = trees
-            .transaction(|(records, heads, idempotency, global, outbox)| {
-                let view = TxView { records, heads, idempotency, global, outbox };
+            .transaction(|(records, heads, idempotency, global)| {
+                let view = TxView { records, heads, idempotency, global };
                 let mut position = next_position;
                 let mut outcomes = Vec::with_capacity(group.len());
                 for ((append, ids), fingerprints) in group.iter().zip(&fingerprints) {
@@ -515,35 +529,27 @@ impl Store {
         }
     }
 
-    /// Up to `max` durable outbox entries, oldest first.
+    /// Up to `max` durable events past the outbox cursor, oldest first.
     pub(crate) fn outbox_batch(&self, max: usize) -> Result<Vec<OutboxEvent>, JournalError> {
-        let durable = self.durable_position();
-        let mut out = Vec::new();
-        for item in self.outbox.iter() {
-            if out.len() >= max {
-                break;
-            }
-            let (key, record_key) = item?;
-            let position = decode_position(&key)?;
-            if position >= durable {
-                break;
-            }
-            let stored = self.read_by_record_key(&record_key)?;
-            out.push(OutboxEvent {
-                global_position: position,
+        let from = self.published.load(std::sync::atomic::Ordering::Acquire);
+        Ok(self
+            .read_all(from, max, usize::MAX)?
+            .into_iter()
+            .map(|stored| OutboxEvent {
+                global_position: stored.global_position,
                 hash: stored.hash,
                 record: stored.record,
                 event: stored.event,
-            });
-        }
-        Ok(out)
+            })
+            .collect())
     }
 
-    /// Drops a published entry. Not flushed on its own: if the removal is lost
-    /// in a crash, the event is published again and NATS drops the duplicate
-    /// by its `Nats-Msg-Id`.
-    pub(crate) fn outbox_remove(&self, position: u64) -> Result<(), JournalError> {
-        self.outbox.remove(layout::position_key(position))?;
+    /// Moves the outbox cursor past a published event. Not flushed on its
+    /// own: if the move is lost in a crash, the event is published again and
+    /// NATS drops the duplicate by its `Nats-Msg-Id`.
+    pub(crate) fn outbox_mark_published(&self, position: u64) -> Result<(), JournalError> {
+        self.outbox.insert(layout::OUTBOX_CURSOR, &layout::position_key(position + 1)[..])?;
+        self.published.store(position + 1, std::sync::atomic::Ordering::Release);
         Ok(())
     }
 
@@ -552,9 +558,9 @@ impl Store {
         &self.stats
     }
 
-    /// Number of events waiting in the outbox.
-    pub fn outbox_len(&self) -> usize {
-        self.outbox.len()
+    /// Number of durable events waiting in the outbox.
+    pub fn outbox_len(&self) -> u64 {
+        self.durable_position().saturating_sub(self.published.load(std::sync::atomic::Ordering::Acquire))
     }
 }
 
@@ -564,7 +570,6 @@ struct TxView<'a> {
     heads: &'a TransactionalTree,
     idempotency: &'a TransactionalTree,
     global: &'a TransactionalTree,
-    outbox: &'a TransactionalTree,
 }
 
 type TxResult<T> = Result<T, UnabortableTransactionError>;
@@ -660,7 +665,6 @@ impl TxView<'_> {
             let position_key = layout::position_key(position);
             self.records.insert(key.as_slice(), layout::record_value(&hash, position, &bytes))?;
             self.global.insert(&position_key[..], key.as_slice())?;
-            self.outbox.insert(&position_key[..], key.as_slice())?;
             if let Some(k) = &event.idempotency_key {
                 self.idempotency
                     .insert(layout::idempotency_key(stream, k), idempotency_value(version, &fingerprints[i]))?;
