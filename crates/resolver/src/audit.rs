@@ -132,7 +132,7 @@ fn check_chain_and_records(auditor: &mut Auditor, battle_id: &str, lines: &[Audi
         }
         if version != expected {
             let message = if version > expected {
-                format!("version {expected} is missing: the next line is version {version}")
+                format!("version {expected} expected here, found version {version}: missing or out of order")
             } else {
                 format!("version {version} comes again or out of order after version {}", expected - 1)
             };
@@ -188,6 +188,8 @@ fn check_battle(auditor: &mut Auditor, events: &[(u64, Event)]) {
     let mut used_nonces: HashSet<u64> = HashSet::new();
     let mut next_nonce = 0u64;
     let mut closed = false;
+    // The close and the epoch current then: that epoch must be revealed.
+    let mut closed_at: Option<(u64, u32)> = None;
 
     for (version, event) in events {
         let version = *version;
@@ -352,8 +354,23 @@ fn check_battle(auditor: &mut Auditor, events: &[(u64, Event)]) {
                 }
                 Err(message) => auditor.find(version, Check::Commitment, message),
             },
-            Event::BattleClosed(_) => closed = true,
+            Event::BattleClosed(_) => {
+                closed = true;
+                closed_at = Some((version, epoch));
+            }
         }
+    }
+
+    // Closing reveals the seed; a closed battle without that reveal hides
+    // rolls from re-derivation.
+    if let Some((version, epoch)) = closed_at
+        && !revealed.contains_key(&epoch)
+    {
+        auditor.find(
+            version,
+            Check::Commitment,
+            format!("the battle is closed but the seed of epoch {epoch} was never revealed"),
+        );
     }
 
     for (nonce, (version, roll)) in &rolls {

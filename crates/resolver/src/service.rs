@@ -202,6 +202,11 @@ impl ResolverService {
         match self.journal.clone().append(request).await {
             Ok(response) => Ok(Some(response.into_inner().events.iter().map(|e| e.version).collect())),
             Err(status) if status.code() == Code::Aborted => Ok(None),
+            // Our idempotency key was taken by a concurrent attempt of the
+            // same request: the caller catches up and finds it.
+            Err(status) if status.code() == Code::FailedPrecondition && status.message().contains("idempotency") => {
+                Ok(None)
+            }
             Err(status) => Err(downstream("journal", status)),
         }
     }
@@ -216,6 +221,25 @@ impl ResolverService {
                 version: *version,
             })
             .collect()
+    }
+
+    /// The recorded answer to a request id seen before — if it was for the
+    /// same action; reusing a request id for another action is refused.
+    fn replay_act(
+        view: &BattleView,
+        version: u64,
+        action: &prost_types::Struct,
+        request_id: &str,
+    ) -> Result<ActResponse, Status> {
+        let response = Self::act_response(view, version)?;
+        if response.resolved.as_ref().and_then(|r| r.action.as_ref()) != Some(action) {
+            return Err(failed_precondition(
+                "request_id",
+                "IDEMPOTENCY_KEY_REUSED",
+                format!("request_id {request_id} was already used for another action (version {version})"),
+            ));
+        }
+        Ok(response)
     }
 
     fn act_response(view: &BattleView, version: u64) -> Result<ActResponse, Status> {
@@ -345,10 +369,11 @@ impl Resolver for ResolverService {
         let key = act_key(&request.request_id);
         let shared = self.view(battle_id);
         let mut view = shared.lock().await;
+        let normalized = to_struct(&action)?;
         for _ in 0..MAX_ATTEMPTS {
             self.catch_up(battle_id, &mut view).await?;
             if let Some(&version) = view.keys.get(&key) {
-                return Ok(Response::new(Self::act_response(&view, version)?));
+                return Self::replay_act(&view, version, &normalized, &request.request_id).map(Response::new);
             }
             let Some(rules) = view.rules.clone() else {
                 return Err(Status::not_found(format!("battle {battle_id} has not been opened")));
@@ -395,8 +420,12 @@ impl Resolver for ResolverService {
                     faces.extend(dice::raw_faces(&expression, &dice));
                     nonces.push(roll.nonce);
                 }
-                // The roller's events moved the head.
+                // The roller's events moved the head; another replica may
+                // even have resolved this very request meanwhile.
                 self.catch_up(battle_id, &mut view).await?;
+                if let Some(&version) = view.keys.get(&key) {
+                    return Self::replay_act(&view, version, &normalized, &request.request_id).map(Response::new);
+                }
             }
             let Some(head) = view.head() else {
                 return Err(Status::internal("the battle stream vanished"));
@@ -404,16 +433,21 @@ impl Resolver for ResolverService {
             let rules = view.rules.clone().unwrap_or(rules);
             let resolution = rules.resolve(head + 1, &action, &faces).map_err(|e| rejected(battle_id, &e))?;
             let resolved = ActionResolved {
-                action: Some(to_struct(&action)?),
+                action: Some(normalized.clone()),
                 rolls: nonces,
                 outcome: Some(to_struct(&resolution.outcome)?),
                 summary_ru: resolution.summary.ru,
                 summary_en: resolution.summary.en,
             };
-            if self.append(battle_id, Some(head), vec![(Event::ActionResolved(resolved), key.clone())]).await?.is_some()
+            // `None`: another writer got in first, or another replica took
+            // this request's key; either way the next round catches up and
+            // looks again.
+            if let Some(versions) =
+                self.append(battle_id, Some(head), vec![(Event::ActionResolved(resolved), key.clone())]).await?
             {
                 self.catch_up(battle_id, &mut view).await?;
-                return Ok(Response::new(Self::act_response(&view, head + 1)?));
+                let version = versions.first().copied().unwrap_or(head + 1);
+                return Ok(Response::new(Self::act_response(&view, version)?));
             }
         }
         Err(Status::aborted(format!("battle {battle_id} is too busy; retry with the same request_id")))

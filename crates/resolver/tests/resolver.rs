@@ -272,3 +272,15 @@ async fn the_longest_request_id_passes_through_roller_and_journal() {
     let status = stack.resolver.act(act("long", &longer, action)).await.expect_err("one byte more is refused");
     assert_eq!(status.code(), Code::InvalidArgument);
 }
+
+#[tokio::test]
+async fn a_request_id_reused_for_another_action_is_refused() {
+    let mut stack = stack().await;
+    open(&mut stack, "reuse", "pbta-2d6@1", json!([{"id": "ash"}])).await;
+    let first = json!({"type": "move", "actor": "ash", "trait": "cool", "stakes": "a"});
+    stack.resolver.act(act("reuse", "same-id", first)).await.expect("first");
+    let other = json!({"type": "move", "actor": "ash", "trait": "wits", "stakes": "b"});
+    let status = stack.resolver.act(act("reuse", "same-id", other)).await.expect_err("reuse refused");
+    assert_eq!(status.code(), Code::FailedPrecondition);
+    assert!(status.message().contains("already used"), "{}", status.message());
+}
