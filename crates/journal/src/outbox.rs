@@ -72,7 +72,14 @@ pub(crate) async fn drain(
         }
         for event in &batch {
             loop {
-                match publisher.publish(event).await {
+                // Shutdown does not wait out an ack timeout: an event given up
+                // here keeps its place in the outbox and is sent again (and
+                // deduplicated by NATS) after the next start.
+                let published = tokio::select! {
+                    published = publisher.publish(event) => published,
+                    _ = closing.changed() => return,
+                };
+                match published {
                     Ok(()) => {
                         if failing {
                             info!(position = event.global_position, "publishing again");
