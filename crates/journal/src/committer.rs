@@ -41,6 +41,9 @@ pub(crate) fn spawn(
     let (done_tx, done_rx) = oneshot::channel();
     std::thread::Builder::new().name("journal-committer".into()).spawn(move || {
         run(&store, rx, max_batch.max(1), &outbox_wake);
+        // Release the database before saying so: whoever waits on `done`
+        // may reopen the directory, and sled's lock lives as long as the Db.
+        drop(store);
         let _ = done_tx.send(());
     })?;
     Ok((tx, done_rx))

@@ -244,6 +244,8 @@ impl Journal {
 
     /// Shuts down: [`Self::begin_shutdown`], then waits until every queued
     /// append is committed and flushed and the outbox drain has stopped.
+    /// The directory can be opened again once every clone of this handle is
+    /// dropped (sled holds a lock on it while the database is open).
     pub async fn shutdown(&self) -> Result<(), JournalError> {
         self.begin_shutdown();
         let done = lock(&self.inner.committer_done).take();
