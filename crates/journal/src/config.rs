@@ -13,15 +13,7 @@ use serde::Deserialize;
 
 use crate::limits::Limits;
 
-/// How logs are written (to stderr).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum LogFormat {
-    /// Human-readable lines.
-    Text,
-    /// One JSON object per line.
-    Json,
-}
+pub use battlelog_runtime::logging::LogFormat;
 
 /// The journal's configuration.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]

@@ -6,8 +6,6 @@ use std::sync::Arc;
 
 use battlelog_proto::v1::journal_server::JournalServer;
 use tokio::net::TcpListener;
-use tokio_stream::StreamExt;
-use tokio_stream::wrappers::TcpListenerStream;
 use tracing::info;
 
 use crate::config::Config;
@@ -84,13 +82,7 @@ pub async fn serve(
         .max_decoding_message_size(limit)
         .max_encoding_message_size(limit);
 
-    // Small requests and replies: without TCP_NODELAY Nagle's algorithm would
-    // add delayed-ACK waits to every round trip.
-    let incoming = TcpListenerStream::new(listener).map(|stream| {
-        let stream = stream?;
-        stream.set_nodelay(true)?;
-        Ok::<_, std::io::Error>(stream)
-    });
+    let incoming = battlelog_runtime::grpc::incoming(listener);
     let on_shutdown = {
         let journal = journal.clone();
         async move {
