@@ -25,6 +25,12 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+// mimalloc: gRPC and sled allocate small buffers per request, and the
+// system allocator costs about a sixth of the journal's throughput
+// (BENCHMARKS.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Debug, Parser)]
 #[command(name = "battlelog", version, about = "Provably fair dice and battle resolution for play-by-post forums")]
 struct Cli {

@@ -22,6 +22,10 @@ use tonic::transport::{Channel, Endpoint};
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_client::HealthClient;
 
+// The allocator the journal binary runs with (see src/main.rs).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const PAYLOAD: usize = 100;
 
 #[derive(Debug, Clone, Copy)]
@@ -203,7 +207,10 @@ fn main() {
             let _ = stopped.await;
         }));
 
-        let rtt = round_trips(&url, run.min(Duration::from_secs(1))).await;
+        // Warm the connection and the runtime's threads first, so that the
+        // baseline is a steady-state round trip, not a cold start.
+        round_trips(&url, Duration::from_millis(500)).await;
+        let rtt = round_trips(&url, run).await;
         line("bare gRPC round trip (health)", &rtt);
         let mut results = Vec::new();
         for concurrency in [1, 16, 64] {

@@ -8,6 +8,12 @@ use battlelog_roller::config::{Config, Overrides};
 use clap::Parser;
 
 /// The battlelog roller: dice from committed seeds, journaled before they are seen.
+// mimalloc: gRPC and sled allocate small buffers per request, and the
+// system allocator costs about a sixth of the journal's throughput
+// (BENCHMARKS.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Debug, Parser)]
 #[command(version, about)]
 struct Cli {
