@@ -99,15 +99,19 @@ fn describe(battle_id: &str, report: &AuditReport) -> String {
             serde_json::to_value(finding.check).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
         let _ = writeln!(text, "version {}: {check}: {}", finding.version, finding.message);
     }
-    let pending = if report.rolls_pending_reveal.is_empty() {
-        String::new()
-    } else {
-        format!(", {} rolls await their seed's reveal", report.rolls_pending_reveal.len())
+    for (epoch, commitment) in &report.commitments {
+        let _ = writeln!(text, "epoch {epoch} commitment {commitment}");
+    }
+    let _ =
+        writeln!(text, "head hash {} (compare it with the journal's, or the one the forum posted)", report.head_hash);
+    let verdict = match (report.ok(), report.rolls_pending_reveal.len()) {
+        (false, _) => "DOES NOT VERIFY".to_owned(),
+        (true, 0) => "verifies".to_owned(),
+        (true, pending) => format!("verifies as far as it can yet: {pending} rolls await their seed's reveal"),
     };
-    let verdict = if report.ok() { "verifies" } else { "DOES NOT VERIFY" };
     let _ = write!(
         text,
-        "battle {battle_id} {verdict}: {} events, chain checked, {} rolls re-derived, {} actions re-resolved{pending}, {} findings",
+        "battle {battle_id} {verdict}: {} events, chain checked, {} rolls re-derived, {} actions re-resolved, {} findings",
         report.events,
         report.rolls_verified,
         report.actions_verified,

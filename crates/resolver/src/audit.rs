@@ -70,6 +70,12 @@ pub struct AuditReport {
     pub rolls_pending_reveal: Vec<u64>,
     /// Sorted by version.
     pub findings: Vec<Finding>,
+    /// Hex of the last hash of the chain as given. An export cut short
+    /// still chains; compare this with the head the journal reports (or a
+    /// forum post quoted) to know that nothing is missing at the end.
+    pub head_hash: String,
+    /// The commitment of every epoch, by epoch, as the battle published them.
+    pub commitments: Vec<(u32, String)>,
 }
 
 impl AuditReport {
@@ -110,6 +116,7 @@ impl Auditor {
 /// Audits the events of `battle_id` in the order given.
 pub fn audit(battle_id: &str, lines: &[AuditedRecord]) -> AuditReport {
     let mut auditor = Auditor { findings: Vec::new(), report: AuditReport::default() };
+    auditor.report.head_hash = hex::encode(lines.last().map_or(genesis_hash(battle_id).to_vec(), |l| l.hash.clone()));
     let decoded = check_chain_and_records(&mut auditor, battle_id, lines);
     check_battle(&mut auditor, &decoded);
     let mut report = auditor.report;
@@ -138,7 +145,7 @@ fn check_chain_and_records(auditor: &mut Auditor, battle_id: &str, lines: &[Audi
             };
             auditor.find(version.min(expected), Check::Sequence, message);
         }
-        expected = version + 1;
+        expected = version.saturating_add(1);
 
         let computed = chain_hash(&previous, &line.record);
         if line.hash != computed {
@@ -218,7 +225,7 @@ fn check_battle(auditor: &mut Auditor, events: &[(u64, Event)]) {
                 auditor.find(version, Check::Sequence, "a battle starts with BattleOpened");
             }
             Event::SeedCommitted(committed) => {
-                if committed.epoch != epoch + 1 {
+                if epoch.checked_add(1) != Some(committed.epoch) {
                     auditor.find(
                         version,
                         Check::Commitment,
@@ -246,7 +253,7 @@ fn check_battle(auditor: &mut Auditor, events: &[(u64, Event)]) {
                         format!("rolled in epoch {} while epoch {epoch} was the current, unrevealed one", rolled.epoch),
                     );
                 }
-                next_nonce = next_nonce.max(rolled.nonce) + 1;
+                next_nonce = next_nonce.max(rolled.nonce).saturating_add(1);
                 if rolls.insert(rolled.nonce, (version, rolled.clone())).is_some() {
                     auditor.find(version, Check::Nonce, format!("nonce {} is used twice", rolled.nonce));
                 }
@@ -373,7 +380,13 @@ fn check_battle(auditor: &mut Auditor, events: &[(u64, Event)]) {
         );
     }
 
+    auditor.report.commitments = commitments.into_iter().collect();
     for (nonce, (version, roll)) in &rolls {
+        // Every roll is made for one action. A roll no action used is what
+        // peeking at the dice and rolling again would leave behind.
+        if !used_nonces.contains(nonce) {
+            auditor.find(*version, Check::Roll, format!("roll {nonce} ({}) was used by no action", roll.expression));
+        }
         let Some(seed) = revealed.get(&roll.epoch) else {
             auditor.report.rolls_pending_reveal.push(*version);
             continue;

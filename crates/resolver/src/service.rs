@@ -41,6 +41,10 @@ use crate::view::{BattleView, dispute_action, ruling_action};
 /// `act:<request id>`.
 pub const MAX_REQUEST_ID_BYTES: usize = 90;
 pub const MAX_TEXT_BYTES: usize = 2_000;
+/// The roller's limits on a roll's `actor` and `purpose`, checked here so
+/// that the caller hears about its own input.
+pub const MAX_ACTOR_BYTES: usize = 128;
+pub const MAX_PURPOSE_BYTES: usize = 200;
 pub const MAX_CLIENT_SEED_BYTES: usize = 1_000;
 pub const MAX_PARTICIPANTS: usize = 64;
 /// An action or a sheet as JSON; generous for notes, small for the journal.
@@ -320,6 +324,10 @@ impl Resolver for ResolverService {
                     .map_err(|e| invalid_argument(&field, e.to_string()))?,
             );
         }
+        for (i, sheet) in sheets.iter().enumerate() {
+            // A participant's id becomes the roller's `actor`: the same limit.
+            validate::text(&format!("participants[{i}].id"), &sheet.id, MAX_ACTOR_BYTES)?;
+        }
         Battle::new(ruleset, sheets.clone()).map_err(|e| invalid_argument("participants", e.to_string()))?;
 
         let shared = self.view(&battle_id);
@@ -340,7 +348,7 @@ impl Resolver for ResolverService {
                 title: request.title,
                 forum_ref: request.forum_ref,
                 participants: sheets.iter().map(to_struct).collect::<Result<_, _>>()?,
-                client_seed: request.client_seed,
+                client_seed: request.client_seed.clone(),
                 commitment,
                 tenant: String::new(),
             };
@@ -350,6 +358,17 @@ impl Resolver for ResolverService {
             self.catch_up(&battle_id, &mut view).await?;
         }
         match (view.keys.get(&key), view.opened.clone()) {
+            (Some(0), Some(opened))
+                if opened.ruleset != ruleset.to_string()
+                    || opened.participants != sheets.iter().map(to_struct).collect::<Result<Vec<_>, _>>()?
+                    || opened.client_seed != request.client_seed =>
+            {
+                Err(failed_precondition(
+                    "request_id",
+                    "IDEMPOTENCY_KEY_REUSED",
+                    format!("request_id {} already opened battle {battle_id} with other settings", request.request_id),
+                ))
+            }
             (Some(0), Some(opened)) => Ok(Response::new(OpenBattleResponse { battle_id, opened: Some(opened) })),
             _ => Err(Status::already_exists(format!("battle {battle_id} already exists"))),
         }
@@ -364,6 +383,12 @@ impl Resolver for ResolverService {
             serde_json::from_value(action_json.clone()).map_err(|e| invalid_argument("action", e.to_string()))?;
         if matches!(action.kind(), ActionKind::Ruling | ActionKind::Dispute) {
             return Err(invalid_argument("action", "rulings and disputes have their own calls, Rule and Dispute"));
+        }
+        if let Action::Roll(roll) = &action {
+            dice::Expression::parse(&roll.expression)
+                .map_err(|e| invalid_argument("action.expression", e.to_string()))?;
+            validate::text("action.purpose", &roll.purpose, MAX_PURPOSE_BYTES)?;
+            validate::text("action.actor", &roll.actor, MAX_ACTOR_BYTES)?;
         }
         let battle_id = request.battle_id.as_str();
         let key = act_key(&request.request_id);
@@ -500,6 +525,15 @@ impl Resolver for ResolverService {
         // a crash between the two finds the close and goes on to reveal.
         let closed = match view.keys.get(&key) {
             Some(&version) => {
+                EventResponse { version, event: view.event(version).map(|e| BattleEvent { event: Some(e) }) }
+            }
+            // Closed by another request, which may have died before its
+            // reveal: answer with that close and make sure of the reveal.
+            None if view.closed => {
+                let version = (0..view.next_version())
+                    .rev()
+                    .find(|v| matches!(view.event(*v), Some(Event::BattleClosed(_))))
+                    .unwrap_or_default();
                 EventResponse { version, event: view.event(version).map(|e| BattleEvent { event: Some(e) }) }
             }
             None => {

@@ -5,6 +5,7 @@
 use battlelog_proto::battle::{json_to_struct, struct_to_json};
 use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::resolver_client::ResolverClient;
+use battlelog_proto::v1::roller_client::RollerClient;
 use battlelog_proto::v1::{
     ActRequest, AuditRequest, CloseRequest, DisputeRequest, GetBattleRequest, OpenBattleRequest, ReadStreamRequest,
     RuleRequest,
@@ -21,6 +22,7 @@ const MASTER_KEY: &str = "00112233445566778899aabbccddeeff00112233445566778899aa
 struct Stack {
     journal: JournalClient<Channel>,
     resolver: ResolverClient<Channel>,
+    roller: RollerClient<Channel>,
     _dir: tempfile::TempDir,
 }
 
@@ -45,6 +47,7 @@ async fn stack() -> Stack {
         RollerService::new(JournalClient::new(channel(&journal_url)), MasterKey::from_hex(MASTER_KEY).expect("key"));
     let (listener, roller_url) = listen().await;
     tokio::spawn(battlelog_roller::serve(roller, listener, std::future::pending()));
+    let roller_client = RollerClient::new(channel(&roller_url));
     let config = battlelog_resolver::Config { journal_url: journal_url.clone(), roller_url, ..Default::default() };
     let (listener, resolver_url) = listen().await;
     let service = battlelog_resolver::server::service(&config).expect("service");
@@ -52,6 +55,7 @@ async fn stack() -> Stack {
     Stack {
         journal: JournalClient::new(channel(&journal_url)),
         resolver: ResolverClient::new(channel(&resolver_url)),
+        roller: roller_client,
         _dir: dir,
     }
 }
@@ -230,11 +234,14 @@ async fn the_audit_names_the_version_of_each_tampering() {
     let clean = exported(&mut stack, "bz").await;
     assert!(audit("bz", &clean).ok(), "{:?}", audit("bz", &clean).findings);
 
-    // Versions: 0 opened, 1 roll, 2 action, 3 roll, 4 action, 5 roll, 6 action, 7 closed, 8 revealed.
+    // Versions: 0 opened; a fight rolls two dice, so 1 and 2 rolls, 3 the
+    // strike; 4, 5, 6 and 7, 8, 9 likewise; 10 closed, 11 revealed.
     let mut removed = clean.clone();
     removed.remove(3);
-    let first = &audit("bz", &removed).findings[0];
-    assert_eq!((first.version, first.check), (3, Check::Sequence));
+    let findings = audit("bz", &removed).findings;
+    assert!(findings.iter().any(|f| (f.version, f.check) == (3, Check::Sequence)), "{findings:?}");
+    // The strike that used rolls 1 and 2 is gone, so they stand unused.
+    assert!(findings.iter().any(|f| (f.version, f.check) == (1, Check::Roll)), "{findings:?}");
 
     let mut swapped = clean.clone();
     swapped.swap(3, 4);
@@ -283,4 +290,121 @@ async fn a_request_id_reused_for_another_action_is_refused() {
     let status = stack.resolver.act(act("reuse", "same-id", other)).await.expect_err("reuse refused");
     assert_eq!(status.code(), Code::FailedPrecondition);
     assert!(status.message().contains("already used"), "{}", status.message());
+}
+
+async fn close(stack: &mut Stack, battle_id: &str, request_id: &str) {
+    stack
+        .resolver
+        .close(CloseRequest {
+            battle_id: battle_id.into(),
+            by: "judge".into(),
+            reason: "end".into(),
+            request_id: request_id.into(),
+        })
+        .await
+        .expect("close");
+}
+
+#[tokio::test]
+async fn a_roll_peeked_at_and_thrown_away_is_a_finding() {
+    let mut stack = stack().await;
+    open(&mut stack, "peek", "pokemon-d6@1", json!([{"id": "pikachu"}, {"id": "meowth"}])).await;
+    // Someone with access to the roller looks at the next power die…
+    let peek = battlelog_proto::v1::RollRequest {
+        battle_id: "peek".into(),
+        rolls: vec![battlelog_proto::v1::RollSpec { expression: "1d6".into(), purpose: "power".into() }],
+        actor: "pikachu".into(),
+        request_id: "peek-1".into(),
+    };
+    stack.roller.roll(peek).await.expect("the roller rolls");
+    // …and then lets the forum's action take the next one.
+    let attack = json!({"type": "attack", "actor": "pikachu", "target": "meowth", "move": "Tackle"});
+    let response = stack.resolver.act(act("peek", "a1", attack)).await.expect("attack").into_inner();
+    assert_eq!(response.resolved.expect("resolved").rolls, vec![1]);
+    close(&mut stack, "peek", "c").await;
+    let report = audit("peek", &exported(&mut stack, "peek").await);
+    let first = report.findings.first().expect("the unused roll is a finding");
+    assert_eq!((first.version, first.check), (1, Check::Roll), "{:?}", report.findings);
+}
+
+#[tokio::test]
+async fn a_free_roll_that_divides_by_zero_stands_as_rolled() {
+    let mut stack = stack().await;
+    open(&mut stack, "div", "pbta-2d6@1", json!([{"id": "ash"}])).await;
+    let roll = json!({"type": "roll", "actor": "ash", "expression": "1d6/(1d1-1)", "purpose": "oops"});
+    let response = stack.resolver.act(act("div", "r1", roll)).await.expect("the roll stands").into_inner();
+    let outcome =
+        Value::Object(struct_to_json(response.resolved.expect("resolved").outcome.as_ref().expect("outcome")));
+    assert_eq!(outcome["error"], "division by zero at 4");
+    assert_eq!(outcome["dice"].as_array().expect("dice").len(), 2);
+    close(&mut stack, "div", "c").await;
+    let report = audit("div", &exported(&mut stack, "div").await);
+    assert!(report.ok(), "{:?}", report.findings);
+}
+
+#[tokio::test]
+async fn bad_free_rolls_and_sheets_are_invalid_arguments_naming_the_field() {
+    let mut stack = stack().await;
+    open(&mut stack, "bad", "pbta-2d6@1", json!([{"id": "ash"}])).await;
+    let cases = [
+        (json!({"type": "roll", "actor": "ash", "expression": "2d", "purpose": ""}), "action.expression"),
+        (json!({"type": "roll", "actor": "ash", "expression": "1d6", "purpose": "x".repeat(201)}), "action.purpose"),
+        (json!({"type": "roll", "actor": "a".repeat(129), "expression": "1d6", "purpose": ""}), "action.actor"),
+    ];
+    for (i, (action, field)) in cases.into_iter().enumerate() {
+        let status = stack.resolver.act(act("bad", &format!("b{i}"), action)).await.expect_err("refused");
+        assert_eq!(status.code(), Code::InvalidArgument, "{field}: {status:?}");
+        assert!(status.message().starts_with(field), "{field}: {}", status.message());
+    }
+    let long_id = OpenBattleRequest {
+        ruleset: "pbta-2d6@1".into(),
+        participants: vec![object(json!({"id": "x".repeat(129)}))],
+        request_id: "long-id".into(),
+        ..Default::default()
+    };
+    let status = stack.resolver.open_battle(long_id).await.expect_err("refused");
+    assert!(status.message().starts_with("participants[0].id"), "{}", status.message());
+    assert_eq!(exported(&mut stack, "bad").await.len(), 1, "nothing was written");
+}
+
+#[tokio::test]
+async fn reusing_an_open_request_id_for_other_settings_is_refused() {
+    let stack = stack().await;
+    let mut request = OpenBattleRequest {
+        ruleset: "berserk@1".into(),
+        participants: vec![object(json!({"id": "a"}))],
+        request_id: "open-x".into(),
+        battle_id: "bx".into(),
+        ..Default::default()
+    };
+    stack.resolver.clone().open_battle(request.clone()).await.expect("opens");
+    request.participants.push(object(json!({"id": "b"})));
+    let status = stack.resolver.clone().open_battle(request).await.expect_err("other settings");
+    assert_eq!(status.code(), Code::FailedPrecondition);
+}
+
+#[tokio::test]
+async fn a_close_that_died_before_its_reveal_is_finished_by_the_next_close() {
+    let mut stack = stack().await;
+    open(&mut stack, "half", "berserk@1", json!([{"id": "a"}])).await;
+    // The state a crash between the close and its reveal leaves behind.
+    let closed = battlelog_proto::v1::battle_event::Event::BattleClosed(battlelog_proto::v1::BattleClosed {
+        by: "judge".into(),
+        reason: "crashed".into(),
+    });
+    stack
+        .journal
+        .append(battlelog_proto::v1::AppendRequest {
+            stream_id: "half".into(),
+            expected_version: None.or(Some(battlelog_proto::v1::ExpectedVersion {
+                kind: Some(battlelog_proto::v1::expected_version::Kind::Exact(0)),
+            })),
+            events: vec![battlelog_proto::battle::new_event(closed, "close:first".into())],
+        })
+        .await
+        .expect("append");
+    assert!(!audit("half", &exported(&mut stack, "half").await).ok(), "closed without a reveal");
+    close(&mut stack, "half", "second").await;
+    let report = audit("half", &exported(&mut stack, "half").await);
+    assert!(report.ok(), "{:?}", report.findings);
 }

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::action::ActionKind;
 use crate::battle::{Battle, Entry, Version};
-use crate::dice_request::{DiceRequest, evaluate_with_faces};
+use crate::dice_request::{DiceRequest, draw_with_faces};
 use crate::error::{Rejection, ResolveError};
 use crate::outcome::Outcome;
 use crate::summary::Summary;
@@ -84,9 +84,15 @@ pub struct DisputeOutcome {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RollOutcome {
+    /// The expression's value; 0 when `error` is set.
     pub total: i64,
     /// Every die in draw order, with its flags.
     pub dice: Vec<dice::Die>,
+    /// Why the arithmetic failed on these dice (division by zero, overflow).
+    /// The roll still stands: its dice were drawn and journaled, so a
+    /// failing expression cannot be used to peek at faces without a trace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// The common actions, borrowed out of [`crate::Action`].
@@ -164,8 +170,13 @@ pub(crate) fn resolve(battle: &Battle, act: Act<'_>, faces: &[u32]) -> Result<(O
         }
         Act::Roll(roll) => {
             let expression = dice::Expression::parse(&roll.expression).map_err(Rejection::from)?;
-            let rolled = evaluate_with_faces(&expression, faces)?;
-            let rendering = dice::render(&expression, &rolled);
+            let (dice, total) = draw_with_faces(&expression, faces)?;
+            let error = total.as_ref().err().map(ToString::to_string);
+            let rolled = dice::Roll { total: total.unwrap_or(0), dice };
+            let rendering = match &error {
+                None => dice::render(&expression, &rolled),
+                Some(error) => format!("{}: {error}", expression.formula()),
+            };
             let (actor, purpose) = (&roll.actor, &roll.purpose);
             let summary = if purpose.trim().is_empty() {
                 Summary::new(format!("{actor} бросает {rendering}"), format!("{actor} rolls {rendering}"))
@@ -175,7 +186,7 @@ pub(crate) fn resolve(battle: &Battle, act: Act<'_>, faces: &[u32]) -> Result<(O
                     format!("{actor} rolls for {purpose}: {rendering}"),
                 )
             };
-            Ok((Outcome::Roll(RollOutcome { total: rolled.total, dice: rolled.dice }), summary))
+            Ok((Outcome::Roll(RollOutcome { total: rolled.total, dice: rolled.dice, error }), summary))
         }
     }
 }

@@ -7,7 +7,7 @@
 
 use std::fmt;
 
-use dice::{Expression, Roll, WordSource};
+use dice::{Expression, WordSource};
 use serde::Serialize;
 
 /// One roll the rules ask for: `count` dice with `sides` faces each.
@@ -126,8 +126,6 @@ pub enum DiceError {
     TooFewForExpression { expression: String, given: usize },
     #[error("the expression `{expression}` drew {drawn} dice but {given} faces were given")]
     TooManyForExpression { expression: String, drawn: usize, given: usize },
-    #[error("the expression `{expression}` cannot be evaluated with these faces: {source}")]
-    Evaluation { expression: String, source: dice::EvalError },
     #[error("die {position} is missing")]
     Missing { position: usize },
     #[error("face {face} at position {position} is not a die face")]
@@ -168,7 +166,14 @@ pub fn faces_from_integers(values: &[i64]) -> Result<Vec<u32>, DiceError> {
 /// Evaluates a free roll's expression with the given faces standing in for
 /// the roller's draws, so the dice crate's own draw order (rerolls,
 /// explosions, keep/drop) decides which face is which die.
-pub(crate) fn evaluate_with_faces(expression: &Expression, faces: &[u32]) -> Result<Roll, DiceError> {
+/// Evaluates a free roll's expression with the given faces standing in for
+/// the roller's draws. Faces that do not fit are an error; an arithmetic
+/// failure on fitting faces (division by zero, overflow) comes back beside
+/// the dice, because those dice were drawn and journaled: the roll stands.
+pub(crate) fn draw_with_faces(
+    expression: &Expression,
+    faces: &[u32],
+) -> Result<(Vec<dice::Die>, Result<i64, dice::EvalError>), DiceError> {
     let mut source = GivenFaces { faces, next: 0, exhausted: false };
     // The dice drawn come back even when the arithmetic fails, so wrong
     // faces are reported as such before any arithmetic error they caused.
@@ -185,8 +190,7 @@ pub(crate) fn evaluate_with_faces(expression: &Expression, faces: &[u32]) -> Res
     if dice.len() != faces.len() {
         return Err(DiceError::TooManyForExpression { expression: text, drawn: dice.len(), given: faces.len() });
     }
-    let total = total.map_err(|source| DiceError::Evaluation { expression: text, source })?;
-    Ok(Roll { total, dice })
+    Ok((dice, total))
 }
 
 /// Hands out `face − 1` as the next word: the protocol's die maps word `w`
@@ -238,6 +242,12 @@ mod tests {
         assert!(DiceRequest::none().check(&[1]).is_err());
     }
 
+    /// The roll, or the faces' error; an arithmetic failure as its message.
+    fn evaluate_with_faces(expression: &Expression, faces: &[u32]) -> Result<dice::Roll, DiceError> {
+        let (dice, total) = draw_with_faces(expression, faces)?;
+        Ok(dice::Roll { total: total.unwrap_or(i64::MIN), dice })
+    }
+
     #[test]
     fn free_rolls_follow_the_dice_crate_draw_order() {
         let roll = evaluate_with_faces(&parse("4d6kh3"), &[6, 5, 3, 1]).expect("fits");
@@ -255,7 +265,9 @@ mod tests {
         ));
         assert!(matches!(evaluate_with_faces(&parse("2d6"), &[1, 7]), Err(DiceError::Face { position: 2, .. })));
         assert!(matches!(evaluate_with_faces(&parse("2d6"), &[0, 1]), Err(DiceError::Face { position: 1, .. })));
-        assert!(matches!(evaluate_with_faces(&parse("1d6/(1d2-1)"), &[3, 1]), Err(DiceError::Evaluation { .. })));
+        let (dice, total) = draw_with_faces(&parse("1d6/(1d2-1)"), &[3, 1]).expect("the faces fit");
+        assert_eq!(dice.len(), 2, "the dice stand");
+        assert_eq!(total, Err(dice::EvalError::DivisionByZero { position: 4 }));
         assert_eq!(evaluate_with_faces(&parse("3+4"), &[]).map(|roll| roll.total), Ok(7));
     }
 
