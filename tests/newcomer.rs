@@ -109,20 +109,24 @@ fn stop(mut up: Up, signal: &str) -> (std::process::ExitStatus, String) {
 /// `battlelog demo` against `up`, then export and audit every battle it
 /// names; returns how many events the exports held together.
 fn demo_exports_verify(up: &Up, dir: &Path) -> usize {
-    let (code, stdout, stderr) = cli(&["demo", "--resolver", &up.resolver]);
+    let (code, stdout, stderr) = cli(&["demo", "--resolver", &up.resolver, "--journal", &up.journal]);
     assert_eq!(code, Some(0), "demo: {stderr}\n{stdout}");
-    let battles: Vec<&str> = stdout
+    // The demo's last lines are commands to run as printed: `export <id> --journal <url>`.
+    let exports: Vec<Vec<&str>> = stdout
         .lines()
-        .filter_map(|l| l.trim().strip_prefix("battlelog export "))
-        .filter(|b| !b.contains(' '))
+        .filter_map(|l| l.trim().strip_prefix("battlelog "))
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|words| words.first() == Some(&"export") && words.len() == 4)
         .collect();
-    assert_eq!(battles.len(), 4, "one export line per ruleset:\n{stdout}");
+    assert_eq!(exports.len(), 4, "one export line per ruleset:\n{stdout}");
     for ruleset in ["pokemon-d6@1", "arcana-2d10@1", "berserk@1", "pbta-2d6@1"] {
         assert!(stdout.contains(ruleset), "the demo plays {ruleset}:\n{stdout}");
     }
     let mut events = 0;
-    for battle in battles {
-        let (code, export, stderr) = cli(&["export", battle, "--journal", &up.journal]);
+    for words in exports {
+        let battle = words[1];
+        assert_eq!(words[2..], ["--journal", up.journal.as_str()], "the export line names the journal");
+        let (code, export, stderr) = cli(&words);
         assert_eq!(code, Some(0), "export {battle}: {stderr}");
         events += export.lines().count();
         let file = dir.join(format!("{battle}.jsonl"));

@@ -13,12 +13,15 @@ use serde_json::{Value, json};
 use tonic::transport::Channel;
 
 use crate::Output;
-use crate::client::{self, ResolverEndpoint};
+use crate::client::{self, JournalEndpoint, ResolverEndpoint};
 
 #[derive(Debug, Args)]
 pub struct DemoArgs {
     #[command(flatten)]
     resolver: ResolverEndpoint,
+    /// The journal the printed export commands should name.
+    #[command(flatten)]
+    journal: JournalEndpoint,
 }
 
 struct Demo {
@@ -181,8 +184,13 @@ pub async fn demo(args: &DemoArgs) -> anyhow::Result<Output> {
     }
     writeln!(out, "\nExport a battle, then audit the export offline (no server needed):")?;
     writeln!(out, "  battlelog export BATTLE > BATTLE.jsonl && battlelog audit --file BATTLE.jsonl")?;
+    // Spell out a journal that is not the default one, so the lines work as pasted.
+    let journal = match &args.journal.journal_url {
+        url if url == client::DEFAULT_JOURNAL => String::new(),
+        url => format!(" --journal {url}"),
+    };
     for battle_id in &battle_ids {
-        write!(out, "\nbattlelog export {battle_id}")?;
+        write!(out, "\nbattlelog export {battle_id}{journal}")?;
     }
     Ok(Output::text(out.trim_start()))
 }

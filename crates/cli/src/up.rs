@@ -43,9 +43,10 @@ pub struct UpArgs {
     #[arg(long, default_value = "127.0.0.1:50053")]
     journal_listen: SocketAddr,
     /// Use this NATS server (with JetStream) instead of starting one.
-    #[arg(long, env = "BATTLELOG_NATS_URL", conflicts_with = "no_nats")]
+    #[arg(long, env = "BATTLELOG_NATS_URL")]
     nats_url: Option<String>,
-    /// Fan events out in-process even when a nats-server binary is found.
+    /// Fan events out in-process: no NATS, even when a URL is set or a
+    /// nats-server binary is found.
     #[arg(long)]
     no_nats: bool,
 }
@@ -134,8 +135,8 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
 
     let mut nats_server = None;
     let nats_url = match (&args.nats_url, args.no_nats) {
-        (Some(url), _) => Some(url.clone()),
-        (None, true) => None,
+        (_, true) => None,
+        (Some(url), false) => Some(url.clone()),
         (None, false) => match find_nats_server() {
             Some(binary) => {
                 let server = start_nats(&binary, &args.data_dir.join("nats")).await?;
@@ -159,10 +160,11 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
             let started = if nats_server.is_some() { "started by battlelog up" } else { "given" };
             (Arc::new(publisher), format!("{url} (JetStream stream {NATS_STREAM}, {started})"))
         }
-        None => (
-            Arc::new(InProcessFanOut { resolver: resolver.clone() }),
-            "in-process (no NATS URL given and no nats-server found; `battlelog watch` follows the journal)".to_owned(),
-        ),
+        None => {
+            let why = if args.no_nats { "--no-nats" } else { "no NATS URL given and no nats-server found" };
+            let line = format!("in-process ({why}; `battlelog watch --from-journal` follows the journal)");
+            (Arc::new(InProcessFanOut { resolver: resolver.clone() }), line)
+        }
     };
 
     let journal = Journal::open(JournalOptions {
@@ -190,7 +192,21 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
     writeln!(stdout, "  roller    {roller_url}")?;
     writeln!(stdout, "  journal   {journal_url}")?;
     writeln!(stdout, "  events    {events_line}")?;
-    writeln!(stdout, "Try it: battlelog demo   (Ctrl-C stops the stack)")?;
+    // The commands to try next, with the endpoints spelled out when they
+    // are not the defaults the other commands assume.
+    let resolver_flag = if resolver_url == crate::client::DEFAULT_RESOLVER {
+        String::new()
+    } else {
+        format!(" --resolver {resolver_url}")
+    };
+    let journal_flag =
+        if journal_url == crate::client::DEFAULT_JOURNAL { String::new() } else { format!(" --journal {journal_url}") };
+    writeln!(stdout, "Try it: battlelog demo{resolver_flag}")?;
+    writeln!(
+        stdout,
+        "  then: battlelog export <battle-id>{journal_flag} > battle.jsonl && battlelog audit --file battle.jsonl"
+    )?;
+    writeln!(stdout, "Ctrl-C stops the stack.")?;
     stdout.flush()?;
     drop(stdout);
 

@@ -46,6 +46,13 @@ fn print(line: &str) -> anyhow::Result<()> {
 }
 
 pub async fn watch(args: &WatchArgs) -> anyhow::Result<Output> {
+    if let Some(battle) = &args.battle {
+        // A battle id is a subject token: anything else would never match.
+        anyhow::ensure!(
+            !battle.is_empty() && battle.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'),
+            "--battle {battle:?}: a battle id holds only letters, digits, '-' and '_'"
+        );
+    }
     let wanted = |record: &JournalRecord| args.battle.as_ref().is_none_or(|b| *b == record.stream_id);
     if !args.from_journal {
         match async_nats::connect(&args.nats_url).await {
