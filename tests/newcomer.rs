@@ -176,3 +176,37 @@ async fn up_with_nats_demo_export_audit_then_sigint() {
     assert!(status.success(), "exits 0 on SIGINT: {status:?}\n{printed}");
     assert!(printed.contains("battlelog stopped"), "says it stopped: {printed}");
 }
+
+/// The README's main path: `up` finds a nats-server binary (the harness's,
+/// through BATTLELOG_NATS_SERVER), starts it, publishes to it, and stops it.
+#[tokio::test]
+async fn up_starts_its_own_nats_server_and_stops_it() {
+    // `up` looks where the harness looks (BATTLELOG_NATS_SERVER, then PATH):
+    // this fails loudly when no nats-server can be found, as every NATS test does.
+    battlelog_test_support::nats_server_binary();
+    let dir = temp_dir("newcomer-own-nats");
+    let data = dir.path().display().to_string();
+    let up = up(dir.path(), &[]);
+    let events = up.banner.iter().find(|l| l.trim_start().starts_with("events")).expect("an events line").clone();
+    assert!(events.contains("started by battlelog up"), "{events}");
+    let url = events.split_whitespace().nth(1).expect("the NATS URL").to_owned();
+    let dir_path = dir.path().to_path_buf();
+    let (up, exported) = tokio::task::spawn_blocking(move || {
+        let exported = demo_exports_verify(&up, &dir_path);
+        (up, exported)
+    })
+    .await
+    .expect("demo");
+    let messages = jetstream_messages(&url, exported as u64).await;
+    assert_eq!(messages.len(), exported, "every exported event reached the NATS server up started");
+    assert!(std::path::Path::new(&data).join("nats").is_dir(), "NATS stores under the data dir");
+    let (status, printed) = tokio::task::spawn_blocking(move || stop(up, "-INT")).await.expect("stop");
+    assert!(status.success(), "exits 0 on SIGINT: {status:?}\n{printed}");
+    let port: u16 = url.rsplit(':').next().and_then(|p| p.parse().ok()).expect("a port");
+    battlelog_test_support::poll_until(
+        "the nats-server up started to stop",
+        std::time::Duration::from_secs(10),
+        || async move { tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err().then_some(()) },
+    )
+    .await;
+}

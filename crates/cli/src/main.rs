@@ -83,6 +83,9 @@ const EXIT_FAILURE: u8 = 2;
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
+        Err(err) if err.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            return fail("a command is needed, e.g. `battlelog up` or `battlelog demo`; see `battlelog --help`");
+        }
         Err(err) if !err.use_stderr() => {
             // --help and --version: print them as clap would.
             let _ = err.print();
