@@ -199,7 +199,7 @@ async fn up_starts_its_own_nats_server_and_stops_it() {
     .expect("demo");
     let messages = jetstream_messages(&url, exported as u64).await;
     assert_eq!(messages.len(), exported, "every exported event reached the NATS server up started");
-    assert!(std::path::Path::new(&data).join("nats").is_dir(), "NATS stores under the data dir");
+    assert!(Path::new(&data).join("nats").is_dir(), "NATS stores under the data dir");
     let (status, printed) = tokio::task::spawn_blocking(move || stop(up, "-INT")).await.expect("stop");
     assert!(status.success(), "exits 0 on SIGINT: {status:?}\n{printed}");
     let port: u16 = url.rsplit(':').next().and_then(|p| p.parse().ok()).expect("a port");
