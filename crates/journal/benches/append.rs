@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use battlelog_journal::{Journal, JournalOptions};
 use battlelog_proto::v1 as pb;
 use battlelog_proto::v1::journal_client::JournalClient;
+use battlelog_test_support::bench::{Figures, figures, report, seconds_per_case};
 use tokio::net::TcpListener;
 use tonic::transport::{Channel, Endpoint};
 use tonic_health::pb::HealthCheckRequest;
@@ -27,35 +28,6 @@ use tonic_health::pb::health_client::HealthClient;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const PAYLOAD: usize = 100;
-
-#[derive(Debug, Clone, Copy)]
-struct Figures {
-    ops: usize,
-    per_second: f64,
-    p50: Duration,
-    p99: Duration,
-}
-
-fn figures(mut latencies: Vec<Duration>, elapsed: Duration) -> Figures {
-    latencies.sort_unstable();
-    let at = |q: f64| latencies[((latencies.len() as f64 - 1.0) * q).round() as usize];
-    Figures {
-        ops: latencies.len(),
-        per_second: latencies.len() as f64 / elapsed.as_secs_f64(),
-        p50: at(0.50),
-        p99: at(0.99),
-    }
-}
-
-fn line(name: &str, f: &Figures) {
-    println!(
-        "{name:<34} {:>9.0} ops/s   p50 {:>8.1} µs   p99 {:>8.1} µs   ({} ops)",
-        f.per_second,
-        f.p50.as_secs_f64() * 1e6,
-        f.p99.as_secs_f64() * 1e6,
-        f.ops
-    );
-}
 
 fn raw_sled(dir: &Path, run: Duration) -> Figures {
     let db = sled::Config::new().path(dir).open().expect("open sled");
@@ -188,14 +160,14 @@ async fn appends(url: &str, concurrency: usize, run: Duration) -> Figures {
 }
 
 fn main() {
-    let seconds: f64 = std::env::var("BATTLELOG_BENCH_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(3.0);
-    let run = Duration::from_secs_f64(seconds);
+    let run = seconds_per_case();
+    let seconds = run.as_secs_f64();
     // The target dir's tmp: the same disk for the floor and the journal.
     let base = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("temp dir");
     println!("journal append benchmark: {seconds} s per case, {PAYLOAD}-byte payloads, data under the target dir");
 
     let raw = raw_sled(&base.path().join("raw"), run);
-    line("raw sled insert+flush (1 at a time)", &raw);
+    report("raw sled insert+flush (1 at a time)", &raw);
 
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
     runtime.block_on(async {
@@ -211,14 +183,14 @@ fn main() {
         // baseline is a steady-state round trip, not a cold start.
         round_trips(&url, Duration::from_millis(500)).await;
         let rtt = round_trips(&url, run).await;
-        line("bare gRPC round trip (health)", &rtt);
+        report("bare gRPC round trip (health)", &rtt);
         let mut results = Vec::new();
         for concurrency in [1, 16, 64] {
             let stats = journal.store().commit_stats();
             let (g0, a0) = (stats.groups.load(Ordering::Relaxed), stats.appends.load(Ordering::Relaxed));
             let f = appends(&url, concurrency, run).await;
             let (g1, a1) = (stats.groups.load(Ordering::Relaxed), stats.appends.load(Ordering::Relaxed));
-            line(&format!("journal append, concurrency {concurrency}"), &f);
+            report(&format!("journal append, concurrency {concurrency}"), &f);
             println!(
                 "{:<34} {:.1} appends per group commit (one transaction, one flush)",
                 "",
@@ -229,10 +201,10 @@ fn main() {
 
         println!("-- what limits it --");
         let f = round_trips_concurrent(&url, 64, run.min(Duration::from_secs(2))).await;
-        line("bare gRPC round trip, concurrency 64", &f);
+        report("bare gRPC round trip, concurrency 64", &f);
         for concurrency in [1, 64] {
             let f = direct_appends(&journal, concurrency, run.min(Duration::from_secs(2))).await;
-            line(&format!("Journal::append in process, conc. {concurrency}"), &f);
+            report(&format!("Journal::append in process, conc. {concurrency}"), &f);
         }
 
         let c1 = results[0].1;

@@ -16,6 +16,7 @@ use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::resolver_client::ResolverClient;
 use battlelog_proto::v1::{ActRequest, OpenBattleRequest};
 use battlelog_roller::{MasterKey, RollerService};
+use battlelog_test_support::bench::{Figures, figures, report, seconds_per_case};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tonic::transport::{Channel, Endpoint};
@@ -25,34 +26,6 @@ use tonic_health::pb::health_client::HealthClient;
 // The allocator the service binaries run with.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-struct Figures {
-    ops: usize,
-    per_second: f64,
-    p50: Duration,
-    p99: Duration,
-}
-
-fn figures(mut latencies: Vec<Duration>, elapsed: Duration) -> Figures {
-    latencies.sort_unstable();
-    let at = |q: f64| latencies[((latencies.len() as f64 - 1.0) * q).round() as usize];
-    Figures {
-        ops: latencies.len(),
-        per_second: latencies.len() as f64 / elapsed.as_secs_f64(),
-        p50: at(0.5),
-        p99: at(0.99),
-    }
-}
-
-fn report(name: &str, f: &Figures) {
-    println!(
-        "{name:<40} {:>8.0} ops/s   p50 {:>9.1} µs   p99 {:>9.1} µs   ({} ops)",
-        f.per_second,
-        f.p50.as_secs_f64() * 1e6,
-        f.p99.as_secs_f64() * 1e6,
-        f.ops
-    );
-}
 
 async fn listen() -> (TcpListener, String) {
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
@@ -123,8 +96,8 @@ async fn acts(
 }
 
 fn main() {
-    let seconds = std::env::var("BATTLELOG_BENCH_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(3u64);
-    let run = Duration::from_secs(seconds);
+    let run = seconds_per_case();
+    let seconds = run.as_secs();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
     runtime.block_on(async move {
         // The target dir sits on the project's disk, like a real data dir.

@@ -8,9 +8,12 @@
 //!   readiness line, then waited for over `grpc.health.v1`.
 //! - [`temp_dir`]: a temp directory for sled data.
 //! - [`poll_until`]: waiting on a condition with a deadline.
+//! - [`bench`]: rates and percentiles for the benchmarks.
 //!
 //! A missing `nats-server` or service binary panics with what to do: the
 //! tests that need them must fail, never skip.
+
+pub mod bench;
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
