@@ -79,6 +79,21 @@ fn to_struct(value: &impl serde::Serialize) -> Result<prost_types::Struct, Statu
     }
 }
 
+/// A ruleset's state as a Struct. It serialises as `{"<ruleset>": {...}}`;
+/// the ruleset is a field of its own in the reply, so the state is the
+/// inner object (empty for rulesets that keep none).
+fn state_struct(state: &rules::RulesState) -> Result<prost_types::Struct, Status> {
+    let value = serde_json::to_value(state).map_err(|e| Status::internal(format!("cannot encode the state: {e}")))?;
+    let inner = match value {
+        Value::Object(outer) if outer.len() == 1 => outer.into_iter().next().map(|(_, inner)| inner),
+        other => Some(other),
+    };
+    match inner {
+        Some(Value::Object(fields)) => Ok(json_to_struct(&fields)),
+        _ => Ok(prost_types::Struct::default()),
+    }
+}
+
 /// Who an action is for, as the roller's `actor`.
 fn actor_of(action: &Value) -> String {
     let field = |name: &str| action.get(name).and_then(Value::as_str).map(str::to_owned);
@@ -568,7 +583,7 @@ impl Resolver for ResolverService {
             battle_id: request.battle_id,
             ruleset: rules.ruleset().to_string(),
             version: view.head().unwrap_or_default(),
-            state: Some(to_struct(rules.state())?),
+            state: Some(state_struct(rules.state())?),
             closed: view.closed,
             next_nonce: view.next_nonce(),
             epoch: view.epoch,

@@ -122,7 +122,10 @@ async fn a_pokemon_battle_plays_closes_and_audits_clean() {
     assert!(!resolved.summary_ru.is_empty() && !resolved.summary_en.is_empty());
 
     let dodge = json!({"type": "dodge", "actor": "meowth", "incoming_damage": 90});
-    stack.resolver.act(act("pk", "d1", dodge)).await.expect("dodge");
+    let dodged = stack.resolver.act(act("pk", "d1", dodge)).await.expect("dodge").into_inner();
+    let dodge_outcome =
+        Value::Object(struct_to_json(dodged.resolved.expect("resolved").outcome.as_ref().expect("outcome")));
+    let counted = dodge_outcome["counted"].as_bool().expect("counted");
     let state = stack
         .resolver
         .get_battle(GetBattleRequest { battle_id: "pk".into(), at_version: None })
@@ -131,6 +134,10 @@ async fn a_pokemon_battle_plays_closes_and_audits_clean() {
         .into_inner();
     assert_eq!(state.next_nonce, 2);
     assert!(!state.closed);
+    // The replayed state holds the dodge, one level deep under the participants.
+    let rules_state = Value::Object(struct_to_json(state.state.as_ref().expect("state")));
+    let dodges = rules_state["pokemon"]["meowth"]["dodges_used"].as_u64().expect("meowth's dodges, one level deep");
+    assert_eq!(dodges, u64::from(counted), "{rules_state}");
 
     stack
         .resolver
