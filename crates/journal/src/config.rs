@@ -9,6 +9,7 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
+use battlelog_runtime::config::overlay;
 use serde::Deserialize;
 
 use crate::limits::Limits;
@@ -118,46 +119,12 @@ pub struct Overrides {
     pub log_format: Option<LogFormat>,
 }
 
-/// A configuration that cannot be used.
-#[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
-    /// The file could not be read.
-    #[error("cannot read config file {path}: {source}")]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// The file is not valid TOML for this config.
-    #[error("config file {path}: {message}")]
-    Parse {
-        /// The file.
-        path: PathBuf,
-        /// The parser's message.
-        message: String,
-    },
-    /// A value is out of range.
-    #[error("invalid config {key}: {message}")]
-    Invalid {
-        /// The key.
-        key: &'static str,
-        /// Why.
-        message: String,
-    },
-}
+pub use battlelog_runtime::config::ConfigError;
 
 impl Config {
     /// Defaults, then the file (when given), then `overrides`, then validation.
     pub fn load(file: Option<&Path>, overrides: &Overrides) -> Result<Self, ConfigError> {
-        let mut config = match file {
-            Some(path) => {
-                let text =
-                    std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.into(), source })?;
-                Self::from_toml(&text).map_err(|message| ConfigError::Parse { path: path.into(), message })?
-            }
-            None => Self::default(),
-        };
+        let mut config: Config = battlelog_runtime::config::read_file(file)?;
         config.apply(overrides);
         config.validate()?;
         Ok(config)
@@ -170,27 +137,22 @@ impl Config {
 
     /// Applies the environment and flag layer.
     pub fn apply(&mut self, o: &Overrides) {
-        fn set<T: Clone>(target: &mut T, value: &Option<T>) {
-            if let Some(v) = value {
-                *target = v.clone();
-            }
-        }
-        set(&mut self.listen, &o.listen);
-        set(&mut self.data_dir, &o.data_dir);
+        overlay(&mut self.listen, &o.listen);
+        overlay(&mut self.data_dir, &o.data_dir);
         if o.nats_url.is_some() {
             self.nats_url = o.nats_url.clone();
         }
-        set(&mut self.nats_stream, &o.nats_stream);
-        set(&mut self.nats_subject_prefix, &o.nats_subject_prefix);
-        set(&mut self.max_commit_batch, &o.max_commit_batch);
-        set(&mut self.cache_capacity_bytes, &o.cache_capacity_bytes);
-        set(&mut self.max_payload_bytes, &o.max_payload_bytes);
-        set(&mut self.max_events_per_append, &o.max_events_per_append);
-        set(&mut self.max_append_bytes, &o.max_append_bytes);
-        set(&mut self.max_read_count, &o.max_read_count);
-        set(&mut self.max_read_bytes, &o.max_read_bytes);
-        set(&mut self.log, &o.log);
-        set(&mut self.log_format, &o.log_format);
+        overlay(&mut self.nats_stream, &o.nats_stream);
+        overlay(&mut self.nats_subject_prefix, &o.nats_subject_prefix);
+        overlay(&mut self.max_commit_batch, &o.max_commit_batch);
+        overlay(&mut self.cache_capacity_bytes, &o.cache_capacity_bytes);
+        overlay(&mut self.max_payload_bytes, &o.max_payload_bytes);
+        overlay(&mut self.max_events_per_append, &o.max_events_per_append);
+        overlay(&mut self.max_append_bytes, &o.max_append_bytes);
+        overlay(&mut self.max_read_count, &o.max_read_count);
+        overlay(&mut self.max_read_bytes, &o.max_read_bytes);
+        overlay(&mut self.log, &o.log);
+        overlay(&mut self.log_format, &o.log_format);
         // An empty URL (e.g. `BATTLELOG_JOURNAL_NATS_URL=`) switches NATS off.
         if self.nats_url.as_deref().is_some_and(|u| u.trim().is_empty()) {
             self.nats_url = None;

@@ -3,7 +3,6 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context;
 use battlelog_journal::config::{Config, Overrides};
 use clap::Parser;
 
@@ -28,11 +27,7 @@ struct Cli {
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     let config = Config::load(cli.config.as_deref(), &cli.overrides)?;
-    battlelog_runtime::logging::init(&config.log, config.log_format).map_err(anyhow::Error::msg)?;
-    let listener = tokio::net::TcpListener::bind(config.listen)
-        .await
-        .with_context(|| format!("cannot listen on {}", config.listen))?;
-    let local = listener.local_addr()?;
+    let (listener, local) = battlelog_runtime::start(&config.log, config.log_format, config.listen).await?;
     tracing::info!(%local, data_dir = %config.data_dir.display(), "battlelog-journal starting");
     // Whoever started us with port 0 learns the port from this line.
     battlelog_runtime::announce("battlelog-journal", local)?;

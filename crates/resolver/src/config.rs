@@ -4,7 +4,7 @@
 use std::net::SocketAddr;
 use std::path::Path;
 
-use battlelog_runtime::config::{ConfigError, read_file};
+use battlelog_runtime::config::{ConfigError, overlay, read_file};
 use battlelog_runtime::logging::LogFormat;
 use serde::Deserialize;
 
@@ -70,28 +70,16 @@ pub struct Overrides {
 impl Config {
     pub fn load(file: Option<&Path>, overrides: &Overrides) -> Result<Self, ConfigError> {
         let mut config: Config = read_file(file)?;
-        let o = overrides.clone();
-        if let Some(v) = o.listen {
-            config.listen = v;
+        let o = overrides;
+        overlay(&mut config.listen, &o.listen);
+        overlay(&mut config.journal_url, &o.journal_url);
+        overlay(&mut config.roller_url, &o.roller_url);
+        if o.nats_url.is_some() {
+            config.nats_url.clone_from(&o.nats_url);
         }
-        if let Some(v) = o.journal_url {
-            config.journal_url = v;
-        }
-        if let Some(v) = o.roller_url {
-            config.roller_url = v;
-        }
-        if let Some(v) = o.nats_url {
-            config.nats_url = Some(v);
-        }
-        if let Some(v) = o.nats_subject_prefix {
-            config.nats_subject_prefix = v;
-        }
-        if let Some(v) = o.log {
-            config.log = v;
-        }
-        if let Some(v) = o.log_format {
-            config.log_format = v;
-        }
+        overlay(&mut config.nats_subject_prefix, &o.nats_subject_prefix);
+        overlay(&mut config.log, &o.log);
+        overlay(&mut config.log_format, &o.log_format);
         config.validate()?;
         Ok(config)
     }

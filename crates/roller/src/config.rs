@@ -6,7 +6,7 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
-use battlelog_runtime::config::{ConfigError, read_file};
+use battlelog_runtime::config::{ConfigError, overlay, read_file};
 use battlelog_runtime::logging::LogFormat;
 use serde::Deserialize;
 
@@ -78,28 +78,16 @@ pub const MASTER_KEY_ENV: &str = "BATTLELOG_ROLLER_MASTER_KEY";
 impl Config {
     pub fn load(file: Option<&Path>, overrides: &Overrides) -> Result<Self, ConfigError> {
         let mut config: Config = read_file(file)?;
-        let o = overrides.clone();
-        if let Some(v) = o.listen {
-            config.listen = v;
+        let o = overrides;
+        overlay(&mut config.listen, &o.listen);
+        overlay(&mut config.journal_url, &o.journal_url);
+        if o.master_key_file.is_some() {
+            config.master_key_file.clone_from(&o.master_key_file);
         }
-        if let Some(v) = o.journal_url {
-            config.journal_url = v;
-        }
-        if let Some(v) = o.master_key_file {
-            config.master_key_file = Some(v);
-        }
-        if let Some(v) = o.dev {
-            config.dev = v;
-        }
-        if let Some(v) = o.data_dir {
-            config.data_dir = v;
-        }
-        if let Some(v) = o.log {
-            config.log = v;
-        }
-        if let Some(v) = o.log_format {
-            config.log_format = v;
-        }
+        overlay(&mut config.dev, &o.dev);
+        overlay(&mut config.data_dir, &o.data_dir);
+        overlay(&mut config.log, &o.log);
+        overlay(&mut config.log_format, &o.log_format);
         config.validate()?;
         Ok(config)
     }

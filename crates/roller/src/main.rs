@@ -3,7 +3,6 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context;
 use battlelog_roller::config::{Config, Overrides};
 use clap::Parser;
 
@@ -28,11 +27,7 @@ struct Cli {
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     let config = Config::load(cli.config.as_deref(), &cli.overrides)?;
-    battlelog_runtime::logging::init(&config.log, config.log_format).map_err(anyhow::Error::msg)?;
-    let listener = tokio::net::TcpListener::bind(config.listen)
-        .await
-        .with_context(|| format!("cannot listen on {}", config.listen))?;
-    let local = listener.local_addr()?;
+    let (listener, local) = battlelog_runtime::start(&config.log, config.log_format, config.listen).await?;
     tracing::info!(%local, journal = %config.journal_url, "battlelog-roller starting");
     // Everything that can fail on bad configuration fails before the
     // readiness line.

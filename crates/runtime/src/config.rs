@@ -26,3 +26,11 @@ pub fn read_file<T: DeserializeOwned + Default>(path: Option<&Path>) -> Result<T
     let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.to_owned(), source })?;
     toml::from_str(&text).map_err(|e| ConfigError::Parse { path: path.to_owned(), message: e.message().to_owned() })
 }
+
+/// Lays one override (a flag, or else its environment variable) over a
+/// value from the defaults or the file.
+pub fn overlay<T: Clone>(target: &mut T, value: &Option<T>) {
+    if let Some(value) = value {
+        target.clone_from(value);
+    }
+}

@@ -3,6 +3,7 @@
 //! - [`logging`]: structured logs to stderr, text or JSON.
 //! - [`shutdown_signal`]: resolves on SIGINT or SIGTERM.
 //! - [`announce`]: the one readiness line on stdout (`<service> listening on <addr>`).
+//! - [`start`]: what every binary does first — logging, then its listener.
 //! - [`config`]: reading a service's TOML file layer.
 //! - [`grpc`]: `INVALID_ARGUMENT` with google.rpc `BadRequest` details, and
 //!   the health and reflection services.
@@ -23,6 +24,29 @@ pub fn announce(service: &str, addr: SocketAddr) -> std::io::Result<()> {
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "{service} listening on {addr}")?;
     stdout.flush()
+}
+
+/// Why a service binary could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("{0}")]
+    Logging(String),
+    #[error("cannot listen on {addr}: {source}")]
+    Listen { addr: SocketAddr, source: std::io::Error },
+}
+
+/// Installs the logs and binds the service's listener: the first steps of
+/// every service binary, before anything else may fail on configuration.
+pub async fn start(
+    log: &str,
+    log_format: logging::LogFormat,
+    listen: SocketAddr,
+) -> Result<(tokio::net::TcpListener, SocketAddr), StartError> {
+    logging::init(log, log_format).map_err(StartError::Logging)?;
+    let listen_error = |source| StartError::Listen { addr: listen, source };
+    let listener = tokio::net::TcpListener::bind(listen).await.map_err(listen_error)?;
+    let local = listener.local_addr().map_err(listen_error)?;
+    Ok((listener, local))
 }
 
 /// Resolves on SIGINT or SIGTERM. SIGKILL is never seen: that is what
