@@ -44,12 +44,28 @@ impl Participant {
     }
 }
 
+/// One ability on an `arcana-2d10` sheet.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AbilitySheet {
     /// Uses allowed per episode; no limit without it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub per_episode: Option<u32>,
+    /// `arcana-2d10@2` (RULES.md §6.2.1): whether broken concentration blocks
+    /// it; magical when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub magical: Option<bool>,
+    /// `arcana-2d10@2` (RULES.md §6.2.1): the least skill points it can be
+    /// used with, 1..=12; no minimum when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_points: Option<u32>,
+}
+
+impl AbilitySheet {
+    /// Magical unless the sheet says otherwise (§6.2.1).
+    pub fn is_magical(&self) -> bool {
+        self.magical.unwrap_or(true)
+    }
 }
 
 /// What opening a battle takes: `{"ruleset": "pokemon-d6@1", "participants": […]}`.
@@ -185,8 +201,14 @@ impl Battle {
             (RulesetId::PokemonD6V1, RulesState::Pokemon(state), Split::Pokemon(act)) => {
                 pokemon::v1::dice_needed(state, act)
             }
+            (RulesetId::PokemonD6V2, RulesState::Pokemon(state), Split::Pokemon(act)) => {
+                pokemon::v2::dice_needed(self, state, act)
+            }
             (RulesetId::Arcana2d10V1, RulesState::Arcana(state), Split::Arcana(act)) => {
                 arcana::v1::dice_needed(self, state, act)
+            }
+            (RulesetId::Arcana2d10V2, RulesState::Arcana(state), Split::Arcana(act)) => {
+                arcana::v2::dice_needed(self, state, act)
             }
             (RulesetId::BerserkV1, _, Split::Berserk(act)) => berserk::v1::dice_needed(self, act),
             (RulesetId::Pbta2d6V1, _, Split::Pbta(act)) => pbta::v1::dice_needed(self, act),
@@ -215,6 +237,8 @@ impl Battle {
         if outcome.kind() != action.kind() {
             return Err(ResolveError::OutcomeMismatch { action: action.kind().name(), outcome: outcome.kind_name() });
         }
+        pokemon::fits_version(self.ruleset, outcome)
+            .map_err(|reason| ResolveError::OutcomeNotOfVersion { ruleset: self.ruleset, reason })?;
         self.dice_needed(action)?;
         self.record(at, action, outcome)
     }
@@ -247,8 +271,14 @@ impl Battle {
             (RulesetId::PokemonD6V1, RulesState::Pokemon(state), Split::Pokemon(act)) => {
                 pokemon::v1::resolve(state, act, faces)
             }
+            (RulesetId::PokemonD6V2, RulesState::Pokemon(state), Split::Pokemon(act)) => {
+                pokemon::v2::resolve(self, state, act, faces)
+            }
             (RulesetId::Arcana2d10V1, RulesState::Arcana(_), Split::Arcana(act)) => {
                 arcana::v1::resolve(self, act, faces)
+            }
+            (RulesetId::Arcana2d10V2, RulesState::Arcana(_), Split::Arcana(act)) => {
+                arcana::v2::resolve(self, act, faces)
             }
             (RulesetId::BerserkV1, _, Split::Berserk(act)) => berserk::v1::resolve(act, faces),
             (RulesetId::Pbta2d6V1, _, Split::Pbta(act)) => pbta::v1::resolve(self, act, faces),
@@ -265,7 +295,7 @@ impl Battle {
                     .index_of(ruling.refers_to)
                     .ok_or(Rejection::UnknownReference { refers_to: ruling.refers_to })?;
                 let effective = match &ruling.replacement {
-                    Some(replacement) => Some(common::overridden(&next.log[index], replacement)?),
+                    Some(replacement) => Some(common::overridden(next.ruleset, &next.log[index], replacement)?),
                     None => None,
                 };
                 let entry = Arc::make_mut(&mut next.log[index]);
@@ -317,7 +347,11 @@ fn apply_to_state(
         (RulesetId::PokemonD6V1, RulesState::Pokemon(state), Split::Pokemon(act)) => {
             pokemon::v1::apply(state, act, outcome)
         }
-        (RulesetId::Arcana2d10V1, RulesState::Arcana(state), Split::Arcana(act)) => {
+        (RulesetId::PokemonD6V2, RulesState::Pokemon(state), Split::Pokemon(act)) => {
+            pokemon::v2::apply(state, act, outcome)
+        }
+        // §6.2 changes what is allowed, not what a use leaves behind.
+        (RulesetId::Arcana2d10V1 | RulesetId::Arcana2d10V2, RulesState::Arcana(state), Split::Arcana(act)) => {
             arcana::v1::apply(state, act, outcome)
         }
         // Stateless rulesets: only the outcome's kind has to fit.
@@ -366,6 +400,31 @@ fn validate_sheets(ruleset: RulesetId, participants: &[Participant]) -> Result<(
         if let Some(name) = participant.traits.keys().find(|name| !pbta::TRAITS.contains(&name.as_str())) {
             return Err(OpenError::UnknownTrait { id: id.clone(), name: name.clone() });
         }
+        for (ability, sheet) in &participant.abilities {
+            validate_ability(ruleset, id, ability, sheet)?;
+        }
     }
     Ok(())
+}
+
+/// `magical` and `min_points` came with `arcana-2d10@2`: an `@1` sheet that
+/// carries them is refused (before `@2` it was not a sheet at all), so an
+/// `@1` battle never holds a requirement its rules would ignore.
+fn validate_ability(ruleset: RulesetId, id: &str, ability: &str, sheet: &AbilitySheet) -> Result<(), OpenError> {
+    let not_in =
+        |field| OpenError::AbilityFieldNotInVersion { id: id.to_owned(), ability: ability.to_owned(), field, ruleset };
+    if ruleset == RulesetId::Arcana2d10V1 {
+        if sheet.magical.is_some() {
+            return Err(not_in("magical"));
+        }
+        if sheet.min_points.is_some() {
+            return Err(not_in("min_points"));
+        }
+    }
+    match sheet.min_points {
+        Some(min_points) if !(1..=12).contains(&min_points) => {
+            Err(OpenError::MinPointsOutOfRange { id: id.to_owned(), ability: ability.to_owned(), min_points })
+        }
+        _ => Ok(()),
+    }
 }

@@ -11,6 +11,8 @@ use crate::battle::{Battle, Entry, Version};
 use crate::dice_request::{DiceRequest, draw_with_faces};
 use crate::error::{Rejection, ResolveError};
 use crate::outcome::Outcome;
+use crate::pokemon;
+use crate::ruleset::RulesetId;
 use crate::summary::Summary;
 
 /// A judge's ruling on an earlier action (§5.1). Only the judge role may
@@ -108,8 +110,13 @@ fn referred(battle: &Battle, refers_to: Version) -> Result<&Entry, Rejection> {
 }
 
 /// The referred entry's outcome with the ruling's fields laid over it; it
-/// must still be a valid outcome of the referred action.
-pub(crate) fn overridden(entry: &Entry, replacement: &Map<String, Value>) -> Result<Outcome, Rejection> {
+/// must still be a valid outcome of the referred action under the battle's
+/// ruleset version.
+pub(crate) fn overridden(
+    ruleset: RulesetId,
+    entry: &Entry,
+    replacement: &Map<String, Value>,
+) -> Result<Outcome, Rejection> {
     let kind = entry.action.kind();
     if matches!(kind, ActionKind::Ruling | ActionKind::Dispute) {
         return Err(Rejection::OverrideNotAllowed { kind: kind.name() });
@@ -121,7 +128,9 @@ pub(crate) fn overridden(entry: &Entry, replacement: &Map<String, Value>) -> Res
         Err(err) => return Err(invalid(err.to_string())),
     };
     fields.extend(replacement.iter().map(|(name, value)| (name.clone(), value.clone())));
-    Outcome::from_json(kind, Value::Object(fields)).map_err(|err| invalid(err.to_string()))
+    let outcome = Outcome::from_json(kind, Value::Object(fields)).map_err(|err| invalid(err.to_string()))?;
+    pokemon::fits_version(ruleset, &outcome).map_err(invalid)?;
+    Ok(outcome)
 }
 
 pub(crate) fn dice_needed(battle: &Battle, act: Act<'_>) -> Result<DiceRequest, Rejection> {
@@ -129,7 +138,7 @@ pub(crate) fn dice_needed(battle: &Battle, act: Act<'_>) -> Result<DiceRequest, 
         Act::Ruling(ruling) => {
             let entry = referred(battle, ruling.refers_to)?;
             if let Some(replacement) = &ruling.replacement {
-                overridden(entry, replacement)?;
+                overridden(battle.ruleset(), entry, replacement)?;
             }
             Ok(DiceRequest::none())
         }

@@ -38,6 +38,34 @@ pub enum Rejection {
     OverrideInvalid { kind: &'static str, reason: String },
     #[error("invalid dice expression: {0}")]
     InvalidExpression(#[from] dice::ExprError),
+    /// A field that a later version of the ruleset added, sent to a battle
+    /// of an earlier one: refused rather than silently ignored.
+    #[error("`{action}` has no field `{field}` in {ruleset}")]
+    FieldNotInVersion { action: &'static str, field: &'static str, ruleset: RulesetId },
+    // The messages below are `@2`'s (RULES.md §6) and are worded as the
+    // independent implementation's vectors word them; `@1`'s messages above
+    // stay as they were.
+    /// `pokemon-d6@2`: `against` is missing or names no resolved attack.
+    #[error("against is not a resolved attack")]
+    NotAnAttack { against: Option<Version> },
+    #[error("against is an attack on another Pokémon")]
+    AttackOnAnother { against: Version, target: String },
+    #[error("against is an attack whose result is not hit, crit or miss")]
+    NothingToDodge { against: Version },
+    #[error("that attack was already answered by a dodge")]
+    AlreadyAnswered { against: Version, by: Version },
+    /// `pokemon-d6@2`'s wording of [`Rejection::NoDodgesLeft`].
+    #[error("no dodges left")]
+    DodgeLimitReached { actor: String, limit: u32 },
+    /// `arcana-2d10@2`: the ability's `min_points` exceeds the skill points.
+    #[error("ability needs more skill points")]
+    BelowMinPoints { ability: String, min_points: u32, points: i64 },
+    /// `arcana-2d10@2`: broken concentration blocks magical abilities only.
+    #[error("concentration broken in this post: no magical abilities")]
+    ConcentrationBrokenForMagic,
+    /// `arcana-2d10@2`'s wording of [`Rejection::NotACast`].
+    #[error("against is not a resolved cast")]
+    AgainstNotACast { against: Version },
 }
 
 /// Why [`crate::Battle::resolve`] or [`crate::Battle::apply`] gave no new state.
@@ -51,6 +79,8 @@ pub enum ResolveError {
     OutOfOrder { at: Version, last: Version },
     #[error("a recorded `{outcome}` outcome does not belong to a `{action}` action")]
     OutcomeMismatch { action: &'static str, outcome: &'static str },
+    #[error("a recorded outcome does not fit {ruleset}: {reason}")]
+    OutcomeNotOfVersion { ruleset: RulesetId, reason: String },
 }
 
 /// Why a battle could not be opened.
@@ -68,4 +98,10 @@ pub enum OpenError {
     SheetPartNotForRuleset { id: String, part: &'static str, wanted: &'static str, ruleset: RulesetId },
     #[error("participant `{id}`: unknown trait `{name}`; the traits are brawn, grace, charm, grit, wits, cool")]
     UnknownTrait { id: String, name: String },
+    #[error(
+        "participant `{id}`, ability «{ability}»: `{field}` is not part of {ruleset}'s sheets (arcana-2d10@2 has it)"
+    )]
+    AbilityFieldNotInVersion { id: String, ability: String, field: &'static str, ruleset: RulesetId },
+    #[error("participant `{id}`, ability «{ability}»: min_points {min_points} is outside 1..=12")]
+    MinPointsOutOfRange { id: String, ability: String, min_points: u32 },
 }

@@ -32,7 +32,10 @@ impl Family {
 
     /// The versions released so far, oldest first.
     pub fn versions(self) -> &'static [u32] {
-        &[1]
+        match self {
+            Family::PokemonD6 | Family::Arcana2d10 => &[1, 2],
+            Family::Berserk | Family::Pbta2d6 => &[1],
+        }
     }
 }
 
@@ -49,16 +52,29 @@ pub enum RulesetId {
     Arcana2d10V1,
     BerserkV1,
     Pbta2d6V1,
+    /// RULES.md §6.1: `@1` plus the changes of a second reading of the seed.
+    PokemonD6V2,
+    /// RULES.md §6.2: `@1` plus ability requirements and magic-only concentration.
+    Arcana2d10V2,
 }
 
 impl RulesetId {
-    pub const ALL: [RulesetId; 4] =
-        [RulesetId::PokemonD6V1, RulesetId::Arcana2d10V1, RulesetId::BerserkV1, RulesetId::Pbta2d6V1];
+    /// Every released version, each family's oldest first: what
+    /// `ListRulesets` offers. Old versions stay forever, so battles opened
+    /// under them replay and audit under them.
+    pub const ALL: [RulesetId; 6] = [
+        RulesetId::PokemonD6V1,
+        RulesetId::PokemonD6V2,
+        RulesetId::Arcana2d10V1,
+        RulesetId::Arcana2d10V2,
+        RulesetId::BerserkV1,
+        RulesetId::Pbta2d6V1,
+    ];
 
     pub fn family(self) -> Family {
         match self {
-            RulesetId::PokemonD6V1 => Family::PokemonD6,
-            RulesetId::Arcana2d10V1 => Family::Arcana2d10,
+            RulesetId::PokemonD6V1 | RulesetId::PokemonD6V2 => Family::PokemonD6,
+            RulesetId::Arcana2d10V1 | RulesetId::Arcana2d10V2 => Family::Arcana2d10,
             RulesetId::BerserkV1 => Family::Berserk,
             RulesetId::Pbta2d6V1 => Family::Pbta2d6,
         }
@@ -67,6 +83,7 @@ impl RulesetId {
     pub fn version(self) -> u32 {
         match self {
             RulesetId::PokemonD6V1 | RulesetId::Arcana2d10V1 | RulesetId::BerserkV1 | RulesetId::Pbta2d6V1 => 1,
+            RulesetId::PokemonD6V2 | RulesetId::Arcana2d10V2 => 2,
         }
     }
 
@@ -76,6 +93,8 @@ impl RulesetId {
             RulesetId::Arcana2d10V1 => "arcana-2d10@1",
             RulesetId::BerserkV1 => "berserk@1",
             RulesetId::Pbta2d6V1 => "pbta-2d6@1",
+            RulesetId::PokemonD6V2 => "pokemon-d6@2",
+            RulesetId::Arcana2d10V2 => "arcana-2d10@2",
         }
     }
 }
@@ -143,13 +162,30 @@ mod tests {
         assert_eq!("arcana-2d10@1".parse::<RulesetId>(), Ok(RulesetId::Arcana2d10V1));
         assert_eq!("berserk@1".parse::<RulesetId>(), Ok(RulesetId::BerserkV1));
         assert_eq!("pbta-2d6@1".parse::<RulesetId>(), Ok(RulesetId::Pbta2d6V1));
+        assert_eq!("pokemon-d6@2".parse::<RulesetId>(), Ok(RulesetId::PokemonD6V2));
+        assert_eq!("arcana-2d10@2".parse::<RulesetId>(), Ok(RulesetId::Arcana2d10V2));
+    }
+
+    #[test]
+    fn every_family_version_is_offered_once() {
+        for family in Family::ALL {
+            let offered: Vec<u32> =
+                RulesetId::ALL.into_iter().filter(|id| id.family() == family).map(RulesetId::version).collect();
+            assert_eq!(offered, family.versions(), "{family}");
+        }
+        assert_eq!(
+            RulesetId::ALL.map(RulesetId::as_str),
+            ["pokemon-d6@1", "pokemon-d6@2", "arcana-2d10@1", "arcana-2d10@2", "berserk@1", "pbta-2d6@1"]
+        );
     }
 
     #[test]
     fn unknown_rulesets_and_versions_are_errors() {
         assert!(matches!("pokemon-d6".parse::<RulesetId>(), Err(RulesetError::Syntax(_))));
         assert!(matches!("chess@1".parse::<RulesetId>(), Err(RulesetError::UnknownName { .. })));
-        assert!(matches!("pokemon-d6@2".parse::<RulesetId>(), Err(RulesetError::UnknownVersion { .. })));
+        assert!(matches!("pokemon-d6@3".parse::<RulesetId>(), Err(RulesetError::UnknownVersion { .. })));
+        assert!(matches!("berserk@2".parse::<RulesetId>(), Err(RulesetError::UnknownVersion { .. })));
+        assert!(matches!("pbta-2d6@2".parse::<RulesetId>(), Err(RulesetError::UnknownVersion { .. })));
         assert!(matches!("berserk@01".parse::<RulesetId>(), Err(RulesetError::UnknownVersion { .. })));
         assert!(matches!("berserk@".parse::<RulesetId>(), Err(RulesetError::UnknownVersion { .. })));
         assert!(matches!("Berserk@1".parse::<RulesetId>(), Err(RulesetError::UnknownName { .. })));

@@ -42,7 +42,7 @@ fn play(mut battle: Battle, steps: &[(Action, Vec<u32>)]) -> Battle {
 #[test]
 fn opening_checks_the_ruleset_and_the_sheets() {
     assert!(matches!(
-        open("pokemon-d6@2", json!([{"id": "a"}])),
+        open("pokemon-d6@3", json!([{"id": "a"}])),
         Err(OpenError::Ruleset(RulesetError::UnknownVersion { .. }))
     ));
     assert!(matches!(open("go@1", json!([{"id": "a"}])), Err(OpenError::Ruleset(RulesetError::UnknownName { .. }))));

@@ -2,9 +2,14 @@
 //! the exchange of blows, per-episode ability limits and concentration.
 //!
 //! This module is the vocabulary every version shares; [`v1`] is how
-//! `arcana-2d10@1` resolves it.
+//! `arcana-2d10@1` resolves it and [`v2`] how `arcana-2d10@2` does
+//! (RULES.md §6.2: sheets declare whether an ability is `magical` and its
+//! `min_points`, and broken concentration blocks magical abilities only).
+//! The sheet fields live on [`crate::AbilitySheet`]; an `@1` battle refuses
+//! them when it opens.
 
 pub mod v1;
+pub mod v2;
 
 use std::collections::{BTreeMap, BTreeSet};
 

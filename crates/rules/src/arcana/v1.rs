@@ -5,9 +5,12 @@
 //! actor's sheet has no limit), a `defend` counts toward that limit and is
 //! refused in a broken post like a `cast`, and broken concentration belongs
 //! to its post, so a new episode does not mend it.
+//!
+//! `arcana-2d10@2` ([`super::v2`]) resolves and folds with this module's
+//! code; only what it allows differs.
 
 use super::{Act, CastOutcome, CastResult, Check, DefendOutcome, EpisodeOutcome, EpisodeResult, State};
-use crate::battle::{Battle, Version};
+use crate::battle::{Battle, Participant, Version};
 use crate::dice_request::{DiceRequest, Faces, RollSpec};
 use crate::error::{Rejection, ResolveError};
 use crate::outcome::Outcome;
@@ -61,33 +64,50 @@ pub fn attack_lands(attack: CastResult, defence: CastResult) -> bool {
 }
 
 fn validate(battle: &Battle, state: &State, check: &Check<'_>) -> Result<(), Rejection> {
-    let sheet = battle
-        .participant(check.actor)
-        .ok_or_else(|| Rejection::UnknownParticipant { field: "actor", id: check.actor.to_owned() })?;
-    if !(1..=12).contains(&check.skill_points) {
-        return Err(Rejection::SkillPointsOutOfRange { points: check.skill_points });
-    }
-    if let Some(ability) = check.ability {
-        let limit = sheet.abilities.get(ability).and_then(|sheet| sheet.per_episode);
-        if let Some(limit) = limit.filter(|&limit| state.uses(check.actor, ability) >= limit) {
-            return Err(Rejection::AbilityUsedUp { actor: check.actor.to_owned(), ability: ability.to_owned(), limit });
-        }
-    }
+    let sheet = actor_sheet(battle, check)?;
+    check_points(check)?;
+    check_uses(state, sheet, check)?;
     if state.concentration_broken(check.actor, check.post) {
         return Err(Rejection::ConcentrationBroken);
     }
     Ok(())
 }
 
+/// The actor's sheet; an actor who is no participant is refused.
+pub(crate) fn actor_sheet<'b>(battle: &'b Battle, check: &Check<'_>) -> Result<&'b Participant, Rejection> {
+    battle
+        .participant(check.actor)
+        .ok_or_else(|| Rejection::UnknownParticipant { field: "actor", id: check.actor.to_owned() })
+}
+
+/// Skill points are 1..=12 (§2.1).
+pub(crate) fn check_points(check: &Check<'_>) -> Result<(), Rejection> {
+    if !(1..=12).contains(&check.skill_points) {
+        return Err(Rejection::SkillPointsOutOfRange { points: check.skill_points });
+    }
+    Ok(())
+}
+
+/// The ability's `per_episode` limit, when the actor's sheet sets one.
+pub(crate) fn check_uses(state: &State, sheet: &Participant, check: &Check<'_>) -> Result<(), Rejection> {
+    if let Some(ability) = check.ability {
+        let limit = sheet.abilities.get(ability).and_then(|sheet| sheet.per_episode);
+        if let Some(limit) = limit.filter(|&limit| state.uses(check.actor, ability) >= limit) {
+            return Err(Rejection::AbilityUsedUp { actor: check.actor.to_owned(), ability: ability.to_owned(), limit });
+        }
+    }
+    Ok(())
+}
+
 /// The result of the cast a defence refers to, as it stands after rulings.
-fn attacking_cast(battle: &Battle, against: Version) -> Result<CastResult, Rejection> {
+pub(crate) fn attacking_cast(battle: &Battle, against: Version) -> Result<CastResult, Rejection> {
     match battle.entry(against).map(|entry| &entry.effective) {
         Some(Outcome::Cast(cast)) => Ok(cast.result),
         _ => Err(Rejection::NotACast { against }),
     }
 }
 
-fn two_d10() -> DiceRequest {
+pub(crate) fn two_d10() -> DiceRequest {
     DiceRequest::Rolls(vec![RollSpec { count: 2, sides: 10, purpose: "2d10" }])
 }
 

@@ -2,16 +2,23 @@
 //! status moves, dodges, Metronome and passing.
 //!
 //! This module is the vocabulary (actions, outcomes, per-Pokémon state) that
-//! every version shares; [`v1`] is how `pokemon-d6@1` resolves it.
+//! every version shares; [`v1`] is how `pokemon-d6@1` resolves it and [`v2`]
+//! how `pokemon-d6@2` does (RULES.md §6.1: `@1` with four changes). Fields
+//! that only `@2` knows (`against` on a dodge, `result` on a dodge's
+//! outcome, `breaks_charge` on a status move's) are optional here, so `@1`
+//! actions and journaled `@1` outcomes read and write exactly as before.
 
 pub mod v1;
+pub mod v2;
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::battle::Version;
 use crate::fraction::Fraction;
-use crate::outcome::present_or_null;
+use crate::outcome::{Outcome, present_or_null};
+use crate::ruleset::RulesetId;
 
 /// A physical or special move (§1.1).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -69,17 +76,24 @@ pub struct StatusMove {
     pub note: Option<String>,
 }
 
-/// The defender's reaction (§1.3).
+/// The defender's reaction (§1.3, and §6.1.3 under `@2`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Dodge {
     pub actor: String,
-    /// The attack was a priority move: −1 on the dodge die.
+    /// `@2` only, and required there: the battle version of the attack this
+    /// dodge answers. Optional in the vocabulary so that a missing one is a
+    /// rejection naming the rule, not a parse error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub against: Option<Version>,
+    /// The attack was a priority move: −1 on the dodge die. Ignored under
+    /// `@2`, which takes it from the attack.
     #[serde(default)]
     pub priority: bool,
     /// The move Teleport, which counts as a dodge attempt.
     #[serde(default)]
     pub teleport: bool,
+    /// Ignored under `@2`, which takes the attack's own `damage`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub incoming_damage: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -175,11 +189,30 @@ pub struct StatusMoveOutcome {
     pub result: StatusMoveResult,
     /// Turns the status lasts; 0 when it did not land.
     pub turns: u32,
+    /// `@2` always (§6.1.4): a 6 that landed on a charging target broke its
+    /// preparation. Absent under `@1`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub breaks_charge: Option<bool>,
+}
+
+/// How a `@2` dodge went (§6.1.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DodgeResult {
+    /// The dodge die was rolled and read on the table of §1.3.
+    Rolled,
+    /// The attack missed: nothing to dodge, no die, not counted.
+    NotNeeded,
+    /// A flinched Pokémon's Teleport failed: no die, counted.
+    Flinched,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DodgeOutcome {
+    /// `@2` only; absent under `@1`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<DodgeResult>,
     pub reduction_percent: u32,
     pub counted: bool,
     pub dodges_left: u32,
@@ -232,4 +265,26 @@ pub(crate) enum Act<'a> {
     Dodge(&'a Dodge),
     Metronome(&'a Metronome),
     Pass(&'a Pass),
+}
+
+/// Whether an outcome has the shape its ruleset version writes: a judge's
+/// override may replace fields, but not give an `@1` outcome a field only
+/// `@2` knows (its fold would then read it) nor take one from an `@2`
+/// outcome. Outcomes of other rulesets always fit.
+pub(crate) fn fits_version(ruleset: RulesetId, outcome: &Outcome) -> Result<(), String> {
+    let v2 = match ruleset {
+        RulesetId::PokemonD6V1 => false,
+        RulesetId::PokemonD6V2 => true,
+        _ => return Ok(()),
+    };
+    let (field, present) = match outcome {
+        Outcome::Dodge(dodge) => ("result", dodge.result.is_some()),
+        Outcome::StatusMove(status_move) => ("breaks_charge", status_move.breaks_charge.is_some()),
+        _ => return Ok(()),
+    };
+    match (v2, present) {
+        (false, true) => Err(format!("`{field}` is not part of a {ruleset} {} outcome", outcome.kind().name())),
+        (true, false) => Err(format!("a {ruleset} {} outcome needs `{field}`", outcome.kind().name())),
+        _ => Ok(()),
+    }
 }

@@ -11,6 +11,10 @@
 //!   moves and leave `charging` and `flinched` alone (a flinch waits for the
 //!   next attack or status move).
 //! - A status that lands again replaces the turns left.
+//!
+//! `pokemon-d6@2` ([`super::v2`]) resolves through the same functions with
+//! its own [`Reading`]; [`READING`] here is `@1`'s, and `@1` never sees a
+//! field that only `@2` writes.
 
 use super::{
     Act, Attack, AttackOutcome, AttackResult, Dodge, DodgeOutcome, Metronome, MetronomeOutcome, PassOutcome,
@@ -20,6 +24,7 @@ use crate::dice_request::{DiceError, DiceRequest, Faces, RollSpec};
 use crate::error::{Rejection, ResolveError};
 use crate::fraction::Fraction;
 use crate::outcome::Outcome;
+use crate::ruleset::RulesetId;
 use crate::summary::{Summary, plural_ru, status_ru, turns_en, turns_ru};
 
 /// Counted dodges a Pokémon may make in one battle.
@@ -53,6 +58,27 @@ pub fn conditions(pokemon: &Pokemon) -> Vec<Condition> {
     Condition::DRAW_ORDER.into_iter().filter(|c| pokemon.statuses.contains_key(c.status())).collect()
 }
 
+/// Where the versions of `pokemon-d6` part ways inside the shared order of
+/// resolution (RULES.md §6.1 items 1, 2 and 4; the dodge of item 3 is
+/// [`super::v2`]'s own).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Reading {
+    /// §1.1 step 4: the power table with the move's flags.
+    pub(crate) power_row: fn(u32, &Attack) -> PowerRow,
+    /// §6.1.2: an `effect` named [`FLINCH`] interrupts the target instead of
+    /// giving it a status.
+    pub(crate) flinch_effect: bool,
+    /// §6.1.4: a status move's 6 breaks the target's preparation, and its
+    /// outcome always says whether it did.
+    pub(crate) status_move_breaks_charge: bool,
+}
+
+/// How `pokemon-d6@1` reads RULES.md §1.
+pub(crate) const READING: Reading = Reading { power_row, flinch_effect: false, status_move_breaks_charge: false };
+
+/// The secondary effect that `@2` reads as an interruption (§6.1.2).
+pub const FLINCH: &str = "flinch";
+
 /// The row of the power table (with the move's flags) a power die selects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PowerRow {
@@ -67,18 +93,26 @@ pub struct PowerRow {
 /// RULES.md §1.1 step 4: the power table and its modifications by flag.
 pub fn power_row(power_die: u32, attack: &Attack) -> PowerRow {
     let p = if power_die == 1 && attack.never_miss { 2 } else { power_die };
-    let has_effect = attack.effect.is_some();
-    let row = |result, multiplier, effect_may_apply| PowerRow { result, multiplier, hits: None, effect_may_apply };
-    if p <= 1 {
-        return row(AttackResult::Miss, Fraction::ZERO, false);
-    }
-    if attack.multi_hit {
+    if attack.multi_hit && p > 1 {
         return PowerRow {
             result: AttackResult::Hit,
             multiplier: Fraction::ONE,
             hits: Some(p - 1),
-            effect_may_apply: p == 5 && has_effect,
+            effect_may_apply: p == 5 && attack.effect.is_some(),
         };
+    }
+    single_hit_row(power_die, attack)
+}
+
+/// The power table for one hit, whatever `multi_hit` says: the general
+/// table with `never_miss`, `high_crit` and `prefer`, or `variable_power`'s
+/// steps. `@2` reads multi-hit moves on it too (§6.1.1).
+pub fn single_hit_row(power_die: u32, attack: &Attack) -> PowerRow {
+    let p = if power_die == 1 && attack.never_miss { 2 } else { power_die };
+    let has_effect = attack.effect.is_some();
+    let row = |result, multiplier, effect_may_apply| PowerRow { result, multiplier, hits: None, effect_may_apply };
+    if p <= 1 {
+        return row(AttackResult::Miss, Fraction::ZERO, false);
     }
     if attack.variable_power {
         let multiplier = Fraction::new(p - 1, 5).unwrap_or(Fraction::ONE);
@@ -123,7 +157,7 @@ pub fn effective_dodge(die: u32, priority: bool) -> u32 {
     if priority { die.saturating_sub(1).max(1) } else { die }
 }
 
-fn pokemon<'s>(state: &'s State, field: &'static str, id: &str) -> Result<&'s Pokemon, Rejection> {
+pub(crate) fn pokemon<'s>(state: &'s State, field: &'static str, id: &str) -> Result<&'s Pokemon, Rejection> {
     state.pokemon.get(id).ok_or_else(|| Rejection::UnknownParticipant { field, id: id.to_owned() })
 }
 
@@ -161,6 +195,14 @@ pub(crate) fn dice_needed(state: &State, act: Act<'_>) -> Result<DiceRequest, Re
         }
         Act::Dodge(dodge) => {
             let actor = pokemon(state, "actor", &dodge.actor)?;
+            // `against` came with `@2`; here it would be silently ignored.
+            if dodge.against.is_some() {
+                return Err(Rejection::FieldNotInVersion {
+                    action: "dodge",
+                    field: "against",
+                    ruleset: RulesetId::PokemonD6V1,
+                });
+            }
             if actor.dodges_used >= DODGE_LIMIT {
                 return Err(Rejection::NoDodgesLeft { actor: dodge.actor.clone(), limit: DODGE_LIMIT });
             }
@@ -186,14 +228,24 @@ pub(crate) fn dice_needed(state: &State, act: Act<'_>) -> Result<DiceRequest, Re
 /// The outcome and summary of an action whose dice were checked against
 /// [`dice_needed`] for the same state.
 pub(crate) fn resolve(state: &State, act: Act<'_>, faces: &[u32]) -> Result<(Outcome, Summary), ResolveError> {
+    resolve_with(&READING, state, act, faces)
+}
+
+/// [`resolve`] under any version's [`Reading`]; the dodge is `@1`'s.
+pub(crate) fn resolve_with(
+    reading: &Reading,
+    state: &State,
+    act: Act<'_>,
+    faces: &[u32],
+) -> Result<(Outcome, Summary), ResolveError> {
     let mut faces = Faces::new(faces);
     Ok(match act {
         Act::Attack(attack) => {
-            let (outcome, summary) = resolve_attack(state, attack, &mut faces)?;
+            let (outcome, summary) = resolve_attack(reading, state, attack, &mut faces)?;
             (Outcome::Attack(outcome), summary)
         }
         Act::StatusMove(status_move) => {
-            let (outcome, summary) = resolve_status_move(state, status_move, &mut faces)?;
+            let (outcome, summary) = resolve_status_move(reading, state, status_move, &mut faces)?;
             (Outcome::StatusMove(outcome), summary)
         }
         Act::Dodge(dodge) => {
@@ -237,7 +289,7 @@ fn roll_conditions(actor: &Pokemon, faces: &mut Faces<'_>) -> Result<ConditionDi
     Ok(decided)
 }
 
-fn flinched_summary(actor: &str, move_name: &str) -> Summary {
+pub(crate) fn flinched_summary(actor: &str, move_name: &str) -> Summary {
     Summary::new(
         format!("{actor} вздрагивает — «{move_name}» срывается"),
         format!("{actor} flinches: {move_name} fails"),
@@ -254,6 +306,7 @@ fn condition_failure_summary(actor: &str, move_name: &str, condition: Condition)
 }
 
 fn resolve_attack(
+    reading: &Reading,
     state: &State,
     attack: &Attack,
     faces: &mut Faces<'_>,
@@ -276,7 +329,7 @@ fn resolve_attack(
     if let Some(condition) = condition_dice.failed_by {
         return Ok((AttackOutcome::bare(AttackResult::Failed), condition_failure_summary(me, name, condition)));
     }
-    let row = power_row(power_die, attack);
+    let row = (reading.power_row)(power_die, attack);
     let damage = attack.power.map(|power| row.multiplier.apply_rounded(u64::from(power), row.hits.unwrap_or(1)));
     let mut outcome = AttackOutcome { multiplier: Some(row.multiplier), damage, ..AttackOutcome::bare(row.result) };
     let (damage_ru, damage_en) = match damage {
@@ -305,7 +358,9 @@ fn resolve_attack(
         return Ok((outcome, summary));
     }
     let effect = if row.effect_may_apply { attack.effect.clone() } else { None };
-    let interrupts = attack.interrupt && power_die > 1;
+    // §6.1.2: under `@2` a flinch effect is an interruption, not a status.
+    let flinch_effect = reading.flinch_effect && effect.as_deref() == Some(FLINCH);
+    let interrupts = (attack.interrupt && power_die > 1) || flinch_effect;
     let breaks_charge = power_die == 6 && target.charging.is_some();
     let (mut ru, mut en) = if row.result == AttackResult::Crit {
         let damage = damage.map(|damage| format!(" ({damage})")).unwrap_or_default();
@@ -319,7 +374,7 @@ fn resolve_attack(
             format!("{me} → {them}, {name}: hit ×{multiplier}{hits_en}{damage_en}"),
         )
     };
-    if let Some(status) = &effect {
+    if let Some(status) = effect.as_ref().filter(|_| !flinch_effect) {
         ru.push_str(&format!("; {them}: {} на {}", status_ru(status), turns_ru(EFFECT_TURNS)));
         en.push_str(&format!("; {them}: {status} for {}", turns_en(EFFECT_TURNS)));
     }
@@ -338,16 +393,21 @@ fn resolve_attack(
 }
 
 fn resolve_status_move(
+    reading: &Reading,
     state: &State,
     status_move: &StatusMove,
     faces: &mut Faces<'_>,
 ) -> Result<(StatusMoveOutcome, Summary), ResolveError> {
     let actor = pokemon(state, "actor", &status_move.actor)?;
+    let target = pokemon(state, "target", &status_move.target)?;
     let (me, them, name, status) =
         (&status_move.actor, &status_move.target, &status_move.move_name, &status_move.status);
-    let failed = |summary| (StatusMoveOutcome { result: StatusMoveResult::Failed, turns: 0 }, summary);
+    // `@2` always reports whether a preparation broke; `@1` never does.
+    let no_break = reading.status_move_breaks_charge.then_some(false);
+    let failed =
+        |summary| (StatusMoveOutcome { result: StatusMoveResult::Failed, turns: 0, breaks_charge: no_break }, summary);
     if actor.flinched {
-        let outcome = StatusMoveOutcome { result: StatusMoveResult::Flinched, turns: 0 };
+        let outcome = StatusMoveOutcome { result: StatusMoveResult::Flinched, turns: 0, breaks_charge: no_break };
         return Ok((outcome, flinched_summary(me, name)));
     }
     let power_die = faces.take()?;
@@ -362,30 +422,46 @@ fn resolve_status_move(
         )));
     };
     if condition_dice.hits_itself {
-        let outcome = StatusMoveOutcome { result: StatusMoveResult::SelfHit, turns };
+        let outcome = StatusMoveOutcome { result: StatusMoveResult::SelfHit, turns, breaks_charge: no_break };
         let summary = Summary::new(
             format!("{me} в замешательстве накладывает на себя {} на {}", status_ru(status), turns_ru(turns)),
             format!("{me} is confused and inflicts {status} on itself for {}", turns_en(turns)),
         );
         return Ok((outcome, summary));
     }
-    let outcome = StatusMoveOutcome { result: StatusMoveResult::Success, turns };
-    let summary = Summary::new(
-        format!("{me} → {them}, «{name}»: {} на {}", status_ru(status), turns_ru(turns)),
-        format!("{me} → {them}, {name}: {status} for {}", turns_en(turns)),
-    );
-    Ok((outcome, summary))
+    // §6.1.4 (`@2`): the opponent's 6 breaks a preparation, status moves too.
+    let breaks_charge = reading.status_move_breaks_charge.then_some(power_die == 6 && target.charging.is_some());
+    let outcome = StatusMoveOutcome { result: StatusMoveResult::Success, turns, breaks_charge };
+    let mut ru = format!("{me} → {them}, «{name}»: {} на {}", status_ru(status), turns_ru(turns));
+    let mut en = format!("{me} → {them}, {name}: {status} for {}", turns_en(turns));
+    if breaks_charge == Some(true) {
+        ru.push_str(&format!("; подготовка {them} сорвана"));
+        en.push_str(&format!("; {them}'s preparation is broken"));
+    }
+    Ok((outcome, Summary::new(ru, en)))
 }
 
 fn resolve_dodge(state: &State, dodge: &Dodge, faces: &mut Faces<'_>) -> Result<(DodgeOutcome, Summary), ResolveError> {
     let actor = pokemon(state, "actor", &dodge.actor)?;
-    let me = &dodge.actor;
-    let (reduction_percent, counted) = dodge_row(effective_dodge(faces.take()?, dodge.priority));
+    let incoming = dodge.incoming_damage.map(u64::from);
+    let outcome = rolled_dodge(actor, faces.take()?, dodge.priority, incoming);
+    let summary = dodge_summary(&dodge.actor, dodge.teleport, &outcome, incoming);
+    Ok((outcome, summary))
+}
+
+/// §1.3: the dodge die read on the table, against `incoming` damage when known.
+pub(crate) fn rolled_dodge(actor: &Pokemon, die: u32, priority: bool, incoming: Option<u64>) -> DodgeOutcome {
+    let (reduction_percent, counted) = dodge_row(effective_dodge(die, priority));
     let used = actor.dodges_used.saturating_add(u32::from(counted)).min(DODGE_LIMIT);
     let dodges_left = DODGE_LIMIT - used;
-    let damage_after = dodge
-        .incoming_damage
+    let damage_after = incoming
         .map(|damage| crate::fraction::round_half_up(u128::from(damage) * u128::from(100 - reduction_percent), 100));
+    DodgeOutcome { result: None, reduction_percent, counted, dodges_left, damage_after }
+}
+
+/// The forum line of a dodge that was read on the table of §1.3.
+pub(crate) fn dodge_summary(me: &str, teleport: bool, outcome: &DodgeOutcome, incoming: Option<u64>) -> Summary {
+    let DodgeOutcome { reduction_percent, counted, dodges_left, damage_after, .. } = *outcome;
     let (mut ru, mut en) = match reduction_percent {
         0 => (format!("{me} не может уклониться"), format!("{me} cannot dodge")),
         100 => (format!("{me} уклоняется без последствий"), format!("{me} dodges cleanly")),
@@ -394,11 +470,11 @@ fn resolve_dodge(state: &State, dodge: &Dodge, faces: &mut Faces<'_>) -> Result<
             format!("{me} dodges: damage reduced by {percent}%"),
         ),
     };
-    if dodge.teleport {
+    if teleport {
         ru = format!("Телепорт: {ru}");
         en = format!("Teleport: {en}");
     }
-    if let (Some(before), Some(after)) = (dodge.incoming_damage, damage_after) {
+    if let (Some(before), Some(after)) = (incoming, damage_after) {
         ru.push_str(&format!(" ({before} → {after})"));
         en.push_str(&format!(" ({before} → {after})"));
     }
@@ -409,7 +485,7 @@ fn resolve_dodge(state: &State, dodge: &Dodge, faces: &mut Faces<'_>) -> Result<
         ru.push_str(&format!("; уклонение не засчитано, осталось уклонений: {dodges_left}"));
         en.push_str(&format!("; dodge not counted, {dodges_left} left"));
     }
-    Ok((DodgeOutcome { reduction_percent, counted, dodges_left, damage_after }, Summary::new(ru, en)))
+    Summary::new(ru, en)
 }
 
 fn resolve_metronome(
@@ -433,6 +509,16 @@ fn resolve_metronome(
 /// Folds an outcome (resolved now, or recorded and perhaps overridden by a
 /// judge) into the state.
 pub(crate) fn apply(state: &mut State, act: Act<'_>, outcome: &Outcome) -> Result<(), ResolveError> {
+    apply_with(&READING, state, act, outcome)
+}
+
+/// [`apply`] under any version's [`Reading`].
+pub(crate) fn apply_with(
+    reading: &Reading,
+    state: &mut State,
+    act: Act<'_>,
+    outcome: &Outcome,
+) -> Result<(), ResolveError> {
     let mismatch = || ResolveError::OutcomeMismatch { action: act.kind_name(), outcome: outcome.kind_name() };
     match (act, outcome) {
         (Act::Attack(attack), Outcome::Attack(outcome)) => {
@@ -447,8 +533,12 @@ pub(crate) fn apply(state: &mut State, act: Act<'_>, outcome: &Outcome) -> Resul
             }
             if matches!(outcome.result, AttackResult::Hit | AttackResult::Crit) {
                 let target = pokemon_mut(state, "target", &attack.target)?;
-                if let Some(status) = outcome.effect() {
-                    target.statuses.insert(status.to_owned(), EFFECT_TURNS);
+                match outcome.effect() {
+                    Some(FLINCH) if reading.flinch_effect => target.flinched = true,
+                    Some(status) => {
+                        target.statuses.insert(status.to_owned(), EFFECT_TURNS);
+                    }
+                    None => {}
                 }
                 if outcome.interrupts_target == Some(true) {
                     target.flinched = true;
@@ -473,6 +563,10 @@ pub(crate) fn apply(state: &mut State, act: Act<'_>, outcome: &Outcome) -> Resul
             if let Some(receiver) = receiver.filter(|_| outcome.turns > 0) {
                 pokemon_mut(state, "target", receiver)?.statuses.insert(status_move.status.clone(), outcome.turns);
             }
+            let broke = outcome.result == StatusMoveResult::Success && outcome.breaks_charge == Some(true);
+            if reading.status_move_breaks_charge && broke {
+                pokemon_mut(state, "target", &status_move.target)?.charging = None;
+            }
             end_turn(pokemon_mut(state, "actor", &status_move.actor)?);
         }
         (Act::Dodge(dodge), Outcome::Dodge(outcome)) => {
@@ -490,7 +584,11 @@ pub(crate) fn apply(state: &mut State, act: Act<'_>, outcome: &Outcome) -> Resul
     Ok(())
 }
 
-fn pokemon_mut<'s>(state: &'s mut State, field: &'static str, id: &str) -> Result<&'s mut Pokemon, Rejection> {
+pub(crate) fn pokemon_mut<'s>(
+    state: &'s mut State,
+    field: &'static str,
+    id: &str,
+) -> Result<&'s mut Pokemon, Rejection> {
     state.pokemon.get_mut(id).ok_or_else(|| Rejection::UnknownParticipant { field, id: id.to_owned() })
 }
 

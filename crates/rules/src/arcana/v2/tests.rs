@@ -1,0 +1,1 @@
+//! RULES.md §6.2 item by item.

@@ -1,0 +1,1 @@
+//! RULES.md §6.1 item by item.
