@@ -35,7 +35,7 @@ try:
 except ImportError:
     HAVE_RPC_STATUS = False
 
-RULESET = "pokemon-d6@1"
+RULESET = "pokemon-d6@2"
 # Every call gets a deadline: a forum request must never hang on the server.
 TIMEOUT = 10.0
 
@@ -176,11 +176,15 @@ def play(resolver, thread_ref):
         {"type": "attack", "actor": "pikachu", "target": "meowth", "move": "Thunderbolt", "power": 90,
          "effect": "paralysis"},
     )
-    damage = plain(attack.resolved.outcome).get("damage", 0)
-    thread.act(
+    # Under pokemon-d6@2 a dodge names the attack it answers by its battle
+    # version; the server takes the damage and priority from that attack
+    # (against a miss there is nothing to dodge and no die is rolled).
+    _, dodge = thread.act(
         f"{thread_ref}/post-2",
-        {"type": "dodge", "actor": "meowth", "incoming_damage": damage},
+        {"type": "dodge", "actor": "meowth", "against": attack.version},
     )
+    check(plain(dodge.resolved.outcome).get("result") in ("rolled", "not_needed"),
+          "a dodge of a hit is rolled, a dodge of a miss is not needed")
     thread.act(
         f"{thread_ref}/post-3",
         {"type": "roll", "actor": "ash", "expression": "2d6+1", "purpose": "Pokédex check"},

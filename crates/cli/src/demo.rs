@@ -37,11 +37,12 @@ fn battles() -> Vec<Demo> {
     vec![
         Demo {
             title: "Pikachu vs Meowth",
-            ruleset: "pokemon-d6@1",
+            ruleset: "pokemon-d6@2",
             participants: json!([{"id": "pikachu"}, {"id": "meowth"}]),
             actions: vec![
                 json!({"type": "attack", "actor": "pikachu", "target": "meowth", "move": "Thunderbolt", "power": 90, "effect": "paralysis"}),
-                json!({"type": "dodge", "actor": "meowth", "incoming_damage": 90}),
+                // Answers the Thunderbolt: its damage and priority come from it.
+                json!({"type": "dodge", "actor": "meowth", "against": "@0"}),
                 json!({"type": "attack", "actor": "meowth", "target": "pikachu", "move": "Fake Out", "power": 40, "interrupt": true, "priority": true}),
                 json!({"type": "status_move", "actor": "pikachu", "target": "meowth", "move": "Thunder Wave", "status": "paralysis"}),
                 json!({"type": "roll", "actor": "ash", "expression": "1d20+2", "purpose": "Pokédex check"}),
@@ -49,10 +50,10 @@ fn battles() -> Vec<Demo> {
         },
         Demo {
             title: "The duel at the tower",
-            ruleset: "arcana-2d10@1",
+            ruleset: "arcana-2d10@2",
             participants: json!([
-                {"id": "mage", "abilities": {"fireball": {"per_episode": 2}}},
-                {"id": "knight", "abilities": {"shield": {"per_episode": 3}}}
+                {"id": "mage", "abilities": {"fireball": {"per_episode": 2, "min_points": 5}}},
+                {"id": "knight", "abilities": {"shield": {"per_episode": 3, "magical": false}}}
             ]),
             actions: vec![
                 json!({"type": "cast", "actor": "mage", "ability": "fireball", "skill_points": 8, "post": "post-1"}),

@@ -33,7 +33,10 @@ const PLAY_HELP: &str = r#"Script format (JSON Lines):
   then one per action:
                 {"action": {"type": "attack", "actor": "pikachu", "target": "meowth", "move": "Tackle"}, "dice": [4]}
 Dice are the faces in draw order. Blank lines are skipped. `against` and
-`refers_to` are the 0-based index of the referred action line.
+`refers_to` are the 0-based index of the referred action line (rejected lines
+count too). Rulesets: pokemon-d6@1, pokemon-d6@2, arcana-2d10@1,
+arcana-2d10@2, berserk@1, pbta-2d6@1; under pokemon-d6@2 a dodge names the
+attack it answers, e.g. {"type": "dodge", "actor": "meowth", "against": 0}.
 
 Output: exactly one JSON line per action line, in order:
   {"outcome": {...}, "summary_ru": "...", "summary_en": "..."}

@@ -38,6 +38,14 @@ fn scripts() -> Vec<PathBuf> {
         .collect();
     scripts.sort();
     assert!(!scripts.is_empty(), "no *.script.jsonl in {}", dir.display());
+    // Both versions of the versioned rulesets must be there (RULES.md §6).
+    for prefix in ["pokemon-", "pokemon2-", "arcana-", "arcana2-"] {
+        assert!(
+            scripts.iter().any(|s| s.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(prefix))),
+            "no {prefix}* vectors in {}",
+            dir.display()
+        );
+    }
     scripts
 }
 

@@ -25,7 +25,9 @@ use crate::{arcana, berserk, common, pbta, pokemon};
 /// (`against`, `refers_to`).
 pub type Version = u64;
 
-/// One participant's sheet.
+/// One participant's sheet, e.g. `{"id": "mage", "abilities": {"Рука крови":
+/// {"per_episode": 2, "min_points": 5, "magical": true}}}` (`magical` and
+/// `min_points` under `arcana-2d10@2` only).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Participant {

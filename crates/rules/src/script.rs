@@ -6,7 +6,12 @@
 //! every further line is `{"action": {"type": "attack", …}, "dice": [4, 2]}`
 //! with the faces in draw order. Blank lines are skipped. An action line's
 //! version (for `against` and `refers_to`) is its 0-based index among the
-//! action lines.
+//! action lines: the player records every action line under that index as
+//! its battle version (a rejected line or one with wrong dice keeps its
+//! index but records nothing), so the index a script writes in a `defend`'s
+//! or a `pokemon-d6@2` dodge's `against` is the version the library looks
+//! up, with no rewriting — and a reference to a rejected line names no
+//! resolved action.
 //!
 //! Each action line gives exactly one output line:
 //! - `{"outcome": {…}, "summary_ru": "…", "summary_en": "…"}`;
@@ -174,6 +179,31 @@ mod tests {
 
         let error = play("\n\n").expect_err("empty");
         assert_eq!(error.line, 1);
+    }
+
+    #[test]
+    fn against_is_the_index_of_an_action_line() {
+        let output = play_lines(&[
+            r#"{"open": {"ruleset": "pokemon-d6@2", "participants": [{"id": "pikachu"}, {"id": "meowth"}]}}"#,
+            r#"{"action": {"type": "pass", "actor": "pikachu"}}"#,
+            "",
+            r#"{"action": {"type": "attack", "actor": "pikachu", "target": "mew", "move": "Tackle"}, "dice": [4]}"#,
+            r#"{"action": {"type": "attack", "actor": "pikachu", "target": "meowth", "move": "Tackle", "power": 40}, "dice": [4]}"#,
+            r#"{"action": {"type": "dodge", "actor": "meowth", "against": 1}, "dice": [3]}"#,
+            r#"{"action": {"type": "dodge", "actor": "meowth", "against": 2}, "dice": [3]}"#,
+        ])
+        .expect("a valid script");
+        assert!(matches!(&output[1], ScriptLine::Rejected { .. }), "line 1 refers to an unknown Pokémon");
+        // Index 1 is the rejected attack: nothing was recorded there.
+        assert_eq!(
+            serde_json::to_value(&output[3]).expect("serialisable"),
+            serde_json::json!({"rejected": "against is not a resolved attack"})
+        );
+        // Index 2 is the 40-power hit (p = 4, ×1 = 40); die 3: 50 % off → 20.
+        let ScriptLine::Outcome { outcome: Outcome::Dodge(dodge), .. } = &output[4] else {
+            panic!("expected a dodge outcome, got {:?}", output[4]);
+        };
+        assert_eq!((dodge.reduction_percent, dodge.damage_after), (50, Some(20)));
     }
 
     #[test]

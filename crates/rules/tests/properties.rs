@@ -1,10 +1,13 @@
 //! Properties over random battles: limits hold, nothing underflows, the
-//! Berserk exchange is honoured, resolution is deterministic, and no dice
-//! vector, however wrong, makes the engine panic.
+//! Berserk exchange is honoured, a `pokemon-d6@2` dodge answers one attack
+//! once, resolution is deterministic, and no dice vector, however wrong,
+//! makes the engine panic. `pokemon-d6` and `arcana-2d10` run in both
+//! versions.
 
 use proptest::prelude::*;
 use rules::berserk::v1::fight;
 use rules::berserk::{Attacker, Defender};
+use rules::pokemon::{AttackResult, DodgeResult};
 use rules::{Action, Battle, DiceRequest, OpenBattle, Outcome, ResolveError};
 use serde_json::{Value, json};
 
@@ -21,11 +24,22 @@ fn pokemon_battle() -> Battle {
     open("pokemon-d6@1", json!([{"id": "pikachu"}, {"id": "meowth"}]))
 }
 
+fn pokemon_battle_v2() -> Battle {
+    open("pokemon-d6@2", json!([{"id": "pikachu"}, {"id": "meowth"}]))
+}
+
+fn arcana_sheets_v2() -> Value {
+    json!([{"id": "mage", "abilities": {"Ареометизм": {"per_episode": 3}, "Огненный шар": {"magical": false}}},
+        {"id": "necro", "abilities": {"Рука крови": {"per_episode": 2, "min_points": 5}}}])
+}
+
 fn name(names: &'static [&'static str]) -> impl Strategy<Value = String> {
     proptest::sample::select(names).prop_map(str::to_owned)
 }
 
-fn pokemon_action() -> impl Strategy<Value = Value> {
+/// Actions of `pokemon-d6`; `answering` gives dodges the `against` of `@2`
+/// (mostly an earlier version, sometimes none).
+fn pokemon_action(answering: bool) -> impl Strategy<Value = Value> {
     let attack = (
         name(&POKEMON),
         name(&POKEMON),
@@ -50,11 +64,15 @@ fn pokemon_action() -> impl Strategy<Value = Value> {
     let status_move = (name(&POKEMON), name(&POKEMON), name(&STATUSES)).prop_map(|(actor, target, status)| {
         json!({"type": "status_move", "actor": actor, "target": target, "move": "Thunder Wave", "status": status})
     });
-    let dodge = (name(&POKEMON), any::<bool>(), any::<bool>(), proptest::option::of(0u32..500)).prop_map(
-        |(actor, priority, teleport, incoming)| {
+    let against = prop_oneof![1 => Just(None), 6 => (0u64..60).prop_map(Some)];
+    let dodge = (name(&POKEMON), any::<bool>(), any::<bool>(), proptest::option::of(0u32..500), against).prop_map(
+        move |(actor, priority, teleport, incoming, against)| {
             let mut dodge = json!({"type": "dodge", "actor": actor, "priority": priority, "teleport": teleport});
             if let Some(incoming) = incoming {
                 dodge["incoming_damage"] = json!(incoming);
+            }
+            if let Some(against) = against.filter(|_| answering) {
+                dodge["against"] = json!(against);
             }
             dodge
         },
@@ -68,7 +86,7 @@ fn pokemon_action() -> impl Strategy<Value = Value> {
 fn arcana_action() -> impl Strategy<Value = Value> {
     (
         name(&["mage", "necro", "ghost"]),
-        proptest::option::of(name(&["Ареометизм", "Рука крови", "Огненный шар"])),
+        proptest::option::of(name(&["Ареометизм", "Рука крови", "Огненный шар", "Телепорт"])),
         -1i64..14,
         any::<bool>(),
         (0u32..4, 0u32..3, 0u32..2),
@@ -212,12 +230,15 @@ fn run(mut battle: Battle, steps: &[Step], mut check: impl FnMut(&Battle, &Resul
 
 fn any_battle_and_steps() -> impl Strategy<Value = (Battle, Vec<Step>)> {
     prop_oneof![
-        steps(prop_oneof![4 => pokemon_action(), 1 => common_action()], 40).prop_map(|s| (pokemon_battle(), s)),
+        steps(prop_oneof![4 => pokemon_action(false), 1 => common_action()], 40).prop_map(|s| (pokemon_battle(), s)),
+        steps(prop_oneof![4 => pokemon_action(true), 1 => common_action()], 40).prop_map(|s| (pokemon_battle_v2(), s)),
         steps(prop_oneof![4 => arcana_action(), 1 => common_action()], 40).prop_map(|s| {
             let sheets = json!([{"id": "mage", "abilities": {"Ареометизм": {"per_episode": 3}, "Огненный шар": {}}},
                 {"id": "necro", "abilities": {"Рука крови": {"per_episode": 2}}}]);
             (open("arcana-2d10@1", sheets), s)
         }),
+        steps(prop_oneof![4 => arcana_action(), 1 => common_action()], 40)
+            .prop_map(|s| (open("arcana-2d10@2", arcana_sheets_v2()), s)),
         steps(prop_oneof![4 => berserk_action(), 1 => common_action()], 20)
             .prop_map(|s| (open("berserk@1", json!([{"id": "a"}, {"id": "b"}])), s)),
         steps(prop_oneof![4 => pbta_action(), 1 => common_action()], 20)
@@ -229,8 +250,13 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
     #[test]
-    fn dodges_never_exceed_five_and_statuses_never_underflow(steps in steps(pokemon_action(), 60)) {
-        run(pokemon_battle(), &steps, |battle, outcome| {
+    fn dodges_never_exceed_five_and_statuses_never_underflow(
+        (battle, steps) in prop_oneof![
+            steps(pokemon_action(false), 60).prop_map(|s| (pokemon_battle(), s)),
+            steps(pokemon_action(true), 60).prop_map(|s| (pokemon_battle_v2(), s)),
+        ],
+    ) {
+        run(battle, &steps, |battle, outcome| {
             for participant in battle.participants() {
                 let (id, pokemon) = (&participant.id, battle.pokemon(&participant.id).expect("every participant"));
                 assert!(pokemon.dodges_used <= 5, "{id} has {} counted dodges", pokemon.dodges_used);
@@ -242,6 +268,36 @@ proptest! {
                 assert!(dodge.dodges_left <= 5);
             }
         });
+    }
+
+    /// RULES.md §6.1.3: every `@2` dodge answers one attack on its actor
+    /// that hit, crit or missed, and no attack is answered twice.
+    #[test]
+    fn a_v2_dodge_answers_one_attack_on_its_actor_once(steps in steps(pokemon_action(true), 60)) {
+        let battle = run(pokemon_battle_v2(), &steps, |_, _| {});
+        let mut answered = std::collections::BTreeSet::new();
+        for entry in battle.entries() {
+            let Action::Dodge(dodge) = &entry.action else { continue };
+            let against = dodge.against.expect("a recorded @2 dodge names its attack");
+            prop_assert!(answered.insert(against), "attack {against} answered twice");
+            // The attack as it stood when the dodge answered it (a later ruling may change it).
+            let before = battle.as_of(entry.version - 1).expect("replays");
+            let attack = before.entry(against).expect("a recorded attack");
+            let (Action::Attack(action), Outcome::Attack(outcome)) = (&attack.action, &attack.effective) else {
+                panic!("{against} is not an attack");
+            };
+            prop_assert_eq!(&action.target, &dodge.actor);
+            prop_assert!(matches!(outcome.result, AttackResult::Hit | AttackResult::Crit | AttackResult::Miss));
+            let Outcome::Dodge(answer) = &entry.outcome else { panic!("a dodge outcome") };
+            if outcome.result == AttackResult::Miss {
+                prop_assert_eq!(answer.result, Some(DodgeResult::NotNeeded));
+            }
+            if outcome.damage.is_some() {
+                prop_assert!(answer.damage_after.is_some_and(|after| Some(after) <= outcome.damage));
+            } else {
+                prop_assert_eq!(answer.damage_after, None);
+            }
+        }
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! Known-answer tests from the independent implementation
 //! (`shared/vectors/rules/*.script.jsonl` → `*.expected.jsonl`), read at
 //! test time from `$BATTLELOG_VECTORS` or `<workspace>/../shared/vectors`.
-//! A missing directory or file fails; nothing is skipped.
+//! A missing directory or file fails; nothing is skipped. Both versions of
+//! `pokemon-d6` and `arcana-2d10` are covered: `pokemon-*` / `arcana-*` open
+//! `@1` battles, `pokemon2-*` / `arcana2-*` open `@2` ones.
 
 use std::path::{Path, PathBuf};
 
@@ -28,7 +30,9 @@ fn scripts() -> Vec<(PathBuf, PathBuf)> {
         .collect();
     pairs.sort();
     assert!(!pairs.is_empty(), "no *.script.jsonl in {}", dir.display());
-    for family in ["pokemon", "arcana", "berserk", "pbta"] {
+    // `pokemon2-*` and `arcana2-*` are the `@2` vectors (RULES.md §6); the
+    // bare names are `@1`'s, which must keep passing.
+    for family in ["pokemon-", "pokemon2-", "arcana-", "arcana2-", "berserk-", "pbta-"] {
         assert!(
             pairs
                 .iter()
@@ -52,6 +56,28 @@ fn contains(actual: &Value, expected: &Value) -> bool {
             expected.iter().all(|(key, value)| actual.get(key).is_some_and(|found| contains(found, value)))
         }
         _ => actual == expected,
+    }
+}
+
+/// The `@2` scripts really open `@2` battles, and the `@1` ones `@1`
+/// battles: a vector renamed or regenerated under the other version fails.
+#[test]
+fn each_vector_family_opens_its_own_version() {
+    for (script, _) in scripts() {
+        let name = script.file_name().and_then(|n| n.to_str()).expect("a UTF-8 name").to_owned();
+        let first = read(&script).lines().find(|line| !line.trim().is_empty()).map(str::to_owned).unwrap_or_default();
+        let open: Value = serde_json::from_str(&first).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let ruleset = open["open"]["ruleset"].as_str().unwrap_or_else(|| panic!("{name}: no ruleset"));
+        let want = match name.split('-').next() {
+            Some("pokemon") => "pokemon-d6@1",
+            Some("pokemon2") => "pokemon-d6@2",
+            Some("arcana") => "arcana-2d10@1",
+            Some("arcana2") => "arcana-2d10@2",
+            Some("berserk") => "berserk@1",
+            Some("pbta") => "pbta-2d6@1",
+            other => panic!("{name}: unknown vector family {other:?}"),
+        };
+        assert_eq!(ruleset, want, "{name}");
     }
 }
 
