@@ -30,8 +30,10 @@
 //!   attack in its `against`; a rejected dodge leaves no trace, so it
 //!   answers nothing.
 //! - A status move's 6 breaks the target's preparation judged on the state
-//!   before the move, as an attack's 6 is in `@1`; a `self_hit` status move
-//!   did not land on its target and breaks nothing.
+//!   before the move, as an attack's 6 is in `@1` (so a Pokémon that targets
+//!   itself while charging reports `breaks_charge: true`; the move abandons
+//!   that preparation anyway); a `self_hit` status move did not land on its
+//!   target and breaks nothing.
 //! - A flinch effect on a multi-hit move interrupts once, like any other
 //!   effect that applies (it is not per hit).
 

@@ -589,3 +589,39 @@ fn a_recorded_outcome_of_the_other_version_does_not_fold() {
     let refused = battle.apply(next_version(&battle), &action(dodge("meowth", tackle, json!({}))), &v1_dodge);
     assert!(matches!(refused, Err(ResolveError::OutcomeNotOfVersion { .. })), "{refused:?}");
 }
+
+// Readings of ours where RULES.md is silent (see the module docs).
+
+#[test]
+fn an_unknown_dodger_is_refused_before_against_is_read() {
+    let refused = rejection(&battle(), json!({"type": "dodge", "actor": "mew"}), &[3]);
+    assert_eq!(refused, Rejection::UnknownParticipant { field: "actor", id: "mew".into() });
+}
+
+#[test]
+fn a_flinch_effect_on_a_multi_hit_move_interrupts_once() {
+    let mut battle = battle();
+    // p = 5: hit ×1, max(1, 5 − 1) = 4 hits, 10 × 4 = 40, and the flinch effect applies.
+    let outcome = fields(&play(&mut battle, attack(json!({"multi_hit": true, "power": 10, "effect": "flinch"})), &[5]));
+    assert_eq!(
+        outcome,
+        json!({"result": "hit", "multiplier": "1", "hits": 4, "damage": 40, "effect_applied": "flinch",
+               "interrupts_target": true, "breaks_charge": false})
+    );
+    let meowth = battle.pokemon("meowth").expect("meowth");
+    assert!(meowth.flinched && meowth.statuses.is_empty());
+}
+
+#[test]
+fn a_status_move_on_itself_is_judged_on_the_state_before_it() {
+    // pikachu prepares Fly, then puts itself to sleep with a 6: like an attack's
+    // 6 in `@1`, the preparation the target had before the move counts as broken
+    // (the move abandons it anyway).
+    let mut battle = battle();
+    play(&mut battle, attack(json!({"move": "Fly", "two_turn": true})), &[]);
+    let outcome = fields(&play(&mut battle, status_move("pikachu", "pikachu", "sleep"), &[6]));
+    assert_eq!(outcome, json!({"result": "success", "turns": 4, "breaks_charge": true}));
+    // 4 turns, then its own turn ends: 3 left.
+    let pikachu = battle.pokemon("pikachu").expect("pikachu");
+    assert_eq!((pikachu.charging.as_deref(), pikachu.statuses.get("sleep")), (None, Some(&3)));
+}
