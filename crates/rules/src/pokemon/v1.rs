@@ -289,7 +289,7 @@ fn roll_conditions(actor: &Pokemon, faces: &mut Faces<'_>) -> Result<ConditionDi
     Ok(decided)
 }
 
-pub(crate) fn flinched_summary(actor: &str, move_name: &str) -> Summary {
+fn flinched_summary(actor: &str, move_name: &str) -> Summary {
     Summary::new(
         format!("{actor} вздрагивает — «{move_name}» срывается"),
         format!("{actor} flinches: {move_name} fails"),
