@@ -119,7 +119,7 @@ fn demo_exports_verify(up: &Up, dir: &Path) -> usize {
         .filter(|words| words.first() == Some(&"export") && words.len() == 4)
         .collect();
     assert_eq!(exports.len(), 4, "one export line per ruleset:\n{stdout}");
-    for ruleset in ["pokemon-d6@1", "arcana-2d10@1", "berserk@1", "pbta-2d6@1"] {
+    for ruleset in ["pokemon-d6@2", "arcana-2d10@2", "berserk@1", "pbta-2d6@1"] {
         assert!(stdout.contains(ruleset), "the demo plays {ruleset}:\n{stdout}");
     }
     let mut events = 0;
