@@ -14,13 +14,15 @@ use tonic::Code;
 
 const WAIT: Duration = Duration::from_secs(30);
 
-/// Many writers, one stream, every append guarded by the version the writer
-/// last saw: each version is written exactly once, nobody's success is lost,
-/// and every stale writer is told the actual version.
+/// Many writers, one battle, every append guarded by the version the writer
+/// last saw (and rolling the nonce that version implies): each version is
+/// written exactly once, nobody's success is lost, and every stale writer is
+/// told the actual version.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_writers_on_one_stream_lose_nothing() {
     let dir = temp_dir("concurrency");
     let server = journal(&dir.path().join("data"), None).await;
+    append(&mut client(&server).await, "hot", no_stream(), vec![opened("", "")]).await.expect("open the battle");
     const WRITERS: usize = 16;
     const PER_WRITER: usize = 15;
     let conflicts = Arc::new(AtomicUsize::new(0));
@@ -32,8 +34,11 @@ async fn concurrent_writers_on_one_stream_lose_nothing() {
             let mut mine = Vec::new();
             let mut seen = head(&mut c, "hot").await;
             while mine.len() < PER_WRITER {
-                let payload = format!("w{w}-{}", mine.len());
-                match append(&mut c, "hot", exact(seen), vec![event("Tick", payload.clone(), "")]).await {
+                // Version 0 is the opening, so version v carries nonce v - 1.
+                let nonce = seen.expect("the battle is open");
+                let roll = rolled(nonce, &format!("w{w}-{}", mine.len()), "");
+                let payload = roll.payload.clone();
+                match append(&mut c, "hot", exact(seen), vec![roll]).await {
                     Ok(reply) => {
                         let version = reply.events[0].version;
                         assert_eq!(
@@ -56,7 +61,7 @@ async fn concurrent_writers_on_one_stream_lose_nothing() {
             mine
         }));
     }
-    let mut acked: BTreeMap<u64, String> = BTreeMap::new();
+    let mut acked: BTreeMap<u64, Vec<u8>> = BTreeMap::new();
     for task in tasks {
         for (version, payload) in task.await.expect("writer") {
             assert!(acked.insert(version, payload).is_none(), "version {version} acknowledged twice");
@@ -64,15 +69,15 @@ async fn concurrent_writers_on_one_stream_lose_nothing() {
     }
     let total = WRITERS * PER_WRITER;
     assert_eq!(acked.len(), total);
-    assert_eq!(acked.keys().copied().collect::<Vec<_>>(), (0..total as u64).collect::<Vec<_>>());
+    assert_eq!(acked.keys().copied().collect::<Vec<_>>(), (1..=total as u64).collect::<Vec<_>>());
     assert!(conflicts.load(Ordering::Relaxed) > 0, "16 racing writers must have met conflicts");
 
     let mut c = client(&server).await;
     let stored = read_stream(&mut c, "hot").await;
-    assert_eq!(stored.len(), total);
-    for e in &stored {
+    assert_eq!(stored.len(), total + 1, "the opening and every roll");
+    for e in &stored[1..] {
         let record = e.event.as_ref().expect("decoded");
-        assert_eq!(acked[&record.version].as_bytes(), record.payload.as_slice(), "the acknowledged payload is stored");
+        assert_eq!(acked[&record.version].as_slice(), record.payload.as_slice(), "the acknowledged payload is stored");
     }
     check_chain("hot", &stored);
     assert!(verify(&mut c, "hot").await.ok);
@@ -91,20 +96,22 @@ async fn different_streams_do_not_block_each_other() {
             let stream = format!("own-{s}");
             for v in 0..20u64 {
                 let expected = if v == 0 { None } else { Some(v - 1) };
-                let reply = append(&mut c, &stream, exact(expected), vec![event("E", vec![s as u8], "")])
+                let event = if v == 0 { opened("", "") } else { rolled(v - 1, &format!("{s}"), "") };
+                let reply = append(&mut c, &stream, exact(expected), vec![event])
                     .await
                     .unwrap_or_else(|e| panic!("{stream}@{v}: a lone writer never conflicts: {e:?}"));
                 assert_eq!(reply.events[0].version, v);
             }
         }));
     }
+    append(&mut client(&server).await, "contended", no_stream(), vec![opened("", "")]).await.expect("open");
     for h in 0..8 {
         let mut c = client(&server).await;
         tasks.push(tokio::spawn(async move {
             for i in 0..20 {
                 // Stale on purpose: most of these conflict on the hot stream.
-                let _ = append(&mut c, "contended", exact(Some(i)), vec![event("E", vec![h as u8], "")]).await;
-                append(&mut c, "contended", any(), vec![event("E", vec![h as u8], "")]).await.expect("any");
+                let _ = append(&mut c, "contended", exact(Some(i)), vec![resolved(&format!("{h}"), "")]).await;
+                append(&mut c, "contended", any(), vec![resolved(&format!("{h}"), "")]).await.expect("any");
             }
         }));
     }
@@ -127,7 +134,8 @@ async fn appends_are_all_or_nothing_and_bad_input_names_the_field() {
     let dir = temp_dir("atomic");
     let server = journal(&dir.path().join("data"), None).await;
     let mut c = client(&server).await;
-    let ok = |i: usize| event("E", format!("e{i}"), "");
+    // Version 0 opens the battle; the rest are events any open battle takes.
+    let ok = |i: usize| if i == 0 { opened("", "") } else { resolved(&format!("e{i}"), "") };
 
     let mut batch: Vec<_> = (0..5).map(ok).collect();
     batch[3].payload = vec![0; 256 * 1024 + 1];
@@ -145,9 +153,9 @@ async fn appends_are_all_or_nothing_and_bad_input_names_the_field() {
         ("a", Some(pb::ExpectedVersion { kind: None }), vec![ok(0)], "expected_version"),
         ("a", any(), vec![], "events"),
         ("a", any(), (0..101).map(ok).collect(), "events"),
-        ("a", any(), (0..5).map(|_| event("E", vec![0; 250 * 1024], "")).collect(), "events"),
-        ("a", any(), vec![ok(0), event("", "x", "")], "events[1].event_type"),
-        ("a", any(), vec![event("E", "x", "k"), event("E", "y", "k")], "events[1].idempotency_key"),
+        ("a", any(), (0..5).map(|_| resolved(&"x".repeat(125 * 1024), "")).collect(), "events"),
+        ("a", any(), vec![ok(0), event("", ok(1).payload, "")], "events[1].event_type"),
+        ("a", any(), vec![opened("", "k"), resolved("y", "k")], "events[1].idempotency_key"),
     ];
     for (stream, expected, events, field) in cases {
         let err = append(&mut c, stream, expected, events).await.unwrap_err();
@@ -190,6 +198,12 @@ async fn kill_9_under_load_loses_no_acknowledged_event() {
     const BATCH: usize = 3;
     for round in 0..5 {
         let server = journal(&data, None).await;
+        if round == 0 {
+            let mut c = client(&server).await;
+            for stream in ["shared".to_owned()].into_iter().chain((1..CLIENTS).step_by(2).map(|w| format!("own-{w}"))) {
+                append(&mut c, &stream, no_stream(), vec![opened("", "")]).await.expect("open the battles");
+            }
+        }
         let count_at_start = acked.lock().await.len();
         let mut tasks = Vec::new();
         for w in 0..CLIENTS {
@@ -201,9 +215,8 @@ async fn kill_9_under_load_loses_no_acknowledged_event() {
                 let Ok(info) = c.stream_info(pb::StreamInfoRequest { stream_id: stream.clone() }).await else { return };
                 let mut seen = info.into_inner().head_version;
                 for b in 0.. {
-                    let events: Vec<_> = (0..BATCH)
-                        .map(|i| event("Crash", format!("{stream}/r{round}/w{w}/b{b}/{i}/{BATCH}"), ""))
-                        .collect();
+                    let events: Vec<_> =
+                        (0..BATCH).map(|i| resolved(&format!("{stream}/r{round}/w{w}/b{b}/{i}/{BATCH}"), "")).collect();
                     let expected = if w % 2 == 0 { any() } else { exact(seen) };
                     match append(&mut c, &stream, expected, events.clone()).await {
                         Ok(reply) => {
@@ -248,15 +261,15 @@ async fn kill_9_under_load_loses_no_acknowledged_event() {
             let verdict = verify(&mut c, stream).await;
             assert!(verdict.ok, "round {round}: {stream} verifies: {verdict:?}");
             assert_eq!(verdict.verified_count, events.len() as u64);
-            // Atomicity: the events of one append are consecutive and complete.
-            let mut i = 0;
+            // Atomicity: the events of one append are consecutive and complete
+            // (after version 0, the opening).
+            let mut i = 1;
             while i < events.len() {
-                let first =
-                    String::from_utf8(events[i].event.as_ref().expect("decoded").payload.clone()).expect("utf8");
+                let first = event_text(&events[i].event.as_ref().expect("decoded").payload);
                 let prefix = first.rsplitn(3, '/').nth(2).expect("payload shape").to_owned();
                 for k in 0..BATCH {
                     let e = events.get(i + k).unwrap_or_else(|| panic!("round {round}: {prefix} is cut short"));
-                    let payload = String::from_utf8(e.event.as_ref().expect("decoded").payload.clone()).expect("utf8");
+                    let payload = event_text(&e.event.as_ref().expect("decoded").payload);
                     assert_eq!(payload, format!("{prefix}/{k}/{BATCH}"), "round {round}: append {prefix} is whole");
                 }
                 i += BATCH;
@@ -287,7 +300,8 @@ async fn tampering_is_found_at_the_first_bad_version() {
     let server = journal(&data, None).await;
     let mut c = client(&server).await;
     for i in 0..10 {
-        append(&mut c, "t", any(), vec![event("E", format!("event number {i}"), "")]).await.expect("append");
+        let event = if i == 0 { opened("", "") } else { resolved(&format!("event number {i}"), "") };
+        append(&mut c, "t", any(), vec![event]).await.expect("append");
     }
     let clean = verify(&mut c, "t").await;
     assert!(clean.ok && clean.verified_count == 10, "{clean:?}");
@@ -371,7 +385,7 @@ async fn idempotency_holds_across_a_restart() {
     let data = dir.path().join("data");
     let server = journal(&data, None).await;
     let mut c = client(&server).await;
-    let request = vec![event("DiceRolled", "d20=17", "req-42/0"), event("ActionResolved", "hit", "req-42/1")];
+    let request = vec![opened("", "req-42/0"), rolled(0, "d20=17", "req-42/1")];
     let original = append(&mut c, "battle", no_stream(), request.clone()).await.expect("append");
     assert!(!original.deduplicated);
     server.kill_9();
@@ -382,11 +396,13 @@ async fn idempotency_holds_across_a_restart() {
     let retry = append(&mut c, "battle", no_stream(), request.clone()).await.expect("retry");
     assert!(retry.deduplicated);
     assert_eq!(retry.events, original.events);
-    let err = append(&mut c, "battle", any(), vec![event("DiceRolled", "d20=20", "req-42/0")]).await.unwrap_err();
+    let err = append(&mut c, "battle", any(), vec![opened("other", "req-42/0")]).await.unwrap_err();
     assert_eq!(err.code(), Code::FailedPrecondition);
     assert!(err.message().contains("req-42/0"), "{err:?}");
-    let err = append(&mut c, "battle", any(), vec![request[0].clone(), event("X", "new", "req-43/0")]).await;
-    assert_eq!(err.unwrap_err().code(), Code::FailedPrecondition);
+    let err = append(&mut c, "battle", any(), vec![request[0].clone(), resolved("new", "req-43/0")]).await;
+    let err = err.unwrap_err();
+    assert_eq!(err.code(), Code::FailedPrecondition);
+    assert_eq!(error_reason(&err), "IDEMPOTENCY_PARTIAL_REPEAT");
     let stored = read_stream(&mut c, "battle").await;
     assert_eq!(stored.len(), 2, "nothing was appended by the retries");
     check_chain("battle", &stored);
@@ -394,7 +410,8 @@ async fn idempotency_holds_across_a_restart() {
 
 /// NATS down at commit time (and a journal kill -9 meanwhile): appends still
 /// succeed, and once NATS is back every event arrives exactly once, in
-/// stream order, with Nats-Msg-Id = event id.
+/// stream order, with Nats-Msg-Id = event id, on
+/// `battlelog.events.<tenant>.<battle>` (DESIGN.md; `_` for no tenant).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn events_reach_nats_once_in_order_after_nats_returns() {
     let mut nats = NatsServer::start();
@@ -446,7 +463,7 @@ async fn events_reach_nats_once_in_order_after_nats_returns() {
         let id = message.headers.get("Nats-Msg-Id").expect("Nats-Msg-Id").as_str().to_owned();
         assert!(seen_ids.insert(id.clone()), "event {id} published twice");
         let (s, v) = by_id.get(&id).unwrap_or_else(|| panic!("unknown event {id}")).clone();
-        assert_eq!(message.subject.as_str(), format!("battlelog.events.{s}"));
+        assert_eq!(message.subject.as_str(), format!("battlelog.events.{}.{s}", subject_tenant(&s)));
         let expected = next_version.entry(s.clone()).or_insert(0);
         assert_eq!(v, *expected, "{s}: in stream order");
         *expected += 1;
@@ -457,12 +474,28 @@ async fn events_reach_nats_once_in_order_after_nats_returns() {
     drop(server);
 }
 
-/// Appends `n` single events round-robin over three streams, recording
-/// (stream, version, event id) of each.
+/// The battles of the round-robin and their tenants ("" = none).
+const ROUND_ROBIN: [(&str, &str); 3] = [("b1", "forum-a"), ("b2", "forum-b"), ("b3", "")];
+
+/// The subject token of a round-robin battle's tenant: the tenant, or `_`.
+fn subject_tenant(stream: &str) -> &'static str {
+    match ROUND_ROBIN.iter().find(|(s, _)| *s == stream).expect("a round-robin battle").1 {
+        "" => "_",
+        tenant => tenant,
+    }
+}
+
+/// Appends `n` single events round-robin over three battles (opening each
+/// with its first event), recording (stream, version, event id) of each.
 async fn append_round_robin(c: &mut Client, n: usize, label: &str, appended: &mut Vec<(String, u64, String)>) {
     for i in 0..n {
-        let stream = ["b1", "b2", "b3"][i % 3];
-        let reply = append(c, stream, any(), vec![event("E", format!("{label}-{i}"), "")]).await.expect("append");
+        let (stream, tenant) = ROUND_ROBIN[i % 3];
+        let event = if appended.iter().any(|(s, _, _)| s == stream) {
+            resolved(&format!("{label}-{i}"), "")
+        } else {
+            opened(tenant, "")
+        };
+        let reply = append(c, stream, any(), vec![event]).await.expect("append");
         appended.push((stream.to_owned(), reply.events[0].version, reply.events[0].event_id.clone()));
     }
 }
@@ -476,7 +509,8 @@ async fn subscriptions_are_gap_free_across_catch_up_and_live() {
     let server = journal(&dir.path().join("data"), None).await;
     let mut c = client(&server).await;
     for i in 0..50 {
-        append(&mut c, "live", any(), vec![event("E", format!("{i}"), "")]).await.expect("append");
+        let event = if i == 0 { opened("", "") } else { resolved(&format!("{i}"), "") };
+        append(&mut c, "live", any(), vec![event]).await.expect("append");
     }
     const TOTAL: u64 = 250;
     let mut sub = c
@@ -494,8 +528,9 @@ async fn subscriptions_are_gap_free_across_catch_up_and_live() {
     let writing = tokio::spawn(async move {
         for i in 50..TOTAL {
             // Two streams interleaved, so the global log is not just "live".
-            append(&mut writer, "live", any(), vec![event("E", format!("{i}"), "")]).await.expect("append");
-            append(&mut writer, "other", any(), vec![event("E", format!("{i}"), "")]).await.expect("append");
+            append(&mut writer, "live", any(), vec![resolved(&format!("{i}"), "")]).await.expect("append");
+            let other = if i == 50 { opened("", "") } else { resolved(&format!("{i}"), "") };
+            append(&mut writer, "other", any(), vec![other]).await.expect("append");
         }
     });
     let mut received = Vec::new();
@@ -544,7 +579,8 @@ async fn graceful_shutdown_finishes_in_flight_appends() {
         tasks.push(tokio::spawn(async move {
             let mut ok = Vec::new();
             for i in 0.. {
-                match append(&mut c, &format!("g{w}"), any(), vec![event("E", format!("{i}"), "")]).await {
+                let event = if i == 0 { opened("", "") } else { resolved(&format!("{i}"), "") };
+                match append(&mut c, &format!("g{w}"), any(), vec![event]).await {
                     Ok(reply) => {
                         ok.push(reply.events[0].version);
                         acked.fetch_add(1, Ordering::Relaxed);
@@ -604,7 +640,7 @@ async fn config_is_validated_and_health_and_reflection_are_served() {
     let server =
         battlelog_test_support::ServiceProcess::start(&binary, &args, &[], &dir.path().join("journal.log")).await;
     let mut c = client(&server).await;
-    let err = append(&mut c, "s", any(), vec![event("E", "", ""); 3]).await.unwrap_err();
+    let err = append(&mut c, "s", any(), vec![opened("", ""), resolved("a", ""), resolved("b", "")]).await.unwrap_err();
     assert_eq!(invalid_field(&err), "events", "the file's limit applies");
     assert!(err.message().contains("max_events_per_append = 2"), "{err:?}");
 
@@ -622,4 +658,92 @@ async fn config_is_validated_and_health_and_reflection_are_served() {
     let Some(MessageResponse::ListServicesResponse(list)) = reply.message_response else { panic!("{reply:?}") };
     let names: Vec<_> = list.service.iter().map(|s| s.name.as_str()).collect();
     assert!(names.contains(&"battlelog.v1.Journal"), "{names:?}");
+}
+
+/// The battle guard against the attacks of issue 8, on the real binary and
+/// real sled: junk, a far-off nonce, a stray reveal with the wrong seed and a
+/// second `BattleOpened` are refused naming the field and the rule, nothing
+/// is written (stream head and global position unchanged), the battle still
+/// takes its next valid event, and the guard's state survives a kill -9.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_that_would_brick_a_battle_are_refused_and_the_battle_goes_on() {
+    let dir = temp_dir("guard");
+    let data = dir.path().join("data");
+    let server = journal(&data, None).await;
+    let mut c = client(&server).await;
+    append(&mut c, "guarded", no_stream(), vec![opened("forum-a", ""), rolled(0, "first", "")]).await.expect("open");
+    let next_position = |c: &mut Client| {
+        let mut c = c.clone();
+        async move {
+            let reply = c.read_all(pb::ReadAllRequest { from_position: 0, max_count: 0 }).await.expect("read all");
+            reply.into_inner().next_position
+        }
+    };
+    let position = next_position(&mut c).await;
+    assert_eq!(position, 2);
+
+    // A field-valid protobuf that is not a BattleEvent's encoding.
+    let junk = event("DiceRolled", b"\x08\x96\x01 this is not a battle event".to_vec(), "");
+    let cases: Vec<(&str, Vec<pb::NewEvent>, Code, &str, &str)> = vec![
+        ("junk", vec![junk], Code::InvalidArgument, "EVENT_UNDECODABLE", "events[0].payload"),
+        (
+            "a far-off nonce",
+            vec![rolled(1_000_000, "far", "")],
+            Code::FailedPrecondition,
+            "NONCE_OUT_OF_ORDER",
+            "events[0].payload.dice_rolled.nonce",
+        ),
+        (
+            "a stray reveal with the wrong seed",
+            vec![revealed(0, seed_hex(7), "")],
+            Code::FailedPrecondition,
+            "SEED_MISMATCH",
+            "events[0].payload.seed_revealed.server_seed",
+        ),
+        (
+            "a second BattleOpened",
+            vec![opened("forum-b", "")],
+            Code::FailedPrecondition,
+            "BATTLE_ALREADY_OPENED",
+            "events[0].event_type",
+        ),
+        (
+            "a good roll, then a reused nonce in the same request",
+            vec![rolled(1, "good", ""), rolled(1, "again", "")],
+            Code::FailedPrecondition,
+            "NONCE_OUT_OF_ORDER",
+            "events[1].payload.dice_rolled.nonce",
+        ),
+    ];
+    for (what, events, code, reason, field) in cases {
+        let err = append(&mut c, "guarded", any(), events).await.expect_err(what);
+        assert_eq!(err.code(), code, "{what}: {err:?}");
+        assert_eq!(error_reason(&err), reason, "{what}");
+        assert!(err.message().contains(field), "{what}: the message names {field}: {err:?}");
+        if code == Code::InvalidArgument {
+            assert_eq!(invalid_field(&err), field, "{what}");
+        }
+        assert_eq!(head(&mut c, "guarded").await, Some(1), "{what}: the stream head is unchanged");
+        assert_eq!(next_position(&mut c).await, position, "{what}: nothing reached the global log");
+    }
+    let err = append(&mut c, "unopened", no_stream(), vec![rolled(0, "x", "")]).await.expect_err("unopened");
+    assert_eq!(error_reason(&err), "BATTLE_NOT_OPENED");
+    assert_eq!(head(&mut c, "unopened").await, None);
+
+    let reply = append(&mut c, "guarded", any(), vec![rolled(1, "second", "")]).await.expect("the next valid roll");
+    assert_eq!(reply.events[0].version, 2, "the battle goes on");
+    let stored = read_stream(&mut c, "guarded").await;
+    check_chain("guarded", &stored);
+    assert_eq!(stored.len(), 3);
+
+    // The guard's state is durable with the head.
+    server.kill_9();
+    let server = journal(&data, None).await;
+    let mut c = client(&server).await;
+    let err = append(&mut c, "guarded", any(), vec![rolled(1, "reused", "")]).await.expect_err("nonce 1 is spent");
+    assert_eq!(error_reason(&err), "NONCE_OUT_OF_ORDER");
+    append(&mut c, "guarded", any(), vec![revealed(0, seed_hex(0), "")]).await.expect("the true seed reveals");
+    let err = append(&mut c, "guarded", any(), vec![rolled(2, "late", "")]).await.expect_err("epoch 0 is revealed");
+    assert_eq!(error_reason(&err), "EPOCH_REVEALED");
+    assert!(verify(&mut c, "guarded").await.ok);
 }

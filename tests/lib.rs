@@ -40,6 +40,100 @@ pub fn event(event_type: &str, payload: impl Into<Vec<u8>>, key: &str) -> pb::Ne
     pb::NewEvent { event_type: event_type.into(), payload: payload.into(), idempotency_key: key.into() }
 }
 
+/// The epoch's server seed in these tests: 32 bytes of `epoch + 1`.
+pub fn test_seed(epoch: u32) -> [u8; 32] {
+    [epoch as u8 + 1; 32]
+}
+
+/// The seed as `SeedRevealed.server_seed` carries it: 64 lowercase hex digits.
+pub fn seed_hex(epoch: u32) -> String {
+    hex::encode(test_seed(epoch))
+}
+
+/// PROTOCOL.md §1: `commitment = lowercase_hex(SHA-256(server_seed))`.
+pub fn commitment_hex(epoch: u32) -> String {
+    hex::encode(Sha256::digest(test_seed(epoch)))
+}
+
+/// A battle event as proto/battlelog/v1/battle.proto says a record carries
+/// one: `event_type` names the event, the payload is a `BattleEvent` holding it.
+pub fn battle_event(battle: pb::battle_event::Event, key: &str) -> pb::NewEvent {
+    use pb::battle_event::Event;
+    let event_type = match &battle {
+        Event::BattleOpened(_) => "BattleOpened",
+        Event::SeedCommitted(_) => "SeedCommitted",
+        Event::DiceRolled(_) => "DiceRolled",
+        Event::ActionResolved(_) => "ActionResolved",
+        Event::DisputeRaised(_) => "DisputeRaised",
+        Event::JudgeRuling(_) => "JudgeRuling",
+        Event::SeedRevealed(_) => "SeedRevealed",
+        Event::BattleClosed(_) => "BattleClosed",
+    };
+    let payload = prost::Message::encode_to_vec(&pb::BattleEvent { event: Some(battle) });
+    event(event_type, payload, key)
+}
+
+/// Version 0 of a battle of `tenant`, committed to [`test_seed`]`(0)`.
+pub fn opened(tenant: &str, key: &str) -> pb::NewEvent {
+    battle_event(
+        pb::battle_event::Event::BattleOpened(pb::BattleOpened {
+            ruleset: "pokemon-d6@1".into(),
+            commitment: commitment_hex(0),
+            tenant: tenant.into(),
+            ..Default::default()
+        }),
+        key,
+    )
+}
+
+/// A roll of epoch 0 with this nonce; `purpose` tells rolls apart.
+pub fn rolled(nonce: u64, purpose: &str, key: &str) -> pb::NewEvent {
+    battle_event(
+        pb::battle_event::Event::DiceRolled(pb::DiceRolled {
+            epoch: 0,
+            nonce,
+            expression: "1d20".into(),
+            purpose: purpose.into(),
+            ..Default::default()
+        }),
+        key,
+    )
+}
+
+/// An event that any open battle takes at any point: an `ActionResolved`
+/// whose English summary is `text` (so tests can tell events apart).
+pub fn resolved(text: &str, key: &str) -> pb::NewEvent {
+    battle_event(
+        pb::battle_event::Event::ActionResolved(pb::ActionResolved {
+            summary_en: text.into(),
+            summary_ru: text.into(),
+            ..Default::default()
+        }),
+        key,
+    )
+}
+
+/// The `summary_en` of an [`resolved`] payload (or the `purpose` of a roll).
+pub fn event_text(payload: &[u8]) -> String {
+    use pb::battle_event::Event;
+    match <pb::BattleEvent as prost::Message>::decode(payload).expect("a BattleEvent").event {
+        Some(Event::ActionResolved(e)) => e.summary_en,
+        Some(Event::DiceRolled(e)) => e.purpose,
+        other => panic!("no text in {other:?}"),
+    }
+}
+
+/// A `SeedRevealed` of `epoch` with `server_seed` (hex).
+pub fn revealed(epoch: u32, server_seed: String, key: &str) -> pb::NewEvent {
+    battle_event(pb::battle_event::Event::SeedRevealed(pb::SeedRevealed { epoch, server_seed }), key)
+}
+
+/// The `ErrorInfo.reason` of a status (panics without one).
+pub fn error_reason(status: &Status) -> String {
+    let details = status.get_error_details();
+    details.error_info().unwrap_or_else(|| panic!("no ErrorInfo: {status:?}")).reason.clone()
+}
+
 /// Appends.
 pub async fn append(
     client: &mut Client,

@@ -190,6 +190,26 @@ async fn up_starts_its_own_nats_server_and_stops_it() {
     let events = up.banner.iter().find(|l| l.trim_start().starts_with("events")).expect("an events line").clone();
     assert!(events.contains("started by battlelog up"), "{events}");
     let url = events.split_whitespace().nth(1).expect("the NATS URL").to_owned();
+    // The server up started takes logins only: the journal's password is in
+    // the config up wrote (owner-only) under the data dir.
+    let config_path = Path::new(&data).join("nats").join("nats.conf");
+    assert!(events.contains(&config_path.display().to_string()), "the banner says where the users are: {events}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&config_path).expect("the NATS config").permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "the NATS config holds passwords: owner only");
+    }
+    let config = std::fs::read_to_string(&config_path).expect("the NATS config");
+    let password = config
+        .lines()
+        .find(|l| l.contains(r#"user: "journal""#))
+        .and_then(|l| l.split(r#"password: ""#).nth(1))
+        .and_then(|rest| rest.split('"').next())
+        .expect("the journal's password");
+    assert!(!up.banner.iter().any(|l| l.contains(password)), "the banner shows no password");
+    assert!(async_nats::connect(&url).await.is_err(), "no anonymous login to the NATS server up started");
+    let journal_url = url.replacen("nats://", &format!("nats://journal:{password}@"), 1);
     let dir_path = dir.path().to_path_buf();
     let (up, exported) = tokio::task::spawn_blocking(move || {
         let exported = demo_exports_verify(&up, &dir_path);
@@ -197,7 +217,7 @@ async fn up_starts_its_own_nats_server_and_stops_it() {
     })
     .await
     .expect("demo");
-    let messages = jetstream_messages(&url, exported as u64).await;
+    let messages = jetstream_messages(&journal_url, exported as u64).await;
     assert_eq!(messages.len(), exported, "every exported event reached the NATS server up started");
     assert!(Path::new(&data).join("nats").is_dir(), "NATS stores under the data dir");
     let (status, printed) = tokio::task::spawn_blocking(move || stop(up, "-INT")).await.expect("stop");

@@ -306,9 +306,11 @@ pub async fn assert_audit_rpc_ok(resolver: &mut ResolverClient<Channel>, battle_
 }
 
 /// Every message in the JetStream stream `BATTLELOG_EVENTS`, once it holds
-/// `total`: (subject, Nats-Msg-Id, payload) in stream order.
+/// `total`: (subject, Nats-Msg-Id, payload) in stream order. Credentials in
+/// `nats_url` log in (async-nats itself ignores a URL's userinfo).
 pub async fn jetstream_messages(nats_url: &str, total: u64) -> Vec<(String, String, Vec<u8>)> {
-    let client = async_nats::connect(nats_url).await.expect("connect to nats");
+    let url = battlelog_journal::nats::NatsUrl::new(nats_url);
+    let client = url.connect_options().connect(url.address()).await.expect("connect to nats");
     let js = async_nats::jetstream::new(client);
     let count = |js: async_nats::jetstream::Context| async move {
         let mut stream = js.get_stream("BATTLELOG_EVENTS").await.ok()?;
@@ -330,13 +332,14 @@ pub async fn jetstream_messages(nats_url: &str, total: u64) -> Vec<(String, Stri
     messages
 }
 
-/// Each battle's events reached `battlelog.events.<battle>` in version
-/// order, as the exact record bytes, with Nats-Msg-Id = event id.
+/// Each battle's events reached `battlelog.events.<tenant>.<battle>` in
+/// version order, as the exact record bytes, with Nats-Msg-Id = event id.
+/// The resolver opens battles without a tenant: `<tenant>` is then `_`.
 pub async fn assert_jetstream_has(nats_url: &str, battles: &HashMap<String, Vec<Journaled>>) {
     let total: usize = battles.values().map(Vec::len).sum();
     let messages = jetstream_messages(nats_url, total as u64).await;
     for (battle_id, events) in battles {
-        let subject = format!("battlelog.events.{battle_id}");
+        let subject = format!("battlelog.events._.{battle_id}");
         let received: Vec<_> = messages.iter().filter(|(s, _, _)| *s == subject).collect();
         assert_eq!(received.len(), events.len(), "{battle_id}: every event on {subject}");
         for (event, (_, id, payload)) in events.iter().zip(received) {

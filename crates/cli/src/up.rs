@@ -3,9 +3,9 @@
 //! data directory, a development master key generated there on first start.
 //!
 //! Events fan out over NATS JetStream when a URL is given or a `nats-server`
-//! binary is found (then `up` starts one, storing under the data directory);
-//! otherwise they fan out in-process to the resolver's cache, and `up` says
-//! so.
+//! binary is found (then `up` starts one, storing under the data directory,
+//! with users and permissions as in `deploy/nats/`); otherwise they fan out
+//! in-process to the resolver's cache, and `up` says so.
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -79,9 +79,101 @@ fn find_nats_server() -> Option<PathBuf> {
 }
 
 /// A `nats-server -js` on a free loopback port, stopped when dropped.
+///
+/// It runs with users and permissions as `deploy/nats/nats.conf` defines
+/// them: `journal` alone publishes events, `resolver` follows them. Their
+/// passwords are random, new at every start, and live only in the config
+/// written under the data directory (mode 0600) and in this process.
 struct NatsServer {
     child: tokio::process::Child,
+    /// Without credentials: for people to read.
     url: String,
+    /// As the `journal` user.
+    journal_url: String,
+    /// As the `resolver` user.
+    resolver_url: String,
+    /// The config file, with the passwords.
+    config: PathBuf,
+}
+
+/// The config `up` gives its own nats-server: `deploy/nats/nats.conf`'s
+/// journal and resolver users (no tenant users: `up` is one developer's
+/// stack), with these passwords.
+fn nats_config(journal_password: &str, resolver_password: &str) -> String {
+    format!(
+        r#"# Written by `battlelog up` at every start, with fresh random passwords.
+# The users and permissions of deploy/nats/nats.conf: the journal alone
+# publishes battlelog.events.>, the resolver only follows them.
+authorization {{
+  users: [
+    {{ user: "journal", password: "{journal_password}", permissions: {{ publish: {{ allow: ["battlelog.events.>", "$JS.API.STREAM.INFO.{NATS_STREAM}", "$JS.API.STREAM.CREATE.{NATS_STREAM}", "$JS.API.STREAM.MSG.GET.{NATS_STREAM}"] }}, subscribe: {{ allow: ["_INBOX.>"] }} }} }}
+    {{ user: "resolver", password: "{resolver_password}", permissions: {{ publish: {{ deny: [">"] }}, subscribe: {{ allow: ["battlelog.events.>"] }} }} }}
+  ]
+}}
+"#
+    )
+}
+
+/// 32 random bytes in hex, from the operating system.
+fn random_password() -> anyhow::Result<String> {
+    use std::io::Read;
+    let mut bytes = [0u8; 32];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut random| random.read_exact(&mut bytes))
+        .context("cannot read /dev/urandom for the NATS passwords")?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Writes `text` to `path` readable by the owner only (it holds passwords).
+fn write_private(path: &Path, text: &str) -> anyhow::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        options.mode(0o600);
+        // An older file keeps its mode through `create`: set it anyway.
+        if path.exists() {
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+        }
+    }
+    let mut file = options.open(path).with_context(|| format!("cannot write {}", path.display()))?;
+    file.write_all(text.as_bytes())?;
+    Ok(())
+}
+
+/// Follows the events on NATS into the resolver's cache, logged in from
+/// `url`'s credentials. (`battlelog_resolver::server::warm_from_nats` takes
+/// a bare URL, whose credentials async-nats 0.51 ignores and which it logs.)
+async fn follow_nats(resolver: ResolverService, url: battlelog_journal::nats::NatsUrl) {
+    use prost::Message;
+    use tokio_stream::StreamExt;
+    let client = match url
+        .connect_options()
+        .name("battlelog-resolver")
+        .retry_on_initial_connect()
+        .max_reconnects(None)
+        .connect(url.address())
+        .await
+    {
+        Ok(client) => client,
+        Err(error) => {
+            tracing::warn!(url = %url.redacted(), %error, "cannot follow the NATS event feed; battles warm from the journal only");
+            return;
+        }
+    };
+    let mut messages = match client.subscribe(format!("{NATS_SUBJECT_PREFIX}.>")).await {
+        Ok(messages) => messages,
+        Err(error) => {
+            tracing::warn!(%error, "cannot subscribe to the NATS event feed");
+            return;
+        }
+    };
+    while let Some(message) = messages.next().await {
+        if let Ok(record) = battlelog_proto::v1::JournalRecord::decode(message.payload.as_ref()) {
+            resolver.warm(record);
+        }
+    }
 }
 
 /// NATS's usual port, so that `battlelog watch` finds the server without
@@ -96,7 +188,13 @@ async fn start_nats(binary: &Path, store: &Path) -> anyhow::Result<NatsServer> {
     let port = probe.local_addr()?.port();
     drop(probe);
     std::fs::create_dir_all(store).with_context(|| format!("cannot create {}", store.display()))?;
+    let journal_password = random_password()?;
+    let resolver_password = random_password()?;
+    let config = store.join("nats.conf");
+    write_private(&config, &nats_config(&journal_password, &resolver_password))?;
     let child = tokio::process::Command::new(binary)
+        .arg("-c")
+        .arg(&config)
         .args(["-js", "-a", "127.0.0.1", "-p", &port.to_string(), "-sd"])
         .arg(store)
         .stdout(std::process::Stdio::null())
@@ -110,7 +208,13 @@ async fn start_nats(binary: &Path, store: &Path) -> anyhow::Result<NatsServer> {
         anyhow::ensure!(tokio::time::Instant::now() < deadline, "{} did not start listening", binary.display());
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    Ok(NatsServer { child, url: format!("nats://127.0.0.1:{port}") })
+    Ok(NatsServer {
+        child,
+        url: format!("nats://127.0.0.1:{port}"),
+        journal_url: format!("nats://journal:{journal_password}@127.0.0.1:{port}"),
+        resolver_url: format!("nats://resolver:{resolver_password}@127.0.0.1:{port}"),
+        config,
+    })
 }
 
 async fn bind(addr: SocketAddr, what: &str) -> anyhow::Result<(TcpListener, String)> {
@@ -134,31 +238,30 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
     let resolver = battlelog_resolver::server::service(&resolver_config)?;
 
     let mut nats_server = None;
-    let nats_url = match (&args.nats_url, args.no_nats) {
+    // (journal's URL, resolver's URL, what the banner shows): with
+    // credentials for the server `up` starts; a given URL serves both.
+    let nats_urls = match (&args.nats_url, args.no_nats) {
         (_, true) => None,
-        (Some(url), false) => Some(url.clone()),
+        (Some(url), false) => Some((url.clone(), url.clone(), battlelog_journal::nats::redact_url(url))),
         (None, false) => match find_nats_server() {
             Some(binary) => {
                 let server = start_nats(&binary, &args.data_dir.join("nats")).await?;
-                let url = server.url.clone();
+                let shown = format!("{} (users and passwords in {})", server.url, server.config.display());
+                let urls = (server.journal_url.clone(), server.resolver_url.clone(), shown);
                 nats_server = Some(server);
-                Some(url)
+                Some(urls)
             }
             None => None,
         },
     };
-    let (publisher, events_line): (Arc<dyn EventPublisher>, String) = match &nats_url {
-        Some(url) => {
+    let (publisher, events_line): (Arc<dyn EventPublisher>, String) = match &nats_urls {
+        Some((journal_url, resolver_url, shown)) => {
             let publisher =
-                battlelog_journal::nats::JetStreamPublisher::connect(url, NATS_STREAM, NATS_SUBJECT_PREFIX).await?;
-            let feed = battlelog_resolver::server::warm_from_nats(
-                resolver.clone(),
-                url.clone(),
-                format!("{NATS_SUBJECT_PREFIX}.>"),
-            );
-            tokio::spawn(feed);
+                battlelog_journal::nats::JetStreamPublisher::connect(journal_url, NATS_STREAM, NATS_SUBJECT_PREFIX)
+                    .await?;
+            tokio::spawn(follow_nats(resolver.clone(), battlelog_journal::nats::NatsUrl::new(resolver_url)));
             let started = if nats_server.is_some() { "started by battlelog up" } else { "given" };
-            (Arc::new(publisher), format!("{url} (JetStream stream {NATS_STREAM}, {started})"))
+            (Arc::new(publisher), format!("{shown} (JetStream stream {NATS_STREAM}, {started})"))
         }
         None => {
             let why = if args.no_nats { "--no-nats" } else { "no NATS URL given and no nats-server found" };

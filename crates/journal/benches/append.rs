@@ -5,6 +5,11 @@
 //! 2. one bare gRPC round trip (a `grpc.health.v1` check) to the same server;
 //! 3. single-event appends over gRPC at concurrency 1, 16 and 64;
 //!
+//! Each client appends to a battle of its own, which it opens first (that
+//! append is not measured): one `DiceRolled` per append with the battle's
+//! next nonce (about `PAYLOAD` bytes), so every append passes the battle
+//! guard as the roller's do, decoding included.
+//!
 //! and checks the targets: at concurrency 64 the journal sustains ≥ 3× the raw
 //! one-at-a-time rate (group commit), and at concurrency 1 its p50 is within
 //! 2× of (raw insert + flush p50 + round trip p50). Each case runs for a few
@@ -28,6 +33,36 @@ use tonic_health::pb::health_client::HealthClient;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const PAYLOAD: usize = 100;
+
+/// Version 0 of a bench battle.
+fn opening() -> pb::NewEvent {
+    let commitment = "0".repeat(64);
+    let opened = pb::BattleOpened { ruleset: "pokemon-d6@1".into(), commitment, ..Default::default() };
+    battlelog_proto::battle::new_event(pb::battle_event::Event::BattleOpened(opened), String::new())
+}
+
+/// A one-d20 roll with this nonce, its purpose padded so that the payload
+/// is `PAYLOAD` bytes at nonce 0 (a byte or two more for larger nonces).
+fn roll(nonce: u64) -> pb::NewEvent {
+    let event = |purpose: String| {
+        pb::battle_event::Event::DiceRolled(pb::DiceRolled {
+            epoch: 0,
+            nonce,
+            expression: "1d20".into(),
+            purpose,
+            actor: "bench".into(),
+            dice: vec![pb::Die { sides: 20, value: 17, kept: true, rerolled: false, exploded: false }],
+            total: 17,
+            error: String::new(),
+        })
+    };
+    let bare = battlelog_proto::battle::new_event(event(String::new()), String::new()).payload.len();
+    battlelog_proto::battle::new_event(event("p".repeat(PAYLOAD.saturating_sub(bare + 1))), String::new())
+}
+
+fn direct(event: pb::NewEvent) -> battlelog_journal::NewEvent {
+    battlelog_journal::NewEvent { event_type: event.event_type, payload: event.payload, idempotency_key: None }
+}
 
 fn raw_sled(dir: &Path, run: Duration) -> Figures {
     let db = sled::Config::new().path(dir).open().expect("open sled");
@@ -97,12 +132,12 @@ async fn direct_appends(journal: &Journal, concurrency: usize, run: Duration) ->
         tasks.push(tokio::spawn(async move {
             let mut latencies = Vec::new();
             let stream = format!("direct-{concurrency}-{c}");
+            let any = battlelog_journal::ExpectedVersion::Any;
+            journal.append(stream.clone(), any, vec![direct(opening())]).await.expect("open");
+            let mut nonce = 0;
             while start.elapsed() < run {
-                let event = battlelog_journal::NewEvent {
-                    event_type: "BenchEvent".into(),
-                    payload: vec![1u8; PAYLOAD],
-                    idempotency_key: None,
-                };
+                let event = direct(roll(nonce));
+                nonce += 1;
                 let t = Instant::now();
                 journal
                     .append(stream.clone(), battlelog_journal::ExpectedVersion::Any, vec![event])
@@ -133,18 +168,18 @@ async fn appends(url: &str, concurrency: usize, run: Duration) -> Figures {
         tasks.push(tokio::spawn(async move {
             let mut latencies = Vec::new();
             let stream = format!("bench-{concurrency}-{c}");
+            let request = |event: pb::NewEvent| pb::AppendRequest {
+                stream_id: stream.clone(),
+                expected_version: Some(pb::ExpectedVersion {
+                    kind: Some(pb::expected_version::Kind::Any(pb::expected_version::Any {})),
+                }),
+                events: vec![event],
+            };
+            client.append(request(opening())).await.expect("open");
+            let mut nonce = 0;
             while start.elapsed() < run {
-                let request = pb::AppendRequest {
-                    stream_id: stream.clone(),
-                    expected_version: Some(pb::ExpectedVersion {
-                        kind: Some(pb::expected_version::Kind::Any(pb::expected_version::Any {})),
-                    }),
-                    events: vec![pb::NewEvent {
-                        event_type: "BenchEvent".into(),
-                        payload: vec![1u8; PAYLOAD],
-                        idempotency_key: String::new(),
-                    }],
-                };
+                let request = request(roll(nonce));
+                nonce += 1;
                 let t = Instant::now();
                 client.append(request).await.expect("append");
                 latencies.push(t.elapsed());

@@ -3,8 +3,9 @@
 use std::collections::HashMap;
 
 use tonic::{Code, Status};
-use tonic_types::{ErrorDetails, StatusExt};
+use tonic_types::{ErrorDetails, FieldViolation, StatusExt};
 
+use crate::guard::Rule;
 use crate::limits::ExpectedVersion;
 
 /// The `ErrorInfo.domain` of every structured error the journal returns.
@@ -16,6 +17,9 @@ pub const REASON_WRONG_EXPECTED_VERSION: &str = "WRONG_EXPECTED_VERSION";
 pub const REASON_IDEMPOTENCY_KEY_REUSED: &str = "IDEMPOTENCY_KEY_REUSED";
 /// `ErrorInfo.reason` of an append mixing already-seen and new keys.
 pub const REASON_IDEMPOTENCY_PARTIAL_REPEAT: &str = "IDEMPOTENCY_PARTIAL_REPEAT";
+// The battle guard's reasons (`EVENT_UNDECODABLE`, `NONCE_OUT_OF_ORDER`,
+// `SEED_MISMATCH` …) are `crate::guard::Rule::reason`; metadata `field` names
+// the refused event's field and `stream_id` the stream.
 
 /// Everything the journal library can fail with.
 #[derive(Debug, thiserror::Error)]
@@ -60,6 +64,19 @@ pub enum JournalError {
         repeated_index: usize,
         /// Index of a new event in the request.
         new_index: usize,
+    },
+    /// An event would leave its stream no longer a battle (see
+    /// [`crate::guard`]); nothing of the append was written.
+    #[error("stream {stream_id}: {field} refused ({}): {message}", .rule.reason())]
+    EventRefused {
+        /// The stream.
+        stream_id: String,
+        /// The request field at fault, e.g. `events[0].payload.dice_rolled.nonce`.
+        field: String,
+        /// The rule it breaks.
+        rule: Rule,
+        /// What was found against what the rule wants.
+        message: String,
     },
     /// The journal is closing and takes no more appends.
     #[error("the journal is shutting down")]
@@ -132,6 +149,20 @@ impl From<JournalError> for Status {
                     ]),
                 ),
             ),
+            JournalError::EventRefused { stream_id, field, rule, message: description } => {
+                let info = HashMap::from([("stream_id".to_owned(), stream_id), ("field".to_owned(), field.clone())]);
+                let mut details = ErrorDetails::with_error_info(rule.reason(), ERROR_DOMAIN, info);
+                // Malformed input whatever the stream holds: the caller's bug,
+                // named like every other bad field. Out of place in this
+                // stream now: the stream's state says no.
+                let code = if rule.is_malformed_input() {
+                    details.set_bad_request(vec![FieldViolation::new(field, description)]);
+                    Code::InvalidArgument
+                } else {
+                    Code::FailedPrecondition
+                };
+                Status::with_error_details(code, message, details)
+            }
             JournalError::ShuttingDown => Status::unavailable(message),
             JournalError::Corrupt { .. } => Status::data_loss(message),
             JournalError::Poisoned(_) | JournalError::Storage(_) | JournalError::Io(_) => Status::internal(message),

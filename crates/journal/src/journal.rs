@@ -268,35 +268,77 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
+pub(crate) mod tests {
+    use battlelog_proto::v1::battle_event::Event;
+    use battlelog_proto::v1::{BattleClosed, BattleOpened, DiceRolled, SeedCommitted, SeedRevealed};
+    use sha2::{Digest, Sha256};
 
-    fn event(t: &str, payload: &[u8], key: Option<&str>) -> NewEvent {
-        NewEvent { event_type: t.into(), payload: payload.to_vec(), idempotency_key: key.map(str::to_owned) }
+    use super::*;
+    use crate::guard::Rule;
+
+    /// The epoch's server seed in these tests: 32 bytes of `epoch + 1`.
+    pub(crate) fn seed(epoch: u32) -> String {
+        hex::encode([epoch as u8 + 1; 32])
+    }
+
+    /// PROTOCOL.md §1: lowercase_hex(SHA-256(server_seed)).
+    pub(crate) fn commitment(epoch: u32) -> String {
+        hex::encode(Sha256::digest([epoch as u8 + 1; 32]))
+    }
+
+    pub(crate) fn battle_event(event: Event) -> NewEvent {
+        let new = battlelog_proto::battle::new_event(event, String::new());
+        NewEvent { event_type: new.event_type, payload: new.payload, idempotency_key: None }
+    }
+
+    pub(crate) fn opened(tenant: &str) -> NewEvent {
+        battle_event(Event::BattleOpened(BattleOpened {
+            ruleset: "pokemon-d6@1".into(),
+            commitment: commitment(0),
+            tenant: tenant.into(),
+            ..Default::default()
+        }))
+    }
+
+    pub(crate) fn rolled(epoch: u32, nonce: u64) -> NewEvent {
+        battle_event(Event::DiceRolled(DiceRolled { epoch, nonce, expression: "1d6".into(), ..Default::default() }))
+    }
+
+    fn revealed(epoch: u32, server_seed: String) -> NewEvent {
+        battle_event(Event::SeedRevealed(SeedRevealed { epoch, server_seed }))
+    }
+
+    fn keyed(event: NewEvent, key: &str) -> NewEvent {
+        NewEvent { idempotency_key: Some(key.into()), ..event }
     }
 
     async fn open(dir: &std::path::Path) -> Journal {
         Journal::open(JournalOptions::new(dir)).await.unwrap()
     }
 
+    fn rule_of(result: Result<AppendOutcome, JournalError>) -> (Rule, String) {
+        match result {
+            Err(JournalError::EventRefused { rule, field, .. }) => (rule, field),
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
+
     #[tokio::test]
     async fn append_read_verify_and_guard() {
         let dir = tempfile::tempdir().unwrap();
         let journal = open(dir.path()).await;
-        let first = journal
-            .append("s".into(), ExpectedVersion::NoStream, vec![event("A", b"1", None), event("B", b"2", None)])
-            .await
-            .unwrap();
+        let first =
+            journal.append("s".into(), ExpectedVersion::NoStream, vec![opened(""), rolled(0, 0)]).await.unwrap();
         assert_eq!(first.events.iter().map(|e| e.version).collect::<Vec<_>>(), [0, 1]);
-        let err = journal.append("s".into(), ExpectedVersion::Exact(0), vec![event("C", b"3", None)]).await;
+        let err = journal.append("s".into(), ExpectedVersion::Exact(0), vec![rolled(0, 1)]).await;
         assert!(matches!(err, Err(JournalError::WrongExpectedVersion { actual: Some(1), .. })), "{err:?}");
-        let err = journal.append("s".into(), ExpectedVersion::NoStream, vec![event("C", b"3", None)]).await;
+        let err = journal.append("s".into(), ExpectedVersion::NoStream, vec![rolled(0, 1)]).await;
         assert!(matches!(err, Err(JournalError::WrongExpectedVersion { actual: Some(1), .. })), "{err:?}");
-        journal.append("s".into(), ExpectedVersion::Exact(1), vec![event("C", b"3", None)]).await.unwrap();
+        journal.append("s".into(), ExpectedVersion::Exact(1), vec![rolled(0, 1)]).await.unwrap();
 
         let events = journal.read_stream("s", 0, 0).unwrap();
         assert_eq!(events.len(), 3);
-        assert_eq!(events[2].event.payload, b"3");
+        assert_eq!(events[2].event.payload, rolled(0, 1).payload);
         assert_eq!(events[1].hash, first.events[1].hash);
         let head = journal.stream_head("s").unwrap();
         assert_eq!(head, StreamHead { version: Some(2), hash: events[2].hash });
@@ -310,20 +352,19 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let journal = open(dir.path()).await;
         let original =
-            journal.append("s".into(), ExpectedVersion::Any, vec![event("A", b"1", Some("req-1"))]).await.unwrap();
+            journal.append("s".into(), ExpectedVersion::Any, vec![keyed(opened(""), "req-1")]).await.unwrap();
         journal.shutdown().await.unwrap();
         drop(journal);
 
         let journal = open(dir.path()).await;
         let repeat =
-            journal.append("s".into(), ExpectedVersion::NoStream, vec![event("A", b"1", Some("req-1"))]).await.unwrap();
+            journal.append("s".into(), ExpectedVersion::NoStream, vec![keyed(opened(""), "req-1")]).await.unwrap();
         assert!(repeat.deduplicated);
         assert_eq!(repeat.events, original.events);
-        let reused = journal.append("s".into(), ExpectedVersion::Any, vec![event("A", b"2", Some("req-1"))]).await;
+        let reused = journal.append("s".into(), ExpectedVersion::Any, vec![keyed(opened("other"), "req-1")]).await;
         assert!(matches!(reused, Err(JournalError::IdempotencyKeyReused { version: 0, .. })), "{reused:?}");
-        let partial = journal
-            .append("s".into(), ExpectedVersion::Any, vec![event("A", b"1", Some("req-1")), event("B", b"", None)])
-            .await;
+        let partial =
+            journal.append("s".into(), ExpectedVersion::Any, vec![keyed(opened(""), "req-1"), rolled(0, 0)]).await;
         assert!(matches!(partial, Err(JournalError::IdempotencyPartialRepeat { .. })), "{partial:?}");
         assert_eq!(journal.read_stream("s", 0, 0).unwrap().len(), 1);
         journal.shutdown().await.unwrap();
@@ -333,12 +374,13 @@ mod tests {
     async fn subscription_catches_up_then_goes_live() {
         let dir = tempfile::tempdir().unwrap();
         let journal = open(dir.path()).await;
-        for i in 0..3u8 {
-            journal.append("s".into(), ExpectedVersion::Any, vec![event("A", &[i], None)]).await.unwrap();
+        journal.append("s".into(), ExpectedVersion::Any, vec![opened("")]).await.unwrap();
+        for nonce in 0..2 {
+            journal.append("s".into(), ExpectedVersion::Any, vec![rolled(0, nonce)]).await.unwrap();
         }
         let mut sub = journal.subscribe_stream("s", 1).unwrap();
-        for i in 3..6u8 {
-            journal.append("s".into(), ExpectedVersion::Any, vec![event("A", &[i], None)]).await.unwrap();
+        for nonce in 2..5 {
+            journal.append("s".into(), ExpectedVersion::Any, vec![rolled(0, nonce)]).await.unwrap();
         }
         for expected in 1..6u64 {
             let got = sub.recv().await.unwrap().unwrap();
@@ -347,8 +389,89 @@ mod tests {
         journal.shutdown().await.unwrap();
         assert!(sub.recv().await.is_none(), "subscriptions end at shutdown");
         assert!(matches!(
-            journal.append("s".into(), ExpectedVersion::Any, vec![event("A", b"", None)]).await,
+            journal.append("s".into(), ExpectedVersion::Any, vec![rolled(0, 5)]).await,
             Err(JournalError::ShuttingDown)
         ));
+    }
+
+    /// Junk, a far-off nonce, a forged reveal, a second opening, or a bad
+    /// event late in a request: refused, nothing written, and the battle
+    /// still takes its next valid event.
+    #[tokio::test]
+    async fn refused_events_write_nothing_and_the_battle_goes_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = open(dir.path()).await;
+        journal.append("b".into(), ExpectedVersion::NoStream, vec![opened("forum-a"), rolled(0, 0)]).await.unwrap();
+        let head = journal.stream_head("b").unwrap();
+        let position = journal.store().durable_position();
+
+        let junk = NewEvent { event_type: "DiceRolled".into(), payload: b"junk".to_vec(), idempotency_key: None };
+        let cases: Vec<(Vec<NewEvent>, Rule, &str)> = vec![
+            (vec![junk], Rule::EventUndecodable, "events[0].payload"),
+            (vec![rolled(0, 1_000_000)], Rule::NonceOutOfOrder, "events[0].payload.dice_rolled.nonce"),
+            (vec![revealed(0, seed(9))], Rule::SeedMismatch, "events[0].payload.seed_revealed.server_seed"),
+            (vec![opened("forum-a")], Rule::BattleAlreadyOpened, "events[0].event_type"),
+            // The first event alone would do; the request is all or nothing.
+            (vec![rolled(0, 1), rolled(0, 3)], Rule::NonceOutOfOrder, "events[1].payload.dice_rolled.nonce"),
+            (
+                vec![
+                    rolled(0, 1),
+                    battle_event(Event::SeedCommitted(SeedCommitted { epoch: 1, commitment: commitment(1) })),
+                ],
+                Rule::EpochNotRevealed,
+                "events[1].payload.seed_committed.epoch",
+            ),
+        ];
+        for (events, rule, field) in cases {
+            assert_eq!(rule_of(journal.append("b".into(), ExpectedVersion::Any, events).await), (rule, field.into()));
+            assert_eq!(journal.stream_head("b").unwrap(), head, "{rule:?}: nothing written");
+            assert_eq!(journal.store().durable_position(), position);
+        }
+        let err = journal.append("fresh".into(), ExpectedVersion::Any, vec![rolled(0, 0)]).await;
+        assert_eq!(rule_of(err), (Rule::BattleNotOpened, "events[0].event_type".into()));
+        assert_eq!(journal.stream_head("fresh").unwrap().version, None);
+
+        let next = journal.append("b".into(), ExpectedVersion::Any, vec![rolled(0, 1)]).await.unwrap();
+        assert_eq!(next.events[0].version, 2, "the battle goes on");
+        journal
+            .append(
+                "b".into(),
+                ExpectedVersion::Any,
+                vec![
+                    revealed(0, seed(0)),
+                    battle_event(Event::SeedCommitted(SeedCommitted { epoch: 1, commitment: commitment(1) })),
+                ],
+            )
+            .await
+            .unwrap();
+        journal.append("b".into(), ExpectedVersion::Any, vec![rolled(1, 2)]).await.unwrap();
+        journal.shutdown().await.unwrap();
+    }
+
+    /// The guard's state is stored with the head: after a restart it still
+    /// knows the next nonce, the epoch and the close.
+    #[tokio::test]
+    async fn the_guard_state_survives_a_restart() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = open(dir.path()).await;
+        journal.append("b".into(), ExpectedVersion::Any, vec![opened(""), rolled(0, 0), rolled(0, 1)]).await.unwrap();
+        journal.shutdown().await.unwrap();
+        drop(journal);
+
+        let journal = open(dir.path()).await;
+        let err = journal.append("b".into(), ExpectedVersion::Any, vec![rolled(0, 1)]).await;
+        assert_eq!(rule_of(err).0, Rule::NonceOutOfOrder, "nonce 1 is spent");
+        let closed = battle_event(Event::BattleClosed(BattleClosed { by: "judge".into(), reason: "done".into() }));
+        journal.append("b".into(), ExpectedVersion::Any, vec![rolled(0, 2), closed]).await.unwrap();
+        journal.shutdown().await.unwrap();
+        drop(journal);
+
+        let journal = open(dir.path()).await;
+        assert_eq!(
+            rule_of(journal.append("b".into(), ExpectedVersion::Any, vec![rolled(0, 3)]).await).0,
+            Rule::BattleClosed
+        );
+        journal.append("b".into(), ExpectedVersion::Any, vec![revealed(0, seed(0))]).await.unwrap();
+        journal.shutdown().await.unwrap();
     }
 }

@@ -3,6 +3,8 @@
 //!
 //! - [`record`]: the stored record and its SHA-256 chain (PROTOCOL.md §4).
 //! - [`limits`]: input limits and validation (nothing invalid is written).
+//! - [`guard`]: the battle guard — every stream is a battle, and no append
+//!   may leave it one that no longer folds (nonces, epochs, reveals, close).
 //! - [`store`]: the sled layout, one transaction per append, reads, outbox,
 //!   chain verification.
 //! - [`committer`] (private): the group-commit thread — many appends, one flush.
@@ -22,6 +24,7 @@
 mod committer;
 pub mod config;
 pub mod error;
+pub mod guard;
 pub mod journal;
 pub mod limits;
 pub mod nats;

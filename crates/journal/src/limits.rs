@@ -6,6 +6,7 @@
 use serde::Deserialize;
 
 use crate::error::JournalError;
+use crate::guard::{self, Checked};
 
 /// Longest stream id, in bytes. Stream ids become NATS subject tokens and sled
 /// key prefixes, hence also the charset in [`validate_stream_id`].
@@ -133,6 +134,8 @@ pub(crate) struct ValidAppend {
     pub stream_id: String,
     pub expected: ExpectedVersion,
     pub events: Vec<NewEvent>,
+    /// What the battle guard needs of each event, in order.
+    pub checked: Vec<Checked>,
 }
 
 fn invalid(field: impl Into<String>, message: impl Into<String>) -> JournalError {
@@ -226,15 +229,35 @@ pub(crate) fn validate_append(
             format!("{total} payload bytes in total exceeds max_append_bytes = {}", limits.max_append_bytes),
         ));
     }
-    Ok(ValidAppend { stream_id, expected, events })
+    // Payloads are decoded here, on the caller's task, so that the
+    // committer thread (the journal's one writer) only compares numbers.
+    let checked = events
+        .iter()
+        .enumerate()
+        .map(|(i, e)| guard::inspect(i, &e.event_type, &e.payload))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|v| JournalError::EventRefused {
+            stream_id: stream_id.clone(),
+            field: v.field,
+            rule: v.rule,
+            message: v.message,
+        })?;
+    Ok(ValidAppend { stream_id, expected, events, checked })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// A valid `BattleClosed` of exactly `payload` bytes (5 to 129; 2 below),
+    /// so that only the limit under test can refuse it.
     fn event(payload: usize) -> NewEvent {
-        NewEvent { event_type: "T".into(), payload: vec![0; payload], idempotency_key: None }
+        use battlelog_proto::v1::{BattleClosed, battle_event::Event};
+        let reason = "r".repeat(payload.saturating_sub(4));
+        let event = Event::BattleClosed(BattleClosed { by: String::new(), reason });
+        let new = battlelog_proto::battle::new_event(event, String::new());
+        assert!(payload < 5 || new.payload.len() == payload, "no BattleClosed of {payload} bytes");
+        NewEvent { event_type: new.event_type, payload: new.payload, idempotency_key: None }
     }
 
     fn field_of(err: JournalError) -> String {
@@ -251,7 +274,7 @@ mod tests {
             let err = validate_append(&limits, bad.into(), ExpectedVersion::Any, vec![event(1)]).unwrap_err();
             assert_eq!(field_of(err), "stream_id", "{bad:?}");
         }
-        assert!(validate_append(&limits, "battle-1_A".into(), ExpectedVersion::Any, vec![event(1)]).is_ok());
+        assert!(validate_append(&limits, "battle-1_A".into(), ExpectedVersion::Any, vec![event(5)]).is_ok());
     }
 
     #[test]
@@ -269,7 +292,7 @@ mod tests {
     #[test]
     fn keys_and_types_are_checked() {
         let limits = Limits::default();
-        let keyed = |k: &str| NewEvent { idempotency_key: Some(k.into()), ..event(1) };
+        let keyed = |k: &str| NewEvent { idempotency_key: Some(k.into()), ..event(5) };
         let e = |events| validate_append(&limits, "s".into(), ExpectedVersion::Any, events).map(|_| ());
         assert_eq!(field_of(e(vec![keyed("a"), keyed("a")]).unwrap_err()), "events[1].idempotency_key");
         assert_eq!(field_of(e(vec![keyed("")]).unwrap_err()), "events[0].idempotency_key");

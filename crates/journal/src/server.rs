@@ -42,7 +42,8 @@ pub async fn run(
 ) -> Result<(), ServeError> {
     let publisher: Option<Arc<dyn EventPublisher>> = match &config.nats_url {
         Some(url) => {
-            info!(url, stream = %config.nats_stream, "publishing committed events to NATS JetStream");
+            let url_shown = crate::nats::redact_url(url);
+            info!(url = %url_shown, stream = %config.nats_stream, "publishing committed events to NATS JetStream");
             Some(Arc::new(JetStreamPublisher::connect(url, &config.nats_stream, &config.nats_subject_prefix).await?))
         }
         None => {

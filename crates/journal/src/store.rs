@@ -6,13 +6,20 @@
 //! | tree          | key                              | value                                        |
 //! |---------------|----------------------------------|----------------------------------------------|
 //! | `records`     | stream id, 0x00, version (u64)   | h(version) (32), global position (u64), record bytes |
-//! | `heads`       | stream id                        | head version (u64), head hash (32)           |
+//! | `heads`       | stream id                        | head version (u64), head hash (32), battle state (45) |
 //! | `idempotency` | stream id, 0x00, key             | version (u64), fingerprint (32)              |
 //! | `global`      | global position (u64)            | the `records` key                            |
 //! | `outbox`      | `published`                      | next global position to publish (u64)        |
 //!
 //! Stream ids never contain 0x00 (see [`crate::limits`]), so a stream's keys
 //! are exactly the keys starting with `stream id, 0x00`.
+//!
+//! The battle state ([`crate::guard::BattleState`]: next nonce, epoch, its
+//! commitment, revealed, closed) rides in the head value because every
+//! append reads and rewrites the head anyway: the guard costs no extra read
+//! or write, and the state is durable in the same transaction as the events.
+//! A head of 40 bytes (written before the guard existed) has no state; the
+//! first append to such a stream folds its records once to build it.
 //!
 //! Each group commit is one sled transaction (see [`Store::apply_group`]).
 //!
@@ -21,10 +28,13 @@
 //! not yet flushed could vanish in a crash, so no reader, subscriber or NATS
 //! ever sees it before the append is acknowledged.
 
+use std::collections::HashMap;
 use std::path::Path;
-use std::sync::RwLock;
+use std::sync::{Mutex, RwLock};
 
-use battlelog_proto::v1::JournalRecord;
+use battlelog_proto::v1::battle_event::Event;
+use battlelog_proto::v1::{BattleEvent, JournalRecord};
+use prost::Message;
 use sled::transaction::{
     ConflictableTransactionError, TransactionError, TransactionalTree, UnabortableTransactionError,
 };
@@ -32,6 +42,7 @@ use sled::{Transactional, Tree};
 use tokio::sync::watch;
 
 use crate::error::JournalError;
+use crate::guard::{self, BattleState, Violation};
 use crate::limits::{ExpectedVersion, ValidAppend};
 use crate::record::{self, Hash};
 
@@ -113,20 +124,34 @@ pub mod layout {
         Some((hash, position, &value[40..]))
     }
 
-    /// `u64_be(version) || hash`.
-    pub fn head_value(version: u64, hash: &Hash) -> Vec<u8> {
-        let mut value = Vec::with_capacity(40);
+    /// Bytes of a head value without the battle state (written before the
+    /// guard existed).
+    pub const LEGACY_HEAD_BYTES: usize = 40;
+
+    /// `u64_be(version) || hash || battle state`.
+    pub fn head_value(version: u64, hash: &Hash, state: &super::BattleState) -> Vec<u8> {
+        let mut value = Vec::with_capacity(LEGACY_HEAD_BYTES + super::guard::STATE_BYTES);
         value.extend_from_slice(&version.to_be_bytes());
         value.extend_from_slice(hash);
+        value.extend_from_slice(&state.encode());
         value
     }
 
     /// (version, hash) of a `heads` value.
     pub fn parse_head_value(value: &[u8]) -> Option<(u64, Hash)> {
-        if value.len() != 40 {
+        if value.len() != LEGACY_HEAD_BYTES && value.len() != LEGACY_HEAD_BYTES + super::guard::STATE_BYTES {
             return None;
         }
-        Some((u64::from_be_bytes(value[..8].try_into().ok()?), value[8..].try_into().ok()?))
+        Some((u64::from_be_bytes(value[..8].try_into().ok()?), value[8..40].try_into().ok()?))
+    }
+
+    /// The battle state of a `heads` value: `Some(None)` for a legacy head
+    /// without one, `None` when unreadable.
+    pub fn parse_head_state(value: &[u8]) -> Option<Option<super::BattleState>> {
+        match value.len() {
+            LEGACY_HEAD_BYTES => Some(None),
+            _ => super::BattleState::decode(value.get(LEGACY_HEAD_BYTES..)?).map(Some),
+        }
     }
 }
 
@@ -206,10 +231,14 @@ pub struct OutboxEvent {
     pub record: Vec<u8>,
     /// The record decoded.
     pub event: JournalRecord,
+    /// The stream's tenant as a NATS subject token: `BattleOpened.tenant` of
+    /// its version 0, or [`guard::TENANT_PLACEHOLDER`] when that is empty.
+    pub tenant: String,
 }
 
 /// Why an append was refused inside its transaction.
 enum Reject {
+    Refused(Violation),
     WrongExpectedVersion { actual: Option<u64> },
     KeyReused { key: String, version: u64 },
     PartialRepeat { repeated_index: usize, new_index: usize },
@@ -243,7 +272,14 @@ pub struct Store {
     apply_lock: RwLock<()>,
     /// Group-commit counters.
     pub(crate) stats: CommitStats,
+    /// Stream → tenant subject token, for the outbox: a stream's tenant is
+    /// fixed by its version 0, so it is read once, not per event.
+    tenants: Mutex<HashMap<String, String>>,
 }
+
+/// Streams whose tenant the outbox remembers; past it the cache starts over
+/// (a miss costs one read of version 0).
+const MAX_CACHED_TENANTS: usize = 100_000;
 
 /// Counters of the group commit, for operators and the benchmark.
 #[derive(Debug, Default)]
@@ -280,6 +316,7 @@ impl Store {
             durable: watch::Sender::new(next),
             apply_lock: RwLock::new(()),
             stats: CommitStats::default(),
+            tenants: Mutex::new(HashMap::new()),
         })
     }
 
@@ -532,16 +569,47 @@ impl Store {
     /// Up to `max` durable events past the outbox cursor, oldest first.
     pub(crate) fn outbox_batch(&self, max: usize) -> Result<Vec<OutboxEvent>, JournalError> {
         let from = self.published.load(std::sync::atomic::Ordering::Acquire);
-        Ok(self
-            .read_all(from, max, usize::MAX)?
+        self.read_all(from, max, usize::MAX)?
             .into_iter()
-            .map(|stored| OutboxEvent {
-                global_position: stored.global_position,
-                hash: stored.hash,
-                record: stored.record,
-                event: stored.event,
+            .map(|stored| {
+                Ok(OutboxEvent {
+                    tenant: self.tenant_of(&stored.event)?,
+                    global_position: stored.global_position,
+                    hash: stored.hash,
+                    record: stored.record,
+                    event: stored.event,
+                })
             })
-            .collect())
+            .collect()
+    }
+
+    /// The tenant subject token of a durable record's stream, from the
+    /// `BattleOpened` at its version 0 (the record itself when it is that).
+    fn tenant_of(&self, record: &JournalRecord) -> Result<String, JournalError> {
+        let mut cache = self.tenants.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(tenant) = cache.get(&record.stream_id) {
+            return Ok(tenant.clone());
+        }
+        let first;
+        let payload = if record.version == 0 {
+            &record.payload
+        } else {
+            first = self.read_by_record_key(&layout::record_key(&record.stream_id, 0))?;
+            &first.event.payload
+        };
+        // Streams written before the guard may not open with a BattleOpened;
+        // their events go out under the placeholder rather than not at all.
+        let tenant = match BattleEvent::decode(payload.as_slice()) {
+            Ok(BattleEvent { event: Some(Event::BattleOpened(opened)) }) => {
+                guard::subject_token(&opened.tenant).into_owned()
+            }
+            _ => guard::TENANT_PLACEHOLDER.to_owned(),
+        };
+        if cache.len() >= MAX_CACHED_TENANTS {
+            cache.clear();
+        }
+        cache.insert(record.stream_id.clone(), tenant.clone());
+        Ok(tenant)
     }
 
     /// Moves the outbox cursor past a published event. Not flushed on its
@@ -627,9 +695,10 @@ impl TxView<'_> {
             return Ok(Ok(Applied::Deduplicated(AppendOutcome { events, deduplicated: true })));
         }
 
-        let head = match self.heads.get(stream.as_bytes())? {
+        let head_value = self.heads.get(stream.as_bytes())?;
+        let head = match &head_value {
             None => None,
-            Some(value) => match layout::parse_head_value(&value) {
+            Some(value) => match layout::parse_head_value(value) {
                 Some(head) => Some(head),
                 None => return Ok(Err(Reject::Corrupt { version: 0, reason: "unreadable stream head".into() })),
             },
@@ -643,6 +712,34 @@ impl TxView<'_> {
         if !ok {
             return Ok(Err(Reject::WrongExpectedVersion { actual }));
         }
+
+        // The battle guard, against the state stored with the head (earlier
+        // appends of this group included: the transaction reads its own writes).
+        let mut state = match (&head_value, actual) {
+            (Some(value), Some(version)) => match layout::parse_head_state(value) {
+                Some(Some(state)) => Some(state),
+                Some(None) => match self.fold_legacy(stream, version)? {
+                    Ok(state) => Some(state),
+                    Err(reject) => return Ok(Err(reject)),
+                },
+                None => {
+                    return Ok(Err(Reject::Corrupt {
+                        version,
+                        reason: "unreadable battle state in the stream head".into(),
+                    }));
+                }
+            },
+            _ => None,
+        };
+        for (i, checked) in append.checked.iter().enumerate() {
+            match guard::apply(state, i, checked) {
+                Ok(next) => state = Some(next),
+                Err(violation) => return Ok(Err(Reject::Refused(violation))),
+            }
+        }
+        let Some(state) = state else {
+            return Ok(Err(Reject::Corrupt { version: 0, reason: "an append without events".into() }));
+        };
 
         let mut previous = head.map_or_else(|| record::genesis_hash(stream), |(_, h)| h);
         let first_version = actual.map_or(0, |v| v + 1);
@@ -679,8 +776,44 @@ impl TxView<'_> {
             });
         }
         let last = first_version + append.events.len() as u64 - 1;
-        self.heads.insert(stream.as_bytes(), layout::head_value(last, &previous))?;
+        self.heads.insert(stream.as_bytes(), layout::head_value(last, &previous, &state))?;
         Ok(Ok(Applied::Appended(AppendOutcome { events, deduplicated: false })))
+    }
+
+    /// The battle state of a stream whose head predates the guard: its
+    /// records folded once (the append then stores the state with the head).
+    /// A history that does not fold as a battle takes no more appends: the
+    /// guard could not vouch for anything after it.
+    fn fold_legacy(&self, stream: &str, head_version: u64) -> TxResult<Result<BattleState, Reject>> {
+        let mut state = None;
+        for version in 0..=head_version {
+            let corrupt = |reason: &str| Reject::Corrupt { version, reason: reason.into() };
+            let Some(value) = self.records.get(layout::record_key(stream, version))? else {
+                return Ok(Err(corrupt("record missing")));
+            };
+            let Some((_, _, bytes)) = layout::split_record_value(&value) else {
+                return Ok(Err(corrupt("record truncated")));
+            };
+            let Ok(record) = record::decode(bytes) else {
+                return Ok(Err(corrupt("record does not decode")));
+            };
+            let step = guard::inspect(0, &record.event_type, &record.payload).and_then(|c| guard::apply(state, 0, &c));
+            match step {
+                Ok(next) => state = Some(next),
+                Err(v) => {
+                    return Ok(Err(Reject::Refused(Violation {
+                        field: "stream_id".into(),
+                        rule: guard::Rule::StreamNotABattle,
+                        message: format!(
+                            "version {version}, stored before the battle guard, breaks {}: {}",
+                            v.rule.reason(),
+                            v.message
+                        ),
+                    })));
+                }
+            }
+        }
+        Ok(state.ok_or(Reject::Corrupt { version: 0, reason: "a head without records".into() }))
     }
 }
 
@@ -688,6 +821,9 @@ impl Reject {
     fn into_error(self, append: &ValidAppend) -> JournalError {
         let stream_id = append.stream_id.clone();
         match self {
+            Reject::Refused(Violation { field, rule, message }) => {
+                JournalError::EventRefused { stream_id, field, rule, message }
+            }
             Reject::WrongExpectedVersion { actual } => {
                 JournalError::WrongExpectedVersion { stream_id, expected: append.expected, actual }
             }
@@ -757,4 +893,122 @@ fn decode_position(key: &[u8]) -> Result<u64, JournalError> {
         reason: "unreadable global position key".into(),
     })?;
     Ok(u64::from_be_bytes(bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::guard::Rule;
+    use crate::journal::tests::{opened, rolled};
+    use crate::limits::{Limits, NewEvent, validate_append};
+
+    fn valid(stream: &str, events: Vec<NewEvent>) -> ValidAppend {
+        validate_append(&Limits::default(), stream.into(), ExpectedVersion::Any, events).expect("valid")
+    }
+
+    fn ids(append: &ValidAppend) -> Vec<String> {
+        (0..append.events.len()).map(|i| format!("id-{i}")).collect()
+    }
+
+    /// Several appends to one stream in one group transaction: each is
+    /// checked against the state the earlier ones left, and a refused one in
+    /// the middle neither writes nor disturbs its neighbours.
+    #[test]
+    fn a_group_checks_each_append_against_the_ones_before_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), 1 << 20).unwrap();
+        let appends = [
+            valid("b", vec![opened("")]),
+            valid("b", vec![rolled(0, 0)]),
+            valid("b", vec![rolled(0, 5)]),
+            valid("b", vec![rolled(0, 0)]),
+            valid("b", vec![rolled(0, 1), rolled(0, 2)]),
+        ];
+        let ids: Vec<_> = appends.iter().map(ids).collect();
+        let group: Vec<_> = appends.iter().zip(&ids).map(|(a, i)| (a, i.as_slice())).collect();
+        let outcomes = store.apply_group(&group, 0, 0).unwrap();
+        let summary: Vec<_> = outcomes
+            .iter()
+            .map(|o| match o {
+                Ok(Applied::Appended(a)) => Ok(a.events.iter().map(|e| e.version).collect::<Vec<_>>()),
+                Ok(Applied::Deduplicated(_)) => panic!("no keys here"),
+                Err(JournalError::EventRefused { rule, .. }) => Err(*rule),
+                Err(other) => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            [Ok(vec![0]), Ok(vec![1]), Err(Rule::NonceOutOfOrder), Err(Rule::NonceOutOfOrder), Ok(vec![2, 3])]
+        );
+        let head = store.heads.get("b").unwrap().unwrap();
+        let state = layout::parse_head_state(&head).unwrap().unwrap();
+        assert_eq!((state.next_nonce, state.epoch, state.revealed, state.closed), (3, 0, false, false));
+    }
+
+    /// A head written before the guard (40 bytes, no state): the first append
+    /// folds the stream once and stores the state; a history that is not a
+    /// battle takes no more appends.
+    #[test]
+    fn streams_from_before_the_guard_are_folded_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), 1 << 20).unwrap();
+        let apply = |append: ValidAppend, position: u64| {
+            let ids = ids(&append);
+            store.apply_group(&[(&append, ids.as_slice())], position, 0).unwrap().pop().unwrap()
+        };
+        assert!(apply(valid("old", vec![opened(""), rolled(0, 0)]), 0).is_ok());
+        let head = store.heads.get("old").unwrap().unwrap();
+        store.heads.insert("old", &head[..layout::LEGACY_HEAD_BYTES]).unwrap();
+        assert!(matches!(
+            apply(valid("old", vec![rolled(0, 0)]), 2),
+            Err(JournalError::EventRefused { rule: Rule::NonceOutOfOrder, .. })
+        ));
+        assert!(apply(valid("old", vec![rolled(0, 1)]), 2).is_ok(), "the fold found nonce 1 next");
+        assert_eq!(store.heads.get("old").unwrap().unwrap().len(), layout::LEGACY_HEAD_BYTES + guard::STATE_BYTES);
+
+        // A legacy stream whose version 0 is junk, as the guard never let in.
+        let junk = JournalRecord {
+            stream_id: "junk".into(),
+            event_type: "E".into(),
+            payload: b"x".to_vec(),
+            ..Default::default()
+        };
+        let bytes = record::encode(&junk);
+        let hash = record::chain_hash(&record::genesis_hash("junk"), &bytes);
+        store.records.insert(layout::record_key("junk", 0), layout::record_value(&hash, 9, &bytes)).unwrap();
+        let mut legacy_head = 0u64.to_be_bytes().to_vec();
+        legacy_head.extend_from_slice(&hash);
+        store.heads.insert("junk", legacy_head).unwrap();
+        assert!(matches!(
+            apply(valid("junk", vec![rolled(0, 0)]), 10),
+            Err(JournalError::EventRefused { rule: Rule::StreamNotABattle, .. })
+        ));
+    }
+
+    /// The outbox names each event's tenant, read from the stream's version 0.
+    #[test]
+    fn outbox_events_carry_their_battles_tenant() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), 1 << 20).unwrap();
+        let appends = [
+            valid("a", vec![opened("forum-a"), rolled(0, 0)]),
+            valid("n", vec![opened("")]),
+            valid("a", vec![rolled(0, 1)]),
+        ];
+        let ids: Vec<_> = appends.iter().map(ids).collect();
+        let group: Vec<_> = appends.iter().zip(&ids).map(|(a, i)| (a, i.as_slice())).collect();
+        store.apply_group(&group, 0, 0).unwrap();
+        store.flush().unwrap();
+        // A fresh store: the cache is empty, so version 2's tenant is read
+        // from version 0.
+        drop(store);
+        let store = Store::open(dir.path(), 1 << 20).unwrap();
+        store.outbox_mark_published(2).unwrap();
+        let tenants: Vec<_> =
+            store.outbox_batch(10).unwrap().into_iter().map(|e| (e.event.stream_id, e.tenant)).collect();
+        assert_eq!(tenants, [("a".to_owned(), "forum-a".to_owned())]);
+        store.published.store(0, std::sync::atomic::Ordering::Release);
+        let tenants: Vec<_> = store.outbox_batch(10).unwrap().into_iter().map(|e| e.tenant).collect();
+        assert_eq!(tenants, ["forum-a", "forum-a", "_", "forum-a"]);
+    }
 }

@@ -2,7 +2,9 @@
 //! waited for without sleeps.
 //!
 //! - [`NatsServer`]: a real `nats-server -js` on a free loopback port with a
-//!   temp store; stoppable and restartable on the same port and store.
+//!   temp store, optionally with a config file (users and permissions) and
+//!   the environment it reads passwords from; stoppable and restartable on
+//!   the same port and store.
 //! - [`ServiceProcess`] / [`journal`]: a real service binary from the target
 //!   dir (`target/<profile>/battlelog-journal`), its port read from its
 //!   readiness line, then waited for over `grpc.health.v1`.
@@ -82,16 +84,37 @@ pub struct NatsServer {
     port: u16,
     store: TempDir,
     log: PathBuf,
+    /// `-c <file>` and the environment the file's `$VARIABLES` come from.
+    config: Option<(PathBuf, Vec<(String, String)>)>,
 }
 
 impl NatsServer {
     /// Starts one on a free port with a fresh store.
     pub fn start() -> Self {
+        Self::start_inner(None)
+    }
+
+    /// Starts one with the config file `config` (e.g. the shipped
+    /// `deploy/nats/nats.conf`) and these environment variables (the
+    /// passwords it references), on a free port with a fresh store: the
+    /// flags override the file's ports (the HTTP monitor too, on a random
+    /// port) and give the store, which the file must therefore not set.
+    pub fn start_with_config(config: &Path, envs: &[(&str, &str)]) -> Self {
+        let envs = envs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+        Self::start_inner(Some((config.to_path_buf(), envs)))
+    }
+
+    fn start_inner(config: Option<(PathBuf, Vec<(String, String)>)>) -> Self {
         let store = temp_dir("nats");
         let log = store.path().join("nats.log");
-        let mut server = Self { child: None, port: 0, store, log };
+        let mut server = Self { child: None, port: 0, store, log, config };
         server.spawn(None);
         server
+    }
+
+    /// The log so far (for assertion messages).
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
     /// The client URL.
@@ -125,7 +148,11 @@ impl NatsServer {
         // Port -1 lets the server pick a free one and say which in its log,
         // so no port is guessed and raced for.
         let port_arg = port.map_or_else(|| "-1".to_owned(), |p| p.to_string());
-        let mut child = Command::new(&binary)
+        let mut command = Command::new(&binary);
+        if let Some((config, envs)) = &self.config {
+            command.arg("-c").arg(config).args(["-m", "-1"]).envs(envs.iter().map(|(k, v)| (k, v)));
+        }
+        let mut child = command
             .args(["-js", "-a", "127.0.0.1", "-p", &port_arg, "-sd"])
             .arg(&js_dir)
             .stdin(Stdio::null())

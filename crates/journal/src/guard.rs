@@ -1,0 +1,603 @@
+//! The battle guard: the journal refuses any append after which its stream
+//! would no longer fold as a battle (DESIGN.md, "a bad append bricking a
+//! battle").
+//!
+//! Every stream of this journal is a battle stream: each record's payload is
+//! a `battlelog.v1.BattleEvent` (`proto/battlelog/v1/battle.proto`) and its
+//! `event_type` names the event. There is no untyped stream kind; a caller
+//! that wants one needs a journal of its own.
+//!
+//! Checking happens in two steps, both before anything is written:
+//! - [`inspect`], on the caller's task: the payload decodes to exactly one
+//!   event, the type names it, hex fields and the tenant are well formed. It
+//!   keeps only what the second step needs ([`Checked`]), so the committer
+//!   thread never decodes a payload.
+//! - [`apply`], inside the group transaction: the event against the stream's
+//!   [`BattleState`] (next nonce, epoch, its commitment, revealed, closed),
+//!   which lives beside the stream head and is rewritten with it, so it costs
+//!   no extra read and survives restarts. Later events of the same request,
+//!   and later appends of the same group, see the state the earlier ones left.
+
+use std::borrow::Cow;
+
+use battlelog_proto::battle;
+use battlelog_proto::v1::BattleEvent;
+use battlelog_proto::v1::battle_event::Event;
+use prost::Message;
+use sha2::{Digest, Sha256};
+
+use crate::record::Hash;
+
+/// The subject token of battles opened without a tenant:
+/// `battlelog.events._.<battle>`. No tenant may be named this.
+pub const TENANT_PLACEHOLDER: &str = "_";
+/// Longest tenant, in bytes.
+pub const MAX_TENANT_BYTES: usize = 128;
+
+/// The rule an event broke. [`Rule::reason`] is the `ErrorInfo.reason` the
+/// gRPC status carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rule {
+    /// The payload is not exactly one `BattleEvent` (or holds fields this
+    /// journal does not know).
+    EventUndecodable,
+    /// The record's `event_type` does not name the payload's event.
+    EventTypeMismatch,
+    /// A field that must be well formed is not (hex digests, the tenant).
+    EventMalformed,
+    /// Version 0 of a battle must be its `BattleOpened`.
+    BattleNotOpened,
+    /// `BattleOpened` only at version 0.
+    BattleAlreadyOpened,
+    /// A `DiceRolled` nonce other than the battle's next one.
+    NonceOutOfOrder,
+    /// An event for an epoch other than the one it must be for.
+    EpochMismatch,
+    /// A roll in, or a second reveal of, an epoch already revealed.
+    EpochRevealed,
+    /// A new epoch committed before the current one was revealed.
+    EpochNotRevealed,
+    /// A revealed seed whose SHA-256 is not the epoch's commitment.
+    SeedMismatch,
+    /// Anything but a `SeedRevealed` after `BattleClosed`.
+    BattleClosed,
+    /// What the stream already holds (written before this guard existed) does
+    /// not fold as a battle, so nothing can safely follow it.
+    StreamNotABattle,
+}
+
+impl Rule {
+    /// The `google.rpc.ErrorInfo` reason.
+    pub fn reason(self) -> &'static str {
+        match self {
+            Rule::EventUndecodable => "EVENT_UNDECODABLE",
+            Rule::EventTypeMismatch => "EVENT_TYPE_MISMATCH",
+            Rule::EventMalformed => "EVENT_MALFORMED",
+            Rule::BattleNotOpened => "BATTLE_NOT_OPENED",
+            Rule::BattleAlreadyOpened => "BATTLE_ALREADY_OPENED",
+            Rule::NonceOutOfOrder => "NONCE_OUT_OF_ORDER",
+            Rule::EpochMismatch => "EPOCH_MISMATCH",
+            Rule::EpochRevealed => "EPOCH_REVEALED",
+            Rule::EpochNotRevealed => "EPOCH_NOT_REVEALED",
+            Rule::SeedMismatch => "SEED_MISMATCH",
+            Rule::BattleClosed => "BATTLE_CLOSED",
+            Rule::StreamNotABattle => "STREAM_NOT_A_BATTLE",
+        }
+    }
+
+    /// Whether the event is bad whatever the stream holds (INVALID_ARGUMENT)
+    /// rather than out of place in this stream now (FAILED_PRECONDITION).
+    pub fn is_malformed_input(self) -> bool {
+        matches!(self, Rule::EventUndecodable | Rule::EventTypeMismatch | Rule::EventMalformed)
+    }
+}
+
+/// One refused event: the field at fault, the rule and the detail.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    /// The request field, e.g. `events[1].payload.dice_rolled.nonce`.
+    pub field: String,
+    /// The rule broken.
+    pub rule: Rule,
+    /// What was found against what the rule wants.
+    pub message: String,
+}
+
+fn violation(field: String, rule: Rule, message: impl Into<String>) -> Violation {
+    Violation { field, rule, message: message.into() }
+}
+
+/// What [`apply`] needs of one event, taken from its payload by [`inspect`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Checked {
+    /// `BattleOpened` with its epoch-0 commitment.
+    Opened {
+        /// SHA-256 of the epoch-0 seed.
+        commitment: Hash,
+    },
+    /// `SeedCommitted`.
+    Committed {
+        /// The new epoch.
+        epoch: u32,
+        /// SHA-256 of its seed.
+        commitment: Hash,
+    },
+    /// `DiceRolled`.
+    Rolled {
+        /// The epoch it claims.
+        epoch: u32,
+        /// Its nonce.
+        nonce: u64,
+    },
+    /// `SeedRevealed`.
+    Revealed {
+        /// The epoch it reveals.
+        epoch: u32,
+        /// SHA-256 of the revealed seed.
+        seed_hash: Hash,
+    },
+    /// `BattleClosed`.
+    Closed,
+    /// `ActionResolved`, `DisputeRaised`, `JudgeRuling`: they change none of
+    /// the guarded state.
+    Other,
+}
+
+/// Checks one event on its own: `events[index]` of a request.
+pub fn inspect(index: usize, event_type: &str, payload: &[u8]) -> Result<Checked, Violation> {
+    let field = |name: &str| format!("events[{index}].{name}");
+    let decoded = BattleEvent::decode(payload).map_err(|e| {
+        violation(field("payload"), Rule::EventUndecodable, format!("not a battlelog.v1.BattleEvent: {e}"))
+    })?;
+    // A payload naming two events decodes to the last one, and unknown fields
+    // decode to nothing: both are longer than the event's own encoding. Such
+    // bytes would be stored and hashed as they are, and read differently by
+    // a decoder that keeps the first event or knows the field.
+    let canonical = decoded.encoded_len();
+    let Some(event) = decoded.event else {
+        return Err(violation(field("payload"), Rule::EventUndecodable, "the BattleEvent holds no event"));
+    };
+    if canonical != payload.len() {
+        return Err(violation(
+            field("payload"),
+            Rule::EventUndecodable,
+            format!(
+                "{} bytes where the {} they hold encodes to {canonical}: more than one event, or fields battlelog.v1 does not define",
+                payload.len(),
+                battle::type_name(&event)
+            ),
+        ));
+    }
+    let actual = battle::type_name(&event);
+    if actual != event_type {
+        return Err(violation(
+            field("event_type"),
+            Rule::EventTypeMismatch,
+            format!("{event_type:?} but the payload holds a {actual}"),
+        ));
+    }
+    Ok(match event {
+        Event::BattleOpened(opened) => {
+            check_tenant(&field("payload.battle_opened.tenant"), &opened.tenant)?;
+            Checked::Opened { commitment: hex_digest(&field("payload.battle_opened.commitment"), &opened.commitment)? }
+        }
+        Event::SeedCommitted(committed) => Checked::Committed {
+            epoch: committed.epoch,
+            commitment: hex_digest(&field("payload.seed_committed.commitment"), &committed.commitment)?,
+        },
+        Event::DiceRolled(rolled) => Checked::Rolled { epoch: rolled.epoch, nonce: rolled.nonce },
+        Event::SeedRevealed(revealed) => {
+            let seed = hex_digest(&field("payload.seed_revealed.server_seed"), &revealed.server_seed)?;
+            Checked::Revealed { epoch: revealed.epoch, seed_hash: Sha256::digest(seed).into() }
+        }
+        Event::BattleClosed(_) => Checked::Closed,
+        Event::ActionResolved(_) | Event::DisputeRaised(_) | Event::JudgeRuling(_) => Checked::Other,
+    })
+}
+
+/// 64 lowercase hex digits (PROTOCOL.md §1 writes commitments and seeds so),
+/// as their 32 bytes.
+fn hex_digest(field: &str, text: &str) -> Result<Hash, Violation> {
+    let well_formed = text.len() == 64 && text.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+    let bytes = well_formed.then(|| hex::decode(text).ok()).flatten().and_then(|b| Hash::try_from(b).ok());
+    bytes.ok_or_else(|| {
+        violation(field.to_owned(), Rule::EventMalformed, format!("{text:?} is not 64 lowercase hex digits"))
+    })
+}
+
+/// A tenant becomes one NATS subject token (`battlelog.events.<tenant>.<battle>`),
+/// so it must not hold what NATS reads as a separator or wildcard.
+fn check_tenant(field: &str, tenant: &str) -> Result<(), Violation> {
+    let bad = |message: String| Err(violation(field.to_owned(), Rule::EventMalformed, message));
+    if tenant == TENANT_PLACEHOLDER {
+        return bad(format!("{TENANT_PLACEHOLDER:?} is reserved for battles without a tenant"));
+    }
+    if tenant.len() > MAX_TENANT_BYTES {
+        return bad(format!("{} bytes exceeds the limit of {MAX_TENANT_BYTES}", tenant.len()));
+    }
+    if let Some(c) = tenant.chars().find(|c| matches!(c, '.' | '*' | '>') || c.is_whitespace() || c.is_control()) {
+        return bad(format!("character {c:?} is not allowed (no '.', '*', '>', whitespace or control characters)"));
+    }
+    Ok(())
+}
+
+/// The NATS subject token of a tenant: itself when it is a safe token, the
+/// placeholder `_` when empty (or, for records written before tenants were
+/// checked, unsafe).
+pub fn subject_token(tenant: &str) -> Cow<'_, str> {
+    if !tenant.is_empty() && check_tenant("tenant", tenant).is_ok() {
+        Cow::Borrowed(tenant)
+    } else {
+        Cow::Borrowed(TENANT_PLACEHOLDER)
+    }
+}
+
+/// What the guard keeps per stream, beside its head.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BattleState {
+    /// The nonce the next `DiceRolled` must carry.
+    pub next_nonce: u64,
+    /// The current epoch.
+    pub epoch: u32,
+    /// SHA-256 of the current epoch's seed, as committed.
+    pub commitment: Hash,
+    /// Whether the current epoch's seed is revealed.
+    pub revealed: bool,
+    /// Whether the battle is closed.
+    pub closed: bool,
+}
+
+/// Bytes of an encoded [`BattleState`].
+pub const STATE_BYTES: usize = 8 + 4 + 32 + 1;
+
+const REVEALED: u8 = 1;
+const CLOSED: u8 = 2;
+
+impl BattleState {
+    /// `u64_be(next_nonce) || u32_be(epoch) || commitment (32) || flags`
+    /// (bit 0 revealed, bit 1 closed).
+    pub fn encode(&self) -> [u8; STATE_BYTES] {
+        let mut out = [0u8; STATE_BYTES];
+        out[..8].copy_from_slice(&self.next_nonce.to_be_bytes());
+        out[8..12].copy_from_slice(&self.epoch.to_be_bytes());
+        out[12..44].copy_from_slice(&self.commitment);
+        out[44] = if self.revealed { REVEALED } else { 0 } | if self.closed { CLOSED } else { 0 };
+        out
+    }
+
+    /// The inverse of [`Self::encode`].
+    pub fn decode(bytes: &[u8]) -> Option<Self> {
+        if bytes.len() != STATE_BYTES || bytes[44] & !(REVEALED | CLOSED) != 0 {
+            return None;
+        }
+        Some(Self {
+            next_nonce: u64::from_be_bytes(bytes[..8].try_into().ok()?),
+            epoch: u32::from_be_bytes(bytes[8..12].try_into().ok()?),
+            commitment: bytes[12..44].try_into().ok()?,
+            revealed: bytes[44] & REVEALED != 0,
+            closed: bytes[44] & CLOSED != 0,
+        })
+    }
+}
+
+/// Applies `events[index]` (already [`inspect`]ed) to the stream's state;
+/// `None` is a stream without events. Returns the state after it, or the
+/// rule it breaks.
+pub fn apply(state: Option<BattleState>, index: usize, event: &Checked) -> Result<BattleState, Violation> {
+    let field = |name: &str| format!("events[{index}].{name}");
+    let Some(mut state) = state else {
+        return match event {
+            Checked::Opened { commitment } => {
+                Ok(BattleState { next_nonce: 0, epoch: 0, commitment: *commitment, revealed: false, closed: false })
+            }
+            _ => Err(violation(
+                field("event_type"),
+                Rule::BattleNotOpened,
+                "version 0 of a battle must be its BattleOpened",
+            )),
+        };
+    };
+    if matches!(event, Checked::Opened { .. }) {
+        return Err(violation(
+            field("event_type"),
+            Rule::BattleAlreadyOpened,
+            "the battle is open already: BattleOpened only at version 0",
+        ));
+    }
+    if state.closed && !matches!(event, Checked::Revealed { .. }) {
+        return Err(violation(
+            field("event_type"),
+            Rule::BattleClosed,
+            "the battle is closed: only the SeedRevealed of its last epoch may follow",
+        ));
+    }
+    match *event {
+        Checked::Opened { .. } => unreachable!("handled above"),
+        Checked::Rolled { epoch, nonce } => {
+            if epoch != state.epoch {
+                return Err(violation(
+                    field("payload.dice_rolled.epoch"),
+                    Rule::EpochMismatch,
+                    format!("epoch {epoch} is not the battle's current epoch {}", state.epoch),
+                ));
+            }
+            if state.revealed {
+                return Err(violation(
+                    field("payload.dice_rolled.epoch"),
+                    Rule::EpochRevealed,
+                    format!("the seed of epoch {epoch} is revealed: no roll may use it any more"),
+                ));
+            }
+            if nonce != state.next_nonce {
+                return Err(violation(
+                    field("payload.dice_rolled.nonce"),
+                    Rule::NonceOutOfOrder,
+                    format!(
+                        "nonce {nonce} is not the battle's next nonce {} (0, 1, 2 … with no gap or reuse)",
+                        state.next_nonce
+                    ),
+                ));
+            }
+            state.next_nonce += 1;
+        }
+        Checked::Revealed { epoch, seed_hash } => {
+            if epoch != state.epoch {
+                return Err(violation(
+                    field("payload.seed_revealed.epoch"),
+                    Rule::EpochMismatch,
+                    format!("epoch {epoch} is not the battle's current epoch {}", state.epoch),
+                ));
+            }
+            if state.revealed {
+                return Err(violation(
+                    field("payload.seed_revealed.epoch"),
+                    Rule::EpochRevealed,
+                    format!("the seed of epoch {epoch} is revealed already"),
+                ));
+            }
+            if seed_hash != state.commitment {
+                return Err(violation(
+                    field("payload.seed_revealed.server_seed"),
+                    Rule::SeedMismatch,
+                    format!(
+                        "SHA-256 of the seed is {}, but epoch {epoch} committed to {}",
+                        hex::encode(seed_hash),
+                        hex::encode(state.commitment)
+                    ),
+                ));
+            }
+            state.revealed = true;
+        }
+        Checked::Committed { epoch, commitment } => {
+            let next = state.epoch.checked_add(1);
+            if Some(epoch) != next {
+                return Err(violation(
+                    field("payload.seed_committed.epoch"),
+                    Rule::EpochMismatch,
+                    format!("epoch {epoch} is not the next epoch after the current {}", state.epoch),
+                ));
+            }
+            if !state.revealed {
+                return Err(violation(
+                    field("payload.seed_committed.epoch"),
+                    Rule::EpochNotRevealed,
+                    format!("epoch {} must be revealed before epoch {epoch} is committed", state.epoch),
+                ));
+            }
+            state = BattleState { epoch, commitment, revealed: false, ..state };
+        }
+        Checked::Closed => state.closed = true,
+        Checked::Other => {}
+    }
+    Ok(state)
+}
+
+#[cfg(test)]
+mod tests {
+    use battlelog_proto::v1::{
+        ActionResolved, BattleClosed, BattleOpened, DiceRolled, JudgeRuling, SeedCommitted, SeedRevealed,
+    };
+
+    use super::*;
+
+    // Seeds and commitments written out as PROTOCOL.md §1 defines them:
+    // commitment = lowercase_hex(SHA-256(seed)), computed here independently.
+    fn seed(epoch: u32) -> String {
+        hex::encode([epoch as u8 + 1; 32])
+    }
+
+    fn commitment(epoch: u32) -> String {
+        hex::encode(Sha256::digest([epoch as u8 + 1; 32]))
+    }
+
+    fn encoded(event: Event) -> (String, Vec<u8>) {
+        let new = battle::new_event(event, String::new());
+        (new.event_type, new.payload)
+    }
+
+    fn opened(tenant: &str) -> Event {
+        Event::BattleOpened(BattleOpened { commitment: commitment(0), tenant: tenant.into(), ..Default::default() })
+    }
+
+    fn rolled(epoch: u32, nonce: u64) -> Event {
+        Event::DiceRolled(DiceRolled { epoch, nonce, expression: "1d6".into(), ..Default::default() })
+    }
+
+    fn revealed(epoch: u32, seed: String) -> Event {
+        Event::SeedRevealed(SeedRevealed { epoch, server_seed: seed })
+    }
+
+    fn committed(epoch: u32) -> Event {
+        Event::SeedCommitted(SeedCommitted { epoch, commitment: commitment(epoch) })
+    }
+
+    fn closed() -> Event {
+        Event::BattleClosed(BattleClosed { by: "judge".into(), reason: "over".into() })
+    }
+
+    fn resolved() -> Event {
+        Event::ActionResolved(ActionResolved { rolls: vec![0], summary_en: "hit".into(), ..Default::default() })
+    }
+
+    /// Folds `events` from an empty stream; the first refusal with its index.
+    fn fold(events: Vec<Event>) -> Result<BattleState, (usize, Violation)> {
+        let mut state = None;
+        for (i, event) in events.into_iter().enumerate() {
+            let (event_type, payload) = encoded(event);
+            let checked = inspect(i, &event_type, &payload).map_err(|v| (i, v))?;
+            state = Some(apply(state, i, &checked).map_err(|v| (i, v))?);
+        }
+        Ok(state.expect("at least one event"))
+    }
+
+    fn refused(events: Vec<Event>) -> (usize, Rule, String) {
+        let (i, v) = fold(events).expect_err("refused");
+        (i, v.rule, v.field)
+    }
+
+    #[test]
+    fn a_whole_battle_with_a_mid_battle_reveal_folds() {
+        let state = fold(vec![
+            opened("forum-a"),
+            rolled(0, 0),
+            rolled(0, 1),
+            resolved(),
+            revealed(0, seed(0)),
+            committed(1),
+            rolled(1, 2),
+            Event::JudgeRuling(JudgeRuling { judge: "j".into(), refers_to: 3, ..Default::default() }),
+            closed(),
+            revealed(1, seed(1)),
+        ])
+        .expect("a valid battle");
+        let expected_commitment: Hash = Sha256::digest([2u8; 32]).into();
+        assert_eq!(
+            state,
+            BattleState { next_nonce: 3, epoch: 1, commitment: expected_commitment, revealed: true, closed: true }
+        );
+        assert_eq!(BattleState::decode(&state.encode()), Some(state), "the stored form round-trips");
+    }
+
+    /// The first known-answer vector of `vectors/rolls.json` (PROTOCOL.md §1).
+    #[test]
+    fn a_protocol_vector_seed_reveals_against_its_commitment() {
+        let opened = Event::BattleOpened(BattleOpened {
+            commitment: "315fc33dbdb63592565e8ed77eff5d3cf512638ea9b26631b7277cc73a3fc395".into(),
+            ..Default::default()
+        });
+        let seed = "efa1f375d76194fa51a3556a97e641e61685f914d446979da50a551a4333ffd7".to_owned();
+        assert!(fold(vec![opened.clone(), revealed(0, seed)]).is_ok());
+        assert_eq!(refused(vec![opened, revealed(0, seed_of_other_battle())]).1, Rule::SeedMismatch);
+    }
+
+    fn seed_of_other_battle() -> String {
+        seed(3)
+    }
+
+    #[test]
+    fn junk_and_lying_payloads_are_refused_before_any_state() {
+        let err = inspect(2, "DiceRolled", b"\xff\xff junk").unwrap_err();
+        assert_eq!((err.rule, err.field.as_str()), (Rule::EventUndecodable, "events[2].payload"));
+        let err = inspect(0, "DiceRolled", b"").unwrap_err();
+        assert_eq!(err.rule, Rule::EventUndecodable, "an empty BattleEvent holds no event");
+        let (_, payload) = encoded(rolled(0, 0));
+        let err = inspect(1, "SeedRevealed", &payload).unwrap_err();
+        assert_eq!((err.rule, err.field.as_str()), (Rule::EventTypeMismatch, "events[1].event_type"));
+        assert!(Rule::EventUndecodable.is_malformed_input() && !Rule::NonceOutOfOrder.is_malformed_input());
+    }
+
+    #[test]
+    fn a_payload_holding_two_events_or_unknown_fields_is_refused() {
+        let (_, mut two) = encoded(closed());
+        let (_, roll) = encoded(rolled(0, 0));
+        two.extend_from_slice(&roll);
+        let err = inspect(0, "DiceRolled", &two).unwrap_err();
+        assert_eq!(err.rule, Rule::EventUndecodable, "{err:?}");
+        let (_, mut unknown) = encoded(closed());
+        // Field 99, varint 1: not part of BattleEvent.
+        unknown.extend_from_slice(&[0x98, 0x06, 0x01]);
+        assert_eq!(inspect(0, "BattleClosed", &unknown).unwrap_err().rule, Rule::EventUndecodable);
+    }
+
+    #[test]
+    fn battle_opened_only_and_always_at_version_0() {
+        assert_eq!(refused(vec![rolled(0, 0)]), (0, Rule::BattleNotOpened, "events[0].event_type".into()));
+        assert_eq!(
+            refused(vec![opened(""), opened("")]),
+            (1, Rule::BattleAlreadyOpened, "events[1].event_type".into())
+        );
+    }
+
+    #[test]
+    fn nonces_run_0_1_2_across_epochs() {
+        let field = "events[2].payload.dice_rolled.nonce".to_owned();
+        assert_eq!(refused(vec![opened(""), rolled(0, 0), rolled(0, 5)]), (2, Rule::NonceOutOfOrder, field.clone()));
+        assert_eq!(refused(vec![opened(""), rolled(0, 0), rolled(0, 0)]), (2, Rule::NonceOutOfOrder, field));
+        assert_eq!(refused(vec![opened(""), rolled(0, 1)]).1, Rule::NonceOutOfOrder, "the first nonce is 0");
+        let after_new_epoch = vec![opened(""), rolled(0, 0), revealed(0, seed(0)), committed(1), rolled(1, 0)];
+        assert_eq!(refused(after_new_epoch).1, Rule::NonceOutOfOrder, "a new epoch does not restart nonces");
+        assert!(fold(vec![opened(""), rolled(0, 0), revealed(0, seed(0)), committed(1), rolled(1, 1)]).is_ok());
+    }
+
+    #[test]
+    fn rolls_use_the_current_unrevealed_epoch() {
+        assert_eq!(refused(vec![opened(""), rolled(1, 0)]).1, Rule::EpochMismatch);
+        assert_eq!(refused(vec![opened(""), revealed(0, seed(0)), rolled(0, 0)]).1, Rule::EpochRevealed);
+        assert_eq!(refused(vec![opened(""), revealed(0, seed(0)), rolled(1, 0)]).1, Rule::EpochMismatch);
+    }
+
+    #[test]
+    fn a_reveal_must_match_the_commitment_of_the_current_epoch() {
+        let (i, v) = fold(vec![opened(""), revealed(0, seed(7))]).unwrap_err();
+        assert_eq!(
+            (i, v.rule, v.field.as_str()),
+            (1, Rule::SeedMismatch, "events[1].payload.seed_revealed.server_seed")
+        );
+        assert_eq!(refused(vec![opened(""), revealed(1, seed(1))]).1, Rule::EpochMismatch);
+        assert_eq!(refused(vec![opened(""), revealed(0, seed(0)), revealed(0, seed(0))]).1, Rule::EpochRevealed);
+        // Epoch 1's commitment comes from its SeedCommitted, not BattleOpened.
+        let wrong_epoch_seed = vec![opened(""), revealed(0, seed(0)), committed(1), revealed(1, seed(0))];
+        assert_eq!(refused(wrong_epoch_seed).1, Rule::SeedMismatch);
+        let upper = seed(9).to_uppercase(); // "0A0A…": hex digits, but not lowercase
+        assert_eq!(refused(vec![opened(""), revealed(0, upper)]).1, Rule::EventMalformed);
+        assert_eq!(refused(vec![opened(""), revealed(0, "ab".into())]).1, Rule::EventMalformed);
+    }
+
+    #[test]
+    fn a_new_epoch_is_committed_only_once_the_current_one_is_revealed() {
+        assert_eq!(refused(vec![opened(""), committed(1)]).1, Rule::EpochNotRevealed);
+        assert_eq!(refused(vec![opened(""), revealed(0, seed(0)), committed(2)]).1, Rule::EpochMismatch);
+        assert_eq!(refused(vec![opened(""), revealed(0, seed(0)), committed(0)]).1, Rule::EpochMismatch);
+        let twice = vec![opened(""), revealed(0, seed(0)), committed(1), committed(2)];
+        assert_eq!(refused(twice).1, Rule::EpochNotRevealed);
+        let bad = Event::SeedCommitted(SeedCommitted { epoch: 1, commitment: "xyz".into() });
+        assert_eq!(refused(vec![opened(""), revealed(0, seed(0)), bad]).1, Rule::EventMalformed);
+    }
+
+    #[test]
+    fn only_the_last_reveal_follows_a_close() {
+        assert_eq!(refused(vec![opened(""), closed(), rolled(0, 0)]).1, Rule::BattleClosed);
+        assert_eq!(refused(vec![opened(""), closed(), resolved()]).1, Rule::BattleClosed);
+        assert_eq!(refused(vec![opened(""), closed(), closed()]).1, Rule::BattleClosed);
+        let new_epoch_after_close = vec![opened(""), closed(), revealed(0, seed(0)), committed(1)];
+        assert_eq!(refused(new_epoch_after_close).1, Rule::BattleClosed);
+        assert!(fold(vec![opened(""), closed(), revealed(0, seed(0))]).is_ok());
+    }
+
+    #[test]
+    fn tenants_must_be_safe_subject_tokens() {
+        for bad in ["a.b", "a*", ">", "a b", "a\tb", "_", &"t".repeat(129)] {
+            let (i, v) = fold(vec![opened(bad)]).unwrap_err();
+            assert_eq!(
+                (i, v.rule, v.field.as_str()),
+                (0, Rule::EventMalformed, "events[0].payload.battle_opened.tenant")
+            );
+        }
+        assert!(fold(vec![opened("forum-rpg_1")]).is_ok());
+        assert_eq!(subject_token(""), "_");
+        assert_eq!(subject_token("a.b"), "_");
+        assert_eq!(subject_token("forum-a"), "forum-a");
+        let bad = Event::BattleOpened(BattleOpened { commitment: "00".into(), ..Default::default() });
+        assert_eq!(refused(vec![bad]).1, Rule::EventMalformed);
+    }
+}
