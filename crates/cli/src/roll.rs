@@ -82,6 +82,8 @@ pub fn commitment(args: &CommitmentArgs) -> anyhow::Result<String> {
 /// The public key that signs the commitments of a roller with this master
 /// key (docs/PROTOCOL-signatures.md), for the operator to publish.
 pub fn roller_key(args: &RollerKeyArgs) -> anyhow::Result<String> {
-    let master_key = battlelog_roller::MasterKey::read_file(&args.master_key_file)?;
+    // The error already names its cause; anyhow's chain would repeat it.
+    let master_key =
+        battlelog_roller::MasterKey::read_file(&args.master_key_file).map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok(master_key.commitment_signer().roller_key().to_string())
 }
