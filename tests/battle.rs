@@ -279,8 +279,10 @@ fn check_export_fields(battle_id: &str, export: &str, events: &[Journaled]) {
         assert_eq!(record, event.recorded.record, "the exact stored record bytes");
         let shown = &line["event"];
         let required: &[&str] = match &event.event {
-            Event::BattleOpened(_) => &["ruleset", "participants", "client_seed", "commitment"],
-            Event::SeedCommitted(_) => &["epoch", "commitment"],
+            Event::BattleOpened(_) => {
+                &["ruleset", "participants", "client_seed", "commitment", "commitment_signature", "roller_key"]
+            }
+            Event::SeedCommitted(_) => &["epoch", "commitment", "commitment_signature", "roller_key"],
             Event::DiceRolled(_) => &["epoch", "nonce", "expression", "total", "dice"],
             Event::ActionResolved(_) => &["action", "rolls", "outcome", "summary_ru", "summary_en"],
             Event::SeedRevealed(_) => &["epoch", "server_seed"],
@@ -291,6 +293,13 @@ fn check_export_fields(battle_id: &str, export: &str, events: &[Journaled]) {
         assert_eq!(shown["type"], json!(battle::type_name(&event.event)));
         for field in required {
             assert!(shown.get(field).is_some(), "{battle_id}@{}: event.{field} in {shown}", event.version());
+        }
+        // docs/PROTOCOL-signatures.md §3: both in lowercase hex.
+        if let Event::BattleOpened(pb::BattleOpened { commitment_signature, .. })
+        | Event::SeedCommitted(pb::SeedCommitted { commitment_signature, .. }) = &event.event
+        {
+            assert_eq!(shown["commitment_signature"], json!(hex::encode(commitment_signature)));
+            assert_eq!(shown["roller_key"], json!(ROLLER_KEY_HEX));
         }
         if let Event::DiceRolled(roll) = &event.event {
             for (die, proto) in shown["dice"].as_array().expect("dice").iter().zip(&roll.dice) {
@@ -729,6 +738,12 @@ async fn a_reveal_mid_battle_starts_a_new_epoch_and_later_rolls_verify() {
     assert_eq!((seed0.epoch, seed0.server_seed.clone()), (0, server_seed(battle_id, 0).to_hex()));
     let next = revealed.next.as_ref().expect("the next epoch is committed");
     assert_eq!((next.epoch, next.commitment.clone()), (1, server_seed(battle_id, 1).commitment().to_string()));
+    assert_eq!(next.roller_key, roller_key().to_bytes());
+    assert_eq!(
+        roller_key().verify(battle_id, 1, &next.commitment, &next.commitment_signature),
+        Ok(()),
+        "the roller signs the next epoch's commitment"
+    );
     assert_eq!(roller.reveal(reveal).await.expect("retried reveal").into_inner(), revealed, "a retry is a replay");
 
     let events = journaled(&stack, battle_id).await;
@@ -773,10 +788,12 @@ async fn a_reveal_mid_battle_starts_a_new_epoch_and_later_rolls_verify() {
     assert_eq!(reveals, vec![(0, server_seed(battle_id, 0).to_hex()), (1, server_seed(battle_id, 1).to_hex())]);
     assert_audit_rpc_ok(&mut resolver, battle_id, events.len()).await;
     let file = stack.dir.path().join("closed.jsonl");
-    export_to(&stack.journal.url(), battle_id, &file);
+    let export = export_to(&stack.journal.url(), battle_id, &file);
     let (code, output) = audit_file(&file);
     assert_eq!(code, Some(0), "{output}");
     assert!(output.contains("verifies") && output.contains("5 rolls re-derived"), "{output}");
+    check_export_fields(battle_id, &export, &events);
+    assert_audit_file_verifies(&file, battle_id);
 }
 
 // ---------------------------------------------------------------------------
@@ -909,6 +926,123 @@ async fn the_audit_catches_a_tampered_export_by_version() {
     set_event(&mut lines[reveal_version], Event::SeedRevealed(wrong));
     rechain(battle_id, &mut lines);
     assert_caught(&stack, "wrong-seed", &lines, reveal_version, "commitment");
+}
+
+/// Audits an export that differs from a verified one only in what
+/// `check` looks at: exit status 1, findings at `version`, and every
+/// finding is of that check (the chain and shown event were kept in step).
+fn assert_caught_only(stack: &Stack, name: &str, lines: &Lines, version: usize, check: &str) {
+    assert_caught(stack, name, lines, version, check);
+    let (_, output) = audit_file(&stack.dir.path().join(format!("{name}.jsonl")));
+    for finding in output.lines().filter(|l| l.starts_with("version ")) {
+        assert!(finding.starts_with(&format!("version {version}: {check}: ")), "{name}: only {check}:\n{output}");
+    }
+}
+
+/// Acceptance (docs/PROTOCOL-signatures.md §4): the audit checks the
+/// signature of every commitment. The BattleOpened of a real battle's
+/// export is edited — re-encoded, shown and re-chained, so that only the
+/// signature check can tell — and each edit is a `signature` finding at
+/// version 0: a flipped bit, no signature, no key, a signature of the
+/// roller's own for another epoch or battle. Signed consistently by another
+/// key, the export verifies on its own, but not against the roller's key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_audit_checks_the_signature_of_every_commitment() {
+    let battle_id = "signed";
+    let (stack, original) = closed_battle_export("signed", battle_id).await;
+    let Event::BattleOpened(opened) = event_at(&original, 0) else { panic!("version 0 opens the battle") };
+    assert_eq!(opened.roller_key, roller_key().to_bytes());
+    let edited = |name: &str, edit: &dyn Fn(&mut pb::BattleOpened)| {
+        let mut forged = opened.clone();
+        edit(&mut forged);
+        let mut lines = original.clone();
+        set_event(&mut lines[0], Event::BattleOpened(forged));
+        rechain(battle_id, &mut lines);
+        let path = stack.dir.path().join(format!("{name}.jsonl"));
+        write_lines(&path, &lines);
+        (lines, path)
+    };
+
+    let (lines, _) = edited("signature-bit", &|o| o.commitment_signature[5] ^= 0x10);
+    assert_caught_only(&stack, "signature-bit", &lines, 0, "signature");
+    let (lines, _) = edited("signature-removed", &|o| o.commitment_signature.clear());
+    assert_caught_only(&stack, "signature-removed", &lines, 0, "signature");
+    let (lines, _) = edited("unsigned", &|o| {
+        o.commitment_signature.clear();
+        o.roller_key.clear();
+    });
+    assert_caught_only(&stack, "unsigned", &lines, 0, "signature");
+    let (_, output) = audit_file(&stack.dir.path().join("unsigned.jsonl"));
+    assert!(output.contains("no roller key signed the commitments"), "{output}");
+    // Genuine signatures by the roller's own key, of other messages.
+    let roller = dice::CommitmentSigner::derive(&master_key());
+    let (lines, _) =
+        edited("other-epoch", &|o| o.commitment_signature = roller.sign(battle_id, 1, &o.commitment).to_vec());
+    assert_caught_only(&stack, "other-epoch", &lines, 0, "signature");
+    let (lines, _) =
+        edited("other-battle", &|o| o.commitment_signature = roller.sign("tampered", 0, &o.commitment).to_vec());
+    assert_caught_only(&stack, "other-battle", &lines, 0, "signature");
+
+    // Another key, consistently: a forger's own key signs the commitment.
+    let forger = dice::CommitmentSigner::derive(&[0x42; 32]);
+    let forger_key = forger.roller_key().to_string();
+    assert_ne!(forger_key, ROLLER_KEY_HEX);
+    let (_, path) = edited("forger-key", &|o| {
+        o.commitment_signature = forger.sign(battle_id, 0, &o.commitment).to_vec();
+        o.roller_key = forger.roller_key().to_bytes().to_vec();
+    });
+    let (code, output) = audit_file(&path);
+    assert_eq!(code, Some(0), "consistently signed, it verifies without a trusted key:\n{output}");
+    assert!(output.contains(&format!("roller key {forger_key} signed")), "the report names the key it saw:\n{output}");
+    let (code, output) = audit_file_with_key(&path, ROLLER_KEY_HEX);
+    assert_eq!(code, Some(1), "not the roller's key:\n{output}");
+    assert!(output.contains("DOES NOT VERIFY") && output.contains("version 0: signature: "), "{output}");
+    assert!(output.contains(&format!("not the one given with --roller-key ({ROLLER_KEY_HEX})")), "{output}");
+
+    // And the untouched export against someone else's key.
+    let (code, output) = audit_file_with_key(&stack.dir.path().join("original.jsonl"), &forger_key);
+    assert_eq!(code, Some(1), "{output}");
+    assert!(output.contains("version 0: signature: "), "{output}");
+    let (code, _, stderr) = cli(&["audit", "--file", "unused.jsonl", "--roller-key", "not-hex"]);
+    assert_eq!(code, Some(2), "a malformed --roller-key is refused: {stderr}");
+    assert!(stderr.contains("--roller-key"), "{stderr}");
+}
+
+/// The threat of issue 8: whoever can append to the journal opens a battle
+/// with a commitment to a seed of their own (signed with their own key, or
+/// not at all). The resolver's Audit RPC holds the battle to the key its
+/// roller reports and flags the commitment.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_audit_rpc_refuses_commitments_its_roller_did_not_sign() {
+    let stack = Stack::start("forged", false).await;
+    let mut journal = stack.journal_client().await;
+    let mut resolver = resolver_client(&stack.resolver).await;
+    let forger_master_key = [0x42u8; 32];
+    let forger = dice::CommitmentSigner::derive(&forger_master_key);
+    for (battle_id, signed) in [("forged-signed", true), ("forged-unsigned", false)] {
+        let commitment = dice::ServerSeed::derive(&forger_master_key, battle_id, 0).commitment().to_string();
+        let mut opened = pb::BattleOpened {
+            ruleset: "pbta-2d6@1".into(),
+            participants: vec![obj(json!({"id": "misty"}))],
+            client_seed: "forged".into(),
+            commitment,
+            ..Default::default()
+        };
+        if signed {
+            opened.commitment_signature = forger.sign(battle_id, 0, &opened.commitment).to_vec();
+            opened.roller_key = forger.roller_key().to_bytes().to_vec();
+        }
+        let event = battle::new_event(Event::BattleOpened(opened), String::new());
+        battlelog_system_tests::append(&mut journal, battle_id, battlelog_system_tests::no_stream(), vec![event])
+            .await
+            .expect("the journal takes any well-formed append");
+        let report =
+            resolver.audit(pb::AuditRequest { battle_id: battle_id.into() }).await.expect("audit").into_inner();
+        assert!(!report.ok, "{battle_id}: {report:?}");
+        assert!(report.findings.iter().any(|f| (f.version, f.check.as_str()) == (0, "signature")), "{report:?}");
+        let expected_key = if signed { forger.roller_key().to_string() } else { String::new() };
+        assert_eq!(report.roller_key, expected_key, "{battle_id}: the report names the key it saw");
+    }
 }
 
 // ---------------------------------------------------------------------------

@@ -29,6 +29,15 @@ pub const WAIT: Duration = Duration::from_secs(30);
 /// The roller's master key in these tests (`BATTLELOG_ROLLER_MASTER_KEY`).
 pub const MASTER_KEY_HEX: &str = "5b1e6c0d9a8f7e6d5c4b3a29181706f5e4d3c2b1a09f8e7d6c5b4a3928170605";
 
+/// The roller key of MASTER_KEY_HEX, computed from
+/// docs/PROTOCOL-signatures.md §1 by an independent implementation (Python
+/// `hmac` and `cryptography`'s Ed25519), not by battlelog's code.
+pub const ROLLER_KEY_HEX: &str = "d4274985d1199f4902a113b7f4a757f2d4346bf7c848b2d941656b54340c3024";
+
+pub fn roller_key() -> dice::RollerKey {
+    dice::RollerKey::from_hex(ROLLER_KEY_HEX).expect("a roller key")
+}
+
 pub fn master_key() -> Vec<u8> {
     hex::decode(MASTER_KEY_HEX).expect("hex master key")
 }
@@ -127,11 +136,17 @@ pub async fn open(
     };
     let opened = resolver.open_battle(request).await.unwrap_or_else(|s| panic!("open {battle_id}: {s:?}")).into_inner();
     assert_eq!(opened.battle_id, battle_id);
-    let commitment = opened.opened.as_ref().expect("BattleOpened").commitment.clone();
+    let event = opened.opened.as_ref().expect("BattleOpened");
     assert_eq!(
-        commitment,
+        event.commitment,
         server_seed(battle_id, 0).commitment().to_string(),
         "the epoch-0 commitment is SHA-256 of the seed derived from the master key"
+    );
+    assert_eq!(event.roller_key, roller_key().to_bytes(), "the roller key derived from the master key");
+    assert_eq!(
+        roller_key().verify(battle_id, 0, &event.commitment, &event.commitment_signature),
+        Ok(()),
+        "the roller signed the epoch-0 commitment"
     );
     opened
 }
@@ -287,11 +302,20 @@ pub fn audit_file(path: &Path) -> (Option<i32>, String) {
     (code, format!("{stdout}{stderr}"))
 }
 
+/// `battlelog audit --file PATH --roller-key KEY`: (exit code, stdout + stderr).
+pub fn audit_file_with_key(path: &Path, roller_key: &str) -> (Option<i32>, String) {
+    let (code, stdout, stderr) = cli(&["audit", "--file", &path.display().to_string(), "--roller-key", roller_key]);
+    (code, format!("{stdout}{stderr}"))
+}
+
 pub fn assert_audit_file_verifies(path: &Path, battle_id: &str) {
     let (code, output) = audit_file(path);
     assert_eq!(code, Some(0), "audit --file of {battle_id} exits 0:\n{output}");
     assert!(output.contains(&format!("battle {battle_id} verifies")), "{output}");
     assert!(!output.contains("DOES NOT VERIFY"), "{output}");
+    assert!(output.contains(&format!("roller key {ROLLER_KEY_HEX} signed")), "names the roller key:\n{output}");
+    let (code, output) = audit_file_with_key(path, ROLLER_KEY_HEX);
+    assert_eq!(code, Some(0), "audit --file of {battle_id} --roller-key <the roller's> exits 0:\n{output}");
 }
 
 /// The resolver's Audit RPC finds nothing.
@@ -303,6 +327,7 @@ pub async fn assert_audit_rpc_ok(resolver: &mut ResolverClient<Channel>, battle_
         .into_inner();
     assert!(report.ok && report.findings.is_empty(), "{battle_id}: the audit verifies: {report:?}");
     assert_eq!(report.events_checked, events as u64, "{battle_id}: every event audited");
+    assert_eq!(report.roller_key, ROLLER_KEY_HEX, "{battle_id}: signed by the roller's key");
 }
 
 /// Every message in the JetStream stream `BATTLELOG_EVENTS`, once it holds

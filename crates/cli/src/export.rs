@@ -8,7 +8,7 @@ use anyhow::Context;
 use battlelog_proto::battle;
 use battlelog_proto::v1::GetBattleRequest;
 use battlelog_proto::v1::battle_event::Event;
-use battlelog_resolver::audit::{AuditReport, AuditedRecord, audit};
+use battlelog_resolver::audit::{AuditReport, AuditedRecord, audit_with_roller_key};
 use battlelog_resolver::export::{self, ExportLine};
 use clap::Args;
 use serde_json::Value;
@@ -35,6 +35,11 @@ pub struct AuditArgs {
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
+    /// The roller key the operator publishes (64 hex digits): every
+    /// commitment must be signed by it. Without it, any one key is accepted
+    /// and the report names it.
+    #[arg(long, value_name = "HEX")]
+    roller_key: Option<String>,
     #[command(flatten)]
     journal: JournalEndpoint,
 }
@@ -63,6 +68,7 @@ pub async fn export(args: &ExportArgs) -> anyhow::Result<Output> {
 }
 
 pub async fn audit_command(args: &AuditArgs) -> anyhow::Result<Output> {
+    let trusted = args.roller_key.as_deref().map(dice::RollerKey::from_hex).transpose().context("--roller-key")?;
     let (battle_id, records) = match (&args.file, &args.battle) {
         (Some(path), _) => {
             let text =
@@ -87,12 +93,16 @@ pub async fn audit_command(args: &AuditArgs) -> anyhow::Result<Output> {
         }
         (None, None) => anyhow::bail!("name a battle or --file EXPORT"),
     };
-    let report = audit(&battle_id, &records);
-    let text = if args.json { serde_json::to_string_pretty(&report)? } else { describe(&battle_id, &report) };
+    let report = audit_with_roller_key(&battle_id, &records, trusted.as_ref());
+    let text = if args.json {
+        serde_json::to_string_pretty(&report)?
+    } else {
+        describe(&battle_id, &report, trusted.as_ref())
+    };
     Ok(Output { stdout: text, code: if report.ok() { 0 } else { 1 } })
 }
 
-fn describe(battle_id: &str, report: &AuditReport) -> String {
+fn describe(battle_id: &str, report: &AuditReport, trusted: Option<&dice::RollerKey>) -> String {
     let mut text = String::new();
     for finding in &report.findings {
         let check =
@@ -102,6 +112,18 @@ fn describe(battle_id: &str, report: &AuditReport) -> String {
     for (epoch, commitment) in &report.commitments {
         let _ = writeln!(text, "epoch {epoch} commitment {commitment}");
     }
+    let _ = match (&report.roller_key, trusted) {
+        (Some(key), None) => {
+            writeln!(text, "roller key {key} signed the commitments (compare it with the one the operator publishes)")
+        }
+        (Some(key), Some(trusted)) if *key == trusted.to_string() => {
+            writeln!(text, "roller key {key} signed the commitments: the one given with --roller-key")
+        }
+        (Some(key), Some(trusted)) => {
+            writeln!(text, "roller key {key} signed the commitments, not the one given with --roller-key ({trusted})")
+        }
+        (None, _) => writeln!(text, "no roller key signed the commitments"),
+    };
     let _ =
         writeln!(text, "head hash {} (compare it with the journal's, or the one the forum posted)", report.head_hash);
     let verdict = match (report.ok(), report.rolls_pending_reveal.len()) {

@@ -1,6 +1,7 @@
 //! `battlelog`: the command line of battlelog.
 //!
-//! - [`roll`]: `roll` and `commitment`, the offline verifier of PROTOCOL.md §1–3.
+//! - [`roll`]: `roll` and `commitment`, the offline verifier of PROTOCOL.md §1–3,
+//!   and `roller-key`, the key that signs commitments.
 //! - [`rules`]: `rules play`, a battle script played offline through RULES.md.
 //! - [`up`]: the whole stack in one process; [`demo`]: a battle of every
 //!   ruleset played against it.
@@ -44,6 +45,8 @@ enum Command {
     Roll(roll::RollArgs),
     /// Print the commitment (SHA-256, hex) of a server seed.
     Commitment(roll::CommitmentArgs),
+    /// Print the public key (hex) that signs a roller's commitments, from its master key file.
+    RollerKey(roll::RollerKeyArgs),
     /// Resolve battle actions under RULES.md offline (`rules play --script FILE`).
     Rules(rules::RulesArgs),
     /// Run the whole stack in this process: journal, roller and resolver on loopback.
@@ -102,6 +105,7 @@ fn main() -> ExitCode {
     let output = match cli.command {
         Command::Roll(args) => roll::roll(&args).map(Output::text),
         Command::Commitment(args) => roll::commitment(&args).map(Output::text),
+        Command::RollerKey(args) => roll::roller_key(&args).map(Output::text),
         Command::Rules(args) => rules::run(&args).map(Output::text),
         Command::Up(args) => block_on(up::up(&args)),
         Command::Demo(args) => block_on(demo::demo(&args)),

@@ -1,5 +1,8 @@
 //! `battlelog roll` and `battlelog commitment`: anyone can re-derive a roll
-//! from the revealed seed, the client seed and the nonce.
+//! from the revealed seed, the client seed and the nonce. `battlelog
+//! roller-key`: the operator's side, the public key to publish.
+
+use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Args;
@@ -31,6 +34,13 @@ pub struct CommitmentArgs {
     /// The server seed, 64 hex digits.
     #[arg(long)]
     server_seed: String,
+}
+
+#[derive(Debug, Args)]
+pub struct RollerKeyArgs {
+    /// The roller's master key file (hex), as the roller reads it.
+    #[arg(long, value_name = "FILE")]
+    master_key_file: PathBuf,
 }
 
 #[derive(Debug, Serialize)]
@@ -67,4 +77,13 @@ pub fn roll(args: &RollArgs) -> anyhow::Result<String> {
 pub fn commitment(args: &CommitmentArgs) -> anyhow::Result<String> {
     let seed = ServerSeed::from_hex(&args.server_seed).context("--server-seed")?;
     Ok(seed.commitment().to_string())
+}
+
+/// The public key that signs the commitments of a roller with this master
+/// key (docs/PROTOCOL-signatures.md), for the operator to publish.
+pub fn roller_key(args: &RollerKeyArgs) -> anyhow::Result<String> {
+    // The error already names its cause; anyhow's chain would repeat it.
+    let master_key =
+        battlelog_roller::MasterKey::read_file(&args.master_key_file).map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(master_key.commitment_signer().roller_key().to_string())
 }

@@ -1,5 +1,5 @@
-//! `battlelog roll` and `battlelog commitment` as a user runs them: the real
-//! binary, checked against the known-answer vectors.
+//! `battlelog roll`, `battlelog commitment` and `battlelog roller-key` as a
+//! user runs them: the real binary, checked against known answers.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -103,4 +103,21 @@ fn bad_arguments_exit_2_naming_them() {
     assert_refused(&battlelog(&["roll", "1d6", "--server-seed", &seed, "--client-seed", "c", "--nonce", "-1"]), "-1");
     assert_refused(&battlelog(&["roll", "1d6", "--server-seed", &seed, "--nonce", "0"]), "--client-seed");
     assert_refused(&battlelog(&["commitment", "--server-seed", "12"]), "--server-seed");
+}
+
+#[test]
+fn roller_key_prints_the_public_key_of_a_master_key_file() {
+    let path = std::env::temp_dir().join(format!("battlelog-roller-key-{}.hex", std::process::id()));
+    std::fs::write(&path, "5b1e6c0d9a8f7e6d5c4b3a29181706f5e4d3c2b1a09f8e7d6c5b4a3928170605\n").expect("write");
+    let output = battlelog(&["roller-key", "--master-key-file", &path.display().to_string()]);
+    std::fs::remove_file(&path).expect("remove");
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    // Computed from docs/PROTOCOL-signatures.md §1 by an independent
+    // implementation (Python hmac + `cryptography`'s Ed25519).
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "d4274985d1199f4902a113b7f4a757f2d4346bf7c848b2d941656b54340c3024\n"
+    );
+    let missing = battlelog(&["roller-key", "--master-key-file", "/nonexistent/battlelog-master-key"]);
+    assert_refused(&missing, "/nonexistent/battlelog-master-key");
 }

@@ -2,6 +2,8 @@
 //! bit, and nothing that touches a disk, a socket or a clock.
 //!
 //! - [`seed`]: server seeds, commitments and roll keys (commit–reveal, §1–2).
+//! - [`signature`]: the roller's Ed25519 signatures over its commitments
+//!   (`docs/PROTOCOL-signatures.md`).
 //! - [`stream`]: the ChaCha20 word stream of one roll and the
 //!   rejection-sampled die drawn from it (§2).
 //! - [`expr`]: the dice expression language v1 — parser, limits and the
@@ -18,6 +20,7 @@ pub mod expr;
 pub mod record;
 pub mod render;
 pub mod seed;
+pub mod signature;
 pub mod stream;
 pub mod terms;
 
@@ -25,6 +28,7 @@ pub use expr::{EvalError, ExprError, Expression, Limits, evaluate, evaluate_keep
 pub use record::{Die, Roll};
 pub use render::render;
 pub use seed::{Commitment, RollKey, SeedError, ServerSeed};
+pub use signature::{CommitmentSigner, RollerKey, SignatureError, commitment_message};
 pub use stream::{RollStream, WordSource, draw_die};
 pub use terms::{raw_faces, split_by_term};
 

@@ -177,8 +177,24 @@ pub fn event_to_json(event: &Event) -> Value {
     };
     if let Value::Object(map) = &mut fields {
         map.insert("type".to_owned(), Value::String(type_name(event).to_owned()));
+        if let Event::BattleOpened(v1::BattleOpened { commitment_signature, roller_key, .. })
+        | Event::SeedCommitted(v1::SeedCommitted { commitment_signature, roller_key, .. }) = event
+        {
+            insert_signature(map, commitment_signature, roller_key);
+        }
     }
     fields
+}
+
+/// A commitment's signature and roller key, lowercase hex like the
+/// commitment itself (docs/PROTOCOL-signatures.md). Left out when empty:
+/// a battle from before signed commitments then shows what its record holds.
+fn insert_signature(map: &mut Map<String, Value>, signature: &[u8], roller_key: &[u8]) {
+    for (name, bytes) in [("commitment_signature", signature), ("roller_key", roller_key)] {
+        if !bytes.is_empty() {
+            map.insert(name.to_owned(), Value::String(hex::encode(bytes)));
+        }
+    }
 }
 
 #[cfg(test)]
@@ -194,8 +210,34 @@ mod tests {
     }
 
     #[test]
+    fn signed_commitments_show_their_signature_and_key_in_hex() {
+        let signed = Event::SeedCommitted(v1::SeedCommitted {
+            epoch: 2,
+            commitment: "c0".into(),
+            commitment_signature: vec![0xab; 64],
+            roller_key: vec![0x01, 0xfe],
+        });
+        assert_eq!(
+            event_to_json(&signed),
+            json!({"type": "SeedCommitted", "epoch": 2, "commitment": "c0",
+                "commitment_signature": "ab".repeat(64), "roller_key": "01fe"})
+        );
+        let opened = Event::BattleOpened(v1::BattleOpened {
+            commitment_signature: vec![0x0f],
+            roller_key: vec![0xa0],
+            ..Default::default()
+        });
+        let shown = event_to_json(&opened);
+        assert_eq!((&shown["commitment_signature"], &shown["roller_key"]), (&json!("0f"), &json!("a0")));
+        // Unsigned (a battle from before signatures): nothing to show.
+        let unsigned =
+            Event::SeedCommitted(v1::SeedCommitted { epoch: 1, commitment: "c0".into(), ..Default::default() });
+        assert_eq!(event_to_json(&unsigned), json!({"type": "SeedCommitted", "epoch": 1, "commitment": "c0"}));
+    }
+
+    #[test]
     fn a_record_whose_type_lies_about_its_payload_is_refused() {
-        let event = Event::SeedCommitted(v1::SeedCommitted { epoch: 1, commitment: "ab".into() });
+        let event = Event::SeedCommitted(v1::SeedCommitted { epoch: 1, commitment: "ab".into(), ..Default::default() });
         let new = new_event(event, String::new());
         let record =
             JournalRecord { version: 3, event_type: "DiceRolled".into(), payload: new.payload, ..Default::default() };

@@ -3,6 +3,11 @@
 //! commitment against its revealed seed, re-derive every roll, and
 //! re-resolve every action from its rolls against the recorded outcome.
 //! Every difference is a finding at the version where it is.
+//!
+//! It also checks that every commitment is signed by the roller
+//! (`docs/PROTOCOL-signatures.md`): without that, whoever could append to
+//! the journal could commit to a seed of their own, roll what they like,
+//! reveal it, and every other check would pass.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -45,6 +50,9 @@ pub enum Check {
     Event,
     /// A revealed seed against its commitment; epochs.
     Commitment,
+    /// A commitment's signature: missing, not verifying, by a roller key
+    /// that changes within the battle, or not by the trusted roller key.
+    Signature,
     /// Nonces: 0, 1, 2 … with no gap and no reuse.
     Nonce,
     /// A roll against its re-derivation from the revealed seed.
@@ -76,6 +84,10 @@ pub struct AuditReport {
     pub head_hash: String,
     /// The commitment of every epoch, by epoch, as the battle published them.
     pub commitments: Vec<(u32, String)>,
+    /// Lowercase hex of the roller key that signed the battle's first
+    /// signed commitment (`None`: none is signed). Compare it with the key
+    /// the operator publishes, or pass that key to the audit.
+    pub roller_key: Option<String>,
 }
 
 impl AuditReport {
@@ -113,11 +125,23 @@ impl Auditor {
     }
 }
 
-/// Audits the events of `battle_id` in the order given.
+/// Audits the events of `battle_id` in the order given. Commitments must be
+/// signed, all by one roller key, whichever it is: the report names it.
 pub fn audit(battle_id: &str, lines: &[AuditedRecord]) -> AuditReport {
+    audit_with_roller_key(battle_id, lines, None)
+}
+
+/// [`audit`], and with `trusted` given, every commitment must be signed by
+/// exactly that roller key.
+pub fn audit_with_roller_key(
+    battle_id: &str,
+    lines: &[AuditedRecord],
+    trusted: Option<&dice::RollerKey>,
+) -> AuditReport {
     let mut auditor = Auditor { findings: Vec::new(), report: AuditReport::default() };
     auditor.report.head_hash = hex::encode(lines.last().map_or(genesis_hash(battle_id).to_vec(), |l| l.hash.clone()));
     let decoded = check_chain_and_records(&mut auditor, battle_id, lines);
+    check_signatures(&mut auditor, battle_id, &decoded, trusted);
     check_battle(&mut auditor, &decoded);
     let mut report = auditor.report;
     report.events = lines.len() as u64;
@@ -182,6 +206,64 @@ fn check_chain_and_records(auditor: &mut Auditor, battle_id: &str, lines: &[Audi
         decoded.push((record.version, event));
     }
     decoded
+}
+
+/// Every commitment (BattleOpened's for epoch 0, each SeedCommitted's) is
+/// signed, verifies with the key it names, and that key is the battle's one
+/// and, when given, the trusted one.
+fn check_signatures(
+    auditor: &mut Auditor,
+    battle_id: &str,
+    events: &[(u64, Event)],
+    trusted: Option<&dice::RollerKey>,
+) {
+    let mut battle_key: Option<dice::RollerKey> = None;
+    for (version, event) in events {
+        let version = *version;
+        let (epoch, commitment, signature, key) = match event {
+            Event::BattleOpened(e) => (0, &e.commitment, &e.commitment_signature, &e.roller_key),
+            Event::SeedCommitted(e) => (e.epoch, &e.commitment, &e.commitment_signature, &e.roller_key),
+            _ => continue,
+        };
+        if signature.is_empty() || key.is_empty() {
+            let missing = if signature.is_empty() { "signature" } else { "roller key" };
+            auditor.find(version, Check::Signature, format!("the commitment of epoch {epoch} has no {missing}"));
+            continue;
+        }
+        let key = match dice::RollerKey::from_bytes(key) {
+            Ok(key) => key,
+            Err(e) => {
+                auditor.find(version, Check::Signature, format!("epoch {epoch}: {e}"));
+                continue;
+            }
+        };
+        match battle_key {
+            None => battle_key = Some(key),
+            Some(first) if first != key => auditor.find(
+                version,
+                Check::Signature,
+                format!("epoch {epoch} is signed by roller key {key}, the battle's earlier commitments by {first}"),
+            ),
+            Some(_) => {}
+        }
+        if let Some(trusted) = trusted
+            && key != *trusted
+        {
+            auditor.find(
+                version,
+                Check::Signature,
+                format!("epoch {epoch} is signed by roller key {key}, not by the trusted roller key {trusted}"),
+            );
+        }
+        if let Err(e) = key.verify(battle_id, epoch, commitment, signature) {
+            auditor.find(
+                version,
+                Check::Signature,
+                format!("epoch {epoch}: commitment {commitment} with roller key {key}: {e}"),
+            );
+        }
+    }
+    auditor.report.roller_key = battle_key.map(|key| key.to_string());
 }
 
 /// The semantic half: commitments, nonces, rolls and rules.

@@ -34,7 +34,7 @@ use tonic::transport::Channel;
 use tonic::{Code, Request, Response, Status};
 use tracing::debug;
 
-use crate::audit::{AuditedRecord, audit};
+use crate::audit::{AuditedRecord, audit_with_roller_key};
 use crate::view::{BattleView, dispute_action, ruling_action};
 
 /// Our keys add `dispute:` at most, and the roller's limit is 100 for
@@ -356,16 +356,19 @@ impl Resolver for ResolverService {
                 .commitment(CommitmentRequest { battle_id: battle_id.clone(), epoch: 0 })
                 .await
                 .map_err(|s| downstream("roller", s))?
-                .into_inner()
-                .commitment;
+                .into_inner();
             let opened = BattleOpened {
                 ruleset: ruleset.to_string(),
                 title: request.title,
                 forum_ref: request.forum_ref,
                 participants: sheets.iter().map(to_struct).collect::<Result<_, _>>()?,
                 client_seed: request.client_seed.clone(),
-                commitment,
+                commitment: commitment.commitment,
                 tenant: String::new(),
+                // The roller's signature travels with its commitment, so
+                // that an audit can tell it from one anybody else journaled.
+                commitment_signature: commitment.commitment_signature,
+                roller_key: commitment.roller_key,
             };
             if self.append(&battle_id, None, vec![(Event::BattleOpened(opened), key.clone())]).await?.is_none() {
                 debug!(battle_id, "the battle was opened meanwhile");
@@ -616,8 +619,21 @@ impl Resolver for ResolverService {
         if lines.is_empty() {
             return Err(Status::not_found(format!("battle {} has no events", request.battle_id)));
         }
-        let report = audit(&request.battle_id, &lines);
+        // Hold the battle to the key of the roller we work with: a
+        // commitment signed by any other key is not our roller's.
+        let roller_key = self
+            .roller
+            .clone()
+            .commitment(CommitmentRequest { battle_id: request.battle_id.clone(), epoch: 0 })
+            .await
+            .map_err(|s| downstream("roller", s))?
+            .into_inner()
+            .roller_key;
+        let roller_key = dice::RollerKey::from_bytes(&roller_key)
+            .map_err(|e| Status::internal(format!("roller: its roller_key: {e}")))?;
+        let report = audit_with_roller_key(&request.battle_id, &lines, Some(&roller_key));
         Ok(Response::new(AuditResponse {
+            roller_key: report.roller_key.clone().unwrap_or_default(),
             ok: report.ok(),
             events_checked: report.events,
             findings: report

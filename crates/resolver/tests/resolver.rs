@@ -7,17 +7,21 @@ use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::resolver_client::ResolverClient;
 use battlelog_proto::v1::roller_client::RollerClient;
 use battlelog_proto::v1::{
-    ActRequest, AuditRequest, CloseRequest, DisputeRequest, GetBattleRequest, OpenBattleRequest, ReadStreamRequest,
-    RuleRequest,
+    ActRequest, AuditRequest, BattleEvent, CloseRequest, DisputeRequest, GetBattleRequest, JournalRecord,
+    OpenBattleRequest, ReadStreamRequest, RevealRequest, RuleRequest, battle_event::Event,
 };
-use battlelog_resolver::audit::{AuditedRecord, Check, audit};
+use battlelog_resolver::audit::{AuditedRecord, Check, audit, audit_with_roller_key, chain_hash, genesis_hash};
 use battlelog_roller::{MasterKey, RollerService};
+use prost::Message;
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tonic::Code;
 use tonic::transport::{Channel, Endpoint};
 
 const MASTER_KEY: &str = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+/// MASTER_KEY's roller key, computed from docs/PROTOCOL-signatures.md by an
+/// independent implementation (Python hmac + `cryptography`'s Ed25519).
+const ROLLER_KEY: &str = "3f98a7dbea1f3b78926f7dba089f47d752e62dee7457ce35a68329d10abc02ac";
 
 struct Stack {
     journal: JournalClient<Channel>,
@@ -395,10 +399,8 @@ async fn a_close_that_died_before_its_reveal_is_finished_by_the_next_close() {
     let mut stack = stack().await;
     open(&mut stack, "half", "berserk@1", json!([{"id": "a"}])).await;
     // The state a crash between the close and its reveal leaves behind.
-    let closed = battlelog_proto::v1::battle_event::Event::BattleClosed(battlelog_proto::v1::BattleClosed {
-        by: "judge".into(),
-        reason: "crashed".into(),
-    });
+    let closed =
+        Event::BattleClosed(battlelog_proto::v1::BattleClosed { by: "judge".into(), reason: "crashed".into() });
     stack
         .journal
         .append(battlelog_proto::v1::AppendRequest {
@@ -414,4 +416,76 @@ async fn a_close_that_died_before_its_reveal_is_finished_by_the_next_close() {
     close(&mut stack, "half", "second").await;
     let report = audit("half", &exported(&mut stack, "half").await);
     assert!(report.ok(), "{:?}", report.findings);
+}
+
+/// Replaces the event in `records[version]`'s record and recomputes every
+/// hash from there on, as a forger who knows the chain would.
+fn forge(battle_id: &str, records: &mut [AuditedRecord], version: usize, event: Event) {
+    let mut record = JournalRecord::decode(records[version].record.as_slice()).expect("record");
+    record.payload = BattleEvent { event: Some(event) }.encode_to_vec();
+    records[version].record = record.encode_to_vec();
+    let mut previous = genesis_hash(battle_id).to_vec();
+    for line in records.iter_mut() {
+        line.hash = chain_hash(&previous, &line.record).to_vec();
+        previous.clone_from(&line.hash);
+    }
+}
+
+fn event_of(record: &AuditedRecord) -> Event {
+    battlelog_proto::battle::decode(&JournalRecord::decode(record.record.as_slice()).expect("record")).expect("event")
+}
+
+/// docs/PROTOCOL-signatures.md §4 over a battle with two epochs: both
+/// commitments signed by the roller's key; pinned to another key, both are
+/// findings; the second re-signed (consistently) by another key is a key
+/// change within the battle, found at its version; the Audit RPC reports
+/// the roller's key.
+#[tokio::test]
+async fn the_audit_checks_commitment_signatures_and_one_roller_key_per_battle() {
+    let mut stack = stack().await;
+    open(&mut stack, "sig", "pbta-2d6@1", json!([{"id": "misty"}])).await;
+    let mv = json!({"type": "move", "actor": "misty", "trait": "cool", "stakes": "x"});
+    stack.resolver.act(act("sig", "m0", mv.clone())).await.expect("move");
+    let reveal = RevealRequest { battle_id: "sig".into(), closing: false, request_id: "mid".into() };
+    stack.roller.reveal(reveal).await.expect("reveal mid-battle");
+    stack.resolver.act(act("sig", "m1", mv)).await.expect("move");
+    let close = CloseRequest { battle_id: "sig".into(), by: "j".into(), reason: "end".into(), request_id: "c".into() };
+    stack.resolver.close(close).await.expect("close");
+    let clean = exported(&mut stack, "sig").await;
+    // 0 opened, 1–2 a move, 3 revealed, 4 epoch 1 committed, 5–6 a move, 7 closed, 8 revealed.
+    let Event::SeedCommitted(committed) = event_of(&clean[4]) else { panic!("version 4 commits epoch 1") };
+    assert_eq!(committed.epoch, 1);
+
+    let ours = dice::RollerKey::from_hex(ROLLER_KEY).expect("key");
+    let report = audit("sig", &clean);
+    assert!(report.ok(), "{:?}", report.findings);
+    assert_eq!(report.roller_key.as_deref(), Some(ROLLER_KEY));
+    assert!(audit_with_roller_key("sig", &clean, Some(&ours)).ok());
+    let other = dice::CommitmentSigner::derive(&[9; 32]);
+    let pinned = audit_with_roller_key("sig", &clean, Some(&other.roller_key())).findings;
+    assert_eq!(
+        pinned.iter().map(|f| (f.version, f.check)).collect::<Vec<_>>(),
+        vec![(0, Check::Signature), (4, Check::Signature)],
+        "{pinned:?}"
+    );
+
+    let mut changed = clean.clone();
+    let mut resigned = committed.clone();
+    resigned.commitment_signature = other.sign("sig", 1, &committed.commitment).to_vec();
+    resigned.roller_key = other.roller_key().to_bytes().to_vec();
+    forge("sig", &mut changed, 4, Event::SeedCommitted(resigned));
+    let findings = audit("sig", &changed).findings;
+    assert_eq!(findings.iter().map(|f| (f.version, f.check)).collect::<Vec<_>>(), vec![(4, Check::Signature)]);
+    assert!(findings[0].message.contains(ROLLER_KEY), "names the battle's key: {findings:?}");
+
+    let mut unsigned = clean.clone();
+    let mut bare = committed.clone();
+    bare.commitment_signature.clear();
+    forge("sig", &mut unsigned, 4, Event::SeedCommitted(bare));
+    let findings = audit("sig", &unsigned).findings;
+    assert_eq!(findings.iter().map(|f| (f.version, f.check)).collect::<Vec<_>>(), vec![(4, Check::Signature)]);
+
+    let rpc = stack.resolver.audit(AuditRequest { battle_id: "sig".into() }).await.expect("audit").into_inner();
+    assert!(rpc.ok, "{rpc:?}");
+    assert_eq!(rpc.roller_key, ROLLER_KEY);
 }

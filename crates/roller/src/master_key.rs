@@ -1,6 +1,10 @@
 //! The master key: the roller's one secret. Every server seed is
 //! `HMAC-SHA256(master_key, battle id, epoch)`, so the roller needs no
-//! database of seeds and any replica derives the same ones.
+//! database of seeds and any replica derives the same ones. The key that
+//! signs commitments derives from it too
+//! (`HMAC-SHA256(master_key, "battlelog/v1/commitment-key")`, see
+//! `docs/PROTOCOL-signatures.md`): replicas agree on it and there is no
+//! second secret to store, rotate or leak.
 
 use std::fmt;
 use std::path::Path;
@@ -73,6 +77,11 @@ impl MasterKey {
     pub fn seed(&self, battle_id: &str, epoch: u32) -> dice::ServerSeed {
         dice::ServerSeed::derive(&self.0, battle_id, epoch)
     }
+
+    /// The Ed25519 key that signs this roller's commitments.
+    pub fn commitment_signer(&self) -> dice::CommitmentSigner {
+        dice::CommitmentSigner::derive(&self.0)
+    }
 }
 
 #[cfg(unix)]
@@ -87,4 +96,21 @@ fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
 #[cfg(not(unix))]
 fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
     std::fs::write(path, text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_commitment_key_derives_from_the_master_key() {
+        // Computed from docs/PROTOCOL-signatures.md by an independent
+        // implementation (Python hmac + `cryptography`'s Ed25519).
+        let key = MasterKey::from_hex("7f5fa63fb10d8bd9625a6e723efaa688e116332df5109a0fd7d8475e2fb737b6").expect("key");
+        assert_eq!(
+            key.commitment_signer().roller_key().to_string(),
+            "f23b8a24e114f60d51b3df1b2e75a953f0f093ee41c696199d2fcc6ff67e9dde"
+        );
+        assert_eq!(format!("{key:?}"), "MasterKey(..)");
+    }
 }

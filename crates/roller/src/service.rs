@@ -21,7 +21,7 @@ use battlelog_runtime::grpc::{failed_precondition, invalid_argument};
 use battlelog_runtime::validate;
 use tonic::transport::Channel;
 use tonic::{Code, Request, Response, Status};
-use tracing::{debug, warn};
+use tracing::{debug, info, warn};
 
 use crate::ledger::{Ledger, reveal_key, roll_key};
 use crate::master_key::MasterKey;
@@ -47,6 +47,8 @@ type BattleLedger = Arc<tokio::sync::Mutex<Ledger>>;
 pub struct RollerService {
     journal: JournalClient<Channel>,
     master_key: MasterKey,
+    /// Derived from the master key once; signs every commitment we make.
+    signer: Arc<dice::CommitmentSigner>,
     /// One ledger per battle. The async mutex also serialises this replica's
     /// writes to a battle, so they do not race each other for versions.
     ledgers: Arc<Mutex<HashMap<String, BattleLedger>>>,
@@ -57,7 +59,17 @@ const MAX_CACHED_BATTLES: usize = 10_000;
 
 impl RollerService {
     pub fn new(journal: JournalClient<Channel>, master_key: MasterKey) -> Self {
-        Self { journal, master_key, ledgers: Arc::default() }
+        let signer = Arc::new(master_key.commitment_signer());
+        // The public key only: operators publish it for auditors.
+        info!(roller_key = %signer.roller_key(), "commitments are signed with this roller key");
+        Self { journal, master_key, signer, ledgers: Arc::default() }
+    }
+
+    /// The commitment of `battle_id`'s `epoch`, its signature and our key.
+    fn signed_commitment(&self, battle_id: &str, epoch: u32) -> (String, Vec<u8>, Vec<u8>) {
+        let commitment = self.master_key.seed(battle_id, epoch).commitment().to_string();
+        let signature = self.signer.sign(battle_id, epoch, &commitment).to_vec();
+        (commitment, signature, self.signer.roller_key().to_bytes().to_vec())
     }
 
     fn ledger(&self, battle_id: &str) -> BattleLedger {
@@ -130,8 +142,8 @@ impl Roller for RollerService {
     async fn commitment(&self, request: Request<CommitmentRequest>) -> Result<Response<CommitmentResponse>, Status> {
         let request = request.into_inner();
         validate::battle_id(&request.battle_id)?;
-        let commitment = self.master_key.seed(&request.battle_id, request.epoch).commitment().to_string();
-        Ok(Response::new(CommitmentResponse { commitment }))
+        let (commitment, commitment_signature, roller_key) = self.signed_commitment(&request.battle_id, request.epoch);
+        Ok(Response::new(CommitmentResponse { commitment, commitment_signature, roller_key }))
     }
 
     async fn roll(&self, request: Request<RollRequest>) -> Result<Response<RollResponse>, Status> {
@@ -270,8 +282,13 @@ impl Roller for RollerService {
             // so revealing never makes a future roll predictable.
             if !request.closing && !ledger.closed {
                 let next = epoch + 1;
-                let commitment = self.master_key.seed(battle_id, next).commitment().to_string();
-                reveal.push(Event::SeedCommitted(SeedCommitted { epoch: next, commitment }));
+                let (commitment, commitment_signature, roller_key) = self.signed_commitment(battle_id, next);
+                reveal.push(Event::SeedCommitted(SeedCommitted {
+                    epoch: next,
+                    commitment,
+                    commitment_signature,
+                    roller_key,
+                }));
             }
             let new_events = reveal
                 .iter()

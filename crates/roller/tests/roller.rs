@@ -20,6 +20,15 @@ use tonic::{Code, Request};
 use tonic_types::StatusExt;
 
 const MASTER_KEY: &str = "7f5fa63fb10d8bd9625a6e723efaa688e116332df5109a0fd7d8475e2fb737b6";
+/// MASTER_KEY's commitment-signing seed and roller key, computed from
+/// docs/PROTOCOL-signatures.md by an independent implementation (Python
+/// hmac + `cryptography`'s Ed25519).
+const SIGNING_SEED: &str = "156ab9e8e2ffb0fd0eac5bdd8abddc15b9032f59d68051833de7ac66e5071461";
+const ROLLER_KEY: &str = "f23b8a24e114f60d51b3df1b2e75a953f0f093ee41c696199d2fcc6ff67e9dde";
+
+fn roller_key() -> dice::RollerKey {
+    dice::RollerKey::from_hex(ROLLER_KEY).expect("key")
+}
 
 struct Stack {
     journal: JournalClient<Channel>,
@@ -183,7 +192,16 @@ async fn a_reveal_starts_a_new_epoch_and_later_rolls_use_it() {
     let seed0 = dice::ServerSeed::derive(&master_key(), "b4", 0);
     let seed1 = dice::ServerSeed::derive(&master_key(), "b4", 1);
     assert_eq!(revealed.revealed.as_ref().expect("revealed").server_seed, seed0.to_hex());
-    assert_eq!(revealed.next.as_ref().expect("next epoch").commitment, seed1.commitment().to_string());
+    let next = revealed.next.as_ref().expect("next epoch");
+    assert_eq!(next.commitment, seed1.commitment().to_string());
+    assert_eq!(next.roller_key, roller_key().to_bytes(), "the next epoch names the roller key");
+    assert_eq!(roller_key().verify("b4", 1, &next.commitment, &next.commitment_signature), Ok(()), "and is signed");
+    let (journaled_next, _) = journaled(&mut stack, "b4").await.pop().expect("the SeedCommitted");
+    assert_eq!(
+        battlelog_proto::battle::decode(&journaled_next).expect("event"),
+        Event::SeedCommitted(next.clone()),
+        "journaled with its signature"
+    );
 
     let later = stack.roller.roll(roll_request("b4", "r2", &["3d6"])).await.expect("roll").into_inner();
     let roll = later.rolls[0].roll.as_ref().expect("roll");
@@ -214,11 +232,33 @@ async fn the_master_key_never_reaches_the_journal() {
         .await
         .expect("reveal");
     let key = master_key();
+    let signing_seed = hex::decode(SIGNING_SEED).expect("hex");
     for (_, bytes) in journaled(&mut stack, "b5").await {
         assert!(!bytes.windows(key.len()).any(|w| w == key.as_slice()), "master key bytes in a record");
+        assert!(!bytes.windows(32).any(|w| w == signing_seed.as_slice()), "signing key bytes in a record");
         let text = String::from_utf8_lossy(&bytes);
         assert!(!text.contains(MASTER_KEY), "master key hex in a record");
+        assert!(!text.contains(SIGNING_SEED), "signing key hex in a record");
     }
+}
+
+/// Every commitment comes signed with the key derived from the master key
+/// (docs/PROTOCOL-signatures.md), the same on every replica.
+#[tokio::test]
+async fn commitments_are_signed_with_the_key_derived_from_the_master_key() {
+    let mut stack = stack().await;
+    let replica = RollerService::new(stack.journal.clone(), MasterKey::from_hex(MASTER_KEY).expect("key"));
+    for epoch in [0, 1, 7] {
+        let request = CommitmentRequest { battle_id: "b6".into(), epoch };
+        let signed = stack.roller.commitment(request.clone()).await.expect("commitment").into_inner();
+        assert_eq!(signed.commitment, dice::ServerSeed::derive(&master_key(), "b6", epoch).commitment().to_string());
+        assert_eq!(signed.roller_key, roller_key().to_bytes());
+        assert_eq!(roller_key().verify("b6", epoch, &signed.commitment, &signed.commitment_signature), Ok(()));
+        let from_replica = replica.commitment(Request::new(request)).await.expect("commitment").into_inner();
+        assert_eq!(from_replica, signed, "replicas sign alike: Ed25519 is deterministic");
+    }
+    let rendered = format!("{:?}", stack.service);
+    assert!(!rendered.contains(SIGNING_SEED) && !rendered.contains(MASTER_KEY), "no secret in {rendered}");
 }
 
 #[tokio::test]
