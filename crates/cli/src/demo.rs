@@ -22,6 +22,8 @@ pub struct DemoArgs {
     /// The journal the printed export commands should name.
     #[command(flatten)]
     journal: JournalEndpoint,
+    #[command(flatten)]
+    tls: crate::tls::TlsArgs,
 }
 
 struct Demo {
@@ -175,7 +177,7 @@ async fn play(
 }
 
 pub async fn demo(args: &DemoArgs) -> anyhow::Result<Output> {
-    let mut resolver = client::resolver(&args.resolver).await?;
+    let mut resolver = client::resolver(&args.resolver, &args.tls).await?;
     let run = format!("demo-{}", uuid_like());
     let mut out = String::new();
     let mut battle_ids = Vec::new();
@@ -189,8 +191,9 @@ pub async fn demo(args: &DemoArgs) -> anyhow::Result<Output> {
         url if url == client::DEFAULT_JOURNAL => String::new(),
         url => format!(" --journal {url}"),
     };
+    let tls = args.tls.flags();
     for battle_id in &battle_ids {
-        write!(out, "\nbattlelog export {battle_id}{journal}")?;
+        write!(out, "\nbattlelog export {battle_id}{journal}{tls}")?;
     }
     Ok(Output::text(out.trim_start()))
 }
