@@ -208,16 +208,18 @@ fn up_tls(data_dir: &Path) -> Up {
                 let done = line.starts_with("Try it");
                 banner.push(line);
                 if done {
-                    return Up { child, banner };
+                    break;
                 }
             }
             Err(e) => {
                 let _ = child.kill();
+                let _ = child.wait();
                 let stderr = std::fs::read_to_string(data_dir.join("up.stderr")).unwrap_or_default();
                 panic!("battlelog up --tls printed no full banner ({e}): {banner:?}\nstderr: {stderr}");
             }
         }
     }
+    Up { child, banner }
 }
 
 /// `battlelog up --tls`: https:// endpoints; `battlelog demo --ca-file`
