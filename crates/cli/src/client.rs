@@ -48,7 +48,10 @@ pub async fn read_battle(journal: &mut JournalClient<Channel>, battle_id: &str) 
     loop {
         let request =
             ReadStreamRequest { stream_id: battle_id.to_owned(), from_version: events.len() as u64, max_count: 0 };
-        let page = journal.read_stream(request).await.map_err(|s| anyhow::anyhow!("journal: {}", s.message()))?;
+        let page = journal
+            .read_stream(request)
+            .await
+            .map_err(|s| anyhow::anyhow!("journal: {}", crate::tls::status_message(&s)))?;
         let page = page.into_inner().events;
         if page.is_empty() {
             break;

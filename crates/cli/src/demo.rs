@@ -122,7 +122,7 @@ async fn play(
             battle_id: String::new(),
         })
         .await
-        .map_err(|s| anyhow::anyhow!("open {}: {}", demo.ruleset, s.message()))?
+        .map_err(|s| anyhow::anyhow!("open {}: {}", demo.ruleset, crate::tls::status_message(&s)))?
         .into_inner();
     let battle_id = opened.battle_id;
     let commitment = opened.opened.map(|o| o.commitment).unwrap_or_default();

@@ -113,7 +113,7 @@ impl TlsArgs {
                     DevPki::in_dir(&dev_pki_dir(&self.data_dir)).ca.display()
                 )
             })?;
-            keys.client_config()?
+            keys.client_config().context("TLS files (--ca-file, --client-cert, --client-key or --data-dir)")?
         } else {
             None
         };
@@ -137,4 +137,22 @@ impl TlsArgs {
         }
         flags
     }
+}
+
+/// A failed call's message with the transport's causes, if any. A refused
+/// TLS handshake surfaces only at the first call (TLS 1.3 finishes the
+/// client's side before the server checks its certificate), and the status
+/// alone then says no more than "operation was canceled".
+pub fn status_message(status: &tonic::Status) -> String {
+    let mut message = status.message().to_owned();
+    let mut source = std::error::Error::source(status);
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !message.contains(&cause_text) {
+            message.push_str(": ");
+            message.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    message
 }

@@ -32,8 +32,10 @@ pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// A TLS file that cannot be used. Names the config key and the path.
 #[derive(Debug, thiserror::Error)]
 pub enum TlsError {
-    #[error("{key}: cannot read {}: {source}", path.display())]
-    Read { key: &'static str, path: PathBuf, source: std::io::Error },
+    // `error`, not `source`: the message already says it, and a source
+    // would print it twice in an error chain.
+    #[error("{key}: cannot read {}: {error}", path.display())]
+    Read { key: &'static str, path: PathBuf, error: std::io::Error },
     #[error("{key}: {}: {message}", path.display())]
     Pem { key: &'static str, path: PathBuf, message: String },
     #[error("tls_cert {} and tls_key {} do not make an identity: {message}", cert.display(), key.display())]
@@ -214,7 +216,7 @@ pub fn endpoint(url: &str, tls: Option<&ClientTlsConfig>) -> Result<Endpoint, to
 }
 
 fn read(key: &'static str, path: &Path) -> Result<Vec<u8>, TlsError> {
-    std::fs::read(path).map_err(|source| TlsError::Read { key, path: path.to_owned(), source })
+    std::fs::read(path).map_err(|error| TlsError::Read { key, path: path.to_owned(), error })
 }
 
 /// The file's bytes, once it is known to hold at least one PEM certificate.
