@@ -11,6 +11,7 @@ Every invariant the script shows is also asserted, so a CI run fails loudly
 when the server stops keeping one.
 
     python forum_client.py --resolver 127.0.0.1:50051
+    python forum_client.py --resolver 127.0.0.1:50051 --ca-file data/tls/ca.pem   # battlelog up --tls
 """
 
 import argparse
@@ -240,15 +241,27 @@ def play(resolver, thread_ref):
     return battle_id
 
 
+def open_channel(resolver, ca_file):
+    """The one place the channel to the resolver is built: TLS trusting the
+    CA in `ca_file` (PEM) when given, else plaintext."""
+    if ca_file:
+        with open(ca_file, "rb") as f:
+            credentials = grpc.ssl_channel_credentials(root_certificates=f.read())
+        return grpc.secure_channel(resolver, credentials)
+    return grpc.insecure_channel(resolver)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--resolver", default="127.0.0.1:50051", help="the resolver's host:port")
+    parser.add_argument("--ca-file", default=os.environ.get("BATTLELOG_CA_FILE"),
+                        help="PEM CA to trust: connect over TLS (battlelog up --tls writes data/tls/ca.pem)")
     parser.add_argument("--thread", default=None,
                         help="the forum thread reference; a fresh one per run by default")
     args = parser.parse_args()
     thread_ref = args.thread or f"forum:example/thread/{time.time_ns():x}"
 
-    with grpc.insecure_channel(args.resolver) as channel:
+    with open_channel(args.resolver, args.ca_file) as channel:
         grpc.channel_ready_future(channel).result(timeout=TIMEOUT)
         battle_id = play(resolver_pb2_grpc.ResolverStub(channel), thread_ref)
     print(f"\nbattle-id: {battle_id}")

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # CI check for the Python example: brings up the whole stack with
-# `battlelog up` on free ports, runs forum_client.py against it, then exports
-# the battle it played and audits the export offline. Prints a final
+# `battlelog up --tls` on free ports, runs forum_client.py against it over TLS
+# (trusting the development CA `up` generated), then exports the battle it
+# played and audits the export offline. Prints a final
 #   python-example: 1 passed, 0 failed
 # (or 0 passed, 1 failed) so the result reads like a test in CI output.
 #
@@ -68,13 +69,13 @@ fi
 "$venv/bin/pip" install --quiet --disable-pip-version-check --only-binary=:all: -r "$here/requirements.txt" >&2
 PYTHON="$venv/bin/python" "$here/generate.sh" "$here/gen"
 
-"$battlelog" up --data-dir "$work/data" --no-nats \
+"$battlelog" up --tls --data-dir "$work/data" --no-nats \
   --resolver-listen 127.0.0.1:0 --roller-listen 127.0.0.1:0 --journal-listen 127.0.0.1:0 \
   >"$work/up.out" 2>"$work/up.err" &
 up_pid=$!
 
 # `up` prints its endpoints once all three servers listen.
-url_of() { sed -n "s|^  $1  *\(http://[^ ]*\)$|\1|p" "$work/up.out"; }
+url_of() { sed -n "s|^  $1  *\(https://[^ ]*\)$|\1|p" "$work/up.out"; }
 deadline=$((SECONDS + 60))
 until [ -n "$(url_of journal)" ]; do
   if ! kill -0 "$up_pid" 2>/dev/null; then
@@ -91,14 +92,18 @@ resolver="$(url_of resolver)"
 journal="$(url_of journal)"
 echo "python-example: stack up, resolver $resolver, journal $journal" >&2
 
-"$venv/bin/python" "$here/forum_client.py" --resolver "${resolver#http://}" | tee "$work/client.out"
+# The development CA `up --tls` wrote under its data dir.
+ca="$work/data/tls/ca.pem"
+"$venv/bin/python" "$here/forum_client.py" --resolver "${resolver#https://}" --ca-file "$ca" | tee "$work/client.out"
 battle_id="$(sed -n 's/^battle-id: //p' "$work/client.out")"
 if [ -z "$battle_id" ]; then
   echo "python-example: the client printed no battle id" >&2
   exit 1
 fi
 
-"$battlelog" export "$battle_id" --journal "$journal" >"$work/battle.jsonl"
+# The journal requires the services' client certificate too: --data-dir finds
+# it beside the CA.
+"$battlelog" export "$battle_id" --journal "$journal" --data-dir "$work/data" >"$work/battle.jsonl"
 "$battlelog" audit --file "$work/battle.jsonl"
 
 stop_up

@@ -6,7 +6,9 @@ use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::resolver_client::ResolverClient;
 use battlelog_proto::v1::{ReadStreamRequest, RecordedEvent};
 use clap::Args;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Channel;
+
+use crate::tls::TlsArgs;
 
 pub const DEFAULT_RESOLVER: &str = "http://127.0.0.1:50051";
 pub const DEFAULT_JOURNAL: &str = "http://127.0.0.1:50053";
@@ -27,17 +29,17 @@ pub struct ResolverEndpoint {
     pub resolver_url: String,
 }
 
-pub async fn channel(url: &str) -> anyhow::Result<Channel> {
-    let endpoint = Endpoint::from_shared(url.to_owned()).with_context(|| format!("invalid endpoint {url:?}"))?;
+pub async fn channel(url: &str, tls: &TlsArgs) -> anyhow::Result<Channel> {
+    let endpoint = tls.endpoint(url)?;
     endpoint.connect().await.with_context(|| format!("cannot reach {url} (is `battlelog up` running?)"))
 }
 
-pub async fn journal(endpoint: &JournalEndpoint) -> anyhow::Result<JournalClient<Channel>> {
-    Ok(JournalClient::new(channel(&endpoint.journal_url).await?))
+pub async fn journal(endpoint: &JournalEndpoint, tls: &TlsArgs) -> anyhow::Result<JournalClient<Channel>> {
+    Ok(JournalClient::new(channel(&endpoint.journal_url, tls).await?))
 }
 
-pub async fn resolver(endpoint: &ResolverEndpoint) -> anyhow::Result<ResolverClient<Channel>> {
-    Ok(ResolverClient::new(channel(&endpoint.resolver_url).await?))
+pub async fn resolver(endpoint: &ResolverEndpoint, tls: &TlsArgs) -> anyhow::Result<ResolverClient<Channel>> {
+    Ok(ResolverClient::new(channel(&endpoint.resolver_url, tls).await?))
 }
 
 /// Every event of a battle's stream, in version order.
@@ -46,7 +48,10 @@ pub async fn read_battle(journal: &mut JournalClient<Channel>, battle_id: &str) 
     loop {
         let request =
             ReadStreamRequest { stream_id: battle_id.to_owned(), from_version: events.len() as u64, max_count: 0 };
-        let page = journal.read_stream(request).await.map_err(|s| anyhow::anyhow!("journal: {}", s.message()))?;
+        let page = journal
+            .read_stream(request)
+            .await
+            .map_err(|s| anyhow::anyhow!("journal: {}", crate::tls::status_message(&s)))?;
         let page = page.into_inner().events;
         if page.is_empty() {
             break;

@@ -22,6 +22,8 @@ pub struct DemoArgs {
     /// The journal the printed export commands should name.
     #[command(flatten)]
     journal: JournalEndpoint,
+    #[command(flatten)]
+    tls: crate::tls::TlsArgs,
 }
 
 struct Demo {
@@ -121,7 +123,7 @@ async fn play(
             battle_id: String::new(),
         })
         .await
-        .map_err(|s| anyhow::anyhow!("open {}: {}", demo.ruleset, s.message()))?
+        .map_err(|s| anyhow::anyhow!("open {}: {}", demo.ruleset, crate::tls::status_message(&s)))?
         .into_inner();
     let battle_id = opened.battle_id;
     let commitment = opened.opened.map(|o| o.commitment).unwrap_or_default();
@@ -176,7 +178,7 @@ async fn play(
 }
 
 pub async fn demo(args: &DemoArgs) -> anyhow::Result<Output> {
-    let mut resolver = client::resolver(&args.resolver).await?;
+    let mut resolver = client::resolver(&args.resolver, &args.tls).await?;
     let run = format!("demo-{}", uuid_like());
     let mut out = String::new();
     let mut battle_ids = Vec::new();
@@ -190,8 +192,9 @@ pub async fn demo(args: &DemoArgs) -> anyhow::Result<Output> {
         url if url == client::DEFAULT_JOURNAL => String::new(),
         url => format!(" --journal {url}"),
     };
+    let tls = args.tls.flags();
     for battle_id in &battle_ids {
-        write!(out, "\nbattlelog export {battle_id}{journal}")?;
+        write!(out, "\nbattlelog export {battle_id}{journal}{tls}")?;
     }
     Ok(Output::text(out.trim_start()))
 }

@@ -22,6 +22,8 @@ pub struct ExportArgs {
     battle: String,
     #[command(flatten)]
     journal: JournalEndpoint,
+    #[command(flatten)]
+    tls: crate::tls::TlsArgs,
 }
 
 #[derive(Debug, Args)]
@@ -42,6 +44,8 @@ pub struct AuditArgs {
     roller_key: Option<String>,
     #[command(flatten)]
     journal: JournalEndpoint,
+    #[command(flatten)]
+    tls: crate::tls::TlsArgs,
 }
 
 #[derive(Debug, Args)]
@@ -55,10 +59,12 @@ pub struct ReplayArgs {
     resolver: ResolverEndpoint,
     #[command(flatten)]
     journal: JournalEndpoint,
+    #[command(flatten)]
+    tls: crate::tls::TlsArgs,
 }
 
 pub async fn export(args: &ExportArgs) -> anyhow::Result<Output> {
-    let mut journal = client::journal(&args.journal).await?;
+    let mut journal = client::journal(&args.journal, &args.tls).await?;
     let events = client::read_battle(&mut journal, &args.battle).await?;
     let mut text = String::new();
     for event in &events {
@@ -77,7 +83,7 @@ pub async fn audit_command(args: &AuditArgs) -> anyhow::Result<Output> {
             (records[0].stream.clone(), records)
         }
         (None, Some(battle_id)) => {
-            let mut journal = client::journal(&args.journal).await?;
+            let mut journal = client::journal(&args.journal, &args.tls).await?;
             let events = client::read_battle(&mut journal, battle_id).await?;
             let records = events
                 .into_iter()
@@ -143,13 +149,13 @@ fn describe(battle_id: &str, report: &AuditReport, trusted: Option<&dice::Roller
 }
 
 pub async fn replay(args: &ReplayArgs) -> anyhow::Result<Output> {
-    let mut resolver = client::resolver(&args.resolver).await?;
+    let mut resolver = client::resolver(&args.resolver, &args.tls).await?;
     let state = resolver
         .get_battle(GetBattleRequest { battle_id: args.battle.clone(), at_version: args.at })
         .await
         .map_err(|s| anyhow::anyhow!("resolver: {}", s.message()))?
         .into_inner();
-    let mut journal = client::journal(&args.journal).await?;
+    let mut journal = client::journal(&args.journal, &args.tls).await?;
     let events = client::read_battle(&mut journal, &args.battle).await?;
     let mut text = String::new();
     for recorded in events.iter().take_while(|e| e.event.as_ref().is_some_and(|r| r.version <= state.version)) {

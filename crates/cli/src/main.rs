@@ -8,6 +8,7 @@
 //! - [`export`]: `export`, `audit` and `replay`, for judges.
 //! - [`watch`]: the live feed of committed events.
 //! - [`client`]: endpoints of a running stack.
+//! - [`tls`]: `up --tls` and the client side of `https://` endpoints.
 //!
 //! Every failure exits with status 2 and one line on stderr that names the
 //! problem; stdout then stays empty, so a script never mistakes a half
@@ -18,6 +19,7 @@ mod demo;
 mod export;
 mod roll;
 mod rules;
+mod tls;
 mod up;
 mod watch;
 

@@ -6,6 +6,9 @@
 //! binary is found (then `up` starts one, storing under the data directory,
 //! with users and permissions as in `deploy/nats/`); otherwise they fan out
 //! in-process to the resolver's cache, and `up` says so.
+//!
+//! With `--tls` every port serves TLS from a development PKI under the data
+//! directory, mutual between the services (see [`crate::tls`]).
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -49,6 +52,10 @@ pub struct UpArgs {
     /// nats-server binary is found.
     #[arg(long)]
     no_nats: bool,
+    /// Serve TLS on every port (https:// endpoints) from a development CA
+    /// generated under <data-dir>/tls; mutual TLS between the services.
+    #[arg(long)]
+    tls: bool,
 }
 
 /// The development fan-out: committed events go straight to the resolver's
@@ -217,22 +224,24 @@ async fn start_nats(binary: &Path, store: &Path) -> anyhow::Result<NatsServer> {
     })
 }
 
-async fn bind(addr: SocketAddr, what: &str) -> anyhow::Result<(TcpListener, String)> {
+async fn bind(addr: SocketAddr, what: &str, scheme: &str) -> anyhow::Result<(TcpListener, String)> {
     let listener = TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr} for the {what}"))?;
-    let url = format!("http://{}", listener.local_addr()?);
+    let url = format!("{scheme}://{}", listener.local_addr()?);
     Ok((listener, url))
 }
 
 pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
     battlelog_runtime::logging::init("warn", battlelog_runtime::logging::LogFormat::Text)
         .map_err(anyhow::Error::msg)?;
-    let (journal_listener, journal_url) = bind(args.journal_listen, "journal").await?;
-    let (roller_listener, roller_url) = bind(args.roller_listen, "roller").await?;
-    let (resolver_listener, resolver_url) = bind(args.resolver_listen, "resolver").await?;
+    let tls = crate::tls::UpTls::new(args.tls, &args.data_dir)?;
+    let (journal_listener, journal_url) = bind(args.journal_listen, "journal", tls.scheme()).await?;
+    let (roller_listener, roller_url) = bind(args.roller_listen, "roller", tls.scheme()).await?;
+    let (resolver_listener, resolver_url) = bind(args.resolver_listen, "resolver", tls.scheme()).await?;
 
     let resolver_config = battlelog_resolver::Config {
         journal_url: journal_url.clone(),
         roller_url: roller_url.clone(),
+        client_tls: tls.client_keys(),
         ..Default::default()
     };
     let resolver = battlelog_resolver::server::service(&resolver_config)?;
@@ -277,17 +286,32 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
     .await
     .context("cannot open the journal")?;
     let master_key = MasterKey::read_or_create(&args.data_dir.join("roller").join("master.key"))?;
-    let journal_client = battlelog_roller::server::journal_client(&journal_url)?;
+    let journal_client = battlelog_roller::server::journal_client_with_tls(&journal_url, tls.client()?.as_ref())?;
     let roller = RollerService::new(journal_client, master_key);
 
     let (stop, stopped) = watch::channel(false);
     let until_stopped = |mut stopped: watch::Receiver<bool>| async move {
         let _ = stopped.wait_for(|stop| *stop).await;
     };
-    let mut journal_server =
-        tokio::spawn(battlelog_journal::serve(journal.clone(), journal_listener, until_stopped(stopped.clone())));
-    let roller_server = tokio::spawn(battlelog_roller::serve(roller, roller_listener, until_stopped(stopped.clone())));
-    let resolver_server = tokio::spawn(battlelog_resolver::serve(resolver, resolver_listener, until_stopped(stopped)));
+    let (internal_tls, public_tls) = (tls.internal_server()?, tls.public_server()?);
+    let mut journal_server = tokio::spawn(battlelog_journal::serve_with_tls(
+        journal.clone(),
+        journal_listener,
+        internal_tls.clone(),
+        until_stopped(stopped.clone()),
+    ));
+    let roller_server = tokio::spawn(battlelog_roller::serve_with_tls(
+        roller,
+        roller_listener,
+        internal_tls,
+        until_stopped(stopped.clone()),
+    ));
+    let resolver_server = tokio::spawn(battlelog_resolver::serve_with_tls(
+        resolver,
+        resolver_listener,
+        public_tls,
+        until_stopped(stopped),
+    ));
 
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "battlelog is up; data in {}", args.data_dir.display())?;
@@ -295,6 +319,13 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
     writeln!(stdout, "  roller    {roller_url}")?;
     writeln!(stdout, "  journal   {journal_url}")?;
     writeln!(stdout, "  events    {events_line}")?;
+    if let Some(pki) = &tls.pki {
+        writeln!(
+            stdout,
+            "  tls       CA {} (journal and roller also require its client certificate)",
+            pki.ca.display()
+        )?;
+    }
     // The commands to try next, with the endpoints spelled out when they
     // are not the defaults the other commands assume.
     let resolver_flag = if resolver_url == crate::client::DEFAULT_RESOLVER {
@@ -304,6 +335,14 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
     };
     let journal_flag =
         if journal_url == crate::client::DEFAULT_JOURNAL { String::new() } else { format!(" --journal {journal_url}") };
+    // A data dir other than the default is where the other commands find
+    // the development CA.
+    let data_flag = if args.tls && args.data_dir != Path::new("data") {
+        format!(" --data-dir {}", args.data_dir.display())
+    } else {
+        String::new()
+    };
+    let (resolver_flag, journal_flag) = (format!("{resolver_flag}{data_flag}"), format!("{journal_flag}{data_flag}"));
     writeln!(stdout, "Try it: battlelog demo{resolver_flag}")?;
     writeln!(
         stdout,

@@ -28,6 +28,8 @@ pub struct WatchArgs {
     from_journal: bool,
     #[command(flatten)]
     journal: JournalEndpoint,
+    #[command(flatten)]
+    tls: crate::tls::TlsArgs,
 }
 
 fn line(record: &JournalRecord) -> String {
@@ -79,7 +81,7 @@ pub async fn watch(args: &WatchArgs) -> anyhow::Result<Output> {
             Err(error) => eprintln!("no NATS at {} ({error}); following the journal instead", args.nats_url),
         }
     }
-    let mut journal = client::journal(&args.journal).await?;
+    let mut journal = client::journal(&args.journal, &args.tls).await?;
     let mut events = journal
         .subscribe_all(SubscribeAllRequest { from_position: 0 })
         .await

@@ -14,13 +14,17 @@ fn the_journal_config_loads() {
     assert_eq!(loaded.listen.port(), 50053);
     assert_eq!(loaded.nats_url.as_deref(), Some("nats://nats:4222"));
     assert_eq!(loaded.nats_stream, "BATTLELOG_EVENTS");
+    assert!(loaded.server_tls.enabled(), "TLS only");
+    assert!(loaded.server_tls.tls_client_ca.is_some(), "mutual: only services call the journal");
 }
 
 #[test]
 fn the_roller_config_loads_and_wants_a_real_key() {
     let overrides = battlelog_roller::config::Overrides::default();
     let loaded = battlelog_roller::Config::load(Some(&config("roller.toml")), &overrides).expect("roller.toml");
-    assert_eq!(loaded.journal_url, "http://journal:50053");
+    assert_eq!(loaded.journal_url, "https://journal:50053");
+    assert!(loaded.server_tls.enabled() && loaded.server_tls.tls_client_ca.is_some(), "mutual TLS");
+    assert!(loaded.client_tls.tls_ca.is_some() && loaded.client_tls.tls_client_cert.is_some());
     assert!(!loaded.dev, "production must not generate keys");
     assert!(loaded.master_key_file.is_some());
 }
@@ -29,6 +33,9 @@ fn the_roller_config_loads_and_wants_a_real_key() {
 fn the_resolver_config_loads() {
     let overrides = battlelog_resolver::config::Overrides::default();
     let loaded = battlelog_resolver::Config::load(Some(&config("resolver.toml")), &overrides).expect("resolver.toml");
-    assert_eq!(loaded.roller_url, "http://roller:50052");
+    assert_eq!(loaded.roller_url, "https://roller:50052");
+    assert!(loaded.server_tls.enabled(), "TLS for forums");
+    assert!(loaded.server_tls.tls_client_ca.is_none(), "forums present tokens, not certificates");
+    assert!(loaded.client_tls.tls_ca.is_some() && loaded.client_tls.tls_client_key.is_some(), "mutual to peers");
     assert_eq!(loaded.nats_url.as_deref(), Some("nats://nats:4222"));
 }

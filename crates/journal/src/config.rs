@@ -10,6 +10,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use battlelog_runtime::config::overlay;
+use battlelog_runtime::tls::ServerTls;
 use serde::Deserialize;
 
 use crate::limits::Limits;
@@ -48,6 +49,9 @@ pub struct Config {
     pub log: String,
     /// Log format.
     pub log_format: LogFormat,
+    /// TLS keys `tls_cert`, `tls_key`, `tls_client_ca` (battlelog_runtime::tls).
+    #[serde(flatten)]
+    pub server_tls: ServerTls,
 }
 
 impl Default for Config {
@@ -68,6 +72,7 @@ impl Default for Config {
             max_read_bytes: limits.max_read_bytes,
             log: "info".into(),
             log_format: LogFormat::Text,
+            server_tls: ServerTls::default(),
         }
     }
 }
@@ -117,6 +122,15 @@ pub struct Overrides {
     /// Log format.
     #[arg(long, env = "BATTLELOG_JOURNAL_LOG_FORMAT", value_enum)]
     pub log_format: Option<LogFormat>,
+    /// PEM certificate chain to serve TLS with (with --tls-key).
+    #[arg(long, env = "BATTLELOG_JOURNAL_TLS_CERT")]
+    pub tls_cert: Option<PathBuf>,
+    /// PEM private key of --tls-cert.
+    #[arg(long, env = "BATTLELOG_JOURNAL_TLS_KEY")]
+    pub tls_key: Option<PathBuf>,
+    /// PEM CA: callers must present a certificate it signed (mutual TLS).
+    #[arg(long, env = "BATTLELOG_JOURNAL_TLS_CLIENT_CA")]
+    pub tls_client_ca: Option<PathBuf>,
 }
 
 pub use battlelog_runtime::config::ConfigError;
@@ -153,6 +167,7 @@ impl Config {
         overlay(&mut self.max_read_bytes, &o.max_read_bytes);
         overlay(&mut self.log, &o.log);
         overlay(&mut self.log_format, &o.log_format);
+        self.server_tls.apply(o.tls_cert.as_ref(), o.tls_key.as_ref(), o.tls_client_ca.as_ref());
         // An empty URL (e.g. `BATTLELOG_JOURNAL_NATS_URL=`) switches NATS off.
         if self.nats_url.as_deref().is_some_and(|u| u.trim().is_empty()) {
             self.nats_url = None;
@@ -201,7 +216,7 @@ impl Config {
         if let Err(e) = tracing_subscriber::EnvFilter::try_new(&self.log) {
             return invalid("log", e.to_string());
         }
-        Ok(())
+        self.server_tls.validate()
     }
 }
 
@@ -235,6 +250,16 @@ mod tests {
     #[test]
     fn unknown_keys_and_bad_values_are_refused() {
         assert!(Config::from_toml("lisen = \"x\"").is_err());
+        // The flattened TLS keys leave unknown keys refused, and a client
+        // key has no place in the journal's config.
+        assert!(Config::from_toml("tls_cert = \"c.pem\"\nlisen = \"x\"").is_err());
+        assert!(Config::from_toml("tls_ca = \"ca.pem\"").is_err());
+        let tls = Config::from_toml("tls_cert = \"c.pem\"\ntls_key = \"k.pem\"\nmax_commit_batch = 8").unwrap();
+        assert_eq!(tls.server_tls.tls_key, Some(PathBuf::from("k.pem")));
+        assert_eq!(tls.max_commit_batch, 8);
+        assert!(
+            Config { server_tls: ServerTls { tls_key: None, ..tls.server_tls.clone() }, ..tls }.validate().is_err()
+        );
         let bad = [
             Config { nats_stream: "A.B".into(), ..Config::default() },
             Config { nats_subject_prefix: "a.*".into(), ..Config::default() },

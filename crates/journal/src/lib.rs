@@ -39,5 +39,5 @@ pub use error::JournalError;
 pub use journal::{Journal, JournalOptions, Subscription};
 pub use limits::{ExpectedVersion, Limits, NewEvent};
 pub use outbox::{EventPublisher, PublishError};
-pub use server::{ServeError, run, serve};
+pub use server::{ServeError, run, serve, serve_with_tls};
 pub use store::{AppendOutcome, AppendedEvent, ChainCheck, StoredEvent, StreamHead};

@@ -29,6 +29,8 @@ async fn main() -> anyhow::Result<()> {
     let config = Config::load(cli.config.as_deref(), &cli.overrides)?;
     let (listener, local) = battlelog_runtime::start(&config.log, config.log_format, config.listen).await?;
     tracing::info!(%local, data_dir = %config.data_dir.display(), "battlelog-journal starting");
+    // A bad TLS file stops the journal before its readiness line.
+    config.server_tls.server_config()?;
     // Whoever started us with port 0 learns the port from this line.
     battlelog_runtime::announce("battlelog-journal", local)?;
     battlelog_journal::run(&config, listener, battlelog_runtime::shutdown_signal()).await?;

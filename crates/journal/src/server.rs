@@ -30,6 +30,9 @@ pub enum ServeError {
     /// The gRPC server failed.
     #[error("grpc: {0}")]
     Transport(#[from] tonic::transport::Error),
+    /// A TLS file could not be used.
+    #[error(transparent)]
+    Tls(#[from] battlelog_runtime::tls::TlsError),
 }
 
 /// Runs a journal as configured on `listener` until `shutdown` resolves, then
@@ -40,6 +43,7 @@ pub async fn run(
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
+    let tls = config.server_tls.server_config()?;
     let publisher: Option<Arc<dyn EventPublisher>> = match &config.nats_url {
         Some(url) => {
             let url_shown = crate::nats::redact_url(url);
@@ -59,7 +63,7 @@ pub async fn run(
         publisher,
     })
     .await?;
-    let served = serve(journal.clone(), listener, shutdown).await;
+    let served = serve_with_tls(journal.clone(), listener, tls, shutdown).await;
     // Whatever happened to the server, commit and flush what was queued.
     journal.shutdown().await?;
     served
@@ -70,6 +74,16 @@ pub async fn run(
 pub async fn serve(
     journal: Journal,
     listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), ServeError> {
+    serve_with_tls(journal, listener, None, shutdown).await
+}
+
+/// [`serve`], over TLS when `tls` is given (health and reflection too).
+pub async fn serve_with_tls(
+    journal: Journal,
+    listener: TcpListener,
+    tls: Option<tonic::transport::ServerTlsConfig>,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
     let local = listener.local_addr().map_err(JournalError::Io)?;
@@ -95,8 +109,8 @@ pub async fn serve(
             journal.begin_shutdown();
         }
     };
-    info!(%local, "journal serving gRPC");
-    tonic::transport::Server::builder()
+    info!(%local, tls = tls.is_some(), "journal serving gRPC");
+    battlelog_runtime::tls::server(tls)?
         .add_service(health_service)
         .add_service(reflection)
         .add_service(service)

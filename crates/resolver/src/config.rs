@@ -2,10 +2,11 @@
 //! ← flags, validated before anything starts.
 
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use battlelog_runtime::config::{ConfigError, overlay, read_file};
 use battlelog_runtime::logging::LogFormat;
+use battlelog_runtime::tls::{ClientTls, ServerTls};
 use serde::Deserialize;
 
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -25,6 +26,12 @@ pub struct Config {
     /// Log filter (`RUST_LOG` wins when set).
     pub log: String,
     pub log_format: LogFormat,
+    /// TLS keys `tls_cert`, `tls_key`, `tls_client_ca` (battlelog_runtime::tls).
+    #[serde(flatten)]
+    pub server_tls: ServerTls,
+    /// TLS keys for calling peers: `tls_ca`, `tls_client_cert`, `tls_client_key`.
+    #[serde(flatten)]
+    pub client_tls: ClientTls,
 }
 
 impl Default for Config {
@@ -37,6 +44,8 @@ impl Default for Config {
             nats_subject_prefix: "battlelog.events".into(),
             log: "info".into(),
             log_format: LogFormat::Text,
+            server_tls: ServerTls::default(),
+            client_tls: ClientTls::default(),
         }
     }
 }
@@ -65,6 +74,24 @@ pub struct Overrides {
     /// Log format.
     #[arg(long, env = "BATTLELOG_RESOLVER_LOG_FORMAT", value_enum)]
     pub log_format: Option<LogFormat>,
+    /// PEM certificate chain to serve TLS with (with --tls-key).
+    #[arg(long, env = "BATTLELOG_RESOLVER_TLS_CERT")]
+    pub tls_cert: Option<PathBuf>,
+    /// PEM private key of --tls-cert.
+    #[arg(long, env = "BATTLELOG_RESOLVER_TLS_KEY")]
+    pub tls_key: Option<PathBuf>,
+    /// PEM CA: callers must present a certificate it signed (mutual TLS).
+    #[arg(long, env = "BATTLELOG_RESOLVER_TLS_CLIENT_CA")]
+    pub tls_client_ca: Option<PathBuf>,
+    /// PEM CA trusted for https:// peer URLs.
+    #[arg(long, env = "BATTLELOG_RESOLVER_TLS_CA")]
+    pub tls_ca: Option<PathBuf>,
+    /// PEM client certificate presented to peers (mutual TLS; with --tls-client-key).
+    #[arg(long, env = "BATTLELOG_RESOLVER_TLS_CLIENT_CERT")]
+    pub tls_client_cert: Option<PathBuf>,
+    /// PEM private key of --tls-client-cert.
+    #[arg(long, env = "BATTLELOG_RESOLVER_TLS_CLIENT_KEY")]
+    pub tls_client_key: Option<PathBuf>,
 }
 
 impl Config {
@@ -80,6 +107,8 @@ impl Config {
         overlay(&mut config.nats_subject_prefix, &o.nats_subject_prefix);
         overlay(&mut config.log, &o.log);
         overlay(&mut config.log_format, &o.log_format);
+        config.server_tls.apply(o.tls_cert.as_ref(), o.tls_key.as_ref(), o.tls_client_ca.as_ref());
+        config.client_tls.apply(o.tls_ca.as_ref(), o.tls_client_cert.as_ref(), o.tls_client_key.as_ref());
         config.validate()?;
         Ok(config)
     }
@@ -93,6 +122,7 @@ impl Config {
                 });
             }
         }
-        Ok(())
+        self.server_tls.validate()?;
+        self.client_tls.validate(&[("journal_url", &self.journal_url), ("roller_url", &self.roller_url)])
     }
 }

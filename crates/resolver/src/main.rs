@@ -29,7 +29,10 @@ async fn main() -> anyhow::Result<()> {
     let config = Config::load(cli.config.as_deref(), &cli.overrides)?;
     let (listener, local) = battlelog_runtime::start(&config.log, config.log_format, config.listen).await?;
     tracing::info!(%local, journal = %config.journal_url, roller = %config.roller_url, "battlelog-resolver starting");
-    // run() only fails on bad URLs before it serves; validate() checked them.
+    // run() fails on bad URLs (validate() checked them) and TLS files
+    // before it serves: read the files now, before the readiness line.
+    config.server_tls.server_config()?;
+    config.client_tls.client_config()?;
     battlelog_runtime::announce("battlelog-resolver", local)?;
     battlelog_resolver::run(&config, listener, battlelog_runtime::shutdown_signal()).await?;
     tracing::info!("battlelog-resolver stopped");

@@ -8,10 +8,11 @@ use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::resolver_server::ResolverServer;
 use battlelog_proto::v1::roller_client::RollerClient;
 use battlelog_runtime::grpc;
+use battlelog_runtime::tls::{self, TlsError};
 use prost::Message;
 use tokio::net::TcpListener;
 use tokio_stream::StreamExt;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::{Channel, ClientTlsConfig, ServerTlsConfig};
 
 use crate::config::Config;
 use crate::service::ResolverService;
@@ -24,19 +25,23 @@ pub enum ServeError {
     Reflection(#[from] grpc::ReflectionError),
     #[error("grpc: {0}")]
     Transport(#[from] tonic::transport::Error),
+    #[error(transparent)]
+    Tls(#[from] TlsError),
 }
 
 /// A lazily connecting channel: the resolver may start before its peers.
-fn channel(key: &'static str, url: &str) -> Result<Channel, ServeError> {
-    let endpoint = Endpoint::from_shared(url.to_owned()).map_err(|source| ServeError::Url { key, source })?;
+fn channel(key: &'static str, url: &str, tls: Option<&ClientTlsConfig>) -> Result<Channel, ServeError> {
+    let endpoint = tls::endpoint(url, tls).map_err(|source| ServeError::Url { key, source })?;
     Ok(endpoint.connect_lazy())
 }
 
-/// The service for `config`, connected lazily to the journal and roller.
+/// The service for `config`, connected lazily to the journal and roller
+/// (over TLS for `https://` URLs, with the config's CA and client identity).
 pub fn service(config: &Config) -> Result<ResolverService, ServeError> {
+    let tls = config.client_tls.client_config()?;
     Ok(ResolverService::new(
-        JournalClient::new(channel("journal_url", &config.journal_url)?),
-        RollerClient::new(channel("roller_url", &config.roller_url)?),
+        JournalClient::new(channel("journal_url", &config.journal_url, tls.as_ref())?),
+        RollerClient::new(channel("roller_url", &config.roller_url, tls.as_ref())?),
     ))
 }
 
@@ -47,11 +52,12 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
     let service = service(config)?;
+    let tls = config.server_tls.server_config()?;
     if let Some(url) = &config.nats_url {
         let feed = warm_from_nats(service.clone(), url.clone(), format!("{}.>", config.nats_subject_prefix));
         tokio::spawn(feed);
     }
-    serve(service, listener, shutdown).await
+    serve_with_tls(service, listener, tls, shutdown).await
 }
 
 /// Keeps cached battles warm from the journal's NATS fan-out: each message
@@ -92,9 +98,19 @@ pub async fn serve(
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
+    serve_with_tls(service, listener, None, shutdown).await
+}
+
+/// [`serve`], over TLS when `tls` is given (health and reflection too).
+pub async fn serve_with_tls(
+    service: ResolverService,
+    listener: TcpListener,
+    tls: Option<ServerTlsConfig>,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), ServeError> {
     let (health, health_service) = grpc::health();
     health.set_serving::<ResolverServer<ResolverService>>().await;
-    tonic::transport::Server::builder()
+    tls::server(tls)?
         .add_service(health_service)
         .add_service(grpc::reflection()?)
         .add_service(ResolverServer::new(service))

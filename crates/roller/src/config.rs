@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use battlelog_runtime::config::{ConfigError, overlay, read_file};
 use battlelog_runtime::logging::LogFormat;
+use battlelog_runtime::tls::{ClientTls, ServerTls};
 use serde::Deserialize;
 
 use crate::master_key::{MasterKey, MasterKeyError};
@@ -29,6 +30,12 @@ pub struct Config {
     /// Log filter (`RUST_LOG` wins when set).
     pub log: String,
     pub log_format: LogFormat,
+    /// TLS keys `tls_cert`, `tls_key`, `tls_client_ca` (battlelog_runtime::tls).
+    #[serde(flatten)]
+    pub server_tls: ServerTls,
+    /// TLS keys for calling peers: `tls_ca`, `tls_client_cert`, `tls_client_key`.
+    #[serde(flatten)]
+    pub client_tls: ClientTls,
 }
 
 impl Default for Config {
@@ -41,6 +48,8 @@ impl Default for Config {
             data_dir: PathBuf::from("data/roller"),
             log: "info".into(),
             log_format: LogFormat::Text,
+            server_tls: ServerTls::default(),
+            client_tls: ClientTls::default(),
         }
     }
 }
@@ -69,6 +78,24 @@ pub struct Overrides {
     /// Log format.
     #[arg(long, env = "BATTLELOG_ROLLER_LOG_FORMAT", value_enum)]
     pub log_format: Option<LogFormat>,
+    /// PEM certificate chain to serve TLS with (with --tls-key).
+    #[arg(long, env = "BATTLELOG_ROLLER_TLS_CERT")]
+    pub tls_cert: Option<PathBuf>,
+    /// PEM private key of --tls-cert.
+    #[arg(long, env = "BATTLELOG_ROLLER_TLS_KEY")]
+    pub tls_key: Option<PathBuf>,
+    /// PEM CA: callers must present a certificate it signed (mutual TLS).
+    #[arg(long, env = "BATTLELOG_ROLLER_TLS_CLIENT_CA")]
+    pub tls_client_ca: Option<PathBuf>,
+    /// PEM CA trusted for https:// peer URLs.
+    #[arg(long, env = "BATTLELOG_ROLLER_TLS_CA")]
+    pub tls_ca: Option<PathBuf>,
+    /// PEM client certificate presented to peers (mutual TLS; with --tls-client-key).
+    #[arg(long, env = "BATTLELOG_ROLLER_TLS_CLIENT_CERT")]
+    pub tls_client_cert: Option<PathBuf>,
+    /// PEM private key of --tls-client-cert.
+    #[arg(long, env = "BATTLELOG_ROLLER_TLS_CLIENT_KEY")]
+    pub tls_client_key: Option<PathBuf>,
 }
 
 /// The master key may also come from this variable (hex), so that a secret
@@ -88,6 +115,8 @@ impl Config {
         overlay(&mut config.data_dir, &o.data_dir);
         overlay(&mut config.log, &o.log);
         overlay(&mut config.log_format, &o.log_format);
+        config.server_tls.apply(o.tls_cert.as_ref(), o.tls_key.as_ref(), o.tls_client_ca.as_ref());
+        config.client_tls.apply(o.tls_ca.as_ref(), o.tls_client_cert.as_ref(), o.tls_client_key.as_ref());
         config.validate()?;
         Ok(config)
     }
@@ -99,7 +128,8 @@ impl Config {
                 message: format!("{:?} must start with http:// or https://", self.journal_url),
             });
         }
-        Ok(())
+        self.server_tls.validate()?;
+        self.client_tls.validate(&[("journal_url", &self.journal_url)])
     }
 
     /// The master key: from `BATTLELOG_ROLLER_MASTER_KEY`, else the key

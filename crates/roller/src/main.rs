@@ -31,10 +31,10 @@ async fn main() -> anyhow::Result<()> {
     tracing::info!(%local, journal = %config.journal_url, "battlelog-roller starting");
     // Everything that can fail on bad configuration fails before the
     // readiness line.
-    let journal = battlelog_roller::server::journal_client(&config.journal_url)?;
-    let service = battlelog_roller::RollerService::new(journal, config.master_key()?);
+    let service = battlelog_roller::server::service(&config)?;
+    let tls = config.server_tls.server_config()?;
     battlelog_runtime::announce("battlelog-roller", local)?;
-    battlelog_roller::serve(service, listener, battlelog_runtime::shutdown_signal()).await?;
+    battlelog_roller::serve_with_tls(service, listener, tls, battlelog_runtime::shutdown_signal()).await?;
     tracing::info!("battlelog-roller stopped");
     Ok(())
 }

@@ -7,8 +7,9 @@ use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::roller_server::RollerServer;
 use battlelog_runtime::config::ConfigError;
 use battlelog_runtime::grpc;
+use battlelog_runtime::tls::{self, TlsError};
 use tokio::net::TcpListener;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::{Channel, ClientTlsConfig, ServerTlsConfig};
 
 use crate::config::Config;
 use crate::service::RollerService;
@@ -23,13 +24,27 @@ pub enum ServeError {
     Reflection(#[from] grpc::ReflectionError),
     #[error("grpc: {0}")]
     Transport(#[from] tonic::transport::Error),
+    #[error(transparent)]
+    Tls(#[from] TlsError),
 }
 
 /// A lazily connecting journal client: the roller may start before the
 /// journal and rides out its restarts.
 pub fn journal_client(url: &str) -> Result<JournalClient<Channel>, ServeError> {
-    let endpoint = Endpoint::from_shared(url.to_owned()).map_err(ServeError::JournalUrl)?;
+    journal_client_with_tls(url, None)
+}
+
+/// [`journal_client`] over TLS for an `https://` URL.
+pub fn journal_client_with_tls(url: &str, tls: Option<&ClientTlsConfig>) -> Result<JournalClient<Channel>, ServeError> {
+    let endpoint = tls::endpoint(url, tls).map_err(ServeError::JournalUrl)?;
     Ok(JournalClient::new(endpoint.connect_lazy()))
+}
+
+/// The service as configured: master key, journal client (TLS per config).
+/// Every file is read here, so a bad one fails before serving.
+pub fn service(config: &Config) -> Result<RollerService, ServeError> {
+    let journal = journal_client_with_tls(&config.journal_url, config.client_tls.client_config()?.as_ref())?;
+    Ok(RollerService::new(journal, config.master_key()?))
 }
 
 /// Runs the roller as configured on `listener` until `shutdown` resolves.
@@ -38,9 +53,8 @@ pub async fn run(
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
-    let master_key = config.master_key()?;
-    let service = RollerService::new(journal_client(&config.journal_url)?, master_key);
-    serve(service, listener, shutdown).await
+    let tls = config.server_tls.server_config()?;
+    serve_with_tls(service(config)?, listener, tls, shutdown).await
 }
 
 /// Serves `service` on `listener`; in-flight requests finish before it returns.
@@ -49,9 +63,19 @@ pub async fn serve(
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
+    serve_with_tls(service, listener, None, shutdown).await
+}
+
+/// [`serve`], over TLS when `tls` is given (health and reflection too).
+pub async fn serve_with_tls(
+    service: RollerService,
+    listener: TcpListener,
+    tls: Option<ServerTlsConfig>,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), ServeError> {
     let (health, health_service) = grpc::health();
     health.set_serving::<RollerServer<RollerService>>().await;
-    tonic::transport::Server::builder()
+    tls::server(tls)?
         .add_service(health_service)
         .add_service(grpc::reflection()?)
         .add_service(RollerServer::new(service))

@@ -8,10 +8,13 @@
 //! - [`grpc`]: `INVALID_ARGUMENT` with google.rpc `BadRequest` details, and
 //!   the health and reflection services.
 //! - [`validate`]: battle ids, request ids and free text, checked alike everywhere.
+//! - [`tls`]: TLS (and mutual TLS) config keys, server and client TLS
+//!   configs, and the development PKI of `battlelog up --tls`.
 
 pub mod config;
 pub mod grpc;
 pub mod logging;
+pub mod tls;
 pub mod validate;
 
 use std::io::Write;

@@ -8,6 +8,8 @@
 //! - [`ServiceProcess`] / [`journal`]: a real service binary from the target
 //!   dir (`target/<profile>/battlelog-journal`), its port read from its
 //!   readiness line, then waited for over `grpc.health.v1`.
+//! - [`TestPki`] / [`journal_tls`] / [`roller_tls`] / [`resolver_tls`]:
+//!   the same services over mutual TLS, from a development PKI in a temp dir.
 //! - [`temp_dir`]: a temp directory for sled data.
 //! - [`poll_until`]: waiting on a condition with a deadline.
 //! - [`bench`]: rates and percentiles for the benchmarks.
@@ -24,8 +26,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use battlelog_runtime::tls::DevPki;
 use tempfile::TempDir;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::{Channel, ClientTlsConfig, Endpoint};
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
@@ -221,6 +224,8 @@ pub struct ServiceProcess {
     child: Child,
     addr: SocketAddr,
     log: PathBuf,
+    /// How to reach it when it serves TLS.
+    tls: Option<ClientTlsConfig>,
 }
 
 impl ServiceProcess {
@@ -228,6 +233,18 @@ impl ServiceProcess {
     /// <addr>` from its stdout, then waits until its health check says
     /// SERVING. Its stderr (the logs) goes to `log`.
     pub async fn start(binary: &Path, args: &[String], envs: &[(String, String)], log: &Path) -> Self {
+        Self::start_tls(binary, args, envs, log, None).await
+    }
+
+    /// [`Self::start`] for a service that serves TLS: it is reached (health
+    /// check, [`Self::url`], [`Self::channel`]) over `https://` with `tls`.
+    pub async fn start_tls(
+        binary: &Path,
+        args: &[String],
+        envs: &[(String, String)],
+        log: &Path,
+        tls: Option<ClientTlsConfig>,
+    ) -> Self {
         let log_file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -260,7 +277,7 @@ impl ServiceProcess {
             let log = std::fs::read_to_string(log).unwrap_or_default();
             panic!("{} printed no readiness line; its log:\n{log}", binary.display());
         };
-        let process = Self { child, addr, log: log.to_path_buf() };
+        let process = Self { child, addr, log: log.to_path_buf(), tls };
         process.wait_healthy().await;
         process
     }
@@ -270,7 +287,7 @@ impl ServiceProcess {
         let log = self.log.clone();
         let start = Instant::now();
         loop {
-            if let Ok(channel) = Endpoint::from_shared(url.clone()).expect("url").connect().await {
+            if let Ok(channel) = self.endpoint().connect().await {
                 let mut health = HealthClient::new(channel);
                 if let Ok(reply) = health.check(HealthCheckRequest { service: String::new() }).await
                     && reply.into_inner().status == ServingStatus::Serving as i32
@@ -291,14 +308,24 @@ impl ServiceProcess {
         self.addr
     }
 
-    /// `http://<addr>`.
+    /// `http://<addr>`, or `https://<addr>` when it serves TLS.
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.tls.is_some() { "https" } else { "http" };
+        format!("{scheme}://{}", self.addr)
     }
 
-    /// A fresh gRPC channel to it.
+    fn endpoint(&self) -> Endpoint {
+        let endpoint = Endpoint::from_shared(self.url()).expect("url").tcp_nodelay(true);
+        match &self.tls {
+            Some(tls) => endpoint.tls_config(tls.clone()).expect("client TLS config"),
+            None => endpoint,
+        }
+    }
+
+    /// A fresh gRPC channel to it (over TLS, with the test PKI's CA and
+    /// client certificate, when it serves TLS).
     pub async fn channel(&self) -> Channel {
-        Endpoint::from_shared(self.url()).expect("url").tcp_nodelay(true).connect().await.expect("connect")
+        self.endpoint().connect().await.expect("connect")
     }
 
     /// The OS process id.
@@ -396,4 +423,113 @@ pub async fn resolver(log: &Path, journal_url: &str, roller_url: &str, nats_url:
     }
     let envs = vec![("BATTLELOG_RESOLVER_LOG".to_owned(), "info".to_owned())];
     ServiceProcess::start(&binary, &args, &envs, log).await
+}
+
+/// A development PKI (`battlelog_runtime::tls::dev_pki`) in a temp dir:
+/// a CA, a server certificate for `127.0.0.1` and a client certificate.
+#[derive(Debug)]
+pub struct TestPki {
+    _dir: TempDir,
+    pub pki: DevPki,
+}
+
+impl TestPki {
+    pub fn generate(label: &str) -> Self {
+        let dir = temp_dir(&format!("pki-{label}"));
+        let pki = battlelog_runtime::tls::dev_pki(dir.path()).expect("generate a development PKI");
+        Self { _dir: dir, pki }
+    }
+
+    /// Trusting the CA and presenting the client certificate.
+    pub fn client(&self) -> ClientTlsConfig {
+        self.pki.client().client_config().expect("client TLS config").expect("a CA")
+    }
+
+    /// Trusting the CA, with no client certificate.
+    pub fn ca_only(&self) -> ClientTlsConfig {
+        let keys = battlelog_runtime::tls::ClientTls { tls_ca: Some(self.pki.ca.clone()), ..Default::default() };
+        keys.client_config().expect("client TLS config").expect("a CA")
+    }
+
+    fn path(path: &Path) -> String {
+        path.display().to_string()
+    }
+}
+
+/// [`journal`] serving mutual TLS from `pki`, configured through the
+/// environment layer (`BATTLELOG_JOURNAL_TLS_*`).
+pub async fn journal_tls(data_dir: &Path, nats_url: Option<&str>, pki: &TestPki) -> ServiceProcess {
+    let binary = service_binary("battlelog-journal");
+    let args = ["--listen", "127.0.0.1:0", "--data-dir", &TestPki::path(data_dir)].map(String::from).to_vec();
+    let mut envs = vec![
+        ("BATTLELOG_JOURNAL_LOG".to_owned(), "info".to_owned()),
+        ("BATTLELOG_JOURNAL_TLS_CERT".to_owned(), TestPki::path(&pki.pki.server_cert)),
+        ("BATTLELOG_JOURNAL_TLS_KEY".to_owned(), TestPki::path(&pki.pki.server_key)),
+        ("BATTLELOG_JOURNAL_TLS_CLIENT_CA".to_owned(), TestPki::path(&pki.pki.ca)),
+    ];
+    if let Some(url) = nats_url {
+        envs.push(("BATTLELOG_JOURNAL_NATS_URL".to_owned(), url.to_owned()));
+    }
+    ServiceProcess::start_tls(&binary, &args, &envs, &data_dir.with_extension("log"), Some(pki.client())).await
+}
+
+/// [`roller`] serving mutual TLS from `pki` and calling the journal at the
+/// `https://` `journal_url` with its client certificate, configured
+/// through flags (`--tls-*`).
+pub async fn roller_tls(data_dir: &Path, journal_url: &str, master_key_hex: &str, pki: &TestPki) -> ServiceProcess {
+    let binary = service_binary("battlelog-roller");
+    let p = &pki.pki;
+    let args = [
+        ("--listen", "127.0.0.1:0".to_owned()),
+        ("--journal-url", journal_url.to_owned()),
+        ("--data-dir", TestPki::path(data_dir)),
+        ("--tls-cert", TestPki::path(&p.server_cert)),
+        ("--tls-key", TestPki::path(&p.server_key)),
+        ("--tls-client-ca", TestPki::path(&p.ca)),
+        ("--tls-ca", TestPki::path(&p.ca)),
+        ("--tls-client-cert", TestPki::path(&p.client_cert)),
+        ("--tls-client-key", TestPki::path(&p.client_key)),
+    ]
+    .into_iter()
+    .flat_map(|(flag, value)| [flag.to_owned(), value])
+    .collect::<Vec<_>>();
+    let envs = vec![
+        ("BATTLELOG_ROLLER_LOG".to_owned(), "info".to_owned()),
+        ("BATTLELOG_ROLLER_MASTER_KEY".to_owned(), master_key_hex.to_owned()),
+    ];
+    std::fs::create_dir_all(data_dir).unwrap_or_else(|e| panic!("cannot create {}: {e}", data_dir.display()));
+    ServiceProcess::start_tls(&binary, &args, &envs, &data_dir.with_extension("log"), Some(pki.client())).await
+}
+
+/// [`resolver`] serving mutual TLS from `pki` and calling the `https://`
+/// journal and roller with its client certificate, configured through a
+/// TOML file (`--config`, written beside `log`).
+pub async fn resolver_tls(
+    log: &Path,
+    journal_url: &str,
+    roller_url: &str,
+    nats_url: Option<&str>,
+    pki: &TestPki,
+) -> ServiceProcess {
+    let binary = service_binary("battlelog-resolver");
+    let p = &pki.pki;
+    let mut config = format!(
+        "listen = \"127.0.0.1:0\"\njournal_url = {journal_url:?}\nroller_url = {roller_url:?}\n\
+         tls_cert = {:?}\ntls_key = {:?}\ntls_client_ca = {:?}\n\
+         tls_ca = {:?}\ntls_client_cert = {:?}\ntls_client_key = {:?}\n",
+        TestPki::path(&p.server_cert),
+        TestPki::path(&p.server_key),
+        TestPki::path(&p.ca),
+        TestPki::path(&p.ca),
+        TestPki::path(&p.client_cert),
+        TestPki::path(&p.client_key),
+    );
+    if let Some(url) = nats_url {
+        config.push_str(&format!("nats_url = {url:?}\n"));
+    }
+    let config_path = log.with_extension("toml");
+    std::fs::write(&config_path, config).unwrap_or_else(|e| panic!("cannot write {}: {e}", config_path.display()));
+    let args = vec!["--config".to_owned(), TestPki::path(&config_path)];
+    let envs = vec![("BATTLELOG_RESOLVER_LOG".to_owned(), "info".to_owned())];
+    ServiceProcess::start_tls(&binary, &args, &envs, log, Some(pki.client())).await
 }
