@@ -308,11 +308,20 @@ pub fn audit_file_with_key(path: &Path, roller_key: &str) -> (Option<i32>, Strin
     (code, format!("{stdout}{stderr}"))
 }
 
-pub fn assert_audit_file_verifies(path: &Path, battle_id: &str) {
+/// `audit --file` verifies, whatever roller signed (a stack with its own
+/// development master key, such as `battlelog up`'s). Returns the report.
+pub fn assert_audit_file_clean(path: &Path, battle_id: &str) -> String {
     let (code, output) = audit_file(path);
     assert_eq!(code, Some(0), "audit --file of {battle_id} exits 0:\n{output}");
     assert!(output.contains(&format!("battle {battle_id} verifies")), "{output}");
     assert!(!output.contains("DOES NOT VERIFY"), "{output}");
+    output
+}
+
+/// `audit --file` verifies, and the commitments were signed by the roller
+/// of [`MASTER_KEY_HEX`].
+pub fn assert_audit_file_verifies(path: &Path, battle_id: &str) {
+    let output = assert_audit_file_clean(path, battle_id);
     assert!(output.contains(&format!("roller key {ROLLER_KEY_HEX} signed")), "names the roller key:\n{output}");
     let (code, output) = audit_file_with_key(path, ROLLER_KEY_HEX);
     assert_eq!(code, Some(0), "audit --file of {battle_id} --roller-key <the roller's> exits 0:\n{output}");

@@ -428,7 +428,7 @@ mod tests {
     }
 
     fn committed(epoch: u32) -> Event {
-        Event::SeedCommitted(SeedCommitted { epoch, commitment: commitment(epoch) })
+        Event::SeedCommitted(SeedCommitted { epoch, commitment: commitment(epoch), ..Default::default() })
     }
 
     fn closed() -> Event {
@@ -570,7 +570,7 @@ mod tests {
         assert_eq!(refused(vec![opened(""), revealed(0, seed(0)), committed(0)]).1, Rule::EpochMismatch);
         let twice = vec![opened(""), revealed(0, seed(0)), committed(1), committed(2)];
         assert_eq!(refused(twice).1, Rule::EpochNotRevealed);
-        let bad = Event::SeedCommitted(SeedCommitted { epoch: 1, commitment: "xyz".into() });
+        let bad = Event::SeedCommitted(SeedCommitted { epoch: 1, commitment: "xyz".into(), ..Default::default() });
         assert_eq!(refused(vec![opened(""), revealed(0, seed(0)), bad]).1, Rule::EventMalformed);
     }
 

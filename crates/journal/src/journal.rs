@@ -416,7 +416,11 @@ pub(crate) mod tests {
             (
                 vec![
                     rolled(0, 1),
-                    battle_event(Event::SeedCommitted(SeedCommitted { epoch: 1, commitment: commitment(1) })),
+                    battle_event(Event::SeedCommitted(SeedCommitted {
+                        epoch: 1,
+                        commitment: commitment(1),
+                        ..Default::default()
+                    })),
                 ],
                 Rule::EpochNotRevealed,
                 "events[1].payload.seed_committed.epoch",
@@ -439,7 +443,11 @@ pub(crate) mod tests {
                 ExpectedVersion::Any,
                 vec![
                     revealed(0, seed(0)),
-                    battle_event(Event::SeedCommitted(SeedCommitted { epoch: 1, commitment: commitment(1) })),
+                    battle_event(Event::SeedCommitted(SeedCommitted {
+                        epoch: 1,
+                        commitment: commitment(1),
+                        ..Default::default()
+                    })),
                 ],
             )
             .await
