@@ -1,0 +1,164 @@
+//! Tokens on the wire: the server interceptor and the client's bearer.
+
+use tonic::metadata::{AsciiMetadataValue, errors::InvalidMetadataValue};
+use tonic::service::Interceptor;
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::Channel;
+use tonic::{Code, Request, Status};
+use tonic_types::{ErrorDetails, StatusExt};
+
+use crate::claims::{Caller, Role};
+use crate::token::{TokenError, Verifier};
+
+/// The `google.rpc.ErrorInfo` domain of battlelog's auth errors.
+pub const ERROR_DOMAIN: &str = "battlelog.dev/auth";
+
+impl TokenError {
+    /// The `ErrorInfo` reason a client can branch on.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            TokenError::Missing => "TOKEN_MISSING",
+            TokenError::Malformed(_) => "TOKEN_MALFORMED",
+            TokenError::Expired { .. } => "TOKEN_EXPIRED",
+            TokenError::UnknownKey { .. } => "TOKEN_UNKNOWN_KEY",
+            TokenError::BadSignature { .. } => "TOKEN_BAD_SIGNATURE",
+        }
+    }
+}
+
+impl From<TokenError> for Status {
+    fn from(error: TokenError) -> Self {
+        Status::with_error_details(
+            Code::Unauthenticated,
+            error.to_string(),
+            ErrorDetails::with_error_info(error.reason(), ERROR_DOMAIN, []),
+        )
+    }
+}
+
+impl Caller {
+    /// `PERMISSION_DENIED` naming the roles `call` needs, unless this caller
+    /// has one of them.
+    pub fn require(&self, call: &str, roles: &[Role]) -> Result<(), Status> {
+        if roles.contains(&self.role) {
+            return Ok(());
+        }
+        let needed = roles.iter().map(|r| r.as_str()).collect::<Vec<_>>().join(" or ");
+        Err(Status::with_error_details(
+            Code::PermissionDenied,
+            format!("{call} needs the role {needed}; this token's role is {}", self.role),
+            ErrorDetails::with_error_info("ROLE_NOT_ALLOWED", ERROR_DOMAIN, [("needed".to_owned(), needed)]),
+        ))
+    }
+}
+
+/// The server side: verifies the bearer token of every request to the
+/// service it wraps and leaves the [`Caller`] in the request's extensions.
+/// With `only`, a role outside it is refused at the door (the roller and
+/// the journal serve the `service` role alone).
+#[derive(Debug, Clone)]
+pub struct Authenticator {
+    verifier: Verifier,
+    only: Option<(&'static str, &'static [Role])>,
+}
+
+impl Authenticator {
+    /// Authenticates every caller; the handlers check roles per call.
+    pub fn new(verifier: Verifier) -> Self {
+        Self { verifier, only: None }
+    }
+
+    /// Authenticates and admits only `roles` to the whole `service`.
+    pub fn only(verifier: Verifier, service: &'static str, roles: &'static [Role]) -> Self {
+        Self { verifier, only: Some((service, roles)) }
+    }
+
+    fn caller<T>(&self, request: &Request<T>) -> Result<Caller, TokenError> {
+        let header = request.metadata().get("authorization").ok_or(TokenError::Missing)?;
+        let header = header.to_str().map_err(|_| TokenError::Malformed("authorization is not ASCII".into()))?;
+        let token = header
+            .strip_prefix("Bearer ")
+            .or_else(|| header.strip_prefix("bearer "))
+            .ok_or_else(|| TokenError::Malformed("authorization must be `Bearer <token>`".into()))?;
+        self.verifier.verify(token.trim()).map(Caller::from)
+    }
+}
+
+impl Interceptor for Authenticator {
+    fn call(&mut self, mut request: Request<()>) -> Result<Request<()>, Status> {
+        let caller = self.caller(&request)?;
+        if let Some((service, roles)) = self.only {
+            caller.require(service, roles)?;
+        }
+        request.extensions_mut().insert(caller);
+        Ok(request)
+    }
+}
+
+/// The verified caller of a request that passed an [`Authenticator`].
+pub fn caller<T>(request: &Request<T>) -> Result<Caller, Status> {
+    request
+        .extensions()
+        .get::<Caller>()
+        .cloned()
+        .ok_or_else(|| Status::internal("the request reached its handler without authentication"))
+}
+
+/// The client side: `authorization: Bearer <token>` on every call.
+#[derive(Debug, Clone)]
+pub struct Bearer(AsciiMetadataValue);
+
+impl Bearer {
+    pub fn new(token: &str) -> Result<Self, InvalidMetadataValue> {
+        format!("Bearer {}", token.trim()).parse().map(Self)
+    }
+}
+
+impl Interceptor for Bearer {
+    fn call(&mut self, mut request: Request<()>) -> Result<Request<()>, Status> {
+        request.metadata_mut().insert("authorization", self.0.clone());
+        Ok(request)
+    }
+}
+
+/// A channel whose calls carry a token.
+pub type AuthChannel = InterceptedService<Channel, Bearer>;
+
+/// `channel` with `token` on every call.
+pub fn authed(channel: Channel, token: &str) -> Result<AuthChannel, InvalidMetadataValue> {
+    Ok(InterceptedService::new(channel, Bearer::new(token)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::keys::{SigningKey, VerificationKeys};
+
+    fn request_with(header: Option<&str>) -> Request<()> {
+        let mut request = Request::new(());
+        if let Some(value) = header {
+            request.metadata_mut().insert("authorization", value.parse().expect("ascii"));
+        }
+        request
+    }
+
+    #[test]
+    fn the_interceptor_names_what_is_wrong() {
+        let key = SigningKey::generate().expect("key");
+        let mut auth = Authenticator::only(Verifier::new(VerificationKeys::from(&key)), "Journal", &[Role::Service]);
+        let missing = auth.call(request_with(None)).expect_err("missing");
+        assert_eq!(missing.code(), Code::Unauthenticated);
+        assert!(missing.message().contains("missing"), "{}", missing.message());
+        let basic = auth.call(request_with(Some("Basic abc"))).expect_err("not bearer");
+        assert!(basic.message().contains("malformed"), "{}", basic.message());
+        let reader = key.issue("r", "t", Role::Reader, Duration::from_secs(60)).expect("issue");
+        let denied = auth.call(request_with(Some(&format!("Bearer {reader}")))).expect_err("reader");
+        assert_eq!(denied.code(), Code::PermissionDenied);
+        assert_eq!(denied.message(), "Journal needs the role service; this token's role is reader");
+        let service = key.issue("resolver", "t", Role::Service, Duration::from_secs(60)).expect("issue");
+        let admitted = auth.call(request_with(Some(&format!("Bearer {service}")))).expect("service");
+        assert_eq!(caller(&admitted).expect("caller").subject, "resolver");
+    }
+}

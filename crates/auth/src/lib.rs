@@ -1,0 +1,27 @@
+//! Who may call battlelog, and as what.
+//!
+//! Every RPC but health and reflection carries `authorization: Bearer <JWT>`:
+//! an Ed25519-signed (EdDSA) token whose claims name who (`sub`), which
+//! forum platform (`tenant`), which `role` (forum, judge, reader, service),
+//! until when (`exp`) and which key signed it (`kid`). The operator keeps the
+//! signing key; each service holds only the verification keys it accepts
+//! (several at once, so keys can be rotated).
+//!
+//! - [`claims`]: roles, claims and the tenant rule; [`Caller`], the verified
+//!   identity a handler works with.
+//! - [`keys`]: the signing key and verification keys as PEM files, and key ids.
+//! - [`token`]: issuing tokens and verifying them ([`Verifier`], with a small
+//!   cache so a service's own repeated token costs one signature check).
+//! - [`grpc`]: the server interceptor that turns a token into a [`Caller`]
+//!   (or `UNAUTHENTICATED` saying why, `PERMISSION_DENIED` naming the role
+//!   needed), and the client side that attaches a token to every call.
+
+pub mod claims;
+pub mod grpc;
+pub mod keys;
+pub mod token;
+
+pub use claims::{Caller, Claims, Role, TenantError, validate_tenant};
+pub use grpc::{AuthChannel, Authenticator, Bearer, authed, caller};
+pub use keys::{KeyError, SigningKey, VerificationKeys, key_id};
+pub use token::{IssueError, TokenError, Verifier};
