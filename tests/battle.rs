@@ -136,13 +136,13 @@ async fn play_pokemon(stack: &Stack) -> Played {
     resolver.dispute(dispute).await.expect("dispute");
     let ruling = pb::RuleRequest {
         battle_id: battle_id.into(),
-        judge: "judge".into(),
+        judge: String::new(),
         refers_to: attack_version,
         text: "the rock was too small; the result stands".into(),
         r#override: None,
         request_id: "p-ruling".into(),
     };
-    resolver.rule(ruling).await.expect("ruling");
+    judge_client(&stack.resolver).await.rule(ruling).await.expect("ruling");
     Played { battle_id: battle_id.into(), client_seed: client_seed.into(), replies }
 }
 
@@ -260,7 +260,7 @@ async fn check_closed_battle(stack: &Stack, played: &Played) -> Vec<Journaled> {
     let mut resolver = resolver_client(&stack.resolver).await;
     assert_audit_rpc_ok(&mut resolver, battle_id, events.len()).await;
     let file = stack.dir.path().join(format!("{battle_id}.jsonl"));
-    let export = export_to(&stack.journal.url(), battle_id, &file);
+    let export = export_to(&stack.resolver.url(), battle_id, &file);
     check_export_fields(battle_id, &export, &events);
     assert_audit_file_verifies(&file, battle_id);
     events
@@ -530,7 +530,7 @@ async fn kill_9_of_the_resolver_under_load_then_retries_lose_and_reroll_nothing(
 /// Retries a request that a replica gave up on as too busy (ABORTED), with
 /// the same request id, as the API asks.
 async fn act_until_decided(
-    resolver: &mut battlelog_proto::v1::resolver_client::ResolverClient<tonic::transport::Channel>,
+    resolver: &mut battlelog_proto::v1::resolver_client::ResolverClient<battlelog_auth::AuthChannel>,
     battle_id: &str,
     action: &Value,
     request_id: &str,
@@ -732,7 +732,12 @@ async fn a_reveal_mid_battle_starts_a_new_epoch_and_later_rolls_verify() {
         assert_eq!(reply.rolls[0].roll.as_ref().expect("roll").epoch, 0);
     }
     let mut roller = stack.roller_client().await;
-    let reveal = pb::RevealRequest { battle_id: battle_id.into(), closing: false, request_id: "judge-reveal".into() };
+    let reveal = pb::RevealRequest {
+        battle_id: battle_id.into(),
+        closing: false,
+        request_id: "judge-reveal".into(),
+        requested_by: None,
+    };
     let revealed = roller.reveal(reveal.clone()).await.expect("reveal").into_inner();
     let seed0 = revealed.revealed.as_ref().expect("revealed");
     assert_eq!((seed0.epoch, seed0.server_seed.clone()), (0, server_seed(battle_id, 0).to_hex()));
@@ -767,7 +772,7 @@ async fn a_reveal_mid_battle_starts_a_new_epoch_and_later_rolls_verify() {
     }
     // Before the close, epoch 1's rolls await their reveal; the rest verifies.
     let file = stack.dir.path().join("open.jsonl");
-    export_to(&stack.journal.url(), battle_id, &file);
+    export_to(&stack.resolver.url(), battle_id, &file);
     let (code, output) = audit_file(&file);
     assert_eq!(code, Some(0), "{output}");
     assert!(output.contains("2 rolls re-derived") && output.contains("3 rolls await"), "{output}");
@@ -788,7 +793,7 @@ async fn a_reveal_mid_battle_starts_a_new_epoch_and_later_rolls_verify() {
     assert_eq!(reveals, vec![(0, server_seed(battle_id, 0).to_hex()), (1, server_seed(battle_id, 1).to_hex())]);
     assert_audit_rpc_ok(&mut resolver, battle_id, events.len()).await;
     let file = stack.dir.path().join("closed.jsonl");
-    let export = export_to(&stack.journal.url(), battle_id, &file);
+    let export = export_to(&stack.resolver.url(), battle_id, &file);
     let (code, output) = audit_file(&file);
     assert_eq!(code, Some(0), "{output}");
     assert!(output.contains("verifies") && output.contains("5 rolls re-derived"), "{output}");
@@ -862,7 +867,7 @@ async fn closed_battle_export(label: &str, battle_id: &str) -> (Stack, Lines) {
     }
     close(&mut resolver, battle_id).await;
     let file = stack.dir.path().join("original.jsonl");
-    let export = export_to(&stack.journal.url(), battle_id, &file);
+    let export = export_to(&stack.resolver.url(), battle_id, &file);
     assert_audit_file_verifies(&file, battle_id);
     let lines: Lines = export.lines().map(|l| serde_json::from_str(l).expect("JSON object")).collect();
     assert_eq!(lines.len(), 11);
@@ -922,7 +927,7 @@ async fn the_audit_catches_a_tampered_export_by_version() {
 
     // A wrong revealed seed (a real seed, of another epoch), re-chained.
     let mut lines = original.clone();
-    let wrong = pb::SeedRevealed { epoch: 0, server_seed: server_seed(battle_id, 1).to_hex() };
+    let wrong = pb::SeedRevealed { epoch: 0, server_seed: server_seed(battle_id, 1).to_hex(), credential: None };
     set_event(&mut lines[reveal_version], Event::SeedRevealed(wrong));
     rechain(battle_id, &mut lines);
     assert_caught(&stack, "wrong-seed", &lines, reveal_version, "commitment");
@@ -1026,6 +1031,7 @@ async fn the_audit_rpc_refuses_commitments_its_roller_did_not_sign() {
             participants: vec![obj(json!({"id": "misty"}))],
             client_seed: "forged".into(),
             commitment,
+            tenant: battlelog_test_support::auth::TEST_TENANT.into(),
             ..Default::default()
         };
         if signed {

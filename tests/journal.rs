@@ -620,6 +620,7 @@ async fn graceful_shutdown_finishes_in_flight_appends() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn config_is_validated_and_health_and_reflection_are_served() {
     let binary = battlelog_test_support::service_binary("battlelog-journal");
+    let auth = battlelog_test_support::TestAuth::shared();
     let dir = temp_dir("config");
     let output = std::process::Command::new(&binary)
         .args(["--listen", "127.0.0.1:0", "--data-dir"])
@@ -629,6 +630,14 @@ async fn config_is_validated_and_health_and_reflection_are_served() {
         .expect("run the binary");
     assert!(!output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("max_payload_bytes"), "{output:?}");
+    // Nothing is served without the keys that tokens are checked with.
+    let unkeyed = std::process::Command::new(&binary)
+        .args(["--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(dir.path().join("data"))
+        .output()
+        .expect("run the binary");
+    assert!(!unkeyed.status.success());
+    assert!(String::from_utf8_lossy(&unkeyed.stderr).contains("auth_keys"), "{unkeyed:?}");
 
     let file = dir.path().join("journal.toml");
     std::fs::write(&file, "max_events_per_append = 2\nlisten = \"127.0.0.1:1\"\n").expect("write config");
@@ -637,8 +646,13 @@ async fn config_is_validated_and_health_and_reflection_are_served() {
         .map(|s| s.to_string())
         .chain([dir.path().join("data").display().to_string()])
         .collect();
-    let server =
-        battlelog_test_support::ServiceProcess::start(&binary, &args, &[], &dir.path().join("journal.log")).await;
+    let server = battlelog_test_support::ServiceProcess::start(
+        &binary,
+        &args,
+        &auth.env("journal"),
+        &dir.path().join("journal.log"),
+    )
+    .await;
     let mut c = client(&server).await;
     let err = append(&mut c, "s", any(), vec![opened("", ""), resolved("a", ""), resolved("b", "")]).await.unwrap_err();
     assert_eq!(invalid_field(&err), "events", "the file's limit applies");

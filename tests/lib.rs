@@ -2,19 +2,20 @@
 //! and an independent re-implementation of the chain check (PROTOCOL.md §4)
 //! written from the protocol text, not from the journal's code.
 
+use battlelog_auth::AuthChannel;
 use battlelog_proto::v1 as pb;
 use battlelog_proto::v1::journal_client::JournalClient;
 use sha2::{Digest, Sha256};
-use tonic::transport::Channel;
 use tonic::{Code, Status};
 use tonic_types::StatusExt;
 
 /// A journal client.
-pub type Client = JournalClient<Channel>;
+pub type Client = JournalClient<AuthChannel>;
 
 /// Connects to a running journal.
 pub async fn client(process: &battlelog_test_support::ServiceProcess) -> Client {
-    JournalClient::new(process.channel().await).max_decoding_message_size(64 * 1024 * 1024)
+    let token = battlelog_test_support::TestAuth::shared().service_token();
+    JournalClient::new(process.authed(&token).await).max_decoding_message_size(64 * 1024 * 1024)
 }
 
 /// Expected version `any`.
@@ -125,7 +126,7 @@ pub fn event_text(payload: &[u8]) -> String {
 
 /// A `SeedRevealed` of `epoch` with `server_seed` (hex).
 pub fn revealed(epoch: u32, server_seed: String, key: &str) -> pb::NewEvent {
-    battle_event(pb::battle_event::Event::SeedRevealed(pb::SeedRevealed { epoch, server_seed }), key)
+    battle_event(pb::battle_event::Event::SeedRevealed(pb::SeedRevealed { epoch, server_seed, credential: None }), key)
 }
 
 /// The `ErrorInfo.reason` of a status (panics without one).

@@ -18,7 +18,6 @@ use stack::{audit_file, cli, jetstream_messages};
 struct Up {
     child: Child,
     resolver: String,
-    journal: String,
     banner: Vec<String>,
     rest: mpsc::Receiver<String>,
 }
@@ -87,9 +86,10 @@ fn up(data_dir: &Path, extra: &[&str]) -> Up {
             .unwrap_or_else(|| panic!("no {name} endpoint in {banner:?}"))
             .to_owned()
     };
-    let (resolver, journal) = (endpoint("resolver"), endpoint("journal"));
+    let resolver = endpoint("resolver");
+    endpoint("journal");
     endpoint("roller");
-    Up { child, resolver, journal, banner, rest: rx }
+    Up { child, resolver, banner, rest: rx }
 }
 
 /// Sends `signal` to `up` and waits (with a deadline) for it to exit;
@@ -109,14 +109,18 @@ fn stop(mut up: Up, signal: &str) -> (std::process::ExitStatus, String) {
 /// `battlelog demo` against `up`, then export and audit every battle it
 /// names; returns how many events the exports held together.
 fn demo_exports_verify(up: &Up, dir: &Path) -> usize {
-    let (code, stdout, stderr) = cli(&["demo", "--resolver", &up.resolver, "--journal", &up.journal]);
+    // The data dir is where up keeps its development token key: the demo
+    // and the exports mint their tokens with it, no token in sight.
+    let data = dir.display().to_string();
+    let (code, stdout, stderr) = cli(&["demo", "--resolver", &up.resolver, "--data-dir", &data]);
     assert_eq!(code, Some(0), "demo: {stderr}\n{stdout}");
-    // The demo's last lines are commands to run as printed: `export <id> --journal <url>`.
+    // The demo's last lines are commands to run as printed:
+    // `export <id> --resolver <url> --data-dir <dir>`.
     let exports: Vec<Vec<&str>> = stdout
         .lines()
         .filter_map(|l| l.trim().strip_prefix("battlelog "))
         .map(|l| l.split_whitespace().collect::<Vec<_>>())
-        .filter(|words| words.first() == Some(&"export") && words.len() == 4)
+        .filter(|words| words.first() == Some(&"export") && words.len() == 6)
         .collect();
     assert_eq!(exports.len(), 4, "one export line per ruleset:\n{stdout}");
     for ruleset in ["pokemon-d6@2", "arcana-2d10@2", "berserk@1", "pbta-2d6@1"] {
@@ -125,7 +129,11 @@ fn demo_exports_verify(up: &Up, dir: &Path) -> usize {
     let mut events = 0;
     for words in exports {
         let battle = words[1];
-        assert_eq!(words[2..], ["--journal", up.journal.as_str()], "the export line names the journal");
+        assert_eq!(
+            words[2..],
+            ["--resolver", up.resolver.as_str(), "--data-dir", data.as_str()],
+            "the export line names the resolver and the data dir"
+        );
         let (code, export, stderr) = cli(&words);
         assert_eq!(code, Some(0), "export {battle}: {stderr}");
         events += export.lines().count();

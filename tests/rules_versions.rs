@@ -173,7 +173,7 @@ async fn pokemon_v1_and_v2_part_ways_as_rules_section_6_says_and_both_audit_clea
         }
         assert_audit_rpc_ok(&mut resolver, battle, events.len()).await;
         let file = stack.dir.path().join(format!("{battle}.jsonl"));
-        let export = export_to(&stack.journal.url(), battle, &file);
+        let export = export_to(&stack.resolver.url(), battle, &file);
         let ruleset = if battle == V1 { "pokemon-d6@1" } else { "pokemon-d6@2" };
         let opened: Value = serde_json::from_str(export.lines().next().expect("an export line")).expect("JSON");
         assert_eq!(opened["event"]["ruleset"], json!(ruleset), "{battle} keeps its version");

@@ -13,16 +13,16 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
+use battlelog_auth::AuthChannel;
 use battlelog_proto::battle::{self, json_to_struct};
 use battlelog_proto::v1 as pb;
 use battlelog_proto::v1::battle_event::Event;
 use battlelog_proto::v1::resolver_client::ResolverClient;
 use battlelog_proto::v1::roller_client::RollerClient;
-use battlelog_test_support::{NatsServer, ServiceProcess, poll_until, temp_dir};
+use battlelog_test_support::{NatsServer, ServiceProcess, TestAuth, poll_until, temp_dir};
 use serde_json::Value;
 use tempfile::TempDir;
 use tonic::Status;
-use tonic::transport::Channel;
 
 pub const WAIT: Duration = Duration::from_secs(30);
 
@@ -99,13 +99,24 @@ impl Stack {
         battlelog_system_tests::client(&self.journal).await
     }
 
-    pub async fn roller_client(&self) -> RollerClient<Channel> {
-        RollerClient::new(self.roller.channel().await)
+    pub async fn roller_client(&self) -> RollerClient<AuthChannel> {
+        RollerClient::new(self.roller.authed(&TestAuth::shared().service_token()).await)
     }
 }
 
-pub async fn resolver_client(process: &ServiceProcess) -> ResolverClient<Channel> {
-    ResolverClient::new(process.channel().await)
+/// The resolver as a forum of the test tenant.
+pub async fn resolver_client(process: &ServiceProcess) -> ResolverClient<AuthChannel> {
+    resolver_as(process, &TestAuth::shared().forum()).await
+}
+
+/// The resolver as a judge of the test tenant.
+pub async fn judge_client(process: &ServiceProcess) -> ResolverClient<AuthChannel> {
+    resolver_as(process, &TestAuth::shared().judge()).await
+}
+
+/// The resolver called with `token`.
+pub async fn resolver_as(process: &ServiceProcess, token: &str) -> ResolverClient<AuthChannel> {
+    ResolverClient::new(process.authed(token).await)
 }
 
 /// A JSON object as a protobuf Struct.
@@ -118,7 +129,7 @@ pub fn struct_json(fields: Option<&prost_types::Struct>) -> Value {
 }
 
 pub async fn open(
-    resolver: &mut ResolverClient<Channel>,
+    resolver: &mut ResolverClient<AuthChannel>,
     battle_id: &str,
     ruleset: &str,
     participants: Value,
@@ -152,7 +163,7 @@ pub async fn open(
 }
 
 pub async fn act(
-    resolver: &mut ResolverClient<Channel>,
+    resolver: &mut ResolverClient<AuthChannel>,
     battle_id: &str,
     action: &Value,
     request_id: &str,
@@ -165,7 +176,7 @@ pub async fn act(
     resolver.act(request).await.map(tonic::Response::into_inner)
 }
 
-pub async fn close(resolver: &mut ResolverClient<Channel>, battle_id: &str) -> pb::EventResponse {
+pub async fn close(resolver: &mut ResolverClient<AuthChannel>, battle_id: &str) -> pb::EventResponse {
     let request = pb::CloseRequest {
         battle_id: battle_id.into(),
         by: "judge".into(),
@@ -288,9 +299,10 @@ pub fn cli(args: &[&str]) -> (Option<i32>, String, String) {
     )
 }
 
-/// `battlelog export BATTLE --journal URL` into `path`.
-pub fn export_to(journal_url: &str, battle_id: &str, path: &Path) -> String {
-    let (code, stdout, stderr) = cli(&["export", battle_id, "--journal", journal_url]);
+/// `battlelog export BATTLE --resolver URL --token <a reader's>` into `path`.
+pub fn export_to(resolver_url: &str, battle_id: &str, path: &Path) -> String {
+    let token = TestAuth::shared().reader();
+    let (code, stdout, stderr) = cli(&["export", battle_id, "--resolver", resolver_url, "--token", &token]);
     assert_eq!(code, Some(0), "export {battle_id}: {stderr}");
     std::fs::write(path, &stdout).expect("write the export");
     stdout
@@ -328,7 +340,7 @@ pub fn assert_audit_file_verifies(path: &Path, battle_id: &str) {
 }
 
 /// The resolver's Audit RPC finds nothing.
-pub async fn assert_audit_rpc_ok(resolver: &mut ResolverClient<Channel>, battle_id: &str, events: usize) {
+pub async fn assert_audit_rpc_ok(resolver: &mut ResolverClient<AuthChannel>, battle_id: &str, events: usize) {
     let report = resolver
         .audit(pb::AuditRequest { battle_id: battle_id.into() })
         .await
@@ -368,12 +380,13 @@ pub async fn jetstream_messages(nats_url: &str, total: u64) -> Vec<(String, Stri
 
 /// Each battle's events reached `battlelog.events.<tenant>.<battle>` in
 /// version order, as the exact record bytes, with Nats-Msg-Id = event id.
-/// The resolver opens battles without a tenant: `<tenant>` is then `_`.
+/// The tenant is the opening forum's: the tests' forum token is of
+/// `TEST_TENANT`.
 pub async fn assert_jetstream_has(nats_url: &str, battles: &HashMap<String, Vec<Journaled>>) {
     let total: usize = battles.values().map(Vec::len).sum();
     let messages = jetstream_messages(nats_url, total as u64).await;
     for (battle_id, events) in battles {
-        let subject = format!("battlelog.events._.{battle_id}");
+        let subject = format!("battlelog.events.{}.{battle_id}", battlelog_test_support::auth::TEST_TENANT);
         let received: Vec<_> = messages.iter().filter(|(s, _, _)| *s == subject).collect();
         assert_eq!(received.len(), events.len(), "{battle_id}: every event on {subject}");
         for (event, (_, id, payload)) in events.iter().zip(received) {

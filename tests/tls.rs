@@ -12,11 +12,11 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use battlelog_proto::v1::resolver_client::ResolverClient;
 use battlelog_test_support::{STARTUP_DEADLINE, ServiceProcess, TestPki, temp_dir};
 use serde_json::json;
 use stack::{
     MASTER_KEY_HEX, act, assert_audit_file_clean, assert_audit_file_verifies, assert_audit_rpc_ok, cli, close, open,
+    resolver_client,
 };
 use tonic::transport::{ClientTlsConfig, Endpoint};
 use tonic_health::pb::HealthCheckRequest;
@@ -78,7 +78,7 @@ fn tls_endpoint(url: &str, tls: ClientTlsConfig) -> Endpoint {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_services_over_mutual_tls_play_a_battle_that_audits_clean() {
     let stack = tls_stack("tls-battle").await;
-    let mut resolver = ResolverClient::new(stack.resolver.channel().await);
+    let mut resolver = resolver_client(&stack.resolver).await;
     let battle_id = "tls-pokemon";
     let participants = json!([{"id": "pikachu"}, {"id": "meowth"}]);
     open(&mut resolver, battle_id, "pokemon-d6@1", participants, "thread 8: over TLS").await;
@@ -92,12 +92,15 @@ async fn three_services_over_mutual_tls_play_a_battle_that_audits_clean() {
     let p = &stack.pki.pki;
     let (ca, cert, key) =
         (p.ca.display().to_string(), p.client_cert.display().to_string(), p.client_key.display().to_string());
-    let journal = stack.journal.url();
+    let resolver_url = stack.resolver.url();
+    let token = battlelog_test_support::TestAuth::shared().reader();
     let (code, export, stderr) = cli(&[
         "export",
         battle_id,
-        "--journal",
-        &journal,
+        "--resolver",
+        &resolver_url,
+        "--token",
+        &token,
         "--ca-file",
         &ca,
         "--client-cert",
@@ -233,23 +236,38 @@ fn up_tls(data_dir: &Path) -> Up {
 fn up_tls_serves_https_that_the_cli_uses() {
     let dir = temp_dir("up-tls");
     let up = up_tls(dir.path());
-    let (resolver, journal) = (up.endpoint("resolver"), up.endpoint("journal"));
+    let resolver = up.endpoint("resolver");
     up.endpoint("roller");
+    up.endpoint("journal");
     let ca = dir.path().join("tls").join("ca.pem");
     assert!(up.banner.iter().any(|l| l.contains(&ca.display().to_string())), "names its CA: {:?}", up.banner);
 
     let ca_file = ca.display().to_string();
-    let (code, stdout, stderr) = cli(&["demo", "--resolver", &resolver, "--journal", &journal, "--ca-file", &ca_file]);
+    let data = dir.path().display().to_string();
+    // An operator's path: a token issued with up's key, and the CA by file.
+    let (code, token, stderr) =
+        cli(&["token", "issue", "--role", "forum", "--tenant", "dev", "--subject", "tls-forum", "--data-dir", &data]);
+    assert_eq!(code, Some(0), "token issue: {stderr}");
+    let (code, stdout, stderr) = cli(&[
+        "demo",
+        "--resolver",
+        &resolver,
+        "--ca-file",
+        &ca_file,
+        "--token",
+        token.trim(),
+        "--data-dir",
+        "/nonexistent",
+    ]);
     assert_eq!(code, Some(0), "demo --ca-file over TLS: {stderr}\n{stdout}");
 
-    let data = dir.path().display().to_string();
-    let (code, stdout, stderr) = cli(&["demo", "--resolver", &resolver, "--journal", &journal, "--data-dir", &data]);
+    let (code, stdout, stderr) = cli(&["demo", "--resolver", &resolver, "--data-dir", &data]);
     assert_eq!(code, Some(0), "demo with the dev CA from --data-dir: {stderr}\n{stdout}");
     let exports: Vec<Vec<&str>> = stdout
         .lines()
         .filter_map(|l| l.trim().strip_prefix("battlelog "))
         .map(|l| l.split_whitespace().collect())
-        .filter(|words: &Vec<&str>| words.first() == Some(&"export") && words.contains(&"--journal"))
+        .filter(|words: &Vec<&str>| words.first() == Some(&"export") && words.contains(&"--resolver"))
         .collect();
     assert_eq!(exports.len(), 4, "one export line per ruleset:\n{stdout}");
     for words in exports {

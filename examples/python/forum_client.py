@@ -10,8 +10,8 @@ The stubs are generated, not written: run generate.sh first (see README.md).
 Every invariant the script shows is also asserted, so a CI run fails loudly
 when the server stops keeping one.
 
-    python forum_client.py --resolver 127.0.0.1:50051
-    python forum_client.py --resolver 127.0.0.1:50051 --ca-file data/tls/ca.pem   # battlelog up --tls
+    python forum_client.py --resolver 127.0.0.1:50051 --token "$TOKEN"
+    python forum_client.py --resolver 127.0.0.1:50051 --ca-file data/tls/ca.pem --token "$TOKEN"   # up --tls
 """
 
 import argparse
@@ -241,14 +241,31 @@ def play(resolver, thread_ref):
     return battle_id
 
 
-def open_channel(resolver, ca_file):
+def open_channel(resolver, ca_file, token):
     """The one place the channel to the resolver is built: TLS trusting the
-    CA in `ca_file` (PEM) when given, else plaintext."""
+    CA in `ca_file` (PEM), with the forum's bearer token on every call
+    (`authorization: Bearer <token>`, as the resolver requires). gRPC sends
+    call credentials only over TLS; a plaintext channel (a stack without
+    TLS, on loopback) carries the token as call metadata instead."""
     if ca_file:
         with open(ca_file, "rb") as f:
-            credentials = grpc.ssl_channel_credentials(root_certificates=f.read())
+            tls = grpc.ssl_channel_credentials(root_certificates=f.read())
+        credentials = grpc.composite_channel_credentials(tls, grpc.access_token_call_credentials(token))
         return grpc.secure_channel(resolver, credentials)
-    return grpc.insecure_channel(resolver)
+    bearer = ("authorization", f"Bearer {token}")
+    return grpc.intercept_channel(grpc.insecure_channel(resolver), _Metadata(bearer))
+
+
+class _Metadata(grpc.UnaryUnaryClientInterceptor):
+    """Adds one metadata pair to every unary call (plaintext channels only)."""
+
+    def __init__(self, pair):
+        self.pair = pair
+
+    def intercept_unary_unary(self, continuation, details, request):
+        metadata = list(details.metadata or []) + [self.pair]
+        details = details._replace(metadata=metadata)
+        return continuation(details, request)
 
 
 def main():
@@ -256,12 +273,16 @@ def main():
     parser.add_argument("--resolver", default="127.0.0.1:50051", help="the resolver's host:port")
     parser.add_argument("--ca-file", default=os.environ.get("BATTLELOG_CA_FILE"),
                         help="PEM CA to trust: connect over TLS (battlelog up --tls writes data/tls/ca.pem)")
+    parser.add_argument("--token", default=os.environ.get("BATTLELOG_TOKEN"),
+                        help="the forum's bearer token (battlelog token issue --role forum ...)")
     parser.add_argument("--thread", default=None,
                         help="the forum thread reference; a fresh one per run by default")
     args = parser.parse_args()
+    if not args.token:
+        parser.error("--token (or BATTLELOG_TOKEN) is required: every call to the resolver carries one")
     thread_ref = args.thread or f"forum:example/thread/{time.time_ns():x}"
 
-    with open_channel(args.resolver, args.ca_file) as channel:
+    with open_channel(args.resolver, args.ca_file, args.token) as channel:
         grpc.channel_ready_future(channel).result(timeout=TIMEOUT)
         battle_id = play(resolver_pb2_grpc.ResolverStub(channel), thread_ref)
     print(f"\nbattle-id: {battle_id}")

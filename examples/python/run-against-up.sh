@@ -89,21 +89,24 @@ until [ -n "$(url_of journal)" ]; do
   sleep 0.1
 done
 resolver="$(url_of resolver)"
-journal="$(url_of journal)"
-echo "python-example: stack up, resolver $resolver, journal $journal" >&2
+echo "python-example: stack up, resolver $resolver" >&2
 
 # The development CA `up --tls` wrote under its data dir.
 ca="$work/data/tls/ca.pem"
-"$venv/bin/python" "$here/forum_client.py" --resolver "${resolver#https://}" --ca-file "$ca" | tee "$work/client.out"
+# A forum's token, signed with the development key `up` keeps under its data
+# dir (an operator issues one with `--key` instead).
+token="$("$battlelog" token issue --role forum --tenant dev --subject python-forum --ttl 10m --data-dir "$work/data")"
+BATTLELOG_TOKEN="$token" "$venv/bin/python" "$here/forum_client.py" --resolver "${resolver#https://}" --ca-file "$ca" \
+  | tee "$work/client.out"
 battle_id="$(sed -n 's/^battle-id: //p' "$work/client.out")"
 if [ -z "$battle_id" ]; then
   echo "python-example: the client printed no battle id" >&2
   exit 1
 fi
 
-# The journal requires the services' client certificate too: --data-dir finds
-# it beside the CA.
-"$battlelog" export "$battle_id" --journal "$journal" --data-dir "$work/data" >"$work/battle.jsonl"
+# The export comes from the resolver, which checks that the battle is this
+# tenant's; --data-dir finds the CA and mints a reader token of tenant `dev`.
+"$battlelog" export "$battle_id" --resolver "$resolver" --data-dir "$work/data" >"$work/battle.jsonl"
 "$battlelog" audit --file "$work/battle.jsonl"
 
 stop_up

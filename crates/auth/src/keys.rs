@@ -22,6 +22,20 @@ pub enum KeyError {
     Random(String),
     #[error("no verification key is configured: at least one public key file is required")]
     NoKeys,
+    #[error("token file {path} holds no token")]
+    EmptyToken { path: PathBuf },
+}
+
+/// The bearer token a service presents to its peers, from a file the
+/// operator provisions (a secret, like a key). Surrounding whitespace is
+/// ignored, so `battlelog token issue … > file` works as it is.
+pub fn read_token_file(path: &Path) -> Result<String, KeyError> {
+    let text = read(path)?;
+    let token = text.trim();
+    if token.is_empty() {
+        return Err(KeyError::EmptyToken { path: path.to_owned() });
+    }
+    Ok(token.to_owned())
 }
 
 /// The id of a public key: the first 8 bytes of SHA-256 of its 32 raw

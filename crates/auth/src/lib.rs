@@ -23,5 +23,5 @@ pub mod token;
 
 pub use claims::{Caller, Claims, Role, TenantError, validate_tenant};
 pub use grpc::{AuthChannel, Authenticator, Bearer, authed, caller};
-pub use keys::{KeyError, SigningKey, VerificationKeys, key_id};
+pub use keys::{KeyError, SigningKey, VerificationKeys, key_id, read_token_file};
 pub use token::{IssueError, TokenError, Verifier};

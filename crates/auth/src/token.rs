@@ -86,6 +86,12 @@ impl Verifier {
         Self { keys: Arc::new(keys), verified: Arc::default() }
     }
 
+    /// A verifier of the public key files a service is configured with
+    /// (`auth_keys`); at least one is required.
+    pub fn from_files(paths: &[std::path::PathBuf]) -> Result<Self, crate::KeyError> {
+        Ok(Self::new(VerificationKeys::read(paths)?))
+    }
+
     /// The claims of a valid token, or why it is not valid.
     pub fn verify(&self, token: &str) -> Result<Claims, TokenError> {
         let cached = self.verified.lock().unwrap_or_else(|p| p.into_inner()).get(token).cloned();

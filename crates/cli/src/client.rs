@@ -1,10 +1,11 @@
 //! Connecting to a running stack: endpoints and their defaults, which are
-//! the ports `battlelog up` listens on.
+//! the ports `battlelog up` listens on, and the token every call carries.
 
 use anyhow::Context;
+use battlelog_auth::{AuthChannel, Role, authed};
 use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::resolver_client::ResolverClient;
-use battlelog_proto::v1::{ReadStreamRequest, RecordedEvent};
+use battlelog_proto::v1::{ExportRequest, RecordedEvent};
 use clap::Args;
 use tonic::transport::Channel;
 
@@ -34,30 +35,44 @@ pub async fn channel(url: &str, tls: &TlsArgs) -> anyhow::Result<Channel> {
     endpoint.connect().await.with_context(|| format!("cannot reach {url} (is `battlelog up` running?)"))
 }
 
-pub async fn journal(endpoint: &JournalEndpoint, tls: &TlsArgs) -> anyhow::Result<JournalClient<Channel>> {
-    Ok(JournalClient::new(channel(&endpoint.journal_url, tls).await?))
+/// The journal admits only the `service` role: a token for it comes from
+/// `--token`, or is minted with the development key of `battlelog up`.
+pub async fn journal(endpoint: &JournalEndpoint, tls: &TlsArgs) -> anyhow::Result<JournalClient<AuthChannel>> {
+    let channel = channel(&endpoint.journal_url, tls).await?;
+    let token = tls.token_for(Role::Service, "battlelog-cli")?;
+    Ok(JournalClient::new(authed(channel, &token)?))
 }
 
-pub async fn resolver(endpoint: &ResolverEndpoint, tls: &TlsArgs) -> anyhow::Result<ResolverClient<Channel>> {
-    Ok(ResolverClient::new(channel(&endpoint.resolver_url, tls).await?))
+/// The resolver, called as `role` (the role a development token is minted
+/// with; a `--token` is used as it is).
+pub async fn resolver(
+    endpoint: &ResolverEndpoint,
+    tls: &TlsArgs,
+    role: Role,
+) -> anyhow::Result<ResolverClient<AuthChannel>> {
+    let channel = channel(&endpoint.resolver_url, tls).await?;
+    let token = tls.token_for(role, "battlelog-cli")?;
+    Ok(ResolverClient::new(authed(channel, &token)?))
 }
 
-/// Every event of a battle's stream, in version order.
-pub async fn read_battle(journal: &mut JournalClient<Channel>, battle_id: &str) -> anyhow::Result<Vec<RecordedEvent>> {
+/// Every record of a battle, in version order, as the resolver exports it.
+pub async fn read_battle(
+    resolver: &mut ResolverClient<AuthChannel>,
+    battle_id: &str,
+) -> anyhow::Result<Vec<RecordedEvent>> {
     let mut events: Vec<RecordedEvent> = Vec::new();
     loop {
-        let request =
-            ReadStreamRequest { stream_id: battle_id.to_owned(), from_version: events.len() as u64, max_count: 0 };
-        let page = journal
-            .read_stream(request)
+        let request = ExportRequest { battle_id: battle_id.to_owned(), from_version: events.len() as u64 };
+        let page = resolver
+            .export(request)
             .await
-            .map_err(|s| anyhow::anyhow!("journal: {}", crate::tls::status_message(&s)))?;
+            .map_err(|s| anyhow::anyhow!("resolver: {}", crate::tls::status_message(&s)))?;
         let page = page.into_inner().events;
         if page.is_empty() {
             break;
         }
         events.extend(page);
     }
-    anyhow::ensure!(!events.is_empty(), "battle {battle_id} has no events in the journal");
+    anyhow::ensure!(!events.is_empty(), "battle {battle_id} has no events");
     Ok(events)
 }

@@ -5,23 +5,20 @@
 
 use std::fmt::Write;
 
+use battlelog_auth::{AuthChannel, Role};
 use battlelog_proto::battle::{json_to_struct, struct_to_json};
 use battlelog_proto::v1::resolver_client::ResolverClient;
 use battlelog_proto::v1::{ActRequest, CloseRequest, OpenBattleRequest, battle_event::Event};
 use clap::Args;
 use serde_json::{Value, json};
-use tonic::transport::Channel;
 
 use crate::Output;
-use crate::client::{self, JournalEndpoint, ResolverEndpoint};
+use crate::client::{self, ResolverEndpoint};
 
 #[derive(Debug, Args)]
 pub struct DemoArgs {
     #[command(flatten)]
     resolver: ResolverEndpoint,
-    /// The journal the printed export commands should name.
-    #[command(flatten)]
-    journal: JournalEndpoint,
     #[command(flatten)]
     tls: crate::tls::TlsArgs,
 }
@@ -106,7 +103,7 @@ fn resolve_references(action: &Value, versions: &[u64]) -> Value {
 }
 
 async fn play(
-    resolver: &mut ResolverClient<Channel>,
+    resolver: &mut ResolverClient<AuthChannel>,
     demo: &Demo,
     run: &str,
     out: &mut String,
@@ -178,7 +175,9 @@ async fn play(
 }
 
 pub async fn demo(args: &DemoArgs) -> anyhow::Result<Output> {
-    let mut resolver = client::resolver(&args.resolver, &args.tls).await?;
+    // The demo is a forum: it opens, acts and closes (with a development
+    // token of tenant `dev`, unless --token gives one).
+    let mut resolver = client::resolver(&args.resolver, &args.tls, Role::Forum).await?;
     let run = format!("demo-{}", uuid_like());
     let mut out = String::new();
     let mut battle_ids = Vec::new();
@@ -187,14 +186,14 @@ pub async fn demo(args: &DemoArgs) -> anyhow::Result<Output> {
     }
     writeln!(out, "\nExport a battle, then audit the export offline (no server needed):")?;
     writeln!(out, "  battlelog export BATTLE > BATTLE.jsonl && battlelog audit --file BATTLE.jsonl")?;
-    // Spell out a journal that is not the default one, so the lines work as pasted.
-    let journal = match &args.journal.journal_url {
-        url if url == client::DEFAULT_JOURNAL => String::new(),
-        url => format!(" --journal {url}"),
+    // Spell out a resolver that is not the default one, so the lines work as pasted.
+    let resolver = match &args.resolver.resolver_url {
+        url if url == client::DEFAULT_RESOLVER => String::new(),
+        url => format!(" --resolver {url}"),
     };
     let tls = args.tls.flags();
     for battle_id in &battle_ids {
-        write!(out, "\nbattlelog export {battle_id}{journal}{tls}")?;
+        write!(out, "\nbattlelog export {battle_id}{resolver}{tls}")?;
     }
     Ok(Output::text(out.trim_start()))
 }

@@ -14,21 +14,22 @@ use clap::Args;
 use serde_json::Value;
 
 use crate::Output;
-use crate::client::{self, JournalEndpoint, ResolverEndpoint};
+use crate::client::{self, ResolverEndpoint};
+use battlelog_auth::Role;
 
 #[derive(Debug, Args)]
 pub struct ExportArgs {
     /// The battle id.
     battle: String,
     #[command(flatten)]
-    journal: JournalEndpoint,
+    resolver: ResolverEndpoint,
     #[command(flatten)]
     tls: crate::tls::TlsArgs,
 }
 
 #[derive(Debug, Args)]
 pub struct AuditArgs {
-    /// The battle id, read from the journal.
+    /// The battle id, exported by the resolver and audited here.
     #[arg(required_unless_present = "file", conflicts_with = "file")]
     battle: Option<String>,
     /// An export (`battlelog export` output) to audit offline: no server needed.
@@ -43,7 +44,7 @@ pub struct AuditArgs {
     #[arg(long, value_name = "HEX")]
     roller_key: Option<String>,
     #[command(flatten)]
-    journal: JournalEndpoint,
+    resolver: ResolverEndpoint,
     #[command(flatten)]
     tls: crate::tls::TlsArgs,
 }
@@ -58,14 +59,12 @@ pub struct ReplayArgs {
     #[command(flatten)]
     resolver: ResolverEndpoint,
     #[command(flatten)]
-    journal: JournalEndpoint,
-    #[command(flatten)]
     tls: crate::tls::TlsArgs,
 }
 
 pub async fn export(args: &ExportArgs) -> anyhow::Result<Output> {
-    let mut journal = client::journal(&args.journal, &args.tls).await?;
-    let events = client::read_battle(&mut journal, &args.battle).await?;
+    let mut resolver = client::resolver(&args.resolver, &args.tls, Role::Reader).await?;
+    let events = client::read_battle(&mut resolver, &args.battle).await?;
     let mut text = String::new();
     for event in &events {
         writeln!(text, "{}", serde_json::to_string(&ExportLine::new(&args.battle, event))?)?;
@@ -83,8 +82,8 @@ pub async fn audit_command(args: &AuditArgs) -> anyhow::Result<Output> {
             (records[0].stream.clone(), records)
         }
         (None, Some(battle_id)) => {
-            let mut journal = client::journal(&args.journal, &args.tls).await?;
-            let events = client::read_battle(&mut journal, battle_id).await?;
+            let mut resolver = client::resolver(&args.resolver, &args.tls, Role::Reader).await?;
+            let events = client::read_battle(&mut resolver, battle_id).await?;
             let records = events
                 .into_iter()
                 .map(|e| AuditedRecord {
@@ -149,14 +148,13 @@ fn describe(battle_id: &str, report: &AuditReport, trusted: Option<&dice::Roller
 }
 
 pub async fn replay(args: &ReplayArgs) -> anyhow::Result<Output> {
-    let mut resolver = client::resolver(&args.resolver, &args.tls).await?;
+    let mut resolver = client::resolver(&args.resolver, &args.tls, Role::Reader).await?;
     let state = resolver
         .get_battle(GetBattleRequest { battle_id: args.battle.clone(), at_version: args.at })
         .await
         .map_err(|s| anyhow::anyhow!("resolver: {}", s.message()))?
         .into_inner();
-    let mut journal = client::journal(&args.journal, &args.tls).await?;
-    let events = client::read_battle(&mut journal, &args.battle).await?;
+    let events = client::read_battle(&mut resolver, &args.battle).await?;
     let mut text = String::new();
     for recorded in events.iter().take_while(|e| e.event.as_ref().is_some_and(|r| r.version <= state.version)) {
         let Some(record) = &recorded.event else { continue };
@@ -180,8 +178,17 @@ pub async fn replay(args: &ReplayArgs) -> anyhow::Result<Output> {
     Ok(Output::text(text))
 }
 
-/// One line per event, in English, for a judge reading a replay.
+/// One line per event, in English, for a judge reading a replay; a command
+/// event names the credential that caused it.
 pub fn describe_event(event: &Event) -> String {
+    let line = describe_event_only(event);
+    match battle::credential(event) {
+        Some(credential) => format!("{line} [{} {}]", credential.role, credential.subject),
+        None => line,
+    }
+}
+
+fn describe_event_only(event: &Event) -> String {
     match event {
         Event::BattleOpened(e) => format!("opened {} with {} participants", e.ruleset, e.participants.len()),
         Event::SeedCommitted(e) => format!("epoch {} committed: {}", e.epoch, e.commitment),

@@ -8,7 +8,9 @@
 //! - [`export`]: `export`, `audit` and `replay`, for judges.
 //! - [`watch`]: the live feed of committed events.
 //! - [`client`]: endpoints of a running stack.
-//! - [`tls`]: `up --tls` and the client side of `https://` endpoints.
+//! - [`tls`]: `up --tls` and the client side of `https://` endpoints, and
+//!   the token a command calls with.
+//! - [`token`]: `token issue` and `token keygen`, for operators.
 //!
 //! Every failure exits with status 2 and one line on stderr that names the
 //! problem; stdout then stays empty, so a script never mistakes a half
@@ -20,6 +22,7 @@ mod export;
 mod roll;
 mod rules;
 mod tls;
+mod token;
 mod up;
 mod watch;
 
@@ -63,6 +66,8 @@ enum Command {
     Replay(export::ReplayArgs),
     /// Follow committed events live (NATS, or the journal).
     Watch(watch::WatchArgs),
+    /// Issue bearer tokens, and make the key pair that signs them.
+    Token(token::TokenArgs),
 }
 
 /// What a command prints on stdout, and the exit status.
@@ -115,6 +120,7 @@ fn main() -> ExitCode {
         Command::Audit(args) => block_on(export::audit_command(&args)),
         Command::Replay(args) => block_on(export::replay(&args)),
         Command::Watch(args) => block_on(watch::watch(&args)),
+        Command::Token(args) => token::run(&args),
     };
     match output {
         Ok(output) => {

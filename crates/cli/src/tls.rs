@@ -78,12 +78,44 @@ pub struct TlsArgs {
     /// PEM private key of --client-cert.
     #[arg(long, env = "BATTLELOG_CLIENT_KEY", requires = "client_cert")]
     pub client_key: Option<PathBuf>,
-    /// The data dir of `battlelog up --tls`, where its development CA is found.
+    /// The data dir of `battlelog up`, where its development CA (with
+    /// --tls) and token signing key are found.
     #[arg(long, env = "BATTLELOG_DATA_DIR", default_value = "data")]
     pub data_dir: PathBuf,
+    /// The bearer token to call with. Default: one minted with the
+    /// development signing key of `battlelog up` under --data-dir (tenant
+    /// `dev`), when there is one.
+    #[arg(long, env = "BATTLELOG_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+}
+
+/// The tenant of the development stack `battlelog up` runs.
+pub const DEV_TENANT: &str = "dev";
+/// How long a development token minted for one command lives.
+const DEV_TOKEN_TTL: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// Where `up` keeps its token signing key, under its data dir.
+pub fn dev_signing_key(data_dir: &Path) -> PathBuf {
+    data_dir.join("auth").join("signing-key.pem")
 }
 
 impl TlsArgs {
+    /// The token to call with: `--token`, else one for `role` minted with
+    /// the development signing key under --data-dir.
+    pub fn token_for(&self, role: battlelog_auth::Role, subject: &str) -> anyhow::Result<String> {
+        if let Some(token) = self.token.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
+            return Ok(token.to_owned());
+        }
+        let key_path = dev_signing_key(&self.data_dir);
+        anyhow::ensure!(
+            key_path.is_file(),
+            "no token: pass --token (or BATTLELOG_TOKEN), or --data-dir of `battlelog up` (no signing key at {})",
+            key_path.display()
+        );
+        let key = battlelog_auth::SigningKey::read(&key_path)?;
+        Ok(key.issue(subject, DEV_TENANT, role, DEV_TOKEN_TTL)?)
+    }
+
     /// The keys to use: the flags, else the development PKI when present.
     fn keys(&self) -> Option<ClientTls> {
         let pki = DevPki::in_dir(&dev_pki_dir(&self.data_dir));
@@ -132,7 +164,8 @@ impl TlsArgs {
         flag("ca-file", &self.ca_file);
         flag("client-cert", &self.client_cert);
         flag("client-key", &self.client_key);
-        if self.ca_file.is_none() && self.data_dir != Path::new("data") {
+        // The data dir also gives the development token.
+        if (self.ca_file.is_none() || self.token.is_none()) && self.data_dir != Path::new("data") {
             flags.push_str(&format!(" --data-dir {}", self.data_dir.display()));
         }
         flags

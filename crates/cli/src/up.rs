@@ -17,6 +17,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
+use battlelog_auth::{Role, SigningKey, VerificationKeys, Verifier};
 use battlelog_journal::outbox::{EventPublisher, PublishFuture};
 use battlelog_journal::store::OutboxEvent;
 use battlelog_journal::{Journal, JournalOptions};
@@ -30,6 +31,9 @@ use crate::Output;
 
 pub const NATS_STREAM: &str = "BATTLELOG_EVENTS";
 pub const NATS_SUBJECT_PREFIX: &str = "battlelog.events";
+/// The services' own tokens are minted at every start and live as long as
+/// a development stack plausibly runs.
+const SERVICE_TOKEN_TTL: Duration = Duration::from_secs(30 * 24 * 3600);
 
 #[derive(Debug, Args)]
 pub struct UpArgs {
@@ -238,13 +242,15 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
     let (roller_listener, roller_url) = bind(args.roller_listen, "roller", tls.scheme()).await?;
     let (resolver_listener, resolver_url) = bind(args.resolver_listen, "resolver", tls.scheme()).await?;
 
-    let resolver_config = battlelog_resolver::Config {
-        journal_url: journal_url.clone(),
-        roller_url: roller_url.clone(),
-        client_tls: tls.client_keys(),
-        ..Default::default()
-    };
-    let resolver = battlelog_resolver::server::service(&resolver_config)?;
+    // The development token signing key: every service accepts the tokens
+    // it signs, and the client commands mint theirs with it (tenant `dev`).
+    let signing_key_path = crate::tls::dev_signing_key(&args.data_dir);
+    let signing_key = SigningKey::read_or_create(&signing_key_path)?;
+    let verifier = Verifier::new(VerificationKeys::from(&signing_key));
+    let service_token = signing_key.issue("battlelog-up", "battlelog", Role::Service, SERVICE_TOKEN_TTL)?;
+    let client_tls = tls.client()?;
+    let resolver =
+        battlelog_resolver::server::service_for(&journal_url, &roller_url, client_tls.as_ref(), &service_token)?;
 
     let mut nats_server = None;
     // (journal's URL, resolver's URL, what the banner shows): with
@@ -286,7 +292,8 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
     .await
     .context("cannot open the journal")?;
     let master_key = MasterKey::read_or_create(&args.data_dir.join("roller").join("master.key"))?;
-    let journal_client = battlelog_roller::server::journal_client_with_tls(&journal_url, tls.client()?.as_ref())?;
+    let journal_client =
+        battlelog_roller::server::journal_client_with_tls(&journal_url, client_tls.as_ref(), &service_token)?;
     let roller = RollerService::new(journal_client, master_key);
 
     let (stop, stopped) = watch::channel(false);
@@ -298,18 +305,21 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
         journal.clone(),
         journal_listener,
         internal_tls.clone(),
+        verifier.clone(),
         until_stopped(stopped.clone()),
     ));
     let roller_server = tokio::spawn(battlelog_roller::serve_with_tls(
         roller,
         roller_listener,
         internal_tls,
+        verifier.clone(),
         until_stopped(stopped.clone()),
     ));
     let resolver_server = tokio::spawn(battlelog_resolver::serve_with_tls(
         resolver,
         resolver_listener,
         public_tls,
+        verifier,
         until_stopped(stopped),
     ));
 
@@ -319,6 +329,12 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
     writeln!(stdout, "  roller    {roller_url}")?;
     writeln!(stdout, "  journal   {journal_url}")?;
     writeln!(stdout, "  events    {events_line}")?;
+    writeln!(
+        stdout,
+        "  auth      tokens signed by {} (tenant `{}` for the commands below; `battlelog token issue` mints others)",
+        signing_key_path.display(),
+        crate::tls::DEV_TENANT
+    )?;
     if let Some(pki) = &tls.pki {
         writeln!(
             stdout,
@@ -333,20 +349,18 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
     } else {
         format!(" --resolver {resolver_url}")
     };
-    let journal_flag =
-        if journal_url == crate::client::DEFAULT_JOURNAL { String::new() } else { format!(" --journal {journal_url}") };
     // A data dir other than the default is where the other commands find
     // the development CA.
-    let data_flag = if args.tls && args.data_dir != Path::new("data") {
+    let data_flag = if args.data_dir != Path::new("data") {
         format!(" --data-dir {}", args.data_dir.display())
     } else {
         String::new()
     };
-    let (resolver_flag, journal_flag) = (format!("{resolver_flag}{data_flag}"), format!("{journal_flag}{data_flag}"));
+    let resolver_flag = format!("{resolver_flag}{data_flag}");
     writeln!(stdout, "Try it: battlelog demo{resolver_flag}")?;
     writeln!(
         stdout,
-        "  then: battlelog export <battle-id>{journal_flag} > battle.jsonl && battlelog audit --file battle.jsonl"
+        "  then: battlelog export <battle-id>{resolver_flag} > battle.jsonl && battlelog audit --file battle.jsonl"
     )?;
     writeln!(stdout, "Ctrl-C stops the stack.")?;
     stdout.flush()?;

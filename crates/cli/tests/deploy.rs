@@ -16,6 +16,7 @@ fn the_journal_config_loads() {
     assert_eq!(loaded.nats_stream, "BATTLELOG_EVENTS");
     assert!(loaded.server_tls.enabled(), "TLS only");
     assert!(loaded.server_tls.tls_client_ca.is_some(), "mutual: only services call the journal");
+    assert_eq!(loaded.auth_keys.len(), 1, "tokens are checked against the operator's public key");
 }
 
 #[test]
@@ -27,6 +28,7 @@ fn the_roller_config_loads_and_wants_a_real_key() {
     assert!(loaded.client_tls.tls_ca.is_some() && loaded.client_tls.tls_client_cert.is_some());
     assert!(!loaded.dev, "production must not generate keys");
     assert!(loaded.master_key_file.is_some());
+    assert!(!loaded.auth_keys.is_empty() && loaded.token_file.is_some(), "checks tokens and presents its own");
 }
 
 #[test]
@@ -38,4 +40,5 @@ fn the_resolver_config_loads() {
     assert!(loaded.server_tls.tls_client_ca.is_none(), "forums present tokens, not certificates");
     assert!(loaded.client_tls.tls_ca.is_some() && loaded.client_tls.tls_client_key.is_some(), "mutual to peers");
     assert_eq!(loaded.nats_url.as_deref(), Some("nats://nats:4222"));
+    assert!(!loaded.auth_keys.is_empty() && loaded.token_file.is_some(), "checks tokens and presents its own");
 }

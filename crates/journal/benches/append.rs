@@ -164,7 +164,9 @@ async fn appends(url: &str, concurrency: usize, run: Duration) -> Figures {
     let start = Instant::now();
     let mut tasks = Vec::new();
     for c in 0..concurrency {
-        let mut client = JournalClient::new(channels[c % channels.len()].clone());
+        let channel = channels[c % channels.len()].clone();
+        let token = battlelog_test_support::TestAuth::shared().service_token();
+        let mut client = JournalClient::new(battlelog_auth::authed(channel, &token).expect("token"));
         tasks.push(tokio::spawn(async move {
             let mut latencies = Vec::new();
             let stream = format!("bench-{concurrency}-{c}");
@@ -210,7 +212,8 @@ fn main() {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let url = format!("http://{}", listener.local_addr().expect("addr"));
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let server = tokio::spawn(battlelog_journal::serve(journal.clone(), listener, async {
+        let verifier = battlelog_test_support::TestAuth::shared().verifier();
+        let server = tokio::spawn(battlelog_journal::serve(journal.clone(), listener, verifier, async {
             let _ = stopped.await;
         }));
 

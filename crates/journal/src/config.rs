@@ -49,6 +49,9 @@ pub struct Config {
     pub log: String,
     /// Log format.
     pub log_format: LogFormat,
+    /// Public key files (PEM) whose tokens are accepted; several during a
+    /// key rotation. Only the `service` role is admitted.
+    pub auth_keys: Vec<PathBuf>,
     /// TLS keys `tls_cert`, `tls_key`, `tls_client_ca` (battlelog_runtime::tls).
     #[serde(flatten)]
     pub server_tls: ServerTls,
@@ -72,6 +75,7 @@ impl Default for Config {
             max_read_bytes: limits.max_read_bytes,
             log: "info".into(),
             log_format: LogFormat::Text,
+            auth_keys: Vec::new(),
             server_tls: ServerTls::default(),
         }
     }
@@ -122,6 +126,9 @@ pub struct Overrides {
     /// Log format.
     #[arg(long, env = "BATTLELOG_JOURNAL_LOG_FORMAT", value_enum)]
     pub log_format: Option<LogFormat>,
+    /// Public key files (PEM, comma-separated) whose tokens are accepted.
+    #[arg(long, env = "BATTLELOG_JOURNAL_AUTH_KEYS", value_delimiter = ',')]
+    pub auth_keys: Option<Vec<PathBuf>>,
     /// PEM certificate chain to serve TLS with (with --tls-key).
     #[arg(long, env = "BATTLELOG_JOURNAL_TLS_CERT")]
     pub tls_cert: Option<PathBuf>,
@@ -167,6 +174,7 @@ impl Config {
         overlay(&mut self.max_read_bytes, &o.max_read_bytes);
         overlay(&mut self.log, &o.log);
         overlay(&mut self.log_format, &o.log_format);
+        overlay(&mut self.auth_keys, &o.auth_keys);
         self.server_tls.apply(o.tls_cert.as_ref(), o.tls_key.as_ref(), o.tls_client_ca.as_ref());
         // An empty URL (e.g. `BATTLELOG_JOURNAL_NATS_URL=`) switches NATS off.
         if self.nats_url.as_deref().is_some_and(|u| u.trim().is_empty()) {
@@ -216,6 +224,7 @@ impl Config {
         if let Err(e) = tracing_subscriber::EnvFilter::try_new(&self.log) {
             return invalid("log", e.to_string());
         }
+        battlelog_runtime::config::require_auth_keys(&self.auth_keys)?;
         self.server_tls.validate()
     }
 }
@@ -225,9 +234,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn defaults_are_valid() {
-        let config = Config::load(None, &Overrides::default()).unwrap();
-        assert_eq!(config, Config::default());
+    fn defaults_need_only_auth_keys() {
+        let error = Config::load(None, &Overrides::default()).unwrap_err();
+        assert!(error.to_string().contains("auth_keys"), "{error}");
+        let keys = Overrides { auth_keys: Some(vec![PathBuf::from("token.pub")]), ..Overrides::default() };
+        let config = Config::load(None, &keys).unwrap();
+        assert_eq!(config, Config { auth_keys: vec![PathBuf::from("token.pub")], ..Config::default() });
         assert_eq!(config.nats_url, None);
     }
 
@@ -257,8 +269,10 @@ mod tests {
         let tls = Config::from_toml("tls_cert = \"c.pem\"\ntls_key = \"k.pem\"\nmax_commit_batch = 8").unwrap();
         assert_eq!(tls.server_tls.tls_key, Some(PathBuf::from("k.pem")));
         assert_eq!(tls.max_commit_batch, 8);
+        let keyed = Config { auth_keys: vec![PathBuf::from("token.pub")], ..tls };
+        keyed.validate().unwrap();
         assert!(
-            Config { server_tls: ServerTls { tls_key: None, ..tls.server_tls.clone() }, ..tls }.validate().is_err()
+            Config { server_tls: ServerTls { tls_key: None, ..keyed.server_tls.clone() }, ..keyed }.validate().is_err()
         );
         let bad = [
             Config { nats_stream: "A.B".into(), ..Config::default() },
@@ -268,6 +282,7 @@ mod tests {
             Config { max_payload_bytes: 10, max_append_bytes: 5, ..Config::default() },
         ];
         for config in bad {
+            let config = Config { auth_keys: vec![PathBuf::from("token.pub")], ..config };
             assert!(config.validate().is_err(), "{config:?}");
         }
     }

@@ -424,7 +424,7 @@ mod tests {
     }
 
     fn revealed(epoch: u32, seed: String) -> Event {
-        Event::SeedRevealed(SeedRevealed { epoch, server_seed: seed })
+        Event::SeedRevealed(SeedRevealed { epoch, server_seed: seed, credential: None })
     }
 
     fn committed(epoch: u32) -> Event {
@@ -432,7 +432,7 @@ mod tests {
     }
 
     fn closed() -> Event {
-        Event::BattleClosed(BattleClosed { by: "judge".into(), reason: "over".into() })
+        Event::BattleClosed(BattleClosed { by: "judge".into(), reason: "over".into(), credential: None })
     }
 
     fn resolved() -> Event {

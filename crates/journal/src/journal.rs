@@ -305,7 +305,7 @@ pub(crate) mod tests {
     }
 
     fn revealed(epoch: u32, server_seed: String) -> NewEvent {
-        battle_event(Event::SeedRevealed(SeedRevealed { epoch, server_seed }))
+        battle_event(Event::SeedRevealed(SeedRevealed { epoch, server_seed, credential: None }))
     }
 
     fn keyed(event: NewEvent, key: &str) -> NewEvent {
@@ -469,7 +469,11 @@ pub(crate) mod tests {
         let journal = open(dir.path()).await;
         let err = journal.append("b".into(), ExpectedVersion::Any, vec![rolled(0, 1)]).await;
         assert_eq!(rule_of(err).0, Rule::NonceOutOfOrder, "nonce 1 is spent");
-        let closed = battle_event(Event::BattleClosed(BattleClosed { by: "judge".into(), reason: "done".into() }));
+        let closed = battle_event(Event::BattleClosed(BattleClosed {
+            by: "judge".into(),
+            reason: "done".into(),
+            credential: None,
+        }));
         journal.append("b".into(), ExpectedVersion::Any, vec![rolled(0, 2), closed]).await.unwrap();
         journal.shutdown().await.unwrap();
         drop(journal);

@@ -254,7 +254,7 @@ mod tests {
     fn event(payload: usize) -> NewEvent {
         use battlelog_proto::v1::{BattleClosed, battle_event::Event};
         let reason = "r".repeat(payload.saturating_sub(4));
-        let event = Event::BattleClosed(BattleClosed { by: String::new(), reason });
+        let event = Event::BattleClosed(BattleClosed { by: String::new(), reason, credential: None });
         let new = battlelog_proto::battle::new_event(event, String::new());
         assert!(payload < 5 || new.payload.len() == payload, "no BattleClosed of {payload} bytes");
         NewEvent { event_type: new.event_type, payload: new.payload, idempotency_key: None }

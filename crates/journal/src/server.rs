@@ -4,8 +4,10 @@
 use std::future::Future;
 use std::sync::Arc;
 
+use battlelog_auth::{Authenticator, Role, Verifier};
 use battlelog_proto::v1::journal_server::JournalServer;
 use tokio::net::TcpListener;
+use tonic::service::interceptor::InterceptedService;
 use tracing::info;
 
 use crate::config::Config;
@@ -33,6 +35,9 @@ pub enum ServeError {
     /// A TLS file could not be used.
     #[error(transparent)]
     Tls(#[from] battlelog_runtime::tls::TlsError),
+    /// The verification keys could not be read.
+    #[error("auth_keys: {0}")]
+    Auth(#[from] battlelog_auth::KeyError),
 }
 
 /// Runs a journal as configured on `listener` until `shutdown` resolves, then
@@ -44,6 +49,7 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
     let tls = config.server_tls.server_config()?;
+    let verifier = Verifier::from_files(&config.auth_keys)?;
     let publisher: Option<Arc<dyn EventPublisher>> = match &config.nats_url {
         Some(url) => {
             let url_shown = crate::nats::redact_url(url);
@@ -63,7 +69,7 @@ pub async fn run(
         publisher,
     })
     .await?;
-    let served = serve_with_tls(journal.clone(), listener, tls, shutdown).await;
+    let served = serve_with_tls(journal.clone(), listener, tls, verifier, shutdown).await;
     // Whatever happened to the server, commit and flush what was queued.
     journal.shutdown().await?;
     served
@@ -74,16 +80,22 @@ pub async fn run(
 pub async fn serve(
     journal: Journal,
     listener: TcpListener,
+    verifier: Verifier,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
-    serve_with_tls(journal, listener, None, shutdown).await
+    serve_with_tls(journal, listener, None, verifier, shutdown).await
 }
 
 /// [`serve`], over TLS when `tls` is given (health and reflection too).
+///
+/// Who may call: only the `service` role (the roller and the resolver),
+/// checked at the door for every `Journal` RPC; health and reflection need
+/// no token.
 pub async fn serve_with_tls(
     journal: Journal,
     listener: TcpListener,
     tls: Option<tonic::transport::ServerTlsConfig>,
+    verifier: Verifier,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
     let local = listener.local_addr().map_err(JournalError::Io)?;
@@ -96,6 +108,7 @@ pub async fn serve_with_tls(
     let service = JournalServer::new(JournalService::new(journal.clone()))
         .max_decoding_message_size(limit)
         .max_encoding_message_size(limit);
+    let service = InterceptedService::new(service, Authenticator::only(verifier, "Journal", &[Role::Service]));
 
     let incoming = battlelog_runtime::grpc::incoming(listener);
     let on_shutdown = {

@@ -39,6 +39,21 @@ pub fn new_event(event: Event, idempotency_key: String) -> NewEvent {
     NewEvent { event_type, payload: BattleEvent { event: Some(event) }.encode_to_vec(), idempotency_key }
 }
 
+/// The credential a command event records (who caused it), if any:
+/// battles from before credentials, and the roller's own events but a
+/// reveal, have none.
+pub fn credential(event: &Event) -> Option<&v1::Credential> {
+    match event {
+        Event::BattleOpened(e) => e.credential.as_ref(),
+        Event::ActionResolved(e) => e.credential.as_ref(),
+        Event::DisputeRaised(e) => e.credential.as_ref(),
+        Event::JudgeRuling(e) => e.credential.as_ref(),
+        Event::SeedRevealed(e) => e.credential.as_ref(),
+        Event::BattleClosed(e) => e.credential.as_ref(),
+        Event::SeedCommitted(_) | Event::DiceRolled(_) => None,
+    }
+}
+
 /// Decodes a record's payload and checks it is the event its type says.
 pub fn decode(record: &JournalRecord) -> Result<Event, EventError> {
     let version = record.version;

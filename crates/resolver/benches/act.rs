@@ -11,11 +11,13 @@
 
 use std::time::{Duration, Instant};
 
+use battlelog_auth::{AuthChannel, authed};
 use battlelog_proto::battle::json_to_struct;
 use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::resolver_client::ResolverClient;
 use battlelog_proto::v1::{ActRequest, OpenBattleRequest};
 use battlelog_roller::{MasterKey, RollerService};
+use battlelog_test_support::TestAuth;
 use battlelog_test_support::bench::{Figures, figures, report, seconds_per_case};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
@@ -41,7 +43,7 @@ fn object(value: Value) -> prost_types::Struct {
     json_to_struct(value.as_object().expect("an object"))
 }
 
-async fn open(resolver: &mut ResolverClient<Channel>, battle_id: &str) {
+async fn open(resolver: &mut ResolverClient<AuthChannel>, battle_id: &str) {
     resolver
         .open_battle(OpenBattleRequest {
             ruleset: "pbta-2d6@1".into(),
@@ -57,7 +59,7 @@ async fn open(resolver: &mut ResolverClient<Channel>, battle_id: &str) {
 
 /// `workers` tasks, worker `w` acting on `battle(w)`, for `run`.
 async fn acts(
-    resolver: &ResolverClient<Channel>,
+    resolver: &ResolverClient<AuthChannel>,
     workers: usize,
     battle: fn(usize) -> String,
     run: Duration,
@@ -107,17 +109,20 @@ fn main() {
                 .await
                 .expect("journal");
         let (listener, journal_url) = listen().await;
-        tokio::spawn(battlelog_journal::serve(journal.clone(), listener, std::future::pending()));
+        let auth = TestAuth::generate();
+        let token = auth.service_token();
+        tokio::spawn(battlelog_journal::serve(journal.clone(), listener, auth.verifier(), std::future::pending()));
         let key = MasterKey::from_hex(&"42".repeat(32)).expect("key");
-        let roller = RollerService::new(JournalClient::new(channel(&journal_url).await), key);
+        let journal_client = JournalClient::new(authed(channel(&journal_url).await, &token).expect("token"));
+        let roller = RollerService::new(journal_client, key);
         let (listener, roller_url) = listen().await;
-        tokio::spawn(battlelog_roller::serve(roller, listener, std::future::pending()));
-        let config = battlelog_resolver::Config { journal_url, roller_url, ..Default::default() };
+        tokio::spawn(battlelog_roller::serve(roller, listener, auth.verifier(), std::future::pending()));
         let (listener, resolver_url) = listen().await;
-        let service = battlelog_resolver::server::service(&config).expect("service");
-        tokio::spawn(battlelog_resolver::serve(service, listener, std::future::pending()));
+        let service =
+            battlelog_resolver::server::service_for(&journal_url, &roller_url, None, &token).expect("service");
+        tokio::spawn(battlelog_resolver::serve(service, listener, auth.verifier(), std::future::pending()));
         let resolver_channel = channel(&resolver_url).await;
-        let mut resolver = ResolverClient::new(resolver_channel.clone());
+        let mut resolver = ResolverClient::new(authed(resolver_channel.clone(), &auth.forum()).expect("token"));
 
         println!("battlelog Act benchmark: {seconds} s per case");
         let mut health = HealthClient::new(resolver_channel);

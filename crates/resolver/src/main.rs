@@ -33,6 +33,8 @@ async fn main() -> anyhow::Result<()> {
     // before it serves: read the files now, before the readiness line.
     config.server_tls.server_config()?;
     config.client_tls.client_config()?;
+    battlelog_resolver::server::service(&config)?;
+    battlelog_resolver::server::verifier(&config)?;
     battlelog_runtime::announce("battlelog-resolver", local)?;
     battlelog_resolver::run(&config, listener, battlelog_runtime::shutdown_signal()).await?;
     tracing::info!("battlelog-resolver stopped");

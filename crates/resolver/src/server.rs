@@ -3,6 +3,7 @@
 
 use std::future::Future;
 
+use battlelog_auth::{AuthChannel, Authenticator, Verifier, authed, read_token_file};
 use battlelog_proto::v1::JournalRecord;
 use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::resolver_server::ResolverServer;
@@ -12,7 +13,8 @@ use battlelog_runtime::tls::{self, TlsError};
 use prost::Message;
 use tokio::net::TcpListener;
 use tokio_stream::StreamExt;
-use tonic::transport::{Channel, ClientTlsConfig, ServerTlsConfig};
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::{ClientTlsConfig, ServerTlsConfig};
 
 use crate::config::Config;
 use crate::service::ResolverService;
@@ -27,22 +29,50 @@ pub enum ServeError {
     Transport(#[from] tonic::transport::Error),
     #[error(transparent)]
     Tls(#[from] TlsError),
+    #[error("auth: {0}")]
+    Auth(#[from] battlelog_auth::KeyError),
+    #[error("token_file: {0}")]
+    Token(#[from] tonic::metadata::errors::InvalidMetadataValue),
 }
 
-/// A lazily connecting channel: the resolver may start before its peers.
-fn channel(key: &'static str, url: &str, tls: Option<&ClientTlsConfig>) -> Result<Channel, ServeError> {
+/// A lazily connecting channel presenting `token`: the resolver may start
+/// before its peers.
+fn channel(
+    key: &'static str,
+    url: &str,
+    tls: Option<&ClientTlsConfig>,
+    token: &str,
+) -> Result<AuthChannel, ServeError> {
     let endpoint = tls::endpoint(url, tls).map_err(|source| ServeError::Url { key, source })?;
-    Ok(endpoint.connect_lazy())
+    Ok(authed(endpoint.connect_lazy(), token)?)
+}
+
+/// The service calling the journal and roller at these URLs with `token`
+/// (over TLS for `https://` URLs with `tls`).
+pub fn service_for(
+    journal_url: &str,
+    roller_url: &str,
+    tls: Option<&ClientTlsConfig>,
+    token: &str,
+) -> Result<ResolverService, ServeError> {
+    Ok(ResolverService::new(
+        JournalClient::new(channel("journal_url", journal_url, tls, token)?),
+        RollerClient::new(channel("roller_url", roller_url, tls, token)?),
+    ))
 }
 
 /// The service for `config`, connected lazily to the journal and roller
-/// (over TLS for `https://` URLs, with the config's CA and client identity).
+/// (over TLS for `https://` URLs, with the config's CA and client identity)
+/// with the service token of `token_file`.
 pub fn service(config: &Config) -> Result<ResolverService, ServeError> {
     let tls = config.client_tls.client_config()?;
-    Ok(ResolverService::new(
-        JournalClient::new(channel("journal_url", &config.journal_url, tls.as_ref())?),
-        RollerClient::new(channel("roller_url", &config.roller_url, tls.as_ref())?),
-    ))
+    let token = read_token_file(config.token_file.as_deref().unwrap_or(std::path::Path::new("")))?;
+    service_for(&config.journal_url, &config.roller_url, tls.as_ref(), &token)
+}
+
+/// The verifier of the tokens callers present, from `auth_keys`.
+pub fn verifier(config: &Config) -> Result<Verifier, ServeError> {
+    Ok(Verifier::from_files(&config.auth_keys)?)
 }
 
 /// Runs the resolver as configured on `listener` until `shutdown` resolves.
@@ -52,12 +82,13 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
     let service = service(config)?;
+    let verifier = verifier(config)?;
     let tls = config.server_tls.server_config()?;
     if let Some(url) = &config.nats_url {
         let feed = warm_from_nats(service.clone(), url.clone(), format!("{}.>", config.nats_subject_prefix));
         tokio::spawn(feed);
     }
-    serve_with_tls(service, listener, tls, shutdown).await
+    serve_with_tls(service, listener, tls, verifier, shutdown).await
 }
 
 /// Keeps cached battles warm from the journal's NATS fan-out: each message
@@ -96,25 +127,38 @@ pub async fn warm_from_nats(service: ResolverService, url: String, subject: Stri
 pub async fn serve(
     service: ResolverService,
     listener: TcpListener,
+    verifier: Verifier,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
-    serve_with_tls(service, listener, None, shutdown).await
+    serve_with_tls(service, listener, None, verifier, shutdown).await
 }
 
 /// [`serve`], over TLS when `tls` is given (health and reflection too).
+///
+/// Who may call: every RPC of `Resolver` needs a valid token (checked here,
+/// at the door); which roles and tenant each call admits is checked by the
+/// service itself (`service::rights`). Health and reflection need none.
 pub async fn serve_with_tls(
     service: ResolverService,
     listener: TcpListener,
     tls: Option<ServerTlsConfig>,
+    verifier: Verifier,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
     let (health, health_service) = grpc::health();
     health.set_serving::<ResolverServer<ResolverService>>().await;
+    let on_shutdown = {
+        let service = service.clone();
+        async move {
+            shutdown.await;
+            service.begin_shutdown();
+        }
+    };
     tls::server(tls)?
         .add_service(health_service)
         .add_service(grpc::reflection()?)
-        .add_service(ResolverServer::new(service))
-        .serve_with_incoming_shutdown(grpc::incoming(listener), shutdown)
+        .add_service(InterceptedService::new(ResolverServer::new(service), Authenticator::new(verifier)))
+        .serve_with_incoming_shutdown(grpc::incoming(listener), on_shutdown)
         .await?;
     Ok(())
 }

@@ -7,6 +7,13 @@
 //! exact expected version. Commands on one battle are serialised per
 //! replica; across replicas the expected version decides.
 //!
+//! Who may call what is decided here, per RPC, from the verified token the
+//! server's authenticator left on the request (see [`rights`]): the roles
+//! each call admits, and the tenant, which must own the battle. A battle of
+//! another tenant answers exactly as one that does not exist. Command
+//! events record the caller's credential; a ruling's judge is the token's
+//! subject.
+//!
 //! Every mutating request carries a request id. The resolver derives the
 //! roller's and the journal's idempotency keys from it, so a retry after a
 //! crash anywhere — even between the roll and the resolution — finds what
@@ -15,22 +22,24 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use battlelog_auth::{AuthChannel, Caller, Role, caller};
 use battlelog_proto::battle::{self, die_from_proto, json_to_struct, struct_to_json};
 use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::resolver_server::Resolver;
 use battlelog_proto::v1::roller_client::RollerClient;
 use battlelog_proto::v1::{
     ActRequest, ActResponse, ActionResolved, AppendRequest, AuditFinding, AuditRequest, AuditResponse, BattleClosed,
-    BattleEvent, BattleOpened, CloseRequest, CommitmentRequest, DisputeRaised, DisputeRequest, EventResponse,
-    ExpectedVersion, GetBattleRequest, GetBattleResponse, JournalRecord, JudgeRuling, ListRulesetsRequest,
-    ListRulesetsResponse, OpenBattleRequest, OpenBattleResponse, ReadStreamRequest, RecordedRoll, RevealRequest,
-    RollRequest, RollSpec, RuleRequest, battle_event::Event, expected_version,
+    BattleEvent, BattleOpened, CloseRequest, CommitmentRequest, Credential, DisputeRaised, DisputeRequest,
+    EventResponse, ExpectedVersion, ExportRequest, ExportResponse, GetBattleRequest, GetBattleResponse, JournalRecord,
+    JudgeRuling, ListRulesetsRequest, ListRulesetsResponse, OpenBattleRequest, OpenBattleResponse, ReadStreamRequest,
+    RecordedEvent, RecordedRoll, RevealRequest, RevealSeedRequest, RevealSeedResponse, RollRequest, RollSpec,
+    RuleRequest, SubscribeStreamRequest, WatchRequest, battle_event::Event, expected_version,
 };
 use battlelog_runtime::grpc::{failed_precondition, invalid_argument};
 use battlelog_runtime::validate;
 use rules::{Action, ActionKind, Battle, RulesetId};
 use serde_json::{Map, Value};
-use tonic::transport::Channel;
+use tokio_stream::StreamExt;
 use tonic::{Code, Request, Response, Status};
 use tracing::debug;
 
@@ -54,11 +63,56 @@ const MAX_CACHED_BATTLES: usize = 10_000;
 
 type SharedView = Arc<tokio::sync::Mutex<BattleView>>;
 
+/// Which roles each RPC admits: the README's rights table, in code. The
+/// tenant rule comes on top for every call that names a battle.
+pub mod rights {
+    use battlelog_auth::Role;
+
+    /// Opening battles, acting and disputing: the forum platform.
+    pub const FORUM: &[Role] = &[Role::Forum];
+    /// Rulings and mid-battle reveals: a judge.
+    pub const JUDGE: &[Role] = &[Role::Judge];
+    /// Closing: the forum or a judge.
+    pub const CLOSE: &[Role] = &[Role::Forum, Role::Judge];
+    /// Reading, exporting, auditing and watching.
+    pub const READ: &[Role] = &[Role::Forum, Role::Judge, Role::Reader];
+}
+
+/// The answer for a battle this caller may not see, identical to the one
+/// for a battle that does not exist, so that no tenant learns of another's.
+fn not_found(battle_id: &str) -> Status {
+    Status::not_found(format!("battle {battle_id} has not been opened"))
+}
+
+/// The caller, if its role is one of `roles`.
+fn authorize<T>(request: &Request<T>, call: &str, roles: &[Role]) -> Result<Caller, Status> {
+    let caller = caller(request)?;
+    caller.require(call, roles)?;
+    Ok(caller)
+}
+
+/// What a command event records of its caller.
+fn credential(caller: &Caller) -> Credential {
+    Credential { subject: caller.subject.clone(), role: caller.role.as_str().to_owned() }
+}
+
+/// `view` is an opened battle that `caller`'s tenant owns; anything else is
+/// [`not_found`].
+fn check_owner(battle_id: &str, view: &BattleView, caller: &Caller) -> Result<(), Status> {
+    match &view.opened {
+        Some(opened) if caller.owns(&opened.tenant) => Ok(()),
+        _ => Err(not_found(battle_id)),
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct ResolverService {
-    journal: JournalClient<Channel>,
-    roller: RollerClient<Channel>,
+    journal: JournalClient<AuthChannel>,
+    roller: RollerClient<AuthChannel>,
     views: Arc<Mutex<HashMap<String, SharedView>>>,
+    /// Set when the server begins to shut down: open `Watch` streams end,
+    /// so that a graceful shutdown does not wait for them for ever.
+    stopping: tokio::sync::watch::Sender<bool>,
 }
 
 fn json_of(field: &str, fields: Option<&prost_types::Struct>) -> Result<Value, Status> {
@@ -133,10 +187,20 @@ fn rule_key(request_id: &str) -> String {
 fn close_key(request_id: &str) -> String {
     format!("close:{request_id}")
 }
+fn reveal_key(request_id: &str) -> String {
+    format!("reveal:{request_id}")
+}
 
 impl ResolverService {
-    pub fn new(journal: JournalClient<Channel>, roller: RollerClient<Channel>) -> Self {
-        Self { journal, roller, views: Arc::default() }
+    /// The resolver calling `journal` and `roller` (each with this
+    /// service's `service` token on every call).
+    pub fn new(journal: JournalClient<AuthChannel>, roller: RollerClient<AuthChannel>) -> Self {
+        Self { journal, roller, views: Arc::default(), stopping: tokio::sync::watch::Sender::new(false) }
+    }
+
+    /// Ends open `Watch` streams: the server is shutting down.
+    pub fn begin_shutdown(&self) {
+        self.stopping.send_replace(true);
     }
 
     /// Applies a committed record from the event feed (NATS or the
@@ -189,16 +253,30 @@ impl ResolverService {
         }
     }
 
-    async fn opened_view(&self, battle_id: &str) -> Result<(SharedView, BattleView), Status> {
+    /// The battle caught up from the journal, if `caller`'s tenant owns it.
+    async fn opened_view(&self, battle_id: &str, caller: &Caller) -> Result<(SharedView, BattleView), Status> {
         let shared = self.view(battle_id);
         let mut view = shared.lock().await;
         self.catch_up(battle_id, &mut view).await?;
-        if view.opened.is_none() {
-            return Err(Status::not_found(format!("battle {battle_id} has not been opened")));
-        }
+        check_owner(battle_id, &view, caller)?;
         let snapshot = view.clone();
         drop(view);
         Ok((shared, snapshot))
+    }
+
+    /// Whether `caller`'s tenant owns the battle, from its `BattleOpened`
+    /// alone: for the calls that read the record as it is (audit, export,
+    /// watch), which must work on a battle whose later events no longer
+    /// fold — that is what an audit is for.
+    async fn check_owner_in_journal(&self, battle_id: &str, caller: &Caller) -> Result<(), Status> {
+        let first = ReadStreamRequest { stream_id: battle_id.to_owned(), from_version: 0, max_count: 1 };
+        let events =
+            self.journal.clone().read_stream(first).await.map_err(|s| downstream("journal", s))?.into_inner().events;
+        let opened = events.first().and_then(|e| e.event.as_ref()).map(battle::decode);
+        match opened {
+            Some(Ok(Event::BattleOpened(opened))) if caller.owns(&opened.tenant) => Ok(()),
+            _ => Err(not_found(battle_id)),
+        }
     }
 
     /// Appends `events` after `head` (`None`: the stream must not exist).
@@ -275,6 +353,7 @@ impl ResolverService {
     /// rules, idempotently under `key`.
     async fn append_checked(
         &self,
+        caller: &Caller,
         battle_id: &str,
         key: String,
         action: Option<Action>,
@@ -284,6 +363,7 @@ impl ResolverService {
         let mut view = shared.lock().await;
         for _ in 0..MAX_ATTEMPTS {
             self.catch_up(battle_id, &mut view).await?;
+            check_owner(battle_id, &view, caller)?;
             if let Some(&version) = view.keys.get(&key) {
                 return Ok(EventResponse {
                     version,
@@ -291,7 +371,7 @@ impl ResolverService {
                 });
             }
             let (Some(rules), Some(head)) = (view.rules.as_ref(), view.head()) else {
-                return Err(Status::not_found(format!("battle {battle_id} has not been opened")));
+                return Err(not_found(battle_id));
             };
             if view.closed {
                 return Err(failed_precondition(battle_id, "BATTLE_CLOSED", format!("battle {battle_id} is closed")));
@@ -311,12 +391,17 @@ impl ResolverService {
 #[tonic::async_trait]
 impl Resolver for ResolverService {
     async fn open_battle(&self, request: Request<OpenBattleRequest>) -> Result<Response<OpenBattleResponse>, Status> {
+        let caller = authorize(&request, "OpenBattle", rights::FORUM)?;
         let request = request.into_inner();
         validate::request_id(&request.request_id, MAX_REQUEST_ID_BYTES)?;
-        // A generated id derives from the request id, so that a retried
-        // OpenBattle finds the battle its first attempt opened.
+        // A generated id derives from the tenant and the request id, so
+        // that a retried OpenBattle finds the battle its first attempt
+        // opened, and two tenants' request ids never meet.
         let battle_id = if request.battle_id.is_empty() {
-            let digest = <sha2::Sha256 as sha2::Digest>::digest(format!("battlelog/open\0{}", request.request_id));
+            let digest = <sha2::Sha256 as sha2::Digest>::digest(format!(
+                "battlelog/open\0{}\0{}",
+                caller.tenant, request.request_id
+            ));
             format!("b-{}", hex::encode(&digest[..16]))
         } else {
             request.battle_id.clone()
@@ -364,11 +449,12 @@ impl Resolver for ResolverService {
                 participants: sheets.iter().map(to_struct).collect::<Result<_, _>>()?,
                 client_seed: request.client_seed.clone(),
                 commitment: commitment.commitment,
-                tenant: String::new(),
+                tenant: caller.tenant.clone(),
                 // The roller's signature travels with its commitment, so
                 // that an audit can tell it from one anybody else journaled.
                 commitment_signature: commitment.commitment_signature,
                 roller_key: commitment.roller_key,
+                credential: Some(credential(&caller)),
             };
             if self.append(&battle_id, None, vec![(Event::BattleOpened(opened), key.clone())]).await?.is_none() {
                 debug!(battle_id, "the battle was opened meanwhile");
@@ -376,6 +462,11 @@ impl Resolver for ResolverService {
             self.catch_up(&battle_id, &mut view).await?;
         }
         match (view.keys.get(&key), view.opened.clone()) {
+            // Another tenant's battle under the same id: it exists (the id
+            // was given explicitly), but nothing more of it is told.
+            (_, Some(opened)) if !caller.owns(&opened.tenant) => {
+                Err(Status::already_exists(format!("battle {battle_id} already exists")))
+            }
             (Some(0), Some(opened))
                 if opened.ruleset != ruleset.to_string()
                     || opened.participants != sheets.iter().map(to_struct).collect::<Result<Vec<_>, _>>()?
@@ -393,6 +484,7 @@ impl Resolver for ResolverService {
     }
 
     async fn act(&self, request: Request<ActRequest>) -> Result<Response<ActResponse>, Status> {
+        let caller = authorize(&request, "Act", rights::FORUM)?;
         let request = request.into_inner();
         validate::battle_id(&request.battle_id)?;
         validate::request_id(&request.request_id, MAX_REQUEST_ID_BYTES)?;
@@ -415,11 +507,12 @@ impl Resolver for ResolverService {
         let normalized = to_struct(&action)?;
         for _ in 0..MAX_ATTEMPTS {
             self.catch_up(battle_id, &mut view).await?;
+            check_owner(battle_id, &view, &caller)?;
             if let Some(&version) = view.keys.get(&key) {
                 return Self::replay_act(&view, version, &normalized, &request.request_id).map(Response::new);
             }
             let Some(rules) = view.rules.clone() else {
-                return Err(Status::not_found(format!("battle {battle_id} has not been opened")));
+                return Err(not_found(battle_id));
             };
             if view.closed {
                 return Err(failed_precondition(battle_id, "BATTLE_CLOSED", format!("battle {battle_id} is closed")));
@@ -481,6 +574,7 @@ impl Resolver for ResolverService {
                 outcome: Some(to_struct(&resolution.outcome)?),
                 summary_ru: resolution.summary.ru,
                 summary_en: resolution.summary.en,
+                credential: Some(credential(&caller)),
             };
             // `None`: another writer got in first, or another replica took
             // this request's key; either way the next round catches up and
@@ -497,40 +591,58 @@ impl Resolver for ResolverService {
     }
 
     async fn dispute(&self, request: Request<DisputeRequest>) -> Result<Response<EventResponse>, Status> {
+        let caller = authorize(&request, "Dispute", rights::FORUM)?;
         let request = request.into_inner();
         validate::battle_id(&request.battle_id)?;
         validate::request_id(&request.request_id, MAX_REQUEST_ID_BYTES)?;
         validate::text("by", &request.by, MAX_TEXT_BYTES)?;
         validate::text("reason", &request.reason, MAX_TEXT_BYTES)?;
-        let dispute = DisputeRaised { by: request.by, refers_to: request.refers_to, reason: request.reason };
+        let dispute = DisputeRaised {
+            by: request.by,
+            refers_to: request.refers_to,
+            reason: request.reason,
+            credential: Some(credential(&caller)),
+        };
         let action = dispute_action(&dispute);
         let key = dispute_key(&request.request_id);
         Ok(Response::new(
-            self.append_checked(&request.battle_id, key, Some(action), Event::DisputeRaised(dispute)).await?,
+            self.append_checked(&caller, &request.battle_id, key, Some(action), Event::DisputeRaised(dispute)).await?,
         ))
     }
 
     async fn rule(&self, request: Request<RuleRequest>) -> Result<Response<EventResponse>, Status> {
+        let caller = authorize(&request, "Rule", rights::JUDGE)?;
         let request = request.into_inner();
         validate::battle_id(&request.battle_id)?;
         validate::request_id(&request.request_id, MAX_REQUEST_ID_BYTES)?;
-        validate::text("judge", &request.judge, MAX_TEXT_BYTES)?;
+        // The judge is who the token says; the old free-text field may only
+        // repeat it.
+        if !request.judge.is_empty() && request.judge != caller.subject {
+            return Err(invalid_argument(
+                "judge",
+                format!("is {:?}, but this token's subject is {:?}; leave judge empty", request.judge, caller.subject),
+            ));
+        }
         validate::text("text", &request.text, MAX_TEXT_BYTES)?;
         if let Some(replacement) = &request.r#override {
             json_of("override", Some(replacement))?;
         }
         let ruling = JudgeRuling {
-            judge: request.judge,
+            judge: caller.subject.clone(),
             refers_to: request.refers_to,
             text: request.text,
             r#override: request.r#override,
+            credential: Some(credential(&caller)),
         };
         let action = ruling_action(&ruling);
         let key = rule_key(&request.request_id);
-        Ok(Response::new(self.append_checked(&request.battle_id, key, Some(action), Event::JudgeRuling(ruling)).await?))
+        Ok(Response::new(
+            self.append_checked(&caller, &request.battle_id, key, Some(action), Event::JudgeRuling(ruling)).await?,
+        ))
     }
 
     async fn close(&self, request: Request<CloseRequest>) -> Result<Response<EventResponse>, Status> {
+        let caller = authorize(&request, "Close", rights::CLOSE)?;
         let request = request.into_inner();
         validate::battle_id(&request.battle_id)?;
         validate::request_id(&request.request_id, MAX_REQUEST_ID_BYTES)?;
@@ -538,7 +650,7 @@ impl Resolver for ResolverService {
         validate::text("reason", &request.reason, MAX_TEXT_BYTES)?;
         let battle_id = request.battle_id.as_str();
         let key = close_key(&request.request_id);
-        let (_, view) = self.opened_view(battle_id).await?;
+        let (_, view) = self.opened_view(battle_id, &caller).await?;
         // Close first, so that no action slips in; then reveal. A retry after
         // a crash between the two finds the close and goes on to reveal.
         let closed = match view.keys.get(&key) {
@@ -555,11 +667,20 @@ impl Resolver for ResolverService {
                 EventResponse { version, event: view.event(version).map(|e| BattleEvent { event: Some(e) }) }
             }
             None => {
-                let event = Event::BattleClosed(BattleClosed { by: request.by, reason: request.reason });
-                self.append_checked(battle_id, key.clone(), None, event).await?
+                let event = Event::BattleClosed(BattleClosed {
+                    by: request.by,
+                    reason: request.reason,
+                    credential: Some(credential(&caller)),
+                });
+                self.append_checked(&caller, battle_id, key.clone(), None, event).await?
             }
         };
-        let reveal = RevealRequest { battle_id: battle_id.to_owned(), closing: true, request_id: key };
+        let reveal = RevealRequest {
+            battle_id: battle_id.to_owned(),
+            closing: true,
+            request_id: key,
+            requested_by: Some(credential(&caller)),
+        };
         match self.roller.clone().reveal(reveal).await {
             Ok(_) => {}
             // Revealed already (by an earlier close or a judge): nothing to do.
@@ -570,9 +691,10 @@ impl Resolver for ResolverService {
     }
 
     async fn get_battle(&self, request: Request<GetBattleRequest>) -> Result<Response<GetBattleResponse>, Status> {
+        let caller = authorize(&request, "GetBattle", rights::READ)?;
         let request = request.into_inner();
         validate::battle_id(&request.battle_id)?;
-        let (_, view) = self.opened_view(&request.battle_id).await?;
+        let (_, view) = self.opened_view(&request.battle_id, &caller).await?;
         let head = view.head().unwrap_or_default();
         let view = match request.at_version {
             Some(version) if version > head => {
@@ -594,8 +716,10 @@ impl Resolver for ResolverService {
     }
 
     async fn audit(&self, request: Request<AuditRequest>) -> Result<Response<AuditResponse>, Status> {
+        let caller = authorize(&request, "Audit", rights::READ)?;
         let request = request.into_inner();
         validate::battle_id(&request.battle_id)?;
+        self.check_owner_in_journal(&request.battle_id, &caller).await?;
         let mut lines = Vec::new();
         loop {
             let read = ReadStreamRequest {
@@ -651,7 +775,87 @@ impl Resolver for ResolverService {
         }))
     }
 
-    async fn list_rulesets(&self, _: Request<ListRulesetsRequest>) -> Result<Response<ListRulesetsResponse>, Status> {
+    async fn reveal_seed(&self, request: Request<RevealSeedRequest>) -> Result<Response<RevealSeedResponse>, Status> {
+        let caller = authorize(&request, "RevealSeed", rights::JUDGE)?;
+        let request = request.into_inner();
+        validate::battle_id(&request.battle_id)?;
+        validate::request_id(&request.request_id, MAX_REQUEST_ID_BYTES)?;
+        let battle_id = request.battle_id.as_str();
+        let (_, view) = self.opened_view(battle_id, &caller).await?;
+        if view.closed {
+            // Closing revealed (or reveals) the last epoch; there is no next.
+            return Err(failed_precondition(battle_id, "BATTLE_CLOSED", format!("battle {battle_id} is closed")));
+        }
+        let reveal = RevealRequest {
+            battle_id: battle_id.to_owned(),
+            closing: false,
+            request_id: reveal_key(&request.request_id),
+            requested_by: Some(credential(&caller)),
+        };
+        let revealed = self.roller.clone().reveal(reveal).await.map_err(|s| downstream("roller", s))?.into_inner();
+        Ok(Response::new(RevealSeedResponse {
+            revealed: revealed.revealed,
+            next: revealed.next,
+            version: revealed.version,
+        }))
+    }
+
+    async fn export(&self, request: Request<ExportRequest>) -> Result<Response<ExportResponse>, Status> {
+        let caller = authorize(&request, "Export", rights::READ)?;
+        let request = request.into_inner();
+        validate::battle_id(&request.battle_id)?;
+        self.check_owner_in_journal(&request.battle_id, &caller).await?;
+        let read = ReadStreamRequest {
+            stream_id: request.battle_id.clone(),
+            from_version: request.from_version,
+            max_count: 0,
+        };
+        let events =
+            self.journal.clone().read_stream(read).await.map_err(|s| downstream("journal", s))?.into_inner().events;
+        Ok(Response::new(ExportResponse { events }))
+    }
+
+    type WatchStream = std::pin::Pin<Box<dyn tokio_stream::Stream<Item = Result<RecordedEvent, Status>> + Send>>;
+
+    async fn watch(&self, request: Request<WatchRequest>) -> Result<Response<Self::WatchStream>, Status> {
+        let caller = authorize(&request, "Watch", rights::READ)?;
+        let request = request.into_inner();
+        validate::battle_id(&request.battle_id)?;
+        self.check_owner_in_journal(&request.battle_id, &caller).await?;
+        let subscribe =
+            SubscribeStreamRequest { stream_id: request.battle_id.clone(), from_version: request.from_version };
+        let events = self
+            .journal
+            .clone()
+            .subscribe_stream(subscribe)
+            .await
+            .map_err(|s| downstream("journal", s))?
+            .into_inner()
+            .map(|event| event.map_err(|s| downstream("journal", s)));
+        // Forwarded by a task, so that the stream ends when the server
+        // stops (or the watcher leaves), not when the journal does.
+        let (sender, receiver) = tokio::sync::mpsc::channel(64);
+        let mut stopping = self.stopping.subscribe();
+        tokio::spawn(async move {
+            let mut events = std::pin::pin!(events);
+            loop {
+                tokio::select! {
+                    _ = async { stopping.wait_for(|stop| *stop).await.map(|_| ()) } => return,
+                    event = events.next() => match event {
+                        Some(event) => if sender.send(event).await.is_err() { return },
+                        None => return,
+                    },
+                }
+            }
+        });
+        Ok(Response::new(Box::pin(tokio_stream::wrappers::ReceiverStream::new(receiver))))
+    }
+
+    async fn list_rulesets(
+        &self,
+        request: Request<ListRulesetsRequest>,
+    ) -> Result<Response<ListRulesetsResponse>, Status> {
+        authorize(&request, "ListRulesets", rights::READ)?;
         Ok(Response::new(ListRulesetsResponse { rulesets: RulesetId::ALL.iter().map(ToString::to_string).collect() }))
     }
 }

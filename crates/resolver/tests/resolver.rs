@@ -2,6 +2,7 @@
 //! 127.0.0.1:0): a battle played through the API, retries that never roll
 //! again, rules that refuse before any die is drawn, replay and audit.
 
+use battlelog_auth::{AuthChannel, authed};
 use battlelog_proto::battle::{json_to_struct, struct_to_json};
 use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::resolver_client::ResolverClient;
@@ -12,6 +13,7 @@ use battlelog_proto::v1::{
 };
 use battlelog_resolver::audit::{AuditedRecord, Check, audit, audit_with_roller_key, chain_hash, genesis_hash};
 use battlelog_roller::{MasterKey, RollerService};
+use battlelog_test_support::TestAuth;
 use prost::Message;
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
@@ -24,9 +26,13 @@ const MASTER_KEY: &str = "00112233445566778899aabbccddeeff00112233445566778899aa
 const ROLLER_KEY: &str = "3f98a7dbea1f3b78926f7dba089f47d752e62dee7457ce35a68329d10abc02ac";
 
 struct Stack {
-    journal: JournalClient<Channel>,
-    resolver: ResolverClient<Channel>,
-    roller: RollerClient<Channel>,
+    /// As the services call it.
+    journal: JournalClient<AuthChannel>,
+    /// As a forum of the test tenant.
+    resolver: ResolverClient<AuthChannel>,
+    /// As a judge of the test tenant.
+    judge: ResolverClient<AuthChannel>,
+    roller: RollerClient<AuthChannel>,
     _dir: tempfile::TempDir,
 }
 
@@ -40,25 +46,34 @@ fn channel(url: &str) -> Channel {
     Endpoint::from_shared(url.to_owned()).expect("url").connect_lazy()
 }
 
+fn with_token(url: &str, token: &str) -> AuthChannel {
+    authed(channel(url), token).expect("ascii token")
+}
+
 async fn stack() -> Stack {
     let dir = tempfile::tempdir().expect("temp dir");
     let journal = battlelog_journal::Journal::open(battlelog_journal::JournalOptions::new(dir.path()))
         .await
         .expect("journal opens");
     let (listener, journal_url) = listen().await;
-    tokio::spawn(battlelog_journal::serve(journal, listener, std::future::pending()));
-    let roller =
-        RollerService::new(JournalClient::new(channel(&journal_url)), MasterKey::from_hex(MASTER_KEY).expect("key"));
+    let auth = TestAuth::shared();
+    let service_token = auth.service_token();
+    tokio::spawn(battlelog_journal::serve(journal, listener, auth.verifier(), std::future::pending()));
+    let roller = RollerService::new(
+        JournalClient::new(with_token(&journal_url, &service_token)),
+        MasterKey::from_hex(MASTER_KEY).expect("key"),
+    );
     let (listener, roller_url) = listen().await;
-    tokio::spawn(battlelog_roller::serve(roller, listener, std::future::pending()));
-    let roller_client = RollerClient::new(channel(&roller_url));
-    let config = battlelog_resolver::Config { journal_url: journal_url.clone(), roller_url, ..Default::default() };
+    tokio::spawn(battlelog_roller::serve(roller, listener, auth.verifier(), std::future::pending()));
+    let roller_client = RollerClient::new(with_token(&roller_url, &service_token));
     let (listener, resolver_url) = listen().await;
-    let service = battlelog_resolver::server::service(&config).expect("service");
-    tokio::spawn(battlelog_resolver::serve(service, listener, std::future::pending()));
+    let service =
+        battlelog_resolver::server::service_for(&journal_url, &roller_url, None, &service_token).expect("service");
+    tokio::spawn(battlelog_resolver::serve(service, listener, auth.verifier(), std::future::pending()));
     Stack {
-        journal: JournalClient::new(channel(&journal_url)),
-        resolver: ResolverClient::new(channel(&resolver_url)),
+        journal: JournalClient::new(with_token(&journal_url, &service_token)),
+        resolver: ResolverClient::new(with_token(&resolver_url, &auth.forum())),
+        judge: ResolverClient::new(with_token(&resolver_url, &auth.judge())),
         roller: roller_client,
         _dir: dir,
     }
@@ -155,10 +170,10 @@ async fn a_pokemon_battle_plays_closes_and_audits_clean() {
         .await
         .expect("dispute");
     stack
-        .resolver
+        .judge
         .rule(RuleRequest {
             battle_id: "pk".into(),
-            judge: "oak".into(),
+            judge: String::new(),
             refers_to: 2,
             text: "stands".into(),
             r#override: None,
@@ -399,8 +414,11 @@ async fn a_close_that_died_before_its_reveal_is_finished_by_the_next_close() {
     let mut stack = stack().await;
     open(&mut stack, "half", "berserk@1", json!([{"id": "a"}])).await;
     // The state a crash between the close and its reveal leaves behind.
-    let closed =
-        Event::BattleClosed(battlelog_proto::v1::BattleClosed { by: "judge".into(), reason: "crashed".into() });
+    let closed = Event::BattleClosed(battlelog_proto::v1::BattleClosed {
+        by: "judge".into(),
+        reason: "crashed".into(),
+        credential: None,
+    });
     stack
         .journal
         .append(battlelog_proto::v1::AppendRequest {
@@ -446,7 +464,8 @@ async fn the_audit_checks_commitment_signatures_and_one_roller_key_per_battle() 
     open(&mut stack, "sig", "pbta-2d6@1", json!([{"id": "misty"}])).await;
     let mv = json!({"type": "move", "actor": "misty", "trait": "cool", "stakes": "x"});
     stack.resolver.act(act("sig", "m0", mv.clone())).await.expect("move");
-    let reveal = RevealRequest { battle_id: "sig".into(), closing: false, request_id: "mid".into() };
+    let reveal =
+        RevealRequest { battle_id: "sig".into(), closing: false, request_id: "mid".into(), requested_by: None };
     stack.roller.reveal(reveal).await.expect("reveal mid-battle");
     stack.resolver.act(act("sig", "m1", mv)).await.expect("move");
     let close = CloseRequest { battle_id: "sig".into(), by: "j".into(), reason: "end".into(), request_id: "c".into() };

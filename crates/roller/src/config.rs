@@ -30,6 +30,11 @@ pub struct Config {
     /// Log filter (`RUST_LOG` wins when set).
     pub log: String,
     pub log_format: LogFormat,
+    /// Public key files (PEM) whose tokens are accepted; several during a
+    /// key rotation.
+    pub auth_keys: Vec<PathBuf>,
+    /// File holding the `service` token presented to the journal.
+    pub token_file: Option<PathBuf>,
     /// TLS keys `tls_cert`, `tls_key`, `tls_client_ca` (battlelog_runtime::tls).
     #[serde(flatten)]
     pub server_tls: ServerTls,
@@ -48,6 +53,8 @@ impl Default for Config {
             data_dir: PathBuf::from("data/roller"),
             log: "info".into(),
             log_format: LogFormat::Text,
+            auth_keys: Vec::new(),
+            token_file: None,
             server_tls: ServerTls::default(),
             client_tls: ClientTls::default(),
         }
@@ -78,6 +85,12 @@ pub struct Overrides {
     /// Log format.
     #[arg(long, env = "BATTLELOG_ROLLER_LOG_FORMAT", value_enum)]
     pub log_format: Option<LogFormat>,
+    /// Public key files (PEM, comma-separated) whose tokens are accepted.
+    #[arg(long, env = "BATTLELOG_ROLLER_AUTH_KEYS", value_delimiter = ',')]
+    pub auth_keys: Option<Vec<PathBuf>>,
+    /// File holding this service's `service` token for its peers.
+    #[arg(long, env = "BATTLELOG_ROLLER_TOKEN_FILE")]
+    pub token_file: Option<PathBuf>,
     /// PEM certificate chain to serve TLS with (with --tls-key).
     #[arg(long, env = "BATTLELOG_ROLLER_TLS_CERT")]
     pub tls_cert: Option<PathBuf>,
@@ -115,6 +128,10 @@ impl Config {
         overlay(&mut config.data_dir, &o.data_dir);
         overlay(&mut config.log, &o.log);
         overlay(&mut config.log_format, &o.log_format);
+        overlay(&mut config.auth_keys, &o.auth_keys);
+        if o.token_file.is_some() {
+            config.token_file.clone_from(&o.token_file);
+        }
         config.server_tls.apply(o.tls_cert.as_ref(), o.tls_key.as_ref(), o.tls_client_ca.as_ref());
         config.client_tls.apply(o.tls_ca.as_ref(), o.tls_client_cert.as_ref(), o.tls_client_key.as_ref());
         config.validate()?;
@@ -128,6 +145,8 @@ impl Config {
                 message: format!("{:?} must start with http:// or https://", self.journal_url),
             });
         }
+        battlelog_runtime::config::require_auth_keys(&self.auth_keys)?;
+        battlelog_runtime::config::require_token_file(self.token_file.as_deref())?;
         self.server_tls.validate()?;
         self.client_tls.validate(&[("journal_url", &self.journal_url)])
     }

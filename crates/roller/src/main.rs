@@ -33,8 +33,9 @@ async fn main() -> anyhow::Result<()> {
     // readiness line.
     let service = battlelog_roller::server::service(&config)?;
     let tls = config.server_tls.server_config()?;
+    let verifier = battlelog_roller::server::verifier(&config)?;
     battlelog_runtime::announce("battlelog-roller", local)?;
-    battlelog_roller::serve_with_tls(service, listener, tls, battlelog_runtime::shutdown_signal()).await?;
+    battlelog_roller::serve_with_tls(service, listener, tls, verifier, battlelog_runtime::shutdown_signal()).await?;
     tracing::info!("battlelog-roller stopped");
     Ok(())
 }

@@ -2,6 +2,10 @@
 //! listener the caller bound, until the shutdown future resolves.
 
 use std::future::Future;
+use std::path::Path;
+
+use battlelog_auth::{AuthChannel, Authenticator, Role, Verifier, authed, read_token_file};
+use tonic::service::interceptor::InterceptedService;
 
 use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::roller_server::RollerServer;
@@ -9,7 +13,7 @@ use battlelog_runtime::config::ConfigError;
 use battlelog_runtime::grpc;
 use battlelog_runtime::tls::{self, TlsError};
 use tokio::net::TcpListener;
-use tonic::transport::{Channel, ClientTlsConfig, ServerTlsConfig};
+use tonic::transport::{ClientTlsConfig, ServerTlsConfig};
 
 use crate::config::Config;
 use crate::service::RollerService;
@@ -26,25 +30,40 @@ pub enum ServeError {
     Transport(#[from] tonic::transport::Error),
     #[error(transparent)]
     Tls(#[from] TlsError),
+    #[error("auth: {0}")]
+    Auth(#[from] battlelog_auth::KeyError),
+    #[error("token_file: {0}")]
+    Token(#[from] tonic::metadata::errors::InvalidMetadataValue),
 }
 
-/// A lazily connecting journal client: the roller may start before the
-/// journal and rides out its restarts.
-pub fn journal_client(url: &str) -> Result<JournalClient<Channel>, ServeError> {
-    journal_client_with_tls(url, None)
+/// A lazily connecting journal client presenting `token`: the roller may
+/// start before the journal and rides out its restarts.
+pub fn journal_client(url: &str, token: &str) -> Result<JournalClient<AuthChannel>, ServeError> {
+    journal_client_with_tls(url, None, token)
 }
 
 /// [`journal_client`] over TLS for an `https://` URL.
-pub fn journal_client_with_tls(url: &str, tls: Option<&ClientTlsConfig>) -> Result<JournalClient<Channel>, ServeError> {
+pub fn journal_client_with_tls(
+    url: &str,
+    tls: Option<&ClientTlsConfig>,
+    token: &str,
+) -> Result<JournalClient<AuthChannel>, ServeError> {
     let endpoint = tls::endpoint(url, tls).map_err(ServeError::JournalUrl)?;
-    Ok(JournalClient::new(endpoint.connect_lazy()))
+    Ok(JournalClient::new(authed(endpoint.connect_lazy(), token)?))
 }
 
-/// The service as configured: master key, journal client (TLS per config).
-/// Every file is read here, so a bad one fails before serving.
+/// The service as configured: master key, journal client (TLS per config,
+/// with the configured service token). Every file is read here, so a bad
+/// one fails before serving.
 pub fn service(config: &Config) -> Result<RollerService, ServeError> {
-    let journal = journal_client_with_tls(&config.journal_url, config.client_tls.client_config()?.as_ref())?;
+    let token = read_token_file(config.token_file.as_deref().unwrap_or(Path::new("")))?;
+    let journal = journal_client_with_tls(&config.journal_url, config.client_tls.client_config()?.as_ref(), &token)?;
     Ok(RollerService::new(journal, config.master_key()?))
+}
+
+/// The verifier of the tokens callers present, from `auth_keys`.
+pub fn verifier(config: &Config) -> Result<Verifier, ServeError> {
+    Ok(Verifier::from_files(&config.auth_keys)?)
 }
 
 /// Runs the roller as configured on `listener` until `shutdown` resolves.
@@ -54,23 +73,29 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
     let tls = config.server_tls.server_config()?;
-    serve_with_tls(service(config)?, listener, tls, shutdown).await
+    serve_with_tls(service(config)?, listener, tls, verifier(config)?, shutdown).await
 }
 
 /// Serves `service` on `listener`; in-flight requests finish before it returns.
 pub async fn serve(
     service: RollerService,
     listener: TcpListener,
+    verifier: Verifier,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
-    serve_with_tls(service, listener, None, shutdown).await
+    serve_with_tls(service, listener, None, verifier, shutdown).await
 }
 
 /// [`serve`], over TLS when `tls` is given (health and reflection too).
+///
+/// Who may call: only the `service` role (the resolver), checked at the
+/// door for every `Roller` RPC, so no forum or player can peek at dice or
+/// reveal a seed; health and reflection need no token.
 pub async fn serve_with_tls(
     service: RollerService,
     listener: TcpListener,
     tls: Option<ServerTlsConfig>,
+    verifier: Verifier,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
     let (health, health_service) = grpc::health();
@@ -78,7 +103,10 @@ pub async fn serve_with_tls(
     tls::server(tls)?
         .add_service(health_service)
         .add_service(grpc::reflection()?)
-        .add_service(RollerServer::new(service))
+        .add_service(InterceptedService::new(
+            RollerServer::new(service),
+            Authenticator::only(verifier, "Roller", &[Role::Service]),
+        ))
         .serve_with_incoming_shutdown(grpc::incoming(listener), shutdown)
         .await?;
     Ok(())

@@ -10,6 +10,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use battlelog_auth::AuthChannel;
 use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::roller_server::Roller;
 use battlelog_proto::v1::{
@@ -19,7 +20,6 @@ use battlelog_proto::v1::{
 };
 use battlelog_runtime::grpc::{failed_precondition, invalid_argument};
 use battlelog_runtime::validate;
-use tonic::transport::Channel;
 use tonic::{Code, Request, Response, Status};
 use tracing::{debug, info, warn};
 
@@ -45,7 +45,7 @@ type BattleLedger = Arc<tokio::sync::Mutex<Ledger>>;
 
 #[derive(Debug, Clone)]
 pub struct RollerService {
-    journal: JournalClient<Channel>,
+    journal: JournalClient<AuthChannel>,
     master_key: MasterKey,
     /// Derived from the master key once; signs every commitment we make.
     signer: Arc<dice::CommitmentSigner>,
@@ -58,7 +58,7 @@ pub struct RollerService {
 const MAX_CACHED_BATTLES: usize = 10_000;
 
 impl RollerService {
-    pub fn new(journal: JournalClient<Channel>, master_key: MasterKey) -> Self {
+    pub fn new(journal: JournalClient<AuthChannel>, master_key: MasterKey) -> Self {
         let signer = Arc::new(master_key.commitment_signer());
         // The public key only: operators publish it for auditors.
         info!(roller_key = %signer.roller_key(), "commitments are signed with this roller key");
@@ -277,6 +277,7 @@ impl Roller for RollerService {
             let mut reveal = vec![Event::SeedRevealed(SeedRevealed {
                 epoch,
                 server_seed: self.master_key.seed(battle_id, epoch).to_hex(),
+                credential: request.requested_by.clone(),
             })];
             // A battle that goes on gets a fresh secret before its next roll,
             // so revealing never makes a future roll predictable.

@@ -5,6 +5,7 @@
 
 use std::collections::BTreeSet;
 
+use battlelog_auth::AuthChannel;
 use battlelog_proto::battle as events;
 use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::roller_client::RollerClient;
@@ -14,8 +15,8 @@ use battlelog_proto::v1::{
     RollSpec, battle_event::Event, expected_version,
 };
 use battlelog_roller::{MasterKey, RollerService};
+use battlelog_test_support::TestAuth;
 use tokio::net::TcpListener;
-use tonic::transport::Channel;
 use tonic::{Code, Request};
 use tonic_types::StatusExt;
 
@@ -31,8 +32,8 @@ fn roller_key() -> dice::RollerKey {
 }
 
 struct Stack {
-    journal: JournalClient<Channel>,
-    roller: RollerClient<Channel>,
+    journal: JournalClient<AuthChannel>,
+    roller: RollerClient<AuthChannel>,
     service: RollerService,
     _dir: tempfile::TempDir,
 }
@@ -44,13 +45,15 @@ async fn stack() -> Stack {
         .expect("journal opens");
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let journal_url = format!("http://{}", listener.local_addr().expect("addr"));
-    tokio::spawn(battlelog_journal::serve(journal, listener, std::future::pending()));
-    let journal = battlelog_roller::server::journal_client(&journal_url).expect("url");
+    let auth = TestAuth::shared();
+    tokio::spawn(battlelog_journal::serve(journal, listener, auth.verifier(), std::future::pending()));
+    let journal = battlelog_roller::server::journal_client(&journal_url, &auth.service_token()).expect("url");
     let service = RollerService::new(journal.clone(), MasterKey::from_hex(MASTER_KEY).expect("key"));
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let roller_url = format!("http://{}", listener.local_addr().expect("addr"));
-    tokio::spawn(battlelog_roller::serve(service.clone(), listener, std::future::pending()));
-    let roller = RollerClient::new(tonic::transport::Endpoint::from_shared(roller_url).expect("url").connect_lazy());
+    tokio::spawn(battlelog_roller::serve(service.clone(), listener, auth.verifier(), std::future::pending()));
+    let channel = tonic::transport::Endpoint::from_shared(roller_url).expect("url").connect_lazy();
+    let roller = RollerClient::new(battlelog_auth::authed(channel, &auth.service_token()).expect("token"));
     Stack { journal, roller, service, _dir: dir }
 }
 
@@ -185,7 +188,12 @@ async fn a_reveal_starts_a_new_epoch_and_later_rolls_use_it() {
     stack.roller.roll(roll_request("b4", "r1", &["1d6"])).await.expect("roll");
     let revealed = stack
         .roller
-        .reveal(RevealRequest { battle_id: "b4".into(), closing: false, request_id: "rev-1".into() })
+        .reveal(RevealRequest {
+            battle_id: "b4".into(),
+            closing: false,
+            request_id: "rev-1".into(),
+            requested_by: None,
+        })
         .await
         .expect("reveal")
         .into_inner();
@@ -212,7 +220,7 @@ async fn a_reveal_starts_a_new_epoch_and_later_rolls_use_it() {
     // Closing reveals epoch 1 and commits nothing new: no roll is possible after.
     let closing = stack
         .roller
-        .reveal(RevealRequest { battle_id: "b4".into(), closing: true, request_id: "rev-2".into() })
+        .reveal(RevealRequest { battle_id: "b4".into(), closing: true, request_id: "rev-2".into(), requested_by: None })
         .await
         .expect("reveal")
         .into_inner();
@@ -228,7 +236,7 @@ async fn the_master_key_never_reaches_the_journal() {
     stack.roller.roll(roll_request("b5", "r", &["10d10"])).await.expect("roll");
     stack
         .roller
-        .reveal(RevealRequest { battle_id: "b5".into(), closing: false, request_id: "v".into() })
+        .reveal(RevealRequest { battle_id: "b5".into(), closing: false, request_id: "v".into(), requested_by: None })
         .await
         .expect("reveal");
     let key = master_key();

@@ -34,3 +34,30 @@ pub fn overlay<T: Clone>(target: &mut T, value: &Option<T>) {
         target.clone_from(value);
     }
 }
+
+/// `auth_keys`, the public keys whose tokens a service accepts: every
+/// service requires at least one, since every RPC but health and reflection
+/// needs a token.
+pub fn require_auth_keys(keys: &[PathBuf]) -> Result<(), ConfigError> {
+    if keys.is_empty() {
+        return Err(ConfigError::Invalid {
+            key: "auth_keys",
+            message: "at least one public key file (PEM) is required; `battlelog token keygen` makes a pair".into(),
+        });
+    }
+    Ok(())
+}
+
+/// `token_file`, the token a service presents to the journal and roller,
+/// which admit only the `service` role.
+pub fn require_token_file(token_file: Option<&Path>) -> Result<(), ConfigError> {
+    if token_file.is_none_or(|path| path.as_os_str().is_empty()) {
+        return Err(ConfigError::Invalid {
+            key: "token_file",
+            message:
+                "a file holding this service's `service` token is required (`battlelog token issue --role service`)"
+                    .into(),
+        });
+    }
+    Ok(())
+}

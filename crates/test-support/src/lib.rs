@@ -10,6 +10,8 @@
 //!   readiness line, then waited for over `grpc.health.v1`.
 //! - [`TestPki`] / [`journal_tls`] / [`roller_tls`] / [`resolver_tls`]:
 //!   the same services over mutual TLS, from a development PKI in a temp dir.
+//! - [`auth`]: the tests' token signing key and tokens of every role; the
+//!   starters configure every service with it.
 //! - [`temp_dir`]: a temp directory for sled data.
 //! - [`poll_until`]: waiting on a condition with a deadline.
 //! - [`bench`]: rates and percentiles for the benchmarks.
@@ -17,7 +19,10 @@
 //! A missing `nats-server` or service binary panics with what to do: the
 //! tests that need them must fail, never skip.
 
+pub mod auth;
 pub mod bench;
+
+pub use auth::TestAuth;
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
@@ -328,6 +333,11 @@ impl ServiceProcess {
         self.endpoint().connect().await.expect("connect")
     }
 
+    /// [`Self::channel`] with `token` on every call.
+    pub async fn authed(&self, token: &str) -> battlelog_auth::AuthChannel {
+        battlelog_auth::authed(self.channel().await, token).expect("a token is ASCII")
+    }
+
     /// The OS process id.
     pub fn pid(&self) -> u32 {
         self.child.id()
@@ -376,6 +386,7 @@ pub async fn journal(data_dir: &Path, nats_url: Option<&str>) -> ServiceProcess 
     args.push(data_dir.display().to_string());
     // The environment layer, so that it is exercised too.
     let mut envs = vec![("BATTLELOG_JOURNAL_LOG".to_owned(), "info".to_owned())];
+    envs.extend(TestAuth::shared().env("journal"));
     if let Some(url) = nats_url {
         envs.push(("BATTLELOG_JOURNAL_NATS_URL".to_owned(), url.to_owned()));
     }
@@ -401,6 +412,7 @@ pub async fn roller(data_dir: &Path, journal_url: &str, master_key_hex: Option<&
         .collect();
     args.push(data_dir.display().to_string());
     let mut envs = vec![("BATTLELOG_ROLLER_LOG".to_owned(), "info".to_owned())];
+    envs.extend(TestAuth::shared().env("roller"));
     match master_key_hex {
         Some(key) => envs.push(("BATTLELOG_ROLLER_MASTER_KEY".to_owned(), key.to_owned())),
         None => args.extend(["--dev".to_owned(), "true".to_owned()]),
@@ -421,7 +433,8 @@ pub async fn resolver(log: &Path, journal_url: &str, roller_url: &str, nats_url:
     if let Some(url) = nats_url {
         args.extend(["--nats-url".to_owned(), url.to_owned()]);
     }
-    let envs = vec![("BATTLELOG_RESOLVER_LOG".to_owned(), "info".to_owned())];
+    let mut envs = vec![("BATTLELOG_RESOLVER_LOG".to_owned(), "info".to_owned())];
+    envs.extend(TestAuth::shared().env("resolver"));
     ServiceProcess::start(&binary, &args, &envs, log).await
 }
 
@@ -467,6 +480,7 @@ pub async fn journal_tls(data_dir: &Path, nats_url: Option<&str>, pki: &TestPki)
         ("BATTLELOG_JOURNAL_TLS_KEY".to_owned(), TestPki::path(&pki.pki.server_key)),
         ("BATTLELOG_JOURNAL_TLS_CLIENT_CA".to_owned(), TestPki::path(&pki.pki.ca)),
     ];
+    envs.extend(TestAuth::shared().env("journal"));
     if let Some(url) = nats_url {
         envs.push(("BATTLELOG_JOURNAL_NATS_URL".to_owned(), url.to_owned()));
     }
@@ -493,10 +507,11 @@ pub async fn roller_tls(data_dir: &Path, journal_url: &str, master_key_hex: &str
     .into_iter()
     .flat_map(|(flag, value)| [flag.to_owned(), value])
     .collect::<Vec<_>>();
-    let envs = vec![
+    let mut envs = vec![
         ("BATTLELOG_ROLLER_LOG".to_owned(), "info".to_owned()),
         ("BATTLELOG_ROLLER_MASTER_KEY".to_owned(), master_key_hex.to_owned()),
     ];
+    envs.extend(TestAuth::shared().env("roller"));
     std::fs::create_dir_all(data_dir).unwrap_or_else(|e| panic!("cannot create {}: {e}", data_dir.display()));
     ServiceProcess::start_tls(&binary, &args, &envs, &data_dir.with_extension("log"), Some(pki.client())).await
 }
@@ -527,6 +542,12 @@ pub async fn resolver_tls(
     if let Some(url) = nats_url {
         config.push_str(&format!("nats_url = {url:?}\n"));
     }
+    let auth = TestAuth::shared();
+    config.push_str(&format!(
+        "auth_keys = [{:?}]\ntoken_file = {:?}\n",
+        TestPki::path(&auth.public_key_file()),
+        TestPki::path(&auth.service_token_file())
+    ));
     let config_path = log.with_extension("toml");
     std::fs::write(&config_path, config).unwrap_or_else(|e| panic!("cannot write {}: {e}", config_path.display()));
     let args = vec!["--config".to_owned(), TestPki::path(&config_path)];
