@@ -114,6 +114,14 @@ fn describe(battle_id: &str, report: &AuditReport, trusted: Option<&dice::Roller
             serde_json::to_value(finding.check).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
         let _ = writeln!(text, "version {}: {check}: {}", finding.version, finding.message);
     }
+    for ruling in &report.rulings {
+        let role = ruling.role.as_deref().unwrap_or("unrecorded credential");
+        let _ = writeln!(
+            text,
+            "version {}: ruling on #{} by judge {} ({role})",
+            ruling.version, ruling.refers_to, ruling.judge
+        );
+    }
     for (epoch, commitment) in &report.commitments {
         let _ = writeln!(text, "epoch {epoch} commitment {commitment}");
     }

@@ -59,6 +59,21 @@ pub enum Check {
     Roll,
     /// An action re-resolved from its rolls against the recorded outcome.
     Resolution,
+    /// A ruling whose recorded credential is not a judge's, or names
+    /// another judge than the ruling does.
+    Ruling,
+}
+
+/// Who ruled on what: a judge's ruling as the battle records it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RulingSeen {
+    pub version: u64,
+    pub refers_to: u64,
+    /// The ruling's judge: the subject of the judge's token.
+    pub judge: String,
+    /// The role of the credential recorded with it; `None` for rulings
+    /// from before credentials were recorded.
+    pub role: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -88,6 +103,8 @@ pub struct AuditReport {
     /// signed commitment (`None`: none is signed). Compare it with the key
     /// the operator publishes, or pass that key to the audit.
     pub roller_key: Option<String>,
+    /// Every ruling, in version order: who ruled on what.
+    pub rulings: Vec<RulingSeen>,
 }
 
 impl AuditReport {
@@ -436,7 +453,29 @@ fn check_battle(auditor: &mut Auditor, events: &[(u64, Event)]) {
                 }
             }
             Event::DisputeRaised(dispute) => fold_common(auditor, &mut battle, version, &dispute_action(dispute)),
-            Event::JudgeRuling(ruling) => fold_common(auditor, &mut battle, version, &ruling_action(ruling)),
+            Event::JudgeRuling(ruling) => {
+                // RULES.md §5.1: only a judge rules, and the ruling's judge is
+                // the credential's subject (the resolver takes it from the token).
+                if let Some(credential) = &ruling.credential
+                    && (credential.role != "judge" || credential.subject != ruling.judge)
+                {
+                    auditor.find(
+                        version,
+                        Check::Ruling,
+                        format!(
+                            "the ruling names judge {:?} but was recorded for {} {:?}",
+                            ruling.judge, credential.role, credential.subject
+                        ),
+                    );
+                }
+                auditor.report.rulings.push(RulingSeen {
+                    version,
+                    refers_to: ruling.refers_to,
+                    judge: ruling.judge.clone(),
+                    role: ruling.credential.as_ref().map(|c| c.role.clone()),
+                });
+                fold_common(auditor, &mut battle, version, &ruling_action(ruling))
+            }
             Event::SeedRevealed(reveal) => match check_reveal(&commitments, reveal.epoch, &reveal.server_seed) {
                 Ok(()) => {
                     revealed.insert(reveal.epoch, reveal.server_seed.clone());

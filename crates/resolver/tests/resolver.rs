@@ -196,8 +196,28 @@ async fn a_pokemon_battle_plays_closes_and_audits_clean() {
 
     let report = stack.resolver.audit(AuditRequest { battle_id: "pk".into() }).await.expect("audit").into_inner();
     assert!(report.ok, "{:?}", report.findings);
-    let local = audit("pk", &exported(&mut stack, "pk").await);
+    let records = exported(&mut stack, "pk").await;
+    let local = audit("pk", &records);
     assert!(local.ok(), "{:?}", local.findings);
+    // The ruling names the judge of the token, never the request's text.
+    let ruling = local.rulings.first().expect("the ruling is listed");
+    assert_eq!((ruling.judge.as_str(), ruling.role.as_deref()), ("judge-jenny", Some("judge")));
+
+    // A ruling re-recorded as a forum's credential, or naming another judge
+    // than its credential does, is a finding even with a consistent chain.
+    let version = ruling.version as usize;
+    for (judge, role) in [("judge-jenny", "forum"), ("squirtle", "judge")] {
+        let Event::JudgeRuling(mut forged) = event_of(&records[version]) else { panic!("the ruling") };
+        forged.judge = judge.into();
+        forged.credential = Some(battlelog_proto::v1::Credential { subject: "judge-jenny".into(), role: role.into() });
+        let mut edited = records.clone();
+        forge("pk", &mut edited, version, Event::JudgeRuling(forged));
+        let findings = audit("pk", &edited).findings;
+        assert!(
+            findings.iter().any(|f| f.check == Check::Ruling && f.version == version as u64),
+            "{judge} as {role}: {findings:?}"
+        );
+    }
     assert_eq!(local.rolls_verified, 2);
     assert_eq!(local.actions_verified, 2);
 }
