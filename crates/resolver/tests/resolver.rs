@@ -8,8 +8,9 @@ use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::resolver_client::ResolverClient;
 use battlelog_proto::v1::roller_client::RollerClient;
 use battlelog_proto::v1::{
-    ActRequest, AuditRequest, BattleEvent, CloseRequest, DisputeRequest, GetBattleRequest, JournalRecord,
-    OpenBattleRequest, ReadStreamRequest, RevealRequest, RuleRequest, battle_event::Event,
+    ActRequest, AuditRequest, BattleEvent, CloseRequest, DisputeRequest, ExportRequest, GetBattleRequest,
+    JournalRecord, OpenBattleRequest, ReadStreamRequest, RevealRequest, RevealSeedRequest, RuleRequest, WatchRequest,
+    battle_event::Event,
 };
 use battlelog_resolver::audit::{AuditedRecord, Check, audit, audit_with_roller_key, chain_hash, genesis_hash};
 use battlelog_roller::{MasterKey, RollerService};
@@ -33,6 +34,7 @@ struct Stack {
     /// As a judge of the test tenant.
     judge: ResolverClient<AuthChannel>,
     roller: RollerClient<AuthChannel>,
+    resolver_url: String,
     _dir: tempfile::TempDir,
 }
 
@@ -75,6 +77,7 @@ async fn stack() -> Stack {
         resolver: ResolverClient::new(with_token(&resolver_url, &auth.forum())),
         judge: ResolverClient::new(with_token(&resolver_url, &auth.judge())),
         roller: roller_client,
+        resolver_url,
         _dir: dir,
     }
 }
@@ -527,4 +530,89 @@ async fn the_audit_checks_commitment_signatures_and_one_roller_key_per_battle() 
     let rpc = stack.resolver.audit(AuditRequest { battle_id: "sig".into() }).await.expect("audit").into_inner();
     assert!(rpc.ok, "{rpc:?}");
     assert_eq!(rpc.roller_key, ROLLER_KEY);
+}
+
+/// A judge's mid-battle reveal (`RevealSeed`): the seed of epoch 0 comes
+/// out with the judge's credential, epoch 1 is committed, the battle goes
+/// on, and the audit re-derives the rolls of epoch 0 already. A forum may
+/// not reveal.
+#[tokio::test]
+async fn a_judge_reveals_mid_battle_and_the_battle_goes_on() {
+    let mut stack = stack().await;
+    open(&mut stack, "rv", "pbta-2d6@1", json!([{"id": "misty"}])).await;
+    let mv = json!({"type": "move", "actor": "misty", "trait": "cool", "stakes": "x"});
+    stack.resolver.act(act("rv", "m0", mv.clone())).await.expect("move");
+    let request = RevealSeedRequest { battle_id: "rv".into(), request_id: "r1".into() };
+    let refused = stack.resolver.reveal_seed(request.clone()).await.expect_err("a forum may not reveal");
+    assert_eq!(refused.code(), Code::PermissionDenied, "{refused:?}");
+    let revealed = stack.judge.reveal_seed(request.clone()).await.expect("the judge reveals").into_inner();
+    let seed = revealed.revealed.expect("the revealed seed");
+    assert_eq!(seed.epoch, 0);
+    let credential = seed.credential.expect("who asked");
+    assert_eq!((credential.subject.as_str(), credential.role.as_str()), ("judge-jenny", "judge"));
+    assert_eq!(revealed.next.expect("the next epoch").epoch, 1);
+    // A retry is the recorded reveal, not a second one.
+    let again = stack.judge.reveal_seed(request).await.expect("retry").into_inner();
+    assert_eq!(again.version, revealed.version);
+    let after = stack.resolver.act(act("rv", "m1", mv)).await.expect("the battle goes on").into_inner();
+    let epoch = after.rolls.first().and_then(|r| r.roll.as_ref()).map(|r| r.epoch);
+    assert_eq!(epoch, Some(1), "rolls after the reveal use the new epoch's secret");
+    let report = audit("rv", &exported(&mut stack, "rv").await);
+    assert!(report.ok(), "{:?}", report.findings);
+    assert!(report.rolls_verified >= 1, "epoch 0's roll re-derives before the close");
+}
+
+/// `Export` pages through the battle as stored and `Watch` follows it
+/// live, for the owning tenant; another tenant's forum gets NOT_FOUND from
+/// both, worded as for a battle that does not exist.
+#[tokio::test]
+async fn export_and_watch_serve_the_owning_tenant_only() {
+    let mut stack = stack().await;
+    open(&mut stack, "ew", "pbta-2d6@1", json!([{"id": "misty"}])).await;
+    let mv = json!({"type": "move", "actor": "misty", "trait": "cool", "stakes": "x"});
+    stack.resolver.act(act("ew", "m0", mv.clone())).await.expect("move");
+    let export = |from_version| ExportRequest { battle_id: "ew".into(), from_version };
+    let page = stack.resolver.export(export(0)).await.expect("export").into_inner().events;
+    let stored = exported(&mut stack, "ew").await;
+    assert_eq!(
+        page.iter().map(|e| e.hash.clone()).collect::<Vec<_>>(),
+        stored.iter().map(|r| r.hash.clone()).collect::<Vec<_>>()
+    );
+    assert!(
+        stack.resolver.export(export(stored.len() as u64)).await.expect("past the head").into_inner().events.is_empty()
+    );
+
+    let mut watch = stack
+        .resolver
+        .watch(WatchRequest { battle_id: "ew".into(), from_version: 1 })
+        .await
+        .expect("watch")
+        .into_inner();
+    let first = watch.message().await.expect("a message").expect("an event");
+    assert_eq!(first.event.expect("record").version, 1, "from the version asked");
+    let acted = stack.resolver.act(act("ew", "m1", mv)).await.expect("move").into_inner();
+    let mut seen = 1;
+    while seen < acted.version {
+        seen = watch.message().await.expect("a message").expect("an event").event.expect("record").version;
+    }
+    assert_eq!(seen, acted.version, "the new events arrive live, in order");
+
+    let outsider = ResolverClient::new(with_token(
+        &stack.resolver_url,
+        &TestAuth::shared().token(battlelog_auth::Role::Forum, battlelog_test_support::auth::OTHER_TENANT, "eve"),
+    ));
+    let missing = stack.resolver.export(ExportRequest { battle_id: "nope".into(), from_version: 0 }).await;
+    let missing = missing.expect_err("no such battle");
+    for refused in [
+        outsider.clone().export(export(0)).await.expect_err("another tenant's export"),
+        outsider.clone().watch(WatchRequest { battle_id: "ew".into(), from_version: 0 }).await.expect_err("watch"),
+        outsider
+            .clone()
+            .get_battle(GetBattleRequest { battle_id: "ew".into(), at_version: None })
+            .await
+            .expect_err("get"),
+    ] {
+        assert_eq!(refused.code(), Code::NotFound, "{refused:?}");
+        assert_eq!(refused.message(), missing.message().replace("nope", "ew"), "no hint that it exists");
+    }
 }
