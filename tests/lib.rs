@@ -158,6 +158,23 @@ pub async fn head(client: &mut Client, stream: &str) -> Option<u64> {
         .head_version
 }
 
+/// The journal's global head: the next position of its global log (the
+/// number of events all streams hold), paging through `ReadAll`.
+pub async fn global_head(client: &mut Client) -> u64 {
+    let mut position = 0;
+    loop {
+        let page = client
+            .read_all(pb::ReadAllRequest { from_position: position, max_count: 0 })
+            .await
+            .expect("read the global log")
+            .into_inner();
+        if page.events.is_empty() {
+            return position;
+        }
+        position = page.next_position;
+    }
+}
+
 /// Every durable event of a stream, paging through reads.
 pub async fn read_stream(client: &mut Client, stream: &str) -> Vec<pb::RecordedEvent> {
     let mut out: Vec<pb::RecordedEvent> = Vec::new();
