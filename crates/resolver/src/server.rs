@@ -113,7 +113,7 @@ pub async fn serve_with_tls(
     tls::server(tls)?
         .add_service(health_service)
         .add_service(grpc::reflection()?)
-        .add_service(ResolverServer::new(service))
+        .add_service(grpc::undecodable_is_invalid(ResolverServer::new(service)))
         .serve_with_incoming_shutdown(grpc::incoming(listener), shutdown)
         .await?;
     Ok(())
