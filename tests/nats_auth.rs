@@ -186,3 +186,83 @@ async fn logins_need_the_right_password() {
     assert_eq!(refused(async_nats::connect(in_url).await), ConnectErrorKind::AuthorizationViolation);
     connect_as(&nats, "journal").await;
 }
+
+/// Version 0 of a berserk battle the resolver can fold (the commitment is
+/// not checked by a fold).
+fn foldable_opened(key: &str) -> pb::NewEvent {
+    let participant =
+        battlelog_proto::battle::json_to_struct(serde_json::json!({"id": "a"}).as_object().expect("an object"));
+    battle_event(
+        pb::battle_event::Event::BattleOpened(pb::BattleOpened {
+            ruleset: "berserk@1".into(),
+            participants: vec![participant],
+            commitment: commitment_hex(0),
+            ..Default::default()
+        }),
+        key,
+    )
+}
+
+/// The standalone resolver follows NATS as the `resolver` user from the
+/// credentials in its URL (which async-nats alone would ignore, and the
+/// shipped config then refuses), and logs that URL with the password masked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_resolver_logs_in_to_nats_with_the_credentials_in_its_url() {
+    use battlelog_proto::v1::resolver_server::Resolver;
+
+    let nats = start_nats();
+    let dir = temp_dir("nats-resolver");
+    let journal_nats = format!("nats://journal:{}@127.0.0.1:{}", password("journal"), nats.port());
+    let resolver_nats = format!("nats://resolver:{}@127.0.0.1:{}", password("resolver"), nats.port());
+    let server = journal(&dir.path().join("data"), Some(&journal_nats)).await;
+    let mut c = client(&server).await;
+    append(&mut c, "warm", no_stream(), vec![foldable_opened("")]).await.expect("the battle");
+
+    // The resolver's own NATS follower, in process, so that its cache shows.
+    let config = battlelog_resolver::Config {
+        journal_url: server.url(),
+        // Never called: warming reads only the journal.
+        roller_url: "http://127.0.0.1:9".into(),
+        ..Default::default()
+    };
+    let service = battlelog_resolver::server::service(&config).expect("a resolver");
+    let get = pb::GetBattleRequest { battle_id: "warm".into(), at_version: None };
+    service.get_battle(tonic::Request::new(get)).await.expect("the battle is cached");
+    assert_eq!(service.cached_head("warm"), Some(0));
+    tokio::spawn(battlelog_resolver::server::warm_from_nats(
+        service.clone(),
+        resolver_nats.clone(),
+        "battlelog.events.>".into(),
+    ));
+    // Core NATS drops what is published before the subscription is in
+    // place, and nothing says when it is: journal rolls until one of them
+    // reaches the resolver's cache through NATS (nothing else moves it).
+    let mut nonce = 0;
+    let head = battlelog_test_support::poll_until("an event through NATS to the resolver", WAIT, || {
+        let cached = service.cached_head("warm");
+        let mut c = c.clone();
+        nonce += 1;
+        let next = nonce - 1;
+        async move {
+            if cached.is_some_and(|head| head >= 1) {
+                return cached;
+            }
+            append(&mut c, "warm", any(), vec![rolled(next, "hint", "")]).await.expect("a roll");
+            None
+        }
+    })
+    .await;
+    assert!(head >= 1);
+
+    // The binary logs the URL it follows, masked.
+    let log = dir.path().join("resolver.log");
+    let resolver =
+        battlelog_test_support::resolver(&log, &server.url(), "http://127.0.0.1:9", Some(&resolver_nats)).await;
+    let line = battlelog_test_support::poll_until("the resolver to follow NATS", WAIT, || {
+        let line = resolver.log().lines().find(|l| l.contains("following the NATS event feed")).map(str::to_owned);
+        async move { line }
+    })
+    .await;
+    assert!(line.contains("resolver:***@127.0.0.1"), "{line}");
+    assert!(!resolver.log().contains(password("resolver")), "the resolver logged its NATS password");
+}
