@@ -186,3 +186,162 @@ async fn logins_need_the_right_password() {
     assert_eq!(refused(async_nats::connect(in_url).await), ConnectErrorKind::AuthorizationViolation);
     connect_as(&nats, "journal").await;
 }
+
+/// Version 0 of a berserk battle the resolver can fold (the commitment is
+/// not checked by a fold).
+fn foldable_opened(key: &str) -> pb::NewEvent {
+    let participant =
+        battlelog_proto::battle::json_to_struct(serde_json::json!({"id": "a"}).as_object().expect("an object"));
+    battle_event(
+        pb::battle_event::Event::BattleOpened(pb::BattleOpened {
+            ruleset: "berserk@1".into(),
+            participants: vec![participant],
+            commitment: commitment_hex(0),
+            ..Default::default()
+        }),
+        key,
+    )
+}
+
+/// The standalone resolver follows NATS as the `resolver` user from the
+/// credentials in its URL (which async-nats alone would ignore, and the
+/// shipped config then refuses), and logs that URL with the password masked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_resolver_logs_in_to_nats_with_the_credentials_in_its_url() {
+    use battlelog_proto::v1::resolver_server::Resolver;
+
+    let nats = start_nats();
+    let dir = temp_dir("nats-resolver");
+    let journal_nats = format!("nats://journal:{}@127.0.0.1:{}", password("journal"), nats.port());
+    let resolver_nats = format!("nats://resolver:{}@127.0.0.1:{}", password("resolver"), nats.port());
+    let server = journal(&dir.path().join("data"), Some(&journal_nats)).await;
+    let mut c = client(&server).await;
+    append(&mut c, "warm", no_stream(), vec![foldable_opened("")]).await.expect("the battle");
+
+    // The resolver's own NATS follower, in process, so that its cache shows.
+    let config = battlelog_resolver::Config {
+        journal_url: server.url(),
+        // Never called: warming reads only the journal.
+        roller_url: "http://127.0.0.1:9".into(),
+        ..Default::default()
+    };
+    let service = battlelog_resolver::server::service(&config).expect("a resolver");
+    let get = pb::GetBattleRequest { battle_id: "warm".into(), at_version: None };
+    service.get_battle(tonic::Request::new(get)).await.expect("the battle is cached");
+    assert_eq!(service.cached_head("warm"), Some(0));
+    tokio::spawn(battlelog_resolver::server::warm_from_nats(
+        service.clone(),
+        resolver_nats.clone(),
+        "battlelog.events.>".into(),
+    ));
+    // Core NATS drops what is published before the subscription is in
+    // place, and nothing says when it is: journal rolls until one of them
+    // reaches the resolver's cache through NATS (nothing else moves it).
+    let mut nonce = 0;
+    let head = battlelog_test_support::poll_until("an event through NATS to the resolver", WAIT, || {
+        let cached = service.cached_head("warm");
+        let mut c = c.clone();
+        nonce += 1;
+        let next = nonce - 1;
+        async move {
+            if cached.is_some_and(|head| head >= 1) {
+                return cached;
+            }
+            append(&mut c, "warm", any(), vec![rolled(next, "hint", "")]).await.expect("a roll");
+            None
+        }
+    })
+    .await;
+    assert!(head >= 1);
+
+    // The binary logs the URL it follows, masked.
+    let log = dir.path().join("resolver.log");
+    let resolver =
+        battlelog_test_support::resolver(&log, &server.url(), "http://127.0.0.1:9", Some(&resolver_nats)).await;
+    let line = battlelog_test_support::poll_until("the resolver to follow NATS", WAIT, || {
+        let line = resolver.log().lines().find(|l| l.contains("following the NATS event feed")).map(str::to_owned);
+        async move { line }
+    })
+    .await;
+    assert!(line.contains("resolver:***@127.0.0.1"), "{line}");
+    assert!(!resolver.log().contains(password("resolver")), "the resolver logged its NATS password");
+}
+
+/// A running `battlelog watch`, its stdout and stderr line by line.
+struct Watch {
+    _child: tokio::process::Child,
+    stdout: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+    stderr: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStderr>>,
+}
+
+impl Watch {
+    /// Starts `battlelog watch <args>` and waits until it says what it
+    /// watches (its subscription is then in place); returns that line too.
+    async fn start(args: &[&str]) -> (Self, String) {
+        use tokio::io::AsyncBufReadExt;
+        let mut child = tokio::process::Command::new(battlelog_test_support::cli_binary())
+            .arg("watch")
+            .args(args)
+            // Never the journal: a NATS that does not work must fail here.
+            .args(["--journal", "http://127.0.0.1:9"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("battlelog watch starts");
+        let stdout = tokio::io::BufReader::new(child.stdout.take().expect("stdout")).lines();
+        let stderr = tokio::io::BufReader::new(child.stderr.take().expect("stderr")).lines();
+        let mut watch = Self { _child: child, stdout, stderr };
+        let line = watch.next_stderr().await;
+        (watch, line)
+    }
+
+    async fn next_stderr(&mut self) -> String {
+        let line = tokio::time::timeout(WAIT, self.stderr.next_line()).await.expect("watch says something in time");
+        line.expect("stderr").expect("watch is still running")
+    }
+
+    async fn next_stdout(&mut self) -> String {
+        let line = tokio::time::timeout(WAIT, self.stdout.next_line()).await.expect("an event in time");
+        line.expect("stdout").expect("watch is still running")
+    }
+}
+
+/// `battlelog watch --battle` follows the subject layout
+/// `battlelog.events.<tenant>.<battle>`, logs in with the credentials in
+/// its NATS URL (shown masked), and with `--tenant` works for a tenant's
+/// own user, which may subscribe to nothing else.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_follows_one_battle_on_the_tenant_subjects_with_credentials() {
+    let nats = start_nats();
+    let dir = temp_dir("nats-watch");
+    let url_of = |user: &str| format!("nats://{user}:{}@127.0.0.1:{}", password(user), nats.port());
+    let server = journal(&dir.path().join("data"), Some(&url_of("journal"))).await;
+    let mut c = client(&server).await;
+
+    let resolver_url = url_of("resolver");
+    let (mut any_tenant, said) = Watch::start(&["--battle", "a-battle", "--nats-url", &resolver_url]).await;
+    assert_eq!(
+        said,
+        format!("watching battlelog.events.*.a-battle on nats://resolver:***@127.0.0.1:{} (Ctrl-C stops)", nats.port())
+    );
+    let tenant_url = url_of("forum-a");
+    let args = ["--tenant", "forum-a", "--battle", "a-battle", "--nats-url", &tenant_url];
+    let (mut own_tenant, said) = Watch::start(&args).await;
+    assert!(said.starts_with("watching battlelog.events.forum-a.a-battle on nats://forum-a:***@"), "{said}");
+
+    // B's battle first, then A's: the journal publishes in that order, so
+    // a B event that got through would come before A's.
+    append(&mut c, "b-battle", no_stream(), vec![opened("forum-b", ""), rolled(0, "b0", "")]).await.expect("B");
+    append(&mut c, "a-battle", no_stream(), vec![opened("forum-a", ""), rolled(0, "a0", "")]).await.expect("A");
+    for watch in [&mut any_tenant, &mut own_tenant] {
+        assert!(watch.next_stdout().await.starts_with("a-battle #0 BattleOpened"));
+        assert!(watch.next_stdout().await.starts_with("a-battle #1 DiceRolled"));
+    }
+    // Forum A's user asking for every tenant is refused, and told so (the
+    // server's error and the "watching" line may come in either order).
+    let (mut too_wide, mut said) = Watch::start(&["--nats-url", &tenant_url]).await;
+    while !said.to_lowercase().contains(r#"permissions violation for subscription to "battlelog.events.>""#) {
+        said = too_wide.next_stderr().await;
+    }
+}

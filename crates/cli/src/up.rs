@@ -62,8 +62,9 @@ pub struct UpArgs {
     tls: bool,
 }
 
-/// The development fan-out: committed events go straight to the resolver's
-/// cache, in the journal's order, from the journal's outbox.
+/// The development fan-out: each committed event, from the journal's
+/// outbox in the journal's order, hints the resolver that its battle moved
+/// on (the resolver then reads the journal, as it does for NATS).
 #[derive(Debug)]
 struct InProcessFanOut {
     resolver: ResolverService,
@@ -153,40 +154,6 @@ fn write_private(path: &Path, text: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Follows the events on NATS into the resolver's cache, logged in from
-/// `url`'s credentials. (`battlelog_resolver::server::warm_from_nats` takes
-/// a bare URL, whose credentials async-nats 0.51 ignores and which it logs.)
-async fn follow_nats(resolver: ResolverService, url: battlelog_journal::nats::NatsUrl) {
-    use prost::Message;
-    use tokio_stream::StreamExt;
-    let client = match url
-        .connect_options()
-        .name("battlelog-resolver")
-        .retry_on_initial_connect()
-        .max_reconnects(None)
-        .connect(url.address())
-        .await
-    {
-        Ok(client) => client,
-        Err(error) => {
-            tracing::warn!(url = %url.redacted(), %error, "cannot follow the NATS event feed; battles warm from the journal only");
-            return;
-        }
-    };
-    let mut messages = match client.subscribe(format!("{NATS_SUBJECT_PREFIX}.>")).await {
-        Ok(messages) => messages,
-        Err(error) => {
-            tracing::warn!(%error, "cannot subscribe to the NATS event feed");
-            return;
-        }
-    };
-    while let Some(message) = messages.next().await {
-        if let Ok(record) = battlelog_proto::v1::JournalRecord::decode(message.payload.as_ref()) {
-            resolver.warm(record);
-        }
-    }
-}
-
 /// NATS's usual port, so that `battlelog watch` finds the server without
 /// being told; a free one when it is taken.
 const NATS_DEFAULT_PORT: u16 = 4222;
@@ -274,7 +241,11 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
             let publisher =
                 battlelog_journal::nats::JetStreamPublisher::connect(journal_url, NATS_STREAM, NATS_SUBJECT_PREFIX)
                     .await?;
-            tokio::spawn(follow_nats(resolver.clone(), battlelog_journal::nats::NatsUrl::new(resolver_url)));
+            tokio::spawn(battlelog_resolver::server::warm_from_nats(
+                resolver.clone(),
+                resolver_url.clone(),
+                format!("{NATS_SUBJECT_PREFIX}.>"),
+            ));
             let started = if nats_server.is_some() { "started by battlelog up" } else { "given" };
             (Arc::new(publisher), format!("{shown} (JetStream stream {NATS_STREAM}, {started})"))
         }

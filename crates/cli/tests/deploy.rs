@@ -42,3 +42,34 @@ fn the_resolver_config_loads() {
     assert_eq!(loaded.nats_url.as_deref(), Some("nats://nats:4222"));
     assert!(!loaded.auth_keys.is_empty() && loaded.token_file.is_some(), "checks tokens and presents its own");
 }
+
+fn deploy_file(path: &str) -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../deploy").join(path);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The Kubernetes manifests are not run by the suite (no cluster on the CI
+/// machines), but the NATS logins in them must agree with the shipped NATS
+/// config: each service's URL names its user, with the password from the
+/// secret key that nats.conf reads that user's password from, defined
+/// before the URL that expands it.
+#[test]
+fn kubernetes_gives_the_journal_and_the_resolver_their_nats_logins() {
+    let manifest = deploy_file("kubernetes/battlelog.yaml");
+    let nats_conf = deploy_file("nats/nats.conf");
+    for (service, key) in [("journal", "JOURNAL_NATS_PASSWORD"), ("resolver", "RESOLVER_NATS_PASSWORD")] {
+        let command = format!(r#"command: ["battlelog-{service}""#);
+        let section = manifest.split("\n---").find(|doc| doc.contains(&command)).expect("the service's workload");
+        let secret = format!("secretKeyRef: {{ name: battlelog-nats, key: {key} }}");
+        let variable = format!("name: BATTLELOG_{}_NATS_URL", service.to_uppercase());
+        let url = format!("value: nats://{service}:$(NATS_PASSWORD)@nats:4222");
+        for wanted in ["name: NATS_PASSWORD", &secret, &variable, &url] {
+            assert!(section.contains(wanted), "{service}: no {wanted:?} in\n{section}");
+        }
+        let position = |text: &str| section.find(text).expect("present");
+        assert!(position("name: NATS_PASSWORD") < position(&variable), "{service}: defined before it is expanded");
+        assert!(nats_conf.contains(&format!("user: {service}, password: ${key}")), "nats.conf's {service} user");
+        let expanded = battlelog_journal::nats::NatsUrl::new(&format!("nats://{service}:s3cret@nats:4222"));
+        assert_eq!((expanded.user(), expanded.address()), (Some(service), "nats://nats:4222"));
+    }
+}

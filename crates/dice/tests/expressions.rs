@@ -156,6 +156,25 @@ fn messages_say_what_is_wrong_and_where() {
     assert_eq!(parse_error("1d6\u{7}"), "unexpected control character U+0007 at 4");
 }
 
+/// A comment is free text, but it is pasted into forum posts and printed on
+/// terminals with the roll: no control character may ride along, not even
+/// a line break (it would forge a line) or a tab.
+#[test]
+fn comments_refuse_control_characters_naming_them_and_where() {
+    assert_eq!(parse_error("1d20 # \u{1b}[2Jyou crit"), "the comment holds control character U+001B at 8");
+    assert_eq!(parse_error("1d20 #ding\u{7}"), "the comment holds control character U+0007 at 11");
+    assert_eq!(parse_error("1d20 # a\u{7f}"), "the comment holds control character U+007F at 9");
+    assert_eq!(parse_error("1d20 # ok\nJUDGE: void"), "the comment holds control character U+000A at 10");
+    assert_eq!(parse_error("1d20 #\ttab"), "the comment holds control character U+0009 at 7");
+    assert_eq!(parse_error("1d20 # \u{9b}31m"), "the comment holds control character U+009B at 8");
+    for c in (0u32..0x20).chain([0x7f]).filter_map(char::from_u32) {
+        assert!(Expression::parse(&format!("1d6 # x{c}")).is_err(), "U+{:04X} in a comment", u32::from(c));
+    }
+    // Printable text, Cyrillic and emoji included, stays as written.
+    let parsed = Expression::parse("1d20+5 # удар мечом ⚔").expect("a plain comment parses");
+    assert_eq!(parsed.comment(), Some("удар мечом ⚔"));
+}
+
 #[test]
 fn every_limit_is_named() {
     assert_eq!(parse_error("0d6"), "dice count 0 at 1 is outside the allowed 1..=1000");

@@ -117,6 +117,102 @@ fn number_to_json(n: f64) -> Value {
     }
 }
 
+/// Why a `Struct` from a request was refused, with the path of the value in
+/// it (`action.targets[1].hp`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StructError {
+    #[error("nests deeper than {limit} levels (at {path})")]
+    TooDeep { path: String, limit: usize },
+    #[error("{path}: must be a finite number, not {value}")]
+    NotFinite { path: String, value: String },
+    #[error("{path}: may not hold control characters")]
+    Control { path: String },
+}
+
+impl StructError {
+    /// The path of the offending value, for the field a refusal names.
+    pub fn path(&self) -> &str {
+        match self {
+            Self::TooDeep { path, .. } | Self::NotFinite { path, .. } | Self::Control { path } => path,
+        }
+    }
+}
+
+/// Checks a `Struct` that came from a caller before anything reads it as
+/// JSON: at most `max_depth` levels of objects and lists (the struct itself
+/// is level 1), only finite numbers (JSON has no NaN or infinity, and
+/// [`struct_to_json`] would silently turn them into `null`), and no control
+/// characters in keys, nor in strings other than line breaks (they end up
+/// in summaries, exports and terminals). `root` names the field the struct
+/// is in, as the paths of refusals start.
+///
+/// The walk stops at `max_depth`, so its own recursion is bounded whatever
+/// the input; the conversions to JSON recurse without a bound and must only
+/// see checked structs.
+pub fn check_struct(root: &str, fields: &prost_types::Struct, max_depth: usize) -> Result<(), StructError> {
+    let mut path = root.to_owned();
+    check_fields(fields, &mut path, 1, max_depth)
+}
+
+fn check_fields(fields: &prost_types::Struct, path: &mut String, depth: usize, max: usize) -> Result<(), StructError> {
+    if depth > max {
+        return Err(StructError::TooDeep { path: path.clone(), limit: max });
+    }
+    for (key, value) in &fields.fields {
+        let len = path.len();
+        push_key(path, key);
+        if key.chars().any(char::is_control) {
+            return Err(StructError::Control { path: path.clone() });
+        }
+        check_value(value, path, depth, max)?;
+        path.truncate(len);
+    }
+    Ok(())
+}
+
+/// `value` sits in a container at `depth`.
+fn check_value(value: &prost_types::Value, path: &mut String, depth: usize, max: usize) -> Result<(), StructError> {
+    match &value.kind {
+        Some(Kind::NumberValue(n)) if !n.is_finite() => {
+            Err(StructError::NotFinite { path: path.clone(), value: n.to_string() })
+        }
+        Some(Kind::StringValue(s)) if s.chars().any(|c| c.is_control() && c != '\n') => {
+            Err(StructError::Control { path: path.clone() })
+        }
+        Some(Kind::StructValue(inner)) => check_fields(inner, path, depth + 1, max),
+        Some(Kind::ListValue(list)) => {
+            if depth + 1 > max {
+                return Err(StructError::TooDeep { path: path.clone(), limit: max });
+            }
+            for (i, item) in list.values.iter().enumerate() {
+                let len = path.len();
+                path.push_str(&format!("[{i}]"));
+                check_value(item, path, depth + 1, max)?;
+                path.truncate(len);
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Keys are the caller's: a plain one reads `.key`; any other is quoted
+/// with its control characters escaped and cut short, so that a refusal
+/// never echoes a terminal escape or a megabyte back.
+fn push_key(path: &mut String, key: &str) {
+    const SHOWN: usize = 32;
+    let plain =
+        !key.is_empty() && key.len() <= 64 && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if plain {
+        path.push('.');
+        path.push_str(key);
+    } else {
+        let shown: String = key.chars().take(SHOWN).collect();
+        let cut = if key.chars().nth(SHOWN).is_some() { "…" } else { "" };
+        path.push_str(&format!("[{shown:?}{cut}]"));
+    }
+}
+
 /// A JSON object as a `google.protobuf.Struct`.
 pub fn json_to_struct(fields: &Map<String, Value>) -> prost_types::Struct {
     prost_types::Struct { fields: fields.iter().map(|(name, value)| (name.clone(), json_to_value(value))).collect() }
@@ -222,6 +318,64 @@ mod tests {
             json!({"type": "attack", "power": 65, "ratio": 0.5, "flags": [true, null, "x"], "inner": {"n": -3}});
         let Value::Object(fields) = &original else { unreachable!("an object literal") };
         assert_eq!(Value::Object(struct_to_json(&json_to_struct(fields))), original);
+    }
+
+    fn nested(depth: usize) -> prost_types::Struct {
+        let mut value = json!(1);
+        for _ in 0..depth {
+            value = json!({ "a": value });
+        }
+        let Value::Object(fields) = value else { unreachable!("an object") };
+        json_to_struct(&fields)
+    }
+
+    #[test]
+    fn structs_deeper_than_the_limit_are_refused_with_the_path() {
+        assert_eq!(check_struct("action", &nested(3), 3), Ok(()));
+        let error = check_struct("action", &nested(4), 3).expect_err("too deep");
+        assert_eq!(error, StructError::TooDeep { path: "action.a.a.a".into(), limit: 3 });
+        assert_eq!(error.to_string(), "nests deeper than 3 levels (at action.a.a.a)");
+        // Lists are levels too: {"a": [[1]]} is three deep.
+        let Value::Object(lists) = json!({"a": [[1]]}) else { unreachable!("an object") };
+        assert_eq!(check_struct("x", &json_to_struct(&lists), 3), Ok(()));
+        let error = check_struct("x", &json_to_struct(&lists), 2).expect_err("too deep");
+        assert_eq!(error.path(), "x.a[0]");
+    }
+
+    #[test]
+    fn a_check_far_past_the_limit_stops_at_the_limit() {
+        // Past what prost decodes (100 levels of messages), as a struct
+        // built in memory may be.
+        let error = check_struct("deep", &nested(200), 32).expect_err("too deep");
+        assert!(matches!(error, StructError::TooDeep { limit: 32, .. }), "{error}");
+    }
+
+    #[test]
+    fn non_finite_numbers_and_control_characters_are_refused_by_path() {
+        let mut action = prost_types::Struct::default();
+        let number = |n: f64| prost_types::Value { kind: Some(Kind::NumberValue(n)) };
+        let text = |s: &str| prost_types::Value { kind: Some(Kind::StringValue(s.into())) };
+        action.fields.insert("damage".into(), number(f64::NAN));
+        assert_eq!(
+            check_struct("action", &action, 32),
+            Err(StructError::NotFinite { path: "action.damage".into(), value: "NaN".into() })
+        );
+        action.fields.insert("damage".into(), number(4.5));
+        let list = prost_types::ListValue { values: vec![number(1.0), number(f64::NEG_INFINITY)] };
+        action.fields.insert("rolls".into(), prost_types::Value { kind: Some(Kind::ListValue(list)) });
+        let error = check_struct("action", &action, 32).expect_err("infinite");
+        assert_eq!(error.to_string(), "action.rolls[1]: must be a finite number, not -inf");
+        action.fields.remove("rolls");
+        action.fields.insert("note".into(), text("two\nlines"));
+        assert_eq!(check_struct("action", &action, 32), Ok(()), "line breaks are text");
+        for bad in ["\u{1b}[31mred", "bell\u{7}", "del\u{7f}", "c1\u{9b}"] {
+            action.fields.insert("note".into(), text(bad));
+            assert_eq!(check_struct("action", &action, 32), Err(StructError::Control { path: "action.note".into() }));
+        }
+        action.fields.remove("note");
+        action.fields.insert("\u{1b}]0;evil\u{7}".into(), number(1.0));
+        let error = check_struct("action", &action, 32).expect_err("a key with escapes");
+        assert_eq!(error.path(), r#"action["\u{1b}]0;evil\u{7}"]"#, "escaped, never raw");
     }
 
     #[test]

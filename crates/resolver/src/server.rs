@@ -4,6 +4,7 @@
 use std::future::Future;
 
 use battlelog_auth::{AuthChannel, Authenticator, Verifier, authed, read_token_file};
+use battlelog_journal::nats::NatsUrl;
 use battlelog_proto::v1::JournalRecord;
 use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::resolver_server::ResolverServer;
@@ -92,19 +93,30 @@ pub async fn run(
 }
 
 /// Keeps cached battles warm from the journal's NATS fan-out: each message
-/// body is the exact record bytes. Reconnects for ever; a lost message only
-/// means the next command reads a little more from the journal.
+/// is a hint that its battle moved on (see [`ResolverService::warm`]), and
+/// the journal is read for what it holds. Reconnects for ever; a lost
+/// message only means the next command reads a little more from the journal.
+///
+/// `url` may carry credentials (`nats://resolver:<password>@nats:4222`);
+/// async-nats 0.51 ignores a URL's userinfo, so [`NatsUrl`] hands them over
+/// as connect options, and only the URL with its password masked is logged.
 pub async fn warm_from_nats(service: ResolverService, url: String, subject: String) {
-    let client = match async_nats::ConnectOptions::new()
+    let url = NatsUrl::new(&url);
+    let client = match url
+        .connect_options()
         .name("battlelog-resolver")
         .retry_on_initial_connect()
         .max_reconnects(None)
-        .connect(&url)
+        .connect(url.address())
         .await
     {
         Ok(client) => client,
         Err(error) => {
-            tracing::warn!(%url, %error, "cannot follow the NATS event feed; battles warm from the journal only");
+            tracing::warn!(
+                url = %url.redacted(),
+                %error,
+                "cannot follow the NATS event feed; battles warm from the journal only"
+            );
             return;
         }
     };
@@ -115,7 +127,7 @@ pub async fn warm_from_nats(service: ResolverService, url: String, subject: Stri
             return;
         }
     };
-    tracing::info!(%url, %subject, "following the NATS event feed");
+    tracing::info!(url = %url.redacted(), %subject, "following the NATS event feed");
     while let Some(message) = messages.next().await {
         if let Ok(record) = JournalRecord::decode(message.payload.as_ref()) {
             service.warm(record);
@@ -157,7 +169,10 @@ pub async fn serve_with_tls(
     tls::server(tls)?
         .add_service(health_service)
         .add_service(grpc::reflection()?)
-        .add_service(InterceptedService::new(ResolverServer::new(service), Authenticator::new(verifier)))
+        .add_service(InterceptedService::new(
+            grpc::undecodable_is_invalid(ResolverServer::new(service)),
+            Authenticator::new(verifier),
+        ))
         .serve_with_incoming_shutdown(grpc::incoming(listener), on_shutdown)
         .await?;
     Ok(())

@@ -23,7 +23,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use battlelog_auth::{AuthChannel, Caller, Role, caller};
-use battlelog_proto::battle::{self, die_from_proto, json_to_struct, struct_to_json};
+use battlelog_proto::battle::{self, StructError, check_struct, die_from_proto, json_to_struct, struct_to_json};
 use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::resolver_server::Resolver;
 use battlelog_proto::v1::roller_client::RollerClient;
@@ -58,6 +58,12 @@ pub const MAX_CLIENT_SEED_BYTES: usize = 1_000;
 pub const MAX_PARTICIPANTS: usize = 64;
 /// An action or a sheet as JSON; generous for notes, small for the journal.
 pub const MAX_JSON_BYTES: usize = 16 * 1024;
+/// Levels of objects and lists in an action, a sheet or an override (the
+/// object itself is level 1). No ruleset needs more than a few; the bound
+/// keeps every recursive walk of caller JSON short. prost's own limit (100
+/// nested messages, three per JSON level) stops a request at 34 levels,
+/// answered as `INVALID_ARGUMENT` too (`grpc::undecodable_is_invalid`).
+pub const MAX_JSON_DEPTH: usize = 32;
 const MAX_ATTEMPTS: usize = 16;
 const MAX_CACHED_BATTLES: usize = 10_000;
 
@@ -117,12 +123,27 @@ pub struct ResolverService {
 
 fn json_of(field: &str, fields: Option<&prost_types::Struct>) -> Result<Value, Status> {
     let fields = fields.ok_or_else(|| invalid_argument(field, "is required"))?;
+    // Before any conversion: `struct_to_json` recurses without a bound and
+    // would turn NaN or infinity into `null` without a word.
+    check_struct(field, fields, MAX_JSON_DEPTH).map_err(|e| struct_refused(field, &e))?;
     let json = Value::Object(struct_to_json(fields));
     let size = json.to_string().len();
     if size > MAX_JSON_BYTES {
         return Err(invalid_argument(field, format!("is {size} bytes as JSON; the limit is {MAX_JSON_BYTES}")));
     }
     Ok(json)
+}
+
+/// The refusal of a caller's `Struct`: a value that is wrong names its path
+/// (`action.damage`); nesting names the field and the limit.
+fn struct_refused(field: &str, error: &StructError) -> Status {
+    match error {
+        StructError::TooDeep { .. } => invalid_argument(field, error.to_string()),
+        StructError::NotFinite { path, value } => {
+            invalid_argument(path, format!("must be a finite number, not {value}"))
+        }
+        StructError::Control { path } => invalid_argument(path, "may not hold control characters"),
+    }
 }
 
 fn to_struct(value: &impl serde::Serialize) -> Result<prost_types::Struct, Status> {
@@ -159,13 +180,75 @@ fn actor_of(action: &Value) -> String {
 }
 
 /// Passes a downstream service's answer on, saying where it came from.
+/// A peer that cannot be reached is `UNAVAILABLE` (retry later), whatever
+/// the transport made of it, so that forums see an outage as one.
 fn downstream(service: &str, status: Status) -> Status {
+    if unreachable(&status) {
+        return Status::unavailable(format!("{service} is unavailable: {}", status.message()));
+    }
     let code = match status.code() {
         // The request was ours to validate: a refusal downstream is our bug.
         Code::InvalidArgument => Code::Internal,
         code => code,
     };
     Status::new(code, format!("{service}: {}", status.message()))
+}
+
+/// Whether the call never got an answer from the peer. tonic 0.14 reports
+/// a refused connection on a lazy channel as `UNAVAILABLE` "tcp connect
+/// error" (which names no service), and a transport error it cannot
+/// classify as `UNKNOWN` with that error as its source.
+fn unreachable(status: &Status) -> bool {
+    match status.code() {
+        Code::Unavailable => true,
+        Code::Unknown => {
+            let mut source = std::error::Error::source(status);
+            while let Some(error) = source {
+                if error.is::<tonic::transport::Error>() || error.is::<std::io::Error>() {
+                    return true;
+                }
+                source = error.source();
+            }
+            false
+        }
+        _ => false,
+    }
+}
+
+/// Whether `recorded`, found under a request's key, is what `asked` asks
+/// for. Compared on the request's own fields, not as whole events: the
+/// resolver may add fields of its own to an event (who asked, with which
+/// credential) that a retry need not repeat.
+fn same_request(recorded: &Event, asked: &Event) -> bool {
+    match (recorded, asked) {
+        (Event::DisputeRaised(r), Event::DisputeRaised(a)) => {
+            (&r.by, r.refers_to, &r.reason) == (&a.by, a.refers_to, &a.reason)
+        }
+        (Event::JudgeRuling(r), Event::JudgeRuling(a)) => {
+            (&r.judge, r.refers_to, &r.text, &r.r#override) == (&a.judge, a.refers_to, &a.text, &a.r#override)
+        }
+        (Event::BattleClosed(r), Event::BattleClosed(a)) => (&r.by, &r.reason) == (&a.by, &a.reason),
+        _ => false,
+    }
+}
+
+/// The recorded answer to a Dispute, Rule or Close seen before under its
+/// key, or the refusal of a request id reused for another request.
+fn replay_event(view: &BattleView, version: u64, asked: &Event, request_id: &str) -> Result<EventResponse, Status> {
+    match view.event(version) {
+        Some(recorded) if same_request(&recorded, asked) => {
+            Ok(EventResponse { version, event: Some(BattleEvent { event: Some(recorded) }) })
+        }
+        _ => Err(failed_precondition(
+            "request_id",
+            "IDEMPOTENCY_KEY_REUSED",
+            format!(
+                "request_id {request_id} was already used for another request (version {version}); \
+                 a retry must repeat the {} it was first sent with",
+                battle::type_name(asked)
+            ),
+        )),
+    }
 }
 
 fn rejected(battle_id: &str, error: &rules::ResolveError) -> Status {
@@ -203,19 +286,39 @@ impl ResolverService {
         self.stopping.send_replace(true);
     }
 
-    /// Applies a committed record from the event feed (NATS or the
-    /// in-process fan-out) to the battle's cached view, if that view is
-    /// cached and the record is the next it needs. Only a warm-up: every
-    /// command still catches up from the journal, which is always believed.
+    /// Takes a record from the event feed (NATS or the in-process fan-out)
+    /// as a hint, never as a source: the feed is not the system of record,
+    /// and a record on it that the journal does not hold must change
+    /// nothing. Only its stream id and version are read. When that battle is
+    /// cached and the record is news to it, a catch-up from the journal is
+    /// spawned, so that the next command finds the view warm.
     pub fn warm(&self, record: JournalRecord) {
-        let Some(shared) = self.views.lock().unwrap_or_else(|p| p.into_inner()).get(&record.stream_id).cloned() else {
+        let JournalRecord { stream_id, version, .. } = record;
+        let Some(shared) = self.views.lock().unwrap_or_else(|p| p.into_inner()).get(&stream_id).cloned() else {
             return;
         };
         // A command holding the view catches up by itself; don't wait for it.
-        let Ok(mut view) = shared.try_lock() else { return };
-        if record.version == view.next_version() && view.apply(record).is_err() {
-            *view = BattleView::default();
+        let Ok(mut view) = shared.try_lock_owned() else { return };
+        if version < view.next_version() {
+            return;
         }
+        // Called from the journal's outbox or the NATS follower, both on a
+        // runtime; without one there is nobody to hint.
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        let service = self.clone();
+        runtime.spawn(async move {
+            if let Err(status) = service.catch_up(&stream_id, &mut view).await {
+                debug!(battle_id = %stream_id, %status, "catching up on a hint from the event feed failed");
+            }
+        });
+    }
+
+    /// The head version of `battle_id`'s cached view as it stands, without
+    /// catching up: `None` when the battle is not cached, has no events yet,
+    /// or a command holds it right now. For tests and diagnostics.
+    pub fn cached_head(&self, battle_id: &str) -> Option<u64> {
+        let shared = self.views.lock().unwrap_or_else(|p| p.into_inner()).get(battle_id).cloned()?;
+        shared.try_lock().ok()?.head()
     }
 
     fn view(&self, battle_id: &str) -> SharedView {
@@ -350,11 +453,12 @@ impl ResolverService {
     }
 
     /// Appends one judge or participant event after checking it against the
-    /// rules, idempotently under `key`.
+    /// rules, idempotently under `key` (derived from `request_id`).
     async fn append_checked(
         &self,
         caller: &Caller,
         battle_id: &str,
+        request_id: &str,
         key: String,
         action: Option<Action>,
         event: Event,
@@ -365,10 +469,7 @@ impl ResolverService {
             self.catch_up(battle_id, &mut view).await?;
             check_owner(battle_id, &view, caller)?;
             if let Some(&version) = view.keys.get(&key) {
-                return Ok(EventResponse {
-                    version,
-                    event: view.event(version).map(|e| BattleEvent { event: Some(e) }),
-                });
+                return replay_event(&view, version, &event, request_id);
             }
             let (Some(rules), Some(head)) = (view.rules.as_ref(), view.head()) else {
                 return Err(not_found(battle_id));
@@ -407,9 +508,9 @@ impl Resolver for ResolverService {
             request.battle_id.clone()
         };
         validate::battle_id(&battle_id)?;
-        validate::text("title", &request.title, MAX_TEXT_BYTES)?;
-        validate::text("forum_ref", &request.forum_ref, MAX_TEXT_BYTES)?;
-        validate::text("client_seed", &request.client_seed, MAX_CLIENT_SEED_BYTES)?;
+        validate::line("title", &request.title, MAX_TEXT_BYTES)?;
+        validate::line("forum_ref", &request.forum_ref, MAX_TEXT_BYTES)?;
+        validate::line("client_seed", &request.client_seed, MAX_CLIENT_SEED_BYTES)?;
         let ruleset: RulesetId =
             request.ruleset.parse().map_err(|e: rules::RulesetError| invalid_argument("ruleset", e.to_string()))?;
         if request.participants.is_empty() || request.participants.len() > MAX_PARTICIPANTS {
@@ -426,7 +527,7 @@ impl Resolver for ResolverService {
         }
         for (i, sheet) in sheets.iter().enumerate() {
             // A participant's id becomes the roller's `actor`: the same limit.
-            validate::text(&format!("participants[{i}].id"), &sheet.id, MAX_ACTOR_BYTES)?;
+            validate::line(&format!("participants[{i}].id"), &sheet.id, MAX_ACTOR_BYTES)?;
         }
         Battle::new(ruleset, sheets.clone()).map_err(|e| invalid_argument("participants", e.to_string()))?;
 
@@ -497,8 +598,8 @@ impl Resolver for ResolverService {
         if let Action::Roll(roll) = &action {
             dice::Expression::parse(&roll.expression)
                 .map_err(|e| invalid_argument("action.expression", e.to_string()))?;
-            validate::text("action.purpose", &roll.purpose, MAX_PURPOSE_BYTES)?;
-            validate::text("action.actor", &roll.actor, MAX_ACTOR_BYTES)?;
+            validate::line("action.purpose", &roll.purpose, MAX_PURPOSE_BYTES)?;
+            validate::line("action.actor", &roll.actor, MAX_ACTOR_BYTES)?;
         }
         let battle_id = request.battle_id.as_str();
         let key = act_key(&request.request_id);
@@ -595,7 +696,7 @@ impl Resolver for ResolverService {
         let request = request.into_inner();
         validate::battle_id(&request.battle_id)?;
         validate::request_id(&request.request_id, MAX_REQUEST_ID_BYTES)?;
-        validate::text("by", &request.by, MAX_TEXT_BYTES)?;
+        validate::line("by", &request.by, MAX_TEXT_BYTES)?;
         validate::text("reason", &request.reason, MAX_TEXT_BYTES)?;
         let dispute = DisputeRaised {
             by: request.by,
@@ -606,7 +707,15 @@ impl Resolver for ResolverService {
         let action = dispute_action(&dispute);
         let key = dispute_key(&request.request_id);
         Ok(Response::new(
-            self.append_checked(&caller, &request.battle_id, key, Some(action), Event::DisputeRaised(dispute)).await?,
+            self.append_checked(
+                &caller,
+                &request.battle_id,
+                &request.request_id,
+                key,
+                Some(action),
+                Event::DisputeRaised(dispute),
+            )
+            .await?,
         ))
     }
 
@@ -615,6 +724,7 @@ impl Resolver for ResolverService {
         let request = request.into_inner();
         validate::battle_id(&request.battle_id)?;
         validate::request_id(&request.request_id, MAX_REQUEST_ID_BYTES)?;
+        validate::line("judge", &request.judge, MAX_TEXT_BYTES)?;
         // The judge is who the token says; the old free-text field may only
         // repeat it.
         if !request.judge.is_empty() && request.judge != caller.subject {
@@ -637,7 +747,15 @@ impl Resolver for ResolverService {
         let action = ruling_action(&ruling);
         let key = rule_key(&request.request_id);
         Ok(Response::new(
-            self.append_checked(&caller, &request.battle_id, key, Some(action), Event::JudgeRuling(ruling)).await?,
+            self.append_checked(
+                &caller,
+                &request.battle_id,
+                &request.request_id,
+                key,
+                Some(action),
+                Event::JudgeRuling(ruling),
+            )
+            .await?,
         ))
     }
 
@@ -646,17 +764,20 @@ impl Resolver for ResolverService {
         let request = request.into_inner();
         validate::battle_id(&request.battle_id)?;
         validate::request_id(&request.request_id, MAX_REQUEST_ID_BYTES)?;
-        validate::text("by", &request.by, MAX_TEXT_BYTES)?;
+        validate::line("by", &request.by, MAX_TEXT_BYTES)?;
         validate::text("reason", &request.reason, MAX_TEXT_BYTES)?;
         let battle_id = request.battle_id.as_str();
         let key = close_key(&request.request_id);
+        let event = Event::BattleClosed(BattleClosed {
+            by: request.by,
+            reason: request.reason,
+            credential: Some(credential(&caller)),
+        });
         let (_, view) = self.opened_view(battle_id, &caller).await?;
         // Close first, so that no action slips in; then reveal. A retry after
         // a crash between the two finds the close and goes on to reveal.
         let closed = match view.keys.get(&key) {
-            Some(&version) => {
-                EventResponse { version, event: view.event(version).map(|e| BattleEvent { event: Some(e) }) }
-            }
+            Some(&version) => replay_event(&view, version, &event, &request.request_id)?,
             // Closed by another request, which may have died before its
             // reveal: answer with that close and make sure of the reveal.
             None if view.closed => {
@@ -666,14 +787,7 @@ impl Resolver for ResolverService {
                     .unwrap_or_default();
                 EventResponse { version, event: view.event(version).map(|e| BattleEvent { event: Some(e) }) }
             }
-            None => {
-                let event = Event::BattleClosed(BattleClosed {
-                    by: request.by,
-                    reason: request.reason,
-                    credential: Some(credential(&caller)),
-                });
-                self.append_checked(&caller, battle_id, key.clone(), None, event).await?
-            }
+            None => self.append_checked(&caller, battle_id, &request.request_id, key.clone(), None, event).await?,
         };
         let reveal = RevealRequest {
             battle_id: battle_id.to_owned(),

@@ -17,6 +17,8 @@ use battlelog_roller::{MasterKey, RollerService};
 use battlelog_test_support::TestAuth;
 use prost::Message;
 use serde_json::{Value, json};
+use std::time::Duration;
+
 use tokio::net::TcpListener;
 use tonic::Code;
 use tonic::transport::{Channel, Endpoint};
@@ -34,7 +36,11 @@ struct Stack {
     /// As a judge of the test tenant.
     judge: ResolverClient<AuthChannel>,
     roller: RollerClient<AuthChannel>,
+    /// The resolver's service itself, for what the event feed hands it.
+    service: battlelog_resolver::ResolverService,
     resolver_url: String,
+    journal_url: String,
+    roller_url: String,
     _dir: tempfile::TempDir,
 }
 
@@ -68,18 +74,41 @@ async fn stack() -> Stack {
     let (listener, roller_url) = listen().await;
     tokio::spawn(battlelog_roller::serve(roller, listener, auth.verifier(), std::future::pending()));
     let roller_client = RollerClient::new(with_token(&roller_url, &service_token));
-    let (listener, resolver_url) = listen().await;
-    let service =
-        battlelog_resolver::server::service_for(&journal_url, &roller_url, None, &service_token).expect("service");
-    tokio::spawn(battlelog_resolver::serve(service, listener, auth.verifier(), std::future::pending()));
+    let (resolver_url, service) = resolver_for(&journal_url, &roller_url).await;
     Stack {
         journal: JournalClient::new(with_token(&journal_url, &service_token)),
         resolver: ResolverClient::new(with_token(&resolver_url, &auth.forum())),
         judge: ResolverClient::new(with_token(&resolver_url, &auth.judge())),
         roller: roller_client,
+        service,
         resolver_url,
+        journal_url,
+        roller_url,
         _dir: dir,
     }
+}
+
+/// Another resolver, served as the stack's is, against these peers.
+/// Returns its URL and the service.
+async fn resolver_for(journal_url: &str, roller_url: &str) -> (String, battlelog_resolver::ResolverService) {
+    let auth = TestAuth::shared();
+    let (listener, resolver_url) = listen().await;
+    let service =
+        battlelog_resolver::server::service_for(journal_url, roller_url, None, &auth.service_token()).expect("service");
+    tokio::spawn(battlelog_resolver::serve(service.clone(), listener, auth.verifier(), std::future::pending()));
+    (resolver_url, service)
+}
+
+/// A forum's client of the resolver at `url`.
+fn forum_client(url: &str) -> ResolverClient<AuthChannel> {
+    ResolverClient::new(with_token(url, &TestAuth::shared().forum()))
+}
+
+/// A loopback URL nothing listens on: a port the OS handed out, then freed.
+async fn dead_url() -> String {
+    let (listener, url) = listen().await;
+    drop(listener);
+    url
 }
 
 fn object(value: Value) -> prost_types::Struct {
@@ -615,4 +644,378 @@ async fn export_and_watch_serve_the_owning_tenant_only() {
         assert_eq!(refused.code(), Code::NotFound, "{refused:?}");
         assert_eq!(refused.message(), missing.message().replace("nope", "ew"), "no hint that it exists");
     }
+}
+
+/// `{"a": {"a": … 1}}` with `levels` objects, the outermost included.
+fn nested_objects(levels: usize) -> prost_types::Struct {
+    let mut inner = prost_types::Struct::default();
+    inner.fields.insert("a".into(), number(1.0));
+    for _ in 1..levels {
+        let value = prost_types::Value { kind: Some(prost_types::value::Kind::StructValue(inner)) };
+        inner = prost_types::Struct { fields: [("a".to_owned(), value)].into() };
+    }
+    inner
+}
+
+/// `{"a": [[… [1]]]}`: one object and `lists` lists, `lists + 1` levels.
+fn nested_lists(lists: usize) -> prost_types::Struct {
+    let mut value = number(1.0);
+    for _ in 0..lists {
+        value = prost_types::Value {
+            kind: Some(prost_types::value::Kind::ListValue(prost_types::ListValue { values: vec![value] })),
+        };
+    }
+    prost_types::Struct { fields: [("a".to_owned(), value)].into() }
+}
+
+fn number(n: f64) -> prost_types::Value {
+    prost_types::Value { kind: Some(prost_types::value::Kind::NumberValue(n)) }
+}
+
+/// The field a refusal's `BadRequest` detail names.
+fn bad_field(status: &tonic::Status) -> String {
+    use tonic_types::StatusExt;
+    let details = status.get_details_bad_request().unwrap_or_else(|| panic!("no BadRequest: {status:?}"));
+    details.field_violations.first().expect("a violation").field.clone()
+}
+
+fn expect_invalid(status: tonic::Status, field: &str, says: &str) {
+    assert_eq!(status.code(), Code::InvalidArgument, "{field}: {status:?}");
+    assert_eq!(bad_field(&status), field, "{status:?}");
+    assert!(status.message().starts_with(&format!("{field}: ")), "{}", status.message());
+    assert!(status.message().contains(says), "{field}: {}", status.message());
+}
+
+fn rule_request(
+    battle_id: &str,
+    request_id: &str,
+    text: &str,
+    replacement: Option<prost_types::Struct>,
+) -> RuleRequest {
+    RuleRequest {
+        battle_id: battle_id.into(),
+        judge: "oak".into(),
+        refers_to: 2,
+        text: text.into(),
+        r#override: replacement,
+        request_id: request_id.into(),
+    }
+}
+
+/// A struct nested past the limit is refused naming the field and the
+/// limit, in every place a caller hands one in; one nested past what prost
+/// decodes at all (100 messages deep, three per level: 34 levels) is an
+/// invalid argument too, never INTERNAL.
+#[tokio::test]
+async fn structs_nested_too_deep_are_invalid_arguments_never_internal() {
+    let mut stack = stack().await;
+    open(&mut stack, "deep", "pokemon-d6@1", json!([{"id": "pikachu"}, {"id": "meowth"}])).await;
+    let limit = battlelog_resolver::service::MAX_JSON_DEPTH;
+    let says = format!("nests deeper than {limit} levels");
+
+    // One level past our limit, well within what prost decodes.
+    let mut action = object(json!({"type": "pass", "actor": "pikachu"}));
+    action.fields.insert(
+        "note".into(),
+        prost_types::Value { kind: Some(prost_types::value::Kind::StructValue(nested_objects(limit))) },
+    );
+    let request = ActRequest { battle_id: "deep".into(), action: Some(action), request_id: "d1".into() };
+    expect_invalid(stack.resolver.act(request).await.expect_err("too deep"), "action", &says);
+    let request =
+        ActRequest { battle_id: "deep".into(), action: Some(nested_lists(limit + 8)), request_id: "d2".into() };
+    expect_invalid(stack.resolver.act(request).await.expect_err("lists too deep"), "action", &says);
+
+    let open_deep = OpenBattleRequest {
+        ruleset: "pokemon-d6@1".into(),
+        participants: vec![object(json!({"id": "a"})), nested_objects(limit + 1)],
+        request_id: "open-deep".into(),
+        battle_id: "deep2".into(),
+        ..Default::default()
+    };
+    expect_invalid(stack.resolver.open_battle(open_deep).await.expect_err("too deep"), "participants[1]", &says);
+    let rule = rule_request("deep", "r1", "no", Some(nested_objects(limit + 1)));
+    expect_invalid(stack.resolver.rule(rule).await.expect_err("too deep"), "override", &says);
+
+    // Past prost's recursion limit the request does not even decode.
+    for levels in [34, 60] {
+        let request = ActRequest {
+            battle_id: "deep".into(),
+            action: Some(nested_objects(levels)),
+            request_id: format!("p{levels}"),
+        };
+        let status = stack.resolver.act(request).await.expect_err("undecodable");
+        assert_eq!(status.code(), Code::InvalidArgument, "{levels} levels: {status:?}");
+        assert_eq!(bad_field(&status), "request");
+        assert!(status.message().contains("recursion limit reached"), "{}", status.message());
+    }
+    assert_eq!(exported(&mut stack, "deep").await.len(), 1, "nothing was written");
+}
+
+/// JSON has no NaN or infinity; a Struct can carry them. They are refused
+/// by the path of the value, before anything reads or journals them (an
+/// override used to be journaled as sent).
+#[tokio::test]
+async fn nan_and_infinite_numbers_are_refused_by_path() {
+    let mut stack = stack().await;
+    open(&mut stack, "nan", "pokemon-d6@1", json!([{"id": "pikachu"}, {"id": "meowth"}])).await;
+    let mut attack = object(json!({"type": "attack", "actor": "pikachu", "target": "meowth", "move": "Tackle"}));
+    attack.fields.insert("power".into(), number(f64::NAN));
+    let request = ActRequest { battle_id: "nan".into(), action: Some(attack), request_id: "a1".into() };
+    expect_invalid(stack.resolver.act(request).await.expect_err("NaN"), "action.power", "not NaN");
+
+    let mut sheet = object(json!({"id": "a", "stats": {"hp": 10}}));
+    let prost_types::value::Kind::StructValue(stats) =
+        sheet.fields.get_mut("stats").and_then(|v| v.kind.as_mut()).expect("stats")
+    else {
+        panic!("stats is an object")
+    };
+    stats.fields.insert("hp".into(), number(f64::INFINITY));
+    let opening = OpenBattleRequest {
+        ruleset: "berserk@1".into(),
+        participants: vec![sheet],
+        request_id: "open-inf".into(),
+        battle_id: "inf".into(),
+        ..Default::default()
+    };
+    let status = stack.resolver.open_battle(opening).await.expect_err("infinity");
+    expect_invalid(status, "participants[0].stats.hp", "not inf");
+
+    let mut replacement = object(json!({"result": "hit"}));
+    replacement.fields.insert("damage".into(), number(f64::NEG_INFINITY));
+    let status = stack.resolver.rule(rule_request("nan", "r1", "x", Some(replacement))).await.expect_err("-inf");
+    expect_invalid(status, "override.damage", "not -inf");
+    assert_eq!(exported(&mut stack, "nan").await.len(), 1, "nothing was written");
+}
+
+/// Control characters act on the terminals and forums that show a battle:
+/// refused in a dice expression's comment, in strings inside an action, in
+/// names and single lines, and (but for line feeds) in longer texts.
+#[tokio::test]
+async fn control_characters_are_refused_naming_the_field() {
+    let mut stack = stack().await;
+    open(&mut stack, "esc", "pbta-2d6@1", json!([{"id": "ash"}])).await;
+    let fine = json!({"type": "move", "actor": "ash", "trait": "cool", "stakes": "x"});
+    stack.resolver.act(act("esc", "m0", fine)).await.expect("a move to dispute");
+    // An escape or a bell anywhere in a string of the action…
+    let roll = json!({"type": "roll", "actor": "ash", "expression": "1d20 # \u{1b}[2Jcrit!", "purpose": "p"});
+    let status = stack.resolver.act(act("esc", "e1", roll)).await.expect_err("ESC in a comment");
+    expect_invalid(status, "action.expression", "control characters");
+    let bell = json!({"type": "roll", "actor": "ash", "expression": "1d20 # ding\u{7}", "purpose": "p"});
+    let status = stack.resolver.act(act("esc", "e2", bell)).await.expect_err("BEL in a comment");
+    expect_invalid(status, "action.expression", "control characters");
+    // …and a line break, which other strings of an action may hold, in a
+    // dice comment, which is shown on one line with the roll.
+    let forged = json!({"type": "roll", "actor": "ash", "expression": "1d20 # ok\nJUDGE: void", "purpose": "p"});
+    let status = stack.resolver.act(act("esc", "e4", forged)).await.expect_err("a line break in a comment");
+    expect_invalid(status, "action.expression", "the comment holds control character U+000A at 10");
+    let moved = json!({"type": "move", "actor": "ash", "trait": "cool", "stakes": "the \u{1b}[31mbridge"});
+    let status = stack.resolver.act(act("esc", "e3", moved)).await.expect_err("ESC in a string");
+    expect_invalid(status, "action.stakes", "control characters");
+
+    let dispute = |by: &str, reason: &str, id: &str| DisputeRequest {
+        battle_id: "esc".into(),
+        by: by.into(),
+        refers_to: 2,
+        reason: reason.into(),
+        request_id: id.into(),
+    };
+    let status = stack.resolver.dispute(dispute("ash\nJUDGE", "r", "x1")).await.expect_err("a line break in a name");
+    expect_invalid(status, "by", "U+000A");
+    let status = stack.resolver.dispute(dispute("ash", "see \u{7f}", "x2")).await.expect_err("DEL in a reason");
+    expect_invalid(status, "reason", "U+007F");
+    assert_eq!(exported(&mut stack, "esc").await.len(), 3, "nothing was written but the move");
+    // A reason may run over several lines.
+    stack.resolver.dispute(dispute("ash", "first\nsecond", "x3")).await.expect("a line feed in a reason");
+}
+
+fn precondition_type(status: &tonic::Status) -> String {
+    use tonic_types::StatusExt;
+    let details = status.get_details_precondition_failure().unwrap_or_else(|| panic!("{status:?}"));
+    details.violations.first().expect("a violation").r#type.clone()
+}
+
+fn expect_reused(status: tonic::Status) {
+    assert_eq!(status.code(), Code::FailedPrecondition, "{status:?}");
+    assert_eq!(precondition_type(&status), "IDEMPOTENCY_KEY_REUSED", "{status:?}");
+    assert!(status.message().contains("already used"), "{}", status.message());
+}
+
+/// Dispute, Rule and Close answer a retry with what was recorded, and a
+/// request id reused for another request with IDEMPOTENCY_KEY_REUSED, as
+/// Act does; nothing more is journaled either way.
+#[tokio::test]
+async fn dispute_rule_and_close_refuse_a_request_id_reused_for_another_body() {
+    let mut stack = stack().await;
+    open(&mut stack, "idem", "pbta-2d6@1", json!([{"id": "ash"}])).await;
+    let action = json!({"type": "move", "actor": "ash", "trait": "cool", "stakes": "x"});
+    let moved = stack.resolver.act(act("idem", "m1", action)).await.expect("a move to dispute").into_inner();
+    let outcome = moved.resolved.and_then(|r| r.outcome).expect("an outcome");
+    let mut other_outcome = outcome.clone();
+    other_outcome.fields.insert("total".into(), number(99.0));
+
+    let dispute = DisputeRequest {
+        battle_id: "idem".into(),
+        by: "ash".into(),
+        refers_to: 2,
+        reason: "lag".into(),
+        request_id: "x1".into(),
+    };
+    let first = stack.resolver.dispute(dispute.clone()).await.expect("dispute").into_inner();
+    let again = stack.resolver.dispute(dispute.clone()).await.expect("retry").into_inner();
+    assert_eq!(again, first);
+    for other in [
+        DisputeRequest { reason: "cheating".into(), ..dispute.clone() },
+        DisputeRequest { by: "misty".into(), ..dispute.clone() },
+        DisputeRequest { refers_to: 1, ..dispute.clone() },
+    ] {
+        expect_reused(stack.resolver.dispute(other).await.expect_err("another dispute"));
+    }
+
+    let ruling = rule_request("idem", "j1", "stands", Some(outcome));
+    let first = stack.resolver.rule(ruling.clone()).await.expect("ruling").into_inner();
+    assert_eq!(stack.resolver.rule(ruling.clone()).await.expect("retry").into_inner(), first);
+    for other in [
+        RuleRequest { text: "void".into(), ..ruling.clone() },
+        RuleRequest { judge: "elm".into(), ..ruling.clone() },
+        RuleRequest { r#override: None, ..ruling.clone() },
+        RuleRequest { r#override: Some(other_outcome), ..ruling.clone() },
+    ] {
+        expect_reused(stack.resolver.rule(other).await.expect_err("another ruling"));
+    }
+    // A dispute's request id is its own: reusing a ruling's for a dispute is fine.
+    stack.resolver.dispute(DisputeRequest { request_id: "j1".into(), ..dispute.clone() }).await.expect("own key");
+
+    let closing =
+        CloseRequest { battle_id: "idem".into(), by: "oak".into(), reason: "done".into(), request_id: "c1".into() };
+    let first = stack.resolver.close(closing.clone()).await.expect("close").into_inner();
+    let written = exported(&mut stack, "idem").await.len();
+    assert_eq!(stack.resolver.close(closing.clone()).await.expect("retry").into_inner(), first);
+    for other in
+        [CloseRequest { reason: "abandoned".into(), ..closing.clone() }, CloseRequest { by: "elm".into(), ..closing }]
+    {
+        expect_reused(stack.resolver.close(other).await.expect_err("another close"));
+    }
+    assert_eq!(exported(&mut stack, "idem").await.len(), written, "retries and refusals wrote nothing");
+}
+
+/// A peer that is down is an outage the forum may retry, named as such:
+/// UNAVAILABLE naming the service, whatever the transport made of it.
+#[tokio::test]
+async fn a_roller_or_journal_outage_is_unavailable_naming_the_service() {
+    let mut stack = stack().await;
+    open(&mut stack, "out", "pbta-2d6@1", json!([{"id": "ash"}])).await;
+    let (url, _) = resolver_for(&stack.journal_url, &dead_url().await).await;
+    let mut no_roller = forum_client(&url);
+    let action = json!({"type": "move", "actor": "ash", "trait": "cool", "stakes": "x"});
+    let status = no_roller.act(act("out", "m1", action.clone())).await.expect_err("the roller is down");
+    assert_eq!(status.code(), Code::Unavailable, "{status:?}");
+    assert!(status.message().starts_with("roller is unavailable: "), "{}", status.message());
+    let opening = OpenBattleRequest {
+        ruleset: "berserk@1".into(),
+        participants: vec![object(json!({"id": "a"}))],
+        request_id: "open-out".into(),
+        ..Default::default()
+    };
+    let status = no_roller.open_battle(opening).await.expect_err("no commitment without the roller");
+    assert_eq!(status.code(), Code::Unavailable, "{status:?}");
+    assert!(status.message().starts_with("roller is unavailable: "), "{}", status.message());
+
+    let (url, _) = resolver_for(&dead_url().await, &stack.roller_url).await;
+    let mut no_journal = forum_client(&url);
+    let status = no_journal.act(act("out", "m1", action)).await.expect_err("the journal is down");
+    assert_eq!(status.code(), Code::Unavailable, "{status:?}");
+    assert!(status.message().starts_with("journal is unavailable: "), "{}", status.message());
+    let status =
+        no_journal.get_battle(GetBattleRequest { battle_id: "out".into(), at_version: None }).await.expect_err("down");
+    assert_eq!(status.code(), Code::Unavailable, "{status:?}");
+}
+
+/// The record of `battle_id` at `version`, as the journal holds it.
+async fn journaled(stack: &mut Stack, battle_id: &str, version: u64) -> JournalRecord {
+    let read = ReadStreamRequest { stream_id: battle_id.into(), from_version: version, max_count: 1 };
+    let events = stack.journal.read_stream(read).await.expect("read").into_inner().events;
+    events.into_iter().next().and_then(|e| e.event).expect("the record")
+}
+
+/// The event feed is a hint, never a source: records handed to `warm` that
+/// the journal does not hold change nothing the resolver answers.
+#[tokio::test]
+async fn a_forged_record_on_the_event_feed_changes_nothing() {
+    let mut stack = stack().await;
+    open(&mut stack, "feed", "pbta-2d6@1", json!([{"id": "ash", "traits": {"cool": 1}}])).await;
+    let action = json!({"type": "move", "actor": "ash", "trait": "cool", "stakes": "x"});
+    stack.resolver.act(act("feed", "m1", action.clone())).await.expect("move");
+    let before = stack
+        .resolver
+        .get_battle(GetBattleRequest { battle_id: "feed".into(), at_version: None })
+        .await
+        .expect("get")
+        .into_inner();
+    assert_eq!((before.version, before.next_nonce), (2, 1));
+    assert_eq!(stack.service.cached_head("feed"), Some(2), "the battle is cached");
+
+    // What the journal would publish next, but never journaled: a roll at
+    // nonce 1 and a replay of the resolution at version 2.
+    let roll = journaled(&mut stack, "feed", 1).await;
+    let Event::DiceRolled(mut forged_roll) = battlelog_proto::battle::decode(&roll).expect("a roll") else {
+        panic!("version 1 is the move's roll")
+    };
+    forged_roll.nonce = 1;
+    forged_roll.total = 12;
+    let forged = |version: u64, event: Event| JournalRecord {
+        stream_id: "feed".into(),
+        version,
+        event_type: battlelog_proto::battle::type_name(&event).into(),
+        payload: BattleEvent { event: Some(event) }.encode_to_vec(),
+        idempotency_key: "act:forged".into(),
+        ..roll.clone()
+    };
+    let resolution = battlelog_proto::battle::decode(&journaled(&mut stack, "feed", 2).await).expect("resolution");
+    stack.service.warm(forged(3, Event::DiceRolled(forged_roll)));
+    stack.service.warm(forged(4, resolution));
+
+    let after = stack
+        .resolver
+        .get_battle(GetBattleRequest { battle_id: "feed".into(), at_version: None })
+        .await
+        .expect("get")
+        .into_inner();
+    assert_eq!(after, before, "no trace of the forged records");
+    assert_eq!(stack.service.cached_head("feed"), Some(2));
+    // The next command writes where the journal's head is, not past a forgery.
+    let next = stack.resolver.act(act("feed", "m2", action)).await.expect("the next move").into_inner();
+    assert_eq!((next.version, next.resolved.expect("resolved").rolls), (4, vec![1]));
+    let report = stack.resolver.audit(AuditRequest { battle_id: "feed".into() }).await.expect("audit").into_inner();
+    assert!(report.ok, "{:?}", report.findings);
+}
+
+/// A record the journal does hold, arriving on the feed, warms the cached
+/// view from the journal without any command asking.
+#[tokio::test]
+async fn a_journaled_record_on_the_event_feed_warms_the_cache_from_the_journal() {
+    let mut stack = stack().await;
+    open(&mut stack, "warm", "pbta-2d6@1", json!([{"id": "ash"}])).await;
+    assert_eq!(stack.service.cached_head("warm"), Some(0));
+    // Journaled behind the resolver's back, as another replica would.
+    let peek = battlelog_proto::v1::RollRequest {
+        battle_id: "warm".into(),
+        rolls: vec![battlelog_proto::v1::RollSpec { expression: "1d6".into(), purpose: "elsewhere".into() }],
+        actor: "ash".into(),
+        request_id: "other-replica".into(),
+    };
+    stack.roller.roll(peek).await.expect("the roller rolls");
+    assert_eq!(stack.service.cached_head("warm"), Some(0), "nothing told the resolver yet");
+    // Only the stream id and version count: the payload is not read.
+    let hint = JournalRecord { stream_id: "warm".into(), version: 1, ..Default::default() };
+    stack.service.warm(hint);
+    battlelog_test_support::poll_until("the cache to catch up from the journal", Duration::from_secs(10), || {
+        let head = stack.service.cached_head("warm");
+        async move { (head == Some(1)).then_some(()) }
+    })
+    .await;
+    let record = journaled(&mut stack, "warm", 1).await;
+    assert_eq!(
+        battlelog_proto::battle::type_name(&battlelog_proto::battle::decode(&record).expect("event")),
+        "DiceRolled"
+    );
 }

@@ -59,3 +59,62 @@ pub fn incoming(
     tokio_stream::wrappers::TcpListenerStream::new(listener)
         .map(|accepted| accepted.and_then(|stream| stream.set_nodelay(true).map(|()| stream)))
 }
+
+/// What prost's `DecodeError` says first, as tonic passes it on.
+const UNDECODABLE: &str = "failed to decode Protobuf message";
+
+/// `service` answering a request that does not decode with
+/// `INVALID_ARGUMENT` (field `request`) instead of tonic's `INTERNAL`.
+///
+/// tonic follows gRPC's status code table, which files an unparseable
+/// request under `INTERNAL`; battlelog promises `INVALID_ARGUMENT` for
+/// every bad input (DESIGN.md, Security), and a caller must be able to tell
+/// "you sent something we refuse" (e.g. a `Struct` nested past prost's
+/// recursion limit of 100 messages) from a fault of ours. Decoding happens
+/// before the handler runs, so its error always leaves as a trailers-only
+/// response whose headers this rewrites; everything else passes untouched.
+pub fn undecodable_is_invalid<S>(service: S) -> UndecodableIsInvalid<S> {
+    UndecodableIsInvalid { inner: service }
+}
+
+/// See [`undecodable_is_invalid`].
+#[derive(Debug, Clone)]
+pub struct UndecodableIsInvalid<S> {
+    inner: S,
+}
+
+impl<S: tonic::server::NamedService> tonic::server::NamedService for UndecodableIsInvalid<S> {
+    const NAME: &'static str = S::NAME;
+}
+
+impl<S, R> tonic::codegen::Service<R> for UndecodableIsInvalid<S>
+where
+    S: tonic::codegen::Service<R, Response = tonic::codegen::http::Response<tonic::body::Body>>,
+    S::Future: Send + 'static,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = tonic::codegen::BoxFuture<S::Response, S::Error>;
+
+    fn poll_ready(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: R) -> Self::Future {
+        let response = self.inner.call(request);
+        Box::pin(async move {
+            let mut response = response.await?;
+            if let Some(status) = Status::from_header_map(response.headers())
+                && status.code() == Code::Internal
+                && status.message().starts_with(UNDECODABLE)
+            {
+                let refused = invalid_argument("request", format!("does not decode: {}", status.message()));
+                let headers = response.headers_mut();
+                headers.remove("grpc-status-details-bin");
+                // Only fails on a header value it cannot encode; ours are ASCII.
+                let _ = refused.add_header(headers);
+            }
+            Ok(response)
+        })
+    }
+}

@@ -40,7 +40,16 @@ impl Expression {
         let comment = match parser.peek() {
             None => None,
             Some('#') => {
-                let text: String = parser.chars[parser.pos + 1..].iter().collect();
+                let start = parser.pos + 1;
+                // The comment is pasted into forum posts and printed on
+                // terminals with the roll (`render`): an escape or a bell in
+                // it would act there, a line break would forge a line.
+                if let Some(offset) = parser.chars[start..].iter().position(|c| c.is_control()) {
+                    parser.pos = start + offset;
+                    let c = parser.chars[parser.pos];
+                    return Err(parser.syntax(&format!("the comment holds {}", describe(c))));
+                }
+                let text: String = parser.chars[start..].iter().collect();
                 Some(text.trim().to_owned())
             }
             Some(')') => return Err(parser.syntax("unmatched ')'")),
