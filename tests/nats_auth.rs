@@ -219,15 +219,18 @@ async fn the_resolver_logs_in_to_nats_with_the_credentials_in_its_url() {
     append(&mut c, "warm", no_stream(), vec![foldable_opened("")]).await.expect("the battle");
 
     // The resolver's own NATS follower, in process, so that its cache shows.
-    let config = battlelog_resolver::Config {
-        journal_url: server.url(),
-        // Never called: warming reads only the journal.
-        roller_url: "http://127.0.0.1:9".into(),
-        ..Default::default()
-    };
-    let service = battlelog_resolver::server::service(&config).expect("a resolver");
+    // The roller is never called: warming reads only the journal.
+    let token = battlelog_test_support::TestAuth::shared().service_token();
+    let service =
+        battlelog_resolver::server::service_for(&server.url(), "http://127.0.0.1:9", None, &token).expect("a resolver");
     let get = pb::GetBattleRequest { battle_id: "warm".into(), at_version: None };
-    service.get_battle(tonic::Request::new(get)).await.expect("the battle is cached");
+    // Called in process, past the authenticator: the caller it would have
+    // left is the battle's own forum (this battle has no tenant).
+    let mut request = tonic::Request::new(get);
+    let forum =
+        battlelog_auth::Caller { subject: "forum".into(), tenant: String::new(), role: battlelog_auth::Role::Forum };
+    request.extensions_mut().insert(forum);
+    service.get_battle(request).await.expect("the battle is cached");
     assert_eq!(service.cached_head("warm"), Some(0));
     tokio::spawn(battlelog_resolver::server::warm_from_nats(
         service.clone(),

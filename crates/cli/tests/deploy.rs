@@ -73,3 +73,26 @@ fn kubernetes_gives_the_journal_and_the_resolver_their_nats_logins() {
         assert_eq!((expanded.user(), expanded.address()), (Some(service), "nats://nats:4222"));
     }
 }
+
+/// Every workload mounts the token keys its config names: the public key
+/// for all, the service token for the roller and the resolver, at the
+/// paths deploy/config gives as `auth_keys` and `token_file`.
+#[test]
+fn kubernetes_mounts_the_token_keys_the_configs_name() {
+    let manifest = deploy_file("kubernetes/battlelog.yaml");
+    for (service, token) in [("journal", None), ("roller", Some("roller.token")), ("resolver", Some("resolver.token"))]
+    {
+        let command = format!(r#"command: ["battlelog-{service}""#);
+        let section = manifest.split("\n---").find(|doc| doc.contains(&command)).expect("the service's workload");
+        assert!(section.contains("{ name: auth, mountPath: /etc/battlelog-auth, readOnly: true }"), "{service}");
+        assert!(section.contains("{ key: token-signing.pub, path: token-signing.pub }"), "{service}");
+        if let Some(token) = token {
+            assert!(section.contains(&format!("{{ key: {token}, path: service.token }}")), "{service}: {token}");
+        } else {
+            assert!(!section.contains("service.token"), "the journal calls no one: no token for it");
+        }
+        let config = deploy_file(&format!("config/{service}.toml"));
+        assert!(config.contains(r#"auth_keys = ["/etc/battlelog-auth/token-signing.pub"]"#), "{service}.toml");
+        assert_eq!(config.contains(r#"token_file = "/etc/battlelog-auth/service.token""#), token.is_some());
+    }
+}

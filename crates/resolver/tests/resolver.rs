@@ -694,7 +694,7 @@ fn rule_request(
 ) -> RuleRequest {
     RuleRequest {
         battle_id: battle_id.into(),
-        judge: "oak".into(),
+        judge: String::new(),
         refers_to: 2,
         text: text.into(),
         r#override: replacement,
@@ -734,7 +734,7 @@ async fn structs_nested_too_deep_are_invalid_arguments_never_internal() {
     };
     expect_invalid(stack.resolver.open_battle(open_deep).await.expect_err("too deep"), "participants[1]", &says);
     let rule = rule_request("deep", "r1", "no", Some(nested_objects(limit + 1)));
-    expect_invalid(stack.resolver.rule(rule).await.expect_err("too deep"), "override", &says);
+    expect_invalid(stack.judge.rule(rule).await.expect_err("too deep"), "override", &says);
 
     // Past prost's recursion limit the request does not even decode.
     for levels in [34, 60] {
@@ -782,7 +782,7 @@ async fn nan_and_infinite_numbers_are_refused_by_path() {
 
     let mut replacement = object(json!({"result": "hit"}));
     replacement.fields.insert("damage".into(), number(f64::NEG_INFINITY));
-    let status = stack.resolver.rule(rule_request("nan", "r1", "x", Some(replacement))).await.expect_err("-inf");
+    let status = stack.judge.rule(rule_request("nan", "r1", "x", Some(replacement))).await.expect_err("-inf");
     expect_invalid(status, "override.damage", "not -inf");
     assert_eq!(exported(&mut stack, "nan").await.len(), 1, "nothing was written");
 }
@@ -872,16 +872,20 @@ async fn dispute_rule_and_close_refuse_a_request_id_reused_for_another_body() {
     }
 
     let ruling = rule_request("idem", "j1", "stands", Some(outcome));
-    let first = stack.resolver.rule(ruling.clone()).await.expect("ruling").into_inner();
-    assert_eq!(stack.resolver.rule(ruling.clone()).await.expect("retry").into_inner(), first);
+    let first = stack.judge.rule(ruling.clone()).await.expect("ruling").into_inner();
+    assert_eq!(stack.judge.rule(ruling.clone()).await.expect("retry").into_inner(), first);
     for other in [
         RuleRequest { text: "void".into(), ..ruling.clone() },
-        RuleRequest { judge: "elm".into(), ..ruling.clone() },
         RuleRequest { r#override: None, ..ruling.clone() },
         RuleRequest { r#override: Some(other_outcome), ..ruling.clone() },
     ] {
-        expect_reused(stack.resolver.rule(other).await.expect_err("another ruling"));
+        expect_reused(stack.judge.rule(other).await.expect_err("another ruling"));
     }
+    // The same request from another judge is another ruling: its judge is
+    // the token's subject.
+    let elm = TestAuth::shared().token(battlelog_auth::Role::Judge, battlelog_test_support::auth::TEST_TENANT, "elm");
+    let mut elm = ResolverClient::new(with_token(&stack.resolver_url, &elm));
+    expect_reused(elm.rule(ruling.clone()).await.expect_err("another judge's ruling"));
     // A dispute's request id is its own: reusing a ruling's for a dispute is fine.
     stack.resolver.dispute(DisputeRequest { request_id: "j1".into(), ..dispute.clone() }).await.expect("own key");
 
