@@ -169,7 +169,7 @@ async fn tenants_see_only_their_events_and_only_the_journal_publishes() {
 }
 
 /// Logging in takes the right password; and async-nats 0.51 ignores
-/// credentials written in the URL (why `battlelog_journal::nats::NatsUrl`
+/// credentials written in the URL (why `battlelog_runtime::nats_url::NatsUrl`
 /// hands them over as connect options). Should async-nats start reading
 /// them, the last assertion fails and that split becomes merely redundant.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

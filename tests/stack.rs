@@ -355,7 +355,7 @@ pub async fn assert_audit_rpc_ok(resolver: &mut ResolverClient<AuthChannel>, bat
 /// `total`: (subject, Nats-Msg-Id, payload) in stream order. Credentials in
 /// `nats_url` log in (async-nats itself ignores a URL's userinfo).
 pub async fn jetstream_messages(nats_url: &str, total: u64) -> Vec<(String, String, Vec<u8>)> {
-    let url = battlelog_journal::nats::NatsUrl::new(nats_url);
+    let url = battlelog_runtime::nats_url::NatsUrl::new(nats_url);
     let client = url.connect_options().connect(url.address()).await.expect("connect to nats");
     let js = async_nats::jetstream::new(client);
     let count = |js: async_nats::jetstream::Context| async move {

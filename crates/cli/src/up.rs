@@ -224,7 +224,7 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
     // credentials for the server `up` starts; a given URL serves both.
     let nats_urls = match (&args.nats_url, args.no_nats) {
         (_, true) => None,
-        (Some(url), false) => Some((url.clone(), url.clone(), battlelog_journal::nats::redact_url(url))),
+        (Some(url), false) => Some((url.clone(), url.clone(), battlelog_runtime::nats_url::redact_url(url))),
         (None, false) => match find_nats_server() {
             Some(binary) => {
                 let server = start_nats(&binary, &args.data_dir.join("nats")).await?;

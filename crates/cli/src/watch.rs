@@ -13,10 +13,10 @@
 use std::collections::HashSet;
 use std::io::Write;
 
-use battlelog_journal::nats::NatsUrl;
 use battlelog_proto::battle;
 use battlelog_proto::v1::battle_event::Event;
 use battlelog_proto::v1::{JournalRecord, SubscribeAllRequest};
+use battlelog_runtime::nats_url::NatsUrl;
 use clap::Args;
 use prost::Message;
 use tokio_stream::StreamExt;

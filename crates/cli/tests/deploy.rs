@@ -69,7 +69,7 @@ fn kubernetes_gives_the_journal_and_the_resolver_their_nats_logins() {
         let position = |text: &str| section.find(text).expect("present");
         assert!(position("name: NATS_PASSWORD") < position(&variable), "{service}: defined before it is expanded");
         assert!(nats_conf.contains(&format!("user: {service}, password: ${key}")), "nats.conf's {service} user");
-        let expanded = battlelog_journal::nats::NatsUrl::new(&format!("nats://{service}:s3cret@nats:4222"));
+        let expanded = battlelog_runtime::nats_url::NatsUrl::new(&format!("nats://{service}:s3cret@nats:4222"));
         assert_eq!((expanded.user(), expanded.address()), (Some(service), "nats://nats:4222"));
     }
 }

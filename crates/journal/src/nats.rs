@@ -18,8 +18,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use async_nats::HeaderMap;
 use async_nats::jetstream::{self, stream};
-use async_nats::{ConnectOptions, HeaderMap};
 use tracing::info;
 
 use crate::outbox::{EventPublisher, PublishError, PublishFuture};
@@ -129,117 +129,4 @@ impl EventPublisher for JetStreamPublisher {
     }
 }
 
-/// A NATS URL split into the address to connect to and the credentials of
-/// its userinfo (percent-decoded). Its `Debug` masks the password.
-#[derive(Clone, PartialEq, Eq)]
-pub struct NatsUrl {
-    address: String,
-    user: Option<String>,
-    password: Option<String>,
-}
-
-impl NatsUrl {
-    /// Splits `url` (`[scheme://][user[:password]@]host[:port]`). Anything it
-    /// does not recognise stays in the address for async-nats to judge.
-    pub fn new(url: &str) -> Self {
-        let (scheme, rest) = url.split_once("://").map_or(("", url), |(scheme, rest)| (scheme, rest));
-        let authority_end = rest.find('/').unwrap_or(rest.len());
-        let Some(at) = rest[..authority_end].rfind('@') else {
-            return Self { address: url.to_owned(), user: None, password: None };
-        };
-        let (user, password) = match rest[..at].split_once(':') {
-            Some((user, password)) => (user, Some(password)),
-            None => (&rest[..at], None),
-        };
-        let host = &rest[at + 1..];
-        let address = if scheme.is_empty() { host.to_owned() } else { format!("{scheme}://{host}") };
-        Self { address, user: (!user.is_empty()).then(|| percent_decode(user)), password: password.map(percent_decode) }
-    }
-
-    /// The URL without its userinfo: what async-nats connects to.
-    pub fn address(&self) -> &str {
-        &self.address
-    }
-
-    /// The user (or token), when the URL has userinfo.
-    pub fn user(&self) -> Option<&str> {
-        self.user.as_deref()
-    }
-
-    /// The URL with its password masked, for logs and banners.
-    pub fn redacted(&self) -> String {
-        let Some(user) = &self.user else { return self.address.clone() };
-        // Userinfo without a password is a token: all secret.
-        let masked = if self.password.is_some() { format!("{user}:***@") } else { "***@".to_owned() };
-        match self.address.split_once("://") {
-            Some((scheme, host)) => format!("{scheme}://{masked}{host}"),
-            None => format!("{masked}{}", self.address),
-        }
-    }
-
-    /// Options that authenticate as the URL's user, or with its token
-    /// (userinfo without a password, as NATS URLs write one); none without.
-    pub fn connect_options(&self) -> ConnectOptions {
-        match (&self.user, &self.password) {
-            (Some(user), Some(password)) => ConnectOptions::with_user_and_password(user.clone(), password.clone()),
-            (Some(token), None) => ConnectOptions::with_token(token.clone()),
-            (None, _) => ConnectOptions::new(),
-        }
-    }
-}
-
-impl std::fmt::Debug for NatsUrl {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.redacted())
-    }
-}
-
-/// `url` with the password of its userinfo masked (`nats://journal:***@host`),
-/// for anything that logs or prints a NATS URL.
-pub fn redact_url(url: &str) -> String {
-    NatsUrl::new(url).redacted()
-}
-
-/// `%XX` → byte; anything else as it is (userinfo may percent-encode `:`,
-/// `@` or `/` in a password).
-fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let escaped = (bytes[i] == b'%')
-            .then(|| bytes.get(i + 1..i + 3))
-            .flatten()
-            .and_then(|hex| u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok());
-        match escaped {
-            Some(byte) => {
-                out.push(byte);
-                i += 3;
-            }
-            None => {
-                out.push(bytes[i]);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn credentials_leave_the_url_and_logs_never_see_the_password() {
-        let url = NatsUrl::new("nats://journal:s3cr%40t@127.0.0.1:4222");
-        assert_eq!(url.address(), "nats://127.0.0.1:4222");
-        assert_eq!(url.user(), Some("journal"));
-        assert_eq!(url.password.as_deref(), Some("s3cr@t"), "percent-decoded");
-        assert_eq!(url.redacted(), "nats://journal:***@127.0.0.1:4222");
-        assert!(!format!("{url:?}").contains("s3cr"));
-        assert_eq!(redact_url("nats://127.0.0.1:4222"), "nats://127.0.0.1:4222");
-        assert_eq!(redact_url("u:p@host:4222"), "u:***@host:4222");
-        assert_eq!(redact_url("nats://s3cr3t-token@host"), "nats://***@host");
-        assert_eq!(NatsUrl::new("nats://host:4222").user(), None);
-    }
-}
+pub use battlelog_runtime::nats_url::{NatsUrl, redact_url};

@@ -4,12 +4,12 @@
 use std::future::Future;
 
 use battlelog_auth::{AuthChannel, Authenticator, Verifier, authed, read_token_file};
-use battlelog_journal::nats::NatsUrl;
 use battlelog_proto::v1::JournalRecord;
 use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::resolver_server::ResolverServer;
 use battlelog_proto::v1::roller_client::RollerClient;
 use battlelog_runtime::grpc;
+use battlelog_runtime::nats_url::NatsUrl;
 use battlelog_runtime::tls::{self, TlsError};
 use prost::Message;
 use tokio::net::TcpListener;

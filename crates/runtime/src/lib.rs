@@ -8,12 +8,15 @@
 //! - [`grpc`]: `INVALID_ARGUMENT` with google.rpc `BadRequest` details, and
 //!   the health and reflection services.
 //! - [`validate`]: battle ids, request ids and free text, checked alike everywhere.
+//! - [`nats_url`]: NATS URLs with credentials, split for async-nats and
+//!   masked for logs.
 //! - [`tls`]: TLS (and mutual TLS) config keys, server and client TLS
 //!   configs, and the development PKI of `battlelog up --tls`.
 
 pub mod config;
 pub mod grpc;
 pub mod logging;
+pub mod nats_url;
 pub mod tls;
 pub mod validate;
 
