@@ -10,21 +10,23 @@
 mod stack;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use battlelog_proto::battle;
 use battlelog_proto::v1 as pb;
 use battlelog_proto::v1::battle_event::Event;
+use battlelog_proto::v1::roller_client::RollerClient;
 use battlelog_system_tests::invalid_field;
-use battlelog_test_support::poll_until;
+use battlelog_test_support::{StartOptions, TestAuth, poll_until};
 use prost::Message;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use stack::*;
-use tonic::Code;
+use tokio_stream::StreamExt;
+use tonic::{Code, Request, Response, Status};
 
 // ---------------------------------------------------------------------------
 // 1. A full battle of each ruleset, audited, and fanned out over NATS.
@@ -535,7 +537,7 @@ async fn act_until_decided(
     action: &Value,
     request_id: &str,
     aborted: &AtomicUsize,
-) -> Result<pb::ActResponse, tonic::Status> {
+) -> Result<pb::ActResponse, Status> {
     for _ in 0..100 {
         match act(resolver, battle_id, action, request_id).await {
             Err(status) if status.code() == Code::Aborted => {
@@ -933,6 +935,78 @@ async fn the_audit_catches_a_tampered_export_by_version() {
     assert_caught(&stack, "wrong-seed", &lines, reveal_version, "commitment");
 }
 
+/// Splices `event` into an export as a forger would, at version `at`: the
+/// displaced line's stream and time, a fresh event id, the type named, the
+/// shown event in step, and every later line moved up one version (its
+/// record re-encoded with the new version, so that only the hashes still
+/// remember the old order). The hashes are left as they were: a forger who
+/// knows the chain calls [`rechain`] after.
+fn insert_event(lines: &mut Lines, at: usize, event: Event) {
+    let mut record = record_of(&lines[at]);
+    record.version = at as u64;
+    let last = if record.event_id.ends_with('0') { "1" } else { "0" };
+    record.event_id = format!("{}{last}", &record.event_id[..record.event_id.len() - 1]);
+    record.event_type = battle::type_name(&event).into();
+    record.idempotency_key = "act:forged".into();
+    record.payload = pb::BattleEvent { event: Some(event.clone()) }.encode_to_vec();
+    let mut line = lines[at].clone();
+    line.insert("version".into(), json!(at));
+    line.insert("record".into(), json!(BASE64.encode(record.encode_to_vec())));
+    line.insert("event_id".into(), json!(record.event_id));
+    line.insert("event_type".into(), json!(record.event_type));
+    line.insert("event".into(), battle::event_to_json(&event));
+    lines.insert(at, line);
+    for (version, later) in lines.iter_mut().enumerate().skip(at + 1) {
+        let mut record = record_of(later);
+        record.version = version as u64;
+        later.insert("version".into(), json!(version));
+        later.insert("record".into(), json!(BASE64.encode(record.encode_to_vec())));
+    }
+}
+
+/// Invariant 5 names insertion: a record spliced into an export is a
+/// finding at its version. A forged roll (the nonce the next real roll
+/// has, better faces) re-chained from there is caught by re-deriving it
+/// from the revealed seed (PROTOCOL.md §2); a real resolution copied in a
+/// second time, re-chained, by its roll being used twice; the forged roll
+/// without re-chaining, by the chain. Nothing else changed, and the
+/// original export still verifies.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_audit_catches_an_inserted_record_by_version() {
+    let battle_id = "inserted";
+    let (stack, original) = closed_battle_export("insert", battle_id).await;
+    // Versions 1, 3, 5, 7 are the rolls of nonces 0–3; 2, 4, 6, 8 their resolutions.
+    let Event::DiceRolled(real) = event_at(&original, 5) else { panic!("version 5 is a roll") };
+    assert_eq!(real.nonce, 2);
+    let mut forged = real.clone();
+    let old = forged.dice[0].value;
+    forged.dice[0].value = old % 6 + 1;
+    forged.total += forged.dice[0].value - old;
+
+    let mut lines = original.clone();
+    insert_event(&mut lines, 5, Event::DiceRolled(forged.clone()));
+    assert_eq!(lines.len(), original.len() + 1);
+    rechain(battle_id, &mut lines);
+    assert_caught(&stack, "roll-inserted-rechained", &lines, 5, "roll");
+    let (_, output) = audit_file(&stack.dir.path().join("roll-inserted-rechained.jsonl"));
+    assert!(!output.contains(": chain:") && !output.contains(": sequence:"), "re-chained and renumbered:\n{output}");
+
+    let Event::ActionResolved(resolution) = event_at(&original, 4) else { panic!("version 4 resolves nonce 1") };
+    assert_eq!(resolution.rolls, vec![1]);
+    let mut lines = original.clone();
+    insert_event(&mut lines, 5, Event::ActionResolved(resolution));
+    rechain(battle_id, &mut lines);
+    assert_caught(&stack, "resolution-inserted-rechained", &lines, 5, "resolution");
+
+    let mut lines = original.clone();
+    insert_event(&mut lines, 5, Event::DiceRolled(forged));
+    assert_caught(&stack, "roll-inserted", &lines, 5, "chain");
+
+    let path = stack.dir.path().join("untouched.jsonl");
+    write_lines(&path, &original);
+    assert_audit_file_verifies(&path, battle_id);
+}
+
 /// Audits an export that differs from a verified one only in what
 /// `check` looks at: exit status 1, findings at `version`, and every
 /// finding is of that check (the chain and shown event were kept in step).
@@ -1173,6 +1247,411 @@ async fn bad_input_is_refused_by_field_and_writes_nothing() {
     assert_reply_rolls_journaled(battle_id, &reply, &events);
     let again = act(&mut resolver, battle_id, &good, "ok-1").await.expect("retry");
     assert_eq!(again, reply);
+}
+
+/// A journal in front of the real one that passes every call through, but
+/// SIGKILLs the real journal when the first `Append` reaches it and passes
+/// that append on once the journal is gone: the journal dies exactly at the
+/// append, after serving the reads that led up to it.
+struct DyingJournal {
+    upstream: battlelog_system_tests::Client,
+    /// The real journal's process id and address, until it is killed.
+    victim: Mutex<Option<(u32, std::net::SocketAddr)>>,
+}
+
+impl DyingJournal {
+    fn killed(&self) -> bool {
+        self.victim.lock().expect("lock").is_none()
+    }
+
+    /// SIGKILL, then wait until its port refuses connections: the process
+    /// is gone (a signalled process still accepts until it exits).
+    async fn kill(pid: u32, addr: std::net::SocketAddr) -> Result<(), Status> {
+        let sent = std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+        if !sent.is_ok_and(|s| s.success()) {
+            return Err(Status::internal(format!("the test could not kill the journal ({pid})")));
+        }
+        let gone = async {
+            while tokio::net::TcpStream::connect(addr).await.is_ok() {
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+        };
+        tokio::time::timeout(WAIT, gone).await.map_err(|_| Status::internal("the killed journal still accepts"))
+    }
+}
+
+#[tonic::async_trait]
+impl pb::journal_server::Journal for DyingJournal {
+    async fn append(&self, request: Request<pb::AppendRequest>) -> Result<Response<pb::AppendResponse>, Status> {
+        let victim = self.victim.lock().expect("lock").take();
+        let Some((pid, addr)) = victim else {
+            return self.upstream.clone().append(request.into_inner()).await;
+        };
+        Self::kill(pid, addr).await?;
+        // A fresh connection, as a roller's after the journal died: the
+        // old one may still be failing its way out, which takes a varying
+        // time and ends in UNKNOWN ("transport error") rather than UNAVAILABLE.
+        let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}")).expect("url").connect_lazy();
+        let token = TestAuth::shared().service_token();
+        let mut journal =
+            pb::journal_client::JournalClient::new(battlelog_auth::authed(channel, &token).expect("token"));
+        journal.append(request.into_inner()).await
+    }
+
+    async fn read_stream(
+        &self,
+        request: Request<pb::ReadStreamRequest>,
+    ) -> Result<Response<pb::ReadStreamResponse>, Status> {
+        self.upstream.clone().read_stream(request.into_inner()).await
+    }
+
+    async fn read_all(&self, request: Request<pb::ReadAllRequest>) -> Result<Response<pb::ReadAllResponse>, Status> {
+        self.upstream.clone().read_all(request.into_inner()).await
+    }
+
+    type SubscribeStreamStream = tonic::Streaming<pb::RecordedEvent>;
+
+    async fn subscribe_stream(
+        &self,
+        request: Request<pb::SubscribeStreamRequest>,
+    ) -> Result<Response<Self::SubscribeStreamStream>, Status> {
+        self.upstream.clone().subscribe_stream(request.into_inner()).await
+    }
+
+    type SubscribeAllStream = tonic::Streaming<pb::RecordedEvent>;
+
+    async fn subscribe_all(
+        &self,
+        request: Request<pb::SubscribeAllRequest>,
+    ) -> Result<Response<Self::SubscribeAllStream>, Status> {
+        self.upstream.clone().subscribe_all(request.into_inner()).await
+    }
+
+    async fn verify_chain(
+        &self,
+        request: Request<pb::VerifyChainRequest>,
+    ) -> Result<Response<pb::VerifyChainResponse>, Status> {
+        self.upstream.clone().verify_chain(request.into_inner()).await
+    }
+
+    async fn stream_info(
+        &self,
+        request: Request<pb::StreamInfoRequest>,
+    ) -> Result<Response<pb::StreamInfoResponse>, Status> {
+        self.upstream.clone().stream_info(request.into_inner()).await
+    }
+}
+
+/// Serves `journal` on a free loopback port: its URL.
+async fn serve_journal(journal: Arc<DyingJournal>) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let server = tonic::transport::Server::builder()
+        .add_service(pb::journal_server::JournalServer::from_arc(journal))
+        .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener));
+    tokio::spawn(server);
+    format!("http://{addr}")
+}
+
+/// Invariant 1: a roll's faces leave the roller only once its DiceRolled
+/// is in the journal. The journal refuses the append (restarted with a
+/// payload limit below any roll's), then dies at it (SIGKILL as the append
+/// arrives): each time the roller answers an error naming the journal
+/// (UNAVAILABLE when it cannot be reached, README) and no faces, and nothing
+/// is journaled. With the journal back on its data dir and port, the same
+/// request id draws exactly the dice PROTOCOL.md §1–3 derives for the next
+/// nonce, once; the roller that saw the journal die replays that roll.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn no_roll_leaves_the_roller_while_the_journal_refuses_or_dies_at_the_append() {
+    let mut stack = Stack::start("unjournaled", false).await;
+    let (battle_id, client_seed) = ("unjournaled", "no faces without the journal");
+    let mut resolver = resolver_client(&stack.resolver).await;
+    open(&mut resolver, battle_id, "pbta-2d6@1", json!([{"id": "misty", "traits": {"wits": 1}}]), client_seed).await;
+    let warm_up = json!({"type": "move", "actor": "misty", "trait": "wits", "stakes": "the next nonce is 1"});
+    act(&mut resolver, battle_id, &warm_up, "warm-up").await.expect("a first roll");
+    let before = journaled(&stack, battle_id).await;
+    assert_eq!(rolls_of(&before).len(), 1);
+    let request = pb::RollRequest {
+        battle_id: battle_id.into(),
+        rolls: vec![pb::RollSpec { expression: "3d6".into(), purpose: "to hit".into() }],
+        actor: "misty".into(),
+        request_id: "r-1".into(),
+    };
+
+    // The journal refuses: restarted with a payload limit below any roll's,
+    // it still serves the reads, so the roller gets as far as the append,
+    // whose refusal names the payload.
+    stack.restart_journal(&[("BATTLELOG_JOURNAL_MAX_PAYLOAD_BYTES", "16")]).await;
+    let status = stack.roller_client().await.roll(request.clone()).await.expect_err("no faces: the append failed");
+    assert!(status.message().contains("journal") && status.message().contains("payload"), "{status:?}");
+    assert_eq!(journaled(&stack, battle_id).await.len(), before.len(), "nothing was journaled");
+
+    // The journal dies at the append: a second roller reaches it through
+    // DyingJournal.
+    stack.restart_journal(&[]).await;
+    let dying = Arc::new(DyingJournal {
+        upstream: stack.journal_client().await,
+        victim: Mutex::new(Some((stack.journal.pid(), stack.journal.addr()))),
+    });
+    let dying_url = serve_journal(dying.clone()).await;
+    let roller_data = stack.dir.path().join("roller-of-the-dying");
+    let witness_process = battlelog_test_support::roller(&roller_data, &dying_url, Some(MASTER_KEY_HEX)).await;
+    let mut witness = RollerClient::new(witness_process.authed(&TestAuth::shared().service_token()).await);
+    let status = witness.roll(request.clone()).await.expect_err("no faces: the journal died at the append");
+    assert!(dying.killed(), "the call reached the append");
+    assert_eq!(status.code(), Code::Unavailable, "{status:?}");
+    assert!(status.message().contains("journal"), "{status:?}");
+
+    stack.restart_journal(&[]).await;
+    assert_eq!(journaled(&stack, battle_id).await.len(), before.len(), "nothing was journaled");
+    let (_, expected) = dice::roll("3d6", &server_seed(battle_id, 0), client_seed, 1).expect("derive nonce 1");
+    let reply = stack.roller_client().await.roll(request.clone()).await.expect("the retry rolls").into_inner();
+    assert!(!reply.replayed, "nothing had been recorded for r-1");
+    let roll = reply.rolls[0].roll.clone().expect("roll");
+    assert_eq!((roll.epoch, roll.nonce), (0, 1), "the next nonce, not one past a lost roll");
+    assert_eq!(roll.dice.iter().map(battle::die_from_proto).collect::<Vec<_>>(), expected.dice, "PROTOCOL.md §2–3");
+    assert_eq!(roll.total, expected.total);
+    let again = witness.roll(request).await.expect("a retry at the roller that saw the failure").into_inner();
+    assert!(again.replayed);
+    assert_eq!(again.rolls, reply.rolls, "the recorded roll, not a new one");
+
+    let events = journaled(&stack, battle_id).await;
+    assert_eq!(events.len(), before.len() + 1, "one event more: the roll");
+    assert_eq!(rolls_of(&events), vec![rolls_of(&before)[0].clone(), (reply.rolls[0].version, roll)]);
+    assert_nonces_consecutive(battle_id, &events);
+}
+
+// ---------------------------------------------------------------------------
+// 9. Invariant 3: a seed is in nothing anyone can read until it is revealed.
+// ---------------------------------------------------------------------------
+
+/// Every message on the NATS server (subject `>`) since the capture began:
+/// (subject, headers, payload).
+type Captured = Arc<Mutex<Vec<(String, String, Vec<u8>)>>>;
+
+async fn capture_nats(url: &str) -> Captured {
+    let client = async_nats::connect(url).await.expect("connect to nats");
+    let mut subscriber = client.subscribe(">").await.expect("subscribe to everything");
+    // The subscription is in place on the server before anything is published.
+    client.flush().await.expect("flush");
+    let captured = Captured::default();
+    let sink = captured.clone();
+    tokio::spawn(async move {
+        let _client = client;
+        while let Some(message) = subscriber.next().await {
+            let headers = format!("{:?}", message.headers);
+            sink.lock().expect("lock").push((message.subject.to_string(), headers, message.payload.to_vec()));
+        }
+    });
+    captured
+}
+
+/// A secret and the forms it could be written in: the bytes, hex either
+/// case, base64 (standard and URL-safe; the padding aside) and `{:?}` of
+/// the byte array, as a careless log line would print it.
+struct Secret {
+    name: String,
+    forms: Vec<(&'static str, Vec<u8>)>,
+}
+
+impl Secret {
+    fn new(name: &str, bytes: &[u8]) -> Secret {
+        let base64 = BASE64.encode(bytes);
+        let forms = vec![
+            ("bytes", bytes.to_vec()),
+            ("hex", hex::encode(bytes).into_bytes()),
+            ("HEX", hex::encode_upper(bytes).into_bytes()),
+            ("base64", base64.trim_end_matches('=').as_bytes().to_vec()),
+            ("base64url", base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes).into_bytes()),
+            ("{:?}", format!("{bytes:?}").into_bytes()),
+        ];
+        Secret { name: name.to_owned(), forms }
+    }
+
+    /// The first form of it that `haystack` holds.
+    fn found_in(&self, haystack: &[u8]) -> Option<&'static str> {
+        let text = String::from_utf8_lossy(haystack);
+        self.forms.iter().find_map(|(form, needle)| {
+            let found = match std::str::from_utf8(needle) {
+                Ok(needle) => text.contains(needle),
+                Err(_) => haystack.windows(needle.len()).any(|window| window == needle),
+            };
+            found.then_some(*form)
+        })
+    }
+}
+
+/// Everything a reader of the journal, of NATS, of an export or of the
+/// services' logs can see, by where it was seen; plus `replies`, what the
+/// forum was answered.
+async fn everything_visible(
+    stack: &Stack,
+    nats: &Captured,
+    battle_id: &str,
+    replies: &[String],
+) -> Vec<(String, Vec<u8>)> {
+    let mut seen: Vec<(String, Vec<u8>)> = Vec::new();
+
+    // The journal's global log: every stream, the record bytes as stored
+    // and their payloads decoded.
+    let mut journal = stack.journal_client().await;
+    let mut position = 0;
+    loop {
+        let page = journal
+            .read_all(pb::ReadAllRequest { from_position: position, max_count: 0 })
+            .await
+            .expect("read all")
+            .into_inner();
+        if page.events.is_empty() {
+            break;
+        }
+        position = page.next_position;
+        for recorded in page.events {
+            let record = pb::JournalRecord::decode(recorded.record.as_slice()).expect("a record");
+            let at = format!("journal {}@{}", record.stream_id, record.version);
+            let event = battle::decode(&record).unwrap_or_else(|e| panic!("{at}: {e}"));
+            seen.push((format!("{at} record"), recorded.record.clone()));
+            seen.push((format!("{at} event"), format!("{event:?} {}", battle::event_to_json(&event)).into_bytes()));
+        }
+    }
+    // The journal's files: whatever it keeps besides the records. sled
+    // replaces some (snapshots) as it runs: one gone meanwhile is skipped.
+    let mut dirs = vec![stack.dir.path().join("journal")];
+    while let Some(dir) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if let Ok(bytes) = std::fs::read(&path) {
+                seen.push((format!("journal file {}", path.display()), bytes));
+            }
+        }
+    }
+
+    // NATS, once every journaled event has been published.
+    let total = position as usize;
+    let on_events = |captured: &Captured| {
+        captured.lock().expect("lock").iter().filter(|(subject, _, _)| subject.starts_with("battlelog.events.")).count()
+    };
+    poll_until("every event on NATS", WAIT, || async { (on_events(nats) >= total).then_some(()) }).await;
+    for (i, (subject, headers, payload)) in nats.lock().expect("lock").iter().enumerate() {
+        seen.push((
+            format!("NATS message {i} on {subject}: subject and headers"),
+            format!("{subject} {headers}").into(),
+        ));
+        seen.push((format!("NATS message {i} on {subject}: payload"), payload.clone()));
+    }
+
+    // The export, as text and each record's bytes.
+    let path = stack.dir.path().join(format!("{battle_id}-{position}.jsonl"));
+    let export = export_to(&stack.resolver.url(), battle_id, &path);
+    for (i, line) in export.lines().enumerate() {
+        let line: Value = serde_json::from_str(line).expect("a JSON line");
+        let record = BASE64.decode(line["record"].as_str().expect("record")).expect("base64");
+        seen.push((format!("export line {i} record"), record));
+    }
+    seen.push(("export".into(), export.into_bytes()));
+
+    // The logs, at debug, read as bytes: raw bytes would not be UTF-8.
+    for name in ["journal.log", "roller.log", "resolver.log"] {
+        let log = std::fs::read(stack.dir.path().join(name)).expect("a service log");
+        let text = String::from_utf8_lossy(&log);
+        assert!(text.contains("DEBUG"), "{name} is at debug level:\n{}", &text[..text.len().min(3000)]);
+        seen.push((format!("log {name}"), log));
+    }
+    let nats_server = stack.nats.as_ref().expect("nats");
+    seen.push(("nats-server log".into(), nats_server.log().into_bytes()));
+
+    for (i, reply) in replies.iter().enumerate() {
+        seen.push((format!("reply {i}"), reply.clone().into_bytes()));
+    }
+    seen
+}
+
+fn assert_hidden(seen: &[(String, Vec<u8>)], secrets: &[&Secret], when: &str) {
+    for (source, bytes) in seen {
+        for secret in secrets {
+            if let Some(form) = secret.found_in(bytes) {
+                panic!("{when}: {} is in the {source} (as {form})", secret.name);
+            }
+        }
+    }
+}
+
+/// The revealed seed is where a reveal puts it: the journal, NATS and the
+/// export (so the searches above look in the right places).
+fn assert_shown(seen: &[(String, Vec<u8>)], secret: &Secret) {
+    for place in ["journal ", "journal file ", "NATS message ", "export line "] {
+        assert!(
+            seen.iter().any(|(source, bytes)| source.starts_with(place) && secret.found_in(bytes).is_some()),
+            "once revealed, {} is in the {place}…",
+            secret.name
+        );
+    }
+}
+
+/// Invariant 3 and PROTOCOL.md §1: an epoch's server seed (and the roll key
+/// made from it, and the master key ever) is in nothing anyone can read
+/// before its reveal — the journal's records and files, every NATS message,
+/// the export, the forum's replies, the three services' logs at debug
+/// level — in any form. A judge's RevealSeed then puts epoch 0's seed in
+/// the journal, on NATS and in the export while epoch 1's stays hidden; the
+/// close reveals epoch 1's the same way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_seed_is_nowhere_until_it_is_revealed() {
+    let stack = Stack::start_with("secret", true, &StartOptions::log("debug")).await;
+    let nats = capture_nats(&stack.nats_url().expect("nats")).await;
+    let (battle_id, client_seed) = ("secret-seeds", "nobody peeks");
+    let seed = |epoch: u32| server_seed(battle_id, epoch);
+    let roll_key = |epoch: u32| dice::RollKey::derive(&seed(epoch), client_seed);
+    let seed_0 = Secret::new("epoch 0's seed", seed(0).as_bytes());
+    let seed_1 = Secret::new("epoch 1's seed", seed(1).as_bytes());
+    let key_0 = Secret::new("epoch 0's roll key", roll_key(0).as_bytes());
+    let key_1 = Secret::new("epoch 1's roll key", roll_key(1).as_bytes());
+    let master = Secret::new("the master key", &master_key());
+
+    let mut resolver = resolver_client(&stack.resolver).await;
+    let mut replies = Vec::new();
+    let opened =
+        open(&mut resolver, battle_id, "pbta-2d6@1", json!([{"id": "misty", "traits": {"wits": 1}}]), client_seed)
+            .await;
+    replies.push(format!("{opened:?}"));
+    let mv = |stakes: &str| json!({"type": "move", "actor": "misty", "trait": "wits", "stakes": stakes});
+    let mut play = async |replies: &mut Vec<String>, from: usize| {
+        for i in from..from + 2 {
+            let reply = act(&mut resolver, battle_id, &mv("secret"), &format!("s-{i}")).await.expect("act");
+            replies.push(format!("{reply:?}"));
+        }
+        let state = resolver
+            .get_battle(pb::GetBattleRequest { battle_id: battle_id.into(), at_version: None })
+            .await
+            .expect("get")
+            .into_inner();
+        replies.push(format!("{state:?}"));
+    };
+    play(&mut replies, 0).await;
+    let seen = everything_visible(&stack, &nats, battle_id, &replies).await;
+    assert_hidden(&seen, &[&seed_0, &key_0, &seed_1, &key_1, &master], "before any reveal");
+
+    let mut judge = judge_client(&stack.resolver).await;
+    let reveal = pb::RevealSeedRequest { battle_id: battle_id.into(), request_id: "reveal-0".into() };
+    let revealed = judge.reveal_seed(reveal).await.expect("a judge reveals").into_inner();
+    assert_eq!(revealed.revealed.expect("revealed").server_seed, seed(0).to_hex());
+    play(&mut replies, 2).await;
+    let seen = everything_visible(&stack, &nats, battle_id, &replies).await;
+    assert_hidden(&seen, &[&seed_1, &key_1, &master], "after epoch 0's reveal");
+    assert_shown(&seen, &seed_0);
+
+    close(&mut resolver, battle_id).await;
+    let seen = everything_visible(&stack, &nats, battle_id, &replies).await;
+    assert_hidden(&seen, &[&master], "after the close");
+    assert_shown(&seen, &seed_1);
+    let events = journaled(&stack, battle_id).await;
+    assert_nonces_consecutive(battle_id, &events);
+    for (_, roll) in rolls_of(&events) {
+        assert_rederives(battle_id, client_seed, &roll);
+    }
 }
 
 /// A closed battle's export with its SeedRevealed (the last line) removed:

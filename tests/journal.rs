@@ -376,6 +376,93 @@ async fn tampering_is_found_at_the_first_bad_version() {
     }
 }
 
+/// The `heads` entry of a stream (crates/journal/README.md: head version,
+/// head hash, battle state; the end the chain must reach) made to disagree
+/// with the records, directly in the sled files while the journal is
+/// stopped: VerifyChain fails at the first version where they part each
+/// time — the head's own for a wrong hash, the first record past a head
+/// set back, the first missing one for a head set forward — and a stream
+/// without its head does not verify. Another stream is untouched and
+/// verifies throughout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_head_that_disagrees_with_the_records_is_found() {
+    use battlelog_journal::store::layout;
+    let dir = temp_dir("heads");
+    let data = dir.path().join("data");
+    let server = journal(&data, None).await;
+    let mut c = client(&server).await;
+    for i in 0..10 {
+        let event = if i == 0 { opened("", "") } else { resolved(&format!("event number {i}"), "") };
+        append(&mut c, "h", any(), vec![event]).await.expect("append");
+    }
+    for i in 0..3 {
+        let event = if i == 0 { opened("", "") } else { resolved(&format!("bystander {i}"), "") };
+        append(&mut c, "other", any(), vec![event]).await.expect("append");
+    }
+    let clean = verify(&mut c, "h").await;
+    assert!(clean.ok && clean.verified_count == 10, "{clean:?}");
+    let stored = read_stream(&mut c, "h").await;
+    check_chain("h", &stored);
+    assert!(server.terminate().await, "graceful shutdown exits 0");
+
+    let original = {
+        let db = sled::open(&data).expect("open sled");
+        let heads = db.open_tree(layout::HEADS).expect("tree");
+        heads.get("h").expect("get").expect("a head").to_vec()
+    };
+    assert_eq!(&original[..8], 9u64.to_be_bytes(), "the head is version 9");
+    assert_eq!(&original[8..40], stored[9].hash.as_slice(), "with h(9)");
+    let head_at = |version: u64| {
+        let mut value = original.clone();
+        value[..8].copy_from_slice(&version.to_be_bytes());
+        value[8..40].copy_from_slice(&stored[version as usize].hash);
+        value
+    };
+    let mut wrong_hash = original.clone();
+    wrong_hash[39] ^= 0x01;
+    let mut ahead = original.clone();
+    ahead[..8].copy_from_slice(&12u64.to_be_bytes());
+    // (what, the head put on disk (none: removed), the first bad version expected)
+    type Case = (&'static str, Option<Vec<u8>>, Option<u64>);
+    let cases: Vec<Case> = vec![
+        ("the head hash changed", Some(wrong_hash), Some(9)),
+        ("the head set back to version 7 with h(7)", Some(head_at(7)), Some(8)),
+        ("the head set back to version 0 with h(0)", Some(head_at(0)), Some(1)),
+        ("the head set forward to version 12", Some(ahead), Some(10)),
+        ("the head removed", None, None),
+    ];
+    for (what, head, first_bad) in cases {
+        {
+            let db = sled::open(&data).expect("open sled");
+            let heads = db.open_tree(layout::HEADS).expect("tree");
+            match head {
+                Some(value) => heads.insert("h", value).expect("insert"),
+                None => heads.remove("h").expect("remove"),
+            };
+            db.flush().expect("flush");
+        }
+        let server = journal(&data, None).await;
+        let mut c = client(&server).await;
+        let verdict = verify(&mut c, "h").await;
+        assert!(!verdict.ok, "{what}: detected: {verdict:?}");
+        if first_bad.is_some() {
+            assert_eq!(verdict.first_bad_version, first_bad, "{what}: {verdict:?}");
+        }
+        assert!(!verdict.reason.is_empty(), "{what}: says why: {verdict:?}");
+        let bystander = verify(&mut c, "other").await;
+        assert!(bystander.ok && bystander.verified_count == 3, "{what}: {bystander:?}");
+        assert!(server.terminate().await);
+    }
+    {
+        let db = sled::open(&data).expect("open sled");
+        db.open_tree(layout::HEADS).expect("tree").insert("h", original).expect("restore");
+        db.flush().expect("flush");
+    }
+    let server = journal(&data, None).await;
+    let verdict = verify(&mut client(&server).await, "h").await;
+    assert!(verdict.ok && verdict.verified_count == 10, "the head put back verifies: {verdict:?}");
+}
+
 /// A retried append (same idempotency key, same event) after a crash gets
 /// the original versions and hashes and appends nothing; the same key with a
 /// different payload is refused.

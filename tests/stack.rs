@@ -19,7 +19,7 @@ use battlelog_proto::v1 as pb;
 use battlelog_proto::v1::battle_event::Event;
 use battlelog_proto::v1::resolver_client::ResolverClient;
 use battlelog_proto::v1::roller_client::RollerClient;
-use battlelog_test_support::{NatsServer, ServiceProcess, TestAuth, poll_until, temp_dir};
+use battlelog_test_support::{NatsServer, ServiceProcess, StartOptions, TestAuth, poll_until, temp_dir};
 use serde_json::Value;
 use tempfile::TempDir;
 use tonic::Status;
@@ -60,20 +60,47 @@ pub struct Stack {
 
 impl Stack {
     pub async fn start(label: &str, with_nats: bool) -> Stack {
+        Self::start_with(label, with_nats, &StartOptions::default()).await
+    }
+
+    /// [`Self::start`] with `options` (a log level, config in the
+    /// environment) for all three; a fixed `listen` would clash.
+    pub async fn start_with(label: &str, with_nats: bool, options: &StartOptions) -> Stack {
         let dir = temp_dir(label);
         let nats = with_nats.then(NatsServer::start);
         let nats_url = nats.as_ref().map(NatsServer::url);
-        let journal = battlelog_test_support::journal(&dir.path().join("journal"), nats_url.as_deref()).await;
-        let roller =
-            battlelog_test_support::roller(&dir.path().join("roller"), &journal.url(), Some(MASTER_KEY_HEX)).await;
-        let resolver = battlelog_test_support::resolver(
+        let journal =
+            battlelog_test_support::journal_with(&dir.path().join("journal"), nats_url.as_deref(), options).await;
+        let roller = battlelog_test_support::roller_with(
+            &dir.path().join("roller"),
+            &journal.url(),
+            Some(MASTER_KEY_HEX),
+            options,
+        )
+        .await;
+        let resolver = battlelog_test_support::resolver_with(
             &dir.path().join("resolver.log"),
             &journal.url(),
             &roller.url(),
             nats_url.as_deref(),
+            options,
         )
         .await;
         Stack { dir, nats, journal, roller, resolver, extra: 0 }
+    }
+
+    /// Kills the journal (SIGKILL, if it still runs) and starts it again on
+    /// the same data dir and port, with `envs` as config: the roller and the
+    /// resolver find it where they left it.
+    pub async fn restart_journal(&mut self, envs: &[(&str, &str)]) {
+        self.journal.kill_9_in_place();
+        let options = StartOptions {
+            listen: Some(self.journal.addr()),
+            envs: envs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
+            ..StartOptions::default()
+        };
+        let data = self.dir.path().join("journal");
+        self.journal = battlelog_test_support::journal_with(&data, self.nats_url().as_deref(), &options).await;
     }
 
     pub fn nats_url(&self) -> Option<String> {

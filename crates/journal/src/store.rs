@@ -512,9 +512,11 @@ impl Store {
     pub fn verify(&self, stream_id: &str) -> Result<ChainCheck, JournalError> {
         // The head is read under the apply lock, so every record up to it is
         // completely written; records appended meanwhile lie past it.
-        let head = {
+        // The durable watermark read with it tells the records the head must
+        // cover (those before it) from ones appended since.
+        let (head, durable) = {
             let _guard = self.apply_lock.read().unwrap_or_else(|poisoned| poisoned.into_inner());
-            self.heads.get(stream_id.as_bytes())?
+            (self.heads.get(stream_id.as_bytes())?, self.durable_position())
         };
         let head = match head {
             None => None,
@@ -562,8 +564,20 @@ impl Store {
             Some((head_version, head_hash)) if head_hash != previous => {
                 Ok(broken(head_version, "the stream head hash does not match the last record"))
             }
+            Some((head_version, _)) if self.durable_record_past(stream_id, head_version, durable)? => {
+                Ok(broken(head_version + 1, "a durable record lies past the stream head"))
+            }
             Some(_) => Ok(ChainCheck::Ok { count: expected, head_hash: previous }),
         }
+    }
+
+    /// Whether the record after `head_version` was durable at `durable`:
+    /// readers serve it, so a head that stops before it disowns part of
+    /// the stream. (One appended after the head was read is not.)
+    fn durable_record_past(&self, stream_id: &str, head_version: u64, durable: u64) -> Result<bool, JournalError> {
+        let Some(next) = head_version.checked_add(1) else { return Ok(false) };
+        let Some(value) = self.records.get(layout::record_key(stream_id, next))? else { return Ok(false) };
+        Ok(layout::split_record_value(&value).is_none_or(|(_, position, _)| position < durable))
     }
 
     /// Up to `max` durable events past the outbox cursor, oldest first.

@@ -290,7 +290,12 @@ fn check_battle(auditor: &mut Auditor, events: &[(u64, Event)]) {
     let mut epoch = 0u32;
     let mut commitments: BTreeMap<u32, String> = BTreeMap::new();
     let mut revealed: BTreeMap<u32, String> = BTreeMap::new();
+    // By nonce, the latest journaled: what an action's nonce refers to.
     let mut rolls: BTreeMap<u64, (u64, DiceRolled)> = BTreeMap::new();
+    // Every roll as journaled: each one is re-derived, even one whose nonce
+    // a later roll repeats (an inserted forgery must not hide behind the
+    // real roll it duplicates).
+    let mut journaled_rolls: Vec<(u64, DiceRolled)> = Vec::new();
     let mut used_nonces: HashSet<u64> = HashSet::new();
     let mut next_nonce = 0u64;
     let mut closed = false;
@@ -353,6 +358,7 @@ fn check_battle(auditor: &mut Auditor, events: &[(u64, Event)]) {
                     );
                 }
                 next_nonce = next_nonce.max(rolled.nonce).saturating_add(1);
+                journaled_rolls.push((version, rolled.clone()));
                 if rolls.insert(rolled.nonce, (version, rolled.clone())).is_some() {
                     auditor.find(version, Check::Nonce, format!("nonce {} is used twice", rolled.nonce));
                 }
@@ -502,19 +508,20 @@ fn check_battle(auditor: &mut Auditor, events: &[(u64, Event)]) {
     }
 
     auditor.report.commitments = commitments.into_iter().collect();
-    for (nonce, (version, roll)) in &rolls {
+    for (version, roll) in &journaled_rolls {
+        let (version, nonce) = (*version, roll.nonce);
         // Every roll is made for one action. A roll no action used is what
         // peeking at the dice and rolling again would leave behind.
-        if !used_nonces.contains(nonce) {
-            auditor.find(*version, Check::Roll, format!("roll {nonce} ({}) was used by no action", roll.expression));
+        if !used_nonces.contains(&nonce) {
+            auditor.find(version, Check::Roll, format!("roll {nonce} ({}) was used by no action", roll.expression));
         }
         let Some(seed) = revealed.get(&roll.epoch) else {
-            auditor.report.rolls_pending_reveal.push(*version);
+            auditor.report.rolls_pending_reveal.push(version);
             continue;
         };
-        match rederive(seed, &client_seed, *nonce, roll) {
+        match rederive(seed, &client_seed, nonce, roll) {
             Ok(()) => auditor.report.rolls_verified += 1,
-            Err(message) => auditor.find(*version, Check::Roll, message),
+            Err(message) => auditor.find(version, Check::Roll, message),
         }
     }
 }

@@ -7,7 +7,9 @@
 //!   the same port and store.
 //! - [`ServiceProcess`] / [`journal`]: a real service binary from the target
 //!   dir (`target/<profile>/battlelog-journal`), its port read from its
-//!   readiness line, then waited for over `grpc.health.v1`.
+//!   readiness line, then waited for over `grpc.health.v1`;
+//!   [`StartOptions`] for a log level, a fixed port (a restart where its
+//!   clients point) or config keys in the environment.
 //! - [`TestPki`] / [`journal_tls`] / [`roller_tls`] / [`resolver_tls`]:
 //!   the same services over mutual TLS, from a development PKI in a temp dir.
 //! - [`auth`]: the tests' token signing key and tokens of every role; the
@@ -345,6 +347,13 @@ impl ServiceProcess {
 
     /// SIGKILL: no shutdown code runs.
     pub fn kill_9(mut self) {
+        self.kill_9_in_place();
+    }
+
+    /// [`Self::kill_9`], keeping the handle: its address and log stay
+    /// readable, e.g. to start the service again on the same port. Waits for
+    /// the exit, so the port is free on return. A no-op once it has exited.
+    pub fn kill_9_in_place(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -378,18 +387,62 @@ impl Drop for ServiceProcess {
     }
 }
 
+/// What a starter may set beyond its defaults. `Default` is what the plain
+/// starters ([`journal`], [`roller`], [`resolver`]) use.
+#[derive(Debug, Clone, Default)]
+pub struct StartOptions {
+    /// The service's log filter; `None` is `info`.
+    pub log: Option<String>,
+    /// Where to listen; `None` is a free loopback port. A fixed one lets a
+    /// restarted service come back where its clients already point.
+    pub listen: Option<SocketAddr>,
+    /// More environment, after the starter's own (so it wins): config keys
+    /// a test sets, such as `BATTLELOG_JOURNAL_MAX_PAYLOAD_BYTES`.
+    pub envs: Vec<(String, String)>,
+}
+
+impl StartOptions {
+    /// Logging at `filter` (e.g. `debug`), everything else default.
+    pub fn log(filter: &str) -> Self {
+        Self { log: Some(filter.to_owned()), ..Self::default() }
+    }
+
+    fn listen_arg(&self) -> String {
+        self.listen.map_or_else(|| "127.0.0.1:0".to_owned(), |addr| addr.to_string())
+    }
+
+    /// The log filter through the service's own key `<prefix>_LOG`, the
+    /// environment layer, so that it is exercised too. A filter asked for
+    /// explicitly is also `RUST_LOG`, which the services let win: an
+    /// inherited `RUST_LOG` must not quietly lower what a test reads.
+    fn log_envs(&self, prefix: &str) -> Vec<(String, String)> {
+        let filter = self.log.clone().unwrap_or_else(|| "info".to_owned());
+        let mut envs = vec![(format!("{prefix}_LOG"), filter.clone())];
+        if self.log.is_some() {
+            envs.push(("RUST_LOG".to_owned(), filter));
+        }
+        envs
+    }
+}
+
 /// Starts the real `battlelog-journal` on a free loopback port with its data
 /// in `data_dir` and, when given, NATS at `nats_url`.
 pub async fn journal(data_dir: &Path, nats_url: Option<&str>) -> ServiceProcess {
+    journal_with(data_dir, nats_url, &StartOptions::default()).await
+}
+
+/// [`journal`] with `options`. Its log goes to `<data_dir>.log` (appended
+/// to, so a restart on the same data dir keeps one log).
+pub async fn journal_with(data_dir: &Path, nats_url: Option<&str>, options: &StartOptions) -> ServiceProcess {
     let binary = service_binary("battlelog-journal");
-    let mut args = vec!["--listen".to_owned(), "127.0.0.1:0".to_owned(), "--data-dir".to_owned()];
+    let mut args = vec!["--listen".to_owned(), options.listen_arg(), "--data-dir".to_owned()];
     args.push(data_dir.display().to_string());
-    // The environment layer, so that it is exercised too.
-    let mut envs = vec![("BATTLELOG_JOURNAL_LOG".to_owned(), "info".to_owned())];
+    let mut envs = options.log_envs("BATTLELOG_JOURNAL");
     envs.extend(TestAuth::shared().env("journal"));
     if let Some(url) = nats_url {
         envs.push(("BATTLELOG_JOURNAL_NATS_URL".to_owned(), url.to_owned()));
     }
+    envs.extend(options.envs.iter().cloned());
     let log = data_dir.with_extension("log");
     ServiceProcess::start(&binary, &args, &envs, &log).await
 }
@@ -405,18 +458,27 @@ pub fn cli_binary() -> PathBuf {
 /// without it the roller runs in dev mode with its key under `data_dir`.
 /// Its log goes to `<data_dir>.log`.
 pub async fn roller(data_dir: &Path, journal_url: &str, master_key_hex: Option<&str>) -> ServiceProcess {
+    roller_with(data_dir, journal_url, master_key_hex, &StartOptions::default()).await
+}
+
+/// [`roller`] with `options`.
+pub async fn roller_with(
+    data_dir: &Path,
+    journal_url: &str,
+    master_key_hex: Option<&str>,
+    options: &StartOptions,
+) -> ServiceProcess {
     let binary = service_binary("battlelog-roller");
-    let mut args: Vec<String> = ["--listen", "127.0.0.1:0", "--journal-url", journal_url, "--data-dir"]
-        .iter()
-        .map(|s| (*s).to_owned())
-        .collect();
+    let mut args: Vec<String> = vec!["--listen".to_owned(), options.listen_arg()];
+    args.extend(["--journal-url", journal_url, "--data-dir"].iter().map(|s| (*s).to_owned()));
     args.push(data_dir.display().to_string());
-    let mut envs = vec![("BATTLELOG_ROLLER_LOG".to_owned(), "info".to_owned())];
+    let mut envs = options.log_envs("BATTLELOG_ROLLER");
     envs.extend(TestAuth::shared().env("roller"));
     match master_key_hex {
         Some(key) => envs.push(("BATTLELOG_ROLLER_MASTER_KEY".to_owned(), key.to_owned())),
         None => args.extend(["--dev".to_owned(), "true".to_owned()]),
     }
+    envs.extend(options.envs.iter().cloned());
     std::fs::create_dir_all(data_dir).unwrap_or_else(|e| panic!("cannot create {}: {e}", data_dir.display()));
     ServiceProcess::start(&binary, &args, &envs, &data_dir.with_extension("log")).await
 }
@@ -425,16 +487,26 @@ pub async fn roller(data_dir: &Path, journal_url: &str, master_key_hex: Option<&
 /// journal and roller at these URLs, following NATS at `nats_url` when
 /// given. Its log goes to `log`.
 pub async fn resolver(log: &Path, journal_url: &str, roller_url: &str, nats_url: Option<&str>) -> ServiceProcess {
+    resolver_with(log, journal_url, roller_url, nats_url, &StartOptions::default()).await
+}
+
+/// [`resolver`] with `options`.
+pub async fn resolver_with(
+    log: &Path,
+    journal_url: &str,
+    roller_url: &str,
+    nats_url: Option<&str>,
+    options: &StartOptions,
+) -> ServiceProcess {
     let binary = service_binary("battlelog-resolver");
-    let mut args: Vec<String> = ["--listen", "127.0.0.1:0", "--journal-url", journal_url, "--roller-url", roller_url]
-        .iter()
-        .map(|s| (*s).to_owned())
-        .collect();
+    let mut args: Vec<String> = vec!["--listen".to_owned(), options.listen_arg()];
+    args.extend(["--journal-url", journal_url, "--roller-url", roller_url].iter().map(|s| (*s).to_owned()));
     if let Some(url) = nats_url {
         args.extend(["--nats-url".to_owned(), url.to_owned()]);
     }
-    let mut envs = vec![("BATTLELOG_RESOLVER_LOG".to_owned(), "info".to_owned())];
+    let mut envs = options.log_envs("BATTLELOG_RESOLVER");
     envs.extend(TestAuth::shared().env("resolver"));
+    envs.extend(options.envs.iter().cloned());
     ServiceProcess::start(&binary, &args, &envs, log).await
 }
 
