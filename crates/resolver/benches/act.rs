@@ -2,26 +2,55 @@
 //! gRPC server on loopback, the journal on sled in the target directory:
 //! `cargo bench -p battlelog-resolver --bench act`.
 //!
-//! In one run it measures the baseline, one bare gRPC round trip (a
+//! One run builds two stacks side by side and measures both, so that the
+//! cost of security is read from figures taken under the same load:
+//!
+//! - **plain**: no TLS and no token checking. The library serves only with
+//!   authentication, so this stack is assembled here from the public
+//!   service types on bare tonic servers; an interceptor on the resolver
+//!   hands every request a fixed forum [`Caller`] of the test tenant, which
+//!   is what the handlers read. The clients still attach their bearer
+//!   tokens (the services' clients always do): the header costs bytes on
+//!   the wire, nobody checks it.
+//! - **secure**: the services' own `serve_with_tls` with token verifiers,
+//!   as `battlelog up --tls` runs them — mutual TLS between the services
+//!   (the journal and the roller require the services' client
+//!   certificate), TLS on the resolver (the forum trusts the CA, no client
+//!   certificate), a token checked on every hop.
+//!
+//! For each stack it measures the baseline, one bare gRPC round trip (a
 //! `grpc.health.v1` check on the resolver), then `Act` at concurrency 1 (one
 //! battle) and 32 (32 battles, one player each: a busy forum), and 32
 //! players on one battle (serialised by design). Each `Act` is a pbta move:
 //! one 2d6 roll and one resolution, so two journal appends (two flushes).
-//! `BATTLELOG_BENCH_SECONDS` sets the seconds per case (default 3).
+//! `BATTLELOG_BENCH_SECONDS` sets the seconds per case and stack (default
+//! 3); a case runs in one-second slices alternating between the stacks, so
+//! that a change in the machine's load falls on both alike.
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-use battlelog_auth::{AuthChannel, authed};
+use battlelog_auth::{AuthChannel, Caller, Role, authed};
+use battlelog_journal::service::JournalService;
+use battlelog_journal::{Journal, JournalOptions};
 use battlelog_proto::battle::json_to_struct;
-use battlelog_proto::v1::journal_client::JournalClient;
+use battlelog_proto::v1::journal_server::JournalServer;
 use battlelog_proto::v1::resolver_client::ResolverClient;
+use battlelog_proto::v1::resolver_server::ResolverServer;
+use battlelog_proto::v1::roller_server::RollerServer;
 use battlelog_proto::v1::{ActRequest, OpenBattleRequest};
+use battlelog_roller::server::journal_client_with_tls;
 use battlelog_roller::{MasterKey, RollerService};
-use battlelog_test_support::TestAuth;
+use battlelog_runtime::grpc::incoming;
+use battlelog_runtime::tls::{ServerTls, endpoint};
+use battlelog_test_support::auth::TEST_TENANT;
 use battlelog_test_support::bench::{Figures, figures, report, seconds_per_case};
+use battlelog_test_support::{TestAuth, TestPki};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
-use tonic::transport::{Channel, Endpoint};
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::{Channel, ClientTlsConfig, Server};
+use tonic::{Request, Status};
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_client::HealthClient;
 
@@ -29,72 +58,234 @@ use tonic_health::pb::health_client::HealthClient;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-async fn listen() -> (TcpListener, String) {
+async fn listen(scheme: &str) -> (TcpListener, String) {
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    let url = format!("{scheme}://{}", listener.local_addr().expect("addr"));
     (listener, url)
 }
 
-async fn channel(url: &str) -> Channel {
-    Endpoint::from_shared(url.to_owned()).expect("url").connect().await.expect("connect")
+async fn channel(url: &str, tls: Option<&ClientTlsConfig>) -> Channel {
+    endpoint(url, tls).expect("url").connect().await.expect("connect")
+}
+
+async fn open_journal(dir: &Path) -> Journal {
+    Journal::open(JournalOptions::new(dir)).await.expect("journal")
 }
 
 fn object(value: Value) -> prost_types::Struct {
     json_to_struct(value.as_object().expect("an object"))
 }
 
-async fn open(resolver: &mut ResolverClient<AuthChannel>, battle_id: &str) {
-    resolver
-        .open_battle(OpenBattleRequest {
-            ruleset: "pbta-2d6@1".into(),
-            participants: vec![object(json!({"id": "ash", "traits": {"cool": 1}}))],
-            client_seed: format!("bench/{battle_id}"),
-            request_id: format!("open-{battle_id}"),
-            battle_id: battle_id.into(),
-            ..Default::default()
-        })
-        .await
-        .expect("open");
+/// One stack, as a forum sees it: its resolver, over the forum's token.
+struct Stack {
+    name: &'static str,
+    journal: Journal,
+    resolver: ResolverClient<AuthChannel>,
+    health: HealthClient<Channel>,
 }
 
-/// `workers` tasks, worker `w` acting on `battle(w)`, for `run`.
-async fn acts(
-    resolver: &ResolverClient<AuthChannel>,
-    workers: usize,
-    battle: fn(usize) -> String,
-    run: Duration,
-    tag: &str,
-) -> Figures {
-    let start = Instant::now();
-    let tasks: Vec<_> = (0..workers)
-        .map(|w| {
-            let mut resolver = resolver.clone();
-            let battle_id = battle(w);
-            let tag = tag.to_owned();
-            tokio::spawn(async move {
-                let mut latencies = Vec::new();
-                let mut i = 0;
-                while start.elapsed() < run {
-                    let action = object(json!({"type": "move", "actor": "ash", "trait": "cool", "stakes": "bench"}));
-                    let request = ActRequest {
-                        battle_id: battle_id.clone(),
-                        action: Some(action),
-                        request_id: format!("{tag}-{w}-{i}"),
-                    };
-                    let began = Instant::now();
-                    resolver.act(request).await.expect("act");
-                    latencies.push(began.elapsed());
-                    i += 1;
-                }
-                latencies
-            })
-        })
-        .collect();
-    let mut latencies = Vec::new();
-    for task in tasks {
-        latencies.extend(task.await.expect("worker"));
+/// Without TLS and without token checks (see the module docs).
+async fn plain(data_dir: &Path, auth: &TestAuth) -> Stack {
+    let token = auth.service_token();
+    let journal = open_journal(data_dir).await;
+    let (listener, journal_url) = listen("http").await;
+    // The message size limits the journal's own server sets.
+    let limit = journal.limits().grpc_message_limit();
+    let journal_service = JournalServer::new(JournalService::new(journal.clone()))
+        .max_decoding_message_size(limit)
+        .max_encoding_message_size(limit);
+    // `incoming` turns Nagle off as the services' own servers do: without
+    // it, the stacks would differ by delayed ACKs, not by security.
+    tokio::spawn(Server::builder().add_service(journal_service).serve_with_incoming(incoming(listener)));
+
+    let key = MasterKey::from_hex(&"42".repeat(32)).expect("key");
+    let roller = RollerService::new(journal_client_with_tls(&journal_url, None, &token).expect("client"), key);
+    let (listener, roller_url) = listen("http").await;
+    tokio::spawn(Server::builder().add_service(RollerServer::new(roller)).serve_with_incoming(incoming(listener)));
+
+    let service = battlelog_resolver::server::service_for(&journal_url, &roller_url, None, &token).expect("service");
+    // What the resolver's `Authenticator` would leave for the forum's token.
+    let forum = Caller { subject: "test-forum".into(), tenant: TEST_TENANT.into(), role: Role::Forum };
+    let as_forum = move |mut request: Request<()>| {
+        request.extensions_mut().insert(forum.clone());
+        Ok::<_, Status>(request)
+    };
+    let (health, health_service) = tonic_health::server::health_reporter();
+    health.set_serving::<ResolverServer<battlelog_resolver::ResolverService>>().await;
+    let (listener, resolver_url) = listen("http").await;
+    tokio::spawn(
+        Server::builder()
+            .add_service(health_service)
+            .add_service(InterceptedService::new(ResolverServer::new(service), as_forum))
+            .serve_with_incoming(incoming(listener)),
+    );
+    let resolver_channel = channel(&resolver_url, None).await;
+    Stack {
+        name: "plain",
+        journal,
+        resolver: ResolverClient::new(authed(resolver_channel.clone(), &auth.forum()).expect("token")),
+        health: HealthClient::new(resolver_channel),
     }
-    figures(latencies, start.elapsed())
+}
+
+/// The services' own servers with TLS and tokens, wired as `battlelog up
+/// --tls` wires them.
+async fn secure(data_dir: &Path, auth: &TestAuth, pki: &TestPki) -> Stack {
+    let token = auth.service_token();
+    // Between services, callers must present the client certificate; the
+    // resolver is the public port: forums trust the CA and present none.
+    let internal = pki.pki.mutual_server().server_config().expect("server TLS").expect("TLS");
+    let public =
+        ServerTls { tls_client_ca: None, ..pki.pki.mutual_server() }.server_config().expect("server TLS").expect("TLS");
+    let between_services = pki.client();
+
+    let journal = open_journal(data_dir).await;
+    let (listener, journal_url) = listen("https").await;
+    tokio::spawn(battlelog_journal::serve_with_tls(
+        journal.clone(),
+        listener,
+        Some(internal.clone()),
+        auth.verifier(),
+        std::future::pending(),
+    ));
+
+    let key = MasterKey::from_hex(&"42".repeat(32)).expect("key");
+    let journal_client = journal_client_with_tls(&journal_url, Some(&between_services), &token).expect("client");
+    let roller = RollerService::new(journal_client, key);
+    let (listener, roller_url) = listen("https").await;
+    tokio::spawn(battlelog_roller::serve_with_tls(
+        roller,
+        listener,
+        Some(internal),
+        auth.verifier(),
+        std::future::pending(),
+    ));
+
+    let service = battlelog_resolver::server::service_for(&journal_url, &roller_url, Some(&between_services), &token)
+        .expect("service");
+    let (listener, resolver_url) = listen("https").await;
+    tokio::spawn(battlelog_resolver::serve_with_tls(
+        service,
+        listener,
+        Some(public),
+        auth.verifier(),
+        std::future::pending(),
+    ));
+    let resolver_channel = channel(&resolver_url, Some(&pki.ca_only())).await;
+    Stack {
+        name: "secure",
+        journal,
+        resolver: ResolverClient::new(authed(resolver_channel.clone(), &auth.forum()).expect("token")),
+        health: HealthClient::new(resolver_channel),
+    }
+}
+
+/// What a case does, again and again.
+#[derive(Debug, Clone, Copy)]
+enum Case {
+    /// A health check on the resolver, one at a time.
+    RoundTrip,
+    /// `workers` tasks, worker `w` acting on `battle(w)`.
+    Act { workers: usize, battle: fn(usize) -> String, tag: &'static str },
+}
+
+/// The latencies of a case so far and the wall time they took.
+#[derive(Debug, Default)]
+struct Samples {
+    latencies: Vec<Duration>,
+    elapsed: Duration,
+}
+
+impl Stack {
+    async fn open(&mut self, battle_id: &str) {
+        self.resolver
+            .open_battle(OpenBattleRequest {
+                ruleset: "pbta-2d6@1".into(),
+                participants: vec![object(json!({"id": "ash", "traits": {"cool": 1}}))],
+                client_seed: format!("bench/{battle_id}"),
+                request_id: format!("open-{battle_id}"),
+                battle_id: battle_id.into(),
+                ..Default::default()
+            })
+            .await
+            .expect("open");
+    }
+
+    /// Runs `case` for `run`; `slice` keeps request ids unique across slices
+    /// (a repeated one would be answered from the idempotency record).
+    async fn measure(&mut self, case: Case, run: Duration, slice: u32, into: &mut Samples) {
+        let start = Instant::now();
+        match case {
+            Case::RoundTrip => {
+                while start.elapsed() < run {
+                    let began = Instant::now();
+                    self.health.check(HealthCheckRequest { service: String::new() }).await.expect("health");
+                    into.latencies.push(began.elapsed());
+                }
+            }
+            Case::Act { workers, battle, tag } => {
+                let tasks: Vec<_> = (0..workers)
+                    .map(|w| {
+                        let mut resolver = self.resolver.clone();
+                        let battle_id = battle(w);
+                        tokio::spawn(async move {
+                            let mut latencies = Vec::new();
+                            let mut i = 0;
+                            while start.elapsed() < run {
+                                let action =
+                                    object(json!({"type": "move", "actor": "ash", "trait": "cool", "stakes": "bench"}));
+                                let request = ActRequest {
+                                    battle_id: battle_id.clone(),
+                                    action: Some(action),
+                                    request_id: format!("{tag}-{slice}-{w}-{i}"),
+                                };
+                                let began = Instant::now();
+                                resolver.act(request).await.expect("act");
+                                latencies.push(began.elapsed());
+                                i += 1;
+                            }
+                            latencies
+                        })
+                    })
+                    .collect();
+                for task in tasks {
+                    into.latencies.extend(task.await.expect("worker"));
+                }
+            }
+        }
+        into.elapsed += start.elapsed();
+    }
+}
+
+/// Runs `case` on both stacks for `run` each, in one-second slices that
+/// alternate which stack goes first, and reports both.
+async fn compare(stacks: &mut [Stack; 2], name: &str, case: Case, run: Duration) -> [Figures; 2] {
+    let slices = u32::try_from(run.as_secs()).unwrap_or(u32::MAX).max(1);
+    let mut samples = [Samples::default(), Samples::default()];
+    for slice in 0..slices {
+        let order = if slice % 2 == 0 { [0, 1] } else { [1, 0] };
+        for i in order {
+            stacks[i].measure(case, run / slices, slice, &mut samples[i]).await;
+        }
+    }
+    let both = samples.map(|s| figures(s.latencies, s.elapsed));
+    for (stack, f) in stacks.iter().zip(&both) {
+        report(&format!("{}: {name}", stack.name), f);
+    }
+    both
+}
+
+/// `secure` against `plain` as a signed percentage.
+fn change(secure: f64, plain: f64) -> String {
+    format!("{:+.1} %", (secure / plain - 1.0) * 100.0)
+}
+
+fn overhead(label: &str, [plain, secure]: &[Figures; 2]) {
+    println!(
+        "secure vs plain, {label}: p50 {}, throughput {}",
+        change(secure.p50.as_secs_f64(), plain.p50.as_secs_f64()),
+        change(secure.per_second, plain.per_second)
+    );
 }
 
 fn main() {
@@ -104,57 +295,50 @@ fn main() {
     runtime.block_on(async move {
         // The target dir sits on the project's disk, like a real data dir.
         let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("temp dir");
-        let journal =
-            battlelog_journal::Journal::open(battlelog_journal::JournalOptions::new(dir.path().join("journal")))
-                .await
-                .expect("journal");
-        let (listener, journal_url) = listen().await;
         let auth = TestAuth::generate();
-        let token = auth.service_token();
-        tokio::spawn(battlelog_journal::serve(journal.clone(), listener, auth.verifier(), std::future::pending()));
-        let key = MasterKey::from_hex(&"42".repeat(32)).expect("key");
-        let journal_client = JournalClient::new(authed(channel(&journal_url).await, &token).expect("token"));
-        let roller = RollerService::new(journal_client, key);
-        let (listener, roller_url) = listen().await;
-        tokio::spawn(battlelog_roller::serve(roller, listener, auth.verifier(), std::future::pending()));
-        let (listener, resolver_url) = listen().await;
-        let service =
-            battlelog_resolver::server::service_for(&journal_url, &roller_url, None, &token).expect("service");
-        tokio::spawn(battlelog_resolver::serve(service, listener, auth.verifier(), std::future::pending()));
-        let resolver_channel = channel(&resolver_url).await;
-        let mut resolver = ResolverClient::new(authed(resolver_channel.clone(), &auth.forum()).expect("token"));
+        let pki = TestPki::generate("bench");
+        let mut stacks =
+            [plain(&dir.path().join("plain"), &auth).await, secure(&dir.path().join("secure"), &auth, &pki).await];
 
-        println!("battlelog Act benchmark: {seconds} s per case");
-        let mut health = HealthClient::new(resolver_channel);
-        let start = Instant::now();
-        let mut latencies = Vec::new();
-        while start.elapsed() < run {
-            let began = Instant::now();
-            health.check(HealthCheckRequest { service: String::new() }).await.expect("health");
-            latencies.push(began.elapsed());
+        // Every connection is made and every token verified once before
+        // measuring: the TLS handshakes and the first signature checks are
+        // once per connection and per token, not per call.
+        for stack in &mut stacks {
+            stack.open("warm-up").await;
+            let mut warm = Samples::default();
+            stack.measure(Case::RoundTrip, Duration::from_millis(200), 0, &mut warm).await;
+            let case = Case::Act { workers: 4, battle: |_| "warm-up".to_owned(), tag: "warm" };
+            stack.measure(case, Duration::from_millis(300), 0, &mut warm).await;
+            stack.open("solo").await;
+            for w in 0..32 {
+                stack.open(&format!("table-{w}")).await;
+            }
+            stack.open("crowd").await;
         }
-        let bare = figures(latencies, start.elapsed());
-        report("baseline: bare gRPC round trip", &bare);
 
-        open(&mut resolver, "solo").await;
-        let one = acts(&resolver, 1, |_| "solo".to_owned(), run, "c1").await;
-        report("Act, concurrency 1", &one);
+        println!("battlelog Act benchmark: {seconds} s per case and stack, plain (no TLS, no token checks) and secure");
+        let bare = compare(&mut stacks, "bare gRPC round trip", Case::RoundTrip, run).await;
+        let case = Case::Act { workers: 1, battle: |_| "solo".to_owned(), tag: "c1" };
+        let one = compare(&mut stacks, "Act, concurrency 1", case, run).await;
+        let case = Case::Act { workers: 32, battle: |w| format!("table-{w}"), tag: "c32" };
+        let many = compare(&mut stacks, "Act, concurrency 32 (32 battles)", case, run).await;
+        let case = Case::Act { workers: 32, battle: |_| "crowd".to_owned(), tag: "crowd" };
+        let crowd = compare(&mut stacks, "Act, concurrency 32 (one battle)", case, run).await;
 
-        for w in 0..32 {
-            open(&mut resolver, &format!("table-{w}")).await;
+        for (i, stack) in stacks.iter().enumerate() {
+            println!(
+                "{}: Act p50 at concurrency 1 is {:.1}× a bare round trip; 32 battles give {:.1}× the throughput of one",
+                stack.name,
+                one[i].p50.as_secs_f64() / bare[i].p50.as_secs_f64(),
+                many[i].per_second / one[i].per_second
+            );
         }
-        let many = acts(&resolver, 32, |w| format!("table-{w}"), run, "c32").await;
-        report("Act, concurrency 32 (32 battles)", &many);
-
-        open(&mut resolver, "crowd").await;
-        let crowd = acts(&resolver, 32, |_| "crowd".to_owned(), run, "crowd").await;
-        report("Act, concurrency 32 (one battle)", &crowd);
-
-        println!(
-            "Act p50 at concurrency 1 is {:.1}× a bare round trip; 32 battles give {:.1}× the throughput of one",
-            one.p50.as_secs_f64() / bare.p50.as_secs_f64(),
-            many.per_second / one.per_second
-        );
-        journal.shutdown().await.expect("journal shutdown");
+        overhead("bare round trip", &bare);
+        overhead("Act concurrency 1", &one);
+        overhead("Act concurrency 32 (32 battles)", &many);
+        overhead("Act concurrency 32 (one battle)", &crowd);
+        for stack in stacks {
+            stack.journal.shutdown().await.expect("journal shutdown");
+        }
     });
 }
