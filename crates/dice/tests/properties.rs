@@ -236,7 +236,13 @@ fn dice_like_text_never_panics() {
             }
             Err(error) => {
                 refused += 1;
-                prop_assert!(!error.to_string().is_empty());
+                // A place named (`… at N`, 1-based, in characters) lies in
+                // the text or just after its end.
+                let message = error.to_string();
+                prop_assert!(!message.is_empty());
+                if let Some(at) = last_position(&message) {
+                    prop_assert!((1..=text.chars().count() + 1).contains(&at), "{message:?} for {text:?}");
+                }
             }
         }
         counts.set((cases, parsed, evaluated, refused));
@@ -249,4 +255,12 @@ fn dice_like_text_never_panics() {
     assert!(parsed * 4 >= cases, "only {parsed} of {cases} texts parsed");
     assert!(evaluated * 5 >= cases, "only {evaluated} of {cases} texts evaluated");
     assert!(refused * 5 >= cases, "only {refused} of {cases} texts were refused");
+}
+
+/// The position an error message names last (`… at N`).
+fn last_position(message: &str) -> Option<usize> {
+    message
+        .match_indices(" at ")
+        .filter_map(|(i, _)| message[i + 4..].chars().take_while(char::is_ascii_digit).collect::<String>().parse().ok())
+        .last()
 }
