@@ -261,7 +261,8 @@ fn runtime_dependencies(manifest: &toml::Table, workspace: &toml::Table) -> Vec<
 /// dependencies, as `cargo tree` reports it (features as this crate alone
 /// turns them on).
 fn resolved_dependencies(package: &str) -> Vec<String> {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    // The cargo running the tests, else the one that built them, else PATH's.
+    let cargo = std::env::var_os("CARGO").or_else(|| option_env!("CARGO").map(Into::into)).unwrap_or("cargo".into());
     let output = Command::new(cargo)
         .args(["tree", "--offline", "--locked", "-e", "normal,build", "--prefix", "none", "-p", package])
         .current_dir(workspace_dir())
