@@ -30,21 +30,68 @@ use tonic::{Code, Request, Response, Status};
 
 // ---------------------------------------------------------------------------
 // 1. A full battle of each ruleset, audited, and fanned out over NATS.
+//
+// Every action's expected outcome is worked out here from the faces the test
+// derives itself (PROTOCOL.md §1–3, from the master key it gave the roller)
+// and RULES.md's tables, written out below without the rules crate: the
+// resolver's Audit re-resolves with the same rules code, so only this can
+// catch a rules error.
 // ---------------------------------------------------------------------------
 
-/// RULES.md 1.1 step 4, general table, for an attack with no flag and no
-/// effect: (result, multiplier, damage for `power`).
-fn pokemon_plain_attack(p: i64, power: u64) -> (&'static str, &'static str, u64) {
-    let (result, multiplier, num, den) = match p {
+/// round(num / den) half up, for non-negative exact fractions (RULES.md
+/// conventions).
+fn round_half_up(num: u64, den: u64) -> u64 {
+    (2 * num + den) / (2 * den)
+}
+
+/// RULES.md 1.1 step 4, general table: (result, multiplier as written in the
+/// outcome, multiplier's numerator, denominator).
+fn pokemon_power_row(p: i64) -> (&'static str, &'static str, u64, u64) {
+    match p {
         1 => ("miss", "0", 0, 1),
         2 => ("hit", "1/3", 1, 3),
         3 => ("hit", "2/3", 2, 3),
         4 | 5 => ("hit", "1", 1, 1),
         6 => ("crit", "2", 2, 1),
         _ => panic!("a d6 showed {p}"),
-    };
-    // round half up of power × num / den
-    (result, multiplier, (2 * power * num + den) / (2 * den))
+    }
+}
+
+/// RULES.md 1.1 for an attack with `power`, without an `effect` and without
+/// flags other than `priority` (which does not touch the roll), by an actor
+/// whose only condition may be confusion (`confusion` = its die), on a
+/// target that is not charging: the whole outcome.
+fn pokemon_attack(p: i64, confusion: Option<i64>, power: u64) -> Value {
+    let (result, multiplier, num, den) = pokemon_power_row(p);
+    // Step 6: round(power × multiplier × hits), hits = 1.
+    let damage = round_half_up(power * num, den);
+    if result == "miss" {
+        // "A miss stays a miss whatever the confusion die says."
+        return json!({"result": "miss", "multiplier": "0", "damage": 0});
+    }
+    if confusion.is_some_and(|c| c % 2 == 1) {
+        // Step 4: a confused Pokémon whose die was odd hits itself; no
+        // effect, interrupt or charge-break.
+        return json!({"result": "self_hit", "multiplier": multiplier, "damage": damage});
+    }
+    json!({"result": result, "multiplier": multiplier, "damage": damage,
+        "effect_applied": null, "interrupts_target": false, "breaks_charge": false})
+}
+
+/// RULES.md 1.2 for a status move by an actor whose only condition may be
+/// confusion: (outcome, turns the status lands for, whether it lands on the
+/// actor itself).
+fn pokemon_status_move(p: i64, confusion: Option<i64>) -> (Value, u64, bool) {
+    assert!((1..=6).contains(&p), "a d6 showed {p}");
+    if p <= 2 {
+        return (json!({"result": "failed", "turns": 0}), 0, false);
+    }
+    // p = 3 → 1 turn … p = 6 → 4 turns.
+    let turns = (p - 2) as u64;
+    if confusion.is_some_and(|c| c % 2 == 1) {
+        return (json!({"result": "self_hit", "turns": turns}), turns, true);
+    }
+    (json!({"result": "success", "turns": turns}), turns, false)
 }
 
 /// RULES.md 1.3: (reduction %, counted) for an effective dodge value.
@@ -69,14 +116,124 @@ fn pbta_band(total: i64) -> &'static str {
     }
 }
 
-/// RULES.md 2.1 for points ≠ 12: (result, breaks concentration).
-fn arcana_cast(sum: i64, total_skill: i64) -> &'static str {
-    match sum {
+/// RULES.md 4.1: a `move` without helpers by an actor whose trait is
+/// `trait_value`, from its reply's 2d6 (which the caller checks against the
+/// journal and re-derives).
+fn assert_pbta_move(reply: &pb::ActResponse, trait_value: i64) {
+    let dice = faces(reply);
+    assert_eq!(dice.len(), 2, "a move rolls 2d6: {reply:?}");
+    let total = dice.iter().sum::<i64>() + trait_value;
+    let expected = json!({"result": pbta_band(total), "total": total, "help": 0, "exposed": []});
+    assert_eq!(outcome(reply), expected, "a move showing {dice:?}");
+}
+
+/// RULES.md 2.1's specialization bonus by skill points.
+fn arcana_bonus(points: i64) -> i64 {
+    match points {
+        1 => 0,
+        2..=4 => 1,
+        5..=7 => 2,
+        8 | 9 => 3,
+        10..=12 => 4,
+        _ => panic!("{points} skill points"),
+    }
+}
+
+/// RULES.md 2.1 for points ≠ 12: the `cast` outcome of 2d10 with `sum`.
+fn arcana_cast(sum: i64, total_skill: i64) -> Value {
+    let result = match sum {
         2 => "critical_success",
         20 => "critical_failure",
         19 => "ordinary_failure",
         s if s <= total_skill => "success",
         _ => "failure",
+    };
+    let broken = matches!(result, "ordinary_failure" | "critical_failure");
+    json!({"result": result, "sum": sum, "total_skill": total_skill, "concentration_broken": broken})
+}
+
+/// RULES.md 2.2: whether the attacking cast lands against the defence.
+fn arcana_attack_lands(attack: &str, defence: &str) -> bool {
+    let succeeded = |r: &str| matches!(r, "success" | "critical_success");
+    succeeded(attack) && !(succeeded(defence) && (attack != "critical_success" || defence == "critical_success"))
+}
+
+/// RULES.md 3.1's fight table (no exchange avoided): (attacker tier,
+/// defender tier) by `diff` and the attacker's total `a_total`.
+fn berserk_fight(diff: i64, a_total: i64) -> (&'static str, &'static str) {
+    match diff {
+        5.. => ("strong", "miss"),
+        4 => ("strong", "weak"),
+        3 => ("medium", "miss"),
+        2 => ("medium", "weak"),
+        1 => ("weak", "miss"),
+        0 if a_total <= 4 => ("weak", "miss"),
+        0 => ("miss", "weak"),
+        -1 => ("weak", "miss"),
+        -2 => ("miss", "miss"),
+        -3 => ("miss", "weak"),
+        -4 => ("weak", "medium"),
+        _ => ("miss", "medium"),
+    }
+}
+
+/// RULES.md 3.1 against a closed card: the attacker's tier by A.
+fn berserk_closed(a_total: i64) -> &'static str {
+    match a_total {
+        ..=3 => "weak",
+        4 | 5 => "medium",
+        _ => "strong",
+    }
+}
+
+/// The damage a tier deals from a side's [weak, medium, strong] values.
+fn berserk_damage(tier: &str, strike: [i64; 3]) -> i64 {
+    match tier {
+        "weak" => strike[0],
+        "medium" => strike[1],
+        "strong" => strike[2],
+        _ => 0,
+    }
+}
+
+/// A battle's dice as the test derives them itself: every roll a reply
+/// returns must carry the next nonce, and its faces are re-derived from the
+/// test's own server seed and the battle's client seed (PROTOCOL.md §2–3).
+struct Derived {
+    battle_id: &'static str,
+    client_seed: &'static str,
+    next_nonce: u64,
+}
+
+impl Derived {
+    fn new(battle_id: &'static str, client_seed: &'static str) -> Derived {
+        Derived { battle_id, client_seed, next_nonce: 0 }
+    }
+
+    /// The reply's dice as (sides, face), in draw order, derived by the test;
+    /// the faces the reply reports must be the same.
+    fn dice(&mut self, reply: &pb::ActResponse) -> Vec<(u32, i64)> {
+        let mut derived = Vec::new();
+        for recorded in &reply.rolls {
+            let roll = recorded.roll.as_ref().expect("roll");
+            assert_eq!((roll.epoch, roll.nonce), (0, self.next_nonce), "{}: the next nonce", self.battle_id);
+            self.next_nonce += 1;
+            let seed = server_seed(self.battle_id, 0);
+            let (_, rolled) = dice::roll(&roll.expression, &seed, self.client_seed, roll.nonce)
+                .unwrap_or_else(|e| panic!("{}: {e}", self.battle_id));
+            derived.extend(rolled.dice.iter().map(|d| (d.sides, d.value)));
+        }
+        let faces: Vec<i64> = derived.iter().map(|&(_, face)| face).collect();
+        assert_eq!(faces, self::faces(reply), "{}: the reply's faces are the derived ones", self.battle_id);
+        derived
+    }
+
+    /// The faces of a reply that drew exactly `count` dice of `sides` faces.
+    fn faces(&mut self, reply: &pb::ActResponse, count: usize, sides: u32) -> Vec<i64> {
+        let dice = self.dice(reply);
+        assert_eq!(dice.len(), count, "{}: {count} dice: {dice:?}", self.battle_id);
+        assert!(dice.iter().all(|&(s, _)| s == sides), "{}: every die a d{sides}: {dice:?}", self.battle_id);
+        dice.into_iter().map(|(_, face)| face).collect()
     }
 }
 
@@ -90,43 +247,88 @@ async fn play_pokemon(stack: &Stack) -> Played {
     let mut resolver = resolver_client(&stack.resolver).await;
     let (battle_id, client_seed) = ("full-pokemon", "thread 1024: pika pika");
     open(&mut resolver, battle_id, "pokemon-d6@1", json!([{"id": "pikachu"}, {"id": "meowth"}]), client_seed).await;
+    let mut derived = Derived::new(battle_id, client_seed);
     let mut replies = Vec::new();
+    // The state RULES.md §1 keeps that these actions touch: meowth's counted
+    // dodges, and below pikachu's turns of confusion (the only condition
+    // anyone can get here).
+    let mut meowth_dodges = 0u64;
 
+    // A plain attack by a Pokémon without conditions: one power die.
     let attack = json!({"type": "attack", "actor": "pikachu", "target": "meowth", "move": "Tackle", "power": 40});
     let reply = act(&mut resolver, battle_id, &attack, "p-1").await.expect("attack");
-    assert_eq!(reply.rolls.len(), 1, "an attack by a Pokémon without conditions draws one power die");
-    let p = faces(&reply)[0];
-    let (result, multiplier, damage) = pokemon_plain_attack(p, 40);
-    let got = outcome(&reply);
-    assert_eq!((got["result"].as_str(), got["multiplier"].as_str()), (Some(result), Some(multiplier)), "p={p}: {got}");
-    assert_eq!(got["damage"].as_u64(), Some(damage), "p={p}: {got}");
+    let [p] = derived.faces(&reply, 1, 6)[..] else { unreachable!() };
+    assert_eq!(outcome(&reply), pokemon_attack(p, None, 40), "Tackle, p={p}");
     let attack_version = reply.version;
     replies.push(reply);
 
     let dodge = json!({"type": "dodge", "actor": "meowth", "incoming_damage": 40});
     let reply = act(&mut resolver, battle_id, &dodge, "p-2").await.expect("dodge");
-    let d = faces(&reply)[0];
+    let [d] = derived.faces(&reply, 1, 6)[..] else { unreachable!() };
     let (reduction, counted) = pokemon_dodge(d);
-    let got = outcome(&reply);
-    assert_eq!(got["reduction_percent"].as_u64(), Some(reduction), "d={d}: {got}");
-    assert_eq!(got["counted"].as_bool(), Some(counted), "d={d}: {got}");
-    assert_eq!(got["dodges_left"].as_u64(), Some(if counted { 4 } else { 5 }), "d={d}: {got}");
-    assert_eq!(got["damage_after"].as_u64(), Some((40 * (100 - reduction) + 50) / 100), "d={d}: {got}");
+    meowth_dodges += u64::from(counted);
+    let expected = json!({"reduction_percent": reduction, "counted": counted, "dodges_left": 5 - meowth_dodges,
+        "damage_after": round_half_up(40 * (100 - reduction), 100)});
+    assert_eq!(outcome(&reply), expected, "dodge, d={d}");
     replies.push(reply);
 
-    let more = [
-        json!({"type": "status_move", "actor": "meowth", "target": "pikachu", "move": "Supersonic", "status": "confusion"}),
-        json!({"type": "attack", "actor": "pikachu", "target": "meowth", "move": "Quick Attack", "power": 40, "priority": true}),
-        json!({"type": "dodge", "actor": "meowth", "priority": true}),
-        json!({"type": "metronome", "actor": "pikachu", "moves": ["Thunder", "Surf", "Fly"]}),
-        json!({"type": "pass", "actor": "meowth"}),
-        json!({"type": "roll", "actor": "ash", "expression": "2d20kh1+3", "purpose": "Pokédex check"}),
-    ];
-    for (i, action) in more.iter().enumerate() {
-        replies.push(act(&mut resolver, battle_id, action, &format!("p-{}", i + 3)).await.expect("action"));
-    }
-    let free = replies.last().expect("free roll");
-    assert_eq!(free.rolls[0].roll.as_ref().expect("roll").expression, "2d20kh1+3");
+    // Meowth has no condition: one power die; on a success pikachu is
+    // confused for p − 2 turns. Meowth's turn ends with nothing to tick.
+    let supersonic = json!({"type": "status_move", "actor": "meowth", "target": "pikachu", "move": "Supersonic", "status": "confusion"});
+    let reply = act(&mut resolver, battle_id, &supersonic, "p-3").await.expect("status move");
+    let [p] = derived.faces(&reply, 1, 6)[..] else { unreachable!() };
+    let (expected, turns, on_itself) = pokemon_status_move(p, None);
+    assert!(!on_itself, "meowth is not confused");
+    let pikachu_confused = turns;
+    assert_eq!(outcome(&reply), expected, "Supersonic, p={p}");
+    replies.push(reply);
+
+    // Step 3: a confused pikachu draws its power die, then a confusion die.
+    let quick = json!({"type": "attack", "actor": "pikachu", "target": "meowth", "move": "Quick Attack", "power": 40,
+        "priority": true});
+    let reply = act(&mut resolver, battle_id, &quick, "p-4").await.expect("quick attack");
+    let faces = derived.faces(&reply, if pikachu_confused > 0 { 2 } else { 1 }, 6);
+    let (p, confusion) = (faces[0], faces.get(1).copied());
+    assert_eq!(outcome(&reply), pokemon_attack(p, confusion, 40), "Quick Attack, faces {faces:?}");
+    replies.push(reply);
+
+    // RULES.md 1.3 with `priority`: e = d − 1, at least 1. No incoming
+    // damage, so no `damage_after`.
+    let priority_dodge = json!({"type": "dodge", "actor": "meowth", "priority": true});
+    let reply = act(&mut resolver, battle_id, &priority_dodge, "p-5").await.expect("priority dodge");
+    let [d] = derived.faces(&reply, 1, 6)[..] else { unreachable!() };
+    let (reduction, counted) = pokemon_dodge((d - 1).max(1));
+    meowth_dodges += u64::from(counted);
+    let expected = json!({"reduction_percent": reduction, "counted": counted, "dodges_left": 5 - meowth_dodges});
+    assert_eq!(outcome(&reply), expected, "priority dodge, d={d}");
+    replies.push(reply);
+
+    // RULES.md 1.4: one die with as many faces as moves; face k picks move k.
+    // Not a move: no condition die, whatever pikachu's confusion.
+    let moves = ["Thunder", "Surf", "Fly"];
+    let metronome = json!({"type": "metronome", "actor": "pikachu", "moves": moves});
+    let reply = act(&mut resolver, battle_id, &metronome, "p-6").await.expect("metronome");
+    let [k] = derived.faces(&reply, 1, 3)[..] else { unreachable!() };
+    assert_eq!(outcome(&reply), json!({"picked": moves[k as usize - 1]}), "metronome, k={k}");
+    replies.push(reply);
+
+    // RULES.md 1.5: no dice.
+    let reply = act(&mut resolver, battle_id, &json!({"type": "pass", "actor": "meowth"}), "p-7").await.expect("pass");
+    derived.faces(&reply, 0, 6);
+    assert_eq!(outcome(&reply), json!({"result": "pass"}));
+    replies.push(reply);
+
+    // RULES.md 5.2 and PROTOCOL.md §3: 2d20kh1 keeps the higher die (the
+    // earlier one on a tie), + 3.
+    let free = json!({"type": "roll", "actor": "ash", "expression": "2d20kh1+3", "purpose": "Pokédex check"});
+    let reply = act(&mut resolver, battle_id, &free, "p-8").await.expect("free roll");
+    assert_eq!(reply.rolls[0].roll.as_ref().expect("roll").expression, "2d20kh1+3");
+    let [a, b] = derived.faces(&reply, 2, 20)[..] else { unreachable!() };
+    let got = outcome(&reply);
+    assert_eq!(got["total"], json!(a.max(b) + 3), "2d20kh1+3 showing {a}, {b}: {got}");
+    let kept: Vec<&Value> = got["dice"].as_array().expect("dice").iter().map(|die| &die["kept"]).collect();
+    assert_eq!(kept, [&json!(a >= b), &json!(a < b)], "2d20kh1 showing {a}, {b}: {got}");
+    replies.push(reply);
 
     let dispute = pb::DisputeRequest {
         battle_id: battle_id.into(),
@@ -156,26 +358,43 @@ async fn play_arcana(stack: &Stack) -> Played {
         {"id": "knight", "abilities": {"shield": {"per_episode": 3}}}
     ]);
     open(&mut resolver, battle_id, "arcana-2d10@1", sheets, client_seed).await;
+    let mut derived = Derived::new(battle_id, client_seed);
     let mut replies = Vec::new();
+
+    // 8 points: total skill 8 + 3.
     let cast = json!({"type": "cast", "actor": "mage", "ability": "fireball", "skill_points": 8, "post": "post-1"});
     let reply = act(&mut resolver, battle_id, &cast, "a-1").await.expect("cast");
-    let sum: i64 = faces(&reply).iter().sum();
-    assert_eq!(faces(&reply).len(), 2, "a cast rolls 2d10");
-    // 8 points: specialization bonus +3 (RULES.md 2.1).
-    let got = outcome(&reply);
-    assert_eq!(got["sum"].as_i64(), Some(sum), "{got}");
-    assert_eq!(got["total_skill"].as_i64(), Some(11), "{got}");
-    assert_eq!(got["result"].as_str(), Some(arcana_cast(sum, 11)), "sum {sum}: {got}");
+    let sum: i64 = derived.faces(&reply, 2, 10).iter().sum();
+    let attack = arcana_cast(sum, 8 + arcana_bonus(8));
+    assert_eq!(outcome(&reply), attack, "cast, sum {sum}");
     let cast_version = reply.version;
     replies.push(reply);
-    let actions = [
-        json!({"type": "defend", "actor": "knight", "ability": "shield", "skill_points": 6, "post": "post-2", "against": cast_version}),
-        json!({"type": "start_episode"}),
-        json!({"type": "cast", "actor": "knight", "skill_points": 3, "artifact_bonus": 2, "post": "post-3"}),
-    ];
-    for (i, action) in actions.iter().enumerate() {
-        replies.push(act(&mut resolver, battle_id, action, &format!("a-{}", i + 2)).await.expect("action"));
-    }
+
+    // RULES.md 2.2: a cast roll of its own (6 points: 6 + 2), then whether
+    // the attack lands.
+    let defend = json!({"type": "defend", "actor": "knight", "ability": "shield", "skill_points": 6, "post": "post-2",
+        "against": cast_version});
+    let reply = act(&mut resolver, battle_id, &defend, "a-2").await.expect("defend");
+    let sum: i64 = derived.faces(&reply, 2, 10).iter().sum();
+    let mut expected = arcana_cast(sum, 6 + arcana_bonus(6));
+    let lands =
+        arcana_attack_lands(attack["result"].as_str().expect("result"), expected["result"].as_str().expect("r"));
+    expected["attack_lands"] = json!(lands);
+    assert_eq!(outcome(&reply), expected, "defence, sum {sum} against {attack}");
+    replies.push(reply);
+
+    // RULES.md 2.3: no dice.
+    let reply = act(&mut resolver, battle_id, &json!({"type": "start_episode"}), "a-3").await.expect("episode");
+    derived.faces(&reply, 0, 10);
+    assert_eq!(outcome(&reply), json!({"result": "episode_started"}));
+    replies.push(reply);
+
+    // No ability: 3 points + 1, + the artifact's 2.
+    let plain = json!({"type": "cast", "actor": "knight", "skill_points": 3, "artifact_bonus": 2, "post": "post-3"});
+    let reply = act(&mut resolver, battle_id, &plain, "a-4").await.expect("cast");
+    let sum: i64 = derived.faces(&reply, 2, 10).iter().sum();
+    assert_eq!(outcome(&reply), arcana_cast(sum, 3 + arcana_bonus(3) + 2), "plain cast, sum {sum}");
+    replies.push(reply);
     Played { battle_id: battle_id.into(), client_seed: client_seed.into(), replies }
 }
 
@@ -183,28 +402,49 @@ async fn play_berserk(stack: &Stack) -> Played {
     let mut resolver = resolver_client(&stack.resolver).await;
     let (battle_id, client_seed) = ("full-berserk", "");
     open(&mut resolver, battle_id, "berserk@1", json!([{"id": "gnome"}, {"id": "troll"}]), client_seed).await;
+    let mut derived = Derived::new(battle_id, client_seed);
     let mut replies = Vec::new();
+    let (gnome, troll) = ([1, 2, 3], [2, 3, 4]);
+
+    // A fight: the attacker's d6, then the defender's. Experience 1 against
+    // 0 gives the attacker +1; nobody avoids the exchange.
     let fight = json!({"type": "strike", "kind": "simple",
-        "attacker": {"id": "gnome", "strike": [1, 2, 3], "attack_experience": 1},
-        "defender": {"id": "troll", "strike": [2, 3, 4]}});
+        "attacker": {"id": "gnome", "strike": gnome, "attack_experience": 1},
+        "defender": {"id": "troll", "strike": troll}});
     let reply = act(&mut resolver, battle_id, &fight, "b-1").await.expect("strike");
-    assert_eq!(faces(&reply).len(), 2, "a fight rolls the attacker's d6, then the defender's");
+    let [a, d] = derived.faces(&reply, 2, 6)[..] else { unreachable!() };
+    let (a_total, d_total) = (a + 1, d);
+    let diff = a_total - d_total;
+    let (attacker_tier, defender_tier) = berserk_fight(diff, a_total);
+    let expected = json!({"fight": true, "attacker_tier": attacker_tier, "defender_tier": defender_tier,
+        "attacker_damage": berserk_damage(attacker_tier, gnome), "defender_damage": berserk_damage(defender_tier, troll),
+        "diff": diff, "exchange_avoided": false});
+    assert_eq!(outcome(&reply), expected, "fight, a={a} d={d}");
     replies.push(reply);
+
+    // Against a closed card only the attacker rolls; no experience applies.
+    // The gnome gives no `strike` values, so the outcome has no
+    // `defender_damage` ("from that side's `strike` values when given").
     let closed = json!({"type": "strike", "kind": "simple",
-        "attacker": {"id": "troll", "strike": [2, 3, 4]}, "defender": {"id": "gnome", "closed": true}});
+        "attacker": {"id": "troll", "strike": troll}, "defender": {"id": "gnome", "closed": true}});
     let reply = act(&mut resolver, battle_id, &closed, "b-2").await.expect("strike on a closed card");
-    assert_eq!(faces(&reply).len(), 1, "against a closed card only the attacker rolls");
+    let [a] = derived.faces(&reply, 1, 6)[..] else { unreachable!() };
+    let tier = berserk_closed(a);
+    let expected = json!({"fight": false, "attacker_tier": tier, "defender_tier": "none",
+        "attacker_damage": berserk_damage(tier, troll), "diff": null, "exchange_avoided": false});
+    assert_eq!(outcome(&reply), expected, "closed card, a={a}");
     replies.push(reply);
+
+    // RULES.md 3.2: X-Y-Z by one d6.
     let effect = json!({"type": "effect", "actor": "gnome", "values": [1, 2, 3]});
     let reply = act(&mut resolver, battle_id, &effect, "b-3").await.expect("effect");
-    let d = faces(&reply)[0];
+    let [d] = derived.faces(&reply, 1, 6)[..] else { unreachable!() };
     let (tier, value) = match d {
         ..=3 => ("x", 1),
         4 | 5 => ("y", 2),
         _ => ("z", 3),
     };
-    let got = outcome(&reply);
-    assert_eq!((got["tier"].as_str(), got["value"].as_i64()), (Some(tier), Some(value)), "d={d}: {got}");
+    assert_eq!(outcome(&reply), json!({"tier": tier, "value": value}), "effect, d={d}");
     replies.push(reply);
     Played { battle_id: battle_id.into(), client_seed: client_seed.into(), replies }
 }
@@ -214,18 +454,24 @@ async fn play_pbta(stack: &Stack) -> Played {
     let (battle_id, client_seed) = ("full-pbta", "Cerulean gym");
     let sheets = json!([{"id": "misty", "traits": {"cool": 1, "grace": 2}}, {"id": "brock", "traits": {"grit": -1}}]);
     open(&mut resolver, battle_id, "pbta-2d6@1", sheets, client_seed).await;
+    let mut derived = Derived::new(battle_id, client_seed);
     let mut replies = Vec::new();
+    // (action, trait from the sheet (0 when absent), help, who is exposed)
     let moves = [
-        (json!({"type": "move", "actor": "misty", "trait": "grace", "helpers": ["brock"], "stakes": "cross"}), 2 + 1),
-        (json!({"type": "move", "actor": "brock", "trait": "grit", "stakes": "hold the door"}), -1),
-        (json!({"type": "move", "actor": "brock", "trait": "wits", "stakes": "read the map"}), 0),
+        (
+            json!({"type": "move", "actor": "misty", "trait": "grace", "helpers": ["brock"], "stakes": "cross"}),
+            2,
+            1,
+            json!(["brock"]),
+        ),
+        (json!({"type": "move", "actor": "brock", "trait": "grit", "stakes": "hold the door"}), -1, 0, json!([])),
+        (json!({"type": "move", "actor": "brock", "trait": "wits", "stakes": "read the map"}), 0, 0, json!([])),
     ];
-    for (i, (action, bonus)) in moves.iter().enumerate() {
+    for (i, (action, trait_value, help, exposed)) in moves.iter().enumerate() {
         let reply = act(&mut resolver, battle_id, action, &format!("m-{i}")).await.expect("move");
-        let total = faces(&reply).iter().sum::<i64>() + bonus;
-        let got = outcome(&reply);
-        assert_eq!(got["total"].as_i64(), Some(total), "{got}");
-        assert_eq!(got["result"].as_str(), Some(pbta_band(total)), "{got}");
+        let total = derived.faces(&reply, 2, 6).iter().sum::<i64>() + trait_value + help;
+        let expected = json!({"result": pbta_band(total), "total": total, "help": help, "exposed": exposed});
+        assert_eq!(outcome(&reply), expected, "{action}");
         replies.push(reply);
     }
     let unknown = json!({"type": "move", "actor": "misty", "trait": "luck", "stakes": "x"});
@@ -412,83 +658,112 @@ async fn a_retry_after_a_crash_between_roll_and_resolution_reuses_the_roll() {
     assert_audit_rpc_ok(&mut resolver, battle_id, events.len()).await;
 }
 
-/// A real kill -9 of the resolver under load: every request that was
+/// A real kill -9 of the resolver under load, aimed between a roll and its
+/// resolution (and tried again, a bounded number of times, until a journaled
+/// roll is indeed left without its resolution): every request that was
 /// answered returns the identical reply when retried against the restarted
-/// resolver, every request in flight completes on retry, and the journal
-/// holds one resolution per request, every roll used exactly once, nonces
-/// without a gap.
+/// resolver, every request in flight completes on retry reusing its roll,
+/// and the journal holds one resolution per request, every roll used
+/// exactly once, nonces without a gap.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn kill_9_of_the_resolver_under_load_then_retries_lose_and_reroll_nothing() {
+    /// Kills tried before the test gives up on hitting the window.
+    const ROUNDS: usize = 5;
     let mut stack = Stack::start("kill9", false).await;
     let battle_id = "kill-under-load";
     let client_seed = "kill -9";
     let mut resolver = resolver_client(&stack.resolver).await;
     open(&mut resolver, battle_id, "pbta-2d6@1", json!([{"id": "misty"}, {"id": "brock"}]), client_seed).await;
-    let acked = Arc::new(AtomicUsize::new(0));
-    let mut tasks = Vec::new();
-    for t in 0..8 {
-        let mut resolver = resolver_client(&stack.resolver).await;
-        let acked = acked.clone();
-        tasks.push(tokio::spawn(async move {
-            let mut answered = Vec::new();
-            for i in 0.. {
-                let request_id = format!("load-{t}-{i}");
-                let action = json!({"type": "move", "actor": "misty", "trait": "cool", "stakes": request_id});
-                match act(&mut resolver, "kill-under-load", &action, &request_id).await {
-                    Ok(reply) => {
-                        answered.push((request_id, action, Some(reply)));
-                        acked.fetch_add(1, Ordering::Relaxed);
-                    }
-                    Err(status) => {
-                        assert_ne!(status.code(), Code::InvalidArgument, "{status:?}");
-                        answered.push((request_id, action, None));
-                        return answered;
+    let mut attempts = Vec::new();
+    let mut unresolved = Vec::new();
+    for round in 0..ROUNDS {
+        let acked = Arc::new(AtomicUsize::new(0));
+        let mut tasks = Vec::new();
+        for t in 0..8 {
+            let mut resolver = resolver_client(&stack.resolver).await;
+            let acked = acked.clone();
+            tasks.push(tokio::spawn(async move {
+                let mut answered = Vec::new();
+                for i in 0.. {
+                    let request_id = format!("load-{round}-{t}-{i}");
+                    let action = json!({"type": "move", "actor": "misty", "trait": "cool", "stakes": request_id});
+                    match act(&mut resolver, "kill-under-load", &action, &request_id).await {
+                        Ok(reply) => {
+                            answered.push((request_id, action, Some(reply)));
+                            acked.fetch_add(1, Ordering::Relaxed);
+                        }
+                        Err(status) => {
+                            assert_ne!(status.code(), Code::InvalidArgument, "{status:?}");
+                            answered.push((request_id, action, None));
+                            return answered;
+                        }
                     }
                 }
+                unreachable!()
+            }));
+        }
+        let counter = acked.clone();
+        poll_until("answered Acts under load", WAIT, || {
+            let counter = counter.clone();
+            async move { (counter.load(Ordering::Relaxed) >= 24).then_some(()) }
+        })
+        .await;
+        let roller_url = stack.roller.url();
+        let restarted = stack.start_resolver(&roller_url).await;
+        // Aim the kill between a roll and its resolution: the moment the
+        // journal shows a new roll, the resolver that asked for it is still
+        // to resolve.
+        let mut journal = stack.journal_client().await;
+        let head = battlelog_system_tests::head(&mut journal, battle_id).await.expect("head");
+        let mut feed = journal
+            .subscribe_stream(pb::SubscribeStreamRequest { stream_id: battle_id.into(), from_version: head + 1 })
+            .await
+            .expect("subscribe")
+            .into_inner();
+        loop {
+            let next = tokio::time::timeout(WAIT, feed.message()).await.expect("the load goes on");
+            let record = next.expect("feed").expect("open feed").event.expect("record");
+            if record.event_type == "DiceRolled" {
+                break;
             }
-            unreachable!()
-        }));
-    }
-    let counter = acked.clone();
-    poll_until("answered Acts under load", WAIT, || {
-        let counter = counter.clone();
-        async move { (counter.load(Ordering::Relaxed) >= 24).then_some(()) }
-    })
-    .await;
-    let roller_url = stack.roller.url();
-    let restarted = stack.start_resolver(&roller_url).await;
-    // Aim the kill between a roll and its resolution: the moment the journal
-    // shows a new roll, the resolver that asked for it is still to resolve.
-    let mut journal = stack.journal_client().await;
-    let head = battlelog_system_tests::head(&mut journal, battle_id).await.expect("head");
-    let mut feed = journal
-        .subscribe_stream(pb::SubscribeStreamRequest { stream_id: battle_id.into(), from_version: head + 1 })
-        .await
-        .expect("subscribe")
-        .into_inner();
-    loop {
-        let next = tokio::time::timeout(WAIT, feed.message()).await.expect("the load goes on");
-        let record = next.expect("feed").expect("open feed").event.expect("record");
-        if record.event_type == "DiceRolled" {
+        }
+        std::mem::replace(&mut stack.resolver, restarted).kill_9();
+        drop(feed);
+        let mut cut_off = 0;
+        for task in tasks {
+            let answered = task.await.expect("load task");
+            cut_off += answered.iter().filter(|(_, _, reply)| reply.is_none()).count();
+            attempts.extend(answered);
+        }
+        assert_eq!(cut_off, 8, "round {round}: every task was cut off by the kill");
+
+        // Nothing is retried before the last round, so a roll left without
+        // its resolution in an earlier round is still counted here.
+        let before = journaled(&stack, battle_id).await;
+        let resolved_keys: HashSet<String> = resolutions_of(&before).into_iter().map(|(_, key, _)| key).collect();
+        unresolved = before
+            .iter()
+            .filter(|e| e.key().starts_with("roll:act:"))
+            .map(|e| e.key().trim_start_matches("roll:act:").trim_end_matches(":0").to_owned())
+            .filter(|request_id| !resolved_keys.contains(&format!("act:{request_id}")))
+            .collect();
+        if !unresolved.is_empty() {
             break;
         }
     }
-    std::mem::replace(&mut stack.resolver, restarted).kill_9();
-    drop(feed);
-    let mut attempts = Vec::new();
-    for task in tasks {
-        attempts.extend(task.await.expect("load task"));
+    assert!(
+        !unresolved.is_empty(),
+        "in {ROUNDS} kills, none landed between a journaled roll and its resolution: the window went untested"
+    );
+    let in_flight: HashSet<&str> =
+        attempts.iter().filter(|(_, _, reply)| reply.is_none()).map(|(id, _, _)| id.as_str()).collect();
+    for request_id in &unresolved {
+        assert!(
+            in_flight.contains(request_id.as_str()),
+            "{request_id}: a roll without a resolution was never answered"
+        );
     }
     let before = journaled(&stack, battle_id).await;
-    let in_flight = attempts.iter().filter(|(_, _, reply)| reply.is_none()).count();
-    assert_eq!(in_flight, 8, "every task was cut off by the kill");
-    let resolved_keys: HashSet<String> = resolutions_of(&before).into_iter().map(|(_, key, _)| key).collect();
-    let unresolved = before
-        .iter()
-        .filter(|e| e.key().starts_with("roll:act:"))
-        .filter(|e| !resolved_keys.contains(e.key().trim_start_matches("roll:").trim_end_matches(":0")))
-        .count();
-    eprintln!("kill -9 with {in_flight} requests in flight left {unresolved} journaled rolls without a resolution");
 
     let mut resolver = resolver_client(&stack.resolver).await;
     let mut final_replies = HashMap::new();
@@ -516,6 +791,8 @@ async fn kill_9_of_the_resolver_under_load_then_retries_lose_and_reroll_nothing(
     assert_eq!(used, (0..rolls_of(&events).len() as u64).collect::<Vec<_>>(), "every roll used exactly once");
     for reply in final_replies.values() {
         assert_reply_rolls_journaled(battle_id, reply, &events);
+        // Misty's sheet has no traits: `cool` is 0.
+        assert_pbta_move(reply, 0);
     }
     for (_, roll) in rolls_of(&events) {
         assert_rederives(battle_id, client_seed, &roll);
@@ -639,6 +916,7 @@ async fn concurrent_moves(stack: &Stack, resolvers: &[&battlelog_test_support::S
     assert_eq!(versions.len(), 16, "each resolution has its own version");
     for reply in &replies {
         assert_reply_rolls_journaled(battle_id, reply, &events);
+        assert_pbta_move(reply, 0);
     }
     for (_, roll) in rolls_of(&events) {
         assert_rederives(battle_id, battle_id, &roll);
@@ -700,6 +978,11 @@ async fn a_retry_storm_rolls_once_and_answers_identically() {
             replies.push(task.await.expect("task").unwrap_or_else(|s| panic!("{request_id}: {s:?}")));
         }
         assert!(replies.iter().all(|r| *r == replies[0]), "{request_id}: every reply is identical");
+        if *action == &attack {
+            // Pikachu never gets a condition here: one power die.
+            let p = faces(&replies[0]);
+            assert_eq!(outcome(&replies[0]), pokemon_attack(p[0], None, 40), "{request_id}: Tackle, p={p:?}");
+        }
         let events = journaled(&stack, battle_id).await;
         let rolled: Vec<_> = events.iter().filter(|e| e.key() == format!("roll:act:{request_id}:0")).collect();
         assert_eq!(rolled.len(), 1, "{request_id}: one roll");

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use battlelog_proto::v1 as pb;
@@ -105,12 +105,26 @@ async fn different_streams_do_not_block_each_other() {
         }));
     }
     append(&mut client(&server).await, "contended", no_stream(), vec![opened("", "")]).await.expect("open");
+    let landed = Arc::new(AtomicUsize::new(0));
     for h in 0..8 {
         let mut c = client(&server).await;
+        let landed = landed.clone();
         tasks.push(tokio::spawn(async move {
             for i in 0..20 {
                 // Stale on purpose: most of these conflict on the hot stream.
-                let _ = append(&mut c, "contended", exact(Some(i)), vec![resolved(&format!("{h}"), "")]).await;
+                // Either the guard still held and the event landed right after
+                // version i, or the conflict names a later head: this writer
+                // alone has brought the head to at least i by now.
+                match append(&mut c, "contended", exact(Some(i)), vec![resolved(&format!("{h}"), "")]).await {
+                    Ok(reply) => {
+                        assert_eq!(reply.events[0].version, i + 1, "a guarded append lands right after version {i}");
+                        landed.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Err(status) => {
+                        let actual = conflict_actual_version(&status);
+                        assert!(actual > Some(i), "a conflict on exact({i}) names a later head: {actual:?}");
+                    }
+                }
                 append(&mut c, "contended", any(), vec![resolved(&format!("{h}"), "")]).await.expect("any");
             }
         }));
@@ -124,6 +138,9 @@ async fn different_streams_do_not_block_each_other() {
         assert_eq!(head(&mut c, &stream).await, Some(19));
         assert!(verify(&mut c, &stream).await.ok);
     }
+    // The opening, 8 × 20 unguarded appends, and the guarded ones that landed.
+    let landed = landed.load(Ordering::Relaxed) as u64;
+    assert_eq!(head(&mut c, "contended").await, Some(8 * 20 + landed), "{landed} guarded appends landed");
     assert!(verify(&mut c, "contended").await.ok);
 }
 
@@ -205,15 +222,16 @@ async fn kill_9_under_load_loses_no_acknowledged_event() {
             }
         }
         let count_at_start = acked.lock().await.len();
+        let killed = Arc::new(AtomicBool::new(false));
         let mut tasks = Vec::new();
         for w in 0..CLIENTS {
             let mut c = client(&server).await;
-            let acked = acked.clone();
+            let (acked, killed) = (acked.clone(), killed.clone());
             tasks.push(tokio::spawn(async move {
                 // Half the writers share one stream (guard: any), half own one (guard: exact).
                 let stream = if w % 2 == 0 { "shared".to_owned() } else { format!("own-{w}") };
-                let Ok(info) = c.stream_info(pb::StreamInfoRequest { stream_id: stream.clone() }).await else { return };
-                let mut seen = info.into_inner().head_version;
+                let info = c.stream_info(pb::StreamInfoRequest { stream_id: stream.clone() }).await;
+                let mut seen = info.expect("the restarted journal answers").into_inner().head_version;
                 for b in 0.. {
                     let events: Vec<_> =
                         (0..BATCH).map(|i| resolved(&format!("{stream}/r{round}/w{w}/b{b}/{i}/{BATCH}"), "")).collect();
@@ -232,8 +250,20 @@ async fn kill_9_under_load_loses_no_acknowledged_event() {
                             }
                             seen = reply.events.last().map(|e| e.version);
                         }
-                        // The server is gone: stop. (What was in flight is unacknowledged.)
-                        Err(_) => return,
+                        // The server is gone: stop. (What was in flight is
+                        // unacknowledged.) Read the flag after the error: it
+                        // was set before the kill.
+                        Err(status) => {
+                            assert!(
+                                killed.load(Ordering::SeqCst),
+                                "{stream}: an append failed before the kill: {status:?}"
+                            );
+                            assert!(
+                                server_went_away(&status, true),
+                                "{stream}: not a killed server's error: {status:?}"
+                            );
+                            return;
+                        }
                     }
                 }
             }));
@@ -245,6 +275,7 @@ async fn kill_9_under_load_loses_no_acknowledged_event() {
             async move { (acked.lock().await.len() >= target).then_some(()) }
         })
         .await;
+        killed.store(true, Ordering::SeqCst);
         server.kill_9();
         for task in tasks {
             task.await.expect("writer");
@@ -645,8 +676,41 @@ async fn subscriptions_are_gap_free_across_catch_up_and_live() {
     assert_eq!(positions, (0..total_all).collect::<Vec<_>>());
 }
 
+/// Whether `status` is what a writer may see once its server was stopped:
+/// the connection refused (UNAVAILABLE), a call cancelled as its connection
+/// closed (CANCELLED), the journal's own refusal while it shuts down
+/// (UNAVAILABLE) and, only after a kill -9, a connection dropped mid-call
+/// (tonic reports that as UNKNOWN with a transport or h2 error). Anything
+/// else — a conflict on a stream the writer alone writes, an invalid
+/// argument, an internal error — is a bug, not the stop.
+fn server_went_away(status: &tonic::Status, killed: bool) -> bool {
+    match status.code() {
+        Code::Unavailable | Code::Cancelled => true,
+        Code::Unknown => {
+            killed && ["transport error", "h2 protocol error"].iter().any(|m| status.message().contains(m))
+        }
+        _ => false,
+    }
+}
+
+/// Every event of the global log, paging through `ReadAll`.
+async fn read_all_events(c: &mut Client) -> Vec<pb::RecordedEvent> {
+    let mut events: Vec<pb::RecordedEvent> = Vec::new();
+    loop {
+        let from_position = events.last().map_or(0, |e| e.global_position + 1);
+        let page = c.read_all(pb::ReadAllRequest { from_position, max_count: 0 }).await.expect("read all").into_inner();
+        if page.events.is_empty() {
+            return events;
+        }
+        events.extend(page.events);
+    }
+}
+
 /// SIGTERM with appends in flight: every append that was answered OK is on
-/// disk after a restart, open subscriptions end, and the process exits 0.
+/// disk after a restart with the payload, event id and hash it was
+/// acknowledged with; writers fail only after the signal and only as a
+/// stopping server makes them; the open subscription delivers stored events
+/// without a gap and then ends; the process exits 0.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn graceful_shutdown_finishes_in_flight_appends() {
     let dir = temp_dir("graceful");
@@ -659,23 +723,31 @@ async fn graceful_shutdown_finishes_in_flight_appends() {
         .expect("subscribe")
         .into_inner();
     let acked = Arc::new(AtomicUsize::new(0));
+    let stopping = Arc::new(AtomicBool::new(false));
     let mut tasks = Vec::new();
     for w in 0..16 {
         let mut c = client(&server).await;
-        let acked = acked.clone();
+        let (acked, stopping) = (acked.clone(), stopping.clone());
         tasks.push(tokio::spawn(async move {
             let mut ok = Vec::new();
             for i in 0.. {
-                let event = if i == 0 { opened("", "") } else { resolved(&format!("{i}"), "") };
+                let event = if i == 0 { opened("", "") } else { resolved(&format!("g{w}/{i}"), "") };
+                let payload = event.payload.clone();
                 match append(&mut c, &format!("g{w}"), any(), vec![event]).await {
                     Ok(reply) => {
-                        ok.push(reply.events[0].version);
+                        let e = &reply.events[0];
+                        ok.push((e.version, e.event_id.clone(), e.hash.clone(), payload));
                         acked.fetch_add(1, Ordering::Relaxed);
                     }
-                    Err(_) => break,
+                    Err(status) => {
+                        // Read the flag after the error: it was set before the signal.
+                        assert!(stopping.load(Ordering::SeqCst), "g{w}: an append failed before SIGTERM: {status:?}");
+                        assert!(server_went_away(&status, false), "g{w}: not a stopping server's error: {status:?}");
+                        return ok;
+                    }
                 }
             }
-            ok
+            unreachable!()
         }));
     }
     let acked_ref = acked.clone();
@@ -684,9 +756,19 @@ async fn graceful_shutdown_finishes_in_flight_appends() {
         async move { (acked.load(Ordering::Relaxed) >= 100).then_some(()) }
     })
     .await;
+    stopping.store(true, Ordering::SeqCst);
     assert!(server.terminate().await, "exits 0 after SIGTERM");
-    // The subscription ended rather than hanging the shutdown.
-    while let Ok(Some(_)) = sub.message().await {}
+    // The subscription ends rather than hanging the shutdown, and what it
+    // delivered before is the global log in order.
+    let mut delivered = Vec::new();
+    loop {
+        let next = tokio::time::timeout(WAIT, sub.message()).await.expect("the subscription ends");
+        match next {
+            Ok(Some(e)) => delivered.push(e),
+            Ok(None) => break,
+            Err(status) => panic!("a graceful shutdown ends the subscription cleanly: {status:?}"),
+        }
+    }
     let mut answered = Vec::new();
     for task in tasks {
         answered.push(task.await.expect("writer"));
@@ -694,12 +776,26 @@ async fn graceful_shutdown_finishes_in_flight_appends() {
 
     let server = journal(&data, None).await;
     let mut c = client(&server).await;
-    for (w, versions) in answered.iter().enumerate() {
+    for (w, acknowledged) in answered.iter().enumerate() {
         let stream = format!("g{w}");
         let stored = read_stream(&mut c, &stream).await;
-        assert!(stored.len() >= versions.len(), "{stream}: every answered append is there");
         check_chain(&stream, &stored);
+        assert!(!acknowledged.is_empty(), "{stream}: the writer had appended before the signal");
+        for (version, event_id, hash, payload) in acknowledged {
+            let e = stored
+                .get(*version as usize)
+                .unwrap_or_else(|| panic!("{stream}@{version}: acknowledged before SIGTERM, lost after"));
+            let record = e.event.as_ref().expect("decoded");
+            assert_eq!(&record.payload, payload, "{stream}@{version}: the acknowledged payload");
+            assert_eq!(&record.event_id, event_id, "{stream}@{version}: the acknowledged event id");
+            assert_eq!(&e.hash, hash, "{stream}@{version}: the acknowledged record bytes");
+        }
     }
+    let global = read_all_events(&mut c).await;
+    let positions: Vec<u64> = delivered.iter().map(|e| e.global_position).collect();
+    assert_eq!(positions, (0..delivered.len() as u64).collect::<Vec<_>>(), "delivered from 0 without a gap");
+    assert!(delivered.len() <= global.len(), "nothing delivered that was not stored");
+    assert_eq!(delivered.as_slice(), &global[..delivered.len()], "the subscription delivered the stored events");
 }
 
 /// The binary refuses a bad configuration at start, naming the key, and
@@ -744,6 +840,19 @@ async fn config_is_validated_and_health_and_reflection_are_served() {
     let err = append(&mut c, "s", any(), vec![opened("", ""), resolved("a", ""), resolved("b", "")]).await.unwrap_err();
     assert_eq!(invalid_field(&err), "events", "the file's limit applies");
     assert!(err.message().contains("max_events_per_append = 2"), "{err:?}");
+
+    // grpc.health.v1: the server as a whole and the Journal service serve;
+    // a service it does not have is NOT_FOUND. Health needs no token.
+    use tonic_health::pb::health_check_response::ServingStatus;
+    use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
+    let mut health = HealthClient::new(server.channel().await);
+    for service in ["", "battlelog.v1.Journal"] {
+        let reply = health.check(HealthCheckRequest { service: service.into() }).await;
+        let status = reply.unwrap_or_else(|s| panic!("health of {service:?}: {s:?}")).into_inner().status;
+        assert_eq!(status, ServingStatus::Serving as i32, "health of {service:?}");
+    }
+    let unknown = health.check(HealthCheckRequest { service: "battlelog.v1.Nothing".into() }).await;
+    assert_eq!(unknown.expect_err("no such service").code(), Code::NotFound);
 
     use tonic_reflection::pb::v1::server_reflection_client::ServerReflectionClient;
     use tonic_reflection::pb::v1::server_reflection_request::MessageRequest;

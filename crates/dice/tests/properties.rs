@@ -2,7 +2,10 @@
 //! input, and that every word read is accounted for by a drawn die.
 
 use dice::{Expression, RollKey, RollStream, ServerSeed, WordSource, evaluate};
+use std::cell::Cell;
+
 use proptest::prelude::*;
+use proptest::test_runner::TestRunner;
 
 /// One generated dice term with the bounds its value must lie in, worked
 /// out from PROTOCOL.md §3 independently of the evaluator.
@@ -160,20 +163,104 @@ proptest! {
             let _ = evaluate(&parsed, &mut RollStream::new(&RollKey::derive(&seed, ""), 0));
         }
     }
+}
 
-    #[test]
-    fn dice_like_text_never_panics(
-        text in r"[0-9dDдДF%!rkhl<>=+\-*/() #\u{0}-\u{1f}ёжЖ]{0,60}|[0-9]{15,40}d[0-9]{1,30}|\({0,40}1d6\){0,40}",
-        seed in seed(),
-    ) {
+/// One edit to a valid expression (see [`near_dice_text`]).
+#[derive(Debug, Clone)]
+enum Edit {
+    None,
+    Insert(prop::sample::Index, char),
+    Remove(prop::sample::Index),
+    Append(&'static str),
+    Parens,
+}
+
+/// Text near the grammar: a valid expression as [`expression`] makes it,
+/// then maybe one edit — a character of the dice alphabet inserted, one
+/// removed, a modifier, comparison, operator or comment appended, the whole
+/// in parentheses — so that both sides of the parser's decisions are
+/// reached, and evaluation gets to run.
+fn near_dice_text() -> impl Strategy<Value = String> {
+    let alphabet: Vec<char> = "0123456789dDдДF%!rkhl<>=+-*/() #".chars().collect();
+    let tails = vec!["kh2", "dl1", "!", "!>5", "r<2", ">=4", "<=2", "=1", "*3", "/2", "/0", "-", " # attack", "kh1kl1"];
+    let edit = prop_oneof![
+        3 => Just(Edit::None),
+        2 => (any::<prop::sample::Index>(), prop::sample::select(alphabet)).prop_map(|(at, c)| Edit::Insert(at, c)),
+        2 => any::<prop::sample::Index>().prop_map(Edit::Remove),
+        2 => prop::sample::select(tails).prop_map(Edit::Append),
+        1 => Just(Edit::Parens),
+    ];
+    (expression(), edit).prop_map(|((text, _, _), edit)| {
+        // `expression` writes ASCII only, so byte positions are characters.
+        let mut text = text;
+        match edit {
+            Edit::None => {}
+            Edit::Insert(at, c) => text.insert(at.index(text.len() + 1), c),
+            Edit::Remove(at) => {
+                text.remove(at.index(text.len()));
+            }
+            Edit::Append(tail) => text.push_str(tail),
+            Edit::Parens => text = format!("({text})"),
+        }
+        text
+    })
+}
+
+/// No text near the dice language makes the parser or the evaluator panic:
+/// garbage from the dice alphabet, digits too long for any limit, deep
+/// parentheses, and valid expressions with one edit. Errors are expected,
+/// but a run where nearly everything was refused would never have
+/// evaluated anything, so enough must parse and evaluate — and enough must
+/// be refused.
+#[test]
+fn dice_like_text_never_panics() {
+    let garbage = proptest::string::string_regex(
+        r"[0-9dDдДF%!rkhl<>=+\-*/() #\u{0}-\u{1f}ёжЖ]{0,60}|[0-9]{15,40}d[0-9]{1,30}|\({0,40}1d6\){0,40}",
+    )
+    .expect("a valid regex");
+    let strategy = (prop_oneof![1 => garbage, 2 => near_dice_text()], seed());
+    // (cases, parsed, evaluated, refused)
+    let counts = Cell::new((0u32, 0u32, 0u32, 0u32));
+    let config = ProptestConfig { cases: 512, source_file: Some(file!()), ..ProptestConfig::default() };
+    let result = TestRunner::new(config).run(&strategy, |(text, seed)| {
+        let (mut cases, mut parsed, mut evaluated, mut refused) = counts.get();
+        cases += 1;
         match Expression::parse(&text) {
-            Ok(parsed) => {
-                let outcome = evaluate(&parsed, &mut RollStream::new(&RollKey::derive(&seed, ""), 1));
+            Ok(expression) => {
+                parsed += 1;
+                let outcome = evaluate(&expression, &mut RollStream::new(&RollKey::derive(&seed, ""), 1));
                 if let Ok(roll) = outcome {
-                    prop_assert!(roll.dice.len() as u64 <= parsed.max_dice());
+                    evaluated += 1;
+                    prop_assert!(roll.dice.len() as u64 <= expression.max_dice());
                 }
             }
-            Err(error) => prop_assert!(!error.to_string().is_empty()),
+            Err(error) => {
+                refused += 1;
+                // A place named (`… at N`, 1-based, in characters) lies in
+                // the text or just after its end.
+                let message = error.to_string();
+                prop_assert!(!message.is_empty());
+                if let Some(at) = last_position(&message) {
+                    prop_assert!((1..=text.chars().count() + 1).contains(&at), "{message:?} for {text:?}");
+                }
+            }
         }
+        counts.set((cases, parsed, evaluated, refused));
+        Ok(())
+    });
+    if let Err(failure) = result {
+        panic!("{failure}");
     }
+    let (cases, parsed, evaluated, refused) = counts.get();
+    assert!(parsed * 4 >= cases, "only {parsed} of {cases} texts parsed");
+    assert!(evaluated * 5 >= cases, "only {evaluated} of {cases} texts evaluated");
+    assert!(refused * 5 >= cases, "only {refused} of {cases} texts were refused");
+}
+
+/// The position an error message names last (`… at N`).
+fn last_position(message: &str) -> Option<usize> {
+    message
+        .match_indices(" at ")
+        .filter_map(|(i, _)| message[i + 4..].chars().take_while(char::is_ascii_digit).collect::<String>().parse().ok())
+        .last()
 }

@@ -1,6 +1,8 @@
 //! The battle fold through the public API, as the resolver uses it:
 //! opening, the dice an action needs, resolving, folding recorded outcomes,
 //! rulings with overrides, disputes, free rolls and replay to a version.
+//! The summaries' wording checked here is the code's own, locked (RULES.md
+//! §5.3 asks for summaries but fixes no words).
 
 use rules::{
     Action, Battle, DiceError, DiceRequest, OpenBattle, OpenError, Outcome, Rejection, ResolveError, RulesetError,

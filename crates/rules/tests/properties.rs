@@ -3,13 +3,32 @@
 //! once, resolution is deterministic, and no dice vector, however wrong,
 //! makes the engine panic. `pokemon-d6` and `arcana-2d10` run in both
 //! versions.
+//!
+//! Random actions are often rejected (unknown participants, values out of
+//! range, references to nothing), and a property holds vacuously over
+//! rejections; so every property over random battles counts what resolved
+//! and fails unless enough of each kind of action did (see [`Tally`]).
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
 
 use proptest::prelude::*;
+use proptest::test_runner::{TestCaseResult, TestRunner};
 use rules::berserk::v1::fight;
 use rules::berserk::{Attacker, Defender};
 use rules::pokemon::{AttackResult, DodgeResult};
 use rules::{Action, Battle, DiceRequest, OpenBattle, Outcome, ResolveError};
 use serde_json::{Value, json};
+
+/// The least share of each kind of action that must resolve over a
+/// property's cases. The scarcest, `@2` dodges, resolve at about 10 %: a
+/// dodge needs an unanswered attack that hit, crit or missed, and the
+/// strategies make three dodges for every four attacks.
+const KIND_SHARE: f64 = 0.04;
+/// The least share of all a property's steps that must resolve (about 30 to
+/// 45 % do: unknown participants, bad values and unfitted steps are
+/// rejected on purpose).
+const STEP_SHARE: f64 = 0.2;
 
 const POKEMON: [&str; 3] = ["pikachu", "meowth", "missingno"];
 const STATUSES: [&str; 5] = ["paralysis", "infatuation", "confusion", "burn", "sleep"];
@@ -187,8 +206,10 @@ fn common_action() -> impl Strategy<Value = Value> {
 }
 
 /// One step of a random script: an action, raw numbers for its dice, and
-/// whether to fold those numbers into the faces the action needs (so most
-/// steps resolve) or hand them over as they are (so wrong dice get tested).
+/// whether to fit the step to the battle — fold those numbers into the
+/// faces the action needs and point its reference at something it may refer
+/// to (see [`fit_action`]), so most steps resolve — or hand it over as it
+/// is (so wrong dice and wrong references get tested).
 type Step = (Value, Vec<u32>, bool);
 
 fn steps(action: impl Strategy<Value = Value>, max: usize) -> impl Strategy<Value = Vec<Step>> {
@@ -201,31 +222,166 @@ fn steps(action: impl Strategy<Value = Value>, max: usize) -> impl Strategy<Valu
 
 fn faces_for(battle: &Battle, action: &Action, raw: &[u32], fit: bool) -> Vec<u32> {
     match (fit, battle.dice_needed(action)) {
-        (true, Ok(request)) => match request.die_sides() {
-            Some(sides) => sides.iter().enumerate().map(|(i, &s)| 1 + raw.get(i).copied().unwrap_or(0) % s).collect(),
-            // A free roll: small faces fit most expressions.
-            None => raw.iter().map(|face| 1 + face % 2).collect(),
-        },
+        (true, Ok(DiceRequest::Expression(expression))) => expression_faces(&expression, raw),
+        (true, Ok(request)) => {
+            let sides = request.die_sides().expect("a fixed list of rolls");
+            sides.iter().enumerate().map(|(i, &s)| 1 + raw.get(i).copied().unwrap_or(0) % s).collect()
+        }
         _ => raw.to_vec(),
     }
 }
 
+/// Words from a list, cycled, with a 0 (always accepted) after it so that
+/// the rejection rule cannot loop for ever.
+struct Cycle(Vec<u32>, usize);
+
+impl dice::WordSource for Cycle {
+    fn next_word(&mut self) -> u32 {
+        let word = self.0[self.1 % self.0.len()];
+        self.1 += 1;
+        word
+    }
+}
+
+/// The raw faces a free roll of `expression` draws when its words are
+/// `raw`: as many as its rerolls and explosions make it draw.
+fn expression_faces(expression: &str, raw: &[u32]) -> Vec<u32> {
+    let Ok(parsed) = dice::Expression::parse(expression) else { return raw.to_vec() };
+    let mut words = Cycle(raw.iter().copied().chain([0]).collect(), 0);
+    let (drawn, _) = dice::evaluate_keeping_dice(&parsed, &mut words);
+    dice::raw_faces(&parsed, &drawn)
+}
+
+/// The action of a step as played: when the step is fitted (see [`Step`]),
+/// the version an action refers to — a `@2` dodge's or a defence's
+/// `against`, a ruling's or a dispute's `refers_to` — is moved onto one it
+/// may refer to in `battle` (an unanswered attack that hit, crit or missed,
+/// whose target then becomes the dodger; a resolved cast; any recorded
+/// action), picked by the generated number; with nothing to refer to, it
+/// stays as generated. So most references resolve, and unfitted steps still
+/// try wrong ones.
+fn fit_action(battle: &Battle, json: &Value, fit: bool) -> Value {
+    let mut json = json.clone();
+    if !fit {
+        return json;
+    }
+    let field = if json.get("against").is_some() { "against" } else { "refers_to" };
+    let Some(generated) = json.get(field).and_then(Value::as_u64) else { return json };
+    let answered: Vec<u64> = battle
+        .entries()
+        .filter_map(|entry| match &entry.action {
+            Action::Dodge(dodge) => dodge.against,
+            _ => None,
+        })
+        .collect();
+    let candidates: Vec<u64> = battle
+        .entries()
+        .filter(|entry| match (json["type"].as_str(), &entry.action, &entry.effective) {
+            (Some("dodge"), Action::Attack(_), Outcome::Attack(outcome)) => {
+                matches!(outcome.result, AttackResult::Hit | AttackResult::Crit | AttackResult::Miss)
+                    && !answered.contains(&entry.version)
+            }
+            (Some("defend"), Action::Cast(_), _) => true,
+            (Some("ruling" | "dispute"), _, _) => true,
+            _ => false,
+        })
+        .map(|entry| entry.version)
+        .collect();
+    if !candidates.is_empty() {
+        let version = candidates[generated as usize % candidates.len()];
+        json[field] = json!(version);
+        // A dodge answers an attack on its actor: the attack's target dodges.
+        if let (Some("dodge"), Some(Action::Attack(attack))) =
+            (json["type"].as_str(), battle.entry(version).map(|entry| &entry.action))
+        {
+            json["actor"] = json!(attack.target);
+        }
+    }
+    json
+}
+
+/// What the steps of a property's cases did, by ruleset and action type:
+/// (tried, resolved). A property over battles whose actions were nearly all
+/// rejected holds vacuously, so each property also requires that enough of
+/// every kind of action resolved. Rulings, disputes and free rolls are
+/// resolved alike in every ruleset (RULES.md §5) and are counted together.
+#[derive(Debug, Default)]
+struct Tally(RefCell<BTreeMap<(String, String), (u64, u64)>>);
+
+/// The tally's ruleset for the actions of RULES.md §5.
+const EVERY_RULESET: &str = "every ruleset";
+
+impl Tally {
+    fn record(&self, battle: &Battle, json: &Value, resolved: bool) {
+        let kind = json["type"].as_str().expect("every action has a type").to_owned();
+        let ruleset = match kind.as_str() {
+            "ruling" | "dispute" | "roll" => EVERY_RULESET.to_owned(),
+            _ => battle.ruleset().to_string(),
+        };
+        let mut counts = self.0.borrow_mut();
+        let entry = counts.entry((ruleset, kind)).or_default();
+        entry.0 += 1;
+        entry.1 += u64::from(resolved);
+    }
+
+    /// Every `(ruleset, type)` in `kinds` was tried and at least `share` of
+    /// its tries (and at least one) resolved; so did at least `overall` of
+    /// all the steps.
+    fn assert_enough(&self, property: &str, kinds: &[(&str, &str)], share: f64, overall: f64) {
+        let counts = self.0.borrow();
+        let report: Vec<String> =
+            counts.iter().map(|((ruleset, kind), (tried, ok))| format!("{ruleset} {kind}: {ok}/{tried}")).collect();
+        for &(ruleset, kind) in kinds {
+            let (tried, resolved) = counts.get(&(ruleset.to_owned(), kind.to_owned())).copied().unwrap_or_default();
+            assert!(
+                resolved >= 1 && resolved as f64 >= share * tried as f64,
+                "{property}: {resolved} of {tried} {ruleset} {kind} actions resolved, under {share}:\n{report:#?}"
+            );
+        }
+        let (tried, resolved) = counts.values().fold((0, 0), |(t, r), &(tried, ok)| (t + tried, r + ok));
+        assert!(
+            resolved as f64 >= overall * tried as f64,
+            "{property}: {resolved} of {tried} steps resolved, under {overall}:\n{report:#?}"
+        );
+    }
+}
+
 /// Plays `steps`; calls `check` with the battle after every step and the
-/// result of that step. Actions are at versions 0, 1, 2 … whatever happens.
-fn run(mut battle: Battle, steps: &[Step], mut check: impl FnMut(&Battle, &Result<Outcome, ResolveError>)) -> Battle {
+/// result of that step, and tallies what each step did. Actions are at
+/// versions 0, 1, 2 … whatever happens.
+fn run(
+    mut battle: Battle,
+    steps: &[Step],
+    tally: &Tally,
+    mut check: impl FnMut(&Battle, &Result<Outcome, ResolveError>),
+) -> Battle {
     for (version, (json, raw, fit)) in (0u64..).zip(steps) {
+        let json = fit_action(&battle, json, *fit);
         let Ok(action) = serde_json::from_value::<Action>(json.clone()) else {
             panic!("the strategy made an invalid action: {json}");
         };
         let faces = faces_for(&battle, &action, raw, *fit);
         let result = battle.resolve(version, &action, &faces);
         let outcome = result.as_ref().map(|resolution| resolution.outcome.clone()).map_err(Clone::clone);
+        tally.record(&battle, &json, outcome.is_ok());
         if let Ok(resolution) = result {
             battle = resolution.battle;
         }
         check(&battle, &outcome);
     }
     battle
+}
+
+/// Runs `test` on 256 cases of `strategy`, as `proptest!` would (shrinking
+/// a failure), and hands back the tally of the steps the cases played.
+fn check_property<S: Strategy>(strategy: S, test: impl Fn(S::Value, &Tally) -> TestCaseResult) -> Tally {
+    let tally = Tally::default();
+    let config = ProptestConfig { cases: 256, source_file: Some(file!()), ..ProptestConfig::default() };
+    let mut runner = TestRunner::new(config);
+    if let Err(failure) = runner.run(&strategy, |value| test(value, &tally)) {
+        panic!("{failure}");
+    }
+    tally
 }
 
 fn any_battle_and_steps() -> impl Strategy<Value = (Battle, Vec<Step>)> {
@@ -246,17 +402,31 @@ fn any_battle_and_steps() -> impl Strategy<Value = (Battle, Vec<Step>)> {
     ]
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+/// The `(ruleset, type)` of every action the Pokémon strategies make.
+fn pokemon_kinds(ruleset: &'static str) -> Vec<(&'static str, &'static str)> {
+    ["attack", "status_move", "dodge", "metronome", "pass"].into_iter().map(|kind| (ruleset, kind)).collect()
+}
 
-    #[test]
-    fn dodges_never_exceed_five_and_statuses_never_underflow(
-        (battle, steps) in prop_oneof![
-            steps(pokemon_action(false), 60).prop_map(|s| (pokemon_battle(), s)),
-            steps(pokemon_action(true), 60).prop_map(|s| (pokemon_battle_v2(), s)),
-        ],
-    ) {
-        run(battle, &steps, |battle, outcome| {
+/// The `(ruleset, type)` of every action [`any_battle_and_steps`] makes.
+fn every_kind() -> Vec<(&'static str, &'static str)> {
+    let mut kinds = pokemon_kinds("pokemon-d6@1");
+    kinds.extend(pokemon_kinds("pokemon-d6@2"));
+    for ruleset in ["arcana-2d10@1", "arcana-2d10@2"] {
+        kinds.extend(["cast", "defend", "start_episode"].map(|kind| (ruleset, kind)));
+    }
+    kinds.extend([("berserk@1", "strike"), ("berserk@1", "effect"), ("pbta-2d6@1", "move")]);
+    kinds.extend(["ruling", "dispute", "roll"].map(|kind| (EVERY_RULESET, kind)));
+    kinds
+}
+
+#[test]
+fn dodges_never_exceed_five_and_statuses_never_underflow() {
+    let strategy = prop_oneof![
+        steps(pokemon_action(false), 60).prop_map(|s| (pokemon_battle(), s)),
+        steps(pokemon_action(true), 60).prop_map(|s| (pokemon_battle_v2(), s)),
+    ];
+    let tally = check_property(strategy, |(battle, steps), tally| {
+        run(battle, &steps, tally, |battle, outcome| {
             for participant in battle.participants() {
                 let (id, pokemon) = (&participant.id, battle.pokemon(&participant.id).expect("every participant"));
                 assert!(pokemon.dodges_used <= 5, "{id} has {} counted dodges", pokemon.dodges_used);
@@ -268,13 +438,19 @@ proptest! {
                 assert!(dodge.dodges_left <= 5);
             }
         });
-    }
+        Ok(())
+    });
+    let mut kinds = pokemon_kinds("pokemon-d6@1");
+    kinds.extend(pokemon_kinds("pokemon-d6@2"));
+    tally.assert_enough("dodges and statuses", &kinds, KIND_SHARE, STEP_SHARE);
+}
 
-    /// RULES.md §6.1.3: every `@2` dodge answers one attack on its actor
-    /// that hit, crit or missed, and no attack is answered twice.
-    #[test]
-    fn a_v2_dodge_answers_one_attack_on_its_actor_once(steps in steps(pokemon_action(true), 60)) {
-        let battle = run(pokemon_battle_v2(), &steps, |_, _| {});
+/// RULES.md §6.1.3: every `@2` dodge answers one attack on its actor
+/// that hit, crit or missed, and no attack is answered twice.
+#[test]
+fn a_v2_dodge_answers_one_attack_on_its_actor_once() {
+    let tally = check_property(steps(pokemon_action(true), 60), |steps, tally| {
+        let battle = run(pokemon_battle_v2(), &steps, tally, |_, _| {});
         let mut answered = std::collections::BTreeSet::new();
         for entry in battle.entries() {
             let Action::Dodge(dodge) = &entry.action else { continue };
@@ -298,7 +474,13 @@ proptest! {
                 prop_assert_eq!(answer.damage_after, None);
             }
         }
-    }
+        Ok(())
+    });
+    tally.assert_enough("@2 dodges", &pokemon_kinds("pokemon-d6@2"), KIND_SHARE, STEP_SHARE);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
     #[test]
     fn a_declared_avoidance_never_leaves_both_sides_striking(
@@ -318,12 +500,14 @@ proptest! {
         prop_assert!(!fight.exchange_avoided || !both_strike);
         prop_assert_eq!(fight.exchange_avoided, higher_declared && [2, 4, -4].contains(&fight.diff));
     }
+}
 
-    #[test]
-    fn resolution_is_deterministic((battle, steps) in any_battle_and_steps()) {
+#[test]
+fn resolution_is_deterministic() {
+    let tally = check_property(any_battle_and_steps(), |(battle, steps), tally| {
         let start = battle;
-        let first = run(start.clone(), &steps, |_, _| {});
-        let second = run(start.clone(), &steps, |_, _| {});
+        let first = run(start.clone(), &steps, tally, |_, _| {});
+        let second = run(start.clone(), &steps, &Tally::default(), |_, _| {});
         prop_assert_eq!(&first, &second);
         // Every recorded action re-resolves, twice alike, to its recorded
         // outcome from the battle as it stood before it.
@@ -333,31 +517,38 @@ proptest! {
                 Some(previous) => first.as_of(previous).expect("replays"),
                 None => start.clone(),
             };
-            let action: Action = serde_json::from_value(json.clone()).expect("valid");
+            let action: Action = serde_json::from_value(fit_action(&before, json, *fit)).expect("valid");
             let faces = faces_for(&before, &action, raw, *fit);
             let once = before.resolve(version, &action, &faces).expect("it resolved before");
             let twice = before.resolve(version, &action, &faces).expect("it resolves again");
             prop_assert_eq!(&once, &twice);
             prop_assert_eq!(&once.outcome, &entry.outcome);
         }
-    }
+        Ok(())
+    });
+    tally.assert_enough("determinism", &every_kind(), KIND_SHARE, STEP_SHARE);
+}
 
-    #[test]
-    fn folding_recorded_outcomes_rebuilds_the_battle((battle, steps) in any_battle_and_steps()) {
-        let battle = run(battle, &steps, |_, _| {});
+#[test]
+fn folding_recorded_outcomes_rebuilds_the_battle() {
+    let tally = check_property(any_battle_and_steps(), |(battle, steps), tally| {
+        let battle = run(battle, &steps, tally, |_, _| {});
         let mut folded = battle_start(&battle);
         for entry in battle.entries() {
             folded = folded.apply(entry.version, &entry.action, &entry.outcome).expect("a recorded outcome folds");
         }
         prop_assert_eq!(folded, battle);
-    }
+        Ok(())
+    });
+    tally.assert_enough("folding", &every_kind(), KIND_SHARE, STEP_SHARE);
+}
 
-    #[test]
-    fn arbitrary_dice_never_panic(
-        (battle, steps) in any_battle_and_steps(),
-        probes in proptest::collection::vec(proptest::collection::vec(any::<u32>(), 0..8), 1..6),
-    ) {
-        let battle = run(battle, &steps, |_, _| {});
+#[test]
+fn arbitrary_dice_never_panic() {
+    let strategy =
+        (any_battle_and_steps(), proptest::collection::vec(proptest::collection::vec(any::<u32>(), 0..8), 1..6));
+    let tally = check_property(strategy, |((battle, steps), probes), tally| {
+        let battle = run(battle, &steps, tally, |_, _| {});
         let next = battle.last_version().map_or(0, |last| last + 1);
         for (json, _, _) in &steps {
             let action: Action = serde_json::from_value(json.clone()).expect("valid");
@@ -372,7 +563,11 @@ proptest! {
                 }
             }
         }
-    }
+        Ok(())
+    });
+    // The probes are meant to fail mostly; the battles they probe must not
+    // be empty shells.
+    tally.assert_enough("arbitrary dice", &every_kind(), KIND_SHARE, STEP_SHARE);
 }
 
 /// The battle as opened, before any action.

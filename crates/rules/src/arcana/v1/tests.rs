@@ -1,5 +1,8 @@
-//! RULES.md §2 boundary by boundary; expected values worked out by hand
-//! from its tables.
+//! RULES.md §2 boundary by boundary; expected outcome fields and numbers
+//! worked out by hand from its tables. The wording of the forum summaries in
+//! `summaries_name_the_ability_and_the_roll` is the code's own, locked here
+//! (RULES.md §5.3 fixes no words); only the numbers in it come from the
+//! tables.
 
 use serde_json::{Value, json};
 

@@ -1,6 +1,11 @@
 //! RULES.md §6.1 item by item, each against `@1` where they differ. Every
-//! expected value is worked out by hand from RULES.md (the arithmetic is in
-//! the comments), not taken from this code's output.
+//! expected outcome field and number is worked out by hand from RULES.md
+//! (the arithmetic is in the comments), not taken from this code's output.
+//! The wording of the forum summaries is the exception: RULES.md §5.3 fixes
+//! no words, so `a_flinch_effect_reads_as_a_flinch_in_the_summary`,
+//! `dodge_summaries_say_what_happened` and the summary at the end of
+//! `a_status_move_six_breaks_the_targets_preparation` lock the code's
+//! wording (only their numbers come from RULES.md).
 
 use serde_json::{Value, json};
 
