@@ -1953,3 +1953,382 @@ async fn the_audit_refuses_a_closed_battle_whose_reveal_was_removed() {
     assert_eq!(code, Some(1), "a closed battle without its reveal does not verify:\n{output}");
     assert!(output.contains("version 9: "), "names the BattleClosed at version 9:\n{output}");
 }
+
+// ---------------------------------------------------------------------------
+// 9. Replay to a version, and the audit of a battle on the server.
+// ---------------------------------------------------------------------------
+
+/// One Pokémon as RULES.md §1 defines its state: dodges counted toward the
+/// limit of five, statuses with their turns left, a preparation (none in
+/// these tests) and the flinch flag.
+#[derive(Debug, Clone, Default)]
+struct Mon {
+    dodges_used: u64,
+    statuses: BTreeMap<String, u64>,
+    flinched: bool,
+}
+
+impl Mon {
+    /// RULES.md 1.1 step 7: each status loses a turn; at 0 it is removed.
+    fn end_turn(&mut self) {
+        for turns in self.statuses.values_mut() {
+            *turns -= 1;
+        }
+        self.statuses.retain(|_, turns| *turns > 0);
+    }
+
+    fn json(&self) -> Value {
+        json!({
+            "dodges_used": self.dodges_used,
+            "statuses": self.statuses,
+            "charging": null,
+            "flinched": self.flinched,
+        })
+    }
+}
+
+fn pokemon_state(pikachu: &Mon, meowth: &Mon) -> Value {
+    json!({"pokemon": {"pikachu": pikachu.json(), "meowth": meowth.json()}})
+}
+
+/// `battlelog replay BATTLE [--at V] --resolver URL --token <a reader's>`:
+/// the event lines it shows, and the state (its header line and JSON).
+fn cli_replay(resolver_url: &str, battle_id: &str, at: Option<u64>) -> (Vec<String>, String, Value) {
+    let reader = battlelog_test_support::TestAuth::shared().reader();
+    let mut args = vec!["replay", battle_id, "--resolver", resolver_url, "--token", &reader];
+    let at = at.map(|v| v.to_string());
+    if let Some(at) = &at {
+        args.extend(["--at", at]);
+    }
+    let (code, stdout, stderr) = cli(&args);
+    assert_eq!(code, Some(0), "replay {battle_id} --at {at:?}: {stderr}");
+    let (events, state) = stdout
+        .split_once("\nstate at version ")
+        .unwrap_or_else(|| panic!("replay prints the state after the events:\n{stdout}"));
+    let (header, json) = state.split_once('\n').expect("a header, then the state as JSON");
+    let json = serde_json::from_str(json).unwrap_or_else(|e| panic!("the state is JSON ({e}):\n{json}"));
+    (events.lines().map(str::to_owned).collect(), format!("state at version {header}"), json)
+}
+
+/// A judge replays a `pokemon-d6@1` battle to any version, through
+/// `GetBattle { at_version }` and `battlelog replay --at`: the state at each
+/// version is the one RULES.md §1 gives for the events up to it — dodges
+/// counted by the dodge die's table (1.3), a status move's turns by its
+/// power die (1.2), statuses ticking at the end of the actor's turn (1.1
+/// step 7), a Fake Out's flinch (1.1 step 5) cleared by the next move
+/// (step 1) — and a judge's ruling that overrules a dodge changes the
+/// count from the ruling's version on (§5.1), not before it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_battle_replays_to_every_version_with_the_state_the_rules_give() {
+    let stack = Stack::start("replay", false).await;
+    let battle_id = "replayed";
+    // The first client seed of a fixed list under which every branch below
+    // is taken: the first dodge counts (nonce 0 not a 6), the burn lands for
+    // 3 or 4 turns (nonce 1 at least 5) and outlasts the turns that follow,
+    // the Fake Out hits (nonce 2 above 1). The expected states below are
+    // worked out from whatever dice come; the plan only makes them rich.
+    let d6 = |seed: &str, nonce| dice::roll("1d6", &server_seed(battle_id, 0), seed, nonce).expect("1d6").1.total;
+    let client_seed = (0..10_000)
+        .map(|i| format!("replay to a version, thread {i}"))
+        .find(|seed| d6(seed, 0) != 6 && d6(seed, 1) >= 5 && d6(seed, 2) > 1)
+        .expect("a client seed with the planned dice");
+    let client_seed = client_seed.as_str();
+    let mut resolver = resolver_client(&stack.resolver).await;
+    open(&mut resolver, battle_id, "pokemon-d6@1", json!([{"id": "pikachu"}, {"id": "meowth"}]), client_seed).await;
+    let (mut pikachu, mut meowth) = (Mon::default(), Mon::default());
+    // Version → the state right after it, at every version that changes it.
+    let mut states: BTreeMap<u64, Value> = BTreeMap::from([(0, pokemon_state(&pikachu, &meowth))]);
+
+    let dodge = json!({"type": "dodge", "actor": "meowth", "incoming_damage": 40});
+    let first_dodge = act(&mut resolver, battle_id, &dodge, "rp-1").await.expect("dodge");
+    let counted_first = pokemon_dodge(faces(&first_dodge)[0]).1;
+    meowth.dodges_used += u64::from(counted_first);
+    states.insert(first_dodge.version, pokemon_state(&pikachu, &meowth));
+
+    // Meowth has no condition: one power die, and 1.2's table for the turns.
+    let burn =
+        json!({"type": "status_move", "actor": "meowth", "target": "pikachu", "move": "Will-O-Wisp", "status": "burn"});
+    let reply = act(&mut resolver, battle_id, &burn, "rp-2").await.expect("status move");
+    let p = faces(&reply)[0];
+    let turns = match p {
+        1 | 2 => 0,
+        3..=6 => p as u64 - 2,
+        _ => panic!("a d6 showed {p}"),
+    };
+    assert_eq!(outcome(&reply)["turns"].as_u64(), Some(turns), "p={p}: {}", outcome(&reply));
+    if turns > 0 {
+        pikachu.statuses.insert("burn".into(), turns);
+    }
+    meowth.end_turn();
+    states.insert(reply.version, pokemon_state(&pikachu, &meowth));
+
+    let reply =
+        act(&mut resolver, battle_id, &json!({"type": "pass", "actor": "pikachu"}), "rp-3").await.expect("pass");
+    assert!(reply.rolls.is_empty(), "a pass draws no die");
+    pikachu.end_turn();
+    states.insert(reply.version, pokemon_state(&pikachu, &meowth));
+
+    // A burn is no condition: one power die; on a hit the target flinches.
+    let fake_out = json!({"type": "attack", "actor": "pikachu", "target": "meowth", "move": "Fake Out", "power": 40, "interrupt": true});
+    let reply = act(&mut resolver, battle_id, &fake_out, "rp-4").await.expect("attack");
+    assert_eq!(reply.rolls.len(), 1, "{reply:?}");
+    meowth.flinched = faces(&reply)[0] > 1;
+    pikachu.end_turn();
+    states.insert(reply.version, pokemon_state(&pikachu, &meowth));
+
+    let reply = act(&mut resolver, battle_id, &dodge, "rp-5").await.expect("second dodge");
+    let counted_second = pokemon_dodge(faces(&reply)[0]).1;
+    meowth.dodges_used += u64::from(counted_second);
+    states.insert(reply.version, pokemon_state(&pikachu, &meowth));
+
+    // A dispute changes nothing; the ruling that answers it overrules the
+    // first dodge's count, and the state follows from the ruling on.
+    let dispute = pb::DisputeRequest {
+        battle_id: battle_id.into(),
+        by: "meowth".into(),
+        refers_to: first_dodge.version,
+        reason: "that dodge should not count".into(),
+        request_id: "rp-dispute".into(),
+    };
+    let disputed = resolver.dispute(dispute).await.expect("dispute").into_inner().version;
+    let ruling = pb::RuleRequest {
+        battle_id: battle_id.into(),
+        judge: String::new(),
+        refers_to: first_dodge.version,
+        text: "the first dodge is overruled".into(),
+        r#override: Some(obj(json!({"counted": !counted_first}))),
+        request_id: "rp-ruling".into(),
+    };
+    let ruled = judge_client(&stack.resolver).await.rule(ruling).await.expect("ruling").into_inner().version;
+    assert!(disputed < ruled);
+    meowth.dodges_used = u64::from(!counted_first) + u64::from(counted_second);
+    states.insert(ruled, pokemon_state(&pikachu, &meowth));
+
+    // A flinched Pokémon's next move fails without a die and clears the flag.
+    let scratch = json!({"type": "attack", "actor": "meowth", "target": "pikachu", "move": "Scratch", "power": 40});
+    let reply = act(&mut resolver, battle_id, &scratch, "rp-6").await.expect("attack after the ruling");
+    assert_eq!(reply.rolls.is_empty(), meowth.flinched, "{reply:?}");
+    meowth.flinched = false;
+    meowth.end_turn();
+    states.insert(reply.version, pokemon_state(&pikachu, &meowth));
+    let closed_at = close(&mut resolver, battle_id).await.version;
+
+    let events = journaled(&stack, battle_id).await;
+    for (_, roll) in rolls_of(&events) {
+        assert_rederives(battle_id, client_seed, &roll);
+    }
+    let head = events.len() as u64 - 1;
+    let expected = |v: u64| states.range(..=v).next_back().map(|(_, state)| state.clone()).expect("a state");
+    let nonces_by = |v: u64| rolls_of(&events).iter().filter(|(at, _)| *at <= v).count() as u64;
+    let mut reader = resolver_as(&stack.resolver, &battlelog_test_support::TestAuth::shared().reader()).await;
+    for v in 0..=head {
+        let got = reader
+            .get_battle(pb::GetBattleRequest { battle_id: battle_id.into(), at_version: Some(v) })
+            .await
+            .unwrap_or_else(|s| panic!("GetBattle at {v}: {s:?}"))
+            .into_inner();
+        assert_eq!((got.version, got.ruleset.as_str()), (v, "pokemon-d6@1"), "at {v}");
+        assert_eq!(struct_json(got.state.as_ref()), expected(v), "the state at version {v}");
+        assert_eq!((got.next_nonce, got.epoch, got.closed), (nonces_by(v), 0, v >= closed_at), "at {v}");
+    }
+    let past = reader
+        .get_battle(pb::GetBattleRequest { battle_id: battle_id.into(), at_version: Some(head + 1) })
+        .await
+        .expect_err("a version past the head");
+    assert_eq!(past.code(), Code::OutOfRange, "{past:?}");
+
+    // The CLI at a roll (the state before its action), at a resolution,
+    // at the dispute, at the ruling, and at the head (no --at).
+    for at in [Some(first_dodge.version - 1), Some(first_dodge.version), Some(disputed), Some(ruled), None] {
+        let v = at.unwrap_or(head);
+        let (lines, header, state) = cli_replay(&stack.resolver.url(), battle_id, at);
+        let shown: Vec<&str> = lines.iter().filter_map(|l| l.split_whitespace().next()).collect();
+        let versions: Vec<String> = (0..=v).map(|i| format!("#{i}")).collect();
+        assert_eq!(shown, versions, "replay --at {at:?} shows the events up to version {v}:\n{lines:?}");
+        let closed = if v >= closed_at { ", closed" } else { "" };
+        assert_eq!(
+            header,
+            format!("state at version {v} (pokemon-d6@1, next nonce {}, epoch 0{closed}):", nonces_by(v))
+        );
+        assert_eq!(state, expected(v), "replay --at {at:?}: the state at version {v}");
+    }
+    assert_ne!(expected(ruled - 1), expected(ruled), "the ruling changed the state");
+    let burnt = expected(head)["pokemon"]["pikachu"]["statuses"]["burn"].as_u64();
+    assert!(burnt.is_some_and(|turns| turns > 0), "the planned burn lasts to the end: {:?}", expected(head));
+}
+
+/// `battlelog audit BATTLE --resolver URL --token <a reader's>` (the
+/// server mode, not `--file`): a battle played through the services
+/// verifies, exit 0; a battle whose `BattleOpened` was appended by hand
+/// with an unsigned commitment does not, exit 1, and the report names the
+/// finding at version 0.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn battlelog_audit_on_the_server_verifies_a_clean_battle_and_names_a_bad_commitment() {
+    let stack = Stack::start("audit-server", false).await;
+    let reader = battlelog_test_support::TestAuth::shared().reader();
+    let url = stack.resolver.url();
+    let audit = |battle_id: &str| {
+        let (code, stdout, stderr) = cli(&["audit", battle_id, "--resolver", &url, "--token", &reader]);
+        (code, format!("{stdout}{stderr}"))
+    };
+
+    let clean = "audited-clean";
+    let mut resolver = resolver_client(&stack.resolver).await;
+    open(&mut resolver, clean, "pbta-2d6@1", json!([{"id": "misty", "traits": {"cool": 1}}]), "clean").await;
+    let mv = json!({"type": "move", "actor": "misty", "trait": "cool", "stakes": "the bridge"});
+    act(&mut resolver, clean, &mv, "ac-1").await.expect("move");
+    close(&mut resolver, clean).await;
+    let (code, output) = audit(clean);
+    assert_eq!(code, Some(0), "a clean battle verifies:\n{output}");
+    assert!(output.contains(&format!("battle {clean} verifies")), "{output}");
+    assert!(output.contains("1 rolls re-derived, 1 actions re-resolved, 0 findings"), "{output}");
+    assert!(output.contains(&format!("roller key {ROLLER_KEY_HEX} signed")), "{output}");
+
+    let forged = "audited-unsigned";
+    let opened = pb::BattleOpened {
+        ruleset: "pbta-2d6@1".into(),
+        participants: vec![obj(json!({"id": "misty"}))],
+        client_seed: "forged".into(),
+        commitment: server_seed(forged, 0).commitment().to_string(),
+        tenant: battlelog_test_support::auth::TEST_TENANT.into(),
+        ..Default::default()
+    };
+    let mut journal = stack.journal_client().await;
+    let event = battle::new_event(Event::BattleOpened(opened), String::new());
+    battlelog_system_tests::append(&mut journal, forged, battlelog_system_tests::no_stream(), vec![event])
+        .await
+        .expect("the journal takes a well-formed BattleOpened from a service");
+    let (code, output) = audit(forged);
+    assert_eq!(code, Some(1), "an unsigned commitment does not verify:\n{output}");
+    assert!(output.contains("version 0: signature: the commitment of epoch 0 has no signature"), "{output}");
+    assert!(output.contains(&format!("battle {forged} DOES NOT VERIFY")), "{output}");
+    assert!(output.contains("1 findings"), "{output}");
+}
+
+// ---------------------------------------------------------------------------
+// 10. SIGTERM of the roller or the resolver with Acts in flight.
+// ---------------------------------------------------------------------------
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Terminated {
+    Roller,
+    Resolver,
+}
+
+/// Acts on twelve battles at once, then SIGTERM to `which` the moment the
+/// journal shows a roll whose Act is still to be answered. The service
+/// exits 0; that Act is answered OK (a graceful shutdown drains what it
+/// accepted); every Act answered OK is in the journal with the rolls it
+/// returned; and every journaled roll belongs to a resolution — nothing was
+/// cut off between the roll and its result.
+async fn sigterm_with_acts_in_flight(which: Terminated) {
+    let label = format!("sigterm-{which:?}").to_lowercase();
+    let mut stack = Stack::start(&label, false).await;
+    let battles: Vec<String> = (0..12).map(|i| format!("{label}-{i}")).collect();
+    let client_seed = "sigterm";
+    let mut resolver = resolver_client(&stack.resolver).await;
+    for battle_id in &battles {
+        open(&mut resolver, battle_id, "pbta-2d6@1", json!([{"id": "misty", "traits": {"cool": 1}}]), client_seed)
+            .await;
+    }
+    // The process that takes the terminated one's place in the stack
+    // (unused by the load, which keeps its connections).
+    let replacement = match which {
+        Terminated::Roller => stack.start_roller().await,
+        Terminated::Resolver => stack.start_resolver(&stack.roller.url()).await,
+    };
+
+    let acked = Arc::new(AtomicUsize::new(0));
+    let mut tasks = Vec::new();
+    for battle_id in battles.clone() {
+        let mut resolver = resolver_client(&stack.resolver).await;
+        let acked = acked.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut answered = Vec::new();
+            for i in 0.. {
+                let request_id = format!("{battle_id}-{i}");
+                let action = json!({"type": "move", "actor": "misty", "trait": "cool", "stakes": request_id});
+                let reply = act(&mut resolver, &battle_id, &action, &request_id).await;
+                let done = reply.is_err();
+                if reply.is_ok() {
+                    acked.fetch_add(1, Ordering::Relaxed);
+                }
+                answered.push((battle_id.clone(), request_id, reply));
+                if done {
+                    return answered;
+                }
+            }
+            unreachable!()
+        }));
+    }
+    let counter = acked.clone();
+    poll_until("Acts answered under load", WAIT, || {
+        let counter = counter.clone();
+        async move { (counter.load(Ordering::Relaxed) >= 18).then_some(()) }
+    })
+    .await;
+    let mut journal = stack.journal_client().await;
+    let from = battlelog_system_tests::global_head(&mut journal).await;
+    let mut feed =
+        journal.subscribe_all(pb::SubscribeAllRequest { from_position: from }).await.expect("subscribe").into_inner();
+    let in_flight = loop {
+        let next = tokio::time::timeout(WAIT, feed.message()).await.expect("the load goes on");
+        let record = next.expect("feed").expect("open feed").event.expect("record");
+        if record.event_type == "DiceRolled" {
+            break record.idempotency_key;
+        }
+    };
+    let terminated = match which {
+        Terminated::Roller => std::mem::replace(&mut stack.roller, replacement),
+        Terminated::Resolver => std::mem::replace(&mut stack.resolver, replacement),
+    };
+    assert!(terminated.terminate().await, "the {which:?} exits 0 after SIGTERM");
+    drop(feed);
+
+    let mut attempts = Vec::new();
+    for task in tasks {
+        attempts.extend(task.await.expect("load task"));
+    }
+    let in_flight = in_flight.strip_prefix("roll:act:").and_then(|k| k.strip_suffix(":0")).expect("an Act's roll key");
+    let (_, _, reply) = attempts.iter().find(|(_, id, _)| id == in_flight).expect("the Act in flight was sent");
+    assert!(reply.is_ok(), "{in_flight}, in flight at the SIGTERM, is answered: {reply:?}");
+    for battle_id in &battles {
+        let events = journaled(&stack, battle_id).await;
+        let mut answered = 0;
+        for (_, request_id, reply) in attempts.iter().filter(|(b, _, _)| b == battle_id) {
+            match reply {
+                Ok(reply) => {
+                    assert_reply_rolls_journaled(battle_id, reply, &events);
+                    answered += 1;
+                }
+                Err(status) => {
+                    assert_ne!(status.code(), Code::InvalidArgument, "{request_id}: {status:?}");
+                    if which == Terminated::Roller {
+                        assert_eq!(status.code(), Code::Unavailable, "{request_id}: the roller is gone: {status:?}");
+                        assert!(status.message().starts_with("roller is unavailable"), "{status:?}");
+                    }
+                }
+            }
+        }
+        assert_nonces_consecutive(battle_id, &events);
+        let resolutions = resolutions_of(&events);
+        assert_eq!(resolutions.len(), answered, "{battle_id}: a resolution for each Act answered OK, no other");
+        let mut used: Vec<u64> = resolutions.iter().flat_map(|(_, _, r)| r.rolls.clone()).collect();
+        used.sort_unstable();
+        let rolled: Vec<u64> = rolls_of(&events).iter().map(|(_, roll)| roll.nonce).collect();
+        assert_eq!(used, rolled, "{battle_id}: every journaled roll has its resolution");
+        for (_, roll) in rolls_of(&events) {
+            assert_rederives(battle_id, client_seed, &roll);
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sigterm_of_the_resolver_with_acts_in_flight_loses_no_acknowledged_result() {
+    sigterm_with_acts_in_flight(Terminated::Resolver).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sigterm_of_the_roller_with_acts_in_flight_loses_no_acknowledged_result() {
+    sigterm_with_acts_in_flight(Terminated::Roller).await;
+}

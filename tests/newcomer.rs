@@ -2,7 +2,8 @@
 //! stack up on free ports, `battlelog demo` plays a battle of every ruleset
 //! against it, `battlelog export` + `battlelog audit --file` verify each
 //! battle the demo names, and SIGTERM / SIGINT stop `up` cleanly — once with
-//! the in-process fan-out and once with a real `nats-server -js`.
+//! the in-process fan-out and once with a real `nats-server -js`; and
+//! `battlelog watch` shows the demo's events each way it can follow them.
 
 mod stack;
 
@@ -237,4 +238,121 @@ async fn up_starts_its_own_nats_server_and_stops_it() {
         || async move { tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err().then_some(()) },
     )
     .await;
+}
+
+/// A running `battlelog watch`, read line by line; killed when dropped.
+struct Watching {
+    _child: tokio::process::Child,
+    stdout: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+    // Kept open: a watch that writes to a closed stderr would die of it.
+    _stderr: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStderr>>,
+    what: String,
+}
+
+impl Watching {
+    /// Starts `battlelog watch <args>` and waits for the line on stderr that
+    /// says what it watches: from then on it shows every committed event.
+    async fn start(args: &[&str]) -> Self {
+        use tokio::io::AsyncBufReadExt;
+        let mut child = tokio::process::Command::new(battlelog_test_support::cli_binary())
+            .arg("watch")
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("battlelog watch starts");
+        let stdout = tokio::io::BufReader::new(child.stdout.take().expect("stdout")).lines();
+        let mut stderr = tokio::io::BufReader::new(child.stderr.take().expect("stderr")).lines();
+        let said =
+            tokio::time::timeout(STARTUP_DEADLINE, stderr.next_line()).await.expect("watch says what it watches");
+        let what = said.expect("stderr").unwrap_or_else(|| panic!("watch {args:?} ended at once"));
+        assert!(what.starts_with("watching "), "watch {args:?}: {what}");
+        Self { _child: child, stdout, _stderr: stderr, what }
+    }
+
+    /// The next `n` events it shows.
+    async fn events(&mut self, n: usize) -> Vec<String> {
+        let mut lines = Vec::with_capacity(n);
+        while lines.len() < n {
+            let line = tokio::time::timeout(STARTUP_DEADLINE, self.stdout.next_line()).await;
+            let line =
+                line.unwrap_or_else(|_| panic!("{}: {} of {n} events in time: {lines:#?}", self.what, lines.len()));
+            lines.push(line.expect("stdout").unwrap_or_else(|| panic!("{}: ended after {lines:#?}", self.what)));
+        }
+        lines
+    }
+}
+
+/// Checks `shown` (a watch's lines, any battles interleaved) against the
+/// journal's own records of `battles`: each battle's events, every one, in
+/// version order, as `<battle> #<version> <event type>: …`, a resolution
+/// showing its English summary.
+fn assert_shows_in_order(
+    what: &str,
+    shown: &[String],
+    battles: &std::collections::BTreeMap<String, Vec<stack::Journaled>>,
+) {
+    for (battle_id, events) in battles {
+        let lines: Vec<&String> = shown.iter().filter(|l| l.split(' ').next() == Some(battle_id.as_str())).collect();
+        assert_eq!(lines.len(), events.len(), "{what}: every event of {battle_id}, once: {lines:#?}");
+        for (line, event) in lines.iter().zip(events) {
+            let head = format!("{battle_id} #{} {}: ", event.version(), event.record.event_type);
+            assert!(line.starts_with(&head), "{what}: {battle_id}@{} in order: {line}", event.version());
+            if let battlelog_proto::v1::battle_event::Event::ActionResolved(resolved) = &event.event {
+                assert!(line.contains(&resolved.summary_en), "{what}: shows the summary: {line}");
+            }
+        }
+    }
+    let known = |line: &&String| battles.keys().any(|b| line.split(' ').next() == Some(b.as_str()));
+    assert!(shown.iter().all(|l| known(&l)), "{what}: nothing but the demo's battles: {shown:#?}");
+}
+
+/// `battlelog watch` shows every event of the demo's battles, in order,
+/// each way it can follow them: NATS (a real nats-server the journal
+/// publishes to), `--from-journal` (with a service token) and
+/// `--from-resolver --battle` (with a reader's token), against the real
+/// services, checked against what the journal holds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_shows_every_event_of_the_demo_in_order_from_nats_the_journal_and_the_resolver() {
+    let stack = stack::Stack::start("watch-demo", true).await;
+    let auth = battlelog_test_support::TestAuth::shared();
+    let nats_url = stack.nats_url().expect("NATS");
+    let journal_url = stack.journal.url();
+    let resolver_url = stack.resolver.url();
+    // Never the journal: a NATS that does not work must fail this watch.
+    let mut from_nats = Watching::start(&["--nats-url", &nats_url, "--journal", "http://127.0.0.1:9"]).await;
+    assert_eq!(from_nats.what, format!("watching battlelog.events.> on {nats_url} (Ctrl-C stops)"));
+    let service_token = auth.service_token();
+    let mut from_journal =
+        Watching::start(&["--from-journal", "--journal", &journal_url, "--token", &service_token]).await;
+
+    let forum = auth.forum();
+    let demo_args = ["demo", "--resolver", resolver_url.as_str(), "--token", forum.as_str()].map(str::to_owned);
+    let (code, stdout, stderr) =
+        tokio::task::spawn_blocking(move || cli(&demo_args.iter().map(String::as_str).collect::<Vec<_>>()))
+            .await
+            .expect("demo");
+    assert_eq!(code, Some(0), "demo: {stderr}\n{stdout}");
+    let mut battles = std::collections::BTreeMap::new();
+    // The closing lines `battlelog export <id> --resolver <url>`, one per
+    // battle (the indented one above them is a template).
+    for line in stdout.lines().filter_map(|l| l.strip_prefix("battlelog export ")) {
+        let battle_id = line.split_whitespace().next().expect("a battle id").to_owned();
+        let events = stack::journaled(&stack, &battle_id).await;
+        battles.insert(battle_id, events);
+    }
+    assert_eq!(battles.len(), 4, "the demo names one battle per ruleset:\n{stdout}");
+    let total = battles.values().map(Vec::len).sum();
+
+    assert_shows_in_order("watch (NATS)", &from_nats.events(total).await, &battles);
+    assert_shows_in_order("watch --from-journal", &from_journal.events(total).await, &battles);
+    let reader = auth.reader();
+    for (battle_id, events) in &battles {
+        let args = ["--from-resolver", "--battle", battle_id, "--resolver", &resolver_url, "--token", &reader];
+        let mut from_resolver = Watching::start(&args).await;
+        let what = format!("watch --from-resolver --battle {battle_id}");
+        let one = std::collections::BTreeMap::from([(battle_id.clone(), events.clone())]);
+        assert_shows_in_order(&what, &from_resolver.events(events.len()).await, &one);
+    }
 }

@@ -101,9 +101,8 @@ pub async fn serve_with_tls(
     let local = listener.local_addr().map_err(JournalError::Io)?;
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<JournalServer<JournalService>>().await;
-    let reflection = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(battlelog_proto::FILE_DESCRIPTOR_SET)
-        .build_v1()?;
+    let reflection =
+        battlelog_runtime::grpc::reflection(<JournalServer<JournalService> as tonic::server::NamedService>::NAME)?;
     let limit = journal.limits().grpc_message_limit();
     let service = JournalServer::new(JournalService::new(journal.clone()))
         .max_decoding_message_size(limit)

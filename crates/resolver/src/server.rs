@@ -168,7 +168,7 @@ pub async fn serve_with_tls(
     };
     tls::server(tls)?
         .add_service(health_service)
-        .add_service(grpc::reflection()?)
+        .add_service(grpc::reflection(<ResolverServer<ResolverService> as tonic::server::NamedService>::NAME)?)
         .add_service(InterceptedService::new(
             grpc::undecodable_is_invalid(ResolverServer::new(service)),
             Authenticator::new(verifier),

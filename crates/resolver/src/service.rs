@@ -196,23 +196,24 @@ fn downstream(service: &str, status: Status) -> Status {
 
 /// Whether the call never got an answer from the peer. tonic 0.14 reports
 /// a refused connection on a lazy channel as `UNAVAILABLE` "tcp connect
-/// error" (which names no service), and a transport error it cannot
-/// classify as `UNKNOWN` with that error as its source.
+/// error" (which names no service); every other failure of the transport
+/// carries the transport's error as its source, whatever code tonic gives
+/// it: `UNKNOWN` when it cannot classify it, and for a peer shutting down
+/// `CANCELLED` "operation was canceled" or `INTERNAL` "h2 protocol error"
+/// (a request the connection dropped, or the peer's GOAWAY refused). A
+/// status the peer itself sent has no source.
 fn unreachable(status: &Status) -> bool {
-    match status.code() {
-        Code::Unavailable => true,
-        Code::Unknown => {
-            let mut source = std::error::Error::source(status);
-            while let Some(error) = source {
-                if error.is::<tonic::transport::Error>() || error.is::<std::io::Error>() {
-                    return true;
-                }
-                source = error.source();
-            }
-            false
-        }
-        _ => false,
+    if status.code() == Code::Unavailable {
+        return true;
     }
+    let mut source = std::error::Error::source(status);
+    while let Some(error) = source {
+        if error.is::<tonic::transport::Error>() || error.is::<std::io::Error>() {
+            return true;
+        }
+        source = error.source();
+    }
+    false
 }
 
 /// Whether `recorded`, found under a request's key, is what `asked` asks

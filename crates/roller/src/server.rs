@@ -102,7 +102,7 @@ pub async fn serve_with_tls(
     health.set_serving::<RollerServer<RollerService>>().await;
     tls::server(tls)?
         .add_service(health_service)
-        .add_service(grpc::reflection()?)
+        .add_service(grpc::reflection(<RollerServer<RollerService> as tonic::server::NamedService>::NAME)?)
         .add_service(InterceptedService::new(
             RollerServer::new(service),
             Authenticator::only(verifier, "Roller", &[Role::Service]),

@@ -38,14 +38,22 @@ pub fn health() -> (
 }
 
 /// Server reflection over every battlelog proto, so `grpcurl` and friends
-/// work without the `.proto` files.
-pub fn reflection() -> Result<
+/// work without the `.proto` files. It lists `service` (the full name, e.g.
+/// `battlelog.v1.Roller`), health and reflection: the services this server
+/// answers. Left to itself the builder would list every service in the
+/// descriptors, the other battlelog services' too.
+pub fn reflection(
+    service: &str,
+) -> Result<
     tonic_reflection::server::v1::ServerReflectionServer<impl tonic_reflection::server::v1::ServerReflection>,
     tonic_reflection::server::Error,
 > {
     tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(battlelog_proto::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .with_service_name(service)
+        .with_service_name("grpc.health.v1.Health")
+        .with_service_name("grpc.reflection.v1.ServerReflection")
         .build_v1()
 }
 

@@ -20,7 +20,10 @@ pub fn init(filter: &str, format: LogFormat) -> Result<(), String> {
     let filter = EnvFilter::try_from_default_env()
         .or_else(|_| EnvFilter::try_new(filter))
         .map_err(|e| format!("invalid log filter {filter:?}: {e}"))?;
-    let logs = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    // Colours only for a person at a terminal: escape codes in a log file or
+    // a collector's stream break every grep for a level or a field.
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let logs = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(ansi);
     let installed = match format {
         LogFormat::Json => logs.json().try_init(),
         LogFormat::Text => logs.try_init(),

@@ -1,0 +1,222 @@
+//! Each service binary as an operator meets it: configuration layered
+//! defaults ← TOML file (`--config`) ← `BATTLELOG_<SERVICE>_*` environment ←
+//! flags, seen in what the binary does (the address it announces, the
+//! format of its logs); JSON logs that parse; the roller's master key; and
+//! health and reflection answered on every service without a token.
+
+mod stack;
+
+use std::path::Path;
+
+use battlelog_proto::v1::roller_client::RollerClient;
+use battlelog_test_support::{STARTUP_DEADLINE, ServiceProcess, TestAuth, service_binary, temp_dir};
+use serde_json::Value;
+use stack::*;
+use tonic_health::pb::HealthCheckRequest;
+use tonic_health::pb::health_check_response::ServingStatus;
+use tonic_health::pb::health_client::HealthClient;
+use tonic_reflection::pb::v1::server_reflection_client::ServerReflectionClient;
+use tonic_reflection::pb::v1::server_reflection_request::MessageRequest;
+use tonic_reflection::pb::v1::server_reflection_response::MessageResponse;
+
+#[derive(Debug, Clone, Copy)]
+enum LogFormat {
+    Json,
+    Text,
+}
+
+/// An address no layer but one sets: the loopback address a service
+/// announces tells which layer its `listen` came from (port 0: a free one).
+const FILE_LISTEN: &str = "127.0.0.2:0";
+const ENV_LISTEN: &str = "127.0.0.3:0";
+const FLAG_LISTEN: &str = "127.0.0.4:0";
+
+/// What one service needs besides `listen` and `log_format`, as TOML lines
+/// of its config file; peers are unreachable URLs, which a service only
+/// dials when a request needs them.
+fn file_keys(service: &str, dir: &Path) -> String {
+    match service {
+        "journal" => format!("data_dir = {:?}\n", dir.join("journal-data").display().to_string()),
+        "roller" => {
+            let key = dir.join("master.key");
+            std::fs::write(&key, MASTER_KEY_HEX).expect("write the master key");
+            format!("journal_url = \"http://127.0.0.1:9\"\nmaster_key_file = {:?}\n", key.display().to_string())
+        }
+        "resolver" => "journal_url = \"http://127.0.0.1:9\"\nroller_url = \"http://127.0.0.1:9\"\n".to_owned(),
+        other => panic!("no service {other}"),
+    }
+}
+
+/// The log lines of a started service, at least its "starting" line.
+fn log_lines(process: &ServiceProcess, service: &str) -> Vec<String> {
+    let log = process.log();
+    let starting = format!("battlelog-{service} starting");
+    assert!(log.contains(&starting), "battlelog-{service} logs that it is starting:\n{log}");
+    log.lines().filter(|l| !l.trim().is_empty()).map(str::to_owned).collect()
+}
+
+/// Every line is a JSON object; the starting line says so in its message.
+fn assert_json_logs(lines: &[String], service: &str) {
+    for line in lines {
+        let parsed: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+        assert!(parsed["level"].is_string() && parsed["timestamp"].is_string(), "a log record: {line}");
+    }
+    let starting = format!("battlelog-{service} starting");
+    assert!(
+        lines.iter().any(|l| serde_json::from_str::<Value>(l).is_ok_and(|v| v["fields"]["message"] == starting)),
+        "the starting line as JSON: {lines:?}"
+    );
+}
+
+fn assert_text_logs(lines: &[String]) {
+    for line in lines {
+        assert!(serde_json::from_str::<Value>(line).is_err(), "a text log line, not JSON: {line}");
+    }
+    assert!(lines.iter().any(|l| l.contains(" INFO ")), "text lines carry their level: {lines:?}");
+}
+
+/// For each of the three binaries, three starts with the same config file
+/// (`listen` 127.0.0.2, `log_format = "json"`): alone, the file wins over
+/// the defaults (127.0.0.1, text); with `BATTLELOG_<SERVICE>_LISTEN`
+/// 127.0.0.3 and `_LOG_FORMAT=text`, the environment wins over the file;
+/// with `--listen` 127.0.0.4 and `--log-format json` as well, the flags win
+/// over the environment. Which layer won shows in the address the binary
+/// announces and in the format of its logs on stderr.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_service_layers_defaults_file_environment_and_flags() {
+    let dir = temp_dir("config-layers");
+    for service in ["journal", "roller", "resolver"] {
+        let upper = service.to_ascii_uppercase();
+        let file = dir.path().join(format!("{service}.toml"));
+        let config = format!(
+            "listen = {FILE_LISTEN:?}\nlog_format = \"json\"\nlog = \"info\"\n{}",
+            file_keys(service, dir.path())
+        );
+        std::fs::write(&file, config).expect("write the config file");
+        let mut env = TestAuth::shared().env(service);
+        // RUST_LOG would win over `log`: fix it, so that there are lines to read.
+        env.push(("RUST_LOG".to_owned(), "info".to_owned()));
+        let args = vec!["--config".to_owned(), file.display().to_string()];
+        let env_layer = [
+            (format!("BATTLELOG_{upper}_LISTEN"), ENV_LISTEN.to_owned()),
+            (format!("BATTLELOG_{upper}_LOG_FORMAT"), "text".to_owned()),
+        ];
+        let flag_layer = ["--listen", FLAG_LISTEN, "--log-format", "json"].map(str::to_owned);
+        let with_env = [env.clone(), env_layer.to_vec()].concat();
+        let with_flags = [args.clone(), flag_layer.to_vec()].concat();
+        // (the layers given, flags, environment, the address and log format expected)
+        let runs = [
+            ("file", &args, &env, "127.0.0.2", LogFormat::Json),
+            ("file + environment", &args, &with_env, "127.0.0.3", LogFormat::Text),
+            ("file + environment + flags", &with_flags, &with_env, "127.0.0.4", LogFormat::Json),
+        ];
+        for (i, (layers, args, envs, ip, format)) in runs.into_iter().enumerate() {
+            let log = dir.path().join(format!("{service}-{i}.log"));
+            let process =
+                ServiceProcess::start(&service_binary(&format!("battlelog-{service}")), args, envs, &log).await;
+            assert_eq!(
+                process.addr().ip().to_string(),
+                ip,
+                "battlelog-{service} with the {layers} listens where the last layer says"
+            );
+            assert_ne!(process.addr().port(), 0);
+            let lines = log_lines(&process, service);
+            match format {
+                LogFormat::Json => assert_json_logs(&lines, service),
+                LogFormat::Text => assert_text_logs(&lines),
+            }
+        }
+    }
+}
+
+/// Outside dev mode the roller does not start without a master key, and
+/// says what is missing; `--master-key-file` gives it one: the commitment
+/// it signs is SHA-256 of the seed the test derives from that key
+/// (PROTOCOL.md §1), under the roller key that key derives.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_roller_needs_a_master_key_outside_dev_mode_and_reads_it_from_a_file() {
+    let dir = temp_dir("master-key");
+    let binary = service_binary("battlelog-roller");
+    let base = ["--listen", "127.0.0.1:0", "--journal-url", "http://127.0.0.1:9", "--data-dir"].map(str::to_owned);
+    let mut args = base.to_vec();
+    args.push(dir.path().join("roller").display().to_string());
+    let refused = tokio::process::Command::new(&binary)
+        .args(&args)
+        .envs(TestAuth::shared().env("roller"))
+        .env_remove("BATTLELOG_ROLLER_MASTER_KEY")
+        .env_remove("BATTLELOG_ROLLER_MASTER_KEY_FILE")
+        .env_remove("BATTLELOG_ROLLER_DEV")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        // A roller that starts anyway is stopped when the deadline drops it.
+        .kill_on_drop(true)
+        .spawn()
+        .expect("run the roller");
+    let output = tokio::time::timeout(STARTUP_DEADLINE, refused.wait_with_output())
+        .await
+        .expect("the roller exits at once without a master key, instead of serving")
+        .expect("the roller's output");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "no master key, no roller: {output:?}");
+    assert!(stderr.contains("invalid config master_key: no master key"), "names what is missing: {stderr}");
+    assert!(String::from_utf8_lossy(&output.stdout).is_empty(), "no readiness line: {output:?}");
+    assert!(!dir.path().join("roller").join("master.key").exists(), "no development key made outside dev mode");
+
+    let key_file = dir.path().join("master.key");
+    std::fs::write(&key_file, format!("{MASTER_KEY_HEX}\n")).expect("write the master key");
+    args.extend(["--master-key-file".to_owned(), key_file.display().to_string()]);
+    let roller =
+        ServiceProcess::start(&binary, &args, &TestAuth::shared().env("roller"), &dir.path().join("roller.log")).await;
+    let mut client = RollerClient::new(roller.authed(&TestAuth::shared().service_token()).await);
+    let request = battlelog_proto::v1::CommitmentRequest { battle_id: "keyed".into(), epoch: 0 };
+    let reply = client.commitment(request).await.expect("commitment").into_inner();
+    assert_eq!(
+        reply.commitment,
+        server_seed("keyed", 0).commitment().to_string(),
+        "the seed comes from the file's key"
+    );
+    assert_eq!(hex::encode(&reply.roller_key), ROLLER_KEY_HEX, "the roller key is the file's key's");
+    assert_eq!(roller_key().verify("keyed", 0, &reply.commitment, &reply.commitment_signature), Ok(()));
+}
+
+/// `grpc.health.v1.Health/Check` (the whole server, and the service by
+/// name) and reflection's `ListServices` answer on the journal, the roller
+/// and the resolver without a token, as probes and `grpcurl` call them;
+/// reflection lists what that server answers (its own service, health and
+/// reflection), not the other services' protos it also describes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_service_answers_health_and_reflection_without_a_token() {
+    let stack = Stack::start("probes", false).await;
+    for (process, service) in [
+        (&stack.journal, "battlelog.v1.Journal"),
+        (&stack.roller, "battlelog.v1.Roller"),
+        (&stack.resolver, "battlelog.v1.Resolver"),
+    ] {
+        let mut health = HealthClient::new(process.channel().await);
+        for name in ["", service] {
+            let reply = health
+                .check(HealthCheckRequest { service: name.into() })
+                .await
+                .unwrap_or_else(|s| panic!("{service}: health of {name:?} without a token: {s:?}"))
+                .into_inner();
+            assert_eq!(reply.status, ServingStatus::Serving as i32, "{service}: health of {name:?}");
+        }
+        let mut reflection = ServerReflectionClient::new(process.channel().await);
+        let request = tonic_reflection::pb::v1::ServerReflectionRequest {
+            host: String::new(),
+            message_request: Some(MessageRequest::ListServices(String::new())),
+        };
+        let mut replies = reflection
+            .server_reflection_info(tokio_stream::iter([request]))
+            .await
+            .unwrap_or_else(|s| panic!("{service}: reflection without a token: {s:?}"))
+            .into_inner();
+        let reply = replies.message().await.expect("a reply").expect("one reply");
+        let Some(MessageResponse::ListServicesResponse(list)) = reply.message_response else { panic!("{reply:?}") };
+        let mut names: Vec<&str> = list.service.iter().map(|s| s.name.as_str()).collect();
+        names.sort_unstable();
+        let mut served = vec![service, "grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection"];
+        served.sort_unstable();
+        assert_eq!(names, served, "{service} lists the services it answers, and no other");
+    }
+}
