@@ -1994,7 +1994,7 @@ fn pokemon_state(pikachu: &Mon, meowth: &Mon) -> Value {
 /// `battlelog replay BATTLE [--at V] --resolver URL --token <a reader's>`:
 /// the event lines it shows, and the state (its header line and JSON).
 fn cli_replay(resolver_url: &str, battle_id: &str, at: Option<u64>) -> (Vec<String>, String, Value) {
-    let reader = battlelog_test_support::TestAuth::shared().reader();
+    let reader = TestAuth::shared().reader();
     let mut args = vec!["replay", battle_id, "--resolver", resolver_url, "--token", &reader];
     let at = at.map(|v| v.to_string());
     if let Some(at) = &at {
@@ -2120,7 +2120,7 @@ async fn a_battle_replays_to_every_version_with_the_state_the_rules_give() {
     let head = events.len() as u64 - 1;
     let expected = |v: u64| states.range(..=v).next_back().map(|(_, state)| state.clone()).expect("a state");
     let nonces_by = |v: u64| rolls_of(&events).iter().filter(|(at, _)| *at <= v).count() as u64;
-    let mut reader = resolver_as(&stack.resolver, &battlelog_test_support::TestAuth::shared().reader()).await;
+    let mut reader = resolver_as(&stack.resolver, &TestAuth::shared().reader()).await;
     for v in 0..=head {
         let got = reader
             .get_battle(pb::GetBattleRequest { battle_id: battle_id.into(), at_version: Some(v) })
@@ -2165,7 +2165,7 @@ async fn a_battle_replays_to_every_version_with_the_state_the_rules_give() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn battlelog_audit_on_the_server_verifies_a_clean_battle_and_names_a_bad_commitment() {
     let stack = Stack::start("audit-server", false).await;
-    let reader = battlelog_test_support::TestAuth::shared().reader();
+    let reader = TestAuth::shared().reader();
     let url = stack.resolver.url();
     let audit = |battle_id: &str| {
         let (code, stdout, stderr) = cli(&["audit", battle_id, "--resolver", &url, "--token", &reader]);
