@@ -7,91 +7,11 @@
 
 mod stack;
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::process::{Command, Stdio};
 
 use battlelog_test_support::{NatsServer, STARTUP_DEADLINE, temp_dir};
-use stack::{audit_file, cli, jetstream_messages};
-
-/// A running `battlelog up` and the endpoints it printed.
-struct Up {
-    child: Child,
-    resolver: String,
-    banner: Vec<String>,
-    rest: mpsc::Receiver<String>,
-}
-
-impl Drop for Up {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Runs `battlelog up` with every port 0 and its data under `data_dir`
-/// (and its working directory there, so nothing lands elsewhere), and reads
-/// its banner up to the "Try it" line.
-fn up(data_dir: &Path, extra: &[&str]) -> Up {
-    let data = data_dir.display().to_string();
-    let mut args = vec!["up", "--data-dir", &data];
-    args.extend([
-        "--resolver-listen",
-        "127.0.0.1:0",
-        "--roller-listen",
-        "127.0.0.1:0",
-        "--journal-listen",
-        "127.0.0.1:0",
-    ]);
-    args.extend(extra);
-    let mut child = Command::new(battlelog_test_support::cli_binary())
-        .args(&args)
-        .current_dir(data_dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(std::fs::File::create(data_dir.join("up.stderr")).expect("create up.stderr"))
-        .spawn()
-        .expect("start battlelog up");
-    let stdout = child.stdout.take().expect("stdout");
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                return;
-            }
-        }
-    });
-    let mut banner = Vec::new();
-    loop {
-        match rx.recv_timeout(STARTUP_DEADLINE) {
-            Ok(line) => {
-                let done = line.starts_with("Try it");
-                banner.push(line);
-                if done {
-                    break;
-                }
-            }
-            Err(e) => {
-                let _ = child.kill();
-                let stderr = std::fs::read_to_string(data_dir.join("up.stderr")).unwrap_or_default();
-                panic!("battlelog up printed no full banner ({e}): {banner:?}\nstderr: {stderr}");
-            }
-        }
-    }
-    let endpoint = |name: &str| {
-        banner
-            .iter()
-            .find_map(|l| l.strip_prefix(&format!("  {name}")).map(str::trim))
-            .filter(|url| url.starts_with("http://127.0.0.1:") && !url.ends_with(":0"))
-            .unwrap_or_else(|| panic!("no {name} endpoint in {banner:?}"))
-            .to_owned()
-    };
-    let resolver = endpoint("resolver");
-    endpoint("journal");
-    endpoint("roller");
-    Up { child, resolver, banner, rest: rx }
-}
+use stack::{Up, audit_file, cli, jetstream_messages, up};
 
 /// Sends `signal` to `up` and waits (with a deadline) for it to exit;
 /// returns its exit status and what it printed after the banner.

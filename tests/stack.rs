@@ -422,3 +422,87 @@ pub async fn assert_jetstream_has(nats_url: &str, battles: &HashMap<String, Vec<
         }
     }
 }
+
+/// A running `battlelog up`: the banner it printed up to the "Try it"
+/// line, and what it prints after that, line by line. Killed when dropped.
+pub struct Up {
+    pub child: std::process::Child,
+    pub banner: Vec<String>,
+    /// The resolver's endpoint from the banner.
+    pub resolver: String,
+    pub rest: std::sync::mpsc::Receiver<String>,
+}
+
+impl Drop for Up {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Up {
+    /// The banner's endpoint of `name` (`resolver`, `roller`, `journal`): a
+    /// loopback URL on the port the OS gave, never `:0`.
+    pub fn endpoint(&self, name: &str) -> String {
+        self.banner
+            .iter()
+            .find_map(|l| l.strip_prefix(&format!("  {name}")).map(str::trim))
+            .filter(|url| {
+                (url.starts_with("http://127.0.0.1:") || url.starts_with("https://127.0.0.1:")) && !url.ends_with(":0")
+            })
+            .unwrap_or_else(|| panic!("no {name} endpoint in {:?}", self.banner))
+            .to_owned()
+    }
+}
+
+/// Runs `battlelog up` with every port 0, its data under `data_dir` (and
+/// its working directory there, so nothing lands elsewhere) and `extra`
+/// flags, and reads its banner up to the "Try it" line.
+pub fn up(data_dir: &Path, extra: &[&str]) -> Up {
+    use std::io::BufRead;
+    let data = data_dir.display().to_string();
+    let listen =
+        ["--resolver-listen", "127.0.0.1:0", "--roller-listen", "127.0.0.1:0", "--journal-listen", "127.0.0.1:0"];
+    let mut child = Command::new(battlelog_test_support::cli_binary())
+        .args(["up", "--data-dir", &data])
+        .args(listen)
+        .args(extra)
+        .current_dir(data_dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::fs::File::create(data_dir.join("up.stderr")).expect("create up.stderr"))
+        .spawn()
+        .expect("start battlelog up");
+    let stdout = child.stdout.take().expect("stdout");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let mut banner = Vec::new();
+    loop {
+        match rx.recv_timeout(battlelog_test_support::STARTUP_DEADLINE) {
+            Ok(line) => {
+                let done = line.starts_with("Try it");
+                banner.push(line);
+                if done {
+                    break;
+                }
+            }
+            Err(e) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                let stderr = std::fs::read_to_string(data_dir.join("up.stderr")).unwrap_or_default();
+                panic!("battlelog up {extra:?} printed no full banner ({e}): {banner:?}\nstderr: {stderr}");
+            }
+        }
+    }
+    let mut up = Up { child, banner, resolver: String::new(), rest: rx };
+    up.resolver = up.endpoint("resolver");
+    up.endpoint("journal");
+    up.endpoint("roller");
+    up
+}

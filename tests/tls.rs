@@ -7,16 +7,13 @@
 
 mod stack;
 
-use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use battlelog_test_support::{STARTUP_DEADLINE, ServiceProcess, TestPki, temp_dir};
+use battlelog_test_support::{ServiceProcess, TestPki, temp_dir};
 use serde_json::json;
 use stack::{
     MASTER_KEY_HEX, act, assert_audit_file_clean, assert_audit_file_verifies, assert_audit_rpc_ok, cli, close, open,
-    resolver_client,
+    resolver_client, up,
 };
 use tonic::transport::{ClientTlsConfig, Endpoint};
 use tonic_health::pb::HealthCheckRequest;
@@ -158,75 +155,6 @@ async fn a_caller_without_a_client_certificate_is_refused() {
     assert_eq!(accepted, Ok(()), "the services' client certificate is accepted");
 }
 
-/// A running `battlelog up` and the banner it printed.
-struct Up {
-    child: Child,
-    banner: Vec<String>,
-}
-
-impl Drop for Up {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Up {
-    fn endpoint(&self, name: &str) -> String {
-        self.banner
-            .iter()
-            .find_map(|l| l.strip_prefix(&format!("  {name}")).map(str::trim))
-            .filter(|url| url.starts_with("https://127.0.0.1:") && !url.ends_with(":0"))
-            .unwrap_or_else(|| panic!("no https:// {name} endpoint in {:?}", self.banner))
-            .to_owned()
-    }
-}
-
-/// `battlelog up --tls --no-nats` on free ports with its data in `data_dir`;
-/// returns once it printed its banner up to the "Try it" line.
-fn up_tls(data_dir: &Path) -> Up {
-    let data = data_dir.display().to_string();
-    let listen =
-        ["--resolver-listen", "127.0.0.1:0", "--roller-listen", "127.0.0.1:0", "--journal-listen", "127.0.0.1:0"];
-    let mut child = Command::new(battlelog_test_support::cli_binary())
-        .args(["up", "--tls", "--no-nats", "--data-dir", &data])
-        .args(listen)
-        .current_dir(data_dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(std::fs::File::create(data_dir.join("up.stderr")).expect("create up.stderr"))
-        .spawn()
-        .expect("start battlelog up --tls");
-    let stdout = child.stdout.take().expect("stdout");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                return;
-            }
-        }
-    });
-    let mut banner = Vec::new();
-    loop {
-        match rx.recv_timeout(STARTUP_DEADLINE) {
-            Ok(line) => {
-                let done = line.starts_with("Try it");
-                banner.push(line);
-                if done {
-                    break;
-                }
-            }
-            Err(e) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                let stderr = std::fs::read_to_string(data_dir.join("up.stderr")).unwrap_or_default();
-                panic!("battlelog up --tls printed no full banner ({e}): {banner:?}\nstderr: {stderr}");
-            }
-        }
-    }
-    Up { child, banner }
-}
-
 /// `battlelog up --tls`: https:// endpoints; `battlelog demo --ca-file`
 /// plays against them; with the dev CA found under `--data-dir` (no other
 /// flag) the demo plays again and every export line it prints works as
@@ -235,7 +163,8 @@ fn up_tls(data_dir: &Path) -> Up {
 #[test]
 fn up_tls_serves_https_that_the_cli_uses() {
     let dir = temp_dir("up-tls");
-    let up = up_tls(dir.path());
+    let up = up(dir.path(), &["--tls", "--no-nats"]);
+    assert!(up.resolver.starts_with("https://"), "up --tls serves https://: {:?}", up.banner);
     let resolver = up.endpoint("resolver");
     up.endpoint("roller");
     up.endpoint("journal");
