@@ -94,19 +94,6 @@ fn pokemon_status_move(p: i64, confusion: Option<i64>) -> (Value, u64, bool) {
     (json!({"result": "success", "turns": turns}), turns, false)
 }
 
-/// RULES.md 1.3: (reduction %, counted) for an effective dodge value.
-fn pokemon_dodge(e: i64) -> (u64, bool) {
-    match e {
-        1 => (0, true),
-        2 => (5, true),
-        3 => (50, true),
-        4 => (60, true),
-        5 => (100, true),
-        6 => (100, false),
-        _ => panic!("a d6 showed {e}"),
-    }
-}
-
 /// RULES.md 4.1.
 fn pbta_band(total: i64) -> &'static str {
     match total {

@@ -13,7 +13,7 @@ use battlelog_proto::v1 as pb;
 use battlelog_proto::v1::battle_event::Event;
 use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::roller_client::RollerClient;
-use battlelog_system_tests::{battle_event, commitment_hex, exact, global_head, invalid_field};
+use battlelog_system_tests::{WatchProcess, battle_event, commitment_hex, exact, global_head, invalid_field};
 use battlelog_test_support::TestAuth;
 use battlelog_test_support::auth::{OTHER_TENANT, TEST_TENANT};
 use serde_json::json;
@@ -235,37 +235,27 @@ async fn each_forgery_is_refused_at_its_door() {
 /// battle does not exist.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reader_watches_a_battle_through_the_resolver() {
-    use tokio::io::AsyncBufReadExt;
     let stack = Stack::start("watch-resolver", false).await;
     open_battle(&stack, "watched").await;
     let url = stack.resolver.url();
-    let watch = |token: String| {
-        let mut child = tokio::process::Command::new(battlelog_test_support::cli_binary())
-            .args(["watch", "--from-resolver", "--battle", "watched", "--resolver", &url, "--token", &token])
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("battlelog watch starts");
-        let stdout = tokio::io::BufReader::new(child.stdout.take().expect("stdout")).lines();
-        let stderr = tokio::io::BufReader::new(child.stderr.take().expect("stderr")).lines();
-        (child, stdout, stderr)
+    let reader = TestAuth::shared().reader();
+    let args = |token: &str| {
+        ["--from-resolver", "--battle", "watched", "--resolver", &url, "--token", token].map(str::to_owned)
     };
-    let within = std::time::Duration::from_secs(20);
-    let (_reader, mut stdout, mut stderr) = watch(TestAuth::shared().reader());
-    let first = tokio::time::timeout(within, stdout.next_line()).await.expect("in time").expect("stdout");
-    let Some(first) = first else { panic!("watch ended: {:?}", stderr.next_line().await) };
+    let (mut watch, said) = WatchProcess::start(&args(&reader).each_ref().map(String::as_str)).await;
+    assert_eq!(said, format!("watching battle watched at {url} (Ctrl-C stops)"));
+    let first = watch.next_stdout().await;
     assert!(first.starts_with("watched #0 BattleOpened"), "the watch starts at the opening: {first}");
     let mut forum = resolver_client(&stack.resolver).await;
     let acted = act(&mut forum, "watched", &tackle(), "watched-1").await.expect("attack");
     let mut last = String::new();
     while !last.starts_with(&format!("watched #{} ActionResolved", acted.version)) {
-        last = tokio::time::timeout(within, stdout.next_line()).await.expect("live").expect("stdout").expect("a line");
+        last = watch.next_stdout().await;
     }
 
-    let (mut outsider, _, mut stderr) = watch(token(Role::Reader, OTHER_TENANT, "eve"));
-    let status = tokio::time::timeout(within, outsider.wait()).await.expect("exits").expect("status");
-    assert_eq!(status.code(), Some(2));
-    let said = stderr.next_line().await.expect("stderr").expect("a line");
+    let eve = token(Role::Reader, OTHER_TENANT, "eve");
+    let mut outsider = WatchProcess::spawn(&args(&eve).each_ref().map(String::as_str));
+    assert_eq!(outsider.wait().await.code(), Some(2));
+    let said = outsider.next_stderr().await;
     assert_eq!(said, "battlelog: resolver: battle watched has not been opened");
 }

@@ -59,17 +59,7 @@ pub fn commitment_hex(epoch: u32) -> String {
 /// A battle event as proto/battlelog/v1/battle.proto says a record carries
 /// one: `event_type` names the event, the payload is a `BattleEvent` holding it.
 pub fn battle_event(battle: pb::battle_event::Event, key: &str) -> pb::NewEvent {
-    use pb::battle_event::Event;
-    let event_type = match &battle {
-        Event::BattleOpened(_) => "BattleOpened",
-        Event::SeedCommitted(_) => "SeedCommitted",
-        Event::DiceRolled(_) => "DiceRolled",
-        Event::ActionResolved(_) => "ActionResolved",
-        Event::DisputeRaised(_) => "DisputeRaised",
-        Event::JudgeRuling(_) => "JudgeRuling",
-        Event::SeedRevealed(_) => "SeedRevealed",
-        Event::BattleClosed(_) => "BattleClosed",
-    };
+    let event_type = battlelog_proto::battle::type_name(&battle);
     let payload = prost::Message::encode_to_vec(&pb::BattleEvent { event: Some(battle) });
     event(event_type, payload, key)
 }
@@ -241,5 +231,67 @@ pub fn check_chain(stream: &str, events: &[pb::RecordedEvent]) {
         let hash: [u8; 32] = h.finalize().into();
         assert_eq!(hash.as_slice(), e.hash.as_slice(), "{stream}@{i}: hash chains");
         previous = hash;
+    }
+}
+
+/// A running `battlelog watch`, its stdout and stderr line by line; killed
+/// when dropped. Every wait is bounded by [`WATCH_WAIT`].
+#[derive(Debug)]
+pub struct WatchProcess {
+    child: tokio::process::Child,
+    stdout: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+    // Kept open even when unread: a watch writing to a closed stderr dies of it.
+    stderr: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStderr>>,
+}
+
+/// How long a watch may take to say something or show an event.
+pub const WATCH_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+impl WatchProcess {
+    /// Starts `battlelog watch <args>`.
+    pub fn spawn(args: &[&str]) -> Self {
+        use tokio::io::AsyncBufReadExt;
+        let mut child = tokio::process::Command::new(battlelog_test_support::cli_binary())
+            .arg("watch")
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("battlelog watch starts");
+        let stdout = tokio::io::BufReader::new(child.stdout.take().expect("stdout")).lines();
+        let stderr = tokio::io::BufReader::new(child.stderr.take().expect("stderr")).lines();
+        Self { child, stdout, stderr }
+    }
+
+    /// Starts it and waits for its first line on stderr, which says what it
+    /// watches (the subscription is then in place); returns that line too.
+    pub async fn start(args: &[&str]) -> (Self, String) {
+        let mut watch = Self::spawn(args);
+        let line = watch.next_stderr().await;
+        (watch, line)
+    }
+
+    /// The next line on stderr; panics when it ended or took too long.
+    pub async fn next_stderr(&mut self) -> String {
+        let line =
+            tokio::time::timeout(WATCH_WAIT, self.stderr.next_line()).await.expect("watch says something in time");
+        line.expect("stderr").expect("watch is still running")
+    }
+
+    /// The next line on stdout: `Err` after [`WATCH_WAIT`] without one,
+    /// `Ok(None)` when the watch ended.
+    pub async fn stdout_line(&mut self) -> Result<Option<String>, tokio::time::error::Elapsed> {
+        tokio::time::timeout(WATCH_WAIT, self.stdout.next_line()).await.map(|line| line.expect("stdout"))
+    }
+
+    /// The next line on stdout; panics when it ended or took too long.
+    pub async fn next_stdout(&mut self) -> String {
+        self.stdout_line().await.expect("an event in time").expect("watch is still running")
+    }
+
+    /// Waits (bounded) for it to exit.
+    pub async fn wait(&mut self) -> std::process::ExitStatus {
+        tokio::time::timeout(WATCH_WAIT, self.child.wait()).await.expect("watch exits in time").expect("status")
     }
 }

@@ -270,46 +270,6 @@ async fn the_resolver_logs_in_to_nats_with_the_credentials_in_its_url() {
     assert!(!resolver.log().contains(password("resolver")), "the resolver logged its NATS password");
 }
 
-/// A running `battlelog watch`, its stdout and stderr line by line.
-struct Watch {
-    _child: tokio::process::Child,
-    stdout: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
-    stderr: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStderr>>,
-}
-
-impl Watch {
-    /// Starts `battlelog watch <args>` and waits until it says what it
-    /// watches (its subscription is then in place); returns that line too.
-    async fn start(args: &[&str]) -> (Self, String) {
-        use tokio::io::AsyncBufReadExt;
-        let mut child = tokio::process::Command::new(battlelog_test_support::cli_binary())
-            .arg("watch")
-            .args(args)
-            // Never the journal: a NATS that does not work must fail here.
-            .args(["--journal", "http://127.0.0.1:9"])
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("battlelog watch starts");
-        let stdout = tokio::io::BufReader::new(child.stdout.take().expect("stdout")).lines();
-        let stderr = tokio::io::BufReader::new(child.stderr.take().expect("stderr")).lines();
-        let mut watch = Self { _child: child, stdout, stderr };
-        let line = watch.next_stderr().await;
-        (watch, line)
-    }
-
-    async fn next_stderr(&mut self) -> String {
-        let line = tokio::time::timeout(WAIT, self.stderr.next_line()).await.expect("watch says something in time");
-        line.expect("stderr").expect("watch is still running")
-    }
-
-    async fn next_stdout(&mut self) -> String {
-        let line = tokio::time::timeout(WAIT, self.stdout.next_line()).await.expect("an event in time");
-        line.expect("stdout").expect("watch is still running")
-    }
-}
-
 /// `battlelog watch --battle` follows the subject layout
 /// `battlelog.events.<tenant>.<battle>`, logs in with the credentials in
 /// its NATS URL (shown masked), and with `--tenant` works for a tenant's
@@ -323,14 +283,14 @@ async fn watch_follows_one_battle_on_the_tenant_subjects_with_credentials() {
     let mut c = client(&server).await;
 
     let resolver_url = url_of("resolver");
-    let (mut any_tenant, said) = Watch::start(&["--battle", "a-battle", "--nats-url", &resolver_url]).await;
+    let (mut any_tenant, said) = watch(&["--battle", "a-battle", "--nats-url", &resolver_url]).await;
     assert_eq!(
         said,
         format!("watching battlelog.events.*.a-battle on nats://resolver:***@127.0.0.1:{} (Ctrl-C stops)", nats.port())
     );
     let tenant_url = url_of("forum-a");
     let args = ["--tenant", "forum-a", "--battle", "a-battle", "--nats-url", &tenant_url];
-    let (mut own_tenant, said) = Watch::start(&args).await;
+    let (mut own_tenant, said) = watch(&args).await;
     assert!(said.starts_with("watching battlelog.events.forum-a.a-battle on nats://forum-a:***@"), "{said}");
 
     // B's battle first, then A's: the journal publishes in that order, so
@@ -343,8 +303,16 @@ async fn watch_follows_one_battle_on_the_tenant_subjects_with_credentials() {
     }
     // Forum A's user asking for every tenant is refused, and told so (the
     // server's error and the "watching" line may come in either order).
-    let (mut too_wide, mut said) = Watch::start(&["--nats-url", &tenant_url]).await;
+    let (mut too_wide, mut said) = watch(&["--nats-url", &tenant_url]).await;
     while !said.to_lowercase().contains(r#"permissions violation for subscription to "battlelog.events.>""#) {
         said = too_wide.next_stderr().await;
     }
+}
+
+/// `battlelog watch <args>` on NATS only: never the journal, so a NATS that
+/// does not work must fail here.
+async fn watch(args: &[&str]) -> (WatchProcess, String) {
+    let mut args = args.to_vec();
+    args.extend(["--journal", "http://127.0.0.1:9"]);
+    WatchProcess::start(&args).await
 }

@@ -8,7 +8,7 @@
 mod stack;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use battlelog_test_support::{NatsServer, STARTUP_DEADLINE, temp_dir};
 use stack::{Up, audit_file, cli, jetstream_messages, up};
@@ -162,10 +162,7 @@ async fn up_starts_its_own_nats_server_and_stops_it() {
 
 /// A running `battlelog watch`, read line by line; killed when dropped.
 struct Watching {
-    _child: tokio::process::Child,
-    stdout: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
-    // Kept open: a watch that writes to a closed stderr would die of it.
-    _stderr: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStderr>>,
+    process: battlelog_system_tests::WatchProcess,
     what: String,
 }
 
@@ -173,32 +170,19 @@ impl Watching {
     /// Starts `battlelog watch <args>` and waits for the line on stderr that
     /// says what it watches: from then on it shows every committed event.
     async fn start(args: &[&str]) -> Self {
-        use tokio::io::AsyncBufReadExt;
-        let mut child = tokio::process::Command::new(battlelog_test_support::cli_binary())
-            .arg("watch")
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("battlelog watch starts");
-        let stdout = tokio::io::BufReader::new(child.stdout.take().expect("stdout")).lines();
-        let mut stderr = tokio::io::BufReader::new(child.stderr.take().expect("stderr")).lines();
-        let said =
-            tokio::time::timeout(STARTUP_DEADLINE, stderr.next_line()).await.expect("watch says what it watches");
-        let what = said.expect("stderr").unwrap_or_else(|| panic!("watch {args:?} ended at once"));
+        let (process, what) = battlelog_system_tests::WatchProcess::start(args).await;
         assert!(what.starts_with("watching "), "watch {args:?}: {what}");
-        Self { _child: child, stdout, _stderr: stderr, what }
+        Self { process, what }
     }
 
     /// The next `n` events it shows.
     async fn events(&mut self, n: usize) -> Vec<String> {
         let mut lines = Vec::with_capacity(n);
         while lines.len() < n {
-            let line = tokio::time::timeout(STARTUP_DEADLINE, self.stdout.next_line()).await;
+            let line = self.process.stdout_line().await;
             let line =
                 line.unwrap_or_else(|_| panic!("{}: {} of {n} events in time: {lines:#?}", self.what, lines.len()));
-            lines.push(line.expect("stdout").unwrap_or_else(|| panic!("{}: ended after {lines:#?}", self.what)));
+            lines.push(line.unwrap_or_else(|| panic!("{}: ended after {lines:#?}", self.what)));
         }
         lines
     }

@@ -44,21 +44,9 @@ fn client_seed() -> String {
         .expect("a client seed with the planned dice")
 }
 
-/// RULES.md §1.3: (reduction %, counted) by effective dodge value.
-fn dodge_row(e: i64) -> (i64, bool) {
-    match e {
-        1 => (0, true),
-        2 => (5, true),
-        3 => (50, true),
-        4 => (60, true),
-        5 => (100, true),
-        6 => (100, false),
-        _ => panic!("a d6 showed {e}"),
-    }
-}
-
 /// round(damage × (100 − reduction) / 100), half up.
-fn after(damage: i64, reduction: i64) -> i64 {
+fn after(damage: i64, reduction: u64) -> i64 {
+    let reduction = i64::try_from(reduction).expect("a percentage");
     (2 * damage * (100 - reduction) + 100) / 200
 }
 
@@ -105,7 +93,7 @@ async fn pokemon_v1_and_v2_part_ways_as_rules_section_6_says_and_both_audit_clea
     // reduces the 40 it was told about.
     let reply = act(&mut resolver, V1, &plain, "dodge").await.expect("@1 dodge");
     let d = faces(&reply)[0];
-    let (reduction, counted) = dodge_row(d);
+    let (reduction, counted) = pokemon_dodge(d);
     assert!(counted, "the plan keeps the @1 die below 6");
     assert_eq!(
         outcome(&reply),
@@ -144,7 +132,7 @@ async fn pokemon_v1_and_v2_part_ways_as_rules_section_6_says_and_both_audit_clea
         .await
         .expect("@1 dodge");
     let d = faces(&reply)[0];
-    let (reduction, counted) = dodge_row(d);
+    let (reduction, counted) = pokemon_dodge(d);
     let left = if counted { 3 } else { 4 };
     assert_eq!(
         outcome(&reply),
@@ -154,7 +142,7 @@ async fn pokemon_v1_and_v2_part_ways_as_rules_section_6_says_and_both_audit_clea
     );
     let reply = act(&mut resolver, V2, &answering(slap_v2), "dodge-2").await.expect("@2 dodge");
     let d = faces(&reply)[0];
-    let (reduction, counted) = dodge_row(d);
+    let (reduction, counted) = pokemon_dodge(d);
     let left = if counted { 4 } else { 5 };
     assert_eq!(
         outcome(&reply),

@@ -506,3 +506,17 @@ pub fn up(data_dir: &Path, extra: &[&str]) -> Up {
     up.endpoint("roller");
     up
 }
+
+/// RULES.md 1.3: (reduction %, counted) for an effective dodge value,
+/// written from the rules text (not from `crates/rules`).
+pub fn pokemon_dodge(e: i64) -> (u64, bool) {
+    match e {
+        1 => (0, true),
+        2 => (5, true),
+        3 => (50, true),
+        4 => (60, true),
+        5 => (100, true),
+        6 => (100, false),
+        _ => panic!("a d6 showed {e}"),
+    }
+}

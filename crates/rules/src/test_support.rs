@@ -11,6 +11,15 @@ pub(crate) fn open(ruleset: &str, participants: Value) -> Battle {
     Battle::open(&opening).expect("the battle opens")
 }
 
+/// `base` (a JSON object) with the fields of `extra` (an object) added or
+/// replaced: an action with the flags a test varies.
+pub(crate) fn with_fields(mut base: Value, extra: Value) -> Value {
+    if let (Some(fields), Value::Object(extra)) = (base.as_object_mut(), extra) {
+        fields.extend(extra);
+    }
+    base
+}
+
 pub(crate) fn action(json: Value) -> Action {
     serde_json::from_value(json).expect("a valid action")
 }

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::arcana::CastResult::{CriticalFailure, CriticalSuccess, Failure, OrdinaryFailure, Success};
-use crate::test_support::{fields, open, play, rejection, resolve};
+use crate::test_support::{fields, open, play, rejection, resolve, with_fields};
 
 fn battle() -> Battle {
     open(
@@ -21,11 +21,7 @@ fn battle() -> Battle {
 }
 
 fn cast(actor: &str, points: i64, extra: Value) -> Value {
-    let mut cast = json!({"type": "cast", "actor": actor, "skill_points": points, "post": "p1"});
-    if let (Some(cast), Value::Object(extra)) = (cast.as_object_mut(), extra) {
-        cast.extend(extra);
-    }
-    cast
+    with_fields(json!({"type": "cast", "actor": actor, "skill_points": points, "post": "p1"}), extra)
 }
 
 fn outcome(action: Value, faces: &[u32]) -> Value {

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use crate::battle::{AbilitySheet, Battle};
 use crate::error::{OpenError, Rejection};
-use crate::test_support::{fields, open, play, rejection};
+use crate::test_support::{fields, open, play, rejection, with_fields};
 use crate::{OpenBattle, RulesetId};
 
 const SHEETS: &str = r#"[
@@ -36,11 +36,7 @@ fn battle_v1() -> Battle {
 }
 
 fn cast(actor: &str, points: i64, post: &str, extra: Value) -> Value {
-    let mut cast = json!({"type": "cast", "actor": actor, "skill_points": points, "post": post});
-    if let (Some(cast), Value::Object(extra)) = (cast.as_object_mut(), extra) {
-        cast.extend(extra);
-    }
-    cast
+    with_fields(json!({"type": "cast", "actor": actor, "skill_points": points, "post": post}), extra)
 }
 
 fn with(ability: &str) -> Value {

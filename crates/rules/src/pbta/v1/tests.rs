@@ -4,17 +4,15 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::error::Rejection;
-use crate::test_support::{fields, open, play, rejection};
+use crate::test_support::{fields, open, play, rejection, with_fields};
 
 fn battle() -> Battle {
     open("pbta-2d6@1", json!([{"id": "ash", "traits": {"brawn": 2, "grit": -1}}, {"id": "misty"}]))
 }
 
 fn roll(extra: Value, faces: &[u32]) -> Value {
-    let mut action = json!({"type": "move", "actor": "ash", "trait": "wits", "stakes": "сорвать замок"});
-    if let (Some(action), Value::Object(extra)) = (action.as_object_mut(), extra) {
-        action.extend(extra);
-    }
+    let action =
+        with_fields(json!({"type": "move", "actor": "ash", "trait": "wits", "stakes": "сорвать замок"}), extra);
     fields(&play(&mut battle(), action, faces))
 }
 

@@ -10,18 +10,14 @@ use serde_json::{Value, json};
 use super::*;
 use crate::battle::Battle;
 use crate::dice_request::DiceRequest;
-use crate::test_support::{fields, open, play, rejection, resolve};
+use crate::test_support::{fields, open, play, rejection, resolve, with_fields};
 
 fn battle() -> Battle {
     open("pokemon-d6@1", json!([{"id": "pikachu"}, {"id": "meowth"}]))
 }
 
 fn attack(extra: Value) -> Value {
-    let mut attack = json!({"type": "attack", "actor": "pikachu", "target": "meowth", "move": "Tackle"});
-    if let (Some(attack), Value::Object(extra)) = (attack.as_object_mut(), extra) {
-        attack.extend(extra);
-    }
-    attack
+    with_fields(json!({"type": "attack", "actor": "pikachu", "target": "meowth", "move": "Tackle"}), extra)
 }
 
 /// The outcome of one attack with a fresh battle.

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use crate::battle::Battle;
 use crate::dice_request::DiceRequest;
 use crate::error::{Rejection, ResolveError};
-use crate::test_support::{action, fields, open, play, rejection, resolve};
+use crate::test_support::{action, fields, open, play, rejection, resolve, with_fields};
 
 fn battle() -> Battle {
     open("pokemon-d6@2", json!([{"id": "pikachu"}, {"id": "meowth"}, {"id": "eevee"}]))
@@ -24,11 +24,7 @@ fn battle_v1() -> Battle {
 
 /// pikachu attacks meowth with Tackle and `extra` flags.
 fn attack(extra: Value) -> Value {
-    let mut attack = json!({"type": "attack", "actor": "pikachu", "target": "meowth", "move": "Tackle"});
-    if let (Some(attack), Value::Object(extra)) = (attack.as_object_mut(), extra) {
-        attack.extend(extra);
-    }
-    attack
+    with_fields(json!({"type": "attack", "actor": "pikachu", "target": "meowth", "move": "Tackle"}), extra)
 }
 
 fn attack_outcome(extra: Value, faces: &[u32]) -> Value {
@@ -36,11 +32,7 @@ fn attack_outcome(extra: Value, faces: &[u32]) -> Value {
 }
 
 fn dodge(actor: &str, against: u64, extra: Value) -> Value {
-    let mut dodge = json!({"type": "dodge", "actor": actor, "against": against});
-    if let (Some(dodge), Value::Object(extra)) = (dodge.as_object_mut(), extra) {
-        dodge.extend(extra);
-    }
-    dodge
+    with_fields(json!({"type": "dodge", "actor": actor, "against": against}), extra)
 }
 
 fn status_move(actor: &str, target: &str, status: &str) -> Value {
