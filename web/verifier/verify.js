@@ -33,6 +33,11 @@
 //   ExportReport = {
 //     status: 'verified' | 'failed' | 'unrevealed',   // the page's data-audit
 //     firstFailure: Number | null,                    // version; #first-failure
+//         the earliest version where the export departs from a consistent
+//         journal (for a missing event, the missing version; for a head
+//         given but absent, the version after the last). Rolls of an epoch
+//         whose revealed seed fails its commitment are marked bad too, even
+//         when they come before that reveal: the reveal is the failure.
 //     stream, headHash, events: [EventResult], rolls: [RollResult],
 //     commitments: [CommitmentResult], problems: [{ version, check, message }],
 //     head: null | { given, check: 'ok' | 'bad', message },
@@ -1105,56 +1110,65 @@ export async function verifyExport(text, options = {}) {
 
   // --- 2. The battle: commitments, nonces, epochs, rolls -----------------
   const decodedEvents = events.filter((e) => e.decoded);
+  // First pass: each epoch's commitment and the first seed revealed for it,
+  // checked against each other, so that the rolls (which come before their
+  // reveal) know whether their seed can be trusted.
   const commitments = new Map(); // epoch -> CommitmentResult
-  const revealed = new Map(); // epoch -> { seed, version }
+  const reveals = new Map(); // epoch -> { seed, version, matches }
   let clientSeed = null;
   for (const e of decodedEvents) {
     const ev = e.decoded.event;
-    if (ev.type === 'BattleOpened') {
-      if (e.version !== 0 || clientSeed !== null) find(e.version, 'sequence', 'BattleOpened is not the first event', e);
-      if (clientSeed === null) {
-        clientSeed = ev.client_seed;
-        commitments.set(0, { epoch: 0, commitment: ev.commitment, version: e.version, revealedAt: null, check: 'unrevealed' });
+    const epochOf = ev.type === 'BattleOpened' ? 0 : ev.epoch;
+    if ((ev.type === 'BattleOpened' && clientSeed === null) || (ev.type === 'SeedCommitted' && !commitments.has(ev.epoch))) {
+      if (ev.type === 'BattleOpened') clientSeed = ev.client_seed;
+      commitments.set(epochOf, { epoch: epochOf, commitment: ev.commitment, version: e.version, revealedAt: null, check: 'unrevealed' });
+    } else if (ev.type === 'SeedRevealed' && !reveals.has(ev.epoch)) {
+      let matches = false;
+      try {
+        matches = commitments.has(ev.epoch) && (await commitmentOf(ev.server_seed)) === commitments.get(ev.epoch).commitment;
+      } catch {
+        matches = false; // not 64 hex digits
       }
-    } else if (ev.type === 'SeedRevealed' && !revealed.has(ev.epoch)) {
-      revealed.set(ev.epoch, { seed: ev.server_seed, version: e.version });
+      reveals.set(ev.epoch, { seed: ev.server_seed, version: e.version, matches });
+      const c = commitments.get(ev.epoch);
+      if (c) {
+        c.revealedAt = e.version;
+        c.check = matches ? 'ok' : 'bad';
+      }
     }
   }
   if (clientSeed === null && decodedEvents.length > 0) {
     find(decodedEvents[0].version, 'sequence', 'no BattleOpened: the client seed and the epoch-0 commitment are missing', decodedEvents[0]);
   }
 
+  // Second pass, in journal order: the rules of §1–§2 about epochs and
+  // nonces, and every roll re-derived.
   const rolls = [];
   let nextNonce = 0;
   let epoch = 0;
+  let opened = false;
   const revealedSoFar = new Set();
   const seenNonces = new Map(); // nonce -> version
   for (const e of decodedEvents) {
     const ev = e.decoded.event;
-    if (ev.type === 'SeedCommitted') {
+    if (ev.type === 'BattleOpened') {
+      if (e.version !== 0 || opened) find(e.version, 'sequence', 'BattleOpened is not the first event', e);
+      opened = true;
+    } else if (ev.type === 'SeedCommitted') {
       // A new epoch follows the reveal of the current one (§1), never a
       // live one: otherwise the seed of an unfinished epoch could be dropped.
       if (ev.epoch !== epoch + 1 || !revealedSoFar.has(epoch)) {
         find(e.version, 'commitment', `epoch ${ev.epoch} committed while epoch ${epoch} is current${revealedSoFar.has(epoch) ? '' : ' and not revealed'}`, e);
       }
-      if (!commitments.has(ev.epoch)) {
-        commitments.set(ev.epoch, { epoch: ev.epoch, commitment: ev.commitment, version: e.version, revealedAt: null, check: 'unrevealed' });
-      }
       epoch = ev.epoch;
     } else if (ev.type === 'SeedRevealed') {
-      const c = commitments.get(ev.epoch);
-      if (!c) {
+      const reveal = reveals.get(ev.epoch);
+      if (!commitments.has(ev.epoch)) {
         find(e.version, 'commitment', `epoch ${ev.epoch} is revealed but was never committed`, e);
-      } else if (c.revealedAt === null) {
-        c.revealedAt = e.version;
-        let ok = false;
-        try {
-          ok = (await commitmentOf(ev.server_seed)) === c.commitment;
-        } catch {
-          ok = false;
-        }
-        c.check = ok ? 'ok' : 'bad';
-        if (!ok) find(e.version, 'commitment', `the seed revealed for epoch ${ev.epoch} does not hash to its commitment ${c.commitment}`, e);
+      } else if (reveal.version === e.version && !reveal.matches) {
+        find(e.version, 'commitment', `the seed revealed for epoch ${ev.epoch} does not hash to its commitment ${commitments.get(ev.epoch).commitment}`, e);
+      } else if (reveal.version !== e.version && reveal.seed !== ev.server_seed) {
+        find(e.version, 'commitment', `epoch ${ev.epoch} is revealed again with another seed`, e);
       }
       revealedSoFar.add(ev.epoch);
     } else if (ev.type === 'DiceRolled') {
@@ -1177,14 +1191,24 @@ export async function verifyExport(text, options = {}) {
       nextNonce = ev.nonce + 1;
       if (ev.epoch !== epoch) bad('roll', `rolled in epoch ${ev.epoch} while epoch ${epoch} is current`);
       if (revealedSoFar.has(ev.epoch)) bad('roll', `rolled in epoch ${ev.epoch} after its seed was revealed: anyone could have predicted it`);
-      const seed = revealed.get(ev.epoch);
-      if (!seed || clientSeed === null) {
+      const reveal = reveals.get(ev.epoch);
+      if (!reveal || clientSeed === null) {
         if (roll.check === 'ok') roll.check = 'unrevealed';
+        continue;
+      }
+      if (!reveal.matches) {
+        // The fault is the reveal's (reported at its version): this roll is
+        // not re-derived from a seed nobody committed to, and stays
+        // unverified — bad, but not the export's first failure.
+        roll.check = 'bad';
+        const message = `the seed revealed for epoch ${ev.epoch} at version ${reveal.version} does not match its commitment`;
+        roll.problems.push(message);
+        e.problems.push(`roll: ${message}`);
         continue;
       }
       let derived;
       try {
-        derived = await deriveRoll(seed.seed, clientSeed, ev.nonce, ev.expression);
+        derived = await deriveRoll(reveal.seed, clientSeed, ev.nonce, ev.expression);
       } catch (err) {
         bad('roll', err instanceof DiceExpressionError
           ? `the expression does not parse: ${err.message}`
