@@ -175,3 +175,14 @@ test('a real export written by `battlelog export` (the Rust implementation) veri
   const forged = await changeDie(text);
   assertFailsAt(await verifyExport(forged.text), forged.version, 'roll');
 });
+
+test('a real export of a battle left open (one roll) is unrevealed', async () => {
+  const text = fs.readFileSync(path.join(here, 'fixtures', 'open-pokemon.jsonl'), 'utf8');
+  const report = await verifyExport(text);
+  assert.equal(report.status, 'unrevealed', JSON.stringify(report.problems));
+  assert.deepEqual(report.rolls.map((r) => r.check), ['unrevealed']);
+  assert.equal(report.firstFailure, null);
+  // Removing its roll is still caught: the chain needs no seed.
+  const roll = report.rolls[0].version;
+  assertFailsAt(await verifyExport(dropEvent(text, roll).text), roll, 'sequence');
+});
