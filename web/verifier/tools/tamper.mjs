@@ -4,8 +4,11 @@
 // hashed record bytes and in the readable event, then recomputes the chain
 // from there on, so the chain alone verifies; `drop` removes one event.
 //
-//   node tools/tamper.mjs die  IN OUT [VERSION]   (default: the first roll whose seed is revealed)
-//   node tools/tamper.mjs drop IN OUT [VERSION]   (default: the first roll)
+//   node tools/tamper.mjs die  IN OUT [WHERE]   (default: the first roll whose seed is revealed)
+//   node tools/tamper.mjs drop IN OUT [WHERE]   (default: the first roll)
+//
+// WHERE is a version, or `first-roll`, `last-roll` or `last-action`, so
+// that a script can aim at an event without knowing the battle's versions.
 //
 // Prints the version the verifier must report as the first failure.
 import fs from 'node:fs';
@@ -20,6 +23,21 @@ function eventLines(text) {
 
 function decoded(line) {
   return decodeRecord(base64ToBytes(line.record)).event;
+}
+
+function decodedLines(lines) {
+  return lines.filter((l) => 'version' in l).map((l) => ({ version: l.version, event: decoded(l) }));
+}
+
+/** A version from a selector: a number, `first-roll`, `last-roll` or `last-action`. */
+export function locate(text, where) {
+  if (/^[0-9]+$/.test(String(where))) return Number(where);
+  const events = decodedLines(eventLines(text));
+  const type = { 'first-roll': 'DiceRolled', 'last-roll': 'DiceRolled', 'last-action': 'ActionResolved' }[where];
+  if (!type) throw new Error(`unknown selector ${where}`);
+  const matching = events.filter((e) => e.event.type === type);
+  if (matching.length === 0) throw new Error(`the export has no ${type}`);
+  return (where.startsWith('first') ? matching[0] : matching.at(-1)).version;
 }
 
 function firstRoll(lines, { revealed }) {
@@ -82,7 +100,7 @@ async function main([how, input, output, version]) {
     process.exit(2);
   }
   const text = fs.readFileSync(input, 'utf8');
-  const at = version === undefined ? undefined : Number(version);
+  const at = version === undefined ? undefined : locate(text, version);
   const forged = how === 'die' ? await changeDie(text, at) : dropEvent(text, at);
   fs.writeFileSync(output, forged.text);
   process.stdout.write(`${forged.version}\n`);
