@@ -1233,6 +1233,17 @@ export async function verifyExport(text, options = {}) {
 
   // --- 3. The end of the export: a head given by the caller, a trailer ----
   const last = lines[lines.length - 1].value;
+  // Closing reveals the seed (§1), in the same append as the close: a closed
+  // battle with a secret epoch is an export cut short (or a journal that
+  // skipped the reveal) — reported where the export stops.
+  const closedAt = decodedEvents.find((e) => e.decoded.event.type === 'BattleClosed');
+  if (closedAt) {
+    for (const c of commitments.values()) {
+      if (c.revealedAt === null) {
+        find(last.version + 1, 'commitment', `the battle is closed (version ${closedAt.version}) but the export ends with the seed of epoch ${c.epoch} unrevealed: it is cut short or the reveal is missing`, null);
+      }
+    }
+  }
   const headHash = last.hash;
   let head = null;
   if (options.head) {

@@ -91,6 +91,8 @@ test('the last events cut off: only a head hash from elsewhere can tell', async 
   const all = lines(text);
   const cut = join(all.slice(0, -2));
   assert.equal((await verifyExport(cut)).status, 'unrevealed', 'the reveal was cut with the close');
+  // The close without its reveal gives the cut away even without a head.
+  assertFailsAt(await verifyExport(join(all.slice(0, -1))), lastVersion, 'commitment');
   const headPosted = all.at(-1).hash;
   const report = await verifyExport(cut, { head: headPosted });
   assertFailsAt(report, lastVersion - 1, 'head');
@@ -185,4 +187,19 @@ test('a real export of a battle left open (one roll) is unrevealed', async () =>
   // Removing its roll is still caught: the chain needs no seed.
   const roll = report.rolls[0].version;
   assertFailsAt(await verifyExport(dropEvent(text, roll).text), roll, 'sequence');
+});
+
+test("a §5 trailer's head must be the export's last event (its signatures are not checked here)", async () => {
+  const { text, lastVersion } = await makeExport();
+  const last = lines(text).at(-1);
+  const trailer = (hash) => JSON.stringify({
+    checkpoint: 'battlelog.local/journal\n1\nAAAA\n', log_key: 'battlelog.local/journal+00000000+AQ==',
+    head: { stream: last.stream, version: last.version, hash }, head_signature: '', leaf_index: 0, inclusion_proof: [],
+  });
+  const good = await verifyExport(text + trailer(last.hash) + '\n');
+  assert.equal(good.status, 'verified');
+  assert.deepEqual(good.trailer, { head: 'ok', signatures: 'not checked' });
+  const bad = await verifyExport(text + trailer('00'.repeat(32)) + '\n');
+  assertFailsAt(bad, lastVersion + 1, 'head');
+  await assert.rejects(verifyExport(text + trailer(last.hash) + '\n' + JSON.stringify(last) + '\n'), ExportFormatError);
 });
