@@ -146,3 +146,12 @@ version="$("$node" "$here/tools/tamper.mjs" drop "$work/open.jsonl" "$work/open.
 check "open battle, version $version removed" "$work/open.drop.jsonl" failed "$version"
 
 stop_up
+
+# The two implementations on random expressions, valid and not: every die,
+# every total and every refusal must agree. A fixed seed keeps CI
+# reproducible; set JS_VERIFIER_DIFF_SEED to explore others.
+if out="$("$node" "$here/tools/differential.mjs" "$battlelog" 300 "${JS_VERIFIER_DIFF_SEED:-12}" 2>&1)"; then
+  pass "${out##*$'\n'}"
+else
+  fail "$out"
+fi
