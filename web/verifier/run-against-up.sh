@@ -4,8 +4,9 @@
 # demo`, exports every demo battle and checks each with check-export.mjs
 # (all must verify); then forges copies — one die changed with the chain
 # recomputed after it, one event removed — which must fail at the version
-# the forgery touched; and a battle left open after one roll must come out
-# `unrevealed`, not failed. Prints a final
+# the forgery touched; a battle left open after one roll must come out
+# `unrevealed`, not failed; and `battlelog roll` and verify.js must agree on
+# random expressions (tools/differential.mjs). Prints a final
 #   js-verifier: N passed, M failed
 # and exits non-zero on any mismatch.
 #
