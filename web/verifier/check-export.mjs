@@ -2,7 +2,11 @@
 // Checks a `battlelog export` file with the JavaScript verifier (verify.js),
 // independently of the Rust audit.
 //
-//   node check-export.mjs FILE [--head HASH] [--json]
+//   node check-export.mjs FILE [--head HASH] [--roller-key HEX] [--json]
+//
+// --head: the hash the forum posted (an export cut short then fails);
+// --roller-key: the roller key the operator publishes (every commitment must
+// be signed by it).
 //
 // Prints one summary line on stdout (or the whole report with --json).
 // Exit status: 0 verified or unrevealed (the battle's seed is not revealed
@@ -13,17 +17,20 @@ import fs from 'node:fs';
 import { ExportFormatError, verifyExport } from './verify.js';
 
 function usage(message) {
-  process.stderr.write(`check-export: ${message} (usage: check-export.mjs FILE [--head HASH] [--json])\n`);
+  process.stderr.write(`check-export: ${message} (usage: check-export.mjs FILE [--head HASH] [--roller-key HEX] [--json])\n`);
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const args = { file: null, head: null, json: false };
+  const args = { file: null, head: null, rollerKey: null, json: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--head') {
       args.head = argv[++i];
       if (!args.head || !/^[0-9a-fA-F]{64}$/.test(args.head)) usage('--head takes a hash of 64 hex digits');
+    } else if (a === '--roller-key') {
+      args.rollerKey = argv[++i];
+      if (!args.rollerKey || !/^[0-9a-fA-F]{64}$/.test(args.rollerKey)) usage('--roller-key takes a key of 64 hex digits');
     } else if (a === '--json') {
       args.json = true;
     } else if (a.startsWith('-')) {
@@ -49,7 +56,7 @@ try {
 
 let report;
 try {
-  report = await verifyExport(text, { head: args.head });
+  report = await verifyExport(text, { head: args.head, rollerKey: args.rollerKey });
 } catch (e) {
   if (e instanceof ExportFormatError) {
     process.stderr.write(`check-export: ${args.file} is not an export: ${e.message}\n`);
@@ -65,7 +72,8 @@ if (args.json) {
   const count = (check) => report.rolls.filter((r) => r.check === check).length;
   process.stdout.write(
     `${report.status} ${report.stream}: ${report.events.length} events, rolls ${count('ok')} ok, ${count('bad')} bad, ` +
-      `${count('unrevealed')} unrevealed; first failure ${report.firstFailure ?? 'none'}; head ${report.headHash}\n`,
+      `${count('unrevealed')} unrevealed; first failure ${report.firstFailure ?? 'none'}; head ${report.headHash}; ` +
+      `roller key ${report.rollerKey ?? 'none'}\n`,
   );
 }
 if (report.status === 'failed') {

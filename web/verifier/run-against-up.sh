@@ -111,6 +111,9 @@ done
 resolver="$(url_of resolver)"
 echo "js-verifier: stack up, resolver $resolver" >&2
 
+# The key the operator would publish: the one `up`'s roller signs with.
+roller_key="$("$battlelog" roller-key --master-key-file "$work/data/roller/master.key")"
+
 # Every demo battle, closed: its export must verify, and forgeries of it fail.
 "$battlelog" demo --resolver "$resolver" --data-dir "$work/data" >"$work/demo.out"
 battles="$(sed -n 's/^=== .* — battle \([A-Za-z0-9_-]*\)$/\1/p' "$work/demo.out")"
@@ -122,6 +125,9 @@ for battle in $battles; do
   export_file="$work/$battle.jsonl"
   "$battlelog" export "$battle" --resolver "$resolver" --data-dir "$work/data" >"$export_file"
   check "demo $battle" "$export_file" verified none
+  # Its commitments are signed by this roller's key, and by no other.
+  check "demo $battle, signed by the roller key" "$export_file" verified none --roller-key "$roller_key"
+  check "demo $battle, another roller key given" "$export_file" failed 0 --roller-key "$(printf '0%.0s' {1..64})"
 
   # tamper.mjs prints the version it touched: the expected first failure.
   version="$("$node" "$here/tools/tamper.mjs" die "$export_file" "$work/$battle.die.jsonl" last-roll)"

@@ -25,11 +25,13 @@
 //   verifyRoll(vector)  -> { ok, mismatches: [String] }
 //       vector: one entry of vectors/rolls.json (server_seed, client_seed,
 //       nonce, notation, commitment, roll_key, first_words, total, dice)
-//   verifyExport(text, { head, stream }) -> ExportReport
+//   verifyExport(text, { head, stream, rollerKey }) -> ExportReport
 //       text: a `battlelog export` (JSON Lines); head: optional hex hash the
 //       forum posted (a cut-short export then fails); stream: optional battle
-//       id the caller expects. Throws ExportFormatError when the text is not
-//       an export at all (not JSON Lines, a required field missing).
+//       id the caller expects; rollerKey: optional hex of the roller key the
+//       operator publishes (every commitment must then be signed by it).
+//       Throws ExportFormatError when the text is not an export at all (not
+//       JSON Lines, a required field missing).
 //   ExportReport = {
 //     status: 'verified' | 'failed' | 'unrevealed',   // the page's data-audit
 //     firstFailure: Number | null,                    // version; #first-failure
@@ -48,17 +50,27 @@
 //   RollResult = { version, nonce, epoch, expression,
 //                  check: 'ok' | 'bad' | 'unrevealed', problems, recorded, derived }
 //   CommitmentResult = { epoch, commitment, version, revealedAt,
-//                        check: 'ok' | 'bad' | 'unrevealed' }
+//                        check: 'ok' | 'bad' | 'unrevealed',       // seed vs commitment
+//                        signature: 'ok' | 'bad' | 'unsigned' | 'not checked' }
+//   report.rollerKey: hex of the key that signed the battle's first signed
+//   commitment (null: none), to compare with the one the operator publishes.
 //
 // Lower-level helpers are exported too, for tests and tools: chacha20Block,
 // RollWords, dieFace, sha256, hmacSha256, commitmentOf, rollKeyOf,
 // deriveServerSeed, genesisHash, chainHash, protobufFields, decodeRecord,
 // hexToBytes, bytesToHex, base64ToBytes, bytesToBase64.
 //
+// It also checks the roller's Ed25519 signature on every commitment
+// (docs/PROTOCOL-signatures.md) with WebCrypto's Ed25519 where the browser
+// has it (Node 20 does; a browser without it gets 'not checked', not a
+// failure). WebCrypto verifies as RFC 8032 says; unlike ed25519-dalek's
+// verify_strict it may accept a small-order key or R, which the roller never
+// makes.
+//
 // What it does not check: re-resolving actions under RULES.md (the Rust
-// audit does that), the roller's Ed25519 signatures over commitments and the
-// signed checkpoints of PROTOCOL.md §5 (a trailer's head is compared with the
-// last event; its signatures are reported as not checked).
+// audit does that), and the signed checkpoints of PROTOCOL.md §5 (a
+// trailer's head is compared with the last event; its signatures are
+// reported as not checked).
 
 export const PROTOCOL = 'battlelog/v1';
 
@@ -162,6 +174,49 @@ export async function deriveServerSeed(masterKey, battleId, epoch) {
   new DataView(e.buffer).setUint32(0, epoch, false);
   const message = concatBytes(utf8.encode('battlelog/v1/seed'), [0], utf8.encode(battleId), [0], e);
   return hmacSha256(typeof masterKey === 'string' ? hexToBytes(masterKey) : masterKey, message);
+}
+
+/**
+ * docs/PROTOCOL-signatures.md §2: the bytes the roller signs for a
+ * commitment — "battlelog/v1/commitment" || 0x00 || battle_id || 0x00 ||
+ * u32_be(epoch) || the commitment's 64 hex digits as ASCII.
+ */
+export function commitmentMessage(battleId, epoch, commitment) {
+  const e = new Uint8Array(4);
+  new DataView(e.buffer).setUint32(0, epoch, false);
+  return concatBytes(utf8.encode('battlelog/v1/commitment'), [0], utf8.encode(battleId), [0], e, utf8.encode(commitment));
+}
+
+let ed25519Support = null;
+
+/** Whether this browser's or Node's WebCrypto has Ed25519 (not every browser does yet). */
+export async function hasEd25519() {
+  if (ed25519Support === null) {
+    try {
+      // Any valid public key serves as the probe: the addendum's example key.
+      await subtle().importKey('raw', hexToBytes('7fdf536f36f082a2b3aed8dfe24c88e4386b05c3be0d29a15c2c5f50ee2d4ef0'), { name: 'Ed25519' }, false, ['verify']);
+      ed25519Support = true;
+    } catch {
+      ed25519Support = false;
+    }
+  }
+  return ed25519Support;
+}
+
+/**
+ * Verifies an Ed25519 signature (RFC 8032) with WebCrypto. Returns true or
+ * false, or null when this environment has no Ed25519. A key that is not a
+ * point of the curve is false.
+ */
+export async function verifyEd25519(publicKey, signature, message) {
+  if (!(await hasEd25519())) return null;
+  if (publicKey.length !== 32 || signature.length !== 64) return false;
+  try {
+    const key = await subtle().importKey('raw', publicKey, { name: 'Ed25519' }, false, ['verify']);
+    return await subtle().verify({ name: 'Ed25519' }, key, signature, message);
+  } catch {
+    return false;
+  }
 }
 
 /** §4: h(−1) = SHA-256("battlelog/v1/stream" || 0x00 || stream_id). */
@@ -1121,7 +1176,9 @@ export async function verifyExport(text, options = {}) {
     const epochOf = ev.type === 'BattleOpened' ? 0 : ev.epoch;
     if ((ev.type === 'BattleOpened' && clientSeed === null) || (ev.type === 'SeedCommitted' && !commitments.has(ev.epoch))) {
       if (ev.type === 'BattleOpened') clientSeed = ev.client_seed;
-      commitments.set(epochOf, { epoch: epochOf, commitment: ev.commitment, version: e.version, revealedAt: null, check: 'unrevealed' });
+      commitments.set(epochOf, {
+        epoch: epochOf, commitment: ev.commitment, version: e.version, revealedAt: null, check: 'unrevealed', signature: 'unsigned',
+      });
     } else if (ev.type === 'SeedRevealed' && !reveals.has(ev.epoch)) {
       let matches = false;
       try {
@@ -1139,6 +1196,39 @@ export async function verifyExport(text, options = {}) {
   }
   if (clientSeed === null && decodedEvents.length > 0) {
     find(decodedEvents[0].version, 'sequence', 'no BattleOpened: the client seed and the epoch-0 commitment are missing', decodedEvents[0]);
+  }
+
+  // Signatures (docs/PROTOCOL-signatures.md §4): every commitment signed,
+  // all by one roller key, and by the published one when it is given. The
+  // fields come from the record (decodeRecord shows bytes as hex).
+  let rollerKey = null;
+  const trusted = options.rollerKey ? String(options.rollerKey).trim().toLowerCase() : null;
+  for (const c of commitments.values()) {
+    const e = events.find((x) => x.version === c.version);
+    const ev = e.decoded.event;
+    if (!ev.commitment_signature || !ev.roller_key) {
+      c.signature = 'unsigned';
+      find(c.version, 'signature', `the commitment of epoch ${c.epoch} is not signed`, e);
+      continue;
+    }
+    rollerKey ??= ev.roller_key;
+    const valid = await verifyEd25519(hexToBytes(ev.roller_key), hexToBytes(ev.commitment_signature), commitmentMessage(stream, c.epoch, c.commitment));
+    if (valid === null) {
+      c.signature = 'not checked';
+    } else if (!valid) {
+      c.signature = 'bad';
+      find(c.version, 'signature', `the signature of the commitment of epoch ${c.epoch} does not verify with the roller key it names`, e);
+      continue;
+    } else {
+      c.signature = 'ok';
+    }
+    if (ev.roller_key !== rollerKey) {
+      c.signature = 'bad';
+      find(c.version, 'signature', `epoch ${c.epoch} is signed by roller key ${ev.roller_key}, not the battle's ${rollerKey}`, e);
+    } else if (trusted && ev.roller_key !== trusted) {
+      c.signature = 'bad';
+      find(c.version, 'signature', `epoch ${c.epoch} is signed by roller key ${ev.roller_key}, not the one given (${trusted})`, e);
+    }
   }
 
   // Second pass, in journal order: the rules of §1–§2 about epochs and
@@ -1289,5 +1379,6 @@ export async function verifyExport(text, options = {}) {
     problems,
     head,
     trailer: trailerResult,
+    rollerKey,
   };
 }

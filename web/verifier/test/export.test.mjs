@@ -172,6 +172,8 @@ test('a real export written by `battlelog export` (the Rust implementation) veri
   assert.equal(report.status, 'verified', JSON.stringify(report.problems));
   assert.equal(report.rolls.length, 4);
   assert.ok(report.rolls.every((r) => r.check === 'ok'));
+  assert.deepEqual(report.commitments.map((c) => [c.check, c.signature]), [['ok', 'ok']]);
+  assert.match(report.rollerKey, /^[0-9a-f]{64}$/);
   // No field the exporter shows went unchecked against the record.
   assert.deepEqual(report.events.flatMap((e) => e.unchecked), []);
   const forged = await changeDie(text);

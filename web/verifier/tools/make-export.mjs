@@ -3,7 +3,7 @@
 // with rolls drawn from known seeds — so that tests can tell exactly which
 // version a forgery should be caught at.
 import {
-  bytesToBase64, bytesToHex, chainHash, commitmentOf, decodeRecord, deriveRoll, genesisHash,
+  bytesToBase64, bytesToHex, chainHash, commitmentMessage, commitmentOf, decodeRecord, deriveRoll, genesisHash, hexToBytes, hmacSha256,
 } from '../verify.js';
 import { bytesField, concat, messageField, struct, varintField } from './protobuf.mjs';
 
@@ -14,6 +14,27 @@ export const SEEDS = [
   '000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f',
   'f0e1d2c3b4a5968778695a4b3c2d1e0f00112233445566778899aabbccddeeff',
 ];
+
+// The roller's master key for these tests; its signing key is derived as
+// docs/PROTOCOL-signatures.md §1 says.
+export const MASTER_KEY = '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff';
+
+/**
+ * A roller's Ed25519 key from its master key: signing_seed =
+ * HMAC-SHA256(master_key, "battlelog/v1/commitment-key"). WebCrypto takes a
+ * raw Ed25519 secret only wrapped in PKCS #8, whose prefix for Ed25519 is
+ * fixed (RFC 8410). Returns { sign(message), publicKey } (Node's WebCrypto).
+ */
+export async function rollerSigner(masterKeyHex = MASTER_KEY) {
+  const seed = await hmacSha256(hexToBytes(masterKeyHex), new TextEncoder().encode('battlelog/v1/commitment-key'));
+  const pkcs8 = concat([hexToBytes('302e020100300506032b657004220420'), seed]);
+  const key = await crypto.subtle.importKey('pkcs8', pkcs8, { name: 'Ed25519' }, true, ['sign']);
+  const jwk = await crypto.subtle.exportKey('jwk', key);
+  return {
+    publicKey: new Uint8Array(Buffer.from(jwk.x, 'base64url')),
+    sign: async (message) => new Uint8Array(await crypto.subtle.sign({ name: 'Ed25519' }, key, message)),
+  };
+}
 
 const EVENT_NUMBERS = {
   BattleOpened: 1, SeedCommitted: 2, DiceRolled: 3, ActionResolved: 4,
@@ -27,9 +48,12 @@ function encodeEvent(type, e) {
         bytesField(1, e.ruleset), bytesField(2, e.title), bytesField(3, e.forum_ref),
         ...e.participants.map((p) => messageField(4, struct(p))),
         bytesField(5, e.client_seed), bytesField(6, e.commitment), bytesField(7, e.tenant),
+        bytesField(8, e.commitment_signature), bytesField(9, e.roller_key),
       ]);
     case 'SeedCommitted':
-      return concat([varintField(1, e.epoch), bytesField(2, e.commitment)]);
+      return concat([
+        varintField(1, e.epoch), bytesField(2, e.commitment), bytesField(3, e.commitment_signature), bytesField(4, e.roller_key),
+      ]);
     case 'DiceRolled':
       return concat([
         varintField(1, e.epoch), varintField(2, e.nonce), bytesField(3, e.expression), bytesField(4, e.purpose),
@@ -58,7 +82,16 @@ function encodeEvent(type, e) {
  * when `midReveal`), and — when `closed` — closed with its seed revealed.
  * Returns the export text and the versions of interest.
  */
-export async function makeExport({ closed = true, midReveal = false, stream = STREAM } = {}) {
+export async function makeExport({ closed = true, midReveal = false, stream = STREAM, signers = {} } = {}) {
+  // signers: epoch -> a signer (rollerSigner()) or null for an unsigned
+  // commitment; by default every epoch is signed with MASTER_KEY's key.
+  const signer = await rollerSigner();
+  const signed = async (epochNumber, commitment) => {
+    const by = epochNumber in signers ? signers[epochNumber] : signer;
+    if (!by) return { commitment, commitment_signature: '', roller_key: '' };
+    const signature = await by.sign(commitmentMessage(stream, epochNumber, commitment));
+    return { commitment, commitment_signature: signature, roller_key: by.publicKey };
+  };
   const events = [];
   const rolls = [];
   let nonce = 0;
@@ -78,14 +111,14 @@ export async function makeExport({ closed = true, midReveal = false, stream = ST
   push('BattleOpened', {
     ruleset: 'pokemon-d6@2', title: 'A test battle', forum_ref: 'forum:test/thread/1',
     participants: [{ id: 'pikachu' }, { id: 'meowth', level: 5 }], client_seed: CLIENT_SEED,
-    commitment: await commitmentOf(SEEDS[0]), tenant: 'test',
+    tenant: 'test', ...(await signed(0, await commitmentOf(SEEDS[0]))),
   });
   await roll('2d6+1', 'pikachu');
   await roll('4d6kh3', 'meowth');
   if (midReveal) {
     push('SeedRevealed', { epoch: 0, server_seed: SEEDS[0] });
     epoch = 1;
-    push('SeedCommitted', { epoch: 1, commitment: await commitmentOf(SEEDS[1]) });
+    push('SeedCommitted', { epoch: 1, ...(await signed(1, await commitmentOf(SEEDS[1]))) });
   }
   await roll('1d20!', 'pikachu');
   if (closed) {
