@@ -1,8 +1,10 @@
 // verify.js and dom.js must run unchanged in a browser: no imports, and none
-// of Node's own globals. A static check, since no browser runs in these
-// tests (the web page's browser tests load them for real).
+// of Node's own globals. No browser runs in these tests (the web page's
+// browser tests load them for real), so: a static check of the source, and a
+// run in a context that holds only the web globals.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,3 +27,14 @@ for (const file of ['verify.js', 'dom.js']) {
     }
   });
 }
+
+test('verify.js verifies the fixtures in a context with only web globals', () => {
+  const run = spawnSync(process.execPath, ['--experimental-vm-modules', '--no-warnings', path.join(dir, 'tools', 'in-web-context.mjs')], {
+    encoding: 'utf8',
+  });
+  assert.equal(run.status, 0, run.stderr);
+  assert.deepEqual(JSON.parse(run.stdout), {
+    'demo-pokemon-closed.jsonl': ['verified', 'ok'],
+    'open-pokemon.jsonl': ['unrevealed', 'ok'],
+  });
+});
