@@ -89,9 +89,13 @@ check() {
   fi
 }
 
-"$battlelog" up --data-dir "$work/data" --no-nats \
-  --resolver-listen 127.0.0.1:0 --roller-listen 127.0.0.1:0 --journal-listen 127.0.0.1:0 \
-  >"$work/up.out" 2>"$work/up.err" &
+# Every port free (0): CI may run other stacks at the same time. The web
+# service (issue 12) joins `up` later; its port too, once `up` has it.
+ports=(--resolver-listen 127.0.0.1:0 --roller-listen 127.0.0.1:0 --journal-listen 127.0.0.1:0)
+if "$battlelog" up --help | grep -q -- '--web-listen'; then
+  ports+=(--web-listen 127.0.0.1:0)
+fi
+"$battlelog" up --data-dir "$work/data" --no-nats "${ports[@]}" >"$work/up.out" 2>"$work/up.err" &
 up_pid=$!
 
 # `up` prints its endpoints once all three servers listen.
