@@ -11,12 +11,12 @@
 // API (every function that hashes is async, because WebCrypto is):
 //
 //   parseExpression(source)                 -> Expression (throws DiceExpressionError)
-//   evaluateExpression(expression, nextWord) -> { dice, total, error }
+//   evaluateExpression(expression, nextWord) -> { dice, total, totalExact, error }
 //       dice:  [{ sides, value, kept, rerolled, exploded }] in draw order
-//       total: Number (0 when error is set; BigInt-exact arithmetic inside)
+//       total: Number (0 when error is set); totalExact: the same as a BigInt
 //       error: null | DiceExpressionError (division by zero, overflow): the
-//              dice drawn before it still stand, as PROTOCOL.md's roller
-//              journals them
+//              dice drawn before it still stand, as the roller journals
+//              them (battle.proto, DiceRolled.error)
 //   deriveRoll(serverSeed, clientSeed, nonce, expression)
 //       -> { commitment, rollKey, firstWords, dice, total, error }
 //       serverSeed: hex string or Uint8Array (32 bytes); clientSeed: string;
