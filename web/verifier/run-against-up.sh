@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# CI check for the JavaScript verifier against the real stack: brings up
+# `battlelog up` on free ports in a temporary data dir, plays `battlelog
+# demo`, exports every demo battle and checks each with check-export.mjs
+# (all must verify); then forges copies — one die changed with the chain
+# recomputed after it, one event removed — which must fail at the version
+# the forgery touched; a battle left open after one roll must come out
+# `unrevealed`, not failed; and `battlelog roll` and verify.js must agree on
+# random expressions (tools/differential.mjs). Prints a final
+#   js-verifier: N passed, M failed
+# and exits non-zero on any mismatch.
+#
+# Usage: web/verifier/run-against-up.sh path/to/battlelog
+set -euo pipefail
+
+if [ $# -ne 1 ]; then
+  echo "usage: $0 path/to/battlelog" >&2
+  exit 2
+fi
+battlelog="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
+here="$(cd "$(dirname "$0")" && pwd)"
+node="${NODE:-node}"
+
+work="$(mktemp -d)"
+up_pid=""
+passed=0
+failed=0
+
+# Ctrl-C for `up`: a graceful shutdown. A stack that does not stop within
+# 20 s is killed, so that CI never hangs here.
+stop_up() {
+  local deadline=$((SECONDS + 20))
+  kill -INT "$up_pid" 2>/dev/null || true
+  while kill -0 "$up_pid" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.1; done
+  if kill -0 "$up_pid" 2>/dev/null; then
+    echo "js-verifier: battlelog up ignored SIGINT for 20 s; killing it" >&2
+    kill -KILL "$up_pid" 2>/dev/null || true
+  fi
+  wait "$up_pid" 2>/dev/null || true
+  up_pid=""
+}
+
+finish() {
+  local status=$?
+  if [ -n "$up_pid" ]; then
+    stop_up
+  fi
+  if [ "$status" = 0 ] && [ "$failed" = 0 ] && [ "$passed" -gt 0 ]; then
+    rm -rf "$work"
+  else
+    # Keep the exports and logs for the post-mortem.
+    echo "js-verifier: exports and logs in $work" >&2
+    [ -f "$work/up.err" ] && tail -n 20 "$work/up.err" >&2
+    [ "$failed" = 0 ] && failed=1
+    [ "$status" = 0 ] && status=1
+  fi
+  echo "js-verifier: $passed passed, $failed failed"
+  exit "$status"
+}
+trap finish EXIT
+trap 'exit 130' INT TERM
+
+pass() {
+  passed=$((passed + 1))
+  echo "js-verifier: ok   $1" >&2
+}
+fail() {
+  failed=$((failed + 1))
+  echo "js-verifier: FAIL $1" >&2
+}
+
+# check NAME FILE EXPECTED_STATUS EXPECTED_FIRST_FAILURE [ARGS…]: runs
+# check-export (with ARGS) and compares its verdict word, its first failing
+# version and its exit code.
+check() {
+  local name="$1" file="$2" want="$3" want_first="$4"
+  shift 4
+  local out code=0
+  out="$("$node" "$here/check-export.mjs" "$file" "$@" 2>"$file.err")" || code=$?
+  local got="${out%% *}"
+  local first
+  first="$(sed -n 's/.*; first failure \([0-9a-z]*\);.*/\1/p' <<<"$out")"
+  local want_code=0
+  [ "$want" = failed ] && want_code=1
+  if [ "$got" = "$want" ] && [ "$first" = "$want_first" ] && [ "$code" = "$want_code" ]; then
+    pass "$name: $want, first failure $first"
+  else
+    fail "$name: expected $want (first failure $want_first, exit $want_code), got: $out (exit $code) $(cat "$file.err")"
+  fi
+}
+
+# Every port free (0): CI may run other stacks at the same time. The web
+# service (issue 12) joins `up` later; its port too, once `up` has it.
+ports=(--resolver-listen 127.0.0.1:0 --roller-listen 127.0.0.1:0 --journal-listen 127.0.0.1:0)
+if "$battlelog" up --help | grep -q -- '--web-listen'; then
+  ports+=(--web-listen 127.0.0.1:0)
+fi
+"$battlelog" up --data-dir "$work/data" --no-nats "${ports[@]}" >"$work/up.out" 2>"$work/up.err" &
+up_pid=$!
+
+# `up` prints its endpoints once all three servers listen.
+url_of() { sed -n "s|^  $1  *\(http://[^ ]*\)$|\1|p" "$work/up.out" 2>/dev/null; }
+deadline=$((SECONDS + 60))
+until [ -n "$(url_of journal)" ]; do
+  if ! kill -0 "$up_pid" 2>/dev/null; then
+    echo "js-verifier: battlelog up exited early" >&2
+    exit 1
+  fi
+  if [ "$SECONDS" -ge "$deadline" ]; then
+    echo "js-verifier: battlelog up printed no endpoints within 60 s" >&2
+    exit 1
+  fi
+  sleep 0.1
+done
+resolver="$(url_of resolver)"
+echo "js-verifier: stack up, resolver $resolver" >&2
+
+# The key the operator would publish: the one `up`'s roller signs with.
+roller_key="$("$battlelog" roller-key --master-key-file "$work/data/roller/master.key")"
+
+# Every demo battle, closed: its export must verify, and forgeries of it fail.
+"$battlelog" demo --resolver "$resolver" --data-dir "$work/data" >"$work/demo.out"
+battles="$(sed -n 's/^=== .* — battle \([A-Za-z0-9_-]*\)$/\1/p' "$work/demo.out")"
+if [ -z "$battles" ]; then
+  echo "js-verifier: the demo printed no battle id" >&2
+  exit 1
+fi
+for battle in $battles; do
+  export_file="$work/$battle.jsonl"
+  "$battlelog" export "$battle" --resolver "$resolver" --data-dir "$work/data" >"$export_file"
+  check "demo $battle" "$export_file" verified none
+  # Its commitments are signed by this roller's key, and by no other.
+  check "demo $battle, signed by the roller key" "$export_file" verified none --roller-key "$roller_key"
+  check "demo $battle, another roller key given" "$export_file" failed 0 --roller-key "$(printf '0%.0s' {1..64})"
+
+  # tamper.mjs prints the version it touched: the expected first failure.
+  version="$("$node" "$here/tools/tamper.mjs" die "$export_file" "$work/$battle.die.jsonl" last-roll)"
+  check "demo $battle, die at version $version changed and the chain recomputed" "$work/$battle.die.jsonl" failed "$version"
+  version="$("$node" "$here/tools/tamper.mjs" drop "$export_file" "$work/$battle.drop.jsonl" last-action)"
+  check "demo $battle, version $version removed" "$work/$battle.drop.jsonl" failed "$version"
+
+  # Cut short at the end, the chain still holds; the head the forum
+  # posted (the export's last hash) catches it.
+  head="$("$node" -e 'const l = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n"); console.log(JSON.parse(l.at(-1)).hash)' "$export_file")"
+  lines="$(grep -c '' "$export_file")"
+  head -n "$((lines - 1))" "$export_file" >"$work/$battle.cut.jsonl"
+  check "demo $battle, last event cut, --head given" "$work/$battle.cut.jsonl" failed "$((lines - 1))" --head "$head"
+  check "demo $battle, --head given" "$export_file" verified none --head "$head"
+done
+
+# A battle left open after one roll: its seed is secret, so `unrevealed`.
+token="$("$battlelog" token issue --role forum --tenant dev --subject js-verifier --ttl 10m --data-dir "$work/data")"
+open_battle="$(BATTLELOG_TOKEN="$token" "$node" "$here/tools/open-and-act.mjs" "$resolver")"
+"$battlelog" export "$open_battle" --resolver "$resolver" --data-dir "$work/data" >"$work/open.jsonl"
+check "open battle $open_battle" "$work/open.jsonl" unrevealed none
+version="$("$node" "$here/tools/tamper.mjs" drop "$work/open.jsonl" "$work/open.drop.jsonl" first-roll)"
+check "open battle, version $version removed" "$work/open.drop.jsonl" failed "$version"
+
+stop_up
+
+# The two implementations on random expressions, valid and not: every die,
+# every total and every refusal must agree. A fixed seed keeps CI
+# reproducible; set JS_VERIFIER_DIFF_SEED to explore others.
+if out="$("$node" "$here/tools/differential.mjs" "$battlelog" 300 "${JS_VERIFIER_DIFF_SEED:-12}" 2>&1)"; then
+  pass "${out##*$'\n'}"
+else
+  fail "$out"
+fi

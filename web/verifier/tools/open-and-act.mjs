@@ -1,0 +1,89 @@
+#!/usr/bin/env node
+// Opens a battle on a running resolver and acts once, leaving it open — so
+// that its export has a roll whose seed is not revealed yet. `battlelog demo`
+// closes every battle it plays and the CLI has no `open`/`act`, hence this
+// minimal gRPC client over node:http2 (plaintext h2c; no dependencies).
+//
+//   BATTLELOG_TOKEN=<forum token> node open-and-act.mjs http://127.0.0.1:PORT
+//
+// Prints the battle id on stdout.
+import http2 from 'node:http2';
+
+import { protobufFields } from '../verify.js';
+import { bytesField, concat, messageField, struct } from './protobuf.mjs';
+
+function call(session, method, message, token) {
+  return new Promise((resolve, reject) => {
+    const frame = new Uint8Array(5 + message.length);
+    new DataView(frame.buffer).setUint32(1, message.length, false); // byte 0: not compressed
+    frame.set(message, 5);
+    const stream = session.request({
+      ':method': 'POST',
+      ':path': `/battlelog.v1.Resolver/${method}`,
+      'content-type': 'application/grpc',
+      te: 'trailers',
+      authorization: `Bearer ${token}`,
+    });
+    const chunks = [];
+    let status = null;
+    let statusMessage = '';
+    const readStatus = (headers) => {
+      if (headers['grpc-status'] !== undefined) {
+        status = Number(headers['grpc-status']);
+        statusMessage = decodeURIComponent(headers['grpc-message'] || '');
+      }
+    };
+    stream.on('response', readStatus); // a "trailers-only" error reply
+    stream.on('trailers', readStatus);
+    stream.on('data', (chunk) => chunks.push(chunk));
+    stream.on('error', reject);
+    stream.on('end', () => {
+      if (status !== 0) {
+        reject(new Error(`${method}: gRPC status ${status}: ${statusMessage}`));
+        return;
+      }
+      const body = Buffer.concat(chunks);
+      const length = body.readUInt32BE(1);
+      resolve(new Uint8Array(body.subarray(5, 5 + length)));
+    });
+    stream.end(frame);
+  });
+}
+
+async function main(resolverUrl) {
+  const token = process.env.BATTLELOG_TOKEN;
+  if (!resolverUrl || !resolverUrl.startsWith('http://') || !token) {
+    throw new Error('usage: BATTLELOG_TOKEN=<forum token> open-and-act.mjs http://HOST:PORT');
+  }
+  const session = http2.connect(resolverUrl);
+  session.on('error', (e) => {
+    process.stderr.write(`open-and-act: ${e.message}\n`);
+    process.exit(1);
+  });
+  const run = `verifier-${process.pid}-${Date.now()}`;
+  try {
+    // OpenBattleRequest: ruleset 1, title 2, forum_ref 3, participants 4,
+    // client_seed 5, request_id 6 (resolver.proto).
+    const opened = await call(session, 'OpenBattle', concat([
+      bytesField(1, 'pokemon-d6@2'), bytesField(2, 'Left open for the verifier'), bytesField(3, `forum:verifier/${run}`),
+      messageField(4, struct({ id: 'pikachu' })), messageField(4, struct({ id: 'meowth' })),
+      bytesField(5, `forum:verifier/${run}`), bytesField(6, `${run}-open`),
+    ]), token);
+    const idField = protobufFields(opened).find((f) => f.number === 1);
+    const battleId = new TextDecoder().decode(idField.value);
+    // ActRequest: battle_id 1, action 2, request_id 3.
+    await call(session, 'Act', concat([
+      bytesField(1, battleId),
+      messageField(2, struct({ type: 'roll', actor: 'pikachu', expression: '2d6+1', purpose: 'a roll left unrevealed' })),
+      bytesField(3, `${run}-act`),
+    ]), token);
+    process.stdout.write(`${battleId}\n`);
+  } finally {
+    session.close();
+  }
+}
+
+main(process.argv[2]).catch((e) => {
+  process.stderr.write(`open-and-act: ${e.message}\n`);
+  process.exit(1);
+});

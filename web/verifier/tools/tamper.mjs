@@ -1,0 +1,114 @@
+#!/usr/bin/env node
+// Forges exports the way a careful cheat would, to prove the verifier
+// catches it: `die` changes one die (and the total with it) inside the
+// hashed record bytes and in the readable event, then recomputes the chain
+// from there on, so the chain alone verifies; `drop` removes one event.
+//
+//   node tools/tamper.mjs die  IN OUT [WHERE]   (default: the first roll whose seed is revealed)
+//   node tools/tamper.mjs drop IN OUT [WHERE]   (default: the first roll)
+//
+// WHERE is a version, or `first-roll`, `last-roll` or `last-action`, so
+// that a script can aim at an event without knowing the battle's versions.
+//
+// Prints the version the verifier must report as the first failure.
+import fs from 'node:fs';
+import { pathToFileURL } from 'node:url';
+
+import { base64ToBytes, bytesToBase64, bytesToHex, chainHash, decodeRecord, genesisHash, hexToBytes } from '../verify.js';
+import { rewriteNested, setVarint } from './protobuf.mjs';
+
+function eventLines(text) {
+  return text.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l));
+}
+
+function decoded(line) {
+  return decodeRecord(base64ToBytes(line.record)).event;
+}
+
+function decodedLines(lines) {
+  return lines.filter((l) => 'version' in l).map((l) => ({ version: l.version, event: decoded(l) }));
+}
+
+/** A version from a selector: a number, `first-roll`, `last-roll` or `last-action`. */
+export function locate(text, where) {
+  if (/^[0-9]+$/.test(String(where))) return Number(where);
+  const events = decodedLines(eventLines(text));
+  const type = { 'first-roll': 'DiceRolled', 'last-roll': 'DiceRolled', 'last-action': 'ActionResolved' }[where];
+  if (!type) throw new Error(`unknown selector ${where}`);
+  const matching = events.filter((e) => e.event.type === type);
+  if (matching.length === 0) throw new Error(`the export has no ${type}`);
+  return (where.startsWith('first') ? matching[0] : matching.at(-1)).version;
+}
+
+function firstRoll(lines, { revealed }) {
+  const revealedEpochs = new Set(lines.filter((l) => 'version' in l && decoded(l).type === 'SeedRevealed').map((l) => decoded(l).epoch));
+  const roll = lines.find((l) => 'version' in l && decoded(l).type === 'DiceRolled' && (!revealed || revealedEpochs.has(decoded(l).epoch)));
+  if (!roll) throw new Error(revealed ? 'the export has no roll whose seed is revealed' : 'the export has no roll');
+  return roll.version;
+}
+
+/** Recomputes h(v) for every event line from index `from` on (§4). */
+export async function rechain(lines, from) {
+  const events = lines.filter((l) => 'version' in l);
+  let previous = from === 0 ? await genesisHash(events[0].stream) : hexToBytes(events[from - 1].hash);
+  for (let i = from; i < events.length; i++) {
+    previous = await chainHash(previous, base64ToBytes(events[i].record));
+    events[i].hash = bytesToHex(previous);
+  }
+}
+
+/** One die of a roll changed in the record and the event, the chain recomputed after it. */
+export async function changeDie(text, version) {
+  const lines = eventLines(text);
+  const target = version ?? firstRoll(lines, { revealed: true });
+  const index = lines.findIndex((l) => l.version === target);
+  if (index < 0) throw new Error(`the export has no version ${target}`);
+  const line = lines[index];
+  const event = decoded(line);
+  if (event.type !== 'DiceRolled' || event.dice.length === 0) throw new Error(`version ${target} is not a roll with dice`);
+  const die = event.dice[0];
+  // Another face the die could show (a fudge die shows −1, 0, +1).
+  const changed = die.value >= 1 && die.value <= die.sides ? (die.value % die.sides) + 1 : die.value === 1 ? -1 : die.value + 1;
+  const total = event.total + (die.kept ? changed - die.value : 0);
+  // JournalRecord.payload (7) → BattleEvent.dice_rolled (3) → DiceRolled:
+  // Die (6, the first) value (2), and total (7).
+  line.record = bytesToBase64(
+    rewriteNested(base64ToBytes(line.record), 7, 0, (payload) =>
+      rewriteNested(payload, 3, 0, (rolled) => setVarint(rewriteNested(rolled, 6, 0, (d) => setVarint(d, 2, changed)), 7, total)),
+    ),
+  );
+  if (line.event && Array.isArray(line.event.dice)) {
+    line.event.dice[0].value = changed;
+    line.event.total = total;
+  }
+  await rechain(lines, index);
+  return { text: lines.map((l) => JSON.stringify(l)).join('\n') + '\n', version: target };
+}
+
+/** One event left out; nothing recomputed. */
+export function dropEvent(text, version) {
+  const lines = eventLines(text);
+  const target = version ?? firstRoll(lines, { revealed: false });
+  const kept = lines.filter((l) => l.version !== target);
+  if (kept.length === lines.length) throw new Error(`the export has no version ${target}`);
+  return { text: kept.map((l) => JSON.stringify(l)).join('\n') + '\n', version: target };
+}
+
+async function main([how, input, output, version]) {
+  if (!['die', 'drop'].includes(how) || !input || !output) {
+    process.stderr.write('usage: tamper.mjs die|drop IN OUT [VERSION]\n');
+    process.exit(2);
+  }
+  const text = fs.readFileSync(input, 'utf8');
+  const at = version === undefined ? undefined : locate(text, version);
+  const forged = how === 'die' ? await changeDie(text, at) : dropEvent(text, at);
+  fs.writeFileSync(output, forged.text);
+  process.stdout.write(`${forged.version}\n`);
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main(process.argv.slice(2)).catch((e) => {
+    process.stderr.write(`tamper: ${e.message}\n`);
+    process.exit(2);
+  });
+}
