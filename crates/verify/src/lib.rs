@@ -8,7 +8,7 @@
 //!   implementation, used by the journal to write and by the audit to check.
 //! - [`export`]: the JSON Lines export (PROTOCOL.md §4), written from the
 //!   journal's events and read back.
-//! - [`audit`]: the audit of an export or a stream — chain, records,
+//! - [`mod@audit`]: the audit of an export or a stream — chain, records,
 //!   commitments and their signatures, re-derived rolls, re-resolved
 //!   actions — with typed findings by version.
 //! - [`fold`]: battle events read back into rules types (participants, an

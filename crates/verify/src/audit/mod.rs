@@ -11,7 +11,7 @@
 //!
 //! - this module: the report, the entry points and the structural half
 //!   (sequence, chain, record, event) and the signatures;
-//! - [`problem`]: every finding's typed [`Problem`] and its [`Check`];
+//! - `problem` (private): every finding's typed [`Problem`] and its [`Check`];
 //! - `replay` (private): the semantic half, one checker per event type;
 //! - `rolls` (private): a reveal against its commitment, a roll against its
 //!   re-derivation.
