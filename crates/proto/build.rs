@@ -1,6 +1,7 @@
 //! Compiles every `.proto` file under the workspace's `proto/` directory with
 //! protox (pure Rust, so no `protoc` on the build machine) and generates the
-//! prost messages and tonic clients and servers from the result. The encoded
+//! prost messages and (with the `grpc` feature) the tonic clients and servers
+//! from the result. The encoded
 //! file descriptor set is written next to the generated code for gRPC
 //! reflection.
 
@@ -29,8 +30,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let out_dir = PathBuf::from(std::env::var("OUT_DIR")?);
     std::fs::write(out_dir.join("battlelog_descriptor.bin"), prost::Message::encode_to_vec(&fds))?;
 
-    tonic_prost_build::configure().build_client(true).build_server(true).compile_fds(fds)?;
+    generate(fds)?;
     Ok(())
+}
+
+/// The prost messages, and with the `grpc` feature the tonic clients and
+/// servers too.
+#[cfg(feature = "grpc")]
+fn generate(fds: prost_types::FileDescriptorSet) -> std::io::Result<()> {
+    tonic_prost_build::configure().build_client(true).build_server(true).compile_fds(fds)
+}
+
+#[cfg(not(feature = "grpc"))]
+fn generate(fds: prost_types::FileDescriptorSet) -> std::io::Result<()> {
+    prost_build::Config::new().compile_fds(fds)
 }
 
 fn collect_protos(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {

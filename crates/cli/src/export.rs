@@ -1,5 +1,6 @@
 //! `battlelog export`, `battlelog audit` and `battlelog replay`: what a judge
-//! does with a battle.
+//! does with a battle. The export format and the audit are
+//! `battlelog-verify`'s: `audit --file` runs on it alone, with no server.
 
 use std::fmt::Write;
 use std::path::PathBuf;
@@ -8,8 +9,8 @@ use anyhow::Context;
 use battlelog_proto::battle;
 use battlelog_proto::v1::GetBattleRequest;
 use battlelog_proto::v1::battle_event::Event;
-use battlelog_resolver::audit::{AuditReport, AuditedRecord, audit_with_roller_key};
-use battlelog_resolver::export::{self, ExportLine};
+use battlelog_verify::audit::{AuditReport, AuditedRecord, audit_with_roller_key};
+use battlelog_verify::export;
 use clap::Args;
 use serde_json::Value;
 
@@ -65,11 +66,7 @@ pub struct ReplayArgs {
 pub async fn export(args: &ExportArgs) -> anyhow::Result<Output> {
     let mut resolver = client::resolver(&args.resolver, &args.tls, Role::Reader).await?;
     let events = client::read_battle(&mut resolver, &args.battle).await?;
-    let mut text = String::new();
-    for event in &events {
-        writeln!(text, "{}", serde_json::to_string(&ExportLine::new(&args.battle, event))?)?;
-    }
-    Ok(Output::text(text.trim_end()))
+    Ok(Output::text(export::write(&args.battle, &events)?))
 }
 
 pub async fn audit_command(args: &AuditArgs) -> anyhow::Result<Output> {
@@ -84,16 +81,7 @@ pub async fn audit_command(args: &AuditArgs) -> anyhow::Result<Output> {
         (None, Some(battle_id)) => {
             let mut resolver = client::resolver(&args.resolver, &args.tls, Role::Reader).await?;
             let events = client::read_battle(&mut resolver, battle_id).await?;
-            let records = events
-                .into_iter()
-                .map(|e| AuditedRecord {
-                    stream: battle_id.clone(),
-                    version: e.event.as_ref().map(|r| r.version).unwrap_or_default(),
-                    hash: e.hash,
-                    record: e.record,
-                    event: None,
-                })
-                .collect();
+            let records = events.into_iter().map(|e| AuditedRecord::from_recorded(battle_id, e)).collect();
             (battle_id.clone(), records)
         }
         (None, None) => anyhow::bail!("name a battle or --file EXPORT"),
@@ -110,9 +98,7 @@ pub async fn audit_command(args: &AuditArgs) -> anyhow::Result<Output> {
 fn describe(battle_id: &str, report: &AuditReport, trusted: Option<&dice::RollerKey>) -> String {
     let mut text = String::new();
     for finding in &report.findings {
-        let check =
-            serde_json::to_value(finding.check).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
-        let _ = writeln!(text, "version {}: {check}: {}", finding.version, finding.message);
+        let _ = writeln!(text, "version {}: {}: {}", finding.version, finding.check.as_str(), finding.problem);
     }
     for ruling in &report.rulings {
         let role = ruling.role.as_deref().unwrap_or("unrecorded credential");

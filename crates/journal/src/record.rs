@@ -1,4 +1,5 @@
-//! The stored record and its hash chain (PROTOCOL.md §4).
+//! The stored record and its hash chain (PROTOCOL.md §4; the chain itself
+//! is `battlelog_verify::chain`).
 //!
 //! A record is the protobuf encoding of [`JournalRecord`], produced once when
 //! the event is committed. Those exact bytes are stored and hashed; nothing
@@ -9,21 +10,10 @@ use battlelog_proto::v1::JournalRecord;
 use prost::Message;
 use sha2::{Digest, Sha256};
 
-/// A SHA-256 chain hash, `h(v)`.
-pub type Hash = [u8; 32];
-
-/// Domain separator of a stream's chain seed, `h(−1)`.
-const STREAM_DOMAIN: &[u8] = b"battlelog/v1/stream";
-
-/// `h(−1) = SHA-256("battlelog/v1/stream" || 0x00 || stream_id)`.
-pub fn genesis_hash(stream_id: &str) -> Hash {
-    Sha256::new().chain_update(STREAM_DOMAIN).chain_update([0u8]).chain_update(stream_id.as_bytes()).finalize().into()
-}
-
-/// `h(v) = SHA-256(h(v−1) || record_v)`.
-pub fn chain_hash(previous: &Hash, record: &[u8]) -> Hash {
-    Sha256::new().chain_update(previous).chain_update(record).finalize().into()
-}
+/// The chain is battlelog-verify's, the one implementation the audit checks
+/// with too: what the journal writes is by construction what a verifier
+/// recomputes.
+pub use battlelog_verify::chain::{Hash, chain_hash, genesis_hash};
 
 /// Encodes a record once, at commit; the result is what gets stored and hashed.
 pub fn encode(record: &JournalRecord) -> Vec<u8> {
@@ -45,25 +35,6 @@ pub fn fingerprint(event_type: &str, payload: &[u8]) -> Hash {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn genesis_matches_the_protocol_definition() {
-        let mut input = b"battlelog/v1/stream".to_vec();
-        input.push(0);
-        input.extend_from_slice(b"battle-1");
-        let expected: Hash = Sha256::digest(&input).into();
-        assert_eq!(genesis_hash("battle-1"), expected);
-        assert_ne!(genesis_hash("battle-1"), genesis_hash("battle-2"));
-    }
-
-    #[test]
-    fn chain_hash_is_sha256_of_previous_then_record() {
-        let prev = genesis_hash("s");
-        let mut input = prev.to_vec();
-        input.extend_from_slice(b"record bytes");
-        let expected: Hash = Sha256::digest(&input).into();
-        assert_eq!(chain_hash(&prev, b"record bytes"), expected);
-    }
 
     #[test]
     fn records_round_trip_and_every_field_changes_the_bytes() {

@@ -1,8 +1,9 @@
 //! The wire types of battlelog, generated at build time from `proto/` (see
 //! `build.rs`).
 //!
-//! - [`v1`]: package `battlelog.v1` — messages, clients (`*_client`) and
-//!   servers (`*_server`) of every service.
+//! - [`v1`]: package `battlelog.v1` — messages, and with the default `grpc`
+//!   feature the clients (`*_client`) and servers (`*_server`) of every
+//!   service.
 //! - [`battle`]: battle events to and from journal records and export JSON.
 //! - [`FILE_DESCRIPTOR_SET`]: the encoded descriptors of all of it, for gRPC
 //!   reflection.
@@ -12,7 +13,9 @@ pub mod battle;
 /// Package `battlelog.v1`.
 #[allow(missing_docs, clippy::all, clippy::pedantic, unused_qualifications, missing_debug_implementations)]
 pub mod v1 {
-    tonic::include_proto!("battlelog.v1");
+    // What `tonic::include_proto!` expands to, written out so that the
+    // messages build without tonic (feature `grpc` off).
+    include!(concat!(env!("OUT_DIR"), "/battlelog.v1.rs"));
 }
 
 /// The encoded `FileDescriptorSet` of every compiled `.proto` file, with

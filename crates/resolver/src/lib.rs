@@ -3,18 +3,15 @@
 //! - [`view`]: a battle folded from its journal stream (replay to any version).
 //! - [`service`]: the `Resolver` gRPC service: open, act, dispute, rule,
 //!   close, get, audit, list rulesets.
-//! - [`audit`]: the pure audit of PROTOCOL.md §4, finding by version.
-//! - [`export`]: the JSON Lines export format, written and read back.
 //! - [`server`]: [`run`] (config → serving until shutdown) and [`serve`].
 //! - [`config`]: defaults ← file ← `BATTLELOG_RESOLVER_*` ← flags.
 //!
 //! The resolver keeps nothing of its own: a battle's state is a fold of the
 //! journal, cached per battle and always caught up from the journal before
-//! it is used.
+//! it is used. The audit, the export format and the hash chain are
+//! `battlelog-verify`'s (pure, shared with the journal and the CLI).
 
-pub mod audit;
 pub mod config;
-pub mod export;
 pub mod server;
 pub mod service;
 pub mod view;

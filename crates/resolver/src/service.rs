@@ -37,13 +37,13 @@ use battlelog_proto::v1::{
 };
 use battlelog_runtime::grpc::{failed_precondition, invalid_argument};
 use battlelog_runtime::validate;
+use battlelog_verify::audit::{AuditedRecord, audit_with_roller_key};
 use rules::{Action, ActionKind, Battle, RulesetId};
 use serde_json::{Map, Value};
 use tokio_stream::StreamExt;
 use tonic::{Code, Request, Response, Status};
 use tracing::debug;
 
-use crate::audit::{AuditedRecord, audit_with_roller_key};
 use crate::view::{BattleView, dispute_action, ruling_action};
 
 /// Our keys add `dispute:` at most, and the roller's limit is 100 for
@@ -847,13 +847,7 @@ impl Resolver for ResolverService {
             if events.is_empty() {
                 break;
             }
-            lines.extend(events.into_iter().map(|e| AuditedRecord {
-                stream: request.battle_id.clone(),
-                version: e.event.map(|r| r.version).unwrap_or_default(),
-                hash: e.hash,
-                record: e.record,
-                event: None,
-            }));
+            lines.extend(events.into_iter().map(|e| AuditedRecord::from_recorded(&request.battle_id, e)));
         }
         if lines.is_empty() {
             return Err(Status::not_found(format!("battle {} has no events", request.battle_id)));
@@ -880,11 +874,8 @@ impl Resolver for ResolverService {
                 .into_iter()
                 .map(|f| AuditFinding {
                     version: f.version,
-                    check: serde_json::to_value(f.check)
-                        .ok()
-                        .and_then(|v| v.as_str().map(str::to_owned))
-                        .unwrap_or_default(),
-                    message: f.message,
+                    check: f.check.as_str().to_owned(),
+                    message: f.problem.to_string(),
                 })
                 .collect(),
         }))

@@ -4,12 +4,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use battlelog_proto::battle::{self, EventError, struct_to_json};
-use battlelog_proto::v1::{
-    ActionResolved, BattleOpened, DiceRolled, DisputeRaised, JournalRecord, JudgeRuling, battle_event::Event,
-};
-use rules::{Action, Battle, Outcome, Participant};
-use serde_json::Value;
+use battlelog_proto::battle::{self, EventError};
+use battlelog_proto::v1::{BattleOpened, DiceRolled, JournalRecord, battle_event::Event};
+use rules::Battle;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FoldError {
@@ -23,47 +20,8 @@ pub enum FoldError {
     Invalid { version: u64, message: String },
 }
 
-/// The battle's rules view of a dispute or a ruling, which the journal
-/// keeps as events of their own.
-pub fn dispute_action(dispute: &DisputeRaised) -> Action {
-    Action::Dispute(rules::common::Dispute {
-        by: dispute.by.clone(),
-        refers_to: dispute.refers_to,
-        reason: dispute.reason.clone(),
-        note: None,
-    })
-}
-
-pub fn ruling_action(ruling: &JudgeRuling) -> Action {
-    Action::Ruling(rules::common::Ruling {
-        judge: ruling.judge.clone(),
-        refers_to: ruling.refers_to,
-        text: ruling.text.clone(),
-        replacement: ruling.r#override.as_ref().map(struct_to_json),
-        note: None,
-    })
-}
-
-/// Reads an `ActionResolved`'s action and outcome back into rules types.
-pub fn resolved_parts(resolved: &ActionResolved) -> Result<(Action, Outcome), String> {
-    let action = resolved.action.as_ref().map(|s| Value::Object(struct_to_json(s))).unwrap_or(Value::Null);
-    let action: Action = serde_json::from_value(action).map_err(|e| format!("action: {e}"))?;
-    let outcome = resolved.outcome.as_ref().map(|s| Value::Object(struct_to_json(s))).unwrap_or(Value::Null);
-    let outcome = Outcome::from_json(action.kind(), outcome).map_err(|e| format!("outcome: {e}"))?;
-    Ok((action, outcome))
-}
-
-/// The participants of a `BattleOpened` as rules sheets.
-pub fn participants(opened: &BattleOpened) -> Result<Vec<Participant>, String> {
-    opened
-        .participants
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            serde_json::from_value(Value::Object(struct_to_json(p))).map_err(|e| format!("participants[{i}]: {e}"))
-        })
-        .collect()
-}
+// The pure fold helpers are battlelog-verify's, shared with the audit.
+pub use battlelog_verify::fold::{PartsError, dispute_action, participants, resolved_parts, ruling_action};
 
 #[derive(Debug, Clone, Default)]
 pub struct BattleView {
@@ -107,7 +65,7 @@ impl BattleView {
         match (&event, self.rules.as_ref()) {
             (Event::BattleOpened(opened), None) if version == 0 => {
                 let ruleset = opened.ruleset.parse().map_err(|e: rules::RulesetError| invalid(e.to_string()))?;
-                let sheets = participants(opened).map_err(invalid)?;
+                let sheets = participants(opened).map_err(|e| invalid(e.to_string()))?;
                 self.rules = Some(Battle::new(ruleset, sheets).map_err(|e| invalid(e.to_string()))?);
                 self.commitments.insert(0, opened.commitment.clone());
                 self.opened = Some(opened.clone());
@@ -124,7 +82,7 @@ impl BattleView {
                 self.rolls.insert(rolled.nonce, (version, rolled.clone()));
             }
             (Event::ActionResolved(resolved), Some(rules)) => {
-                let (action, outcome) = resolved_parts(resolved).map_err(invalid)?;
+                let (action, outcome) = resolved_parts(resolved).map_err(|e| invalid(e.to_string()))?;
                 self.rules = Some(rules.apply(version, &action, &outcome).map_err(|e| invalid(e.to_string()))?);
             }
             (Event::DisputeRaised(dispute), Some(rules)) => {

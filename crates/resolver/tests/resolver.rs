@@ -12,9 +12,10 @@ use battlelog_proto::v1::{
     JournalRecord, OpenBattleRequest, ReadStreamRequest, RevealRequest, RevealSeedRequest, RuleRequest, WatchRequest,
     battle_event::Event,
 };
-use battlelog_resolver::audit::{AuditedRecord, Check, audit, audit_with_roller_key, chain_hash, genesis_hash};
 use battlelog_roller::{MasterKey, RollerService};
 use battlelog_test_support::TestAuth;
+use battlelog_verify::audit::{AuditedRecord, Check, Problem, audit, audit_with_roller_key};
+use battlelog_verify::chain::{chain_hash, genesis_hash};
 use prost::Message;
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -547,7 +548,10 @@ async fn the_audit_checks_commitment_signatures_and_one_roller_key_per_battle() 
     forge("sig", &mut changed, 4, Event::SeedCommitted(resigned));
     let findings = audit("sig", &changed).findings;
     assert_eq!(findings.iter().map(|f| (f.version, f.check)).collect::<Vec<_>>(), vec![(4, Check::Signature)]);
-    assert!(findings[0].message.contains(ROLLER_KEY), "names the battle's key: {findings:?}");
+    assert!(
+        matches!(&findings[0].problem, Problem::RollerKeyChanged { epoch: 1, first, .. } if first == ROLLER_KEY),
+        "names the battle's key: {findings:?}"
+    );
 
     let mut unsigned = clean.clone();
     let mut bare = committed.clone();
@@ -555,6 +559,7 @@ async fn the_audit_checks_commitment_signatures_and_one_roller_key_per_battle() 
     forge("sig", &mut unsigned, 4, Event::SeedCommitted(bare));
     let findings = audit("sig", &unsigned).findings;
     assert_eq!(findings.iter().map(|f| (f.version, f.check)).collect::<Vec<_>>(), vec![(4, Check::Signature)]);
+    assert_eq!(findings[0].problem, Problem::SignatureMissing { epoch: 1 }, "{findings:?}");
 
     let rpc = stack.resolver.audit(AuditRequest { battle_id: "sig".into() }).await.expect("audit").into_inner();
     assert!(rpc.ok, "{rpc:?}");

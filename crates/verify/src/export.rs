@@ -2,6 +2,7 @@
 //! specifies — `stream`, `version`, `hash` (hex h(v)), `record` (base64 of
 //! the exact record bytes) and `event` (the decoded event, for people and
 //! third-party verifiers) — plus the record's id, type and time for reading.
+//! Written from the journal's events and read back for the audit.
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -12,6 +13,7 @@ use serde_json::Value;
 
 use crate::audit::AuditedRecord;
 
+/// One line of an export.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExportLine {
     pub stream: String,
@@ -48,11 +50,26 @@ impl ExportLine {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("line {line}: {message}")]
-pub struct ExportError {
-    pub line: usize,
-    pub message: String,
+/// The export of `stream`'s events, one JSON line each, without a trailing
+/// newline.
+pub fn write(stream: &str, events: &[RecordedEvent]) -> Result<String, serde_json::Error> {
+    let lines: Vec<String> =
+        events.iter().map(|event| serde_json::to_string(&ExportLine::new(stream, event))).collect::<Result<_, _>>()?;
+    Ok(lines.join("\n"))
+}
+
+/// Why a text is not an export. `line` counts from 1.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ExportError {
+    /// Not a JSON object with `stream`, `version`, `hash`, `record`, `event`.
+    #[error("line {line}: {message}")]
+    Line { line: usize, message: String },
+    #[error("line {line}: hash: {source}")]
+    Hash { line: usize, source: hex::FromHexError },
+    #[error("line {line}: record: {source}")]
+    Record { line: usize, source: base64::DecodeError },
+    #[error("the export holds no event")]
+    Empty,
 }
 
 /// Reads an export back for auditing. Every line must be a JSON object with
@@ -64,10 +81,11 @@ pub fn parse(text: &str) -> Result<Vec<AuditedRecord>, ExportError> {
         if line.trim().is_empty() {
             continue;
         }
-        let error = |message: String| ExportError { line: line_number, message };
-        let parsed: ExportLine = serde_json::from_str(line).map_err(|e| error(e.to_string()))?;
-        let hash = hex::decode(&parsed.hash).map_err(|e| error(format!("hash: {e}")))?;
-        let record = BASE64.decode(&parsed.record).map_err(|e| error(format!("record: {e}")))?;
+        let parsed: ExportLine =
+            serde_json::from_str(line).map_err(|e| ExportError::Line { line: line_number, message: e.to_string() })?;
+        let hash = hex::decode(&parsed.hash).map_err(|source| ExportError::Hash { line: line_number, source })?;
+        let record =
+            BASE64.decode(&parsed.record).map_err(|source| ExportError::Record { line: line_number, source })?;
         records.push(AuditedRecord {
             stream: parsed.stream,
             version: parsed.version,
@@ -77,7 +95,7 @@ pub fn parse(text: &str) -> Result<Vec<AuditedRecord>, ExportError> {
         });
     }
     if records.is_empty() {
-        return Err(ExportError { line: 0, message: "the export holds no event".into() });
+        return Err(ExportError::Empty);
     }
     Ok(records)
 }

@@ -1,0 +1,266 @@
+//! The audit of PROTOCOL.md §4, pure: recompute the chain from the record
+//! bytes, decode every record and check its stream and version, check every
+//! commitment against its revealed seed, re-derive every roll, and
+//! re-resolve every action from its rolls against the recorded outcome.
+//! Every difference is a [`Finding`] at the version where it is.
+//!
+//! It also checks that every commitment is signed by the roller
+//! (`docs/PROTOCOL-signatures.md`): without that, whoever could append to
+//! the journal could commit to a seed of their own, roll what they like,
+//! reveal it, and every other check would pass.
+//!
+//! - this module: the report, the entry points and the structural half
+//!   (sequence, chain, record, event) and the signatures;
+//! - `problem` (private): every finding's typed [`Problem`] and its [`Check`];
+//! - `replay` (private): the semantic half, one checker per event type;
+//! - `rolls` (private): a reveal against its commitment, a roll against its
+//!   re-derivation.
+
+mod problem;
+mod replay;
+mod rolls;
+
+use battlelog_proto::battle::{self, event_to_json};
+use battlelog_proto::v1::{JournalRecord, RecordedEvent, battle_event::Event};
+use prost::Message;
+use serde::{Serialize, Serializer};
+use serde_json::Value;
+
+pub use problem::{Check, Problem};
+
+use crate::chain::{chain_hash, genesis_hash};
+
+/// One event as an auditor receives it (from an export or the journal).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AuditedRecord {
+    pub stream: String,
+    /// The version the export claims.
+    pub version: u64,
+    /// The claimed h(version).
+    pub hash: Vec<u8>,
+    /// The exact record bytes.
+    pub record: Vec<u8>,
+    /// The decoded event the export shows, if it shows one: it must agree
+    /// with the record, or a reader could be shown something else.
+    pub event: Option<Value>,
+}
+
+impl AuditedRecord {
+    /// One event of `stream` as the journal returns it. It shows no decoded
+    /// event: the audit decodes the record bytes itself.
+    pub fn from_recorded(stream: &str, recorded: RecordedEvent) -> AuditedRecord {
+        AuditedRecord {
+            stream: stream.to_owned(),
+            version: recorded.event.map(|r| r.version).unwrap_or_default(),
+            hash: recorded.hash,
+            record: recorded.record,
+            event: None,
+        }
+    }
+}
+
+/// Who ruled on what: a judge's ruling as the battle records it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RulingSeen {
+    pub version: u64,
+    pub refers_to: u64,
+    /// The ruling's judge: the subject of the judge's token.
+    pub judge: String,
+    /// The role of the credential recorded with it; `None` for rulings
+    /// from before credentials were recorded.
+    pub role: Option<String>,
+}
+
+/// One difference, at the version where it is. Serialized as `version`,
+/// `check` and `message` (the problem's text).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    pub version: u64,
+    /// Always `problem.check()`; a field so that reports can be read and
+    /// filtered by it.
+    pub check: Check,
+    #[serde(rename = "message", serialize_with = "as_text")]
+    pub problem: Problem,
+}
+
+impl Finding {
+    fn new(version: u64, problem: Problem) -> Finding {
+        Finding { version, check: problem.check(), problem }
+    }
+}
+
+fn as_text<S: Serializer>(problem: &Problem, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.collect_str(problem)
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct AuditReport {
+    pub events: u64,
+    pub rolls_verified: u64,
+    pub actions_verified: u64,
+    /// Versions of rolls whose epoch's seed is not revealed yet: they cannot
+    /// be re-derived until it is (an open battle's current epoch).
+    pub rolls_pending_reveal: Vec<u64>,
+    /// Sorted by version.
+    pub findings: Vec<Finding>,
+    /// Hex of the last hash of the chain as given. An export cut short
+    /// still chains; compare this with the head the journal reports (or a
+    /// forum post quoted) to know that nothing is missing at the end.
+    pub head_hash: String,
+    /// The commitment of every epoch, by epoch, as the battle published them.
+    pub commitments: Vec<(u32, String)>,
+    /// Lowercase hex of the roller key that signed the battle's first
+    /// signed commitment (`None`: none is signed). Compare it with the key
+    /// the operator publishes, or pass that key to the audit.
+    pub roller_key: Option<String>,
+    /// Every ruling, in version order: who ruled on what.
+    pub rulings: Vec<RulingSeen>,
+}
+
+impl AuditReport {
+    /// Everything that could be checked verified.
+    pub fn ok(&self) -> bool {
+        self.findings.is_empty()
+    }
+
+    /// Records a problem at `version`.
+    fn find(&mut self, version: u64, problem: impl Into<Problem>) {
+        self.findings.push(Finding::new(version, problem.into()));
+    }
+}
+
+/// Audits the events of `battle_id` in the order given. Commitments must be
+/// signed, all by one roller key, whichever it is: the report names it.
+pub fn audit(battle_id: &str, lines: &[AuditedRecord]) -> AuditReport {
+    audit_with_roller_key(battle_id, lines, None)
+}
+
+/// [`audit`], and with `trusted` given, every commitment must be signed by
+/// exactly that roller key.
+pub fn audit_with_roller_key(
+    battle_id: &str,
+    lines: &[AuditedRecord],
+    trusted: Option<&dice::RollerKey>,
+) -> AuditReport {
+    let mut report = AuditReport {
+        events: lines.len() as u64,
+        head_hash: hex::encode(lines.last().map_or(genesis_hash(battle_id).to_vec(), |l| l.hash.clone())),
+        ..AuditReport::default()
+    };
+    let decoded = check_chain_and_records(&mut report, battle_id, lines);
+    check_signatures(&mut report, battle_id, &decoded, trusted);
+    replay::check_battle(&mut report, &decoded);
+    // Stable: findings at one version keep the order they were found in.
+    report.findings.sort_by_key(|f| f.version);
+    report
+}
+
+/// The structural half: sequence, chain, record and event. Returns the
+/// events that decoded, with their versions, for the semantic half.
+fn check_chain_and_records(report: &mut AuditReport, battle_id: &str, lines: &[AuditedRecord]) -> Vec<(u64, Event)> {
+    let mut previous = genesis_hash(battle_id).to_vec();
+    let mut expected = 0u64;
+    let mut decoded = Vec::new();
+    for line in lines {
+        let version = line.version;
+        if line.stream != battle_id {
+            report.find(version, Problem::LineStream { named: line.stream.clone(), expected: battle_id.to_owned() });
+        }
+        if version > expected {
+            report.find(expected, Problem::VersionMissing { expected, found: version });
+        } else if version < expected {
+            report.find(version, Problem::VersionRepeated { version, after: expected - 1 });
+        }
+        expected = version.saturating_add(1);
+
+        if line.hash != chain_hash(&previous, &line.record) {
+            report.find(version, Problem::ChainBroken);
+        }
+        // Go on from the claimed hash so that one broken link is one finding.
+        previous.clone_from(&line.hash);
+
+        let record = match JournalRecord::decode(line.record.as_slice()) {
+            Ok(record) => record,
+            Err(e) => {
+                report.find(version, Problem::RecordUndecodable(e));
+                continue;
+            }
+        };
+        if record.stream_id != battle_id {
+            report.find(version, Problem::RecordStream(record.stream_id.clone()));
+        }
+        if record.version != version {
+            report.find(version, Problem::RecordVersion(record.version));
+        }
+        let event = match battle::decode(&record) {
+            Ok(event) => event,
+            Err(e) => {
+                report.find(version, e);
+                continue;
+            }
+        };
+        if let Some(shown) = &line.event
+            && *shown != event_to_json(&event)
+        {
+            report.find(version, Problem::EventShownDiffers);
+        }
+        decoded.push((record.version, event));
+    }
+    decoded
+}
+
+/// Every commitment (BattleOpened's for epoch 0, each SeedCommitted's) is
+/// signed, verifies with the key it names, and that key is the battle's one
+/// and, when given, the trusted one.
+fn check_signatures(
+    report: &mut AuditReport,
+    battle_id: &str,
+    events: &[(u64, Event)],
+    trusted: Option<&dice::RollerKey>,
+) {
+    let mut battle_key: Option<dice::RollerKey> = None;
+    for (version, event) in events {
+        let version = *version;
+        let (epoch, commitment, signature, key) = match event {
+            Event::BattleOpened(e) => (0, &e.commitment, &e.commitment_signature, &e.roller_key),
+            Event::SeedCommitted(e) => (e.epoch, &e.commitment, &e.commitment_signature, &e.roller_key),
+            _ => continue,
+        };
+        if signature.is_empty() {
+            report.find(version, Problem::SignatureMissing { epoch });
+            continue;
+        }
+        if key.is_empty() {
+            report.find(version, Problem::RollerKeyMissing { epoch });
+            continue;
+        }
+        let key = match dice::RollerKey::from_bytes(key) {
+            Ok(key) => key,
+            Err(source) => {
+                report.find(version, Problem::RollerKeyMalformed { epoch, source });
+                continue;
+            }
+        };
+        match battle_key {
+            None => battle_key = Some(key),
+            Some(first) if first != key => report
+                .find(version, Problem::RollerKeyChanged { epoch, key: key.to_string(), first: first.to_string() }),
+            Some(_) => {}
+        }
+        if let Some(trusted) = trusted
+            && key != *trusted
+        {
+            report.find(
+                version,
+                Problem::RollerKeyUntrusted { epoch, key: key.to_string(), trusted: trusted.to_string() },
+            );
+        }
+        if let Err(source) = key.verify(battle_id, epoch, commitment, signature) {
+            report.find(
+                version,
+                Problem::SignatureInvalid { epoch, commitment: commitment.clone(), key: key.to_string(), source },
+            );
+        }
+    }
+    report.roller_key = battle_key.map(|key| key.to_string());
+}

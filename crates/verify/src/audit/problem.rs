@@ -1,0 +1,217 @@
+//! What an audit finding says: one typed problem per thing that can be
+//! wrong, each belonging to one [`Check`].
+
+use serde::Serialize;
+
+use crate::fold::PartsError;
+
+/// What a finding is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Check {
+    /// Versions missing, repeated or out of order; events in the wrong place.
+    Sequence,
+    /// The hash chain.
+    Chain,
+    /// The record bytes: undecodable, or the wrong stream or version inside.
+    Record,
+    /// The event: undecodable, or shown differently from the record.
+    Event,
+    /// A revealed seed against its commitment; epochs.
+    Commitment,
+    /// A commitment's signature: missing, not verifying, by a roller key
+    /// that changes within the battle, or not by the trusted roller key.
+    Signature,
+    /// Nonces: 0, 1, 2 … with no gap and no reuse.
+    Nonce,
+    /// A roll against its re-derivation from the revealed seed.
+    Roll,
+    /// An action re-resolved from its rolls against the recorded outcome.
+    Resolution,
+    /// A ruling whose recorded credential is not a judge's, or names
+    /// another judge than the ruling does.
+    Ruling,
+}
+
+impl Check {
+    /// The snake_case name a report shows (`"roll"`, `"signature"` …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Check::Sequence => "sequence",
+            Check::Chain => "chain",
+            Check::Record => "record",
+            Check::Event => "event",
+            Check::Commitment => "commitment",
+            Check::Signature => "signature",
+            Check::Nonce => "nonce",
+            Check::Roll => "roll",
+            Check::Resolution => "resolution",
+            Check::Ruling => "ruling",
+        }
+    }
+}
+
+/// One thing found wrong at a version. The message names what and, where
+/// there is one, the value against the one expected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Problem {
+    // Sequence.
+    #[error("version {expected} expected here, found version {found}: missing or out of order")]
+    VersionMissing { expected: u64, found: u64 },
+    #[error("version {version} comes again or out of order after version {after}")]
+    VersionRepeated { version: u64, after: u64 },
+    #[error("BattleOpened must be version 0, once")]
+    OpenedAgain,
+    #[error("a battle starts with BattleOpened")]
+    NotOpened,
+    #[error("an event after BattleClosed")]
+    AfterClose,
+
+    // Chain.
+    #[error("the hash does not follow from the previous hash and this record")]
+    ChainBroken,
+
+    // Record.
+    #[error("line names stream {named:?}, not {expected:?}")]
+    LineStream { named: String, expected: String },
+    #[error("the record bytes do not decode: {0}")]
+    RecordUndecodable(prost::DecodeError),
+    #[error("the record belongs to stream {0:?}")]
+    RecordStream(String),
+    #[error("the record says version {0}")]
+    RecordVersion(u64),
+
+    // Event.
+    #[error(transparent)]
+    EventUndecodable(#[from] battlelog_proto::battle::EventError),
+    #[error("the event shown differs from the one in the record")]
+    EventShownDiffers,
+
+    // Commitment.
+    #[error("epoch {epoch} follows epoch {previous}")]
+    EpochOutOfOrder { epoch: u32, previous: u32 },
+    #[error("epoch {epoch} begins before epoch {previous} is revealed")]
+    EpochBeforeReveal { epoch: u32, previous: u32 },
+    #[error("epoch {epoch}: {source}")]
+    SeedMalformed { epoch: u32, source: dice::SeedError },
+    #[error("epoch {epoch} was never committed")]
+    NeverCommitted { epoch: u32 },
+    #[error("the seed revealed for epoch {epoch} does not match its commitment {commitment}")]
+    SeedMismatch { epoch: u32, commitment: String },
+    #[error("the battle is closed but the seed of epoch {epoch} was never revealed")]
+    ClosedUnrevealed { epoch: u32 },
+
+    // Signature.
+    #[error("the commitment of epoch {epoch} has no signature")]
+    SignatureMissing { epoch: u32 },
+    #[error("the commitment of epoch {epoch} has no roller key")]
+    RollerKeyMissing { epoch: u32 },
+    #[error("epoch {epoch}: {source}")]
+    RollerKeyMalformed { epoch: u32, source: dice::SignatureError },
+    #[error("epoch {epoch} is signed by roller key {key}, the battle's earlier commitments by {first}")]
+    RollerKeyChanged { epoch: u32, key: String, first: String },
+    #[error("epoch {epoch} is signed by roller key {key}, not by the trusted roller key {trusted}")]
+    RollerKeyUntrusted { epoch: u32, key: String, trusted: String },
+    #[error("epoch {epoch}: commitment {commitment} with roller key {key}: {source}")]
+    SignatureInvalid { epoch: u32, commitment: String, key: String, source: dice::SignatureError },
+
+    // Nonce.
+    #[error("nonce {nonce} where {next} was next")]
+    NonceOutOfOrder { nonce: u64, next: u64 },
+    #[error("nonce {nonce} is used twice")]
+    NonceReused { nonce: u64 },
+
+    // Roll.
+    #[error("rolled in epoch {epoch} while epoch {current} was the current, unrevealed one")]
+    RollOutsideEpoch { epoch: u32, current: u32 },
+    #[error("roll {nonce} ({expression}) was used by no action")]
+    RollUnused { nonce: u64, expression: String },
+    #[error("nonce {nonce}: the expression {expression:?}: {source}")]
+    RollExpression { nonce: u64, expression: String, source: dice::ExprError },
+    #[error(
+        "nonce {nonce} ({expression}): recorded [{recorded}] = {recorded_total}, the revealed seed gives [{derived}] = {derived_total}"
+    )]
+    RollDiffers {
+        nonce: u64,
+        expression: String,
+        /// The faces, comma-separated, in draw order.
+        recorded: String,
+        recorded_total: i64,
+        derived: String,
+        derived_total: i64,
+    },
+
+    // Resolution.
+    #[error(transparent)]
+    Parts(#[from] PartsError),
+    #[error(transparent)]
+    Ruleset(#[from] rules::RulesetError),
+    #[error(transparent)]
+    Opening(#[from] rules::OpenError),
+    #[error("roll {nonce}: {source}")]
+    UsedRollExpression { nonce: u64, source: dice::ExprError },
+    #[error("roll {nonce} was already used by another action")]
+    RollUsedTwice { nonce: u64 },
+    #[error("roll {nonce} is not journaled before this action")]
+    RollNotJournaled { nonce: u64 },
+    #[error("the action needs {needed:?} but used rolls of {used:?}")]
+    DiceMismatch { needed: Vec<String>, used: Vec<String> },
+    #[error("the rules forbid this action here: {0}")]
+    Forbidden(rules::Rejection),
+    #[error("recorded outcome {recorded} but the rules give {derived}")]
+    OutcomeDiffers {
+        /// Both as JSON.
+        recorded: String,
+        derived: String,
+    },
+    #[error("the summary differs from the rules' summary")]
+    SummaryDiffers,
+    #[error(transparent)]
+    Resolve(#[from] rules::ResolveError),
+    #[error("cannot replay: {0}")]
+    CannotReplay(rules::ResolveError),
+
+    // Ruling.
+    #[error("the ruling names judge {judge:?} but was recorded for {role} {subject:?}")]
+    RulingCredential { judge: String, role: String, subject: String },
+}
+
+impl Problem {
+    /// The check the problem belongs to.
+    pub fn check(&self) -> Check {
+        use Problem::*;
+        match self {
+            VersionMissing { .. } | VersionRepeated { .. } | OpenedAgain | NotOpened | AfterClose => Check::Sequence,
+            ChainBroken => Check::Chain,
+            LineStream { .. } | RecordUndecodable(_) | RecordStream(_) | RecordVersion(_) => Check::Record,
+            EventUndecodable(_) | EventShownDiffers => Check::Event,
+            EpochOutOfOrder { .. }
+            | EpochBeforeReveal { .. }
+            | SeedMalformed { .. }
+            | NeverCommitted { .. }
+            | SeedMismatch { .. }
+            | ClosedUnrevealed { .. } => Check::Commitment,
+            SignatureMissing { .. }
+            | RollerKeyMissing { .. }
+            | RollerKeyMalformed { .. }
+            | RollerKeyChanged { .. }
+            | RollerKeyUntrusted { .. }
+            | SignatureInvalid { .. } => Check::Signature,
+            NonceOutOfOrder { .. } | NonceReused { .. } => Check::Nonce,
+            RollOutsideEpoch { .. } | RollUnused { .. } | RollExpression { .. } | RollDiffers { .. } => Check::Roll,
+            Parts(_)
+            | Ruleset(_)
+            | Opening(_)
+            | UsedRollExpression { .. }
+            | RollUsedTwice { .. }
+            | RollNotJournaled { .. }
+            | DiceMismatch { .. }
+            | Forbidden(_)
+            | OutcomeDiffers { .. }
+            | SummaryDiffers
+            | Resolve(_)
+            | CannotReplay(_) => Check::Resolution,
+            RulingCredential { .. } => Check::Ruling,
+        }
+    }
+}

@@ -1,0 +1,26 @@
+//! Verification of battlelog battles, pure: no I/O, no clock, no
+//! randomness (DESIGN.md invariant 7; `clippy.toml` and `tests/purity.rs`
+//! hold it to that). What a judge or a stranger needs to check a battle
+//! without trusting the operator, and what the journal writes its chain
+//! with.
+//!
+//! - [`chain`]: the stream hash chain `h(v)` of PROTOCOL.md §4 — the one
+//!   implementation, used by the journal to write and by the audit to check.
+//! - [`export`]: the JSON Lines export (PROTOCOL.md §4), written from the
+//!   journal's events and read back.
+//! - [`mod@audit`]: the audit of an export or a stream — chain, records,
+//!   commitments and their signatures, re-derived rolls, re-resolved
+//!   actions — with typed findings by version.
+//! - [`fold`]: battle events read back into rules types (participants, an
+//!   action and its outcome, disputes and rulings as actions), shared with
+//!   the resolver's view.
+
+pub mod audit;
+pub mod chain;
+pub mod export;
+pub mod fold;
+
+pub use audit::{AuditReport, AuditedRecord, Check, Finding, Problem, audit, audit_with_roller_key};
+pub use chain::{Hash, chain_hash, genesis_hash};
+pub use export::{ExportError, ExportLine};
+pub use fold::PartsError;

@@ -1,0 +1,297 @@
+//! The audit and the export, pure: a battle is built here event by event
+//! the way the roller and the resolver journal one (signed commitment,
+//! rolls drawn from the epoch's seed, actions resolved by the rules,
+//! close, reveal), chained, exported and read back, then audited whole and
+//! with one thing changed at a time. No service, no disk.
+
+use battlelog_proto::battle::{self, die_to_proto, json_to_struct};
+use battlelog_proto::v1::{
+    ActionResolved, BattleClosed, BattleEvent, BattleOpened, DiceRolled, JournalRecord, RecordedEvent, SeedRevealed,
+    battle_event::Event,
+};
+use battlelog_verify::audit::{AuditReport, AuditedRecord, Check, Problem, audit, audit_with_roller_key};
+use battlelog_verify::chain::{chain_hash, genesis_hash};
+use battlelog_verify::export::{self, ExportError};
+use prost::Message;
+use serde_json::{Value, json};
+
+const BATTLE: &str = "pure-audit";
+const CLIENT_SEED: &str = "Cerulean gym";
+const MASTER_KEY: [u8; 32] = [7; 32];
+
+fn object(value: Value) -> serde_json::Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        other => panic!("not an object: {other}"),
+    }
+}
+
+/// A battle as the services would journal it, kept as events so that a
+/// test can change one and re-encode.
+struct Built {
+    events: Vec<Event>,
+    rules: rules::Battle,
+    seed: dice::ServerSeed,
+    next_nonce: u64,
+}
+
+impl Built {
+    fn open() -> Built {
+        let seed = dice::ServerSeed::derive(&MASTER_KEY, BATTLE, 0);
+        let signer = dice::CommitmentSigner::derive(&MASTER_KEY);
+        let commitment = seed.commitment().to_string();
+        let sheets = [json!({"id": "misty", "traits": {"grace": 2}}), json!({"id": "brock", "traits": {"grit": -1}})];
+        let participants: Vec<rules::Participant> =
+            sheets.iter().map(|s| serde_json::from_value(s.clone()).expect("a sheet")).collect();
+        let opened = BattleOpened {
+            ruleset: "pbta-2d6@1".into(),
+            participants: sheets.into_iter().map(|s| json_to_struct(&object(s))).collect(),
+            client_seed: CLIENT_SEED.into(),
+            commitment_signature: signer.sign(BATTLE, 0, &commitment).to_vec(),
+            roller_key: signer.roller_key().to_bytes().to_vec(),
+            commitment,
+            tenant: "dev".into(),
+            ..Default::default()
+        };
+        let rules = rules::Battle::new("pbta-2d6@1".parse().expect("a ruleset"), participants).expect("opens");
+        Built { events: vec![Event::BattleOpened(opened)], rules, seed, next_nonce: 0 }
+    }
+
+    fn version(&self) -> u64 {
+        self.events.len() as u64
+    }
+
+    /// Draws a roll of `expression` from the epoch's seed, as the roller does.
+    fn roll(&mut self, expression: &str) -> (u64, Vec<u32>) {
+        let nonce = self.next_nonce;
+        self.next_nonce += 1;
+        let parsed = dice::Expression::parse(expression).expect("an expression");
+        let key = dice::RollKey::derive(&self.seed, CLIENT_SEED);
+        let (drawn, total) = dice::evaluate_keeping_dice(&parsed, &mut dice::RollStream::new(&key, nonce));
+        self.events.push(Event::DiceRolled(DiceRolled {
+            epoch: 0,
+            nonce,
+            expression: expression.into(),
+            actor: "misty".into(),
+            dice: drawn.iter().map(die_to_proto).collect(),
+            total: total.expect("no arithmetic error"),
+            ..Default::default()
+        }));
+        (nonce, dice::raw_faces(&parsed, &drawn))
+    }
+
+    /// Rolls what the rules ask for and journals their resolution.
+    fn act(&mut self, action: Value) {
+        let action: rules::Action = serde_json::from_value(action).expect("an action");
+        let needed = self.rules.dice_needed(&action).expect("allowed");
+        let (mut nonces, mut faces) = (Vec::new(), Vec::new());
+        for expression in needed.expressions() {
+            let (nonce, drawn) = self.roll(&expression);
+            nonces.push(nonce);
+            faces.extend(drawn);
+        }
+        let resolution = self.rules.resolve(self.version(), &action, &faces).expect("resolves");
+        self.events.push(Event::ActionResolved(ActionResolved {
+            action: Some(json_to_struct(&object(serde_json::to_value(&action).expect("json")))),
+            rolls: nonces,
+            outcome: Some(json_to_struct(&object(serde_json::to_value(&resolution.outcome).expect("json")))),
+            summary_ru: resolution.summary.ru,
+            summary_en: resolution.summary.en,
+            credential: None,
+        }));
+        self.rules = resolution.battle;
+    }
+
+    fn close(&mut self) {
+        self.events.push(Event::BattleClosed(BattleClosed {
+            by: "forum".into(),
+            reason: "done".into(),
+            credential: None,
+        }));
+        self.events.push(Event::SeedRevealed(SeedRevealed {
+            epoch: 0,
+            server_seed: self.seed.to_hex(),
+            credential: None,
+        }));
+    }
+
+    fn played() -> Built {
+        let mut built = Built::open();
+        built.act(json!({"type": "move", "actor": "misty", "trait": "grace", "stakes": "cross"}));
+        built.act(json!({"type": "move", "actor": "brock", "trait": "grit", "stakes": "hold the door"}));
+        built.close();
+        built
+    }
+
+    /// The journal's view of the events: records, bytes and chain hashes.
+    fn recorded(&self) -> Vec<RecordedEvent> {
+        recorded(&self.events)
+    }
+
+    fn audited(&self) -> Vec<AuditedRecord> {
+        export::parse(&export::write(BATTLE, &self.recorded()).expect("written")).expect("read back")
+    }
+}
+
+fn recorded(events: &[Event]) -> Vec<RecordedEvent> {
+    let mut previous = genesis_hash(BATTLE);
+    events
+        .iter()
+        .enumerate()
+        .map(|(version, event)| {
+            let record = JournalRecord {
+                stream_id: BATTLE.into(),
+                version: version as u64,
+                event_id: format!("event-{version}"),
+                event_type: battle::type_name(event).into(),
+                recorded_at_unix_micros: 1_700_000_000_000_000 + version as i64,
+                idempotency_key: String::new(),
+                payload: BattleEvent { event: Some(event.clone()) }.encode_to_vec(),
+            };
+            let bytes = record.encode_to_vec();
+            previous = chain_hash(&previous, &bytes);
+            RecordedEvent { event: Some(record), record: bytes, hash: previous.to_vec(), ..Default::default() }
+        })
+        .collect()
+}
+
+fn problems(report: &AuditReport) -> Vec<(u64, Check)> {
+    report.findings.iter().map(|f| (f.version, f.check)).collect()
+}
+
+#[test]
+fn an_honest_battle_verifies_through_its_export() {
+    let built = Built::played();
+    let recorded = built.recorded();
+    let lines = built.audited();
+    assert_eq!(lines.len(), 7, "open, two rolls and actions, close, reveal");
+    for (line, original) in lines.iter().zip(&recorded) {
+        assert_eq!((line.stream.as_str(), &line.record, &line.hash), (BATTLE, &original.record, &original.hash));
+        assert!(line.event.is_some(), "the export shows every event");
+    }
+    let report = audit(BATTLE, &lines);
+    assert!(report.ok(), "{:?}", report.findings);
+    assert_eq!((report.events, report.rolls_verified, report.actions_verified), (7, 2, 2));
+    assert!(report.rolls_pending_reveal.is_empty());
+    assert_eq!(report.head_hash, hex::encode(&recorded[6].hash));
+    assert_eq!(report.commitments, vec![(0, built.seed.commitment().to_string())]);
+    let ours = dice::CommitmentSigner::derive(&MASTER_KEY).roller_key();
+    assert_eq!(report.roller_key, Some(ours.to_string()));
+    assert!(audit_with_roller_key(BATTLE, &lines, Some(&ours)).ok());
+}
+
+#[test]
+fn a_changed_face_is_a_roll_finding_at_its_version() {
+    let mut built = Built::played();
+    let Event::DiceRolled(roll) = &mut built.events[1] else { panic!("version 1 is the first roll") };
+    roll.dice[0].value = roll.dice[0].value % i64::from(roll.dice[0].sides) + 1;
+    let report = audit(BATTLE, &built.audited());
+    assert!(
+        report.findings.iter().any(|f| f.version == 1
+            && matches!(&f.problem, Problem::RollDiffers { nonce: 0, expression, .. } if *expression == "2d6")),
+        "{:?}",
+        report.findings
+    );
+}
+
+#[test]
+fn a_removed_event_is_a_sequence_finding_where_it_is_missing() {
+    let mut lines = Built::played().audited();
+    lines.remove(3);
+    let report = audit(BATTLE, &lines);
+    let first = &report.findings[0];
+    assert_eq!((first.version, &first.problem), (3, &Problem::VersionMissing { expected: 3, found: 4 }));
+    assert!(problems(&report).contains(&(4, Check::Chain)), "{:?}", report.findings);
+}
+
+#[test]
+fn an_edited_hash_breaks_its_own_link_and_the_next_one_only() {
+    let mut lines = Built::played().audited();
+    lines[2].hash[0] ^= 1;
+    let report = audit(BATTLE, &lines);
+    // Version 3 is chained on from the claimed (edited) hash, which its own
+    // hash does not follow; from version 4 on the chain holds again.
+    assert_eq!(problems(&report), vec![(2, Check::Chain), (3, Check::Chain)]);
+}
+
+#[test]
+fn a_line_of_another_stream_and_a_shown_event_that_lies_are_found() {
+    let mut lines = Built::played().audited();
+    lines[1].stream = "other".into();
+    lines[4].event = Some(json!({"type": "ActionResolved", "summary_en": "misty wins"}));
+    let report = audit(BATTLE, &lines);
+    assert_eq!(problems(&report), vec![(1, Check::Record), (4, Check::Event)]);
+    assert_eq!(report.findings[1].problem, Problem::EventShownDiffers);
+}
+
+#[test]
+fn an_edited_outcome_is_a_resolution_finding() {
+    let mut built = Built::played();
+    let Event::ActionResolved(resolved) = &mut built.events[2] else { panic!("version 2 resolves the first move") };
+    resolved.summary_en = "misty fails".into();
+    let report = audit(BATTLE, &built.audited());
+    assert_eq!(
+        report.findings.iter().map(|f| (f.version, &f.problem)).collect::<Vec<_>>(),
+        vec![(2, &Problem::SummaryDiffers)]
+    );
+    assert_eq!(report.actions_verified, 1);
+}
+
+#[test]
+fn a_roll_no_action_used_is_found() {
+    let mut built = Built::open();
+    built.act(json!({"type": "move", "actor": "misty", "trait": "grace", "stakes": "cross"}));
+    built.roll("2d6");
+    built.close();
+    let report = audit(BATTLE, &built.audited());
+    assert_eq!(
+        report.findings.iter().map(|f| (f.version, &f.problem)).collect::<Vec<_>>(),
+        vec![(3, &Problem::RollUnused { nonce: 1, expression: "2d6".into() })]
+    );
+}
+
+#[test]
+fn a_battle_closed_without_its_reveal_is_found_and_its_rolls_wait() {
+    let mut built = Built::played();
+    built.events.pop();
+    let report = audit(BATTLE, &built.audited());
+    assert_eq!(
+        report.findings.iter().map(|f| (f.version, &f.problem)).collect::<Vec<_>>(),
+        vec![(5, &Problem::ClosedUnrevealed { epoch: 0 })]
+    );
+    assert_eq!(report.rolls_pending_reveal, vec![1, 3]);
+}
+
+#[test]
+fn another_roller_key_is_found_at_the_commitment() {
+    let lines = Built::played().audited();
+    let theirs = dice::CommitmentSigner::derive(&[9; 32]).roller_key();
+    let report = audit_with_roller_key(BATTLE, &lines, Some(&theirs));
+    assert_eq!(problems(&report), vec![(0, Check::Signature)]);
+    assert!(matches!(&report.findings[0].problem, Problem::RollerKeyUntrusted { epoch: 0, trusted, .. }
+        if *trusted == theirs.to_string()));
+}
+
+#[test]
+fn a_report_serializes_findings_with_their_check_and_message() {
+    let mut lines = Built::played().audited();
+    lines[2].hash[0] ^= 1;
+    let report = serde_json::to_value(audit(BATTLE, &lines)).expect("json");
+    assert_eq!(
+        report["findings"][0],
+        json!({"version": 2, "check": "chain", "message": "the hash does not follow from the previous hash and this record"})
+    );
+}
+
+#[test]
+fn what_is_not_an_export_is_refused_naming_the_line() {
+    let text = export::write(BATTLE, &Built::played().recorded()).expect("written");
+    let first = text.lines().next().expect("a line");
+    assert_eq!(export::parse(&format!("{first}\n\n{first}")).map(|r| r.len()), Ok(2), "blank lines are skipped");
+    assert!(matches!(export::parse(&format!("{first}\nnot json")), Err(ExportError::Line { line: 2, .. })));
+    let bad_hash = first.replacen("\"hash\":\"", "\"hash\":\"zz", 1);
+    assert!(matches!(export::parse(&bad_hash), Err(ExportError::Hash { line: 1, .. })), "{bad_hash}");
+    let bad_record = first.replacen("\"record\":\"", "\"record\":\"*", 1);
+    assert!(matches!(export::parse(&bad_record), Err(ExportError::Record { line: 1, .. })));
+    assert_eq!(export::parse("\n  \n"), Err(ExportError::Empty));
+}
