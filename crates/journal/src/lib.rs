@@ -34,7 +34,7 @@ pub mod server;
 pub mod service;
 pub mod store;
 
-pub use config::{Config, ConfigError, Overrides};
+pub use config::{Config, ConfigError};
 pub use error::JournalError;
 pub use journal::{Journal, JournalOptions, Subscription};
 pub use limits::{ExpectedVersion, Limits, NewEvent};

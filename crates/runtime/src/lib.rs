@@ -4,7 +4,7 @@
 //! - [`shutdown_signal`]: resolves on SIGINT or SIGTERM.
 //! - [`announce`]: the one readiness line on stdout (`<service> listening on <addr>`).
 //! - [`start`]: what every binary does first — logging, then its listener.
-//! - [`config`]: reading a service's TOML file layer.
+//! - [`config`]: a service's configuration, layered with figment, and its flags.
 //! - [`grpc`]: `INVALID_ARGUMENT` with google.rpc `BadRequest` details, and
 //!   the health and reflection services.
 //! - [`limits`]: every input limit, and the checks of battle ids, request
