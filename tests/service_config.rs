@@ -177,6 +177,12 @@ async fn every_service_refuses_a_bad_value_or_an_unknown_key_naming_it_and_its_l
         assert!(stderr.contains("invalid config log_format: "), "{service}: {stderr}");
         assert!(stderr.contains(&format!("{service}-type.toml")), "{service} names the file: {stderr}");
 
+        // A TLS key, one of the keys every service shares (flattened).
+        let args = with_file("tls", "tls_cert = 7\n");
+        let stderr = refused_start(service, &args, &env).await;
+        assert!(stderr.contains("invalid config tls_cert: "), "{service}: {stderr}");
+        assert!(stderr.contains(&format!("{service}-tls.toml")), "{service} names the file: {stderr}");
+
         let args = with_file("ok", "");
         let variable = format!("BATTLELOG_{upper}_LISTEN");
         let bad_env = [env.clone(), vec![(variable.clone(), "nowhere".to_owned())]].concat();

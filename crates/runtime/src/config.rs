@@ -96,12 +96,13 @@ impl Layers {
             keys.contains(&key).then(|| (key, value.clone()))
         });
         let prefix = self.env_prefix.clone();
-        let env = TextLayer::new(env, "the environment", move |key| format!("{prefix}{}", key.to_ascii_uppercase()));
+        let env = NamedLayer::new(env, "the environment", move |key| format!("{prefix}{}", key.to_ascii_uppercase()));
         let flags =
-            TextLayer::new(self.flags.iter().cloned(), "the flags", |key| format!("--{}", key.replace('_', "-")));
+            NamedLayer::new(self.flags.iter().cloned(), "the flags", |key| format!("--{}", key.replace('_', "-")));
         // Defaults are not a layer here: `#[serde(default)]` fills every key
         // that no layer sets from `T::default()`.
-        figment.merge(env).merge(flags).extract_lossy().map_err(|e| value_error(e, self.file.as_deref()))
+        let figment = figment.merge(env).merge(flags);
+        figment.extract_lossy().map_err(|e| value_error::<T>(&figment, e, self.file.as_deref()))
     }
 }
 
@@ -114,9 +115,9 @@ pub fn keys<T: Serialize + Default>() -> Vec<String> {
     }
 }
 
-/// The file layer: the TOML file read with `toml`, so that syntax errors
-/// are reported as before, with its line.
-fn file_layer(path: &Path) -> Result<TextLayer, ConfigError> {
+/// The file layer: the TOML file read with `toml` (figment's own TOML
+/// support brings an older `toml`), its syntax errors reported as before.
+fn file_layer(path: &Path) -> Result<NamedLayer, ConfigError> {
     let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.to_owned(), source })?;
     let parse_error = |message: String| ConfigError::Parse { path: path.to_owned(), message };
     let table: toml::Table = toml::from_str(&text).map_err(|e| parse_error(e.message().to_owned()))?;
@@ -127,17 +128,17 @@ fn file_layer(path: &Path) -> Result<TextLayer, ConfigError> {
     };
     let shown = format!("config file {}", path.display());
     let metadata = Metadata::named(shown.clone()).interpolater(move |_: &Profile, _: &[&str]| shown.clone());
-    Ok(TextLayer { values, metadata })
+    Ok(NamedLayer { values, metadata })
 }
 
 /// One layer as a figment provider, named so that errors say where a value
-/// came from.
-struct TextLayer {
+/// came from: the file, or the variable or flag of the key.
+struct NamedLayer {
     values: Dict,
     metadata: Metadata,
 }
 
-impl TextLayer {
+impl NamedLayer {
     /// Values given as text, under `what` ("the environment"); `name_of`
     /// turns a key into what the operator typed (its variable or flag).
     fn new(
@@ -151,7 +152,7 @@ impl TextLayer {
     }
 }
 
-impl Provider for TextLayer {
+impl Provider for NamedLayer {
     fn metadata(&self) -> Metadata {
         self.metadata.clone()
     }
@@ -161,8 +162,8 @@ impl Provider for TextLayer {
     }
 }
 
-/// The first error of an extraction, as [`ConfigError::Value`].
-fn value_error(error: figment::Error, file: Option<&Path>) -> ConfigError {
+/// The first error of extracting `T` from `figment`, as [`ConfigError::Value`].
+fn value_error<T: DeserializeOwned>(figment: &Figment, error: figment::Error, file: Option<&Path>) -> ConfigError {
     // serde says "unknown field" as a plain message when the struct has
     // flattened fields, as every service's config has (the TLS keys).
     let unknown = match &error.kind {
@@ -172,24 +173,40 @@ fn value_error(error: figment::Error, file: Option<&Path>) -> ConfigError {
         }
         _ => None,
     };
-    let key = unknown.clone().or_else(|| error.path.last().cloned()).unwrap_or_else(|| "(a key)".into());
-    let origin = match (&error.metadata, &error.profile) {
-        // A key's own value: its variable or flag, or the file's name.
-        (Some(metadata), Some(profile)) if !error.path.is_empty() => metadata.interpolate(profile, &error.path),
-        (Some(metadata), _) => metadata.name.to_string(),
-        // Only the file can hold a key the service does not know: the
-        // environment and flag layers take known keys only.
-        (None, _) if unknown.is_some() => match file {
-            Some(path) => format!("config file {}", path.display()),
-            None => "the config file".into(),
-        },
-        (None, _) => "the configuration".into(),
-    };
     let message = match (&unknown, &error.kind) {
         (Some(key), _) => format!("unknown key `{key}`"),
         (None, kind) => kind.to_string(),
     };
+    if let Some(key) = unknown {
+        // Only the file can hold a key the service does not know: the
+        // environment and flag layers take known keys only.
+        let origin = file.map_or_else(|| "the config file".into(), |path| format!("config file {}", path.display()));
+        return ConfigError::Value { key, origin, message };
+    }
+    // serde also loses the key of a value inside a flattened struct.
+    let Some(key) = error.path.last().cloned().or_else(|| culprit::<T>(figment)) else {
+        return ConfigError::Value { key: "(unknown)".into(), origin: "the configuration".into(), message };
+    };
+    let origin = match figment.find_metadata(&key) {
+        // Its variable or flag, or the file's name.
+        Some(metadata) => metadata.interpolate(&Profile::Default, &[key.as_str()]),
+        None => "the configuration".into(),
+    };
     ConfigError::Value { key, origin, message }
+}
+
+/// The key whose value alone keeps `T` from being extracted: the one whose
+/// removal (leaving its default) makes the extraction succeed. Only asked
+/// for after a failure, and a config has a few dozen keys at most.
+fn culprit<T: DeserializeOwned>(figment: &Figment) -> Option<String> {
+    let data = Provider::data(figment).ok()?;
+    let values = data.get(&Profile::Default)?;
+    let fits_without = |key: &&String| {
+        let mut without = values.clone();
+        without.remove(*key);
+        Figment::from(figment::providers::Serialized::defaults(without)).extract_lossy::<T>().is_ok()
+    };
+    values.keys().find(fits_without).cloned()
 }
 
 /// A service binary's command line: `--config FILE` (or
@@ -401,6 +418,14 @@ mod tests {
         let error = Layers::new("sample").flags([("batch".to_owned(), "-1".to_owned())]).extract::<Sample>();
         let error = error.expect_err("a negative count").to_string();
         assert!(error.starts_with("invalid config batch: ") && error.ends_with("(from --batch)"), "{error}");
+    }
+
+    #[test]
+    fn a_bad_value_of_a_flattened_key_is_named_too() {
+        let (_dir, path) = file("tls_cert = 7\n");
+        let (key, origin, message) = refused(&Layers::new("sample").file(Some(path.clone())));
+        assert_eq!((key.as_str(), origin), ("tls_cert", format!("config file {}", path.display())));
+        assert!(message.contains('7'), "{message}");
     }
 
     #[test]
