@@ -13,7 +13,10 @@
 //! boolean reads it from that text (figment's lossy extraction), and a list
 //! (`auth_keys`) is comma-separated there ([`comma_separated`]). A value that
 //! does not fit its key, or a key the service does not know, is an error
-//! naming the key and the layer it came from.
+//! naming the key and the layer it came from. A key the service does not
+//! know can only be in the file: variables with the service's prefix that
+//! name no key are not config (`BATTLELOG_<SERVICE>_CONFIG`, the roller's
+//! `BATTLELOG_ROLLER_MASTER_KEY`) and are left alone, as before.
 
 use std::path::{Path, PathBuf};
 
