@@ -1618,7 +1618,7 @@ async fn serve_journal(journal: Arc<DyingJournal>) -> String {
     let addr = listener.local_addr().expect("addr");
     let server = tonic::transport::Server::builder()
         .add_service(pb::journal_server::JournalServer::from_arc(journal))
-        .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener));
+        .serve_with_incoming(battlelog_runtime::grpc::incoming(listener));
     tokio::spawn(server);
     format!("http://{addr}")
 }

@@ -129,6 +129,74 @@ async fn every_service_layers_defaults_file_environment_and_flags() {
     }
 }
 
+/// What a service binary prints on stderr when it refuses to start: it
+/// must exit at once, with no readiness line.
+async fn refused_start(service: &str, args: &[String], envs: &[(String, String)]) -> String {
+    let child = tokio::process::Command::new(service_binary(&format!("battlelog-{service}")))
+        .args(args)
+        .envs(envs.iter().cloned())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        // A service that starts anyway is stopped when the deadline drops it.
+        .kill_on_drop(true)
+        .spawn()
+        .expect("run the service");
+    let output = tokio::time::timeout(STARTUP_DEADLINE, child.wait_with_output())
+        .await
+        .unwrap_or_else(|_| panic!("battlelog-{service} exits at once on a bad config, instead of serving"))
+        .expect("the service's output");
+    assert!(!output.status.success(), "battlelog-{service} refuses: {output:?}");
+    assert!(String::from_utf8_lossy(&output.stdout).is_empty(), "no readiness line: {output:?}");
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// A value that does not fit its key stops every service before it serves,
+/// with a message naming the key and where the value came from, whichever
+/// layer gave it: the file, a variable or a flag. A key the service does
+/// not know, in its file, is refused by name (a typo is not ignored).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_service_refuses_a_bad_value_or_an_unknown_key_naming_it_and_its_layer() {
+    let dir = temp_dir("config-refused");
+    for service in ["journal", "roller", "resolver"] {
+        let upper = service.to_ascii_uppercase();
+        let env = TestAuth::shared().env(service);
+        let base = format!("listen = \"127.0.0.1:0\"\n{}", file_keys(service, dir.path()));
+        let with_file = |name: &str, extra: &str| {
+            let file = dir.path().join(format!("{service}-{name}.toml"));
+            std::fs::write(&file, format!("{base}{extra}")).expect("write the config file");
+            vec!["--config".to_owned(), file.display().to_string()]
+        };
+
+        let args = with_file("typo", "lisen = \"127.0.0.1:0\"\n");
+        let stderr = refused_start(service, &args, &env).await;
+        assert!(stderr.contains("invalid config lisen: unknown key `lisen`"), "{service}: {stderr}");
+        assert!(stderr.contains(&format!("{service}-typo.toml")), "{service} names the file: {stderr}");
+
+        let args = with_file("type", "log_format = 7\n");
+        let stderr = refused_start(service, &args, &env).await;
+        assert!(stderr.contains("invalid config log_format: "), "{service}: {stderr}");
+        assert!(stderr.contains(&format!("{service}-type.toml")), "{service} names the file: {stderr}");
+
+        // A TLS key, one of the keys every service shares (flattened).
+        let args = with_file("tls", "tls_cert = 7\n");
+        let stderr = refused_start(service, &args, &env).await;
+        assert!(stderr.contains("invalid config tls_cert: "), "{service}: {stderr}");
+        assert!(stderr.contains(&format!("{service}-tls.toml")), "{service} names the file: {stderr}");
+
+        let args = with_file("ok", "");
+        let variable = format!("BATTLELOG_{upper}_LISTEN");
+        let bad_env = [env.clone(), vec![(variable.clone(), "nowhere".to_owned())]].concat();
+        let stderr = refused_start(service, &args, &bad_env).await;
+        assert!(stderr.contains("invalid config listen: "), "{service}: {stderr}");
+        assert!(stderr.contains(&format!("(from {variable})")), "{service} names the variable: {stderr}");
+
+        let bad_flag = [args.clone(), ["--log-format", "xml"].map(str::to_owned).to_vec()].concat();
+        let stderr = refused_start(service, &bad_flag, &env).await;
+        assert!(stderr.contains("invalid config log_format: unknown variant"), "{service}: {stderr}");
+        assert!(stderr.contains("(from --log-format)"), "{service} names the flag: {stderr}");
+    }
+}
+
 /// Outside dev mode the roller does not start without a master key, and
 /// says what is missing; `--master-key-file` gives it one: the commitment
 /// it signs is SHA-256 of the seed the test derives from that key

@@ -57,7 +57,7 @@ pub struct UpArgs {
     #[arg(long)]
     no_nats: bool,
     /// Serve TLS on every port (https:// endpoints) from a development CA
-    /// generated under <data-dir>/tls; mutual TLS between the services.
+    /// generated under `<data-dir>/tls`; mutual TLS between the services.
     #[arg(long)]
     tls: bool,
 }

@@ -82,10 +82,9 @@ fn subject(battle: Option<&str>, tenant: Option<&str>) -> String {
 pub async fn watch(args: &WatchArgs) -> anyhow::Result<Output> {
     if let Some(battle) = &args.battle {
         // A battle id is a subject token: anything else would never match.
-        anyhow::ensure!(
-            !battle.is_empty() && battle.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'),
-            "--battle {battle:?}: a battle id holds only letters, digits, '-' and '_'"
-        );
+        if let Err(error) = battlelog_runtime::limits::battle_id(battle) {
+            anyhow::bail!("--battle {battle:?}: a battle id {}", error.violation);
+        }
     }
     if let Some(tenant) = &args.tenant {
         // As the journal checks a tenant: one subject token.

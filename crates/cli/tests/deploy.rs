@@ -9,8 +9,9 @@ fn config(name: &str) -> PathBuf {
 
 #[test]
 fn the_journal_config_loads() {
-    let overrides = battlelog_journal::config::Overrides::default();
-    let loaded = battlelog_journal::Config::load(Some(&config("journal.toml")), &overrides).expect("journal.toml");
+    let layers =
+        battlelog_journal::config::Layers::new(battlelog_journal::config::SERVICE).file(Some(config("journal.toml")));
+    let loaded = battlelog_journal::Config::load(&layers).expect("journal.toml");
     assert_eq!(loaded.listen.port(), 50053);
     assert_eq!(loaded.nats_url.as_deref(), Some("nats://nats:4222"));
     assert_eq!(loaded.nats_stream, "BATTLELOG_EVENTS");
@@ -21,8 +22,9 @@ fn the_journal_config_loads() {
 
 #[test]
 fn the_roller_config_loads_and_wants_a_real_key() {
-    let overrides = battlelog_roller::config::Overrides::default();
-    let loaded = battlelog_roller::Config::load(Some(&config("roller.toml")), &overrides).expect("roller.toml");
+    let layers =
+        battlelog_roller::config::Layers::new(battlelog_roller::config::SERVICE).file(Some(config("roller.toml")));
+    let loaded = battlelog_roller::Config::load(&layers).expect("roller.toml");
     assert_eq!(loaded.journal_url, "https://journal:50053");
     assert!(loaded.server_tls.enabled() && loaded.server_tls.tls_client_ca.is_some(), "mutual TLS");
     assert!(loaded.client_tls.tls_ca.is_some() && loaded.client_tls.tls_client_cert.is_some());
@@ -33,8 +35,9 @@ fn the_roller_config_loads_and_wants_a_real_key() {
 
 #[test]
 fn the_resolver_config_loads() {
-    let overrides = battlelog_resolver::config::Overrides::default();
-    let loaded = battlelog_resolver::Config::load(Some(&config("resolver.toml")), &overrides).expect("resolver.toml");
+    let layers = battlelog_resolver::config::Layers::new(battlelog_resolver::config::SERVICE)
+        .file(Some(config("resolver.toml")));
+    let loaded = battlelog_resolver::Config::load(&layers).expect("resolver.toml");
     assert_eq!(loaded.roller_url, "https://roller:50052");
     assert!(loaded.server_tls.enabled(), "TLS for forums");
     assert!(loaded.server_tls.tls_client_ca.is_none(), "forums present tokens, not certificates");

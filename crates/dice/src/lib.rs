@@ -9,7 +9,7 @@
 //! - [`expr`]: the dice expression language v1 — parser, limits and the
 //!   evaluation that fixes which word becomes which die (§3).
 //! - [`record`]: the roll record that keeps every die with its flags.
-//! - [`render`]: the one-line human rendering pasted into forum posts.
+//! - [`mod@render`]: the one-line human rendering pasted into forum posts.
 //! - [`terms`]: which recorded die belongs to which term, and raw faces.
 //!
 //! Randomness comes only from [`stream::RollStream`]; no `rand` range or

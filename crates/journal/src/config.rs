@@ -1,24 +1,26 @@
 //! Configuration: defaults ← TOML file ← `BATTLELOG_JOURNAL_*` environment ←
 //! command-line flags, validated before anything starts.
 //!
-//! Every key has the same name in the file (`data_dir`), the environment
-//! (`BATTLELOG_JOURNAL_DATA_DIR`) and the flags (`--data-dir`). clap reads a
-//! flag or else its variable, so [`Overrides`] is the environment and flag
-//! layers at once, applied over the file.
+//! Every key is a field of [`Config`], and has the same name in the file
+//! (`data_dir`), the environment (`BATTLELOG_JOURNAL_DATA_DIR`) and the flags
+//! (`--data-dir`): the layering is `battlelog_runtime::config`'s.
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use battlelog_runtime::config::overlay;
+pub use battlelog_runtime::config::Layers;
 use battlelog_runtime::tls::ServerTls;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::limits::Limits;
 
 pub use battlelog_runtime::logging::LogFormat;
 
+/// The service name in its variables (`BATTLELOG_JOURNAL_*`).
+pub const SERVICE: &str = "journal";
+
 /// The journal's configuration.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     /// gRPC listen address.
@@ -51,6 +53,7 @@ pub struct Config {
     pub log_format: LogFormat,
     /// Public key files (PEM) whose tokens are accepted; several during a
     /// key rotation. Only the `service` role is admitted.
+    #[serde(deserialize_with = "battlelog_runtime::config::comma_separated")]
     pub auth_keys: Vec<PathBuf>,
     /// TLS keys `tls_cert`, `tls_key`, `tls_client_ca` (battlelog_runtime::tls).
     #[serde(flatten)]
@@ -81,105 +84,19 @@ impl Default for Config {
     }
 }
 
-/// The environment and flag layers (a flag wins over its variable).
-#[derive(Debug, Default, Clone, clap::Args)]
-pub struct Overrides {
-    /// gRPC listen address, e.g. 127.0.0.1:50053 (port 0 picks a free one).
-    #[arg(long, env = "BATTLELOG_JOURNAL_LISTEN")]
-    pub listen: Option<SocketAddr>,
-    /// The sled directory.
-    #[arg(long, env = "BATTLELOG_JOURNAL_DATA_DIR")]
-    pub data_dir: Option<PathBuf>,
-    /// NATS server URL, e.g. nats://127.0.0.1:4222.
-    #[arg(long, env = "BATTLELOG_JOURNAL_NATS_URL")]
-    pub nats_url: Option<String>,
-    /// JetStream stream name.
-    #[arg(long, env = "BATTLELOG_JOURNAL_NATS_STREAM")]
-    pub nats_stream: Option<String>,
-    /// Subject prefix.
-    #[arg(long, env = "BATTLELOG_JOURNAL_NATS_SUBJECT_PREFIX")]
-    pub nats_subject_prefix: Option<String>,
-    /// Most appends per group commit.
-    #[arg(long, env = "BATTLELOG_JOURNAL_MAX_COMMIT_BATCH")]
-    pub max_commit_batch: Option<usize>,
-    /// sled page cache bytes.
-    #[arg(long, env = "BATTLELOG_JOURNAL_CACHE_CAPACITY_BYTES")]
-    pub cache_capacity_bytes: Option<u64>,
-    /// Largest payload of one event.
-    #[arg(long, env = "BATTLELOG_JOURNAL_MAX_PAYLOAD_BYTES")]
-    pub max_payload_bytes: Option<usize>,
-    /// Most events in one append.
-    #[arg(long, env = "BATTLELOG_JOURNAL_MAX_EVENTS_PER_APPEND")]
-    pub max_events_per_append: Option<usize>,
-    /// Largest sum of payload bytes in one append.
-    #[arg(long, env = "BATTLELOG_JOURNAL_MAX_APPEND_BYTES")]
-    pub max_append_bytes: Option<usize>,
-    /// Most events one read returns.
-    #[arg(long, env = "BATTLELOG_JOURNAL_MAX_READ_COUNT")]
-    pub max_read_count: Option<usize>,
-    /// Record bytes after which a read stops.
-    #[arg(long, env = "BATTLELOG_JOURNAL_MAX_READ_BYTES")]
-    pub max_read_bytes: Option<usize>,
-    /// Log filter.
-    #[arg(long, env = "BATTLELOG_JOURNAL_LOG")]
-    pub log: Option<String>,
-    /// Log format.
-    #[arg(long, env = "BATTLELOG_JOURNAL_LOG_FORMAT", value_enum)]
-    pub log_format: Option<LogFormat>,
-    /// Public key files (PEM, comma-separated) whose tokens are accepted.
-    #[arg(long, env = "BATTLELOG_JOURNAL_AUTH_KEYS", value_delimiter = ',')]
-    pub auth_keys: Option<Vec<PathBuf>>,
-    /// PEM certificate chain to serve TLS with (with --tls-key).
-    #[arg(long, env = "BATTLELOG_JOURNAL_TLS_CERT")]
-    pub tls_cert: Option<PathBuf>,
-    /// PEM private key of --tls-cert.
-    #[arg(long, env = "BATTLELOG_JOURNAL_TLS_KEY")]
-    pub tls_key: Option<PathBuf>,
-    /// PEM CA: callers must present a certificate it signed (mutual TLS).
-    #[arg(long, env = "BATTLELOG_JOURNAL_TLS_CLIENT_CA")]
-    pub tls_client_ca: Option<PathBuf>,
-}
-
 pub use battlelog_runtime::config::ConfigError;
 
 impl Config {
-    /// Defaults, then the file (when given), then `overrides`, then validation.
-    pub fn load(file: Option<&Path>, overrides: &Overrides) -> Result<Self, ConfigError> {
-        let mut config: Config = battlelog_runtime::config::read_file(file)?;
-        config.apply(overrides);
+    /// Defaults, then the file, the environment and the flags of `layers`,
+    /// then validation.
+    pub fn load(layers: &Layers) -> Result<Self, ConfigError> {
+        let mut config: Config = layers.extract()?;
+        // An empty URL (e.g. `BATTLELOG_JOURNAL_NATS_URL=`) switches NATS off.
+        if config.nats_url.as_deref().is_some_and(|u| u.trim().is_empty()) {
+            config.nats_url = None;
+        }
         config.validate()?;
         Ok(config)
-    }
-
-    /// Parses a TOML file's text over the defaults.
-    pub fn from_toml(text: &str) -> Result<Self, String> {
-        toml::from_str(text).map_err(|e| e.to_string())
-    }
-
-    /// Applies the environment and flag layer.
-    pub fn apply(&mut self, o: &Overrides) {
-        overlay(&mut self.listen, &o.listen);
-        overlay(&mut self.data_dir, &o.data_dir);
-        if o.nats_url.is_some() {
-            self.nats_url = o.nats_url.clone();
-        }
-        overlay(&mut self.nats_stream, &o.nats_stream);
-        overlay(&mut self.nats_subject_prefix, &o.nats_subject_prefix);
-        overlay(&mut self.max_commit_batch, &o.max_commit_batch);
-        overlay(&mut self.cache_capacity_bytes, &o.cache_capacity_bytes);
-        overlay(&mut self.max_payload_bytes, &o.max_payload_bytes);
-        overlay(&mut self.max_events_per_append, &o.max_events_per_append);
-        overlay(&mut self.max_append_bytes, &o.max_append_bytes);
-        overlay(&mut self.max_read_count, &o.max_read_count);
-        overlay(&mut self.max_read_bytes, &o.max_read_bytes);
-        overlay(&mut self.log, &o.log);
-        overlay(&mut self.log_format, &o.log_format);
-        overlay(&mut self.auth_keys, &o.auth_keys);
-        self.server_tls.apply(o.tls_cert.as_ref(), o.tls_key.as_ref(), o.tls_client_ca.as_ref());
-        // An empty URL (e.g. `BATTLELOG_JOURNAL_NATS_URL=`) switches NATS off.
-        if self.nats_url.as_deref().is_some_and(|u| u.trim().is_empty()) {
-            self.nats_url = None;
-        }
     }
 
     /// The input limits.
@@ -233,46 +150,85 @@ impl Config {
 mod tests {
     use super::*;
 
+    fn keyed() -> Layers {
+        Layers::new(SERVICE).flags([("auth_keys".to_owned(), "token.pub".to_owned())])
+    }
+
+    fn with_file(layers: Layers, text: &str) -> (tempfile::TempDir, Layers) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("journal.toml");
+        std::fs::write(&path, text).expect("write the file");
+        (dir, layers.file(Some(path)))
+    }
+
+    fn vars(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
+    }
+
     #[test]
     fn defaults_need_only_auth_keys() {
-        let error = Config::load(None, &Overrides::default()).unwrap_err();
+        let error = Config::load(&Layers::new(SERVICE)).unwrap_err();
         assert!(error.to_string().contains("auth_keys"), "{error}");
-        let keys = Overrides { auth_keys: Some(vec![PathBuf::from("token.pub")]), ..Overrides::default() };
-        let config = Config::load(None, &keys).unwrap();
+        let config = Config::load(&keyed()).unwrap();
         assert_eq!(config, Config { auth_keys: vec![PathBuf::from("token.pub")], ..Config::default() });
         assert_eq!(config.nats_url, None);
     }
 
     #[test]
-    fn file_then_overrides() {
-        let mut config = Config::from_toml(
-            "listen = \"127.0.0.1:7000\"\ndata_dir = \"/srv/j\"\nnats_url = \"nats://n:4222\"\nmax_payload_bytes = 1000\n",
-        )
-        .unwrap();
+    fn file_then_environment_then_flags() {
+        let text = "listen = \"127.0.0.1:7000\"\ndata_dir = \"/srv/j\"\nnats_url = \"nats://n:4222\"\nmax_payload_bytes = 1000\n";
+        let (_dir, layers) = with_file(keyed(), text);
+        let config = Config::load(&layers).unwrap();
         assert_eq!(config.listen.port(), 7000);
         assert_eq!(config.max_payload_bytes, 1000);
         assert_eq!(config.max_read_count, Limits::default().max_read_count);
-        config.apply(&Overrides { listen: Some("127.0.0.1:7001".parse().unwrap()), ..Overrides::default() });
-        assert_eq!(config.listen.port(), 7001);
+        assert_eq!(config.nats_url.as_deref(), Some("nats://n:4222"));
+
+        let layers = layers.env(vars(&[
+            ("BATTLELOG_JOURNAL_LISTEN", "127.0.0.1:7001"),
+            ("BATTLELOG_JOURNAL_MAX_COMMIT_BATCH", "8"),
+            ("BATTLELOG_JOURNAL_AUTH_KEYS", "a.pub,b.pub"),
+            // An empty URL switches NATS off.
+            ("BATTLELOG_JOURNAL_NATS_URL", ""),
+        ]));
+        let config = Config::load(&layers).unwrap();
+        assert_eq!((config.listen.port(), config.max_commit_batch), (7001, 8));
         assert_eq!(config.data_dir, PathBuf::from("/srv/j"));
-        config.apply(&Overrides { nats_url: Some(String::new()), ..Overrides::default() });
         assert_eq!(config.nats_url, None);
+        assert_eq!(config.auth_keys, [PathBuf::from("token.pub")], "the flag wins over the variable");
+        let config = Config::load(&layers.flags(vars(&[("listen", "127.0.0.1:7002")]))).unwrap();
+        assert_eq!(config.listen.port(), 7002);
+        assert_eq!(config.auth_keys, [PathBuf::from("a.pub"), PathBuf::from("b.pub")]);
     }
 
     #[test]
-    fn unknown_keys_and_bad_values_are_refused() {
-        assert!(Config::from_toml("lisen = \"x\"").is_err());
+    fn unknown_keys_and_bad_values_are_refused_by_key() {
+        let key_of = |text: &str| match with_file(keyed(), text).1.extract::<Config>() {
+            Err(ConfigError::Value { key, .. }) => key,
+            other => panic!("{text:?} is refused, not {other:?}"),
+        };
+        assert_eq!(key_of("lisen = \"x\""), "lisen");
         // The flattened TLS keys leave unknown keys refused, and a client
         // key has no place in the journal's config.
-        assert!(Config::from_toml("tls_cert = \"c.pem\"\nlisen = \"x\"").is_err());
-        assert!(Config::from_toml("tls_ca = \"ca.pem\"").is_err());
-        let tls = Config::from_toml("tls_cert = \"c.pem\"\ntls_key = \"k.pem\"\nmax_commit_batch = 8").unwrap();
+        assert_eq!(key_of("tls_cert = \"c.pem\"\nlisen = \"x\""), "lisen");
+        assert_eq!(key_of("tls_ca = \"ca.pem\""), "tls_ca");
+        assert_eq!(key_of("max_commit_batch = \"eight\""), "max_commit_batch");
+        assert_eq!(key_of("log_format = \"xml\""), "log_format");
+        let env = keyed().env(vars(&[("BATTLELOG_JOURNAL_CACHE_CAPACITY_BYTES", "lots")]));
+        let error = Config::load(&env).unwrap_err().to_string();
+        assert!(
+            error.contains("cache_capacity_bytes") && error.contains("BATTLELOG_JOURNAL_CACHE_CAPACITY_BYTES"),
+            "{error}"
+        );
+
+        let (_dir, tls) = with_file(keyed(), "tls_cert = \"c.pem\"\ntls_key = \"k.pem\"\nmax_commit_batch = 8");
+        let tls = Config::load(&tls).unwrap();
         assert_eq!(tls.server_tls.tls_key, Some(PathBuf::from("k.pem")));
         assert_eq!(tls.max_commit_batch, 8);
-        let keyed = Config { auth_keys: vec![PathBuf::from("token.pub")], ..tls };
-        keyed.validate().unwrap();
         assert!(
-            Config { server_tls: ServerTls { tls_key: None, ..keyed.server_tls.clone() }, ..keyed }.validate().is_err()
+            Config { server_tls: ServerTls { tls_key: None, ..tls.server_tls.clone() }, ..tls.clone() }
+                .validate()
+                .is_err()
         );
         let bad = [
             Config { nats_stream: "A.B".into(), ..Config::default() },

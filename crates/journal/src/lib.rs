@@ -7,7 +7,7 @@
 //!   may leave it one that no longer folds (nonces, epochs, reveals, close).
 //! - [`store`]: the sled layout, one transaction per append, reads, outbox,
 //!   chain verification.
-//! - [`committer`] (private): the group-commit thread — many appends, one flush.
+//! - `committer` (private): the group-commit thread — many appends, one flush.
 //! - [`journal`]: [`Journal`], the embeddable handle (append, read, subscribe,
 //!   verify, shutdown).
 //! - [`outbox`]: the drain that publishes committed events in order through an
@@ -34,7 +34,7 @@ pub mod server;
 pub mod service;
 pub mod store;
 
-pub use config::{Config, ConfigError, Overrides};
+pub use config::{Config, ConfigError};
 pub use error::JournalError;
 pub use journal::{Journal, JournalOptions, Subscription};
 pub use limits::{ExpectedVersion, Limits, NewEvent};

@@ -8,15 +8,10 @@ use serde::Deserialize;
 use crate::error::JournalError;
 use crate::guard::{self, Checked};
 
-/// Longest stream id, in bytes. Stream ids become NATS subject tokens and sled
-/// key prefixes, hence also the charset in [`validate_stream_id`].
-pub const MAX_STREAM_ID_BYTES: usize = 128;
-/// Longest event type, in bytes.
-pub const MAX_EVENT_TYPE_BYTES: usize = 128;
-/// Longest idempotency key, in bytes.
-pub const MAX_IDEMPOTENCY_KEY_BYTES: usize = 128;
-/// gRPC's own ceiling on one message that we stay under (tonic's default is 4 MiB).
-pub const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+// The fixed limits live with every other service's (battlelog_runtime::limits).
+pub use battlelog_runtime::limits::journal::{
+    MAX_EVENT_TYPE_BYTES, MAX_IDEMPOTENCY_KEY_BYTES, MAX_MESSAGE_BYTES, MAX_STREAM_ID_BYTES,
+};
 
 /// The configurable limits (see the crate README for defaults and reasons).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -142,20 +137,13 @@ fn invalid(field: impl Into<String>, message: impl Into<String>) -> JournalError
     JournalError::InvalidArgument { field: field.into(), message: message.into() }
 }
 
-/// Stream ids: 1–128 bytes of `[A-Za-z0-9_-]`, because they are one NATS
-/// subject token (no `.`, `*`, `>` or spaces) and a sled key prefix ended by
-/// 0x00.
+/// Stream ids are battle ids, checked by the one rule for them
+/// ([`battlelog_runtime::limits::battle_id_field`]): 1–128 bytes of
+/// `[A-Za-z0-9_-]`, because they are one NATS subject token and a sled key
+/// prefix ended by 0x00.
 pub fn validate_stream_id(field: &str, stream_id: &str) -> Result<(), JournalError> {
-    if stream_id.is_empty() {
-        return Err(invalid(field, "must not be empty"));
-    }
-    if stream_id.len() > MAX_STREAM_ID_BYTES {
-        return Err(invalid(field, format!("{} bytes exceeds the limit of {MAX_STREAM_ID_BYTES}", stream_id.len())));
-    }
-    if let Some(c) = stream_id.chars().find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-')) {
-        return Err(invalid(field, format!("character {c:?} is not allowed (allowed: A-Z a-z 0-9 _ -)")));
-    }
-    Ok(())
+    battlelog_runtime::limits::battle_id_field(field, stream_id)
+        .map_err(|e| JournalError::InvalidArgument { field: e.field, message: e.violation.to_string() })
 }
 
 fn validate_event_type(field: &str, event_type: &str) -> Result<(), JournalError> {

@@ -1,32 +1,28 @@
 //! `battlelog-journal`: loads the configuration, sets up logging, binds the
 //! listener and runs the journal until SIGINT or SIGTERM.
 
-use std::path::PathBuf;
+use battlelog_journal::config::{Config, SERVICE};
+use battlelog_runtime::config::{CommandLine, Layers};
+use clap::CommandFactory;
 
-use battlelog_journal::config::{Config, Overrides};
-use clap::Parser;
-
-/// The battlelog journal: durable, hash-chained event store with a gRPC API.
 // mimalloc: gRPC and sled allocate small buffers per request, and the
 // system allocator costs about a sixth of the journal's throughput
 // (BENCHMARKS.md).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-#[derive(Debug, Parser)]
+// The name, version and about of `--help`; `--config`
+// and one flag per config key come from `Config`'s fields
+// (battlelog_runtime::config).
+/// The battlelog journal: durable, hash-chained event store with a gRPC API.
+#[derive(Debug, clap::Parser)]
 #[command(version, about)]
-struct Cli {
-    /// TOML config file (keys as in the README); flags and BATTLELOG_JOURNAL_* variables override it.
-    #[arg(long, env = "BATTLELOG_JOURNAL_CONFIG")]
-    config: Option<PathBuf>,
-    #[command(flatten)]
-    overrides: Overrides,
-}
+struct Cli {}
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let cli = Cli::parse();
-    let config = Config::load(cli.config.as_deref(), &cli.overrides)?;
+    let command_line = CommandLine::parse::<Config>(SERVICE, Cli::command());
+    let config = Config::load(&Layers::from_process(SERVICE, command_line))?;
     let (listener, local) = battlelog_runtime::start(&config.log, config.log_format, config.listen).await?;
     tracing::info!(%local, data_dir = %config.data_dir.display(), "battlelog-journal starting");
     // A bad TLS file stops the journal before its readiness line.

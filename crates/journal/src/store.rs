@@ -21,7 +21,7 @@
 //! A head of 40 bytes (written before the guard existed) has no state; the
 //! first append to such a stream folds its records once to build it.
 //!
-//! Each group commit is one sled transaction (see [`Store::apply_group`]).
+//! Each group commit is one sled transaction (see `Store::apply_group`).
 //!
 //! Readers only see *durable* events: those whose global position is below the
 //! watermark that the committer raises after each flush. An event applied but

@@ -1,32 +1,28 @@
 //! `battlelog-resolver`: loads the configuration, binds, and serves until
 //! SIGINT or SIGTERM.
 
-use std::path::PathBuf;
+use battlelog_resolver::config::{Config, SERVICE};
+use battlelog_runtime::config::{CommandLine, Layers};
+use clap::CommandFactory;
 
-use battlelog_resolver::config::{Config, Overrides};
-use clap::Parser;
-
-/// The battlelog resolver: battles' game logic over gRPC.
 // mimalloc: gRPC and sled allocate small buffers per request, and the
 // system allocator costs about a sixth of the journal's throughput
 // (BENCHMARKS.md).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-#[derive(Debug, Parser)]
+// The name, version and about of `--help`; `--config`
+// and one flag per config key come from `Config`'s fields
+// (battlelog_runtime::config).
+/// The battlelog resolver: battles' game logic over gRPC.
+#[derive(Debug, clap::Parser)]
 #[command(version, about)]
-struct Cli {
-    /// TOML config file; flags and BATTLELOG_RESOLVER_* variables override it.
-    #[arg(long, env = "BATTLELOG_RESOLVER_CONFIG")]
-    config: Option<PathBuf>,
-    #[command(flatten)]
-    overrides: Overrides,
-}
+struct Cli {}
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let cli = Cli::parse();
-    let config = Config::load(cli.config.as_deref(), &cli.overrides)?;
+    let command_line = CommandLine::parse::<Config>(SERVICE, Cli::command());
+    let config = Config::load(&Layers::from_process(SERVICE, command_line))?;
     let (listener, local) = battlelog_runtime::start(&config.log, config.log_format, config.listen).await?;
     tracing::info!(%local, journal = %config.journal_url, roller = %config.roller_url, "battlelog-resolver starting");
     // run() fails on bad URLs (validate() checked them) and TLS files

@@ -46,24 +46,11 @@ use tracing::debug;
 
 use crate::view::{BattleView, dispute_action, ruling_action};
 
-/// Our keys add `dispute:` at most, and the roller's limit is 100 for
-/// `act:<request id>`.
-pub const MAX_REQUEST_ID_BYTES: usize = 90;
-pub const MAX_TEXT_BYTES: usize = 2_000;
-/// The roller's limits on a roll's `actor` and `purpose`, checked here so
-/// that the caller hears about its own input.
-pub const MAX_ACTOR_BYTES: usize = 128;
-pub const MAX_PURPOSE_BYTES: usize = 200;
-pub const MAX_CLIENT_SEED_BYTES: usize = 1_000;
-pub const MAX_PARTICIPANTS: usize = 64;
-/// An action or a sheet as JSON; generous for notes, small for the journal.
-pub const MAX_JSON_BYTES: usize = 16 * 1024;
-/// Levels of objects and lists in an action, a sheet or an override (the
-/// object itself is level 1). No ruleset needs more than a few; the bound
-/// keeps every recursive walk of caller JSON short. prost's own limit (100
-/// nested messages, three per JSON level) stops a request at 34 levels,
-/// answered as `INVALID_ARGUMENT` too (`grpc::undecodable_is_invalid`).
-pub const MAX_JSON_DEPTH: usize = 32;
+// The input limits live with every other service's (battlelog_runtime::limits).
+pub use battlelog_runtime::limits::resolver::{
+    MAX_ACTOR_BYTES, MAX_CLIENT_SEED_BYTES, MAX_JSON_BYTES, MAX_JSON_DEPTH, MAX_PARTICIPANTS, MAX_PURPOSE_BYTES,
+    MAX_REQUEST_ID_BYTES, MAX_TEXT_BYTES,
+};
 const MAX_ATTEMPTS: usize = 16;
 const MAX_CACHED_BATTLES: usize = 10_000;
 

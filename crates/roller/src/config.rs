@@ -4,16 +4,21 @@
 //! the flags (`--journal-url`).
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use battlelog_runtime::config::{ConfigError, overlay, read_file};
+pub use battlelog_runtime::config::{ConfigError, Layers};
 use battlelog_runtime::logging::LogFormat;
 use battlelog_runtime::tls::{ClientTls, ServerTls};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::master_key::{MasterKey, MasterKeyError};
 
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+/// The service name in its variables (`BATTLELOG_ROLLER_*`).
+pub const SERVICE: &str = "roller";
+
+/// The roller's configuration: every key is a field, with the same name in
+/// the file, the environment and the flags (battlelog_runtime::config).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     /// gRPC listen address.
@@ -32,6 +37,7 @@ pub struct Config {
     pub log_format: LogFormat,
     /// Public key files (PEM) whose tokens are accepted; several during a
     /// key rotation.
+    #[serde(deserialize_with = "battlelog_runtime::config::comma_separated")]
     pub auth_keys: Vec<PathBuf>,
     /// File holding the `service` token presented to the journal.
     pub token_file: Option<PathBuf>,
@@ -61,79 +67,15 @@ impl Default for Config {
     }
 }
 
-/// The environment and flag layers (a flag wins over its variable).
-#[derive(Debug, Default, Clone, clap::Args)]
-pub struct Overrides {
-    /// gRPC listen address (port 0 picks a free one).
-    #[arg(long, env = "BATTLELOG_ROLLER_LISTEN")]
-    pub listen: Option<SocketAddr>,
-    /// The journal's gRPC endpoint, e.g. http://127.0.0.1:50053.
-    #[arg(long, env = "BATTLELOG_ROLLER_JOURNAL_URL")]
-    pub journal_url: Option<String>,
-    /// File holding the master key in hex.
-    #[arg(long, env = "BATTLELOG_ROLLER_MASTER_KEY_FILE")]
-    pub master_key_file: Option<PathBuf>,
-    /// Development: generate the master key under the data dir if none is configured.
-    #[arg(long, env = "BATTLELOG_ROLLER_DEV")]
-    pub dev: Option<bool>,
-    /// Data directory (development key).
-    #[arg(long, env = "BATTLELOG_ROLLER_DATA_DIR")]
-    pub data_dir: Option<PathBuf>,
-    /// Log filter.
-    #[arg(long, env = "BATTLELOG_ROLLER_LOG")]
-    pub log: Option<String>,
-    /// Log format.
-    #[arg(long, env = "BATTLELOG_ROLLER_LOG_FORMAT", value_enum)]
-    pub log_format: Option<LogFormat>,
-    /// Public key files (PEM, comma-separated) whose tokens are accepted.
-    #[arg(long, env = "BATTLELOG_ROLLER_AUTH_KEYS", value_delimiter = ',')]
-    pub auth_keys: Option<Vec<PathBuf>>,
-    /// File holding this service's `service` token for its peers.
-    #[arg(long, env = "BATTLELOG_ROLLER_TOKEN_FILE")]
-    pub token_file: Option<PathBuf>,
-    /// PEM certificate chain to serve TLS with (with --tls-key).
-    #[arg(long, env = "BATTLELOG_ROLLER_TLS_CERT")]
-    pub tls_cert: Option<PathBuf>,
-    /// PEM private key of --tls-cert.
-    #[arg(long, env = "BATTLELOG_ROLLER_TLS_KEY")]
-    pub tls_key: Option<PathBuf>,
-    /// PEM CA: callers must present a certificate it signed (mutual TLS).
-    #[arg(long, env = "BATTLELOG_ROLLER_TLS_CLIENT_CA")]
-    pub tls_client_ca: Option<PathBuf>,
-    /// PEM CA trusted for https:// peer URLs.
-    #[arg(long, env = "BATTLELOG_ROLLER_TLS_CA")]
-    pub tls_ca: Option<PathBuf>,
-    /// PEM client certificate presented to peers (mutual TLS; with --tls-client-key).
-    #[arg(long, env = "BATTLELOG_ROLLER_TLS_CLIENT_CERT")]
-    pub tls_client_cert: Option<PathBuf>,
-    /// PEM private key of --tls-client-cert.
-    #[arg(long, env = "BATTLELOG_ROLLER_TLS_CLIENT_KEY")]
-    pub tls_client_key: Option<PathBuf>,
-}
-
 /// The master key may also come from this variable (hex), so that a secret
 /// store can inject it without a file; it is never a flag, which `ps` shows.
 pub const MASTER_KEY_ENV: &str = "BATTLELOG_ROLLER_MASTER_KEY";
 
 impl Config {
-    pub fn load(file: Option<&Path>, overrides: &Overrides) -> Result<Self, ConfigError> {
-        let mut config: Config = read_file(file)?;
-        let o = overrides;
-        overlay(&mut config.listen, &o.listen);
-        overlay(&mut config.journal_url, &o.journal_url);
-        if o.master_key_file.is_some() {
-            config.master_key_file.clone_from(&o.master_key_file);
-        }
-        overlay(&mut config.dev, &o.dev);
-        overlay(&mut config.data_dir, &o.data_dir);
-        overlay(&mut config.log, &o.log);
-        overlay(&mut config.log_format, &o.log_format);
-        overlay(&mut config.auth_keys, &o.auth_keys);
-        if o.token_file.is_some() {
-            config.token_file.clone_from(&o.token_file);
-        }
-        config.server_tls.apply(o.tls_cert.as_ref(), o.tls_key.as_ref(), o.tls_client_ca.as_ref());
-        config.client_tls.apply(o.tls_ca.as_ref(), o.tls_client_cert.as_ref(), o.tls_client_key.as_ref());
+    /// Defaults, then the file, the environment and the flags of `layers`,
+    /// then validation.
+    pub fn load(layers: &Layers) -> Result<Self, ConfigError> {
+        let config: Config = layers.extract()?;
         config.validate()?;
         Ok(config)
     }

@@ -27,16 +27,10 @@ use crate::ledger::{Ledger, reveal_key, roll_key};
 use crate::master_key::MasterKey;
 use battlelog_proto::battle::{self as events, die_to_proto, rendering};
 
-/// Most expressions in one request.
-pub const MAX_ROLLS_PER_REQUEST: usize = 16;
-/// Most dice one request may draw in the worst case, all expressions
-/// together: keeps every append well under the journal's size limits.
-pub const MAX_DICE_PER_REQUEST: u64 = 10_000;
-pub const MAX_PURPOSE_BYTES: usize = 200;
-pub const MAX_ACTOR_BYTES: usize = 128;
-/// The resolver passes `act:<its request id>` here; `roll:<id>:<index>`
-/// must stay within the journal's 128-byte idempotency keys.
-pub const MAX_REQUEST_ID_BYTES: usize = 100;
+// The input limits live with every other service's (battlelog_runtime::limits).
+pub use battlelog_runtime::limits::roller::{
+    MAX_ACTOR_BYTES, MAX_DICE_PER_REQUEST, MAX_PURPOSE_BYTES, MAX_REQUEST_ID_BYTES, MAX_ROLLS_PER_REQUEST,
+};
 /// How often a request catches up and retries after losing a race for the
 /// stream's next version before it gives up with `ABORTED`.
 const MAX_ATTEMPTS: usize = 32;

@@ -3,6 +3,8 @@
 use tonic::{Code, Status};
 use tonic_types::{ErrorDetails, StatusExt};
 
+use crate::limits::FieldError;
+
 /// Why the reflection service could not be built.
 pub use tonic_reflection::server::Error as ReflectionError;
 
@@ -15,6 +17,15 @@ pub fn invalid_argument(field: &str, description: impl Into<String>) -> Status {
         format!("{field}: {description}"),
         ErrorDetails::with_bad_request_violation(field, description),
     )
+}
+
+/// A broken input limit leaves a service as [`invalid_argument`]: the
+/// message `<field>: <what was wrong>` and a `BadRequest` violation of the
+/// field, the one place where the plain error meets gRPC.
+impl From<FieldError> for Status {
+    fn from(error: FieldError) -> Self {
+        invalid_argument(&error.field, error.violation.to_string())
+    }
 }
 
 /// `FAILED_PRECONDITION` naming the rule that forbids the request, with a
@@ -57,15 +68,13 @@ pub fn reflection(
         .build_v1()
 }
 
-/// The connections a listener accepts, with Nagle's algorithm off. tonic
-/// cannot set `TCP_NODELAY` on streams it is handed, and small gRPC frames
-/// left to Nagle meet the peer's delayed ACK: about 40 ms per round trip.
-pub fn incoming(
-    listener: tokio::net::TcpListener,
-) -> impl tokio_stream::Stream<Item = std::io::Result<tokio::net::TcpStream>> {
-    use tokio_stream::StreamExt;
-    tokio_stream::wrappers::TcpListenerStream::new(listener)
-        .map(|accepted| accepted.and_then(|stream| stream.set_nodelay(true).map(|()| stream)))
+/// The connections `listener` accepts, with Nagle's algorithm off: small
+/// gRPC frames left to Nagle meet the peer's delayed ACK, about 40 ms per
+/// round trip. tonic's own `TcpIncoming` sets `TCP_NODELAY` on each accepted
+/// stream; the listener stays the caller's, so port 0 and the address it
+/// announced keep working, and graceful shutdown is the server's as before.
+pub fn incoming(listener: tokio::net::TcpListener) -> tonic::transport::server::TcpIncoming {
+    tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true))
 }
 
 /// What prost's `DecodeError` says first, as tonic passes it on.
@@ -124,5 +133,22 @@ where
             }
             Ok(response)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_field_error_leaves_as_invalid_argument_with_a_bad_request_detail() {
+        let status = Status::from(crate::limits::battle_id("a.b").expect_err("a dot"));
+        assert_eq!(status.code(), Code::InvalidArgument);
+        assert_eq!(status.message(), "battle_id: may hold only letters A-Z a-z, digits, '-' and '_'");
+        let details = status.get_error_details();
+        let violations = details.bad_request().expect("a BadRequest detail").field_violations.clone();
+        assert_eq!(violations.len(), 1);
+        assert_eq!(violations[0].field, "battle_id");
+        assert_eq!(violations[0].description, "may hold only letters A-Z a-z, digits, '-' and '_'");
     }
 }

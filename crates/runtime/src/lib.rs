@@ -4,10 +4,12 @@
 //! - [`shutdown_signal`]: resolves on SIGINT or SIGTERM.
 //! - [`announce`]: the one readiness line on stdout (`<service> listening on <addr>`).
 //! - [`start`]: what every binary does first — logging, then its listener.
-//! - [`config`]: reading a service's TOML file layer.
+//! - [`config`]: a service's configuration, layered with figment, and its flags.
 //! - [`grpc`]: `INVALID_ARGUMENT` with google.rpc `BadRequest` details, and
 //!   the health and reflection services.
-//! - [`validate`]: battle ids, request ids and free text, checked alike everywhere.
+//! - [`limits`]: every input limit, and the checks of battle ids, request
+//!   ids and free text against them, answered as a plain [`limits::FieldError`]
+//!   (also reachable as `validate`, the name handlers call the checks by).
 //! - [`nats_url`]: NATS URLs with credentials, split for async-nats and
 //!   masked for logs.
 //! - [`tls`]: TLS (and mutual TLS) config keys, server and client TLS
@@ -15,10 +17,14 @@
 
 pub mod config;
 pub mod grpc;
+pub mod limits;
 pub mod logging;
 pub mod nats_url;
 pub mod tls;
-pub mod validate;
+
+/// The checks of [`limits`] under the name handlers call them by
+/// (`validate::battle_id(&id)?`).
+pub use limits as validate;
 
 use std::io::Write;
 use std::net::SocketAddr;

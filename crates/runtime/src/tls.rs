@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use tonic::transport::{Certificate, ClientTlsConfig, Endpoint, Identity, Server, ServerTlsConfig};
 
 use crate::config::ConfigError;
@@ -45,7 +45,7 @@ pub enum TlsError {
 }
 
 /// A service's own TLS identity, and whether callers must present one.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ServerTls {
     /// PEM certificate chain the service presents. With `tls_key`, the
@@ -59,7 +59,7 @@ pub struct ServerTls {
 }
 
 /// How a service trusts its peers and, when they ask, proves who it is.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ClientTls {
     /// PEM CA certificate(s) trusted for `https://` peer URLs. There is no
@@ -70,14 +70,6 @@ pub struct ClientTls {
     pub tls_client_cert: Option<PathBuf>,
     /// PEM private key of `tls_client_cert`.
     pub tls_client_key: Option<PathBuf>,
-}
-
-/// Lays an override (flag, or else environment variable) over an optional
-/// path: the `Option<PathBuf>` counterpart of [`crate::config::overlay`].
-pub fn overlay_path(target: &mut Option<PathBuf>, value: Option<&PathBuf>) {
-    if let Some(value) = value {
-        *target = Some(value.clone());
-    }
 }
 
 fn both_or_neither(
@@ -92,13 +84,6 @@ fn both_or_neither(
 }
 
 impl ServerTls {
-    /// Lays the environment and flag layer over the file's keys.
-    pub fn apply(&mut self, cert: Option<&PathBuf>, key: Option<&PathBuf>, client_ca: Option<&PathBuf>) {
-        overlay_path(&mut self.tls_cert, cert);
-        overlay_path(&mut self.tls_key, key);
-        overlay_path(&mut self.tls_client_ca, client_ca);
-    }
-
     /// The keys fit together (the files are read by [`Self::server_config`]).
     pub fn validate(&self) -> Result<(), ConfigError> {
         both_or_neither(("tls_cert", &self.tls_cert), ("tls_key", &self.tls_key))?;
@@ -140,13 +125,6 @@ impl ServerTls {
 }
 
 impl ClientTls {
-    /// Lays the environment and flag layer over the file's keys.
-    pub fn apply(&mut self, ca: Option<&PathBuf>, client_cert: Option<&PathBuf>, client_key: Option<&PathBuf>) {
-        overlay_path(&mut self.tls_ca, ca);
-        overlay_path(&mut self.tls_client_cert, client_cert);
-        overlay_path(&mut self.tls_client_key, client_key);
-    }
-
     /// The keys fit together and with the peer URLs (`(key, url)` pairs):
     /// an `https://` peer needs `tls_ca`, and `tls_ca` with an `http://`
     /// peer would send in plaintext what the operator meant to protect.

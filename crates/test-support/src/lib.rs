@@ -16,7 +16,7 @@
 //!   starters configure every service with it.
 //! - [`temp_dir`]: a temp directory for sled data.
 //! - [`poll_until`]: waiting on a condition with a deadline.
-//! - [`bench`]: rates and percentiles for the benchmarks.
+//! - [`mod@bench`]: rates and percentiles for the benchmarks.
 //!
 //! A missing `nats-server` or service binary panics with what to do: the
 //! tests that need them must fail, never skip.

@@ -14,7 +14,7 @@
 //!    points do not chain. [`super::v1::cast_result`] already reads it so.
 //!
 //! The dice, the result table, the exchange of blows and the fold are
-//! `@1`'s code; only what is allowed differs, so [`resolve`] is `@1`'s.
+//! `@1`'s code; only what is allowed differs, so `resolve` is `@1`'s.
 //!
 //! Where RULES.md is silent, these readings are ours (each has a test):
 //! - Checks run in this order: the actor, skill points in 1..=12, (for a

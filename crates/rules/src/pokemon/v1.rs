@@ -13,7 +13,7 @@
 //! - A status that lands again replaces the turns left.
 //!
 //! `pokemon-d6@2` ([`super::v2`]) resolves through the same functions with
-//! its own [`Reading`]; [`READING`] here is `@1`'s, and `@1` never sees a
+//! its own `Reading`; `READING` here is `@1`'s, and `@1` never sees a
 //! field that only `@2` writes.
 
 use super::{

@@ -15,7 +15,7 @@
 //!
 //! Everything else — the attack's order of resolution, condition dice,
 //! status moves, Metronome, passing, the dodge table — is `@1`'s own code,
-//! run with this version's [`READING`].
+//! run with this version's `READING`.
 //!
 //! Where RULES.md is silent, these readings are ours (each has a test):
 //! - `against` is checked against the battle as it stands: the attack's
