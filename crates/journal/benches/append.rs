@@ -224,13 +224,13 @@ fn main() {
         report("bare gRPC round trip (health)", &rtt);
         let mut results = Vec::new();
         for concurrency in [1, 16, 64] {
-            let stats = journal.store().commit_stats();
+            let stats = journal.commit_stats();
             let (g0, a0) = (stats.groups.load(Ordering::Relaxed), stats.appends.load(Ordering::Relaxed));
             let f = appends(&url, concurrency, run).await;
             let (g1, a1) = (stats.groups.load(Ordering::Relaxed), stats.appends.load(Ordering::Relaxed));
             report(&format!("journal append, concurrency {concurrency}"), &f);
             println!(
-                "{:<34} {:.1} appends per group commit (one transaction, one flush)",
+                "{:<34} {:.1} appends per group commit (one group write, one flush)",
                 "",
                 (a1 - a0) as f64 / (g1 - g0).max(1) as f64
             );

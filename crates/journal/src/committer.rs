@@ -1,25 +1,70 @@
 //! Group commit: one thread owns all writes.
 //!
 //! Appends queue up on a channel. The committer takes everything queued (up
-//! to `max_batch` appends or 8 MiB), applies the group in one sled
-//! transaction (each append all or nothing inside it), flushes once, raises
+//! to `max_batch` appends or 8 MiB), appends the group to the store in one
+//! [`EventStore::append_group`] (each append all or nothing), flushes once, raises
 //! the durable watermark and only then answers every append of the group.
 //! While one flush is in progress the next group gathers, so under load one
-//! fsync serves many appends; alone, an append costs one transaction and one
+//! fsync serves many appends; alone, an append costs one group write and one
 //! flush.
 //!
 //! A plain thread rather than a tokio task: sled's flush blocks for the whole
 //! fsync, and that must not stall the runtime's workers.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use tokio::sync::{Notify, mpsc, oneshot};
+use tokio::sync::{Notify, mpsc, oneshot, watch};
 use tracing::{debug, error};
 
 use crate::error::JournalError;
 use crate::limits::ValidAppend;
-use crate::store::{AppendOutcome, Applied, Store};
+use crate::store::{AppendOutcome, Applied, EventStore, GroupAppend};
+
+/// What the committer shares with the readers: the store, the durable
+/// watermark it raises after each flush, and its counters.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub store: Arc<dyn EventStore>,
+    /// Every global position below this is durable (flushed). Readers pass
+    /// it to the store so that they never see an event before its append
+    /// was acknowledged.
+    pub durable: watch::Sender<u64>,
+    pub stats: CommitStats,
+}
+
+impl Shared {
+    pub fn new(store: Arc<dyn EventStore>) -> Result<Self, JournalError> {
+        let next = store.next_position()?;
+        Ok(Self { store, durable: watch::Sender::new(next), stats: CommitStats::default() })
+    }
+
+    /// The durable watermark.
+    pub fn durable(&self) -> u64 {
+        *self.durable.borrow()
+    }
+
+    /// Raises the durable watermark after a flush (it only grows).
+    fn set_durable(&self, next: u64) {
+        self.durable.send_if_modified(|current| {
+            let raised = next > *current;
+            if raised {
+                *current = next;
+            }
+            raised
+        });
+    }
+}
+
+/// Counters of the group commit, for operators and the benchmark.
+#[derive(Debug, Default)]
+pub struct CommitStats {
+    /// Groups written and flushed.
+    pub groups: AtomicU64,
+    /// Appends answered by them.
+    pub appends: AtomicU64,
+}
 
 /// One queued append and where to send its answer.
 #[derive(Debug)]
@@ -31,7 +76,7 @@ pub(crate) struct Pending {
 /// Starts the committer thread. It ends when every sender is dropped and the
 /// queue is drained; `done` fires after its last flush.
 pub(crate) fn spawn(
-    store: Arc<Store>,
+    shared: Arc<Shared>,
     max_batch: usize,
     outbox_wake: Arc<Notify>,
 ) -> std::io::Result<(mpsc::Sender<Pending>, oneshot::Receiver<()>)> {
@@ -40,24 +85,25 @@ pub(crate) fn spawn(
     let (tx, rx) = mpsc::channel(max_batch.max(1) * 4);
     let (done_tx, done_rx) = oneshot::channel();
     std::thread::Builder::new().name("journal-committer".into()).spawn(move || {
-        run(&store, rx, max_batch.max(1), &outbox_wake);
+        run(&shared, rx, max_batch.max(1), &outbox_wake);
         // Release the database before saying so: whoever waits on `done`
         // may reopen the directory, and sled's lock lives as long as the Db.
-        drop(store);
+        drop(shared);
         let _ = done_tx.send(());
     })?;
     Ok((tx, done_rx))
 }
 
-fn run(store: &Store, mut rx: mpsc::Receiver<Pending>, max_batch: usize, outbox_wake: &Notify) {
-    let mut next_position = store.next_position();
+fn run(shared: &Shared, mut rx: mpsc::Receiver<Pending>, max_batch: usize, outbox_wake: &Notify) {
+    let store = &*shared.store;
+    let mut next_position = shared.durable();
     let mut poisoned: Option<String> = None;
     let mut batch = Vec::with_capacity(max_batch);
     let mut results = Vec::with_capacity(max_batch);
     while let Some(first) = rx.blocking_recv() {
         let mut bytes = payload_bytes(&first);
         batch.push(first);
-        // Bounded by count and bytes so that one group transaction stays a
+        // Bounded by count and bytes so that one group write stays a
         // reasonable size in memory and on the log.
         while batch.len() < max_batch && bytes < MAX_GROUP_BYTES {
             match rx.try_recv() {
@@ -77,8 +123,8 @@ fn run(store: &Store, mut rx: mpsc::Receiver<Pending>, max_batch: usize, outbox_
                 .iter()
                 .map(|p| p.append.events.iter().map(|_| uuid::Uuid::now_v7().to_string()).collect())
                 .collect();
-            let group: Vec<_> = batch.iter().zip(&ids).map(|(p, ids)| (&p.append, ids.as_slice())).collect();
-            match store.apply_group(&group, next_position, now_micros()) {
+            let group: Vec<_> = batch.iter().zip(&ids).map(|(p, ids)| GroupAppend::new(&p.append, ids)).collect();
+            match store.append_group(&group, next_position, now_micros()) {
                 Ok(outcomes) => {
                     for outcome in outcomes {
                         results.push(match outcome {
@@ -93,9 +139,9 @@ fn run(store: &Store, mut rx: mpsc::Receiver<Pending>, max_batch: usize, outbox_
                     }
                 }
                 Err(e) => {
-                    // A failed transaction may have left sled unusable; stop
-                    // writing rather than risk acknowledging what is not there.
-                    error!(error = %e, "group transaction failed: refusing further appends");
+                    // A failed group write may have left the engine unusable;
+                    // stop writing rather than risk acknowledging what is not there.
+                    error!(error = %e, "group write failed: refusing further appends");
                     poisoned = Some(e.to_string());
                     results.extend(batch.iter().map(|_| Err(JournalError::Poisoned(e.to_string()))));
                 }
@@ -109,7 +155,7 @@ fn run(store: &Store, mut rx: mpsc::Receiver<Pending>, max_batch: usize, outbox_
         let flushed = if wrote { store.flush() } else { Ok(()) };
         match flushed {
             Ok(()) => {
-                store.set_durable(next_position);
+                shared.set_durable(next_position);
                 if wrote {
                     outbox_wake.notify_one();
                 }
@@ -124,8 +170,8 @@ fn run(store: &Store, mut rx: mpsc::Receiver<Pending>, max_batch: usize, outbox_
             }
         }
         debug!(appends = batch.len(), "group commit");
-        store.stats.groups.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        store.stats.appends.fetch_add(batch.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        shared.stats.groups.fetch_add(1, Ordering::Relaxed);
+        shared.stats.appends.fetch_add(batch.len() as u64, Ordering::Relaxed);
         for (pending, result) in batch.drain(..).zip(results.drain(..)) {
             // The caller may have gone away; its append stands regardless.
             let _ = pending.reply.send(result);
