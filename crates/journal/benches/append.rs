@@ -225,14 +225,19 @@ fn main() {
         let mut results = Vec::new();
         for concurrency in [1, 16, 64] {
             let stats = journal.commit_stats();
-            let (g0, a0) = (stats.groups.load(Ordering::Relaxed), stats.appends.load(Ordering::Relaxed));
+            let counts = || {
+                let load = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
+                (load(&stats.groups), load(&stats.appends), load(&stats.alone))
+            };
+            let (g0, a0, l0) = counts();
             let f = appends(&url, concurrency, run).await;
-            let (g1, a1) = (stats.groups.load(Ordering::Relaxed), stats.appends.load(Ordering::Relaxed));
+            let (g1, a1, l1) = counts();
             report(&format!("journal append, concurrency {concurrency}"), &f);
             println!(
-                "{:<34} {:.1} appends per group commit (one group write, one flush)",
+                "{:<34} {:.1} appends per group commit (one group write, one flush); {:.0} % committed alone",
                 "",
-                (a1 - a0) as f64 / (g1 - g0).max(1) as f64
+                (a1 - a0) as f64 / (g1 - g0).max(1) as f64,
+                100.0 * (l1 - l0) as f64 / (a1 - a0).max(1) as f64
             );
             results.push((concurrency, f));
         }

@@ -89,9 +89,9 @@ impl Journal {
     /// committer, outbox drain and reads, on any [`EventStore`].
     pub async fn open_on(store: Arc<dyn EventStore>, options: JournalOptions) -> Result<Self, JournalError> {
         validate_limits(&options.limits)?;
-        let shared = Arc::new(Shared::new(store)?);
         let wake = Arc::new(Notify::new());
-        let (tx, done) = committer::spawn(shared.clone(), options.max_commit_batch, wake.clone())?;
+        let shared = Arc::new(Shared::new(store, wake.clone())?);
+        let (tx, done) = committer::spawn(shared.clone(), options.max_commit_batch)?;
         let (closing, _) = watch::channel(false);
         let waiting = shared.durable().saturating_sub(shared.store.outbox_cursor()?);
         let drain = match options.publisher {
@@ -148,6 +148,19 @@ impl Journal {
     ) -> Result<AppendOutcome, JournalError> {
         let append = limits::validate_append(&self.inner.limits, stream_id, expected, events)?;
         let sender = lock(&self.inner.committer).clone().ok_or(JournalError::ShuttingDown)?;
+        // Alone (nothing queued) on a multi-threaded runtime: commit here,
+        // the flush blocking only this worker (`block_in_place` moves its
+        // other tasks away), rather than hand off to the committer thread and
+        // wait to be woken. The sender stays alive meanwhile, so shutdown
+        // waits for this commit as for a queued one.
+        if sender.capacity() == sender.max_capacity()
+            && tokio::runtime::Handle::current().runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread
+        {
+            let shared = &self.inner.shared;
+            if let Some(mut writer) = shared.try_writer() {
+                return tokio::task::block_in_place(|| shared.commit_alone(&mut writer, &append));
+            }
+        }
         let (reply, answer) = oneshot::channel();
         sender.send(Pending { append, reply }).await.map_err(|_| JournalError::ShuttingDown)?;
         drop(sender);
@@ -477,6 +490,54 @@ pub(crate) mod tests {
             .await
             .unwrap();
         journal.append("b".into(), ExpectedVersion::Any, vec![rolled(1, 2)]).await.unwrap();
+        journal.shutdown().await.unwrap();
+    }
+
+    /// On a multi-threaded runtime a lone appender commits on its own
+    /// thread, and appenders racing each other queue for the committer
+    /// thread: either way one writer at a time, every position taken once,
+    /// every stream in version order, every chain whole.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn lone_and_queued_appends_share_one_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = open(dir.path()).await;
+        journal.append("solo".into(), ExpectedVersion::NoStream, vec![opened("")]).await.unwrap();
+        let alone = journal.commit_stats().alone.load(std::sync::atomic::Ordering::Relaxed);
+        assert_eq!(alone, 1, "nothing else was queued or writing");
+
+        const WRITERS: u64 = 8;
+        const APPENDS: u64 = 40;
+        let tasks: Vec<_> = (0..WRITERS)
+            .map(|w| {
+                let journal = journal.clone();
+                tokio::spawn(async move {
+                    let stream = format!("w{w}");
+                    journal.append(stream.clone(), ExpectedVersion::NoStream, vec![opened("")]).await.unwrap();
+                    for nonce in 0..APPENDS {
+                        let expected = ExpectedVersion::Exact(nonce);
+                        journal.append(stream.clone(), expected, vec![rolled(0, nonce)]).await.unwrap();
+                    }
+                })
+            })
+            .collect();
+        for task in tasks {
+            task.await.unwrap();
+        }
+        let total = 1 + WRITERS * (APPENDS + 1);
+        let log = journal.read_all(0, 10_000).unwrap();
+        assert_eq!(log.iter().map(|e| e.global_position).collect::<Vec<_>>(), (0..total).collect::<Vec<_>>());
+        for w in 0..WRITERS {
+            let stream = format!("w{w}");
+            let versions: Vec<_> =
+                log.iter().filter(|e| e.event.stream_id == stream).map(|e| e.event.version).collect();
+            assert_eq!(versions, (0..=APPENDS).collect::<Vec<_>>(), "{stream} in version order");
+            assert!(
+                matches!(journal.verify_chain(&stream).unwrap(), ChainCheck::Ok { count, .. } if count == APPENDS + 1)
+            );
+        }
+        let stats = journal.commit_stats();
+        assert_eq!(stats.appends.load(std::sync::atomic::Ordering::Relaxed), total);
+        assert_eq!(journal.durable_position(), total);
         journal.shutdown().await.unwrap();
     }
 
