@@ -3,6 +3,7 @@
 //! services in the same process can call it directly.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::{Notify, mpsc, oneshot, watch};
@@ -60,6 +61,29 @@ struct Inner {
     drain: Mutex<Option<JoinHandle<()>>>,
     /// Turns true when shutdown starts; ends subscriptions and the drain.
     closing: watch::Sender<bool>,
+    /// Appends between validation and answer.
+    appending: AtomicUsize,
+}
+
+/// Counts one append in flight for as long as it lives (however the append
+/// ends: answered, refused or dropped by its caller).
+struct InFlight<'a> {
+    count: &'a AtomicUsize,
+    /// No other append was in flight when this one entered.
+    alone: bool,
+}
+
+impl<'a> InFlight<'a> {
+    fn enter(count: &'a AtomicUsize) -> Self {
+        let before = count.fetch_add(1, Ordering::AcqRel);
+        Self { count, alone: before == 0 }
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.count.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// Events streamed by a subscription (catch-up, then live).
@@ -112,6 +136,7 @@ impl Journal {
                 committer_done: Mutex::new(Some(done)),
                 drain: Mutex::new(drain),
                 closing,
+                appending: AtomicUsize::new(0),
             }),
         })
     }
@@ -147,13 +172,17 @@ impl Journal {
         events: Vec<NewEvent>,
     ) -> Result<AppendOutcome, JournalError> {
         let append = limits::validate_append(&self.inner.limits, stream_id, expected, events)?;
+        let in_flight = InFlight::enter(&self.inner.appending);
         let sender = lock(&self.inner.committer).clone().ok_or(JournalError::ShuttingDown)?;
-        // Alone (nothing queued) on a multi-threaded runtime: commit here,
-        // the flush blocking only this worker (`block_in_place` moves its
-        // other tasks away), rather than hand off to the committer thread and
-        // wait to be woken. The sender stays alive meanwhile, so shutdown
-        // waits for this commit as for a queued one.
-        if sender.capacity() == sender.max_capacity()
+        // The only append in flight, on a multi-threaded runtime: commit
+        // here, the flush blocking only this worker (`block_in_place` moves
+        // its other tasks away), rather than hand off to the committer thread
+        // and wait to be woken. Only when alone: with others in flight they
+        // share a group commit, and a group of one would cost them a flush.
+        // The sender stays alive meanwhile, so shutdown waits for this
+        // commit as for a queued one.
+        if in_flight.alone
+            && sender.capacity() == sender.max_capacity()
             && tokio::runtime::Handle::current().runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread
         {
             let shared = &self.inner.shared;
@@ -502,7 +531,7 @@ pub(crate) mod tests {
         let dir = tempfile::tempdir().unwrap();
         let journal = open(dir.path()).await;
         journal.append("solo".into(), ExpectedVersion::NoStream, vec![opened("")]).await.unwrap();
-        let alone = journal.commit_stats().alone.load(std::sync::atomic::Ordering::Relaxed);
+        let alone = journal.commit_stats().alone.load(Ordering::Relaxed);
         assert_eq!(alone, 1, "nothing else was queued or writing");
 
         const WRITERS: u64 = 8;
@@ -536,7 +565,7 @@ pub(crate) mod tests {
             );
         }
         let stats = journal.commit_stats();
-        assert_eq!(stats.appends.load(std::sync::atomic::Ordering::Relaxed), total);
+        assert_eq!(stats.appends.load(Ordering::Relaxed), total);
         assert_eq!(journal.durable_position(), total);
         journal.shutdown().await.unwrap();
     }
