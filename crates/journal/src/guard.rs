@@ -12,7 +12,7 @@
 //!   event, the type names it, hex fields and the tenant are well formed. It
 //!   keeps only what the second step needs ([`Checked`]), so the committer
 //!   thread never decodes a payload.
-//! - [`apply`], inside the group transaction: the event against the stream's
+//! - [`apply`], inside the group commit: the event against the stream's
 //!   [`BattleState`] (next nonce, epoch, its commitment, revealed, closed),
 //!   which lives beside the stream head and is rewritten with it, so it costs
 //!   no extra read and survives restarts. Later events of the same request,
