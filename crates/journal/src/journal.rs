@@ -183,7 +183,8 @@ impl Journal {
         // commit as for a queued one.
         if in_flight.alone
             && sender.capacity() == sender.max_capacity()
-            && tokio::runtime::Handle::current().runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread
+            && tokio::runtime::Handle::try_current()
+                .is_ok_and(|runtime| runtime.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread)
         {
             let shared = &self.inner.shared;
             if let Some(mut writer) = shared.try_writer() {
@@ -519,6 +520,34 @@ pub(crate) mod tests {
             .await
             .unwrap();
         journal.append("b".into(), ExpectedVersion::Any, vec![rolled(1, 2)]).await.unwrap();
+        journal.shutdown().await.unwrap();
+    }
+
+    /// The same journal on the in-memory store: appends, reads, repeats,
+    /// refusals and subscriptions behave as on sled.
+    #[tokio::test]
+    async fn a_journal_runs_on_the_memory_store() {
+        let store = Arc::new(crate::store::MemoryStore::new());
+        let journal = Journal::open_on(store, JournalOptions::new("unused")).await.unwrap();
+        let mut sub = journal.subscribe_all(0);
+        let first = journal
+            .append("m".into(), ExpectedVersion::NoStream, vec![keyed(opened(""), "k"), rolled(0, 0)])
+            .await
+            .unwrap();
+        let repeat = journal.append("m".into(), ExpectedVersion::NoStream, vec![keyed(opened(""), "k")]).await.unwrap();
+        assert!(repeat.deduplicated);
+        assert_eq!(repeat.events[..], first.events[..1]);
+        assert_eq!(
+            rule_of(journal.append("m".into(), ExpectedVersion::Any, vec![rolled(0, 0)]).await).0,
+            Rule::NonceOutOfOrder
+        );
+        journal.append("m".into(), ExpectedVersion::Exact(1), vec![rolled(0, 1)]).await.unwrap();
+        assert_eq!(journal.stream_head("m").unwrap().version, Some(2));
+        assert!(matches!(journal.verify_chain("m").unwrap(), ChainCheck::Ok { count: 3, .. }));
+        for position in 0..3 {
+            assert_eq!(sub.recv().await.unwrap().unwrap().global_position, position);
+        }
+        assert_eq!(journal.outbox_len().unwrap(), 3, "no publisher: everything waits in the outbox");
         journal.shutdown().await.unwrap();
     }
 

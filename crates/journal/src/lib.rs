@@ -11,7 +11,7 @@
 //!   its providers: [`SledStore`] on disk ([`store::sled`], the only module
 //!   that sees sled) and [`MemoryStore`] in memory, both on the key-value
 //!   layout of [`store::kv`], both passing one conformance suite.
-//! - [`committer`] (private): the group-commit thread — many appends, one
+//! - `committer` (private): the group-commit thread — many appends, one
 //!   flush — and the durable watermark readers read below.
 //! - [`journal`]: [`Journal`], the embeddable handle (append, read, subscribe,
 //!   verify, shutdown).
