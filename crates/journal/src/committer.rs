@@ -8,9 +8,10 @@
 //! fsync serves many appends; alone, an append costs one group write and one
 //! flush.
 //!
-//! A lone appender (nothing queued, nobody writing) commits on its own
-//! thread instead ([`Shared::commit_alone`]): at concurrency 1 the hand-off
-//! to the committer thread and back costs a noticeable share of an append.
+//! A lone appender (the only append in flight, nobody writing) commits on
+//! its own thread instead ([`Shared::commit_alone`]): at concurrency 1 the
+//! hand-off to the committer thread and back costs about as much as the
+//! write itself.
 //! Both take the same writer lock, so there is still exactly one writer at a
 //! time, and the order of positions is the order of commits.
 //!

@@ -175,12 +175,17 @@ impl Journal {
         let in_flight = InFlight::enter(&self.inner.appending);
         let sender = lock(&self.inner.committer).clone().ok_or(JournalError::ShuttingDown)?;
         // The only append in flight, on a multi-threaded runtime: commit
-        // here, the flush blocking only this worker (`block_in_place` moves
-        // its other tasks away), rather than hand off to the committer thread
-        // and wait to be woken. Only when alone: with others in flight they
-        // share a group commit, and a group of one would cost them a flush.
-        // The sender stays alive meanwhile, so shutdown waits for this
-        // commit as for a queued one.
+        // right here rather than hand off to the committer thread and wait to
+        // be woken — at concurrency 1 those two hand-offs cost about as much
+        // as the write itself. This blocks one runtime worker for one flush,
+        // which tokio advises against; it is bounded: the writer lock lets at
+        // most one worker do it at a time, only while no other append is in
+        // flight, and the other workers steal its queued tasks meanwhile.
+        // (`block_in_place` would move those tasks away explicitly, but its
+        // own hand-off gave back most of the gain over gRPC: BENCHMARKS.md.)
+        // With others in flight appends share a group commit instead: a group
+        // of one would cost them a flush. The sender stays alive meanwhile,
+        // so shutdown waits for this commit as for a queued one.
         if in_flight.alone
             && sender.capacity() == sender.max_capacity()
             && tokio::runtime::Handle::try_current()
@@ -188,7 +193,7 @@ impl Journal {
         {
             let shared = &self.inner.shared;
             if let Some(mut writer) = shared.try_writer() {
-                return tokio::task::block_in_place(|| shared.commit_alone(&mut writer, &append));
+                return shared.commit_alone(&mut writer, &append);
             }
         }
         let (reply, answer) = oneshot::channel();
