@@ -54,9 +54,7 @@ fn storage(e: sled::Error) -> JournalError {
 /// The journal's tables in a sled database.
 #[derive(Debug)]
 pub struct SledStore {
-    db: sled::Db,
-    /// One tree per [`Table`], indexed by its tag.
-    trees: Vec<sled::Tree>,
+    kv: Trees,
     /// Held for writing while a group is written, so that a chain check
     /// reading a head under it for reading sees it only together with every
     /// record below it (sled gives plain reads no multi-tree snapshot).
@@ -71,13 +69,13 @@ impl SledStore {
         let db = sled::Config::new().path(dir).cache_capacity(cache_capacity_bytes).open().map_err(storage)?;
         let trees =
             Table::ALL.iter().map(|t| db.open_tree(t.name())).collect::<Result<Vec<_>, _>>().map_err(storage)?;
-        let store = Self { db, trees, writing: RwLock::new(()) };
+        let store = Self { kv: Trees { db, trees }, writing: RwLock::new(()) };
         store.recover()?;
         Ok(store)
     }
 
     fn tree(&self, table: Table) -> &sled::Tree {
-        &self.trees[usize::from(table.tag())]
+        self.kv.tree(table)
     }
 
     /// Writes the last group again if its `done` marker is missing.
@@ -98,7 +96,7 @@ impl SledStore {
         warn!(end = kv::decode_position(end)?, writes = writes.writes.len(), "finishing a group cut short by a crash");
         self.write(&writes)?;
         outbox.insert(COMMIT_DONE, end).map_err(storage)?;
-        self.db.flush().map_err(storage)?;
+        self.kv.db.flush().map_err(storage)?;
         Ok(())
     }
 
@@ -132,14 +130,14 @@ impl SledStore {
             first.put(*table, key.clone(), value.clone());
         }
         self.write(&first)?;
-        self.db.flush().map_err(storage)?;
+        self.kv.db.flush().map_err(storage)?;
         Ok(())
     }
 
     /// Plans a group without writing it (for [`SledStore::commit_torn`]).
     #[cfg(test)]
     pub(crate) fn plan(&self, group: &[GroupAppend<'_>], first_position: u64) -> WriteSet {
-        kv::plan_group(self, group, first_position, 0).expect("plan").1
+        kv::plan_group(&self.kv, group, first_position, 0).expect("plan").1
     }
 
     /// The raw value of `key` in `table` (for tests that look at the layout).
@@ -155,7 +153,22 @@ impl SledStore {
     }
 }
 
-impl KvRead for SledStore {
+/// The sled database and one tree per [`Table`] (indexed by its tag): the
+/// key-value reads the shared layout code runs on. Private, so that no sled
+/// type leaves this module.
+#[derive(Debug)]
+struct Trees {
+    db: sled::Db,
+    trees: Vec<sled::Tree>,
+}
+
+impl Trees {
+    fn tree(&self, table: Table) -> &sled::Tree {
+        &self.trees[usize::from(table.tag())]
+    }
+}
+
+impl KvRead for Trees {
     type Value = sled::IVec;
 
     fn get(&self, table: Table, key: &[u8]) -> Result<Option<sled::IVec>, JournalError> {
@@ -198,7 +211,7 @@ impl KvRead for SledStore {
 
 impl EventStore for SledStore {
     fn next_position(&self) -> Result<u64, JournalError> {
-        kv::next_position(self)
+        kv::next_position(&self.kv)
     }
 
     fn append_group(
@@ -208,7 +221,7 @@ impl EventStore for SledStore {
         now_micros: i64,
     ) -> Result<Vec<Result<Applied, JournalError>>, JournalError> {
         let _writing = self.writing.write().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let (outcomes, writes) = kv::plan_group(self, group, first_position, now_micros)?;
+        let (outcomes, writes) = kv::plan_group(&self.kv, group, first_position, now_micros)?;
         if !writes.is_empty() {
             let appended: u64 = outcomes
                 .iter()
@@ -223,7 +236,7 @@ impl EventStore for SledStore {
     }
 
     fn flush(&self) -> Result<(), JournalError> {
-        self.db.flush().map_err(storage)?;
+        self.kv.db.flush().map_err(storage)?;
         Ok(())
     }
 
@@ -235,7 +248,7 @@ impl EventStore for SledStore {
         max_bytes: usize,
         durable: u64,
     ) -> Result<Vec<StoredEvent>, JournalError> {
-        kv::read_stream(self, stream_id, from_version, max_count, max_bytes, durable)
+        kv::read_stream(&self.kv, stream_id, from_version, max_count, max_bytes, durable)
     }
 
     fn read_all(
@@ -245,23 +258,23 @@ impl EventStore for SledStore {
         max_bytes: usize,
         durable: u64,
     ) -> Result<Vec<StoredEvent>, JournalError> {
-        kv::read_all(self, from_position, max_count, max_bytes, durable)
+        kv::read_all(&self.kv, from_position, max_count, max_bytes, durable)
     }
 
     fn stream_head(&self, stream_id: &str, durable: u64) -> Result<StreamHead, JournalError> {
-        kv::stream_head(self, stream_id, durable)
+        kv::stream_head(&self.kv, stream_id, durable)
     }
 
     fn verify_chain(&self, stream_id: &str, durable: u64) -> Result<ChainCheck, JournalError> {
         let head = {
             let _writing = self.writing.read().unwrap_or_else(|poisoned| poisoned.into_inner());
-            self.get(Table::Heads, stream_id.as_bytes())?
+            self.kv.get(Table::Heads, stream_id.as_bytes())?
         };
-        kv::verify_chain(self, stream_id, head.as_deref(), durable)
+        kv::verify_chain(&self.kv, stream_id, head.as_deref(), durable)
     }
 
     fn outbox_cursor(&self) -> Result<u64, JournalError> {
-        kv::outbox_cursor(self)
+        kv::outbox_cursor(&self.kv)
     }
 
     fn set_outbox_cursor(&self, next: u64) -> Result<(), JournalError> {
