@@ -34,7 +34,8 @@ pub mod sled;
 use battlelog_proto::v1::JournalRecord;
 
 use crate::error::JournalError;
-use crate::limits::ValidAppend;
+use crate::guard::Checked;
+use crate::limits::{ExpectedVersion, NewEvent, ValidAppend};
 use crate::record::Hash;
 
 pub use self::kv::layout;
@@ -118,6 +119,31 @@ pub struct GroupAppend<'a> {
 impl<'a> GroupAppend<'a> {
     pub(crate) fn new(append: &'a ValidAppend, event_ids: &'a [String]) -> Self {
         Self { append, event_ids }
+    }
+
+    /// The stream appended to.
+    pub fn stream_id(&self) -> &'a str {
+        &self.append.stream_id
+    }
+
+    /// What the caller expects the stream's version to be.
+    pub fn expected(&self) -> ExpectedVersion {
+        self.append.expected
+    }
+
+    /// The events, validated against the limits.
+    pub fn events(&self) -> &'a [NewEvent] {
+        &self.append.events
+    }
+
+    /// What the battle guard needs of each event ([`crate::guard::apply`]).
+    pub fn checked(&self) -> &'a [Checked] {
+        &self.append.checked
+    }
+
+    /// The id of each event.
+    pub fn event_ids(&self) -> &'a [String] {
+        self.event_ids
     }
 }
 
