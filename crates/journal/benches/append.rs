@@ -1,7 +1,11 @@
 //! Append benchmark: `cargo bench -p battlelog-journal --bench append`.
 //!
 //! In one run, on one disk (the target dir's tmp), it measures:
-//! 1. the floor — raw sled `insert` + `flush`, one at a time;
+//! 1. the floor — raw sled `insert` + `flush`, one at a time; and what an
+//!    append's four writes cost on raw sled as one `apply_batch` (sled's
+//!    atomic batch, the mechanism of its transactions) + `flush`, and as four
+//!    plain inserts + `flush` (what the journal's sled store does, see
+//!    src/store/sled.rs);
 //! 2. one bare gRPC round trip (a `grpc.health.v1` check) to the same server;
 //! 3. single-event appends over gRPC at concurrency 1, 16 and 64;
 //!
@@ -74,6 +78,41 @@ fn raw_sled(dir: &Path, run: Duration) -> Figures {
     while start.elapsed() < run {
         let t = Instant::now();
         tree.insert(i.to_be_bytes(), value.as_slice()).expect("insert");
+        db.flush().expect("flush");
+        latencies.push(t.elapsed());
+        i += 1;
+    }
+    figures(latencies, start.elapsed())
+}
+
+/// An append's worth of writes (record, global entry, head, idempotency
+/// entry) on raw sled, then a flush: as one atomic batch, or as plain inserts.
+fn raw_sled_four(dir: &Path, run: Duration, atomic: bool) -> Figures {
+    let db = sled::Config::new().path(dir).open().expect("open sled");
+    let value = vec![7u8; PAYLOAD + 100];
+    let mut latencies = Vec::new();
+    let start = Instant::now();
+    let mut i = 0u64;
+    while start.elapsed() < run {
+        let key = i.to_be_bytes();
+        let writes = [
+            ([&b"r"[..], &key].concat(), value.clone()),
+            ([&b"g"[..], &key].concat(), key.to_vec()),
+            ([&b"h"[..], &key[..2]].concat(), key.to_vec()),
+            ([&b"i"[..], &key].concat(), key.to_vec()),
+        ];
+        let t = Instant::now();
+        if atomic {
+            let mut batch = sled::Batch::default();
+            for (k, v) in writes {
+                batch.insert(k, v);
+            }
+            db.apply_batch(batch).expect("apply_batch");
+        } else {
+            for (k, v) in writes {
+                db.insert(k, v).expect("insert");
+            }
+        }
         db.flush().expect("flush");
         latencies.push(t.elapsed());
         i += 1;
@@ -205,6 +244,9 @@ fn main() {
 
     let raw = raw_sled(&base.path().join("raw"), run);
     report("raw sled insert+flush (1 at a time)", &raw);
+    let short = run.min(Duration::from_secs(2));
+    report("raw sled apply_batch(4)+flush", &raw_sled_four(&base.path().join("batch"), short, true));
+    report("raw sled 4 inserts+flush", &raw_sled_four(&base.path().join("inserts"), short, false));
 
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
     runtime.block_on(async {
@@ -224,15 +266,20 @@ fn main() {
         report("bare gRPC round trip (health)", &rtt);
         let mut results = Vec::new();
         for concurrency in [1, 16, 64] {
-            let stats = journal.store().commit_stats();
-            let (g0, a0) = (stats.groups.load(Ordering::Relaxed), stats.appends.load(Ordering::Relaxed));
+            let stats = journal.commit_stats();
+            let counts = || {
+                let load = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
+                (load(&stats.groups), load(&stats.appends), load(&stats.alone))
+            };
+            let (g0, a0, l0) = counts();
             let f = appends(&url, concurrency, run).await;
-            let (g1, a1) = (stats.groups.load(Ordering::Relaxed), stats.appends.load(Ordering::Relaxed));
+            let (g1, a1, l1) = counts();
             report(&format!("journal append, concurrency {concurrency}"), &f);
             println!(
-                "{:<34} {:.1} appends per group commit (one transaction, one flush)",
+                "{:<34} {:.1} appends per group commit (one group write, one flush); {:.0} % committed alone",
                 "",
-                (a1 - a0) as f64 / (g1 - g0).max(1) as f64
+                (a1 - a0) as f64 / (g1 - g0).max(1) as f64,
+                100.0 * (l1 - l0) as f64 / (a1 - a0).max(1) as f64
             );
             results.push((concurrency, f));
         }

@@ -1,4 +1,8 @@
 //! The journal's errors, and the one place they become gRPC statuses.
+//!
+//! Every `google.rpc.ErrorInfo` reason the journal sends is a `REASON_*`
+//! constant here (the battle guard's through [`Rule::reason`]); other
+//! services decode them, so they never change.
 
 use std::collections::HashMap;
 
@@ -7,6 +11,7 @@ use tonic_types::{ErrorDetails, FieldViolation, StatusExt};
 
 use crate::guard::Rule;
 use crate::limits::ExpectedVersion;
+use crate::store::StorageError;
 
 /// The `ErrorInfo.domain` of every structured error the journal returns.
 pub const ERROR_DOMAIN: &str = "journal.battlelog";
@@ -17,9 +22,33 @@ pub const REASON_WRONG_EXPECTED_VERSION: &str = "WRONG_EXPECTED_VERSION";
 pub const REASON_IDEMPOTENCY_KEY_REUSED: &str = "IDEMPOTENCY_KEY_REUSED";
 /// `ErrorInfo.reason` of an append mixing already-seen and new keys.
 pub const REASON_IDEMPOTENCY_PARTIAL_REPEAT: &str = "IDEMPOTENCY_PARTIAL_REPEAT";
-// The battle guard's reasons (`EVENT_UNDECODABLE`, `NONCE_OUT_OF_ORDER`,
-// `SEED_MISMATCH` …) are `crate::guard::Rule::reason`; metadata `field` names
-// the refused event's field and `stream_id` the stream.
+
+// The battle guard's reasons ([`Rule::reason`]); metadata `field` names the
+// refused event's field and `stream_id` the stream.
+/// [`Rule::EventUndecodable`].
+pub const REASON_EVENT_UNDECODABLE: &str = "EVENT_UNDECODABLE";
+/// [`Rule::EventTypeMismatch`].
+pub const REASON_EVENT_TYPE_MISMATCH: &str = "EVENT_TYPE_MISMATCH";
+/// [`Rule::EventMalformed`].
+pub const REASON_EVENT_MALFORMED: &str = "EVENT_MALFORMED";
+/// [`Rule::BattleNotOpened`].
+pub const REASON_BATTLE_NOT_OPENED: &str = "BATTLE_NOT_OPENED";
+/// [`Rule::BattleAlreadyOpened`].
+pub const REASON_BATTLE_ALREADY_OPENED: &str = "BATTLE_ALREADY_OPENED";
+/// [`Rule::NonceOutOfOrder`].
+pub const REASON_NONCE_OUT_OF_ORDER: &str = "NONCE_OUT_OF_ORDER";
+/// [`Rule::EpochMismatch`].
+pub const REASON_EPOCH_MISMATCH: &str = "EPOCH_MISMATCH";
+/// [`Rule::EpochRevealed`].
+pub const REASON_EPOCH_REVEALED: &str = "EPOCH_REVEALED";
+/// [`Rule::EpochNotRevealed`].
+pub const REASON_EPOCH_NOT_REVEALED: &str = "EPOCH_NOT_REVEALED";
+/// [`Rule::SeedMismatch`].
+pub const REASON_SEED_MISMATCH: &str = "SEED_MISMATCH";
+/// [`Rule::BattleClosed`].
+pub const REASON_BATTLE_CLOSED: &str = "BATTLE_CLOSED";
+/// [`Rule::StreamNotABattle`].
+pub const REASON_STREAM_NOT_A_BATTLE: &str = "STREAM_NOT_A_BATTLE";
 
 /// Everything the journal library can fail with.
 #[derive(Debug, thiserror::Error)]
@@ -95,9 +124,9 @@ pub enum JournalError {
     /// journal refuses appends until restarted.
     #[error("storage failed earlier ({0}); restart the journal")]
     Poisoned(String),
-    /// sled failed.
+    /// The storage engine failed (its own error is the source).
     #[error("storage: {0}")]
-    Storage(#[from] sled::Error),
+    Storage(#[from] StorageError),
     /// The operating system refused something (e.g. starting the committer thread).
     #[error("io: {0}")]
     Io(#[from] std::io::Error),

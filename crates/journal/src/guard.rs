@@ -12,7 +12,7 @@
 //!   event, the type names it, hex fields and the tenant are well formed. It
 //!   keeps only what the second step needs ([`Checked`]), so the committer
 //!   thread never decodes a payload.
-//! - [`apply`], inside the group transaction: the event against the stream's
+//! - [`apply`], inside the group commit: the event against the stream's
 //!   [`BattleState`] (next nonce, epoch, its commitment, revealed, closed),
 //!   which lives beside the stream head and is rewritten with it, so it costs
 //!   no extra read and survives restarts. Later events of the same request,
@@ -35,7 +35,7 @@ pub const TENANT_PLACEHOLDER: &str = "_";
 pub const MAX_TENANT_BYTES: usize = 128;
 
 /// The rule an event broke. [`Rule::reason`] is the `ErrorInfo.reason` the
-/// gRPC status carries.
+/// gRPC status carries (constants in [`crate::error`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rule {
     /// The payload is not exactly one `BattleEvent` (or holds fields this
@@ -69,19 +69,20 @@ pub enum Rule {
 impl Rule {
     /// The `google.rpc.ErrorInfo` reason.
     pub fn reason(self) -> &'static str {
+        use crate::error as e;
         match self {
-            Rule::EventUndecodable => "EVENT_UNDECODABLE",
-            Rule::EventTypeMismatch => "EVENT_TYPE_MISMATCH",
-            Rule::EventMalformed => "EVENT_MALFORMED",
-            Rule::BattleNotOpened => "BATTLE_NOT_OPENED",
-            Rule::BattleAlreadyOpened => "BATTLE_ALREADY_OPENED",
-            Rule::NonceOutOfOrder => "NONCE_OUT_OF_ORDER",
-            Rule::EpochMismatch => "EPOCH_MISMATCH",
-            Rule::EpochRevealed => "EPOCH_REVEALED",
-            Rule::EpochNotRevealed => "EPOCH_NOT_REVEALED",
-            Rule::SeedMismatch => "SEED_MISMATCH",
-            Rule::BattleClosed => "BATTLE_CLOSED",
-            Rule::StreamNotABattle => "STREAM_NOT_A_BATTLE",
+            Rule::EventUndecodable => e::REASON_EVENT_UNDECODABLE,
+            Rule::EventTypeMismatch => e::REASON_EVENT_TYPE_MISMATCH,
+            Rule::EventMalformed => e::REASON_EVENT_MALFORMED,
+            Rule::BattleNotOpened => e::REASON_BATTLE_NOT_OPENED,
+            Rule::BattleAlreadyOpened => e::REASON_BATTLE_ALREADY_OPENED,
+            Rule::NonceOutOfOrder => e::REASON_NONCE_OUT_OF_ORDER,
+            Rule::EpochMismatch => e::REASON_EPOCH_MISMATCH,
+            Rule::EpochRevealed => e::REASON_EPOCH_REVEALED,
+            Rule::EpochNotRevealed => e::REASON_EPOCH_NOT_REVEALED,
+            Rule::SeedMismatch => e::REASON_SEED_MISMATCH,
+            Rule::BattleClosed => e::REASON_BATTLE_CLOSED,
+            Rule::StreamNotABattle => e::REASON_STREAM_NOT_A_BATTLE,
         }
     }
 

@@ -3,17 +3,19 @@
 //! services in the same process can call it directly.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::{Notify, mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 use tracing::{info, warn};
 
-use crate::committer::{self, Pending};
+pub use crate::committer::CommitStats;
+use crate::committer::{self, Pending, Shared};
 use crate::error::JournalError;
 use crate::limits::{self, ExpectedVersion, Limits, NewEvent};
 use crate::outbox::{self, EventPublisher};
-use crate::store::{AppendOutcome, ChainCheck, Store, StoredEvent, StreamHead};
+use crate::store::{AppendOutcome, ChainCheck, EventStore, SledStore, StorageError, StoredEvent, StreamHead};
 
 /// How to open a journal.
 #[derive(Debug, Clone)]
@@ -51,7 +53,7 @@ pub struct Journal {
 
 #[derive(Debug)]
 struct Inner {
-    store: Arc<Store>,
+    shared: Arc<Shared>,
     limits: Limits,
     /// `None` once shutdown started: no new appends.
     committer: Mutex<Option<mpsc::Sender<Pending>>>,
@@ -59,6 +61,29 @@ struct Inner {
     drain: Mutex<Option<JoinHandle<()>>>,
     /// Turns true when shutdown starts; ends subscriptions and the drain.
     closing: watch::Sender<bool>,
+    /// Appends between validation and answer.
+    appending: AtomicUsize,
+}
+
+/// Counts one append in flight for as long as it lives (however the append
+/// ends: answered, refused or dropped by its caller).
+struct InFlight<'a> {
+    count: &'a AtomicUsize,
+    /// No other append was in flight when this one entered.
+    alone: bool,
+}
+
+impl<'a> InFlight<'a> {
+    fn enter(count: &'a AtomicUsize) -> Self {
+        let before = count.fetch_add(1, Ordering::AcqRel);
+        Self { count, alone: before == 0 }
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.count.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// Events streamed by a subscription (catch-up, then live).
@@ -68,43 +93,50 @@ pub type Subscription = mpsc::Receiver<Result<StoredEvent, JournalError>>;
 const SUBSCRIPTION_BATCH: usize = 256;
 
 impl Journal {
-    /// Opens (or creates) the journal in `options.data_dir`, starts the
-    /// committer and, with a publisher, the outbox drain (which first sends
-    /// whatever an earlier run left in the outbox). Needs a tokio runtime.
+    /// Opens (or creates) the journal in `options.data_dir` on sled, starts
+    /// the committer and, with a publisher, the outbox drain (which first
+    /// sends whatever an earlier run left in the outbox). Needs a tokio
+    /// runtime.
     pub async fn open(options: JournalOptions) -> Result<Self, JournalError> {
-        options
-            .limits
-            .validate()
-            .map_err(|message| JournalError::InvalidArgument { field: "limits".into(), message })?;
+        validate_limits(&options.limits)?;
         let dir = options.data_dir.clone();
         let cache = options.cache_capacity_bytes;
-        // Opening recovers sled's log, which blocks.
-        let store = tokio::task::spawn_blocking(move || Store::open(&dir, cache))
+        // Opening recovers sled's log (and a group a crash cut short), which blocks.
+        let store = tokio::task::spawn_blocking(move || SledStore::open(&dir, cache))
             .await
-            .map_err(|e| JournalError::Storage(sled::Error::ReportableBug(format!("open task: {e}"))))??;
-        let store = Arc::new(store);
+            .map_err(|e| JournalError::Storage(StorageError::new("sled", format!("open task: {e}"))))??;
+        Self::open_on(Arc::new(store), options).await
+    }
+
+    /// Opens the journal on an already open store (`options.data_dir` and
+    /// `cache_capacity_bytes` are the caller's business then): the same
+    /// committer, outbox drain and reads, on any [`EventStore`].
+    pub async fn open_on(store: Arc<dyn EventStore>, options: JournalOptions) -> Result<Self, JournalError> {
+        validate_limits(&options.limits)?;
         let wake = Arc::new(Notify::new());
-        let (tx, done) = committer::spawn(store.clone(), options.max_commit_batch, wake.clone())?;
+        let shared = Arc::new(Shared::new(store, wake.clone())?);
+        let (tx, done) = committer::spawn(shared.clone(), options.max_commit_batch)?;
         let (closing, _) = watch::channel(false);
+        let waiting = shared.durable().saturating_sub(shared.store.outbox_cursor()?);
         let drain = match options.publisher {
             Some(publisher) => {
-                info!(waiting = store.outbox_len(), "outbox drain started");
-                Some(tokio::spawn(outbox::drain(store.clone(), publisher, wake, closing.subscribe())))
+                info!(waiting, "outbox drain started");
+                Some(tokio::spawn(outbox::drain(shared.clone(), publisher, wake, closing.subscribe())))
             }
             None => {
-                let waiting = store.outbox_len();
                 warn!(waiting, "no event publisher (no NATS URL): committed events wait in the outbox");
                 None
             }
         };
         Ok(Self {
             inner: Arc::new(Inner {
-                store,
+                shared,
                 limits: options.limits,
                 committer: Mutex::new(Some(tx)),
                 committer_done: Mutex::new(Some(done)),
                 drain: Mutex::new(drain),
                 closing,
+                appending: AtomicUsize::new(0),
             }),
         })
     }
@@ -114,9 +146,20 @@ impl Journal {
         &self.inner.limits
     }
 
-    /// The underlying store, for reads.
-    pub fn store(&self) -> &Store {
-        &self.inner.store
+    /// The durable watermark: every global position below it is flushed
+    /// and readable.
+    pub fn durable_position(&self) -> u64 {
+        self.inner.shared.durable()
+    }
+
+    /// Group-commit counters since open.
+    pub fn commit_stats(&self) -> &CommitStats {
+        &self.inner.shared.stats
+    }
+
+    /// Number of durable events waiting in the outbox.
+    pub fn outbox_len(&self) -> Result<u64, JournalError> {
+        Ok(self.durable_position().saturating_sub(self.inner.shared.store.outbox_cursor()?))
     }
 
     /// Appends `events` to `stream_id` if `expected` holds: all or none, and
@@ -129,7 +172,30 @@ impl Journal {
         events: Vec<NewEvent>,
     ) -> Result<AppendOutcome, JournalError> {
         let append = limits::validate_append(&self.inner.limits, stream_id, expected, events)?;
+        let in_flight = InFlight::enter(&self.inner.appending);
         let sender = lock(&self.inner.committer).clone().ok_or(JournalError::ShuttingDown)?;
+        // The only append in flight, on a multi-threaded runtime: commit
+        // right here rather than hand off to the committer thread and wait to
+        // be woken — at concurrency 1 those two hand-offs cost about as much
+        // as the write itself. This blocks one runtime worker for one flush,
+        // which tokio advises against; it is bounded: the writer lock lets at
+        // most one worker do it at a time, only while no other append is in
+        // flight, and the other workers steal its queued tasks meanwhile.
+        // (`block_in_place` would move those tasks away explicitly, but its
+        // own hand-off gave back most of the gain over gRPC: BENCHMARKS.md.)
+        // With others in flight appends share a group commit instead: a group
+        // of one would cost them a flush. The sender stays alive meanwhile,
+        // so shutdown waits for this commit as for a queued one.
+        if in_flight.alone
+            && sender.capacity() == sender.max_capacity()
+            && tokio::runtime::Handle::try_current()
+                .is_ok_and(|runtime| runtime.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread)
+        {
+            let shared = &self.inner.shared;
+            if let Some(mut writer) = shared.try_writer() {
+                return shared.commit_alone(&mut writer, &append);
+            }
+        }
         let (reply, answer) = oneshot::channel();
         sender.send(Pending { append, reply }).await.map_err(|_| JournalError::ShuttingDown)?;
         drop(sender);
@@ -146,25 +212,27 @@ impl Journal {
     ) -> Result<Vec<StoredEvent>, JournalError> {
         limits::validate_stream_id("stream_id", stream_id)?;
         let l = &self.inner.limits;
-        self.inner.store.read_stream(stream_id, from_version, l.read_count(max_count), l.max_read_bytes)
+        let durable = self.durable_position();
+        self.inner.shared.store.read_stream(stream_id, from_version, l.read_count(max_count), l.max_read_bytes, durable)
     }
 
     /// Reads durable events of the global log from `from_position`.
     pub fn read_all(&self, from_position: u64, max_count: u32) -> Result<Vec<StoredEvent>, JournalError> {
         let l = &self.inner.limits;
-        self.inner.store.read_all(from_position, l.read_count(max_count), l.max_read_bytes)
+        let durable = self.durable_position();
+        self.inner.shared.store.read_all(from_position, l.read_count(max_count), l.max_read_bytes, durable)
     }
 
     /// The durable head of a stream.
     pub fn stream_head(&self, stream_id: &str) -> Result<StreamHead, JournalError> {
         limits::validate_stream_id("stream_id", stream_id)?;
-        self.inner.store.stream_head(stream_id)
+        self.inner.shared.store.stream_head(stream_id, self.durable_position())
     }
 
     /// Recomputes a stream's chain from the stored bytes.
     pub fn verify_chain(&self, stream_id: &str) -> Result<ChainCheck, JournalError> {
         limits::validate_stream_id("stream_id", stream_id)?;
-        self.inner.store.verify(stream_id)
+        self.inner.shared.store.verify_chain(stream_id, self.durable_position())
     }
 
     /// Streams a stream's events from `from_version`: everything stored, then
@@ -175,8 +243,8 @@ impl Journal {
         limits::validate_stream_id("stream_id", stream_id)?;
         let stream_id = stream_id.to_owned();
         let max_bytes = self.inner.limits.max_read_bytes;
-        Ok(self.subscribe(from_version, move |store, cursor| {
-            let events = store.read_stream(&stream_id, cursor, SUBSCRIPTION_BATCH, max_bytes)?;
+        Ok(self.subscribe(from_version, move |store, cursor, durable| {
+            let events = store.read_stream(&stream_id, cursor, SUBSCRIPTION_BATCH, max_bytes, durable)?;
             let next = events.last().map_or(cursor, |e| e.event.version + 1);
             Ok((events, next))
         }))
@@ -185,8 +253,8 @@ impl Journal {
     /// Streams the global log from `from_position`, catch-up then live.
     pub fn subscribe_all(&self, from_position: u64) -> Subscription {
         let max_bytes = self.inner.limits.max_read_bytes;
-        self.subscribe(from_position, move |store, cursor| {
-            let events = store.read_all(cursor, SUBSCRIPTION_BATCH, max_bytes)?;
+        self.subscribe(from_position, move |store, cursor, durable| {
+            let events = store.read_all(cursor, SUBSCRIPTION_BATCH, max_bytes, durable)?;
             let next = events.last().map_or(cursor, |e| e.global_position + 1);
             Ok((events, next))
         })
@@ -194,12 +262,12 @@ impl Journal {
 
     fn subscribe<F>(&self, from: u64, mut read: F) -> Subscription
     where
-        F: FnMut(&Store, u64) -> Result<(Vec<StoredEvent>, u64), JournalError> + Send + 'static,
+        F: FnMut(&dyn EventStore, u64, u64) -> Result<(Vec<StoredEvent>, u64), JournalError> + Send + 'static,
     {
         let (tx, rx) = mpsc::channel(SUBSCRIPTION_BATCH);
-        let store = self.inner.store.clone();
+        let shared = self.inner.shared.clone();
         let mut closing = self.inner.closing.subscribe();
-        let mut durable = store.watch_durable();
+        let mut durable = shared.durable.subscribe();
         tokio::spawn(async move {
             let mut cursor = from;
             loop {
@@ -208,8 +276,8 @@ impl Journal {
                 }
                 // Marked seen before reading: a flush after this read wakes
                 // the wait below, so no event can slip between read and wait.
-                durable.borrow_and_update();
-                let (events, next) = match read(&store, cursor) {
+                let watermark = *durable.borrow_and_update();
+                let (events, next) = match read(&*shared.store, cursor, watermark) {
                     Ok(step) => step,
                     Err(e) => {
                         let _ = tx.send(Err(e)).await;
@@ -257,10 +325,14 @@ impl Journal {
         if let Some(drain) = drain {
             let _ = drain.await;
         }
-        self.inner.store.flush()?;
+        self.inner.shared.store.flush()?;
         info!("journal closed");
         Ok(())
     }
+}
+
+fn validate_limits(limits: &Limits) -> Result<(), JournalError> {
+    limits.validate().map_err(|message| JournalError::InvalidArgument { field: "limits".into(), message })
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -403,7 +475,7 @@ pub(crate) mod tests {
         let journal = open(dir.path()).await;
         journal.append("b".into(), ExpectedVersion::NoStream, vec![opened("forum-a"), rolled(0, 0)]).await.unwrap();
         let head = journal.stream_head("b").unwrap();
-        let position = journal.store().durable_position();
+        let position = journal.durable_position();
 
         let junk = NewEvent { event_type: "DiceRolled".into(), payload: b"junk".to_vec(), idempotency_key: None };
         let cases: Vec<(Vec<NewEvent>, Rule, &str)> = vec![
@@ -429,7 +501,7 @@ pub(crate) mod tests {
         for (events, rule, field) in cases {
             assert_eq!(rule_of(journal.append("b".into(), ExpectedVersion::Any, events).await), (rule, field.into()));
             assert_eq!(journal.stream_head("b").unwrap(), head, "{rule:?}: nothing written");
-            assert_eq!(journal.store().durable_position(), position);
+            assert_eq!(journal.durable_position(), position);
         }
         let err = journal.append("fresh".into(), ExpectedVersion::Any, vec![rolled(0, 0)]).await;
         assert_eq!(rule_of(err), (Rule::BattleNotOpened, "events[0].event_type".into()));
@@ -453,6 +525,82 @@ pub(crate) mod tests {
             .await
             .unwrap();
         journal.append("b".into(), ExpectedVersion::Any, vec![rolled(1, 2)]).await.unwrap();
+        journal.shutdown().await.unwrap();
+    }
+
+    /// The same journal on the in-memory store: appends, reads, repeats,
+    /// refusals and subscriptions behave as on sled.
+    #[tokio::test]
+    async fn a_journal_runs_on_the_memory_store() {
+        let store = Arc::new(crate::store::MemoryStore::new());
+        let journal = Journal::open_on(store, JournalOptions::new("unused")).await.unwrap();
+        let mut sub = journal.subscribe_all(0);
+        let first = journal
+            .append("m".into(), ExpectedVersion::NoStream, vec![keyed(opened(""), "k"), rolled(0, 0)])
+            .await
+            .unwrap();
+        let repeat = journal.append("m".into(), ExpectedVersion::NoStream, vec![keyed(opened(""), "k")]).await.unwrap();
+        assert!(repeat.deduplicated);
+        assert_eq!(repeat.events[..], first.events[..1]);
+        assert_eq!(
+            rule_of(journal.append("m".into(), ExpectedVersion::Any, vec![rolled(0, 0)]).await).0,
+            Rule::NonceOutOfOrder
+        );
+        journal.append("m".into(), ExpectedVersion::Exact(1), vec![rolled(0, 1)]).await.unwrap();
+        assert_eq!(journal.stream_head("m").unwrap().version, Some(2));
+        assert!(matches!(journal.verify_chain("m").unwrap(), ChainCheck::Ok { count: 3, .. }));
+        for position in 0..3 {
+            assert_eq!(sub.recv().await.unwrap().unwrap().global_position, position);
+        }
+        assert_eq!(journal.outbox_len().unwrap(), 3, "no publisher: everything waits in the outbox");
+        journal.shutdown().await.unwrap();
+    }
+
+    /// On a multi-threaded runtime a lone appender commits on its own
+    /// thread, and appenders racing each other queue for the committer
+    /// thread: either way one writer at a time, every position taken once,
+    /// every stream in version order, every chain whole.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn lone_and_queued_appends_share_one_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = open(dir.path()).await;
+        journal.append("solo".into(), ExpectedVersion::NoStream, vec![opened("")]).await.unwrap();
+        let alone = journal.commit_stats().alone.load(Ordering::Relaxed);
+        assert_eq!(alone, 1, "nothing else was queued or writing");
+
+        const WRITERS: u64 = 8;
+        const APPENDS: u64 = 40;
+        let tasks: Vec<_> = (0..WRITERS)
+            .map(|w| {
+                let journal = journal.clone();
+                tokio::spawn(async move {
+                    let stream = format!("w{w}");
+                    journal.append(stream.clone(), ExpectedVersion::NoStream, vec![opened("")]).await.unwrap();
+                    for nonce in 0..APPENDS {
+                        let expected = ExpectedVersion::Exact(nonce);
+                        journal.append(stream.clone(), expected, vec![rolled(0, nonce)]).await.unwrap();
+                    }
+                })
+            })
+            .collect();
+        for task in tasks {
+            task.await.unwrap();
+        }
+        let total = 1 + WRITERS * (APPENDS + 1);
+        let log = journal.read_all(0, 10_000).unwrap();
+        assert_eq!(log.iter().map(|e| e.global_position).collect::<Vec<_>>(), (0..total).collect::<Vec<_>>());
+        for w in 0..WRITERS {
+            let stream = format!("w{w}");
+            let versions: Vec<_> =
+                log.iter().filter(|e| e.event.stream_id == stream).map(|e| e.event.version).collect();
+            assert_eq!(versions, (0..=APPENDS).collect::<Vec<_>>(), "{stream} in version order");
+            assert!(
+                matches!(journal.verify_chain(&stream).unwrap(), ChainCheck::Ok { count, .. } if count == APPENDS + 1)
+            );
+        }
+        let stats = journal.commit_stats();
+        assert_eq!(stats.appends.load(Ordering::Relaxed), total);
+        assert_eq!(journal.durable_position(), total);
         journal.shutdown().await.unwrap();
     }
 

@@ -5,9 +5,14 @@
 //! - [`limits`]: input limits and validation (nothing invalid is written).
 //! - [`guard`]: the battle guard — every stream is a battle, and no append
 //!   may leave it one that no longer folds (nonces, epochs, reveals, close).
-//! - [`store`]: the sled layout, one transaction per append, reads, outbox,
-//!   chain verification.
-//! - `committer` (private): the group-commit thread — many appends, one flush.
+//! - [`store`]: the storage seam — [`EventStore`] (append a group
+//!   atomically with expected versions and idempotency keys, read a stream
+//!   or the global log, heads, chain verification, the outbox cursor) — and
+//!   its providers: [`SledStore`] on disk ([`store::sled`], the only module
+//!   that sees sled) and [`MemoryStore`] in memory, both on the key-value
+//!   layout of [`store::kv`], both passing one conformance suite.
+//! - `committer` (private): the group-commit thread — many appends, one
+//!   flush — and the durable watermark readers read below.
 //! - [`journal`]: [`Journal`], the embeddable handle (append, read, subscribe,
 //!   verify, shutdown).
 //! - [`outbox`]: the drain that publishes committed events in order through an
@@ -18,7 +23,8 @@
 //!   open journal on a listener); [`config`]: the layered configuration.
 //!
 //! Embedding: `Journal::open(JournalOptions::new(dir)).await?` gives a handle
-//! to call directly; `serve(journal, listener, shutdown)` also exposes it over
+//! to call directly (`Journal::open_on(store, options)` on any
+//! [`EventStore`]); `serve(journal, listener, shutdown)` also exposes it over
 //! gRPC; `journal.shutdown().await` commits what is queued and closes.
 
 mod committer;
@@ -36,8 +42,10 @@ pub mod store;
 
 pub use config::{Config, ConfigError};
 pub use error::JournalError;
-pub use journal::{Journal, JournalOptions, Subscription};
+pub use journal::{CommitStats, Journal, JournalOptions, Subscription};
 pub use limits::{ExpectedVersion, Limits, NewEvent};
 pub use outbox::{EventPublisher, PublishError};
 pub use server::{ServeError, run, serve, serve_with_tls};
-pub use store::{AppendOutcome, AppendedEvent, ChainCheck, StoredEvent, StreamHead};
+pub use store::{
+    AppendOutcome, AppendedEvent, ChainCheck, EventStore, MemoryStore, SledStore, StorageError, StoredEvent, StreamHead,
+};

@@ -4,15 +4,22 @@
 //! them) only once the publisher has confirmed them. While the publisher fails, the drain retries the same
 //! event with a growing pause; appends are unaffected.
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+use battlelog_proto::v1::battle_event::Event;
+use battlelog_proto::v1::{BattleEvent, JournalRecord};
+use prost::Message;
 use tokio::sync::{Notify, watch};
 use tracing::{info, warn};
 
-use crate::store::{OutboxEvent, Store};
+use crate::committer::Shared;
+use crate::error::JournalError;
+use crate::guard;
+use crate::store::{EventStore, OutboxEvent};
 
 /// The future a publisher returns.
 pub type PublishFuture<'a> = Pin<Box<dyn Future<Output = Result<(), PublishError>> + Send + 'a>>;
@@ -42,18 +49,31 @@ const MAX_RETRY: Duration = Duration::from_secs(2);
 /// Runs the drain until `closing` turns true. Entries left then stay in the
 /// outbox for the next start.
 pub(crate) async fn drain(
-    store: Arc<Store>,
+    shared: Arc<Shared>,
     publisher: Arc<dyn EventPublisher>,
     wake: Arc<Notify>,
     mut closing: watch::Receiver<bool>,
 ) {
+    let store = &*shared.store;
     let mut retry = MIN_RETRY;
     let mut failing = false;
+    let mut tenants = Tenants::default();
+    let mut cursor = loop {
+        match store.outbox_cursor() {
+            Ok(cursor) => break cursor,
+            Err(e) => {
+                warn!(error = %e, "cannot read the outbox cursor");
+                if !pause(&mut closing, MAX_RETRY).await {
+                    return;
+                }
+            }
+        }
+    };
     loop {
         if *closing.borrow() {
             return;
         }
-        let batch = match store.outbox_batch(DRAIN_BATCH) {
+        let batch = match outbox_batch(store, &mut tenants, cursor, shared.durable()) {
             Ok(batch) => batch,
             Err(e) => {
                 warn!(error = %e, "cannot read the outbox");
@@ -86,7 +106,11 @@ pub(crate) async fn drain(
                             failing = false;
                         }
                         retry = MIN_RETRY;
-                        if let Err(e) = store.outbox_mark_published(event.global_position) {
+                        // Not flushed on its own: if the move is lost in a
+                        // crash, the event is published again and NATS drops
+                        // the duplicate by its `Nats-Msg-Id`.
+                        cursor = event.global_position + 1;
+                        if let Err(e) = store.set_outbox_cursor(event.global_position + 1) {
                             warn!(error = %e, "cannot move the outbox cursor");
                         }
                         break;
@@ -112,5 +136,110 @@ async fn pause(closing: &mut watch::Receiver<bool>, delay: Duration) -> bool {
     tokio::select! {
         _ = tokio::time::sleep(delay) => !*closing.borrow(),
         _ = closing.changed() => false,
+    }
+}
+
+/// Up to [`DRAIN_BATCH`] durable events from `from` on, oldest first, each
+/// with its stream's tenant.
+fn outbox_batch(
+    store: &dyn EventStore,
+    tenants: &mut Tenants,
+    from: u64,
+    durable: u64,
+) -> Result<Vec<OutboxEvent>, JournalError> {
+    store
+        .read_all(from, DRAIN_BATCH, usize::MAX, durable)?
+        .into_iter()
+        .map(|stored| {
+            Ok(OutboxEvent {
+                tenant: tenants.of(store, &stored.event, durable)?,
+                global_position: stored.global_position,
+                hash: stored.hash,
+                record: stored.record,
+                event: stored.event,
+            })
+        })
+        .collect()
+}
+
+/// Stream → tenant subject token: a stream's tenant is fixed by its version
+/// 0, so it is read once per stream, not per event.
+#[derive(Debug, Default)]
+struct Tenants(HashMap<String, String>);
+
+/// Streams whose tenant the drain remembers; past it the cache starts over
+/// (a miss costs one read of version 0).
+const MAX_CACHED_TENANTS: usize = 100_000;
+
+impl Tenants {
+    /// The tenant subject token of a durable record's stream, from the
+    /// `BattleOpened` at its version 0 (the record itself when it is that).
+    fn of(&mut self, store: &dyn EventStore, record: &JournalRecord, durable: u64) -> Result<String, JournalError> {
+        if let Some(tenant) = self.0.get(&record.stream_id) {
+            return Ok(tenant.clone());
+        }
+        let first;
+        let payload = if record.version == 0 {
+            &record.payload
+        } else {
+            first = store.read_stream(&record.stream_id, 0, 1, usize::MAX, durable)?;
+            let Some(opening) = first.first() else {
+                return Err(JournalError::Corrupt {
+                    stream_id: record.stream_id.clone(),
+                    version: 0,
+                    reason: "record missing".into(),
+                });
+            };
+            &opening.event.payload
+        };
+        // Streams written before the guard may not open with a BattleOpened;
+        // their events go out under the placeholder rather than not at all.
+        let tenant = match BattleEvent::decode(payload.as_slice()) {
+            Ok(BattleEvent { event: Some(Event::BattleOpened(opened)) }) => {
+                guard::subject_token(&opened.tenant).into_owned()
+            }
+            _ => guard::TENANT_PLACEHOLDER.to_owned(),
+        };
+        if self.0.len() >= MAX_CACHED_TENANTS {
+            self.0.clear();
+        }
+        self.0.insert(record.stream_id.clone(), tenant.clone());
+        Ok(tenant)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::journal::tests::{opened, rolled};
+    use crate::limits::{ExpectedVersion, Limits, validate_append};
+    use crate::store::{GroupAppend, MemoryStore};
+
+    /// The outbox names each event's tenant, read from the stream's version
+    /// 0 when the event is not that.
+    #[test]
+    fn outbox_events_carry_their_battles_tenant() {
+        let store = MemoryStore::new();
+        let appends: Vec<_> =
+            [("a", vec![opened("forum-a"), rolled(0, 0)]), ("n", vec![opened("")]), ("a", vec![rolled(0, 1)])]
+                .into_iter()
+                .map(|(s, e)| validate_append(&Limits::default(), s.into(), ExpectedVersion::Any, e).unwrap())
+                .collect();
+        let ids: Vec<Vec<String>> =
+            appends.iter().map(|a| (0..a.events.len()).map(|i| format!("id-{i}")).collect()).collect();
+        let group: Vec<_> = appends.iter().zip(&ids).map(|(a, i)| GroupAppend::new(a, i)).collect();
+        store.append_group(&group, 0, 0).unwrap();
+
+        // A fresh cache, starting past version 0: its tenant is read.
+        let tenants: Vec<_> = outbox_batch(&store, &mut Tenants::default(), 3, 4)
+            .unwrap()
+            .into_iter()
+            .map(|e| (e.event.stream_id, e.tenant))
+            .collect();
+        assert_eq!(tenants, [("a".to_owned(), "forum-a".to_owned())]);
+        let tenants: Vec<_> =
+            outbox_batch(&store, &mut Tenants::default(), 0, 4).unwrap().into_iter().map(|e| e.tenant).collect();
+        assert_eq!(tenants, ["forum-a", "forum-a", "_", "forum-a"]);
+        assert_eq!(outbox_batch(&store, &mut Tenants::default(), 0, 2).unwrap().len(), 2, "only durable events");
     }
 }

@@ -1,0 +1,834 @@
+//! The journal on an ordered key-value engine, written once for every such
+//! provider: the layout, group planning (idempotency, expected version, the
+//! battle guard, the chain), reads and chain verification. A provider gives
+//! point reads and ordered scans ([`KvRead`]) and writes a planned
+//! [`WriteSet`] atomically.
+//!
+//! Layout (all integers big-endian so that byte order is numeric order):
+//!
+//! | table         | key                              | value                                        |
+//! |---------------|----------------------------------|----------------------------------------------|
+//! | `records`     | stream id, 0x00, version (u64)   | h(version) (32), global position (u64), record bytes |
+//! | `heads`       | stream id                        | head version (u64), head hash (32), battle state (45) |
+//! | `idempotency` | stream id, 0x00, key             | version (u64), fingerprint (32)              |
+//! | `global`      | global position (u64)            | the `records` key                            |
+//! | `outbox`      | `published`                      | next global position to publish (u64)        |
+//!
+//! (sled's provider keeps its commit record in the `outbox` table too; see
+//! [`super::sled`].) Stream ids never contain 0x00 (see [`crate::limits`]),
+//! so a stream's keys are exactly the keys starting with `stream id, 0x00`.
+//!
+//! The battle state ([`crate::guard::BattleState`]: next nonce, epoch, its
+//! commitment, revealed, closed) rides in the head value because every
+//! append reads and rewrites the head anyway: the guard costs no extra read
+//! or write, and the state is written in the same atomic group as the
+//! events. A head of 40 bytes (written before the guard existed) has no
+//! state; the first append to such a stream folds its records once.
+//!
+//! The outbox is the global log from the outbox cursor on: writing an
+//! event's `global` entry is writing its outbox entry, in the same group, at
+//! no extra write per event.
+
+use std::collections::HashMap;
+
+use battlelog_proto::v1::JournalRecord;
+
+use super::{AppendOutcome, AppendedEvent, Applied, ChainCheck, GroupAppend, StoredEvent, StreamHead};
+use crate::error::JournalError;
+use crate::guard::{self, BattleState, Violation};
+use crate::limits::{ExpectedVersion, ValidAppend};
+use crate::record::{self, Hash};
+
+/// Table names and key encodings, public so that tools (and the tampering
+/// tests) can open a stopped journal's database directly.
+pub mod layout {
+    use super::{BattleState, Hash};
+
+    /// Records by (stream, version).
+    pub const RECORDS: &str = "records";
+    /// Chain head per stream.
+    pub const HEADS: &str = "heads";
+    /// Idempotency index by (stream, key).
+    pub const IDEMPOTENCY: &str = "idempotency";
+    /// The global order: position → record key.
+    pub const GLOBAL: &str = "global";
+    /// The outbox: the global position up to which events are published.
+    /// Everything at or past it in `global` waits for the publisher.
+    pub const OUTBOX: &str = "outbox";
+    /// The outbox cursor's key.
+    pub const OUTBOX_CURSOR: &[u8] = b"published";
+    /// Bytes before the record in a `records` value: hash and global position.
+    pub const RECORD_VALUE_HEADER: usize = 40;
+
+    /// `stream id || 0x00`.
+    pub fn stream_prefix(stream_id: &str) -> Vec<u8> {
+        let mut key = Vec::with_capacity(stream_id.len() + 9);
+        key.extend_from_slice(stream_id.as_bytes());
+        key.push(0);
+        key
+    }
+
+    /// `stream id || 0x00 || u64_be(version)`.
+    pub fn record_key(stream_id: &str, version: u64) -> Vec<u8> {
+        let mut key = stream_prefix(stream_id);
+        key.extend_from_slice(&version.to_be_bytes());
+        key
+    }
+
+    /// The (stream id, version) of a `records` key.
+    pub fn parse_record_key(key: &[u8]) -> Option<(&str, u64)> {
+        let split = key.len().checked_sub(9)?;
+        let (stream, rest) = key.split_at(split);
+        if rest[0] != 0 {
+            return None;
+        }
+        let version = u64::from_be_bytes(rest[1..].try_into().ok()?);
+        Some((std::str::from_utf8(stream).ok()?, version))
+    }
+
+    /// `stream id || 0x00 || key`.
+    pub fn idempotency_key(stream_id: &str, key: &str) -> Vec<u8> {
+        let mut k = stream_prefix(stream_id);
+        k.extend_from_slice(key.as_bytes());
+        k
+    }
+
+    /// `u64_be(position)`.
+    pub fn position_key(position: u64) -> [u8; 8] {
+        position.to_be_bytes()
+    }
+
+    /// `hash || u64_be(position) || record`.
+    pub fn record_value(hash: &Hash, position: u64, record: &[u8]) -> Vec<u8> {
+        let mut value = Vec::with_capacity(RECORD_VALUE_HEADER + record.len());
+        value.extend_from_slice(hash);
+        value.extend_from_slice(&position.to_be_bytes());
+        value.extend_from_slice(record);
+        value
+    }
+
+    /// Splits a `records` value into (hash, global position, record bytes).
+    pub fn split_record_value(value: &[u8]) -> Option<(Hash, u64, &[u8])> {
+        if value.len() < RECORD_VALUE_HEADER {
+            return None;
+        }
+        let hash: Hash = value[..32].try_into().ok()?;
+        let position = u64::from_be_bytes(value[32..40].try_into().ok()?);
+        Some((hash, position, &value[40..]))
+    }
+
+    /// Bytes of a head value without the battle state (written before the
+    /// guard existed).
+    pub const LEGACY_HEAD_BYTES: usize = 40;
+
+    /// `u64_be(version) || hash || battle state`.
+    pub fn head_value(version: u64, hash: &Hash, state: &BattleState) -> Vec<u8> {
+        let mut value = Vec::with_capacity(LEGACY_HEAD_BYTES + crate::guard::STATE_BYTES);
+        value.extend_from_slice(&version.to_be_bytes());
+        value.extend_from_slice(hash);
+        value.extend_from_slice(&state.encode());
+        value
+    }
+
+    /// (version, hash) of a `heads` value.
+    pub fn parse_head_value(value: &[u8]) -> Option<(u64, Hash)> {
+        if value.len() != LEGACY_HEAD_BYTES && value.len() != LEGACY_HEAD_BYTES + crate::guard::STATE_BYTES {
+            return None;
+        }
+        Some((u64::from_be_bytes(value[..8].try_into().ok()?), value[8..40].try_into().ok()?))
+    }
+
+    /// The battle state of a `heads` value: `Some(None)` for a legacy head
+    /// without one, `None` when unreadable.
+    pub fn parse_head_state(value: &[u8]) -> Option<Option<BattleState>> {
+        match value.len() {
+            LEGACY_HEAD_BYTES => Some(None),
+            _ => BattleState::decode(value.get(LEGACY_HEAD_BYTES..)?).map(Some),
+        }
+    }
+
+    /// `u64_be(version) || fingerprint`.
+    pub fn idempotency_value(version: u64, fingerprint: &Hash) -> Vec<u8> {
+        let mut value = Vec::with_capacity(40);
+        value.extend_from_slice(&version.to_be_bytes());
+        value.extend_from_slice(fingerprint);
+        value
+    }
+
+    /// (version, fingerprint) of an `idempotency` value.
+    pub fn parse_idempotency_value(value: &[u8]) -> Option<(u64, Hash)> {
+        if value.len() != 40 {
+            return None;
+        }
+        Some((u64::from_be_bytes(value[..8].try_into().ok()?), value[8..].try_into().ok()?))
+    }
+}
+
+/// The tables of the layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Table {
+    /// `records`.
+    Records,
+    /// `heads`.
+    Heads,
+    /// `idempotency`.
+    Idempotency,
+    /// `global`.
+    Global,
+    /// `outbox` (the cursor; sled's commit record).
+    Outbox,
+}
+
+impl Table {
+    /// Every table, in a fixed order (the index of each is its tag).
+    pub const ALL: [Table; 5] = [Table::Records, Table::Heads, Table::Idempotency, Table::Global, Table::Outbox];
+
+    /// Its name in the layout.
+    pub fn name(self) -> &'static str {
+        match self {
+            Table::Records => layout::RECORDS,
+            Table::Heads => layout::HEADS,
+            Table::Idempotency => layout::IDEMPOTENCY,
+            Table::Global => layout::GLOBAL,
+            Table::Outbox => layout::OUTBOX,
+        }
+    }
+
+    /// A one-byte tag (its index in [`Table::ALL`]).
+    pub fn tag(self) -> u8 {
+        match self {
+            Table::Records => 0,
+            Table::Heads => 1,
+            Table::Idempotency => 2,
+            Table::Global => 3,
+            Table::Outbox => 4,
+        }
+    }
+
+    /// The table of a tag.
+    pub fn from_tag(tag: u8) -> Option<Table> {
+        Table::ALL.get(usize::from(tag)).copied()
+    }
+}
+
+/// What a scan visitor wants next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Visit {
+    /// The next entry, please.
+    More,
+    /// Enough.
+    Stop,
+}
+
+/// Called with each (key, value) of a scan.
+pub type Visitor<'a> = dyn FnMut(&[u8], &[u8]) -> Result<Visit, JournalError> + 'a;
+
+/// Reads of an ordered key-value engine.
+pub trait KvRead {
+    /// A stored value.
+    type Value: AsRef<[u8]>;
+
+    /// The value of `key` in `table`.
+    fn get(&self, table: Table, key: &[u8]) -> Result<Option<Self::Value>, JournalError>;
+
+    /// Visits the entries of `table` with `from <= key <= to` in key order
+    /// (or reverse order) until the visitor says stop.
+    fn scan(
+        &self,
+        table: Table,
+        from: &[u8],
+        to: &[u8],
+        reverse: bool,
+        visit: &mut Visitor<'_>,
+    ) -> Result<(), JournalError>;
+
+    /// The last key of `table`, if any.
+    fn last_key(&self, table: Table) -> Result<Option<Vec<u8>>, JournalError>;
+}
+
+/// The writes of one group, in the order they were planned. A provider
+/// writes all of them or none.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct WriteSet {
+    /// (table, key, value), in plan order.
+    pub writes: Vec<(Table, Vec<u8>, Vec<u8>)>,
+    /// Where the latest write of each (table, key) is in `writes`, so that
+    /// later appends of the group read what earlier ones wrote.
+    latest: HashMap<(Table, Vec<u8>), usize>,
+}
+
+impl WriteSet {
+    /// Adds a write.
+    pub fn put(&mut self, table: Table, key: Vec<u8>, value: Vec<u8>) {
+        self.latest.insert((table, key.clone()), self.writes.len());
+        self.writes.push((table, key, value));
+    }
+
+    /// Whether nothing is to be written.
+    pub fn is_empty(&self) -> bool {
+        self.writes.is_empty()
+    }
+
+    /// Encodes the writes: per write, tag (1), key length (u32), key, value
+    /// length (u32), value.
+    pub fn encode(&self) -> Vec<u8> {
+        let size: usize = self.writes.iter().map(|(_, k, v)| 9 + k.len() + v.len()).sum();
+        let mut out = Vec::with_capacity(size);
+        for (table, key, value) in &self.writes {
+            out.push(table.tag());
+            for part in [key, value] {
+                // Keys are ≤ a few hundred bytes and values ≤ one record;
+                // both far below 4 GiB (the limits cap an append at MiBs).
+                out.extend_from_slice(&u32::try_from(part.len()).unwrap_or(u32::MAX).to_be_bytes());
+                out.extend_from_slice(part);
+            }
+        }
+        out
+    }
+
+    /// Decodes [`WriteSet::encode`]'s bytes; `None` when they are not that.
+    pub fn decode(mut bytes: &[u8]) -> Option<WriteSet> {
+        let mut set = WriteSet::default();
+        while let Some((&tag, rest)) = bytes.split_first() {
+            let table = Table::from_tag(tag)?;
+            let (key, rest) = take_part(rest)?;
+            let (value, rest) = take_part(rest)?;
+            set.put(table, key.to_vec(), value.to_vec());
+            bytes = rest;
+        }
+        Some(set)
+    }
+}
+
+fn take_part(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
+    let (len, rest) = bytes.split_at_checked(4)?;
+    let len = usize::try_from(u32::from_be_bytes(len.try_into().ok()?)).ok()?;
+    rest.split_at_checked(len)
+}
+
+/// Reads through a group's pending writes to the engine.
+struct Overlay<'a, K: KvRead> {
+    kv: &'a K,
+    pending: &'a WriteSet,
+}
+
+impl<K: KvRead> Overlay<'_, K> {
+    fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>, JournalError> {
+        if let Some(&i) = self.pending.latest.get(&(table, key.to_vec())) {
+            return Ok(Some(self.pending.writes[i].2.clone()));
+        }
+        Ok(self.kv.get(table, key)?.map(|v| v.as_ref().to_vec()))
+    }
+}
+
+/// Why an append was refused.
+enum Reject {
+    Refused(Violation),
+    WrongExpectedVersion { actual: Option<u64> },
+    KeyReused { key: String, version: u64 },
+    PartialRepeat { repeated_index: usize, new_index: usize },
+    Corrupt { version: u64, reason: String },
+}
+
+impl Reject {
+    fn into_error(self, append: &ValidAppend) -> JournalError {
+        let stream_id = append.stream_id.clone();
+        match self {
+            Reject::Refused(Violation { field, rule, message }) => {
+                JournalError::EventRefused { stream_id, field, rule, message }
+            }
+            Reject::WrongExpectedVersion { actual } => {
+                JournalError::WrongExpectedVersion { stream_id, expected: append.expected, actual }
+            }
+            Reject::KeyReused { key, version } => JournalError::IdempotencyKeyReused { stream_id, key, version },
+            Reject::PartialRepeat { repeated_index, new_index } => {
+                JournalError::IdempotencyPartialRepeat { stream_id, repeated_index, new_index }
+            }
+            Reject::Corrupt { version, reason } => JournalError::Corrupt { stream_id, version, reason },
+        }
+    }
+}
+
+/// Plans a group of appends against `kv`: what each append gets (its
+/// versions, or why it is refused), and every write of the accepted ones, in
+/// order. Each append is checked against the state the earlier ones of the
+/// group left, and every check of an append comes before its first write,
+/// so a refused append plans nothing.
+pub fn plan_group<K: KvRead>(
+    kv: &K,
+    group: &[GroupAppend<'_>],
+    first_position: u64,
+    now_micros: i64,
+) -> Result<(Vec<Result<Applied, JournalError>>, WriteSet), JournalError> {
+    let mut writes = WriteSet::default();
+    let mut position = first_position;
+    let mut outcomes = Vec::with_capacity(group.len());
+    for member in group {
+        let view = Overlay { kv, pending: &writes };
+        let planned = plan_one(&view, member, position, now_micros)?;
+        let outcome = match planned {
+            Ok((applied, planned_writes)) => {
+                if let Applied::Appended(appended) = &applied {
+                    position += appended.events.len() as u64;
+                }
+                for (table, key, value) in planned_writes {
+                    writes.put(table, key, value);
+                }
+                Ok(applied)
+            }
+            Err(reject) => Err(reject.into_error(member.append)),
+        };
+        outcomes.push(outcome);
+    }
+    Ok((outcomes, writes))
+}
+
+type Planned = Result<(Applied, Vec<(Table, Vec<u8>, Vec<u8>)>), Reject>;
+
+/// One append: the checks, then its writes.
+fn plan_one<K: KvRead>(
+    view: &Overlay<'_, K>,
+    member: &GroupAppend<'_>,
+    first_position: u64,
+    now_micros: i64,
+) -> Result<Planned, JournalError> {
+    let append = member.append;
+    let stream = append.stream_id.as_str();
+    let fingerprints: Vec<Hash> =
+        append.events.iter().map(|e| record::fingerprint(&e.event_type, &e.payload)).collect();
+
+    // Idempotency first: a retry of a committed append must get its
+    // original result even though its expected version is now stale.
+    let mut repeated: Vec<(usize, u64)> = Vec::new();
+    let mut new_index = None;
+    for (i, event) in append.events.iter().enumerate() {
+        let Some(key) = &event.idempotency_key else {
+            new_index.get_or_insert(i);
+            continue;
+        };
+        match view.get(Table::Idempotency, &layout::idempotency_key(stream, key))? {
+            None => {
+                new_index.get_or_insert(i);
+            }
+            Some(value) => {
+                let Some((version, fp)) = layout::parse_idempotency_value(&value) else {
+                    return Ok(Err(Reject::Corrupt { version: 0, reason: format!("idempotency entry of {key:?}") }));
+                };
+                if fp != fingerprints[i] {
+                    return Ok(Err(Reject::KeyReused { key: key.clone(), version }));
+                }
+                repeated.push((i, version));
+            }
+        }
+    }
+    if let Some(&(repeated_index, _)) = repeated.first() {
+        if let Some(new_index) = new_index {
+            return Ok(Err(Reject::PartialRepeat { repeated_index, new_index }));
+        }
+        let mut events = Vec::with_capacity(repeated.len());
+        for (_, version) in repeated {
+            match read_appended(view, stream, version)? {
+                Ok(event) => events.push(event),
+                Err(reject) => return Ok(Err(reject)),
+            }
+        }
+        return Ok(Ok((Applied::Deduplicated(AppendOutcome { events, deduplicated: true }), Vec::new())));
+    }
+
+    let head_value = view.get(Table::Heads, stream.as_bytes())?;
+    let head = match &head_value {
+        None => None,
+        Some(value) => match layout::parse_head_value(value) {
+            Some(head) => Some(head),
+            None => return Ok(Err(Reject::Corrupt { version: 0, reason: "unreadable stream head".into() })),
+        },
+    };
+    let actual = head.map(|(v, _)| v);
+    let ok = match append.expected {
+        ExpectedVersion::Any => true,
+        ExpectedVersion::NoStream => actual.is_none(),
+        ExpectedVersion::Exact(v) => actual == Some(v),
+    };
+    if !ok {
+        return Ok(Err(Reject::WrongExpectedVersion { actual }));
+    }
+
+    // The battle guard, against the state stored with the head (earlier
+    // appends of this group included: the overlay reads their writes).
+    let mut state = match (&head_value, actual) {
+        (Some(value), Some(version)) => match layout::parse_head_state(value) {
+            Some(Some(state)) => Some(state),
+            Some(None) => match fold_legacy(view, stream, version)? {
+                Ok(state) => Some(state),
+                Err(reject) => return Ok(Err(reject)),
+            },
+            None => {
+                return Ok(Err(Reject::Corrupt {
+                    version,
+                    reason: "unreadable battle state in the stream head".into(),
+                }));
+            }
+        },
+        _ => None,
+    };
+    for (i, checked) in append.checked.iter().enumerate() {
+        match guard::apply(state, i, checked) {
+            Ok(next) => state = Some(next),
+            Err(violation) => return Ok(Err(Reject::Refused(violation))),
+        }
+    }
+    let Some(state) = state else {
+        return Ok(Err(Reject::Corrupt { version: 0, reason: "an append without events".into() }));
+    };
+
+    let mut previous = head.map_or_else(|| record::genesis_hash(stream), |(_, h)| h);
+    let first_version = actual.map_or(0, |v| v + 1);
+    let mut events = Vec::with_capacity(append.events.len());
+    let mut writes = Vec::with_capacity(append.events.len() * 3 + 1);
+    for (i, event) in append.events.iter().enumerate() {
+        let version = first_version + i as u64;
+        let position = first_position + i as u64;
+        let event_id = member.event_ids[i].clone();
+        let rec = JournalRecord {
+            stream_id: stream.to_owned(),
+            version,
+            event_id: event_id.clone(),
+            event_type: event.event_type.clone(),
+            recorded_at_unix_micros: now_micros,
+            idempotency_key: event.idempotency_key.clone().unwrap_or_default(),
+            payload: event.payload.clone(),
+        };
+        let bytes = record::encode(&rec);
+        let hash = record::chain_hash(&previous, &bytes);
+        let key = layout::record_key(stream, version);
+        writes.push((Table::Records, key.clone(), layout::record_value(&hash, position, &bytes)));
+        writes.push((Table::Global, layout::position_key(position).to_vec(), key));
+        if let Some(k) = &event.idempotency_key {
+            writes.push((
+                Table::Idempotency,
+                layout::idempotency_key(stream, k),
+                layout::idempotency_value(version, &fingerprints[i]),
+            ));
+        }
+        previous = hash;
+        events.push(AppendedEvent {
+            version,
+            global_position: position,
+            event_id,
+            hash,
+            recorded_at_unix_micros: now_micros,
+        });
+    }
+    let last = first_version + append.events.len() as u64 - 1;
+    writes.push((Table::Heads, stream.as_bytes().to_vec(), layout::head_value(last, &previous, &state)));
+    Ok(Ok((Applied::Appended(AppendOutcome { events, deduplicated: false }), writes)))
+}
+
+/// The battle state of a stream whose head predates the guard: its records
+/// folded once (the append then stores the state with the head). A history
+/// that does not fold as a battle takes no more appends: the guard could not
+/// vouch for anything after it.
+fn fold_legacy<K: KvRead>(
+    view: &Overlay<'_, K>,
+    stream: &str,
+    head_version: u64,
+) -> Result<Result<BattleState, Reject>, JournalError> {
+    let mut state = None;
+    for version in 0..=head_version {
+        let corrupt = |reason: &str| Reject::Corrupt { version, reason: reason.into() };
+        let Some(value) = view.get(Table::Records, &layout::record_key(stream, version))? else {
+            return Ok(Err(corrupt("record missing")));
+        };
+        let Some((_, _, bytes)) = layout::split_record_value(&value) else {
+            return Ok(Err(corrupt("record truncated")));
+        };
+        let Ok(record) = record::decode(bytes) else {
+            return Ok(Err(corrupt("record does not decode")));
+        };
+        let step = guard::inspect(0, &record.event_type, &record.payload).and_then(|c| guard::apply(state, 0, &c));
+        match step {
+            Ok(next) => state = Some(next),
+            Err(v) => {
+                return Ok(Err(Reject::Refused(Violation {
+                    field: "stream_id".into(),
+                    rule: guard::Rule::StreamNotABattle,
+                    message: format!(
+                        "version {version}, stored before the battle guard, breaks {}: {}",
+                        v.rule.reason(),
+                        v.message
+                    ),
+                })));
+            }
+        }
+    }
+    Ok(state.ok_or(Reject::Corrupt { version: 0, reason: "a head without records".into() }))
+}
+
+fn read_appended<K: KvRead>(
+    view: &Overlay<'_, K>,
+    stream_id: &str,
+    version: u64,
+) -> Result<Result<AppendedEvent, Reject>, JournalError> {
+    let corrupt = |reason: &str| Reject::Corrupt { version, reason: reason.into() };
+    let Some(value) = view.get(Table::Records, &layout::record_key(stream_id, version))? else {
+        return Ok(Err(corrupt("record missing")));
+    };
+    let Some((hash, global_position, bytes)) = layout::split_record_value(&value) else {
+        return Ok(Err(corrupt("record truncated")));
+    };
+    let Ok(decoded) = record::decode(bytes) else {
+        return Ok(Err(corrupt("record does not decode")));
+    };
+    Ok(Ok(AppendedEvent {
+        version,
+        global_position,
+        event_id: decoded.event_id,
+        hash,
+        recorded_at_unix_micros: decoded.recorded_at_unix_micros,
+    }))
+}
+
+/// The next global position: one past the last `global` key.
+pub fn next_position<K: KvRead>(kv: &K) -> Result<u64, JournalError> {
+    match kv.last_key(Table::Global)? {
+        Some(key) => Ok(decode_position(&key)? + 1),
+        None => Ok(0),
+    }
+}
+
+/// The outbox cursor (0 when never moved).
+pub fn outbox_cursor<K: KvRead>(kv: &K) -> Result<u64, JournalError> {
+    match kv.get(Table::Outbox, layout::OUTBOX_CURSOR)? {
+        Some(value) => decode_position(value.as_ref()),
+        None => Ok(0),
+    }
+}
+
+/// See [`super::EventStore::read_stream`].
+pub fn read_stream<K: KvRead>(
+    kv: &K,
+    stream_id: &str,
+    from_version: u64,
+    max_count: usize,
+    max_bytes: usize,
+    durable: u64,
+) -> Result<Vec<StoredEvent>, JournalError> {
+    let start = layout::record_key(stream_id, from_version);
+    let end = layout::record_key(stream_id, u64::MAX);
+    let mut out = Vec::new();
+    let mut bytes = 0usize;
+    let mut expected = from_version;
+    kv.scan(Table::Records, &start, &end, false, &mut |key, value| {
+        if out.len() >= max_count {
+            return Ok(Visit::Stop);
+        }
+        let version = layout::parse_record_key(key).map_or(u64::MAX, |(_, v)| v);
+        let event = decode_stored(stream_id, version, value)?;
+        if event.global_position >= durable {
+            return Ok(Visit::Stop);
+        }
+        if version != expected {
+            return Err(JournalError::Corrupt {
+                stream_id: stream_id.to_owned(),
+                version: expected,
+                reason: "record missing".into(),
+            });
+        }
+        if !out.is_empty() && bytes + event.record.len() > max_bytes {
+            return Ok(Visit::Stop);
+        }
+        bytes += event.record.len();
+        expected += 1;
+        out.push(event);
+        Ok(Visit::More)
+    })?;
+    Ok(out)
+}
+
+/// See [`super::EventStore::read_all`].
+pub fn read_all<K: KvRead>(
+    kv: &K,
+    from_position: u64,
+    max_count: usize,
+    max_bytes: usize,
+    durable: u64,
+) -> Result<Vec<StoredEvent>, JournalError> {
+    let mut record_keys = Vec::new();
+    kv.scan(Table::Global, &layout::position_key(from_position), &[0xff; 8], false, &mut |key, record_key| {
+        if record_keys.len() >= max_count || decode_position(key)? >= durable {
+            return Ok(Visit::Stop);
+        }
+        record_keys.push(record_key.to_vec());
+        Ok(Visit::More)
+    })?;
+    let mut out = Vec::with_capacity(record_keys.len());
+    let mut bytes = 0usize;
+    for record_key in record_keys {
+        let event = read_by_record_key(kv, &record_key)?;
+        if !out.is_empty() && bytes + event.record.len() > max_bytes {
+            break;
+        }
+        bytes += event.record.len();
+        out.push(event);
+    }
+    Ok(out)
+}
+
+fn read_by_record_key<K: KvRead>(kv: &K, record_key: &[u8]) -> Result<StoredEvent, JournalError> {
+    let (stream_id, version) = layout::parse_record_key(record_key).ok_or_else(|| JournalError::Corrupt {
+        stream_id: String::from_utf8_lossy(record_key).into_owned(),
+        version: 0,
+        reason: "unreadable record key in the global log".into(),
+    })?;
+    let value = kv.get(Table::Records, record_key)?.ok_or_else(|| JournalError::Corrupt {
+        stream_id: stream_id.to_owned(),
+        version,
+        reason: "record missing".into(),
+    })?;
+    decode_stored(stream_id, version, value.as_ref())
+}
+
+/// See [`super::EventStore::stream_head`].
+pub fn stream_head<K: KvRead>(kv: &K, stream_id: &str, durable: u64) -> Result<StreamHead, JournalError> {
+    let mut head = None;
+    let from = layout::record_key(stream_id, 0);
+    let to = layout::record_key(stream_id, u64::MAX);
+    kv.scan(Table::Records, &from, &to, true, &mut |key, value| {
+        let version = layout::parse_record_key(key).map_or(u64::MAX, |(_, v)| v);
+        let (hash, position, _) = layout::split_record_value(value).ok_or_else(|| JournalError::Corrupt {
+            stream_id: stream_id.to_owned(),
+            version,
+            reason: "truncated record".into(),
+        })?;
+        if position < durable {
+            head = Some(StreamHead { version: Some(version), hash });
+            return Ok(Visit::Stop);
+        }
+        Ok(Visit::More)
+    })?;
+    Ok(head.unwrap_or(StreamHead { version: None, hash: record::genesis_hash(stream_id) }))
+}
+
+fn broken(version: u64, reason: impl Into<String>) -> ChainCheck {
+    ChainCheck::Broken { version, reason: reason.into() }
+}
+
+/// Recomputes the stream's chain from the stored record bytes and reports
+/// the first version where it breaks: a record missing, undecodable,
+/// claiming another stream or version, a hash that does not chain, or a head
+/// that does not match the last record. `head` is the stream's `heads`
+/// value, read by the caller together with `durable` so that every record up
+/// to it is completely written (records appended since lie past it).
+pub fn verify_chain<K: KvRead>(
+    kv: &K,
+    stream_id: &str,
+    head: Option<&[u8]>,
+    durable: u64,
+) -> Result<ChainCheck, JournalError> {
+    let head = match head {
+        None => None,
+        Some(value) => match layout::parse_head_value(value) {
+            Some(h) => Some(h),
+            None => return Ok(broken(0, "the stream head entry is unreadable")),
+        },
+    };
+    let start = layout::record_key(stream_id, 0);
+    let end = layout::record_key(stream_id, head.map_or(u64::MAX, |(v, _)| v));
+    let mut previous = record::genesis_hash(stream_id);
+    let mut expected = 0u64;
+    let mut verdict = None;
+    kv.scan(Table::Records, &start, &end, false, &mut |key, value| {
+        let mut fail = |version: u64, reason: String| {
+            verdict = Some(broken(version, reason));
+            Ok(Visit::Stop)
+        };
+        let Some((_, version)) = layout::parse_record_key(key) else {
+            return fail(expected, "unreadable record key".into());
+        };
+        if version != expected {
+            return fail(expected, "record missing".into());
+        }
+        let Some((stored_hash, _, bytes)) = layout::split_record_value(value) else {
+            return fail(version, "record truncated".into());
+        };
+        let decoded = match record::decode(bytes) {
+            Ok(decoded) => decoded,
+            Err(e) => return fail(version, format!("record does not decode: {e}")),
+        };
+        if decoded.stream_id != stream_id || decoded.version != version {
+            return fail(version, format!("record claims stream {:?} version {}", decoded.stream_id, decoded.version));
+        }
+        let hash = record::chain_hash(&previous, bytes);
+        if hash != stored_hash {
+            return fail(version, "hash does not chain from the previous record".into());
+        }
+        previous = hash;
+        expected += 1;
+        Ok(Visit::More)
+    })?;
+    if let Some(verdict) = verdict {
+        return Ok(verdict);
+    }
+    match head {
+        None if expected > 0 => Ok(broken(expected, "records exist but the stream head is missing")),
+        None => Ok(ChainCheck::Ok { count: 0, head_hash: previous }),
+        Some((head_version, _)) if expected <= head_version => Ok(broken(expected, "record missing")),
+        Some((head_version, head_hash)) if head_hash != previous => {
+            Ok(broken(head_version, "the stream head hash does not match the last record"))
+        }
+        Some((head_version, _)) if durable_record_past(kv, stream_id, head_version, durable)? => {
+            Ok(broken(head_version + 1, "a durable record lies past the stream head"))
+        }
+        Some(_) => Ok(ChainCheck::Ok { count: expected, head_hash: previous }),
+    }
+}
+
+/// Whether the record after `head_version` was durable at `durable`: readers
+/// serve it, so a head that stops before it disowns part of the stream. (One
+/// appended after the head was read is not.)
+fn durable_record_past<K: KvRead>(
+    kv: &K,
+    stream_id: &str,
+    head_version: u64,
+    durable: u64,
+) -> Result<bool, JournalError> {
+    let Some(next) = head_version.checked_add(1) else { return Ok(false) };
+    let Some(value) = kv.get(Table::Records, &layout::record_key(stream_id, next))? else { return Ok(false) };
+    Ok(layout::split_record_value(value.as_ref()).is_none_or(|(_, position, _)| position < durable))
+}
+
+fn decode_stored(stream_id: &str, version: u64, value: &[u8]) -> Result<StoredEvent, JournalError> {
+    let corrupt = |reason: String| JournalError::Corrupt { stream_id: stream_id.to_owned(), version, reason };
+    let (hash, global_position, bytes) =
+        layout::split_record_value(value).ok_or_else(|| corrupt("record truncated".into()))?;
+    let event = record::decode(bytes).map_err(|e| corrupt(format!("record does not decode: {e}")))?;
+    Ok(StoredEvent { global_position, hash, record: bytes.to_vec(), event })
+}
+
+/// A big-endian u64 key or value.
+pub fn decode_position(bytes: &[u8]) -> Result<u64, JournalError> {
+    let bytes: [u8; 8] = bytes.try_into().map_err(|_| JournalError::Corrupt {
+        stream_id: String::new(),
+        version: 0,
+        reason: "unreadable global position".into(),
+    })?;
+    Ok(u64::from_be_bytes(bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn write_sets_round_trip_and_junk_is_refused() {
+        let mut set = WriteSet::default();
+        set.put(Table::Records, b"s\0\0".to_vec(), vec![1; 300]);
+        set.put(Table::Heads, b"s".to_vec(), Vec::new());
+        set.put(Table::Outbox, Vec::new(), b"v".to_vec());
+        let bytes = set.encode();
+        assert_eq!(WriteSet::decode(&bytes), Some(set));
+        assert_eq!(WriteSet::decode(&bytes[..bytes.len() - 1]), None, "cut short");
+        assert_eq!(WriteSet::decode(&[9, 0, 0, 0, 0, 0, 0, 0, 0]), None, "no such table");
+        assert_eq!(WriteSet::decode(&[]), Some(WriteSet::default()));
+    }
+}
