@@ -31,6 +31,8 @@ pub struct Config {
     pub auth_keys: Vec<PathBuf>,
     /// File holding the `service` token presented to the journal and the roller.
     pub token_file: Option<PathBuf>,
+    /// Bytes of folded battles kept in memory (the fold cache's budget).
+    pub cache_bytes: u64,
     /// TLS keys `tls_cert`, `tls_key`, `tls_client_ca` (battlelog_runtime::tls).
     #[serde(flatten)]
     pub server_tls: ServerTls,
@@ -51,6 +53,7 @@ impl Default for Config {
             log_format: LogFormat::Text,
             auth_keys: Vec::new(),
             token_file: None,
+            cache_bytes: battlelog_stream::DEFAULT_CACHE_BYTES,
             server_tls: ServerTls::default(),
             client_tls: ClientTls::default(),
         }
@@ -87,6 +90,9 @@ pub struct Overrides {
     /// File holding this service's `service` token for its peers.
     #[arg(long, env = "BATTLELOG_RESOLVER_TOKEN_FILE")]
     pub token_file: Option<PathBuf>,
+    /// Bytes of folded battles kept in memory.
+    #[arg(long, env = "BATTLELOG_RESOLVER_CACHE_BYTES")]
+    pub cache_bytes: Option<u64>,
     /// PEM certificate chain to serve TLS with (with --tls-key).
     #[arg(long, env = "BATTLELOG_RESOLVER_TLS_CERT")]
     pub tls_cert: Option<PathBuf>,
@@ -124,6 +130,7 @@ impl Config {
         if o.token_file.is_some() {
             config.token_file.clone_from(&o.token_file);
         }
+        overlay(&mut config.cache_bytes, &o.cache_bytes);
         config.server_tls.apply(o.tls_cert.as_ref(), o.tls_key.as_ref(), o.tls_client_ca.as_ref());
         config.client_tls.apply(o.tls_ca.as_ref(), o.tls_client_cert.as_ref(), o.tls_client_key.as_ref());
         config.validate()?;

@@ -106,6 +106,15 @@ impl StreamError {
         matches!(self, StreamError::Conflict { .. })
     }
 
+    /// Whether `status` (the journal's, or a peer's that passed one on) is a
+    /// stale expected version, read from its `ErrorInfo`.
+    pub fn is_conflict_status(status: &Status) -> bool {
+        status
+            .get_error_details()
+            .error_info()
+            .is_some_and(|info| info.domain == JOURNAL_DOMAIN && info.reason == REASON_WRONG_EXPECTED_VERSION)
+    }
+
     /// The status for a caller. Conflicts and reused keys keep their
     /// `ErrorInfo`, so that a service calling us reads them as such.
     pub fn into_status(self) -> Status {
