@@ -53,7 +53,7 @@ fn object(value: Value) -> prost_types::Struct {
 async fn in_parallel<F, Fut>(client: &ResolverClient<battlelog_auth::AuthChannel>, count: usize, work: F)
 where
     F: Fn(ResolverClient<battlelog_auth::AuthChannel>, usize) -> Fut + Clone + Send + 'static,
-    Fut: std::future::Future<Output = ()> + Send,
+    Fut: Future<Output = ()> + Send,
 {
     let tasks: Vec<_> = (0..CLIENTS)
         .map(|c| {

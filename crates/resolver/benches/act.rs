@@ -22,9 +22,9 @@
 //! The same run measures the floors the acceptance targets (issue 11) are
 //! set against: the raw sled insert + flush p50 (one durable write, as the
 //! journal benchmark measures it), the bare gRPC round trip (a
-//! `grpc.health.v1` check on the resolver) and the journal's own append
-//! rate at concurrency 64 (64 streams, single-event appends, over gRPC on
-//! the plain stack's journal). Then, for each stack, `Act` at concurrency 1
+//! `grpc.health.v1` check on the resolver) and the journal's own appends
+//! at concurrency 1 and 64 (single-event appends to streams of their own,
+//! over gRPC on the plain stack's journal). Then, for each stack, `Act` at concurrency 1
 //! (one battle), at concurrency 64 (64 battles, one player each: a busy
 //! forum), and 32 players on one battle (serialised by design). Each `Act`
 //! is a pbta move: one 2d6 roll and one resolution, so two journal appends
@@ -423,6 +423,10 @@ fn main() {
         }
 
         let bare = compare(&mut stacks, "bare gRPC round trip", Case::RoundTrip, run).await;
+        // One append alone, for reading the `Act` figure: its floor is two
+        // of these plus two round trips (the forum's and the roller's).
+        let journal_c1 = journal_appends(&stacks[0].journal_url, &auth.service_token(), 1, run).await;
+        report("journal append, concurrency 1", &journal_c1);
         let journal_c64 = journal_appends(&stacks[0].journal_url, &auth.service_token(), 64, run).await;
         report("journal append, concurrency 64", &journal_c64);
 
@@ -454,6 +458,11 @@ fn main() {
         overhead("Act concurrency 64 (64 battles)", &many);
         overhead("Act concurrency 32 (one battle)", &crowd);
 
+        println!(
+            "plain: Act p50 at concurrency 1 is {:.1} µs; 2 × journal append p50 + 2 × round trip p50 = {:.1} µs",
+            one[0].p50.as_secs_f64() * 1e6,
+            (journal_c1.p50 * 2 + bare[0].p50 * 2).as_secs_f64() * 1e6
+        );
         println!();
         let budget = bare[0].p50 * 4 + sled_floor.p50 * 2;
         println!(

@@ -130,6 +130,6 @@ impl Fold for Ledger {
         // version and the map's slot.
         size_of::<Self>()
             + self.client_seed.as_ref().map_or(0, String::capacity)
-            + self.recorded.iter().map(|(key, _)| key.capacity() + 48).sum::<usize>()
+            + self.recorded.keys().map(|key| key.capacity() + 48).sum::<usize>()
     }
 }

@@ -275,10 +275,10 @@ impl Roller for RollerService {
 
         let battle_id = request.battle_id.as_str();
         let mut ledger = self.ledgers.lock(battle_id).await;
-        if let Some(head) = &request.expected_head {
-            if let AtHead::Answered(response) = self.roll_at_head(&request, &expressions, head, &mut ledger).await? {
-                return Ok(Response::new(response));
-            }
+        if let Some(head) = &request.expected_head
+            && let AtHead::Answered(response) = self.roll_at_head(&request, &expressions, head, &mut ledger).await?
+        {
+            return Ok(Response::new(response));
         }
         for _ in 0..MAX_ATTEMPTS {
             self.catch_up(battle_id, &mut ledger).await?;
