@@ -316,7 +316,7 @@ async fn journal_appends(url: &str, token: &str, concurrency: usize, run: Durati
         .map(|c| {
             let mut client = JournalClient::new(authed(channels[c % channels.len()].clone(), token).expect("token"));
             tokio::spawn(async move {
-                let stream_id = format!("floor-{c}");
+                let stream_id = format!("floor-{concurrency}-{c}");
                 let append = |event: pb::battle_event::Event| pb::AppendRequest {
                     stream_id: stream_id.clone(),
                     expected_version: Some(pb::ExpectedVersion {

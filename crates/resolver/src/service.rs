@@ -731,6 +731,11 @@ impl Resolver for ResolverService {
                             );
                         }
                     }
+                    if view.next_version() == 0 {
+                        // They did not fold and the view was dropped: read
+                        // the battle afresh; the roll replays under its key.
+                        continue;
+                    }
                 } else {
                     // Rolled before (a retry), elsewhere in the stream: read
                     // what it holds now; another replica may even have

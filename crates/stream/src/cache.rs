@@ -4,14 +4,16 @@
 //! serialises one replica's commands on that battle. Entries are weighed by
 //! [`Fold::weight`] (re-weighed each time a command lets go of one) and
 //! evicted by quick_cache's policy (CLOCK-Pro-like: recently and often used
-//! battles stay) once the budget is spent. An entry that a command holds is
-//! pinned: evicting it would let a second copy of the same battle exist in
-//! this replica. Dropping a state costs only a read later: the journal is
-//! the record.
+//! battles stay) once the budget is spent. An entry that a command holds or
+//! waits for is pinned: evicting it would let a second copy of the same
+//! battle exist in this replica. A state heavier than the cache allows is
+//! dropped when let go of. Dropping a state costs only a read later: the
+//! journal is the record.
 
 use std::convert::Infallible;
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use quick_cache::sync::Cache;
 use quick_cache::{DefaultHashBuilder, Lifecycle, Weighter};
@@ -26,13 +28,16 @@ const ENTRY_OVERHEAD_BYTES: u64 = 128;
 #[derive(Debug)]
 struct Entry<S> {
     state: Arc<Mutex<S>>,
+    /// Commands holding or waiting for the state: while any does, the
+    /// entry is pinned.
+    users: Arc<AtomicUsize>,
     /// The state's weight when last let go of.
     bytes: u64,
 }
 
 impl<S> Clone for Entry<S> {
     fn clone(&self) -> Self {
-        Self { state: self.state.clone(), bytes: self.bytes }
+        Self { state: self.state.clone(), users: self.users.clone(), bytes: self.bytes }
     }
 }
 
@@ -45,7 +50,7 @@ impl<S> Weighter<String, Entry<S>> for ByBytes {
     }
 }
 
-/// Entries in use (a command holds their `Arc`) are not evicted.
+/// Entries in use (a command holds or waits for them) are not evicted.
 #[derive(Debug, Clone, Copy)]
 struct PinnedWhileHeld;
 
@@ -53,7 +58,7 @@ impl<S> Lifecycle<String, Entry<S>> for PinnedWhileHeld {
     type RequestState = ();
 
     fn is_pinned(&self, _key: &String, entry: &Entry<S>) -> bool {
-        Arc::strong_count(&entry.state) > 1
+        entry.users.load(Ordering::Acquire) > 0
     }
 
     fn on_evict(&self, _state: &mut (), _key: String, _entry: Entry<S>) {}
@@ -113,11 +118,24 @@ impl<S: Fold> FoldCache<S> {
     /// cached). Waits while another command of this replica holds it.
     pub async fn lock(&self, battle_id: &str) -> Held<S> {
         let entry = self.entries.get_or_insert_with(battle_id, || {
-            Ok::<_, Infallible>(Entry { state: Arc::new(Mutex::new(S::default())), bytes: 0 })
+            Ok::<_, Infallible>(Entry {
+                state: Arc::new(Mutex::new(S::default())),
+                users: Arc::new(AtomicUsize::new(0)),
+                bytes: 0,
+            })
         });
         let Ok(entry) = entry;
+        // Pinned from here on. (Evicted in the instant before, it would
+        // only be read again by the next command.)
+        entry.users.fetch_add(1, Ordering::AcqRel);
         let guard = entry.state.clone().lock_owned().await;
-        Held { battle_id: battle_id.to_owned(), shared: entry.state, guard: Some(guard), cache: self.clone() }
+        Held {
+            battle_id: battle_id.to_owned(),
+            shared: entry.state,
+            users: entry.users,
+            guard: Some(guard),
+            cache: self.clone(),
+        }
     }
 
     /// `battle_id`'s state if it is cached, without counting as a use.
@@ -126,11 +144,13 @@ impl<S: Fold> FoldCache<S> {
     }
 
     /// Re-weighs `battle_id`'s entry, if `shared` is still the one cached.
-    fn reweigh(&self, battle_id: &str, shared: &Arc<Mutex<S>>, bytes: u64) {
+    fn reweigh(&self, battle_id: &str, shared: &Arc<Mutex<S>>, users: &Arc<AtomicUsize>, bytes: u64) {
         if self.entries.peek(battle_id).is_some_and(|entry| Arc::ptr_eq(&entry.state, shared)) {
-            // An entry heavier than the cache allows is not admitted: it is
-            // dropped and the next command reads the battle afresh.
-            let _ = self.entries.replace(battle_id.to_owned(), Entry { state: shared.clone(), bytes }, true);
+            // An entry heavier than the cache allows, and no longer in use,
+            // is not admitted: it is dropped, and the next command reads
+            // the battle afresh.
+            let entry = Entry { state: shared.clone(), users: users.clone(), bytes };
+            let _ = self.entries.replace(battle_id.to_owned(), entry, true);
         }
     }
 }
@@ -139,6 +159,7 @@ impl<S: Fold> FoldCache<S> {
 pub struct Held<S: Fold> {
     battle_id: String,
     shared: Arc<Mutex<S>>,
+    users: Arc<AtomicUsize>,
     guard: Option<OwnedMutexGuard<S>>,
     cache: FoldCache<S>,
 }
@@ -167,7 +188,8 @@ impl<S: Fold> Drop for Held<S> {
         let Some(guard) = self.guard.take() else { return };
         let bytes = guard.weight() as u64;
         drop(guard);
-        self.cache.reweigh(&self.battle_id, &self.shared, bytes);
+        self.users.fetch_sub(1, Ordering::AcqRel);
+        self.cache.reweigh(&self.battle_id, &self.shared, &self.users, bytes);
     }
 }
 
@@ -219,7 +241,19 @@ mod tests {
             cache.lock(&format!("heavy-{i}")).await.bytes = 50_000;
         }
         assert!(cache.weight_bytes() <= budget, "{} bytes cached over a budget of {budget}", cache.weight_bytes());
-        assert!(cache.len() < 200, "{} battles of 50 kB cannot all fit in 1 MiB", cache.len());
+        let heavy = (0..200).filter(|i| cache.peek(&format!("heavy-{i}")).is_some()).count();
+        assert!(heavy <= 21, "{heavy} battles of 50 kB cannot all fit in 1 MiB");
+    }
+
+    /// A state heavier than the whole budget is not kept once let go of.
+    #[tokio::test]
+    async fn a_state_over_the_budget_is_dropped_when_let_go_of() {
+        let cache = FoldCache::<Counted>::new(1);
+        let mut held = cache.lock("b1").await;
+        held.next = 3;
+        drop(held);
+        assert!(cache.peek("b1").is_none());
+        assert_eq!(cache.lock("b1").await.next_version(), 0, "read afresh");
     }
 
     /// A battle a command holds is never evicted, however full the cache.
