@@ -498,6 +498,7 @@ impl Harness {
                     rolls: vec![pb::RollSpec { expression: "1d20".into(), purpose: "matrix".into() }],
                     actor: "pikachu".into(),
                     request_id: "matrix-roll".into(),
+                    expected_head: None,
                 };
                 self.roller(header).roll(request).await.map(drop)
             }

@@ -611,6 +611,7 @@ async fn a_retry_after_a_crash_between_roll_and_resolution_reuses_the_roll() {
             rolls: vec![pb::RollSpec { expression: "1d6".into(), purpose: "power".into() }],
             actor: "pikachu".into(),
             request_id: "act:c-1".into(),
+            expected_head: None,
         })
         .await
         .expect("the roll the resolver asked for before it crashed")
@@ -1492,6 +1493,7 @@ async fn bad_input_is_refused_by_field_and_writes_nothing() {
         rolls: (0..specs).map(|_| pb::RollSpec { expression: expression.into(), purpose: purpose.into() }).collect(),
         actor: "meowth".into(),
         request_id: request_id.into(),
+        expected_head: None,
     };
     let roll_cases = vec![
         (roll_request("2d", "x", "r-1", 1), "rolls[0].expression"),
@@ -1646,6 +1648,7 @@ async fn no_roll_leaves_the_roller_while_the_journal_refuses_or_dies_at_the_appe
         rolls: vec![pb::RollSpec { expression: "3d6".into(), purpose: "to hit".into() }],
         actor: "misty".into(),
         request_id: "r-1".into(),
+        expected_head: None,
     };
 
     // The journal refuses: restarted with a payload limit below any roll's,

@@ -58,6 +58,7 @@ async fn peek_then_decide(stack: &Stack) {
             rolls: vec![pb::RollSpec { expression: "1d6".into(), purpose: "power die".into() }],
             actor: "pikachu".into(),
             request_id: "act:peek-1".into(),
+            expected_head: None,
         };
         let status = roller.roll(peek).await.expect_err("the roller refuses a peek");
         assert_eq!(status.code(), Code::PermissionDenied, "Roller.Roll as {role}: {status:?}");

@@ -60,6 +60,10 @@ pub struct UpArgs {
     /// generated under `<data-dir>/tls`; mutual TLS between the services.
     #[arg(long)]
     tls: bool,
+    /// Bytes of folded battles kept in memory, all services together: three
+    /// quarters for the resolver's views, a quarter for the roller's ledgers.
+    #[arg(long, env = "BATTLELOG_CACHE_BYTES", default_value_t = battlelog_stream::DEFAULT_CACHE_BYTES)]
+    cache_bytes: u64,
 }
 
 /// The development fan-out: each committed event, from the journal's
@@ -217,7 +221,8 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
     let service_token = signing_key.issue("battlelog-up", "battlelog", Role::Service, SERVICE_TOKEN_TTL)?;
     let client_tls = tls.client()?;
     let resolver =
-        battlelog_resolver::server::service_for(&journal_url, &roller_url, client_tls.as_ref(), &service_token)?;
+        battlelog_resolver::server::service_for(&journal_url, &roller_url, client_tls.as_ref(), &service_token)?
+            .with_cache_bytes(args.cache_bytes / 4 * 3);
 
     let mut nats_server = None;
     // (journal's URL, resolver's URL, what the banner shows): with
@@ -265,7 +270,7 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
     let master_key = MasterKey::read_or_create(&args.data_dir.join("roller").join("master.key"))?;
     let journal_client =
         battlelog_roller::server::journal_client_with_tls(&journal_url, client_tls.as_ref(), &service_token)?;
-    let roller = RollerService::new(journal_client, master_key);
+    let roller = RollerService::new(journal_client, master_key).with_cache_bytes(args.cache_bytes / 4);
 
     let (stop, stopped) = watch::channel(false);
     let until_stopped = |mut stopped: watch::Receiver<bool>| async move {

@@ -11,29 +11,47 @@
 //!   hands every request a fixed forum [`Caller`] of the test tenant, which
 //!   is what the handlers read. The clients still attach their bearer
 //!   tokens (the services' clients always do): the header costs bytes on
-//!   the wire, nobody checks it.
+//!   the wire, nobody checks it. Its journal counts the calls it serves, so
+//!   that the run shows how many reads and appends one `Act` costs.
 //! - **secure**: the services' own `serve_with_tls` with token verifiers,
 //!   as `battlelog up --tls` runs them — mutual TLS between the services
 //!   (the journal and the roller require the services' client
 //!   certificate), TLS on the resolver (the forum trusts the CA, no client
 //!   certificate), a token checked on every hop.
 //!
-//! For each stack it measures the baseline, one bare gRPC round trip (a
-//! `grpc.health.v1` check on the resolver), then `Act` at concurrency 1 (one
-//! battle) and 32 (32 battles, one player each: a busy forum), and 32
-//! players on one battle (serialised by design). Each `Act` is a pbta move:
-//! one 2d6 roll and one resolution, so two journal appends (two flushes).
-//! `BATTLELOG_BENCH_SECONDS` sets the seconds per case and stack (default
-//! 3); a case runs in one-second slices alternating between the stacks, so
-//! that a change in the machine's load falls on both alike.
+//! The same run measures the floors the acceptance targets (issue 11) are
+//! set against: the raw sled insert + flush p50 (one durable write, as the
+//! journal benchmark measures it), the bare gRPC round trip (a
+//! `grpc.health.v1` check on the resolver) and the journal's own appends
+//! at concurrency 1 and 64 (single-event appends to streams of their own,
+//! over gRPC on the plain stack's journal). Then, for each stack, `Act` at concurrency 1
+//! (one battle), at concurrency 64 (64 battles, one player each: a busy
+//! forum), and 32 players on one battle (serialised by design). Each `Act`
+//! is a pbta move: one 2d6 roll and one resolution, so two journal appends
+//! (two flushes). It prints PASS or FAIL for
+//!
+//! 1. `Act` p50 at concurrency 1 ≤ 4 × round trip + 2 × sled insert+flush
+//!    (the forum's call, the resolver's call to the roller and the two
+//!    appends: nothing else on the path), and
+//! 2. `Act` throughput at concurrency 64 ≥ 40 % of half the journal's
+//!    concurrency-64 append rate (each `Act` is two appends),
+//!
+//! on the plain stack (the floors are measured without TLS), with the
+//! secure stack's ratios beside them. `BATTLELOG_BENCH_SECONDS` sets the
+//! seconds per case and stack (default 3); a case runs in one-second slices
+//! alternating between the stacks, so that a change in the machine's load
+//! falls on both alike.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use battlelog_auth::{AuthChannel, Caller, Role, authed};
 use battlelog_journal::service::JournalService;
 use battlelog_journal::{Journal, JournalOptions};
 use battlelog_proto::battle::json_to_struct;
+use battlelog_proto::v1 as pb;
+use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::journal_server::JournalServer;
 use battlelog_proto::v1::resolver_client::ResolverClient;
 use battlelog_proto::v1::resolver_server::ResolverServer;
@@ -44,7 +62,7 @@ use battlelog_roller::{MasterKey, RollerService};
 use battlelog_runtime::grpc::incoming;
 use battlelog_runtime::tls::{ServerTls, endpoint};
 use battlelog_test_support::auth::TEST_TENANT;
-use battlelog_test_support::bench::{Figures, figures, report, seconds_per_case};
+use battlelog_test_support::bench::{Figures, figures, raw_sled_insert_flush, report, seconds_per_case};
 use battlelog_test_support::{TestAuth, TestPki};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
@@ -72,6 +90,26 @@ async fn open_journal(dir: &Path) -> Journal {
     Journal::open(JournalOptions::new(dir)).await.expect("journal")
 }
 
+/// Calls the plain stack's journal served, by kind.
+static JOURNAL_READS: AtomicU64 = AtomicU64::new(0);
+static JOURNAL_APPENDS: AtomicU64 = AtomicU64::new(0);
+
+/// Counts one journal call by its gRPC method (tonic hands every request's
+/// head to the trace hook, which is all the counting needs).
+fn count_journal_call(request: &tonic::codegen::http::Request<()>) -> tracing::Span {
+    let path = request.uri().path();
+    if path.ends_with("/ReadStream") {
+        JOURNAL_READS.fetch_add(1, Ordering::Relaxed);
+    } else if path.ends_with("/Append") {
+        JOURNAL_APPENDS.fetch_add(1, Ordering::Relaxed);
+    }
+    tracing::Span::none()
+}
+
+fn journal_calls() -> (u64, u64) {
+    (JOURNAL_READS.load(Ordering::Relaxed), JOURNAL_APPENDS.load(Ordering::Relaxed))
+}
+
 fn object(value: Value) -> prost_types::Struct {
     json_to_struct(value.as_object().expect("an object"))
 }
@@ -80,6 +118,7 @@ fn object(value: Value) -> prost_types::Struct {
 struct Stack {
     name: &'static str,
     journal: Journal,
+    journal_url: String,
     resolver: ResolverClient<AuthChannel>,
     health: HealthClient<Channel>,
 }
@@ -96,7 +135,12 @@ async fn plain(data_dir: &Path, auth: &TestAuth) -> Stack {
         .max_encoding_message_size(limit);
     // `incoming` turns Nagle off as the services' own servers do: without
     // it, the stacks would differ by delayed ACKs, not by security.
-    tokio::spawn(Server::builder().add_service(journal_service).serve_with_incoming(incoming(listener)));
+    tokio::spawn(
+        Server::builder()
+            .trace_fn(count_journal_call)
+            .add_service(journal_service)
+            .serve_with_incoming(incoming(listener)),
+    );
 
     let key = MasterKey::from_hex(&"42".repeat(32)).expect("key");
     let roller = RollerService::new(journal_client_with_tls(&journal_url, None, &token).expect("client"), key);
@@ -123,6 +167,7 @@ async fn plain(data_dir: &Path, auth: &TestAuth) -> Stack {
     Stack {
         name: "plain",
         journal,
+        journal_url,
         resolver: ResolverClient::new(authed(resolver_channel.clone(), &auth.forum()).expect("token")),
         health: HealthClient::new(resolver_channel),
     }
@@ -175,6 +220,7 @@ async fn secure(data_dir: &Path, auth: &TestAuth, pki: &TestPki) -> Stack {
     Stack {
         name: "secure",
         journal,
+        journal_url,
         resolver: ResolverClient::new(authed(resolver_channel.clone(), &auth.forum()).expect("token")),
         health: HealthClient::new(resolver_channel),
     }
@@ -257,6 +303,62 @@ impl Stack {
     }
 }
 
+/// The journal's own rate: `concurrency` clients appending one roll at a
+/// time, each to a stream of its own, over a few shared connections (as
+/// the journal benchmark measures it).
+async fn journal_appends(url: &str, token: &str, concurrency: usize, run: Duration) -> Figures {
+    let mut channels = Vec::new();
+    for _ in 0..concurrency.min(4) {
+        channels.push(channel(url, None).await);
+    }
+    let start = Instant::now();
+    let tasks: Vec<_> = (0..concurrency)
+        .map(|c| {
+            let mut client = JournalClient::new(authed(channels[c % channels.len()].clone(), token).expect("token"));
+            tokio::spawn(async move {
+                let stream_id = format!("floor-{concurrency}-{c}");
+                let append = |event: pb::battle_event::Event| pb::AppendRequest {
+                    stream_id: stream_id.clone(),
+                    expected_version: Some(pb::ExpectedVersion {
+                        kind: Some(pb::expected_version::Kind::Any(pb::expected_version::Any {})),
+                    }),
+                    events: vec![battlelog_proto::battle::new_event(event, String::new())],
+                };
+                let opened =
+                    pb::BattleOpened { ruleset: "pbta-2d6@1".into(), commitment: "0".repeat(64), ..Default::default() };
+                client.append(append(pb::battle_event::Event::BattleOpened(opened))).await.expect("open");
+                let mut latencies = Vec::new();
+                let mut nonce = 0;
+                while start.elapsed() < run {
+                    let roll = pb::DiceRolled {
+                        nonce,
+                        expression: "2d6".into(),
+                        purpose: "floor".into(),
+                        actor: "ash".into(),
+                        dice: vec![pb::Die { sides: 6, value: 4, kept: true, ..Default::default() }; 2],
+                        total: 8,
+                        ..Default::default()
+                    };
+                    nonce += 1;
+                    let began = Instant::now();
+                    client.append(append(pb::battle_event::Event::DiceRolled(roll))).await.expect("append");
+                    latencies.push(began.elapsed());
+                }
+                latencies
+            })
+        })
+        .collect();
+    let mut all = Vec::new();
+    for task in tasks {
+        all.extend(task.await.expect("client"));
+    }
+    figures(all, start.elapsed())
+}
+
+fn verdict(pass: bool) -> &'static str {
+    if pass { "PASS" } else { "FAIL" }
+}
+
 /// Runs `case` on both stacks for `run` each, in one-second slices that
 /// alternate which stack goes first, and reports both.
 async fn compare(stacks: &mut [Stack; 2], name: &str, case: Case, run: Duration) -> [Figures; 2] {
@@ -291,10 +393,14 @@ fn overhead(label: &str, [plain, secure]: &[Figures; 2]) {
 fn main() {
     let run = seconds_per_case();
     let seconds = run.as_secs();
+    // The target dir sits on the project's disk, like a real data dir.
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("temp dir");
+    println!("battlelog Act benchmark: {seconds} s per case and stack, plain (no TLS, no token checks) and secure");
+    // Before the runtime starts: it blocks. A roll record's size.
+    let sled_floor = raw_sled_insert_flush(&dir.path().join("raw"), 400, run);
+    report("raw sled insert+flush (1 at a time)", &sled_floor);
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
     runtime.block_on(async move {
-        // The target dir sits on the project's disk, like a real data dir.
-        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("temp dir");
         let auth = TestAuth::generate();
         let pki = TestPki::generate("bench");
         let mut stacks =
@@ -310,24 +416,38 @@ fn main() {
             let case = Case::Act { workers: 4, battle: |_| "warm-up".to_owned(), tag: "warm" };
             stack.measure(case, Duration::from_millis(300), 0, &mut warm).await;
             stack.open("solo").await;
-            for w in 0..32 {
+            for w in 0..64 {
                 stack.open(&format!("table-{w}")).await;
             }
             stack.open("crowd").await;
         }
 
-        println!("battlelog Act benchmark: {seconds} s per case and stack, plain (no TLS, no token checks) and secure");
         let bare = compare(&mut stacks, "bare gRPC round trip", Case::RoundTrip, run).await;
+        // One append alone, for reading the `Act` figure: its floor is two
+        // of these plus two round trips (the forum's and the roller's).
+        let journal_c1 = journal_appends(&stacks[0].journal_url, &auth.service_token(), 1, run).await;
+        report("journal append, concurrency 1", &journal_c1);
+        let journal_c64 = journal_appends(&stacks[0].journal_url, &auth.service_token(), 64, run).await;
+        report("journal append, concurrency 64", &journal_c64);
+
+        let calls_before = journal_calls();
         let case = Case::Act { workers: 1, battle: |_| "solo".to_owned(), tag: "c1" };
         let one = compare(&mut stacks, "Act, concurrency 1", case, run).await;
-        let case = Case::Act { workers: 32, battle: |w| format!("table-{w}"), tag: "c32" };
-        let many = compare(&mut stacks, "Act, concurrency 32 (32 battles)", case, run).await;
+        let calls_after = journal_calls();
+        let acts = one[0].ops as f64;
+        println!(
+            "plain: journal calls per Act (concurrency 1): {:.2} stream reads, {:.2} appends",
+            (calls_after.0 - calls_before.0) as f64 / acts,
+            (calls_after.1 - calls_before.1) as f64 / acts
+        );
+        let case = Case::Act { workers: 64, battle: |w| format!("table-{w}"), tag: "c64" };
+        let many = compare(&mut stacks, "Act, concurrency 64 (64 battles)", case, run).await;
         let case = Case::Act { workers: 32, battle: |_| "crowd".to_owned(), tag: "crowd" };
         let crowd = compare(&mut stacks, "Act, concurrency 32 (one battle)", case, run).await;
 
         for (i, stack) in stacks.iter().enumerate() {
             println!(
-                "{}: Act p50 at concurrency 1 is {:.1}× a bare round trip; 32 battles give {:.1}× the throughput of one",
+                "{}: Act p50 at concurrency 1 is {:.1}× a bare round trip; 64 battles give {:.1}× the throughput of one",
                 stack.name,
                 one[i].p50.as_secs_f64() / bare[i].p50.as_secs_f64(),
                 many[i].per_second / one[i].per_second
@@ -335,8 +455,35 @@ fn main() {
         }
         overhead("bare round trip", &bare);
         overhead("Act concurrency 1", &one);
-        overhead("Act concurrency 32 (32 battles)", &many);
+        overhead("Act concurrency 64 (64 battles)", &many);
         overhead("Act concurrency 32 (one battle)", &crowd);
+
+        println!(
+            "plain: Act p50 at concurrency 1 is {:.1} µs; 2 × journal append p50 + 2 × round trip p50 = {:.1} µs",
+            one[0].p50.as_secs_f64() * 1e6,
+            (journal_c1.p50 * 2 + bare[0].p50 * 2).as_secs_f64() * 1e6
+        );
+        println!();
+        let budget = bare[0].p50 * 4 + sled_floor.p50 * 2;
+        println!(
+            "target 1: Act p50 at concurrency 1 {:.1} µs vs 4 × round trip {:.1} µs + 2 × sled insert+flush {:.1} µs \
+             = {:.1} µs: {} (secure: {:.1} µs)",
+            one[0].p50.as_secs_f64() * 1e6,
+            bare[0].p50.as_secs_f64() * 1e6,
+            sled_floor.p50.as_secs_f64() * 1e6,
+            budget.as_secs_f64() * 1e6,
+            verdict(one[0].p50 <= budget),
+            one[1].p50.as_secs_f64() * 1e6,
+        );
+        let floor = 0.4 * journal_c64.per_second / 2.0;
+        println!(
+            "target 2: Act at concurrency 64 over 64 battles {:.0}/s vs 40 % of half the journal's \
+             concurrency-64 append rate ({:.0}/s) = {floor:.0}/s: {} (secure: {:.0}/s)",
+            many[0].per_second,
+            journal_c64.per_second,
+            verdict(many[0].per_second >= floor),
+            many[1].per_second,
+        );
         for stack in stacks {
             stack.journal.shutdown().await.expect("journal shutdown");
         }

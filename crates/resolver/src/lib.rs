@@ -7,9 +7,12 @@
 //! - [`config`]: defaults ← file ← `BATTLELOG_RESOLVER_*` ← flags.
 //!
 //! The resolver keeps nothing of its own: a battle's state is a fold of the
-//! journal, cached per battle and always caught up from the journal before
-//! it is used. The audit, the export format and the hash chain are
-//! `battlelog-verify`'s (pure, shared with the journal and the CLI).
+//! journal, cached per battle (folded state only, within `cache_bytes`; see
+//! `battlelog_stream`). Reads catch the fold up from the journal first;
+//! commands trust a warm fold and let the append's expected version catch
+//! a stale one.
+//! The audit, the export format and the hash chain are `battlelog-verify`'s
+//! (pure, shared with the journal and the CLI).
 
 pub mod config;
 pub mod server;

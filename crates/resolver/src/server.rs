@@ -68,7 +68,7 @@ pub fn service_for(
 pub fn service(config: &Config) -> Result<ResolverService, ServeError> {
     let tls = config.client_tls.client_config()?;
     let token = read_token_file(config.token_file.as_deref().unwrap_or(std::path::Path::new("")))?;
-    service_for(&config.journal_url, &config.roller_url, tls.as_ref(), &token)
+    Ok(service_for(&config.journal_url, &config.roller_url, tls.as_ref(), &token)?.with_cache_bytes(config.cache_bytes))
 }
 
 /// The verifier of the tokens callers present, from `auth_keys`.

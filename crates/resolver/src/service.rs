@@ -1,11 +1,18 @@
 //! The `Resolver` gRPC service.
 //!
-//! Every command folds the battle's journal stream first (a cached view,
-//! caught up from the journal, which is always believed over the cache),
-//! checks the rules before any die is drawn, asks the roller for exactly the
-//! dice the action needs, resolves, and appends the result with the stream's
-//! exact expected version. Commands on one battle are serialised per
-//! replica; across replicas the expected version decides.
+//! Every command works on the battle's folded view (cached, within a budget
+//! in bytes; see `battlelog_stream::FoldCache`), checks the rules before any
+//! die is drawn, asks the roller for exactly the dice the action needs,
+//! resolves, and appends the result with the stream's exact expected
+//! version. A warm view is not read again before a command: the expected
+//! version is what catches a stale one (the journal refuses, the view is
+//! caught up and the command retried), and every refusal the view would
+//! give is confirmed against the journal before it is answered. What the
+//! resolver and the roller append in a command is folded from what they
+//! sent and the journal's acknowledgement, not read back; the roller is told
+//! the head it rolls at (`RollRequest.expected_head`). A warm `Act` is so
+//! one round trip to the roller and two appends. Commands on one battle are
+//! serialised per replica; across replicas the expected version decides.
 //!
 //! Who may call what is decided here, per RPC, from the verified token the
 //! server's authenticator left on the request (see [`rights`]): the roles
@@ -19,30 +26,28 @@
 //! crash anywhere — even between the roll and the resolution — finds what
 //! was recorded and never rolls again.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-
 use battlelog_auth::{AuthChannel, Caller, Role, caller};
 use battlelog_proto::battle::{self, StructError, check_struct, die_from_proto, json_to_struct, struct_to_json};
 use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::resolver_server::Resolver;
 use battlelog_proto::v1::roller_client::RollerClient;
 use battlelog_proto::v1::{
-    ActRequest, ActResponse, ActionResolved, AppendRequest, AuditFinding, AuditRequest, AuditResponse, BattleClosed,
-    BattleEvent, BattleOpened, CloseRequest, CommitmentRequest, Credential, DisputeRaised, DisputeRequest,
-    EventResponse, ExpectedVersion, ExportRequest, ExportResponse, GetBattleRequest, GetBattleResponse, JournalRecord,
-    JudgeRuling, ListRulesetsRequest, ListRulesetsResponse, OpenBattleRequest, OpenBattleResponse, ReadStreamRequest,
-    RecordedEvent, RecordedRoll, RevealRequest, RevealSeedRequest, RevealSeedResponse, RollRequest, RollSpec,
-    RuleRequest, SubscribeStreamRequest, WatchRequest, battle_event::Event, expected_version,
+    ActRequest, ActResponse, ActionResolved, AuditFinding, AuditRequest, AuditResponse, BattleClosed, BattleEvent,
+    BattleOpened, CloseRequest, CommitmentRequest, Credential, DisputeRaised, DisputeRequest, EventResponse,
+    ExportRequest, ExportResponse, GetBattleRequest, GetBattleResponse, JournalRecord, JudgeRuling,
+    ListRulesetsRequest, ListRulesetsResponse, OpenBattleRequest, OpenBattleResponse, ReadStreamRequest, RecordedEvent,
+    RecordedRoll, RevealRequest, RevealSeedRequest, RevealSeedResponse, RollRequest, RollResponse, RollSpec,
+    RuleRequest, StreamHead, SubscribeStreamRequest, WatchRequest, battle_event::Event,
 };
 use battlelog_runtime::grpc::{failed_precondition, invalid_argument};
 use battlelog_runtime::validate;
+use battlelog_stream::{DEFAULT_CACHE_BYTES, FoldCache, MAX_ATTEMPTS, StreamClient, StreamError, downstream};
 use battlelog_verify::audit::{AuditedRecord, audit_with_roller_key};
 use rules::{Action, ActionKind, Battle, RulesetId};
 use serde_json::{Map, Value};
 use tokio_stream::StreamExt;
 use tonic::{Code, Request, Response, Status};
-use tracing::debug;
+use tracing::{debug, warn};
 
 use crate::view::{BattleView, dispute_action, ruling_action};
 
@@ -51,10 +56,6 @@ pub use battlelog_runtime::limits::resolver::{
     MAX_ACTOR_BYTES, MAX_CLIENT_SEED_BYTES, MAX_JSON_BYTES, MAX_JSON_DEPTH, MAX_PARTICIPANTS, MAX_PURPOSE_BYTES,
     MAX_REQUEST_ID_BYTES, MAX_TEXT_BYTES,
 };
-const MAX_ATTEMPTS: usize = 16;
-const MAX_CACHED_BATTLES: usize = 10_000;
-
-type SharedView = Arc<tokio::sync::Mutex<BattleView>>;
 
 /// Which roles each RPC admits: the README's rights table, in code. The
 /// tenant rule comes on top for every call that names a battle.
@@ -92,17 +93,20 @@ fn credential(caller: &Caller) -> Credential {
 /// `view` is an opened battle that `caller`'s tenant owns; anything else is
 /// [`not_found`].
 fn check_owner(battle_id: &str, view: &BattleView, caller: &Caller) -> Result<(), Status> {
-    match &view.opened {
-        Some(opened) if caller.owns(&opened.tenant) => Ok(()),
+    match &view.tenant {
+        Some(tenant) if caller.owns(tenant) => Ok(()),
         _ => Err(not_found(battle_id)),
     }
 }
 
 #[derive(Debug, Clone)]
 pub struct ResolverService {
+    /// For the calls that pass records on as they are (audit, export, watch).
     journal: JournalClient<AuthChannel>,
+    /// For folding battles and appending to them.
+    streams: StreamClient,
     roller: RollerClient<AuthChannel>,
-    views: Arc<Mutex<HashMap<String, SharedView>>>,
+    views: FoldCache<BattleView>,
     /// Set when the server begins to shut down: open `Watch` streams end,
     /// so that a graceful shutdown does not wait for them for ever.
     stopping: tokio::sync::watch::Sender<bool>,
@@ -166,43 +170,6 @@ fn actor_of(action: &Value) -> String {
         .unwrap_or_default()
 }
 
-/// Passes a downstream service's answer on, saying where it came from.
-/// A peer that cannot be reached is `UNAVAILABLE` (retry later), whatever
-/// the transport made of it, so that forums see an outage as one.
-fn downstream(service: &str, status: Status) -> Status {
-    if unreachable(&status) {
-        return Status::unavailable(format!("{service} is unavailable: {}", status.message()));
-    }
-    let code = match status.code() {
-        // The request was ours to validate: a refusal downstream is our bug.
-        Code::InvalidArgument => Code::Internal,
-        code => code,
-    };
-    Status::new(code, format!("{service}: {}", status.message()))
-}
-
-/// Whether the call never got an answer from the peer. tonic 0.14 reports
-/// a refused connection on a lazy channel as `UNAVAILABLE` "tcp connect
-/// error" (which names no service); every other failure of the transport
-/// carries the transport's error as its source, whatever code tonic gives
-/// it: `UNKNOWN` when it cannot classify it, and for a peer shutting down
-/// `CANCELLED` "operation was canceled" or `INTERNAL` "h2 protocol error"
-/// (a request the connection dropped, or the peer's GOAWAY refused). A
-/// status the peer itself sent has no source.
-fn unreachable(status: &Status) -> bool {
-    if status.code() == Code::Unavailable {
-        return true;
-    }
-    let mut source = std::error::Error::source(status);
-    while let Some(error) = source {
-        if error.is::<tonic::transport::Error>() || error.is::<std::io::Error>() {
-            return true;
-        }
-        source = error.source();
-    }
-    false
-}
-
 /// Whether `recorded`, found under a request's key, is what `asked` asks
 /// for. Compared on the request's own fields, not as whole events: the
 /// resolver may add fields of its own to an event (who asked, with which
@@ -221,9 +188,15 @@ fn same_request(recorded: &Event, asked: &Event) -> bool {
 }
 
 /// The recorded answer to a Dispute, Rule or Close seen before under its
-/// key, or the refusal of a request id reused for another request.
-fn replay_event(view: &BattleView, version: u64, asked: &Event, request_id: &str) -> Result<EventResponse, Status> {
-    match view.event(version) {
+/// key (`recorded`, read from the journal), or the refusal of a request id
+/// reused for another request.
+fn replay_event(
+    recorded: Option<Event>,
+    version: u64,
+    asked: &Event,
+    request_id: &str,
+) -> Result<EventResponse, Status> {
+    match recorded {
         Some(recorded) if same_request(&recorded, asked) => {
             Ok(EventResponse { version, event: Some(BattleEvent { event: Some(recorded) }) })
         }
@@ -237,6 +210,14 @@ fn replay_event(view: &BattleView, version: u64, asked: &Event, request_id: &str
             ),
         )),
     }
+}
+
+/// Whether a roll (the roller's answer) was appended right after `head`, so
+/// that the resolver may fold it from the answer instead of reading it.
+fn rolled_after(head: u64, rolled: &RollResponse, wanted: usize) -> bool {
+    !rolled.replayed
+        && rolled.rolls.len() == wanted
+        && rolled.rolls.iter().enumerate().all(|(i, r)| r.version == head + 1 + i as u64 && r.roll.is_some())
 }
 
 fn rejected(battle_id: &str, error: &rules::ResolveError) -> Status {
@@ -264,9 +245,23 @@ fn reveal_key(request_id: &str) -> String {
 
 impl ResolverService {
     /// The resolver calling `journal` and `roller` (each with this
-    /// service's `service` token on every call).
+    /// service's `service` token on every call), with the default cache
+    /// budget.
     pub fn new(journal: JournalClient<AuthChannel>, roller: RollerClient<AuthChannel>) -> Self {
-        Self { journal, roller, views: Arc::default(), stopping: tokio::sync::watch::Sender::new(false) }
+        Self {
+            streams: StreamClient::new(journal.clone()),
+            journal,
+            roller,
+            views: FoldCache::new(DEFAULT_CACHE_BYTES),
+            stopping: tokio::sync::watch::Sender::new(false),
+        }
+    }
+
+    /// The same resolver keeping at most about `cache_bytes` of folded
+    /// battles.
+    pub fn with_cache_bytes(mut self, cache_bytes: u64) -> Self {
+        self.views = FoldCache::new(cache_bytes);
+        self
     }
 
     /// Ends open `Watch` streams: the server is shutting down.
@@ -282,7 +277,7 @@ impl ResolverService {
     /// spawned, so that the next command finds the view warm.
     pub fn warm(&self, record: JournalRecord) {
         let JournalRecord { stream_id, version, .. } = record;
-        let Some(shared) = self.views.lock().unwrap_or_else(|p| p.into_inner()).get(&stream_id).cloned() else {
+        let Some(shared) = self.views.peek(&stream_id) else {
             return;
         };
         // A command holding the view catches up by itself; don't wait for it.
@@ -293,10 +288,10 @@ impl ResolverService {
         // Called from the journal's outbox or the NATS follower, both on a
         // runtime; without one there is nobody to hint.
         let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
-        let service = self.clone();
+        let streams = self.streams.clone();
         runtime.spawn(async move {
-            if let Err(status) = service.catch_up(&stream_id, &mut view).await {
-                debug!(battle_id = %stream_id, %status, "catching up on a hint from the event feed failed");
+            if let Err(error) = streams.catch_up(&stream_id, &mut *view).await {
+                debug!(battle_id = %stream_id, %error, "catching up on a hint from the event feed failed");
             }
         });
     }
@@ -305,54 +300,58 @@ impl ResolverService {
     /// catching up: `None` when the battle is not cached, has no events yet,
     /// or a command holds it right now. For tests and diagnostics.
     pub fn cached_head(&self, battle_id: &str) -> Option<u64> {
-        let shared = self.views.lock().unwrap_or_else(|p| p.into_inner()).get(battle_id).cloned()?;
-        shared.try_lock().ok()?.head()
-    }
-
-    fn view(&self, battle_id: &str) -> SharedView {
-        let mut views = self.views.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if views.len() >= MAX_CACHED_BATTLES && !views.contains_key(battle_id) {
-            views.retain(|_, view| Arc::strong_count(view) > 1);
-        }
-        views.entry(battle_id.to_owned()).or_default().clone()
+        self.views.peek(battle_id)?.try_lock().ok()?.head()
     }
 
     /// Folds whatever the journal holds past what `view` has seen.
     async fn catch_up(&self, battle_id: &str, view: &mut BattleView) -> Result<(), Status> {
-        loop {
-            let request =
-                ReadStreamRequest { stream_id: battle_id.to_owned(), from_version: view.next_version(), max_count: 0 };
-            let events = self
-                .journal
-                .clone()
-                .read_stream(request)
-                .await
-                .map_err(|s| downstream("journal", s))?
-                .into_inner()
-                .events;
-            if events.is_empty() {
-                return Ok(());
-            }
-            for recorded in events {
-                let record =
-                    recorded.event.ok_or_else(|| Status::internal("journal sent an event without its record"))?;
-                if let Err(error) = view.apply(record) {
-                    *view = BattleView::default();
-                    return Err(Status::data_loss(format!("battle {battle_id}: {error}")));
-                }
-            }
+        self.streams.catch_up(battle_id, view).await.map_err(StreamError::into_status)
+    }
+
+    /// Folds what this command appended (or the roller appended for it) at
+    /// `version`, from what was sent. Should it not fold, the view is
+    /// dropped and the next command reads the battle afresh.
+    fn fold_own(battle_id: &str, view: &mut BattleView, version: u64, event: &Event, key: &str) {
+        if let Err(error) = view.apply_event(version, event, key) {
+            warn!(battle_id, %error, "an appended event does not fold; the battle will be read afresh");
+            *view = BattleView::default();
         }
     }
 
-    /// The battle caught up from the journal, if `caller`'s tenant owns it.
-    async fn opened_view(&self, battle_id: &str, caller: &Caller) -> Result<(SharedView, BattleView), Status> {
-        let shared = self.view(battle_id);
-        let mut view = shared.lock().await;
+    /// The battle caught up from the journal, if `caller`'s tenant owns it:
+    /// for reads, which answer what the journal holds now.
+    async fn opened_view(&self, battle_id: &str, caller: &Caller) -> Result<BattleView, Status> {
+        let mut view = self.views.lock(battle_id).await;
         self.catch_up(battle_id, &mut view).await?;
         check_owner(battle_id, &view, caller)?;
-        let snapshot = view.clone();
-        drop(view);
-        Ok((shared, snapshot))
+        Ok(view.clone())
+    }
+
+    /// The battle as it stood right after `version`, folded afresh from the
+    /// journal's records (no cache keeps them).
+    async fn view_as_of(&self, battle_id: &str, version: u64) -> Result<BattleView, Status> {
+        let records = self.streams.records(battle_id, 0, version).await.map_err(StreamError::into_status)?;
+        let mut view = BattleView::default();
+        for record in &records {
+            view.apply(record).map_err(|e| Status::data_loss(format!("battle {battle_id}: {e}")))?;
+        }
+        Ok(view)
+    }
+
+    /// The event journaled at `version`, read from the journal.
+    async fn recorded_event(&self, battle_id: &str, version: u64) -> Result<Option<Event>, Status> {
+        let record = self.streams.record(battle_id, version).await.map_err(StreamError::into_status)?;
+        record
+            .map(|r| battle::decode(&r).map_err(|e| Status::data_loss(format!("battle {battle_id}: {e}"))))
+            .transpose()
+    }
+
+    /// The `BattleOpened` of a battle, read from the journal.
+    async fn recorded_opening(&self, battle_id: &str) -> Result<BattleOpened, Status> {
+        match self.recorded_event(battle_id, 0).await? {
+            Some(Event::BattleOpened(opened)) => Ok(opened),
+            _ => Err(Status::data_loss(format!("battle {battle_id}: version 0 is not its BattleOpened"))),
+        }
     }
 
     /// Whether `caller`'s tenant owns the battle, from its `BattleOpened`
@@ -370,74 +369,73 @@ impl ResolverService {
         }
     }
 
-    /// Appends `events` after `head` (`None`: the stream must not exist).
-    /// `Ok(None)` means another writer got there first.
+    /// Appends `events` after `head` (`None`: the stream must not exist),
+    /// and folds them into `view` from what was sent. `Ok(None)` means
+    /// another writer got there first, or the request's key was recorded
+    /// before: the caller catches up and looks again.
     async fn append(
         &self,
         battle_id: &str,
+        view: &mut BattleView,
         head: Option<u64>,
         events: Vec<(Event, String)>,
-    ) -> Result<Option<Vec<u64>>, Status> {
-        let kind = match head {
-            Some(version) => expected_version::Kind::Exact(version),
-            None => expected_version::Kind::NoStream(Default::default()),
-        };
-        let request = AppendRequest {
-            stream_id: battle_id.to_owned(),
-            expected_version: Some(ExpectedVersion { kind: Some(kind) }),
-            events: events.into_iter().map(|(event, key)| battle::new_event(event, key)).collect(),
-        };
-        match self.journal.clone().append(request).await {
-            Ok(response) => Ok(Some(response.into_inner().events.iter().map(|e| e.version).collect())),
-            Err(status) if status.code() == Code::Aborted => Ok(None),
-            // Our idempotency key was taken by a concurrent attempt of the
-            // same request: the caller catches up and finds it.
-            Err(status) if status.code() == Code::FailedPrecondition && status.message().contains("idempotency") => {
-                Ok(None)
+    ) -> Result<Option<u64>, Status> {
+        let new_events = events.iter().map(|(event, key)| battle::new_event(event.clone(), key.clone())).collect();
+        match self.streams.append(battle_id, head, new_events).await {
+            Ok(appended) if appended.follows(head) => {
+                for ((event, key), written) in events.iter().zip(&appended.events) {
+                    Self::fold_own(battle_id, view, written.version, event, key);
+                }
+                Ok(appended.events.first().map(|e| e.version))
             }
-            Err(status) => Err(downstream("journal", status)),
+            // Deduplicated: this request's key was recorded before.
+            Ok(_) => Ok(None),
+            Err(StreamError::Conflict { .. } | StreamError::KeyReused { .. }) => Ok(None),
+            Err(error) => Err(error.into_status()),
         }
     }
 
-    fn recorded_rolls(view: &BattleView, nonces: &[u64]) -> Vec<RecordedRoll> {
-        nonces
-            .iter()
-            .filter_map(|nonce| view.rolls.get(nonce))
-            .map(|(version, roll)| RecordedRoll {
-                rendering: battle::rendering(roll),
-                roll: Some(roll.clone()),
-                version: *version,
-            })
-            .collect()
-    }
-
-    /// The recorded answer to a request id seen before — if it was for the
-    /// same action; reusing a request id for another action is refused.
-    fn replay_act(
+    /// The recorded answer to an `Act` seen before — if it was for the same
+    /// action; reusing a request id for another action is refused. The
+    /// resolution and its rolls are read from the journal: no cache keeps
+    /// records.
+    async fn replay_act(
+        &self,
+        battle_id: &str,
         view: &BattleView,
         version: u64,
         action: &prost_types::Struct,
         request_id: &str,
     ) -> Result<ActResponse, Status> {
-        let response = Self::act_response(view, version)?;
-        if response.resolved.as_ref().and_then(|r| r.action.as_ref()) != Some(action) {
+        let Some(Event::ActionResolved(resolved)) = self.recorded_event(battle_id, version).await? else {
+            return Err(Status::internal(format!("version {version} is not the recorded ActionResolved")));
+        };
+        if resolved.action.as_ref() != Some(action) {
             return Err(failed_precondition(
                 "request_id",
                 "IDEMPOTENCY_KEY_REUSED",
                 format!("request_id {request_id} was already used for another action (version {version})"),
             ));
         }
-        Ok(response)
-    }
-
-    fn act_response(view: &BattleView, version: u64) -> Result<ActResponse, Status> {
-        match view.event(version) {
-            Some(Event::ActionResolved(resolved)) => {
-                let rolls = Self::recorded_rolls(view, &resolved.rolls);
-                Ok(ActResponse { resolved: Some(resolved), version, rolls })
+        let versions: Vec<u64> = resolved
+            .rolls
+            .iter()
+            .filter_map(|nonce| view.roll_versions.get(usize::try_from(*nonce).ok()?).copied())
+            .collect();
+        let mut rolls = Vec::new();
+        if let (Some(&first), Some(&last)) = (versions.iter().min(), versions.iter().max()) {
+            let records = self.streams.records(battle_id, first, last).await.map_err(StreamError::into_status)?;
+            for record in records.iter().filter(|r| versions.contains(&r.version)) {
+                if let Ok(Event::DiceRolled(roll)) = battle::decode(record) {
+                    rolls.push(RecordedRoll {
+                        rendering: battle::rendering(&roll),
+                        roll: Some(roll),
+                        version: record.version,
+                    });
+                }
             }
-            _ => Err(Status::internal(format!("version {version} is not the recorded ActionResolved"))),
         }
+        Ok(ActResponse { resolved: Some(resolved), version, rolls })
     }
 
     /// Appends one judge or participant event after checking it against the
@@ -451,25 +449,46 @@ impl ResolverService {
         action: Option<Action>,
         event: Event,
     ) -> Result<EventResponse, Status> {
-        let shared = self.view(battle_id);
-        let mut view = shared.lock().await;
+        let mut view = self.views.lock(battle_id).await;
+        // A warm view is trusted until the journal says otherwise; a
+        // refusal is only answered from a view read in this request.
+        let mut read = view.next_version() == 0;
+        let mut caught_up = false;
         for _ in 0..MAX_ATTEMPTS {
-            self.catch_up(battle_id, &mut view).await?;
-            check_owner(battle_id, &view, caller)?;
+            if read {
+                self.catch_up(battle_id, &mut view).await?;
+                caught_up = true;
+            }
+            read = true;
+            if let Err(status) = check_owner(battle_id, &view, caller) {
+                if caught_up {
+                    return Err(status);
+                }
+                continue;
+            }
             if let Some(&version) = view.keys.get(&key) {
-                return replay_event(&view, version, &event, request_id);
+                return replay_event(self.recorded_event(battle_id, version).await?, version, &event, request_id);
             }
             let (Some(rules), Some(head)) = (view.rules.as_ref(), view.head()) else {
                 return Err(not_found(battle_id));
             };
-            if view.closed {
-                return Err(failed_precondition(battle_id, "BATTLE_CLOSED", format!("battle {battle_id} is closed")));
+            let refusal = if view.closed() {
+                Some(failed_precondition(battle_id, "BATTLE_CLOSED", format!("battle {battle_id} is closed")))
+            } else {
+                action
+                    .as_ref()
+                    .and_then(|action| rules.resolve(head + 1, action, &[]).err())
+                    .map(|e| rejected(battle_id, &e))
+            };
+            if let Some(refusal) = refusal {
+                if caught_up {
+                    return Err(refusal);
+                }
+                continue;
             }
-            if let Some(action) = &action {
-                rules.resolve(head + 1, action, &[]).map_err(|e| rejected(battle_id, &e))?;
-            }
-            if let Some(versions) = self.append(battle_id, Some(head), vec![(event.clone(), key.clone())]).await? {
-                let version = versions.first().copied().unwrap_or(head + 1);
+            if let Some(version) =
+                self.append(battle_id, &mut view, Some(head), vec![(event.clone(), key.clone())]).await?
+            {
                 return Ok(EventResponse { version, event: Some(BattleEvent { event: Some(event) }) });
             }
         }
@@ -519,10 +538,13 @@ impl Resolver for ResolverService {
         }
         Battle::new(ruleset, sheets.clone()).map_err(|e| invalid_argument("participants", e.to_string()))?;
 
-        let shared = self.view(&battle_id);
-        let mut view = shared.lock().await;
-        self.catch_up(&battle_id, &mut view).await?;
+        let mut view = self.views.lock(&battle_id).await;
+        // A cached battle knows its version 0, which is all an open needs.
+        if view.next_version() == 0 {
+            self.catch_up(&battle_id, &mut view).await?;
+        }
         let key = open_key(&request.request_id);
+        let mut appended = None;
         if view.head().is_none() {
             let commitment = self
                 .roller
@@ -545,29 +567,40 @@ impl Resolver for ResolverService {
                 roller_key: commitment.roller_key,
                 credential: Some(credential(&caller)),
             };
-            if self.append(&battle_id, None, vec![(Event::BattleOpened(opened), key.clone())]).await?.is_none() {
+            let event = (Event::BattleOpened(opened.clone()), key.clone());
+            if self.append(&battle_id, &mut view, None, vec![event]).await?.is_some() {
+                appended = Some(opened);
+            } else {
                 debug!(battle_id, "the battle was opened meanwhile");
+                self.catch_up(&battle_id, &mut view).await?;
             }
-            self.catch_up(&battle_id, &mut view).await?;
         }
-        match (view.keys.get(&key), view.opened.clone()) {
+        match (view.keys.get(&key).copied(), view.tenant.clone()) {
             // Another tenant's battle under the same id: it exists (the id
             // was given explicitly), but nothing more of it is told.
-            (_, Some(opened)) if !caller.owns(&opened.tenant) => {
+            (_, Some(tenant)) if !caller.owns(&tenant) => {
                 Err(Status::already_exists(format!("battle {battle_id} already exists")))
             }
-            (Some(0), Some(opened))
+            (Some(0), Some(_)) => {
+                let opened = match appended {
+                    Some(opened) => opened,
+                    None => self.recorded_opening(&battle_id).await?,
+                };
                 if opened.ruleset != ruleset.to_string()
                     || opened.participants != sheets.iter().map(to_struct).collect::<Result<Vec<_>, _>>()?
-                    || opened.client_seed != request.client_seed =>
-            {
-                Err(failed_precondition(
-                    "request_id",
-                    "IDEMPOTENCY_KEY_REUSED",
-                    format!("request_id {} already opened battle {battle_id} with other settings", request.request_id),
-                ))
+                    || opened.client_seed != request.client_seed
+                {
+                    return Err(failed_precondition(
+                        "request_id",
+                        "IDEMPOTENCY_KEY_REUSED",
+                        format!(
+                            "request_id {} already opened battle {battle_id} with other settings",
+                            request.request_id
+                        ),
+                    ));
+                }
+                Ok(Response::new(OpenBattleResponse { battle_id, opened: Some(opened) }))
             }
-            (Some(0), Some(opened)) => Ok(Response::new(OpenBattleResponse { battle_id, opened: Some(opened) })),
             _ => Err(Status::already_exists(format!("battle {battle_id} already exists"))),
         }
     }
@@ -591,23 +624,43 @@ impl Resolver for ResolverService {
         }
         let battle_id = request.battle_id.as_str();
         let key = act_key(&request.request_id);
-        let shared = self.view(battle_id);
-        let mut view = shared.lock().await;
         let normalized = to_struct(&action)?;
+        let mut view = self.views.lock(battle_id).await;
+        // A warm view is not read again: the expected versions of the roll
+        // and of the resolution catch a stale one. A refusal is only
+        // answered from a view read in this request.
+        let mut read = view.next_version() == 0;
+        let mut caught_up = false;
         for _ in 0..MAX_ATTEMPTS {
-            self.catch_up(battle_id, &mut view).await?;
-            check_owner(battle_id, &view, &caller)?;
+            if read {
+                self.catch_up(battle_id, &mut view).await?;
+                caught_up = true;
+            }
+            read = true;
             if let Some(&version) = view.keys.get(&key) {
-                return Self::replay_act(&view, version, &normalized, &request.request_id).map(Response::new);
+                check_owner(battle_id, &view, &caller)?;
+                return self
+                    .replay_act(battle_id, &view, version, &normalized, &request.request_id)
+                    .await
+                    .map(Response::new);
             }
-            let Some(rules) = view.rules.clone() else {
-                return Err(not_found(battle_id));
+            let refusal = match (check_owner(battle_id, &view, &caller), view.rules.as_ref()) {
+                (Err(status), _) => Err(status),
+                (Ok(()), None) => Err(not_found(battle_id)),
+                (Ok(()), Some(_)) if view.closed() => {
+                    Err(failed_precondition(battle_id, "BATTLE_CLOSED", format!("battle {battle_id} is closed")))
+                }
+                // The rules speak before any die is drawn.
+                (Ok(()), Some(rules)) => rules.dice_needed(&action).map_err(|e| rejected(battle_id, &e.into())),
             };
-            if view.closed {
-                return Err(failed_precondition(battle_id, "BATTLE_CLOSED", format!("battle {battle_id} is closed")));
-            }
-            // The rules speak before any die is drawn.
-            let needed = rules.dice_needed(&action).map_err(|e| rejected(battle_id, &e.into()))?;
+            let needed = match refusal {
+                Ok(needed) => needed,
+                Err(status) if caught_up => return Err(status),
+                Err(_) => continue,
+            };
+            let Some(head) = view.head() else {
+                return Err(Status::internal("the battle stream vanished"));
+            };
             let specs: Vec<RollSpec> = match &needed {
                 rules::DiceRequest::Rolls(rolls) => rolls
                     .iter()
@@ -620,14 +673,22 @@ impl Resolver for ResolverService {
             };
             let mut nonces = Vec::new();
             let mut faces = Vec::new();
+            let mut rolls = Vec::new();
             if !specs.is_empty() {
                 let roll = RollRequest {
                     battle_id: battle_id.to_owned(),
                     rolls: specs.clone(),
                     actor: actor_of(&action_json),
                     request_id: key.clone(),
+                    // The roller rolls at the head this view knows, without
+                    // reading the stream; a stale head comes back as a conflict.
+                    expected_head: Some(StreamHead { version: head, next_nonce: view.next_nonce(), epoch: view.epoch }),
                 };
-                let rolled = self.roller.clone().roll(roll).await.map_err(|s| downstream("roller", s))?.into_inner();
+                let rolled = match self.roller.clone().roll(roll).await {
+                    Ok(rolled) => rolled.into_inner(),
+                    Err(status) if StreamError::is_conflict_status(&status) => continue,
+                    Err(status) => return Err(downstream("roller", status)),
+                };
                 for (spec, recorded) in specs.iter().zip(&rolled.rolls) {
                     let roll =
                         recorded.roll.as_ref().ok_or_else(|| Status::internal("roller sent a roll without dice"))?;
@@ -645,17 +706,41 @@ impl Resolver for ResolverService {
                     faces.extend(dice::raw_faces(&expression, &dice));
                     nonces.push(roll.nonce);
                 }
-                // The roller's events moved the head; another replica may
-                // even have resolved this very request meanwhile.
-                self.catch_up(battle_id, &mut view).await?;
-                if let Some(&version) = view.keys.get(&key) {
-                    return Self::replay_act(&view, version, &normalized, &request.request_id).map(Response::new);
+                if rolled_after(head, &rolled, specs.len()) {
+                    for recorded in &rolled.rolls {
+                        if let Some(roll) = &recorded.roll {
+                            Self::fold_own(
+                                battle_id,
+                                &mut view,
+                                recorded.version,
+                                &Event::DiceRolled(roll.clone()),
+                                "",
+                            );
+                        }
+                    }
+                    if view.next_version() == 0 {
+                        // They did not fold and the view was dropped: read
+                        // the battle afresh; the roll replays under its key.
+                        continue;
+                    }
+                } else {
+                    // Rolled before (a retry), elsewhere in the stream: read
+                    // what it holds now; another replica may even have
+                    // resolved this very request meanwhile.
+                    self.catch_up(battle_id, &mut view).await?;
+                    caught_up = true;
+                    if let Some(&version) = view.keys.get(&key) {
+                        return self
+                            .replay_act(battle_id, &view, version, &normalized, &request.request_id)
+                            .await
+                            .map(Response::new);
+                    }
                 }
+                rolls = rolled.rolls;
             }
-            let Some(head) = view.head() else {
+            let (Some(head), Some(rules)) = (view.head(), view.rules.clone()) else {
                 return Err(Status::internal("the battle stream vanished"));
             };
-            let rules = view.rules.clone().unwrap_or(rules);
             let resolution = rules.resolve(head + 1, &action, &faces).map_err(|e| rejected(battle_id, &e))?;
             let resolved = ActionResolved {
                 action: Some(normalized.clone()),
@@ -668,12 +753,9 @@ impl Resolver for ResolverService {
             // `None`: another writer got in first, or another replica took
             // this request's key; either way the next round catches up and
             // looks again.
-            if let Some(versions) =
-                self.append(battle_id, Some(head), vec![(Event::ActionResolved(resolved), key.clone())]).await?
-            {
-                self.catch_up(battle_id, &mut view).await?;
-                let version = versions.first().copied().unwrap_or(head + 1);
-                return Ok(Response::new(Self::act_response(&view, version)?));
+            let event = (Event::ActionResolved(resolved.clone()), key.clone());
+            if let Some(version) = self.append(battle_id, &mut view, Some(head), vec![event]).await? {
+                return Ok(Response::new(ActResponse { resolved: Some(resolved), version, rolls }));
             }
         }
         Err(Status::aborted(format!("battle {battle_id} is too busy; retry with the same request_id")))
@@ -761,21 +843,22 @@ impl Resolver for ResolverService {
             reason: request.reason,
             credential: Some(credential(&caller)),
         });
-        let (_, view) = self.opened_view(battle_id, &caller).await?;
+        let view = self.opened_view(battle_id, &caller).await?;
         // Close first, so that no action slips in; then reveal. A retry after
         // a crash between the two finds the close and goes on to reveal.
-        let closed = match view.keys.get(&key) {
-            Some(&version) => replay_event(&view, version, &event, &request.request_id)?,
+        let closed = match (view.keys.get(&key), view.closed_at) {
+            (Some(&version), _) => {
+                replay_event(self.recorded_event(battle_id, version).await?, version, &event, &request.request_id)?
+            }
             // Closed by another request, which may have died before its
             // reveal: answer with that close and make sure of the reveal.
-            None if view.closed => {
-                let version = (0..view.next_version())
-                    .rev()
-                    .find(|v| matches!(view.event(*v), Some(Event::BattleClosed(_))))
-                    .unwrap_or_default();
-                EventResponse { version, event: view.event(version).map(|e| BattleEvent { event: Some(e) }) }
+            (None, Some(version)) => EventResponse {
+                version,
+                event: self.recorded_event(battle_id, version).await?.map(|e| BattleEvent { event: Some(e) }),
+            },
+            (None, None) => {
+                self.append_checked(&caller, battle_id, &request.request_id, key.clone(), None, event).await?
             }
-            None => self.append_checked(&caller, battle_id, &request.request_id, key.clone(), None, event).await?,
         };
         let reveal = RevealRequest {
             battle_id: battle_id.to_owned(),
@@ -796,14 +879,14 @@ impl Resolver for ResolverService {
         let caller = authorize(&request, "GetBattle", rights::READ)?;
         let request = request.into_inner();
         validate::battle_id(&request.battle_id)?;
-        let (_, view) = self.opened_view(&request.battle_id, &caller).await?;
+        let view = self.opened_view(&request.battle_id, &caller).await?;
         let head = view.head().unwrap_or_default();
         let view = match request.at_version {
             Some(version) if version > head => {
                 return Err(Status::out_of_range(format!("at_version {version} is past the head version {head}")));
             }
-            Some(version) => view.as_of(version).map_err(|e| Status::data_loss(e.to_string()))?,
-            None => view,
+            Some(version) if version < head => self.view_as_of(&request.battle_id, version).await?,
+            _ => view,
         };
         let rules = view.rules.as_ref().ok_or_else(|| Status::internal("an opened battle without rules"))?;
         Ok(Response::new(GetBattleResponse {
@@ -811,7 +894,7 @@ impl Resolver for ResolverService {
             ruleset: rules.ruleset().to_string(),
             version: view.head().unwrap_or_default(),
             state: Some(state_struct(rules.state())?),
-            closed: view.closed,
+            closed: view.closed(),
             next_nonce: view.next_nonce(),
             epoch: view.epoch,
         }))
@@ -874,8 +957,8 @@ impl Resolver for ResolverService {
         validate::battle_id(&request.battle_id)?;
         validate::request_id(&request.request_id, MAX_REQUEST_ID_BYTES)?;
         let battle_id = request.battle_id.as_str();
-        let (_, view) = self.opened_view(battle_id, &caller).await?;
-        if view.closed {
+        let view = self.opened_view(battle_id, &caller).await?;
+        if view.closed() {
             // Closing revealed (or reveals) the last epoch; there is no next.
             return Err(failed_precondition(battle_id, "BATTLE_CLOSED", format!("battle {battle_id} is closed")));
         }

@@ -1,11 +1,18 @@
 //! A battle as the resolver sees it: the fold of its journal stream. Replay
 //! trusts the recorded outcomes (the audit is what re-resolves them), so a
 //! view can be rebuilt to any version from the records alone.
+//!
+//! A view keeps the folded state only — the rules state, the epoch, where
+//! each roll and each of the resolver's own requests was recorded — never
+//! the records: a cached battle costs what its state costs, and the rare
+//! answer that needs a record as journaled (an idempotent replay, a battle
+//! as of an old version) reads it from the journal.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeSet, HashMap};
 
 use battlelog_proto::battle::{self, EventError};
-use battlelog_proto::v1::{BattleOpened, DiceRolled, JournalRecord, battle_event::Event};
+use battlelog_proto::v1::{JournalRecord, battle_event::Event};
+use battlelog_stream::Fold;
 use rules::Battle;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -23,27 +30,47 @@ pub enum FoldError {
 // The pure fold helpers are battlelog-verify's, shared with the audit.
 pub use battlelog_verify::fold::{PartsError, dispute_action, participants, resolved_parts, ruling_action};
 
+/// Whether `key` is one of the resolver's own idempotency keys (`open:`,
+/// `act:`, `dispute:`, `rule:`, `close:`), the only ones it looks up; the
+/// roller's (`roll:`, `reveal:`) are the roller's business.
+pub fn is_resolver_key(key: &str) -> bool {
+    ["open:", "act:", "dispute:", "rule:", "close:"].iter().any(|prefix| key.starts_with(prefix))
+}
+
+/// Bytes a resolved action, a dispute or a ruling costs in the rules
+/// state's history, per byte of its journaled payload: the action, the
+/// outcome and the effective outcome, decoded into owned values.
+const HISTORY_BYTES_PER_PAYLOAD_BYTE: usize = 4;
+
+fn history_bytes(event: &impl prost::Message) -> usize {
+    event.encoded_len() * HISTORY_BYTES_PER_PAYLOAD_BYTE
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct BattleView {
-    /// Every record folded, index = version.
-    pub records: Vec<JournalRecord>,
-    pub opened: Option<BattleOpened>,
+    /// The next version the stream will get (the number of events folded).
+    next_version: u64,
+    /// The tenant that opened the battle; `None` until `BattleOpened`.
+    pub tenant: Option<String>,
     pub rules: Option<Battle>,
     /// The current epoch: its commitment is the latest.
     pub epoch: u32,
-    pub commitments: BTreeMap<u32, String>,
-    pub revealed: BTreeMap<u32, String>,
-    /// Every roll by nonce, with its version.
-    pub rolls: BTreeMap<u64, (u64, DiceRolled)>,
-    pub closed: bool,
-    /// Versions written under each idempotency key.
+    /// Epochs whose seed is revealed.
+    pub revealed: BTreeSet<u32>,
+    /// The version of every roll, by nonce.
+    pub roll_versions: Vec<u64>,
+    /// The version of the `BattleClosed`, once closed.
+    pub closed_at: Option<u64>,
+    /// Versions written under each of the resolver's own idempotency keys.
     pub keys: HashMap<String, u64>,
+    /// What the rules state's history costs, estimated as it grows.
+    history_bytes: usize,
 }
 
 impl BattleView {
     /// The next version the stream will get.
     pub fn next_version(&self) -> u64 {
-        self.records.len() as u64
+        self.next_version
     }
 
     pub fn head(&self) -> Option<u64> {
@@ -51,77 +78,92 @@ impl BattleView {
     }
 
     pub fn next_nonce(&self) -> u64 {
-        self.rolls.len() as u64
+        self.roll_versions.len() as u64
+    }
+
+    pub fn closed(&self) -> bool {
+        self.closed_at.is_some()
     }
 
     /// Folds the next record.
-    pub fn apply(&mut self, record: JournalRecord) -> Result<(), FoldError> {
-        let version = record.version;
+    pub fn apply(&mut self, record: &JournalRecord) -> Result<(), FoldError> {
+        let event = battle::decode(record)?;
+        self.apply_event(record.version, &event, &record.idempotency_key)
+    }
+
+    /// Folds the next event: read back from the journal, or as this
+    /// resolver (or the roller, for it) appended it at `version`.
+    pub fn apply_event(&mut self, version: u64, event: &Event, key: &str) -> Result<(), FoldError> {
         if version != self.next_version() {
             return Err(FoldError::VersionGap { version, expected: self.next_version() });
         }
-        let event = battle::decode(&record)?;
         let invalid = |message: String| FoldError::Invalid { version, message };
-        match (&event, self.rules.as_ref()) {
+        match (event, self.rules.as_ref()) {
             (Event::BattleOpened(opened), None) if version == 0 => {
                 let ruleset = opened.ruleset.parse().map_err(|e: rules::RulesetError| invalid(e.to_string()))?;
                 let sheets = participants(opened).map_err(|e| invalid(e.to_string()))?;
                 self.rules = Some(Battle::new(ruleset, sheets).map_err(|e| invalid(e.to_string()))?);
-                self.commitments.insert(0, opened.commitment.clone());
-                self.opened = Some(opened.clone());
+                self.tenant = Some(opened.tenant.clone());
+                self.history_bytes += history_bytes(opened);
             }
             (Event::BattleOpened(_), _) | (_, None) => return Err(FoldError::Opening { version }),
-            (Event::SeedCommitted(committed), Some(_)) => {
-                self.epoch = committed.epoch;
-                self.commitments.insert(committed.epoch, committed.commitment.clone());
-            }
+            (Event::SeedCommitted(committed), Some(_)) => self.epoch = committed.epoch,
             (Event::DiceRolled(rolled), Some(_)) => {
                 if rolled.nonce != self.next_nonce() {
                     return Err(invalid(format!("nonce {} where {} was next", rolled.nonce, self.next_nonce())));
                 }
-                self.rolls.insert(rolled.nonce, (version, rolled.clone()));
+                self.roll_versions.push(version);
             }
             (Event::ActionResolved(resolved), Some(rules)) => {
                 let (action, outcome) = resolved_parts(resolved).map_err(|e| invalid(e.to_string()))?;
                 self.rules = Some(rules.apply(version, &action, &outcome).map_err(|e| invalid(e.to_string()))?);
+                self.history_bytes += history_bytes(resolved);
             }
             (Event::DisputeRaised(dispute), Some(rules)) => {
                 let resolution = rules.resolve(version, &dispute_action(dispute), &[]);
                 self.rules = Some(resolution.map_err(|e| invalid(e.to_string()))?.battle);
+                self.history_bytes += history_bytes(dispute);
             }
             (Event::JudgeRuling(ruling), Some(rules)) => {
                 let resolution = rules.resolve(version, &ruling_action(ruling), &[]);
                 self.rules = Some(resolution.map_err(|e| invalid(e.to_string()))?.battle);
+                self.history_bytes += history_bytes(ruling);
             }
             (Event::SeedRevealed(revealed), Some(_)) => {
-                self.revealed.insert(revealed.epoch, revealed.server_seed.clone());
+                self.revealed.insert(revealed.epoch);
             }
-            (Event::BattleClosed(_), Some(_)) => self.closed = true,
+            (Event::BattleClosed(_), Some(_)) => self.closed_at = Some(version),
         }
-        if !record.idempotency_key.is_empty() {
-            self.keys.insert(record.idempotency_key.clone(), version);
+        if is_resolver_key(key) {
+            self.keys.insert(key.to_owned(), version);
         }
-        self.records.push(record);
+        self.next_version += 1;
         Ok(())
-    }
-
-    /// The view as it stood right after `version`.
-    pub fn as_of(&self, version: u64) -> Result<BattleView, FoldError> {
-        let mut view = BattleView::default();
-        for record in self.records.iter().take_while(|r| r.version <= version) {
-            view.apply(record.clone())?;
-        }
-        Ok(view)
-    }
-
-    /// The decoded event at `version`.
-    pub fn event(&self, version: u64) -> Option<Event> {
-        let record = self.records.get(usize::try_from(version).ok()?)?;
-        battle::decode(record).ok()
     }
 
     /// The current epoch's seed is still secret: rolls may be drawn.
     pub fn epoch_secret(&self) -> bool {
-        !self.revealed.contains_key(&self.epoch)
+        !self.revealed.contains(&self.epoch)
+    }
+}
+
+impl Fold for BattleView {
+    type Error = FoldError;
+
+    fn next_version(&self) -> u64 {
+        self.next_version
+    }
+
+    fn apply(&mut self, record: &JournalRecord) -> Result<(), FoldError> {
+        BattleView::apply(self, record)
+    }
+
+    fn weight(&self) -> usize {
+        size_of::<Self>()
+            + self.tenant.as_ref().map_or(0, String::capacity)
+            + self.history_bytes
+            + self.roll_versions.capacity() * size_of::<u64>()
+            + self.revealed.len() * 16
+            + self.keys.keys().map(|key| key.capacity() + 48).sum::<usize>()
     }
 }

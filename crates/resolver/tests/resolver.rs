@@ -394,6 +394,7 @@ async fn a_roll_peeked_at_and_thrown_away_is_a_finding() {
         rolls: vec![battlelog_proto::v1::RollSpec { expression: "1d6".into(), purpose: "power".into() }],
         actor: "pikachu".into(),
         request_id: "peek-1".into(),
+        expected_head: None,
     };
     stack.roller.roll(peek).await.expect("the roller rolls");
     // …and then lets the forum's action take the next one.
@@ -1011,6 +1012,7 @@ async fn a_journaled_record_on_the_event_feed_warms_the_cache_from_the_journal()
         rolls: vec![battlelog_proto::v1::RollSpec { expression: "1d6".into(), purpose: "elsewhere".into() }],
         actor: "ash".into(),
         request_id: "other-replica".into(),
+        expected_head: None,
     };
     stack.roller.roll(peek).await.expect("the roller rolls");
     assert_eq!(stack.service.cached_head("warm"), Some(0), "nothing told the resolver yet");

@@ -41,6 +41,8 @@ pub struct Config {
     pub auth_keys: Vec<PathBuf>,
     /// File holding the `service` token presented to the journal.
     pub token_file: Option<PathBuf>,
+    /// Bytes of folded battles kept in memory (the fold cache's budget).
+    pub cache_bytes: u64,
     /// TLS keys `tls_cert`, `tls_key`, `tls_client_ca` (battlelog_runtime::tls).
     #[serde(flatten)]
     pub server_tls: ServerTls,
@@ -61,6 +63,7 @@ impl Default for Config {
             log_format: LogFormat::Text,
             auth_keys: Vec::new(),
             token_file: None,
+            cache_bytes: battlelog_stream::DEFAULT_CACHE_BYTES,
             server_tls: ServerTls::default(),
             client_tls: ClientTls::default(),
         }

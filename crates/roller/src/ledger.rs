@@ -1,10 +1,14 @@
 //! What the roller knows of one battle, folded from its journal stream: the
 //! client seed, the current epoch and whether its seed is still secret, the
-//! next nonce, and every request id already served (for idempotent retries).
+//! next nonce, and where each request id it served was recorded (for
+//! idempotent retries). Only versions are kept of those: a replay fetches
+//! the recorded events from the journal, so the ledger does not grow with
+//! the dice a battle rolled.
 
 use std::collections::HashMap;
 
 use battlelog_proto::v1::{JournalRecord, battle_event::Event};
+use battlelog_stream::Fold;
 
 use battlelog_proto::battle::{self as events, EventError};
 
@@ -16,6 +20,11 @@ pub fn roll_key(request_id: &str, index: usize) -> String {
 
 pub fn reveal_key(request_id: &str, index: usize) -> String {
     format!("reveal:{request_id}:{index}")
+}
+
+/// Whether `key` is one the roller wrote (the only ones it looks up).
+fn is_roller_key(key: &str) -> bool {
+    key.starts_with("roll:") || key.starts_with("reveal:")
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -42,8 +51,9 @@ pub struct Ledger {
     pub epoch_secret: bool,
     pub next_nonce: u64,
     pub closed: bool,
-    /// Events written under an idempotency key, by key.
-    pub recorded: HashMap<String, (u64, Event)>,
+    /// The version of each event written under one of the roller's
+    /// idempotency keys, by key.
+    pub recorded: HashMap<String, u64>,
 }
 
 impl Ledger {
@@ -58,12 +68,16 @@ impl Ledger {
 
     /// Folds the next record of the stream.
     pub fn apply(&mut self, record: &JournalRecord) -> Result<(), LedgerError> {
-        let version = record.version;
+        let event = events::decode(record)?;
+        self.apply_event(record.version, &event, &record.idempotency_key)
+    }
+
+    /// Folds the next event, as read back or as this roller appended it.
+    pub fn apply_event(&mut self, version: u64, event: &Event, key: &str) -> Result<(), LedgerError> {
         if version != self.next_version {
             return Err(LedgerError::VersionGap { version, expected: self.next_version });
         }
-        let event = events::decode(record)?;
-        match &event {
+        match event {
             Event::BattleOpened(opened) => {
                 if version != 0 {
                     return Err(LedgerError::NotOpenedFirst { version });
@@ -87,15 +101,35 @@ impl Ledger {
             Event::BattleClosed(_) => self.closed = true,
             _ => {}
         }
-        if !record.idempotency_key.is_empty() {
-            self.recorded.insert(record.idempotency_key.clone(), (version, event));
+        if is_roller_key(key) {
+            self.recorded.insert(key.to_owned(), version);
         }
         self.next_version += 1;
         Ok(())
     }
 
-    /// The events a request wrote, in order, if it was served before.
-    pub fn recorded_for(&self, key: impl Fn(usize) -> String) -> Vec<(u64, Event)> {
-        (0..).map_while(|i| self.recorded.get(&key(i)).cloned()).collect()
+    /// The versions a request wrote, in order, if it was served before.
+    pub fn recorded_for(&self, key: impl Fn(usize) -> String) -> Vec<u64> {
+        (0..).map_while(|i| self.recorded.get(&key(i)).copied()).collect()
+    }
+}
+
+impl Fold for Ledger {
+    type Error = LedgerError;
+
+    fn next_version(&self) -> u64 {
+        self.next_version
+    }
+
+    fn apply(&mut self, record: &JournalRecord) -> Result<(), LedgerError> {
+        Ledger::apply(self, record)
+    }
+
+    fn weight(&self) -> usize {
+        // The struct, the client seed, and per recorded key its text, its
+        // version and the map's slot.
+        size_of::<Self>()
+            + self.client_seed.as_ref().map_or(0, String::capacity)
+            + self.recorded.keys().map(|key| key.capacity() + 48).sum::<usize>()
     }
 }

@@ -1,26 +1,29 @@
 //! The `Roller` gRPC service.
 //!
-//! A roll is: fold the battle's stream (cached, caught up on each request),
-//! derive the epoch's seed from the master key, draw at the next nonces,
-//! append the `DiceRolled` events with the stream's exact expected version,
-//! and answer only when the journal has acknowledged them (flushed). A stale
-//! version means another writer got in first: catch up and try again. A
-//! request id seen before returns what was recorded, never a new roll.
+//! A roll is: know the battle's head, derive the epoch's seed from the
+//! master key, draw at the next nonces, append the `DiceRolled` events with
+//! the head's exact expected version, and answer only when the journal has
+//! acknowledged them (flushed). The head is the caller's when it sends one
+//! (`RollRequest.expected_head`: the resolver has just folded the battle, so
+//! the roller does not read it again) and otherwise the roller's own fold,
+//! caught up from the journal. A stale head means another writer got in
+//! first: the caller's is refused back to it (ABORTED, with the journal's
+//! `ErrorInfo`), the roller's own is folded again and retried. A request id
+//! seen before returns what was recorded, never a new roll.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use battlelog_auth::AuthChannel;
 use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::roller_server::Roller;
 use battlelog_proto::v1::{
-    AppendRequest, CommitmentRequest, CommitmentResponse, DiceRolled, ExpectedVersion, NewEvent, ReadStreamRequest,
-    RecordedRoll, RevealRequest, RevealResponse, RollRequest, RollResponse, SeedCommitted, SeedRevealed,
-    battle_event::Event, expected_version,
+    CommitmentRequest, CommitmentResponse, DiceRolled, NewEvent, RecordedRoll, RevealRequest, RevealResponse,
+    RollRequest, RollResponse, SeedCommitted, SeedRevealed, StreamHead, battle_event::Event,
 };
 use battlelog_runtime::grpc::{failed_precondition, invalid_argument};
 use battlelog_runtime::validate;
-use tonic::{Code, Request, Response, Status};
+use battlelog_stream::{DEFAULT_CACHE_BYTES, FoldCache, MAX_ATTEMPTS, StreamClient, StreamError};
+use tonic::{Request, Response, Status};
 use tracing::{debug, info, warn};
 
 use crate::ledger::{Ledger, reveal_key, roll_key};
@@ -31,32 +34,41 @@ use battlelog_proto::battle::{self as events, die_to_proto, rendering};
 pub use battlelog_runtime::limits::roller::{
     MAX_ACTOR_BYTES, MAX_DICE_PER_REQUEST, MAX_PURPOSE_BYTES, MAX_REQUEST_ID_BYTES, MAX_ROLLS_PER_REQUEST,
 };
-/// How often a request catches up and retries after losing a race for the
-/// stream's next version before it gives up with `ABORTED`.
-const MAX_ATTEMPTS: usize = 32;
-
-type BattleLedger = Arc<tokio::sync::Mutex<Ledger>>;
 
 #[derive(Debug, Clone)]
 pub struct RollerService {
-    journal: JournalClient<AuthChannel>,
+    streams: StreamClient,
     master_key: MasterKey,
     /// Derived from the master key once; signs every commitment we make.
     signer: Arc<dice::CommitmentSigner>,
-    /// One ledger per battle. The async mutex also serialises this replica's
-    /// writes to a battle, so they do not race each other for versions.
-    ledgers: Arc<Mutex<HashMap<String, BattleLedger>>>,
+    /// One ledger per battle, within a budget in bytes. Holding one also
+    /// serialises this replica's writes to a battle, so they do not race
+    /// each other for versions.
+    ledgers: FoldCache<Ledger>,
 }
 
-/// Ledgers kept warm; past this, idle ones are dropped (they are only a cache).
-const MAX_CACHED_BATTLES: usize = 10_000;
+/// What a hinted roll (one with the caller's head) came to.
+enum AtHead {
+    Answered(RollResponse),
+    /// The caller's head and the roller's fold disagree, or the journal
+    /// refused for a reason the roller's own fold must explain: read the
+    /// stream and decide from it.
+    ReadTheStream,
+}
 
 impl RollerService {
+    /// The roller, with the default cache budget.
     pub fn new(journal: JournalClient<AuthChannel>, master_key: MasterKey) -> Self {
         let signer = Arc::new(master_key.commitment_signer());
         // The public key only: operators publish it for auditors.
         info!(roller_key = %signer.roller_key(), "commitments are signed with this roller key");
-        Self { journal, master_key, signer, ledgers: Arc::default() }
+        Self { streams: StreamClient::new(journal), master_key, signer, ledgers: FoldCache::new(DEFAULT_CACHE_BYTES) }
+    }
+
+    /// The same roller keeping at most about `cache_bytes` of ledgers.
+    pub fn with_cache_bytes(mut self, cache_bytes: u64) -> Self {
+        self.ledgers = FoldCache::new(cache_bytes);
+        self
     }
 
     /// The commitment of `battle_id`'s `epoch`, its signature and our key.
@@ -66,59 +78,151 @@ impl RollerService {
         (commitment, signature, self.signer.roller_key().to_bytes().to_vec())
     }
 
-    fn ledger(&self, battle_id: &str) -> BattleLedger {
-        let mut ledgers = self.ledgers.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if ledgers.len() >= MAX_CACHED_BATTLES && !ledgers.contains_key(battle_id) {
-            ledgers.retain(|_, ledger| Arc::strong_count(ledger) > 1);
-        }
-        ledgers.entry(battle_id.to_owned()).or_default().clone()
-    }
-
     /// Folds whatever the journal has past what the ledger has seen.
     async fn catch_up(&self, battle_id: &str, ledger: &mut Ledger) -> Result<(), Status> {
-        loop {
-            let request =
-                ReadStreamRequest { stream_id: battle_id.to_owned(), from_version: ledger.next_version, max_count: 0 };
-            let events = self.journal.clone().read_stream(request).await.map_err(journal_error)?.into_inner().events;
-            if events.is_empty() {
-                return Ok(());
-            }
-            for recorded in &events {
-                let record = recorded
-                    .event
-                    .as_ref()
-                    .ok_or_else(|| Status::internal("journal sent an event without its record"))?;
-                if let Err(error) = ledger.apply(record) {
-                    // Drop what was folded: the next request starts afresh.
-                    *ledger = Ledger::default();
-                    return Err(Status::data_loss(format!("battle {battle_id}: {error}")));
-                }
-            }
-        }
+        self.streams.catch_up(battle_id, ledger).await.map_err(StreamError::into_status)
     }
 
-    async fn append(&self, battle_id: &str, head: u64, events: Vec<NewEvent>) -> Result<Option<Vec<u64>>, Status> {
-        let request = AppendRequest {
-            stream_id: battle_id.to_owned(),
-            expected_version: Some(ExpectedVersion { kind: Some(expected_version::Kind::Exact(head)) }),
-            events,
+    /// The events recorded at `versions`, fetched from the journal: a
+    /// replay is rare, so the ledger keeps versions, not events.
+    async fn recorded(&self, battle_id: &str, versions: &[u64]) -> Result<Vec<(u64, Event)>, Status> {
+        let (Some(&first), Some(&last)) = (versions.iter().min(), versions.iter().max()) else {
+            return Ok(Vec::new());
         };
-        match self.journal.clone().append(request).await {
-            Ok(response) => Ok(Some(response.into_inner().events.iter().map(|e| e.version).collect())),
-            Err(status) if status.code() == Code::Aborted => Ok(None),
-            Err(status) => Err(journal_error(status)),
+        let records = self.streams.records(battle_id, first, last).await.map_err(StreamError::into_status)?;
+        versions
+            .iter()
+            .map(|&version| {
+                let record = records
+                    .iter()
+                    .find(|r| r.version == version)
+                    .ok_or_else(|| Status::data_loss(format!("battle {battle_id}: version {version} is missing")))?;
+                let event =
+                    events::decode(record).map_err(|e| Status::data_loss(format!("battle {battle_id}: {e}")))?;
+                Ok((version, event))
+            })
+            .collect()
+    }
+
+    /// The rolls a request recorded before, if they are the ones it asks for.
+    async fn replay(&self, request: &RollRequest, versions: &[u64]) -> Result<RollResponse, Status> {
+        let rolls = recorded_rolls(self.recorded(&request.battle_id, versions).await?);
+        let same = rolls.len() == request.rolls.len()
+            && rolls
+                .iter()
+                .zip(&request.rolls)
+                .all(|(r, spec)| r.roll.as_ref().is_some_and(|roll| roll.expression == spec.expression));
+        if !same {
+            return Err(failed_precondition(
+                "request_id",
+                "IDEMPOTENCY_KEY_REUSED",
+                format!("request_id {} was already used for other rolls", request.request_id),
+            ));
+        }
+        debug!(battle_id = %request.battle_id, request_id = %request.request_id, "replaying recorded rolls");
+        Ok(RollResponse { rolls, replayed: true })
+    }
+
+    /// The request's dice, drawn from `epoch`'s seed at consecutive nonces
+    /// from `first_nonce`. They leave the roller only once journaled.
+    fn draw(
+        &self,
+        request: &RollRequest,
+        expressions: &[dice::Expression],
+        client_seed: &str,
+        epoch: u32,
+        first_nonce: u64,
+    ) -> Vec<DiceRolled> {
+        let key = dice::RollKey::derive(&self.master_key.seed(&request.battle_id, epoch), client_seed);
+        expressions
+            .iter()
+            .zip(&request.rolls)
+            .enumerate()
+            .map(|(i, (expression, spec))| {
+                let nonce = first_nonce + i as u64;
+                let (drawn, total) = dice::evaluate_keeping_dice(expression, &mut dice::RollStream::new(&key, nonce));
+                DiceRolled {
+                    epoch,
+                    nonce,
+                    expression: spec.expression.clone(),
+                    purpose: spec.purpose.clone(),
+                    actor: request.actor.clone(),
+                    dice: drawn.iter().map(die_to_proto).collect(),
+                    total: total.as_ref().copied().unwrap_or(0),
+                    error: total.err().map(|e| e.to_string()).unwrap_or_default(),
+                }
+            })
+            .collect()
+    }
+
+    /// Rolls at the caller's head without reading the stream (see
+    /// `RollRequest.expected_head`).
+    async fn roll_at_head(
+        &self,
+        request: &RollRequest,
+        expressions: &[dice::Expression],
+        head: &StreamHead,
+        ledger: &mut Ledger,
+    ) -> Result<AtHead, Status> {
+        let battle_id = request.battle_id.as_str();
+        if !ledger.is_open() {
+            // Only the client seed is needed, and it never changes.
+            self.catch_up(battle_id, ledger).await?;
+        }
+        let versions = ledger.recorded_for(|i| roll_key(&request.request_id, i));
+        if !versions.is_empty() {
+            return self.replay(request, &versions).await.map(AtHead::Answered);
+        }
+        if ledger.next_version > head.version + 1 {
+            // The caller's fold is behind ours: it folds again and retries.
+            return Err(StreamError::Conflict { stream_id: battle_id.to_owned(), actual: ledger.head() }.into_status());
+        }
+        let Some(client_seed) = ledger.client_seed.clone() else {
+            return Ok(AtHead::ReadTheStream);
+        };
+        let current = ledger.next_version == head.version + 1;
+        if current
+            && (ledger.closed
+                || !ledger.epoch_secret
+                || ledger.epoch != head.epoch
+                || ledger.next_nonce != head.next_nonce)
+        {
+            return Ok(AtHead::ReadTheStream);
+        }
+        let rolled = self.draw(request, expressions, &client_seed, head.epoch, head.next_nonce);
+        let new_events: Vec<NewEvent> = rolled
+            .iter()
+            .enumerate()
+            .map(|(i, roll)| events::new_event(Event::DiceRolled(roll.clone()), roll_key(&request.request_id, i)))
+            .collect();
+        match self.streams.append(battle_id, Some(head.version), new_events).await {
+            // The faces leave the roller only through this branch, after the
+            // journal has acknowledged (flushed) them — or, deduplicated,
+            // found these very events recorded under these keys before.
+            Ok(appended) => {
+                let fresh = appended.follows(Some(head.version));
+                let versions: Vec<u64> = appended.events.iter().map(|e| e.version).collect();
+                if fresh && current {
+                    for (i, (roll, version)) in rolled.iter().zip(&versions).enumerate() {
+                        let event = Event::DiceRolled(roll.clone());
+                        if ledger.apply_event(*version, &event, &roll_key(&request.request_id, i)).is_err() {
+                            *ledger = Ledger::default();
+                            break;
+                        }
+                    }
+                }
+                let rolls = rolled
+                    .into_iter()
+                    .zip(versions)
+                    .map(|(roll, version)| RecordedRoll { rendering: rendering(&roll), roll: Some(roll), version })
+                    .collect();
+                Ok(AtHead::Answered(RollResponse { rolls, replayed: !fresh }))
+            }
+            Err(conflict @ StreamError::Conflict { .. }) => Err(conflict.into_status()),
+            Err(StreamError::KeyReused { .. } | StreamError::Refused { .. }) => Ok(AtHead::ReadTheStream),
+            Err(error) => Err(error.into_status()),
         }
     }
-}
-
-/// The journal's answer, passed on with where it came from. Its
-/// `INVALID_ARGUMENT`s would be our bugs, not the caller's.
-fn journal_error(status: Status) -> Status {
-    let code = match status.code() {
-        Code::InvalidArgument => Code::Internal,
-        code => code,
-    };
-    Status::new(code, format!("journal: {}", status.message()))
 }
 
 fn recorded_rolls(recorded: Vec<(u64, Event)>) -> Vec<RecordedRoll> {
@@ -164,27 +268,17 @@ impl Roller for RollerService {
         }
 
         let battle_id = request.battle_id.as_str();
-        let ledger = self.ledger(battle_id);
-        let mut ledger = ledger.lock().await;
+        let mut ledger = self.ledgers.lock(battle_id).await;
+        if let Some(head) = &request.expected_head
+            && let AtHead::Answered(response) = self.roll_at_head(&request, &expressions, head, &mut ledger).await?
+        {
+            return Ok(Response::new(response));
+        }
         for _ in 0..MAX_ATTEMPTS {
             self.catch_up(battle_id, &mut ledger).await?;
-            let recorded = ledger.recorded_for(|i| roll_key(&request.request_id, i));
-            if !recorded.is_empty() {
-                let rolls = recorded_rolls(recorded);
-                let same = rolls.len() == request.rolls.len()
-                    && rolls
-                        .iter()
-                        .zip(&request.rolls)
-                        .all(|(r, spec)| r.roll.as_ref().is_some_and(|roll| roll.expression == spec.expression));
-                if !same {
-                    return Err(failed_precondition(
-                        "request_id",
-                        "IDEMPOTENCY_KEY_REUSED",
-                        format!("request_id {} was already used for other rolls", request.request_id),
-                    ));
-                }
-                debug!(battle_id, request_id = %request.request_id, "replaying recorded rolls");
-                return Ok(Response::new(RollResponse { rolls, replayed: true }));
+            let versions = ledger.recorded_for(|i| roll_key(&request.request_id, i));
+            if !versions.is_empty() {
+                return self.replay(&request, &versions).await.map(Response::new);
             }
             let (Some(client_seed), Some(head)) = (ledger.client_seed.clone(), ledger.head()) else {
                 return Err(Status::not_found(format!("battle {battle_id} has not been opened")));
@@ -202,27 +296,7 @@ impl Roller for RollerService {
                     ),
                 ));
             }
-            let key = dice::RollKey::derive(&self.master_key.seed(battle_id, ledger.epoch), &client_seed);
-            let rolled: Vec<DiceRolled> = expressions
-                .iter()
-                .zip(&request.rolls)
-                .enumerate()
-                .map(|(i, (expression, spec))| {
-                    let nonce = ledger.next_nonce + i as u64;
-                    let (drawn, total) =
-                        dice::evaluate_keeping_dice(expression, &mut dice::RollStream::new(&key, nonce));
-                    DiceRolled {
-                        epoch: ledger.epoch,
-                        nonce,
-                        expression: spec.expression.clone(),
-                        purpose: spec.purpose.clone(),
-                        actor: request.actor.clone(),
-                        dice: drawn.iter().map(die_to_proto).collect(),
-                        total: total.as_ref().copied().unwrap_or(0),
-                        error: total.err().map(|e| e.to_string()).unwrap_or_default(),
-                    }
-                })
-                .collect();
+            let rolled = self.draw(&request, &expressions, &client_seed, ledger.epoch, ledger.next_nonce);
             let new_events = rolled
                 .iter()
                 .enumerate()
@@ -230,13 +304,23 @@ impl Roller for RollerService {
                 .collect();
             // The faces leave this function only through this branch, after
             // the journal has acknowledged (flushed) them.
-            if let Some(versions) = self.append(battle_id, head, new_events).await? {
-                let rolls = rolled
-                    .into_iter()
-                    .zip(versions)
-                    .map(|(roll, version)| RecordedRoll { rendering: rendering(&roll), roll: Some(roll), version })
-                    .collect();
-                return Ok(Response::new(RollResponse { rolls, replayed: false }));
+            match self.streams.append(battle_id, Some(head), new_events).await {
+                Ok(appended) if appended.follows(Some(head)) => {
+                    let rolls = rolled
+                        .into_iter()
+                        .zip(appended.events)
+                        .map(|(roll, e)| RecordedRoll {
+                            rendering: rendering(&roll),
+                            roll: Some(roll),
+                            version: e.version,
+                        })
+                        .collect();
+                    return Ok(Response::new(RollResponse { rolls, replayed: false }));
+                }
+                // Recorded before, or taken by a concurrent attempt of the
+                // same request: the next round finds it.
+                Ok(_) | Err(StreamError::Conflict { .. } | StreamError::KeyReused { .. }) => {}
+                Err(error) => return Err(error.into_status()),
             }
             debug!(battle_id, "lost the race for the next version; catching up");
         }
@@ -249,13 +333,12 @@ impl Roller for RollerService {
         validate::battle_id(&request.battle_id)?;
         validate::request_id(&request.request_id, MAX_REQUEST_ID_BYTES)?;
         let battle_id = request.battle_id.as_str();
-        let ledger = self.ledger(battle_id);
-        let mut ledger = ledger.lock().await;
+        let mut ledger = self.ledgers.lock(battle_id).await;
         for _ in 0..MAX_ATTEMPTS {
             self.catch_up(battle_id, &mut ledger).await?;
-            let recorded = ledger.recorded_for(|i| reveal_key(&request.request_id, i));
-            if !recorded.is_empty() {
-                return Ok(Response::new(reveal_response(recorded)));
+            let versions = ledger.recorded_for(|i| reveal_key(&request.request_id, i));
+            if !versions.is_empty() {
+                return Ok(Response::new(reveal_response(self.recorded(battle_id, &versions).await?)));
             }
             let Some(head) = ledger.head().filter(|_| ledger.is_open()) else {
                 return Err(Status::not_found(format!("battle {battle_id} has not been opened")));
@@ -290,8 +373,13 @@ impl Roller for RollerService {
                 .enumerate()
                 .map(|(i, event)| events::new_event(event.clone(), reveal_key(&request.request_id, i)))
                 .collect();
-            if let Some(versions) = self.append(battle_id, head, new_events).await? {
-                return Ok(Response::new(reveal_response(versions.into_iter().zip(reveal).collect())));
+            match self.streams.append(battle_id, Some(head), new_events).await {
+                Ok(appended) if appended.follows(Some(head)) => {
+                    let versions = appended.events.iter().map(|e| e.version);
+                    return Ok(Response::new(reveal_response(versions.zip(reveal).collect())));
+                }
+                Ok(_) | Err(StreamError::Conflict { .. } | StreamError::KeyReused { .. }) => {}
+                Err(error) => return Err(error.into_status()),
             }
         }
         Err(Status::aborted(format!("battle {battle_id} is too busy: {MAX_ATTEMPTS} appends in a row lost the race")))

@@ -90,6 +90,7 @@ fn roll_request(battle_id: &str, request_id: &str, expressions: &[&str]) -> Roll
         rolls: expressions.iter().map(|e| RollSpec { expression: (*e).into(), purpose: "test".into() }).collect(),
         actor: "pikachu".into(),
         request_id: request_id.into(),
+        expected_head: None,
     }
 }
 

@@ -1,5 +1,6 @@
 //! What the benchmarks share: latency samples summed up as a rate and
-//! percentiles, printed one case a line.
+//! percentiles, printed one case a line; and the storage floor they are
+//! held to ([`raw_sled_insert_flush`]).
 
 use std::time::Duration;
 
@@ -38,4 +39,24 @@ pub fn report(name: &str, f: &Figures) {
 /// Seconds per case: `BATTLELOG_BENCH_SECONDS`, default 3.
 pub fn seconds_per_case() -> Duration {
     Duration::from_secs(std::env::var("BATTLELOG_BENCH_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(3))
+}
+
+/// The storage floor: raw sled `insert` + `flush` of one `value_bytes`
+/// value at a time, for `run`, in a fresh database at `dir` — what one
+/// durable journal append cannot beat. Blocking: call it off the runtime.
+pub fn raw_sled_insert_flush(dir: &std::path::Path, value_bytes: usize, run: Duration) -> Figures {
+    let db = sled::Config::new().path(dir).open().expect("open sled");
+    let tree = db.open_tree("raw").expect("tree");
+    let value = vec![7u8; value_bytes];
+    let mut latencies = Vec::new();
+    let start = std::time::Instant::now();
+    let mut i = 0u64;
+    while start.elapsed() < run {
+        let began = std::time::Instant::now();
+        tree.insert(i.to_be_bytes(), value.as_slice()).expect("insert");
+        db.flush().expect("flush");
+        latencies.push(began.elapsed());
+        i += 1;
+    }
+    figures(latencies, start.elapsed())
 }

@@ -1,0 +1,135 @@
+//! [`StreamClient`]: the journal calls a fold needs, and nothing else.
+
+use battlelog_auth::AuthChannel;
+use battlelog_proto::v1::journal_client::JournalClient;
+use battlelog_proto::v1::{
+    AppendRequest, AppendedEvent, ExpectedVersion, JournalRecord, NewEvent, ReadStreamRequest, expected_version,
+};
+
+use crate::Fold;
+use crate::error::StreamError;
+
+/// What an append wrote.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Appended {
+    /// One per requested event, in request order: version, hash, time.
+    pub events: Vec<AppendedEvent>,
+    /// Every key was a repeat: nothing was written, and `events` is what the
+    /// first append of these keys wrote, wherever that was in the stream.
+    pub deduplicated: bool,
+}
+
+impl Appended {
+    /// Whether the events were written now, right after `head` (`None`: the
+    /// stream was empty), so that the appender may fold them itself from
+    /// what it sent instead of reading them back.
+    pub fn follows(&self, head: Option<u64>) -> bool {
+        let first = head.map_or(0, |h| h + 1);
+        !self.deduplicated && self.events.iter().enumerate().all(|(i, e)| e.version == first + i as u64)
+    }
+}
+
+/// A battle stream reader and writer over the journal's gRPC API.
+#[derive(Debug, Clone)]
+pub struct StreamClient {
+    journal: JournalClient<AuthChannel>,
+}
+
+impl StreamClient {
+    pub fn new(journal: JournalClient<AuthChannel>) -> Self {
+        Self { journal }
+    }
+
+    /// Folds into `state` what the journal holds past it, up to the head the
+    /// journal reports with each page: one read when the stream fits in a
+    /// page, and no read of an empty page past the head. A record that does
+    /// not fold leaves `state` empty (the next command starts afresh) and is
+    /// [`StreamError::Fold`].
+    pub async fn catch_up<S: Fold>(&self, stream_id: &str, state: &mut S) -> Result<(), StreamError> {
+        loop {
+            let request =
+                ReadStreamRequest { stream_id: stream_id.to_owned(), from_version: state.next_version(), max_count: 0 };
+            let page = self
+                .journal
+                .clone()
+                .read_stream(request)
+                .await
+                .map_err(|s| StreamError::from_status(stream_id, s))?
+                .into_inner();
+            let fetched = page.events.len();
+            for recorded in page.events {
+                let Some(record) = recorded.event else {
+                    return Err(StreamError::Journal(tonic::Status::internal(
+                        "journal sent an event without its record",
+                    )));
+                };
+                if let Err(error) = state.apply(&record) {
+                    *state = S::default();
+                    return Err(StreamError::Fold { stream_id: stream_id.to_owned(), message: error.to_string() });
+                }
+            }
+            // Done at the head; an empty page would only repeat that.
+            match page.head_version {
+                Some(head) if state.next_version() <= head && fetched > 0 => continue,
+                _ => return Ok(()),
+            }
+        }
+    }
+
+    /// Appends `events` after `head` (`None`: the stream must not exist yet).
+    pub async fn append(
+        &self,
+        stream_id: &str,
+        head: Option<u64>,
+        events: Vec<NewEvent>,
+    ) -> Result<Appended, StreamError> {
+        let kind = match head {
+            Some(version) => expected_version::Kind::Exact(version),
+            None => expected_version::Kind::NoStream(Default::default()),
+        };
+        let request = AppendRequest {
+            stream_id: stream_id.to_owned(),
+            expected_version: Some(ExpectedVersion { kind: Some(kind) }),
+            events,
+        };
+        let response =
+            self.journal.clone().append(request).await.map_err(|s| StreamError::from_status(stream_id, s))?;
+        let response = response.into_inner();
+        Ok(Appended { events: response.events, deduplicated: response.deduplicated })
+    }
+
+    /// The records at versions `from..=to` (fewer when the stream ends
+    /// sooner): for the rare paths that need an old record as it was
+    /// journaled, which no cache keeps.
+    pub async fn records(&self, stream_id: &str, from: u64, to: u64) -> Result<Vec<JournalRecord>, StreamError> {
+        let mut records = Vec::new();
+        let mut next = from;
+        while next <= to {
+            let wanted = u32::try_from(to - next + 1).unwrap_or(u32::MAX);
+            let request = ReadStreamRequest { stream_id: stream_id.to_owned(), from_version: next, max_count: wanted };
+            let page = self
+                .journal
+                .clone()
+                .read_stream(request)
+                .await
+                .map_err(|s| StreamError::from_status(stream_id, s))?
+                .into_inner();
+            if page.events.is_empty() {
+                break;
+            }
+            for record in page.events.into_iter().filter_map(|e| e.event) {
+                if record.version > to {
+                    break;
+                }
+                next = record.version + 1;
+                records.push(record);
+            }
+        }
+        Ok(records)
+    }
+
+    /// The record at `version`, if the stream has one.
+    pub async fn record(&self, stream_id: &str, version: u64) -> Result<Option<JournalRecord>, StreamError> {
+        Ok(self.records(stream_id, version, version).await?.pop())
+    }
+}
