@@ -61,6 +61,11 @@ pub struct BattleView {
     pub roll_versions: Vec<u64>,
     /// The version of the `BattleClosed`, once closed.
     pub closed_at: Option<u64>,
+    /// When the journal committed the `BattleClosed` (µs since the Unix
+    /// epoch, the record's `recorded_at_unix_micros`): the appeal window
+    /// runs from it. The journal's time, never this replica's, so that every
+    /// replica closes the window at the same instant.
+    pub closed_at_unix_micros: Option<i64>,
     /// Versions written under each of the resolver's own idempotency keys.
     pub keys: HashMap<String, u64>,
     /// What the rules state's history costs, estimated as it grows.
@@ -88,12 +93,19 @@ impl BattleView {
     /// Folds the next record.
     pub fn apply(&mut self, record: &JournalRecord) -> Result<(), FoldError> {
         let event = battle::decode(record)?;
-        self.apply_event(record.version, &event, &record.idempotency_key)
+        self.apply_event(record.version, record.recorded_at_unix_micros, &event, &record.idempotency_key)
     }
 
     /// Folds the next event: read back from the journal, or as this
-    /// resolver (or the roller, for it) appended it at `version`.
-    pub fn apply_event(&mut self, version: u64, event: &Event, key: &str) -> Result<(), FoldError> {
+    /// resolver (or the roller, for it) appended it at `version`, which the
+    /// journal committed at `recorded_at_unix_micros` (its append reply says).
+    pub fn apply_event(
+        &mut self,
+        version: u64,
+        recorded_at_unix_micros: i64,
+        event: &Event,
+        key: &str,
+    ) -> Result<(), FoldError> {
         if version != self.next_version() {
             return Err(FoldError::VersionGap { version, expected: self.next_version() });
         }
@@ -132,13 +144,23 @@ impl BattleView {
             (Event::SeedRevealed(revealed), Some(_)) => {
                 self.revealed.insert(revealed.epoch);
             }
-            (Event::BattleClosed(_), Some(_)) => self.closed_at = Some(version),
+            (Event::BattleClosed(_), Some(_)) => {
+                self.closed_at = Some(version);
+                self.closed_at_unix_micros = Some(recorded_at_unix_micros);
+            }
         }
         if is_resolver_key(key) {
             self.keys.insert(key.to_owned(), version);
         }
         self.next_version += 1;
         Ok(())
+    }
+
+    /// When the appeal window of a closed battle ends (µs since the Unix
+    /// epoch): its close's commit time plus `window`. `None` while open.
+    pub fn appeal_ends_unix_micros(&self, window: std::time::Duration) -> Option<i64> {
+        let window = i64::try_from(window.as_micros()).unwrap_or(i64::MAX);
+        self.closed_at_unix_micros.map(|closed| closed.saturating_add(window))
     }
 
     /// The current epoch's seed is still secret: rolls may be drawn.
