@@ -189,3 +189,68 @@ impl Fold for BattleView {
             + self.keys.keys().map(|key| key.capacity() + 48).sum::<usize>()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use battlelog_proto::v1::{ActionResolved, BattleClosed, BattleOpened, JudgeRuling};
+    use serde_json::json;
+
+    use super::*;
+
+    /// A record as the journal would hand it back: `event` at `version`,
+    /// committed at `recorded_at_unix_micros`.
+    fn record(version: u64, recorded_at_unix_micros: i64, event: Event) -> JournalRecord {
+        let new = battle::new_event(event, String::new());
+        JournalRecord {
+            stream_id: "appeal".into(),
+            version,
+            event_type: new.event_type,
+            recorded_at_unix_micros,
+            payload: new.payload,
+            ..Default::default()
+        }
+    }
+
+    fn fields(value: serde_json::Value) -> prost_types::Struct {
+        battle::json_to_struct(value.as_object().expect("an object"))
+    }
+
+    fn opened() -> Event {
+        Event::BattleOpened(BattleOpened {
+            ruleset: "pokemon-d6@1".into(),
+            participants: vec![fields(json!({"id": "pikachu"})), fields(json!({"id": "meowth"}))],
+            ..Default::default()
+        })
+    }
+
+    /// RULES.md 1.5: a pass draws no die and its outcome is `{"result": "pass"}`.
+    fn passed() -> Event {
+        Event::ActionResolved(ActionResolved {
+            action: Some(fields(json!({"type": "pass", "actor": "meowth"}))),
+            outcome: Some(fields(json!({"result": "pass"}))),
+            ..Default::default()
+        })
+    }
+
+    #[test]
+    fn the_appeal_window_runs_from_the_close_the_journal_recorded() {
+        let mut view = BattleView::default();
+        view.apply(&record(0, 1_000, opened())).expect("opened");
+        view.apply(&record(1, 2_000, passed())).expect("a pass");
+        assert_eq!(view.appeal_ends_unix_micros(Duration::from_secs(1)), None, "open: no window yet");
+        let closed = Event::BattleClosed(BattleClosed { by: "judge".into(), ..Default::default() });
+        view.apply(&record(2, 5_000_000, closed)).expect("closed");
+        // A ruling after the close folds, and does not move the window.
+        let ruling = Event::JudgeRuling(JudgeRuling { judge: "j".into(), refers_to: 1, ..Default::default() });
+        view.apply(&record(3, 9_000_000, ruling)).expect("a ruling after the close folds");
+        assert_eq!((view.closed_at, view.closed_at_unix_micros), (Some(2), Some(5_000_000)));
+        assert_eq!(
+            view.appeal_ends_unix_micros(Duration::from_secs(14 * 24 * 60 * 60)),
+            Some(1_209_600_000_000 + 5_000_000),
+            "14 days after the close"
+        );
+        assert_eq!(view.appeal_ends_unix_micros(Duration::MAX), Some(i64::MAX), "saturates");
+    }
+}
