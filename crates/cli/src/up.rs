@@ -64,6 +64,10 @@ pub struct UpArgs {
     /// quarters for the resolver's views, a quarter for the roller's ledgers.
     #[arg(long, env = "BATTLELOG_CACHE_BYTES", default_value_t = battlelog_stream::DEFAULT_CACHE_BYTES)]
     cache_bytes: u64,
+    /// Seconds after a battle's close during which disputes and rulings are
+    /// still taken (the resolver's `appeal_window_secs`).
+    #[arg(long, env = "BATTLELOG_APPEAL_WINDOW_SECS", default_value_t = battlelog_resolver::service::DEFAULT_APPEAL_WINDOW.as_secs())]
+    appeal_window_secs: u64,
 }
 
 /// The development fan-out: each committed event, from the journal's
@@ -222,7 +226,8 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
     let client_tls = tls.client()?;
     let resolver =
         battlelog_resolver::server::service_for(&journal_url, &roller_url, client_tls.as_ref(), &service_token)?
-            .with_cache_bytes(args.cache_bytes / 4 * 3);
+            .with_cache_bytes(args.cache_bytes / 4 * 3)
+            .with_appeal_window(Duration::from_secs(args.appeal_window_secs));
 
     let mut nats_server = None;
     // (journal's URL, resolver's URL, what the banner shows): with

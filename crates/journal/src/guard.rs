@@ -59,7 +59,8 @@ pub enum Rule {
     EpochNotRevealed,
     /// A revealed seed whose SHA-256 is not the epoch's commitment.
     SeedMismatch,
-    /// Anything but a `SeedRevealed` after `BattleClosed`.
+    /// After `BattleClosed`, anything but the `SeedRevealed` of its last
+    /// epoch and the appeal's `DisputeRaised` and `JudgeRuling`.
     BattleClosed,
     /// What the stream already holds (written before this guard existed) does
     /// not fold as a battle, so nothing can safely follow it.
@@ -139,8 +140,11 @@ pub enum Checked {
     },
     /// `BattleClosed`.
     Closed,
-    /// `ActionResolved`, `DisputeRaised`, `JudgeRuling`: they change none of
-    /// the guarded state.
+    /// `DisputeRaised`, `JudgeRuling`: they change none of the guarded
+    /// state, and may follow a close (the appeal window, which the resolver
+    /// keeps: this guard has no clock, and the window is its policy).
+    Appeal,
+    /// `ActionResolved`: it changes none of the guarded state.
     Other,
 }
 
@@ -192,7 +196,8 @@ pub fn inspect(index: usize, event_type: &str, payload: &[u8]) -> Result<Checked
             Checked::Revealed { epoch: revealed.epoch, seed_hash: Sha256::digest(seed).into() }
         }
         Event::BattleClosed(_) => Checked::Closed,
-        Event::ActionResolved(_) | Event::DisputeRaised(_) | Event::JudgeRuling(_) => Checked::Other,
+        Event::DisputeRaised(_) | Event::JudgeRuling(_) => Checked::Appeal,
+        Event::ActionResolved(_) => Checked::Other,
     })
 }
 
@@ -305,11 +310,14 @@ pub fn apply(state: Option<BattleState>, index: usize, event: &Checked) -> Resul
             "the battle is open already: BattleOpened only at version 0",
         ));
     }
-    if state.closed && !matches!(event, Checked::Revealed { .. }) {
+    // A closed battle takes its last reveal and, on appeal, disputes and
+    // rulings: they change no dice and no epoch, so the seed revealed at the
+    // close still re-derives every roll.
+    if state.closed && !matches!(event, Checked::Revealed { .. } | Checked::Appeal) {
         return Err(violation(
             field("event_type"),
             Rule::BattleClosed,
-            "the battle is closed: only the SeedRevealed of its last epoch may follow",
+            "the battle is closed: only the SeedRevealed of its last epoch, disputes and rulings may follow",
         ));
     }
     match *event {
@@ -388,7 +396,7 @@ pub fn apply(state: Option<BattleState>, index: usize, event: &Checked) -> Resul
             state = BattleState { epoch, commitment, revealed: false, ..state };
         }
         Checked::Closed => state.closed = true,
-        Checked::Other => {}
+        Checked::Appeal | Checked::Other => {}
     }
     Ok(state)
 }
@@ -396,7 +404,7 @@ pub fn apply(state: Option<BattleState>, index: usize, event: &Checked) -> Resul
 #[cfg(test)]
 mod tests {
     use battlelog_proto::v1::{
-        ActionResolved, BattleClosed, BattleOpened, DiceRolled, JudgeRuling, SeedCommitted, SeedRevealed,
+        ActionResolved, BattleClosed, BattleOpened, DiceRolled, DisputeRaised, JudgeRuling, SeedCommitted, SeedRevealed,
     };
 
     use super::*;
@@ -573,6 +581,28 @@ mod tests {
         assert_eq!(refused(twice).1, Rule::EpochNotRevealed);
         let bad = Event::SeedCommitted(SeedCommitted { epoch: 1, commitment: "xyz".into(), ..Default::default() });
         assert_eq!(refused(vec![opened(""), revealed(0, seed(0)), bad]).1, Rule::EventMalformed);
+    }
+
+    fn disputed() -> Event {
+        Event::DisputeRaised(DisputeRaised { by: "forum".into(), refers_to: 1, ..Default::default() })
+    }
+
+    fn ruled() -> Event {
+        Event::JudgeRuling(JudgeRuling { judge: "j".into(), refers_to: 2, ..Default::default() })
+    }
+
+    #[test]
+    fn disputes_and_rulings_follow_a_close_but_nothing_else_does() {
+        let appeal = vec![opened(""), resolved(), closed(), revealed(0, seed(0)), disputed(), ruled()];
+        let state = fold(appeal).expect("an appeal after the close");
+        assert!(state.closed && state.revealed, "{state:?}");
+        assert!(fold(vec![opened(""), closed(), ruled(), revealed(0, seed(0)), disputed()]).is_ok());
+        assert_eq!(
+            refused(vec![opened(""), closed(), ruled(), rolled(0, 0)]),
+            (3, Rule::BattleClosed, "events[3].event_type".into())
+        );
+        assert_eq!(refused(vec![opened(""), closed(), disputed(), resolved()]).1, Rule::BattleClosed);
+        assert_eq!(refused(vec![opened(""), closed(), ruled(), closed()]).1, Rule::BattleClosed);
     }
 
     #[test]

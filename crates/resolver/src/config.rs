@@ -39,6 +39,9 @@ pub struct Config {
     pub token_file: Option<PathBuf>,
     /// Bytes of folded battles kept in memory (the fold cache's budget).
     pub cache_bytes: u64,
+    /// Seconds after a battle's close (as the journal recorded it) during
+    /// which disputes and rulings are still taken; then the battle is final.
+    pub appeal_window_secs: u64,
     /// TLS keys `tls_cert`, `tls_key`, `tls_client_ca` (battlelog_runtime::tls).
     #[serde(flatten)]
     pub server_tls: ServerTls,
@@ -60,6 +63,7 @@ impl Default for Config {
             auth_keys: Vec::new(),
             token_file: None,
             cache_bytes: battlelog_stream::DEFAULT_CACHE_BYTES,
+            appeal_window_secs: crate::service::DEFAULT_APPEAL_WINDOW.as_secs(),
             server_tls: ServerTls::default(),
             client_tls: ClientTls::default(),
         }

@@ -2,6 +2,7 @@
 //! a listener the caller bound, until the shutdown future resolves.
 
 use std::future::Future;
+use std::time::Duration;
 
 use battlelog_auth::{AuthChannel, Authenticator, Verifier, authed, read_token_file};
 use battlelog_proto::v1::JournalRecord;
@@ -68,7 +69,9 @@ pub fn service_for(
 pub fn service(config: &Config) -> Result<ResolverService, ServeError> {
     let tls = config.client_tls.client_config()?;
     let token = read_token_file(config.token_file.as_deref().unwrap_or(std::path::Path::new("")))?;
-    Ok(service_for(&config.journal_url, &config.roller_url, tls.as_ref(), &token)?.with_cache_bytes(config.cache_bytes))
+    Ok(service_for(&config.journal_url, &config.roller_url, tls.as_ref(), &token)?
+        .with_cache_bytes(config.cache_bytes)
+        .with_appeal_window(Duration::from_secs(config.appeal_window_secs)))
 }
 
 /// The verifier of the tokens callers present, from `auth_keys`.

@@ -26,6 +26,8 @@
 //! crash anywhere — even between the roll and the resolution — finds what
 //! was recorded and never rolls again.
 
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
 use battlelog_auth::{AuthChannel, Caller, Role, caller};
 use battlelog_proto::battle::{self, StructError, check_struct, die_from_proto, json_to_struct, struct_to_json};
 use battlelog_proto::v1::journal_client::JournalClient;
@@ -107,6 +109,8 @@ pub struct ResolverService {
     streams: StreamClient,
     roller: RollerClient<AuthChannel>,
     views: FoldCache<BattleView>,
+    /// How long after its close a battle still takes disputes and rulings.
+    appeal_window: Duration,
     /// Set when the server begins to shut down: open `Watch` streams end,
     /// so that a graceful shutdown does not wait for them for ever.
     stopping: tokio::sync::watch::Sender<bool>,
@@ -239,6 +243,26 @@ fn rule_key(request_id: &str) -> String {
 fn close_key(request_id: &str) -> String {
     format!("close:{request_id}")
 }
+/// The appeal window of a battle whose configuration names none.
+pub const DEFAULT_APPEAL_WINDOW: Duration = Duration::from_secs(14 * 24 * 60 * 60);
+
+/// This replica's clock, in the journal's unit. Only compared with the
+/// journal's recorded close time: replicas whose clocks differ by a second
+/// disagree for that second about a window of days, never about its start.
+fn unix_micros_now() -> i64 {
+    let since_epoch = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    i64::try_from(since_epoch.as_micros()).unwrap_or(i64::MAX)
+}
+
+/// `micros` since the Unix epoch as RFC 3339 text (UTC).
+fn rfc3339(micros: i64) -> String {
+    let timestamp = prost_types::Timestamp {
+        seconds: micros.div_euclid(1_000_000),
+        nanos: i32::try_from(micros.rem_euclid(1_000_000) * 1_000).unwrap_or(0),
+    };
+    timestamp.to_string()
+}
+
 fn reveal_key(request_id: &str) -> String {
     format!("reveal:{request_id}")
 }
@@ -253,6 +277,7 @@ impl ResolverService {
             journal,
             roller,
             views: FoldCache::new(DEFAULT_CACHE_BYTES),
+            appeal_window: DEFAULT_APPEAL_WINDOW,
             stopping: tokio::sync::watch::Sender::new(false),
         }
     }
@@ -261,6 +286,13 @@ impl ResolverService {
     /// battles.
     pub fn with_cache_bytes(mut self, cache_bytes: u64) -> Self {
         self.views = FoldCache::new(cache_bytes);
+        self
+    }
+
+    /// The same resolver taking disputes and rulings for `window` after a
+    /// battle's close.
+    pub fn with_appeal_window(mut self, window: Duration) -> Self {
+        self.appeal_window = window;
         self
     }
 
@@ -309,10 +341,11 @@ impl ResolverService {
     }
 
     /// Folds what this command appended (or the roller appended for it) at
-    /// `version`, from what was sent. Should it not fold, the view is
-    /// dropped and the next command reads the battle afresh.
-    fn fold_own(battle_id: &str, view: &mut BattleView, version: u64, event: &Event, key: &str) {
-        if let Err(error) = view.apply_event(version, event, key) {
+    /// `version`, from what was sent, and when the journal says it committed
+    /// it. Should it not fold, the view is dropped and the next command reads
+    /// the battle afresh.
+    fn fold_own(battle_id: &str, view: &mut BattleView, version: u64, recorded_at: i64, event: &Event, key: &str) {
+        if let Err(error) = view.apply_event(version, recorded_at, event, key) {
             warn!(battle_id, %error, "an appended event does not fold; the battle will be read afresh");
             *view = BattleView::default();
         }
@@ -384,7 +417,7 @@ impl ResolverService {
         match self.streams.append(battle_id, head, new_events).await {
             Ok(appended) if appended.follows(head) => {
                 for ((event, key), written) in events.iter().zip(&appended.events) {
-                    Self::fold_own(battle_id, view, written.version, event, key);
+                    Self::fold_own(battle_id, view, written.version, written.recorded_at_unix_micros, event, key);
                 }
                 Ok(appended.events.first().map(|e| e.version))
             }
@@ -472,8 +505,20 @@ impl ResolverService {
             let (Some(rules), Some(head)) = (view.rules.as_ref(), view.head()) else {
                 return Err(not_found(battle_id));
             };
-            let refusal = if view.closed() {
+            let appeal = matches!(event, Event::DisputeRaised(_) | Event::JudgeRuling(_));
+            let refusal = if view.closed() && !appeal {
                 Some(failed_precondition(battle_id, "BATTLE_CLOSED", format!("battle {battle_id} is closed")))
+            } else if let Some(ends) = view.appeal_ends_unix_micros(self.appeal_window)
+                && unix_micros_now() >= ends
+            {
+                Some(failed_precondition(
+                    battle_id,
+                    "BATTLE_FINAL",
+                    format!(
+                        "battle {battle_id} is final: its appeal window ended at {}; no dispute or ruling may follow",
+                        rfc3339(ends)
+                    ),
+                ))
             } else {
                 action
                     .as_ref()
@@ -713,6 +758,9 @@ impl Resolver for ResolverService {
                                 battle_id,
                                 &mut view,
                                 recorded.version,
+                                // The roller's reply carries no commit time;
+                                // a view keeps only the close's.
+                                0,
                                 &Event::DiceRolled(roll.clone()),
                                 "",
                             );

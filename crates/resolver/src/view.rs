@@ -61,6 +61,11 @@ pub struct BattleView {
     pub roll_versions: Vec<u64>,
     /// The version of the `BattleClosed`, once closed.
     pub closed_at: Option<u64>,
+    /// When the journal committed the `BattleClosed` (µs since the Unix
+    /// epoch, the record's `recorded_at_unix_micros`): the appeal window
+    /// runs from it. The journal's time, never this replica's, so that every
+    /// replica closes the window at the same instant.
+    pub closed_at_unix_micros: Option<i64>,
     /// Versions written under each of the resolver's own idempotency keys.
     pub keys: HashMap<String, u64>,
     /// What the rules state's history costs, estimated as it grows.
@@ -88,12 +93,19 @@ impl BattleView {
     /// Folds the next record.
     pub fn apply(&mut self, record: &JournalRecord) -> Result<(), FoldError> {
         let event = battle::decode(record)?;
-        self.apply_event(record.version, &event, &record.idempotency_key)
+        self.apply_event(record.version, record.recorded_at_unix_micros, &event, &record.idempotency_key)
     }
 
     /// Folds the next event: read back from the journal, or as this
-    /// resolver (or the roller, for it) appended it at `version`.
-    pub fn apply_event(&mut self, version: u64, event: &Event, key: &str) -> Result<(), FoldError> {
+    /// resolver (or the roller, for it) appended it at `version`, which the
+    /// journal committed at `recorded_at_unix_micros` (its append reply says).
+    pub fn apply_event(
+        &mut self,
+        version: u64,
+        recorded_at_unix_micros: i64,
+        event: &Event,
+        key: &str,
+    ) -> Result<(), FoldError> {
         if version != self.next_version() {
             return Err(FoldError::VersionGap { version, expected: self.next_version() });
         }
@@ -132,13 +144,23 @@ impl BattleView {
             (Event::SeedRevealed(revealed), Some(_)) => {
                 self.revealed.insert(revealed.epoch);
             }
-            (Event::BattleClosed(_), Some(_)) => self.closed_at = Some(version),
+            (Event::BattleClosed(_), Some(_)) => {
+                self.closed_at = Some(version);
+                self.closed_at_unix_micros = Some(recorded_at_unix_micros);
+            }
         }
         if is_resolver_key(key) {
             self.keys.insert(key.to_owned(), version);
         }
         self.next_version += 1;
         Ok(())
+    }
+
+    /// When the appeal window of a closed battle ends (µs since the Unix
+    /// epoch): its close's commit time plus `window`. `None` while open.
+    pub fn appeal_ends_unix_micros(&self, window: std::time::Duration) -> Option<i64> {
+        let window = i64::try_from(window.as_micros()).unwrap_or(i64::MAX);
+        self.closed_at_unix_micros.map(|closed| closed.saturating_add(window))
     }
 
     /// The current epoch's seed is still secret: rolls may be drawn.
@@ -165,5 +187,70 @@ impl Fold for BattleView {
             + self.roll_versions.capacity() * size_of::<u64>()
             + self.revealed.len() * 16
             + self.keys.keys().map(|key| key.capacity() + 48).sum::<usize>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use battlelog_proto::v1::{ActionResolved, BattleClosed, BattleOpened, JudgeRuling};
+    use serde_json::json;
+
+    use super::*;
+
+    /// A record as the journal would hand it back: `event` at `version`,
+    /// committed at `recorded_at_unix_micros`.
+    fn record(version: u64, recorded_at_unix_micros: i64, event: Event) -> JournalRecord {
+        let new = battle::new_event(event, String::new());
+        JournalRecord {
+            stream_id: "appeal".into(),
+            version,
+            event_type: new.event_type,
+            recorded_at_unix_micros,
+            payload: new.payload,
+            ..Default::default()
+        }
+    }
+
+    fn fields(value: serde_json::Value) -> prost_types::Struct {
+        battle::json_to_struct(value.as_object().expect("an object"))
+    }
+
+    fn opened() -> Event {
+        Event::BattleOpened(BattleOpened {
+            ruleset: "pokemon-d6@1".into(),
+            participants: vec![fields(json!({"id": "pikachu"})), fields(json!({"id": "meowth"}))],
+            ..Default::default()
+        })
+    }
+
+    /// RULES.md 1.5: a pass draws no die and its outcome is `{"result": "pass"}`.
+    fn passed() -> Event {
+        Event::ActionResolved(ActionResolved {
+            action: Some(fields(json!({"type": "pass", "actor": "meowth"}))),
+            outcome: Some(fields(json!({"result": "pass"}))),
+            ..Default::default()
+        })
+    }
+
+    #[test]
+    fn the_appeal_window_runs_from_the_close_the_journal_recorded() {
+        let mut view = BattleView::default();
+        view.apply(&record(0, 1_000, opened())).expect("opened");
+        view.apply(&record(1, 2_000, passed())).expect("a pass");
+        assert_eq!(view.appeal_ends_unix_micros(Duration::from_secs(1)), None, "open: no window yet");
+        let closed = Event::BattleClosed(BattleClosed { by: "judge".into(), ..Default::default() });
+        view.apply(&record(2, 5_000_000, closed)).expect("closed");
+        // A ruling after the close folds, and does not move the window.
+        let ruling = Event::JudgeRuling(JudgeRuling { judge: "j".into(), refers_to: 1, ..Default::default() });
+        view.apply(&record(3, 9_000_000, ruling)).expect("a ruling after the close folds");
+        assert_eq!((view.closed_at, view.closed_at_unix_micros), (Some(2), Some(5_000_000)));
+        assert_eq!(
+            view.appeal_ends_unix_micros(Duration::from_secs(14 * 24 * 60 * 60)),
+            Some(1_209_600_000_000 + 5_000_000),
+            "14 days after the close"
+        );
+        assert_eq!(view.appeal_ends_unix_micros(Duration::MAX), Some(i64::MAX), "saturates");
     }
 }

@@ -64,7 +64,7 @@ pub enum Problem {
     OpenedAgain,
     #[error("a battle starts with BattleOpened")]
     NotOpened,
-    #[error("an event after BattleClosed")]
+    #[error("an event after BattleClosed other than its reveal, a dispute or a ruling")]
     AfterClose,
 
     // Chain.

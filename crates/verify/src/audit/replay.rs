@@ -46,8 +46,12 @@ struct Replay {
 
 impl Replay {
     fn event(&mut self, report: &mut AuditReport, version: u64, event: &Event) {
-        // A reveal is what closing does; anything else after it is not.
-        if self.closed_at.is_some() && !matches!(event, Event::SeedRevealed(_)) {
+        // A reveal is what closing does, and disputes and rulings may follow
+        // in the appeal window (a policy of the resolver's clock, which an
+        // offline audit cannot judge); anything else after it may not.
+        let after_close_allowed =
+            matches!(event, Event::SeedRevealed(_) | Event::DisputeRaised(_) | Event::JudgeRuling(_));
+        if self.closed_at.is_some() && !after_close_allowed {
             report.find(version, Problem::AfterClose);
         }
         match event {
