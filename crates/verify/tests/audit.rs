@@ -6,12 +6,15 @@
 
 use battlelog_proto::battle::{self, die_to_proto, json_to_struct};
 use battlelog_proto::v1::{
-    ActionResolved, BattleClosed, BattleEvent, BattleOpened, DiceRolled, JournalRecord, RecordedEvent, SeedRevealed,
-    battle_event::Event,
+    ActionResolved, BattleClosed, BattleEvent, BattleOpened, Credential, DiceRolled, DisputeRaised, JournalRecord,
+    JudgeRuling, RecordedEvent, SeedRevealed, battle_event::Event,
 };
-use battlelog_verify::audit::{AuditReport, AuditedRecord, Check, Problem, audit, audit_with_roller_key};
+use battlelog_verify::audit::{
+    AuditReport, AuditedRecord, Check, DisputeSeen, Problem, Trusted, audit, audit_trusting, audit_with_roller_key,
+};
 use battlelog_verify::chain::{chain_hash, genesis_hash};
 use battlelog_verify::export::{self, ExportError};
+use battlelog_verify::judging::{Author, FieldChange};
 use prost::Message;
 use serde_json::{Value, json};
 
@@ -80,8 +83,9 @@ impl Built {
         (nonce, dice::raw_faces(&parsed, &drawn))
     }
 
-    /// Rolls what the rules ask for and journals their resolution.
-    fn act(&mut self, action: Value) {
+    /// Rolls what the rules ask for and journals their resolution; returns
+    /// the faces drawn.
+    fn act(&mut self, action: Value) -> Vec<u32> {
         let action: rules::Action = serde_json::from_value(action).expect("an action");
         let needed = self.rules.dice_needed(&action).expect("allowed");
         let (mut nonces, mut faces) = (Vec::new(), Vec::new());
@@ -100,6 +104,19 @@ impl Built {
             credential: None,
         }));
         self.rules = resolution.battle;
+        faces
+    }
+
+    /// Journals a dispute or a ruling as the resolver does: folded by the
+    /// rules, with the caller's credential.
+    fn command(&mut self, event: Event) {
+        let action = match &event {
+            Event::DisputeRaised(dispute) => battlelog_verify::fold::dispute_action(dispute),
+            Event::JudgeRuling(ruling) => battlelog_verify::fold::ruling_action(ruling),
+            other => panic!("not a command: {other:?}"),
+        };
+        self.rules = self.rules.resolve(self.version(), &action, &[]).expect("folds").battle;
+        self.events.push(event);
     }
 
     fn close(&mut self) {
@@ -294,4 +311,127 @@ fn what_is_not_an_export_is_refused_naming_the_line() {
     let bad_record = first.replacen("\"record\":\"", "\"record\":\"*", 1);
     assert!(matches!(export::parse(&bad_record), Err(ExportError::Record { line: 1, .. })));
     assert_eq!(export::parse("\n  \n"), Err(ExportError::Empty));
+}
+
+fn credential(subject: &str, role: &str) -> Option<Credential> {
+    Some(Credential { subject: subject.into(), role: role.into() })
+}
+
+fn ruling(judge: &str, refers_to: u64, text: &str, replacement: Value) -> Event {
+    Event::JudgeRuling(JudgeRuling {
+        judge: judge.into(),
+        refers_to,
+        text: text.into(),
+        r#override: Some(json_to_struct(&object(replacement))),
+        credential: credential(judge, "judge"),
+    })
+}
+
+#[test]
+fn disputes_and_rulings_are_listed_with_their_author_and_what_each_override_changed() {
+    let mut built = Built::open();
+    // Version 1 rolls 2d6, version 2 resolves the move: misty's grace is 2.
+    let faces = built.act(json!({"type": "move", "actor": "misty", "trait": "grace", "stakes": "cross"}));
+    let total = i64::from(faces[0] + faces[1]) + 2;
+    let band = match total {
+        10.. => "full_success",
+        7..=9 => "success_with_cost",
+        _ => "miss",
+    };
+    built.command(Event::DisputeRaised(DisputeRaised {
+        by: "brock".into(),
+        refers_to: 2,
+        reason: "she slipped".into(),
+        credential: credential("forum-kanto", "forum"),
+    }));
+    built.command(ruling("oak", 2, "a miss, with help", json!({"result": "miss", "help": 1})));
+    // The second ruling finds the first one's outcome, not the recorded one.
+    built.command(ruling("oak", 2, "on reflection, a full success", json!({"result": "full_success"})));
+    built.close();
+
+    let report = audit(BATTLE, &built.audited());
+    assert!(report.ok(), "{:?}", report.findings);
+    assert_eq!(
+        report.disputes,
+        vec![DisputeSeen {
+            version: 3,
+            contests: 2,
+            party: "brock".into(),
+            reason: "she slipped".into(),
+            by: Some(Author { subject: "forum-kanto".into(), role: "forum".into() }),
+        }]
+    );
+    let seen: Vec<_> = report.rulings.iter().map(|r| (r.version, r.contests, r.judge.as_str(), &r.by)).collect();
+    let oak = Some(Author { subject: "oak".into(), role: "judge".into() });
+    assert_eq!(seen, vec![(4, 2, "oak", &oak), (5, 2, "oak", &oak)]);
+    let change = |field: &str, before: Value, after: Value| FieldChange { field: field.into(), before, after };
+    assert_eq!(
+        report.rulings[0].changes,
+        vec![change("help", json!(0), json!(1)), change("result", json!(band), json!("miss"))]
+    );
+    assert_eq!(report.rulings[1].changes, vec![change("result", json!("miss"), json!("full_success"))]);
+
+    let json = serde_json::to_value(&report).expect("json");
+    assert_eq!(
+        json["rulings"][1],
+        json!({
+            "version": 5, "contests": 2, "judge": "oak", "role": "judge",
+            "by": {"subject": "oak", "role": "judge"}, "text": "on reflection, a full success",
+            "changes": [{"field": "result", "before": "miss", "after": "full_success"}],
+        })
+    );
+    assert_eq!(json["disputes"][0]["by"], json!({"subject": "forum-kanto", "role": "forum"}));
+}
+
+#[test]
+fn a_ruling_without_override_changes_nothing() {
+    let mut built = Built::open();
+    built.act(json!({"type": "move", "actor": "misty", "trait": "grace", "stakes": "cross"}));
+    built.command(Event::JudgeRuling(JudgeRuling {
+        judge: "oak".into(),
+        refers_to: 2,
+        text: "it stands".into(),
+        r#override: None,
+        credential: credential("oak", "judge"),
+    }));
+    let report = audit(BATTLE, &built.audited());
+    assert_eq!(report.rulings.len(), 1);
+    assert_eq!((report.rulings[0].text.as_str(), report.rulings[0].changes.as_slice()), ("it stands", &[][..]));
+}
+
+#[test]
+fn an_export_cut_short_is_a_finding_against_the_full_head() {
+    // An open battle: open, then two moves of a roll and a resolution each
+    // (versions 0 to 4); cut after the first move, it verifies as far as
+    // it can yet, and only the head the forum posted tells.
+    let mut built = Built::open();
+    built.act(json!({"type": "move", "actor": "misty", "trait": "grace", "stakes": "cross"}));
+    built.act(json!({"type": "move", "actor": "brock", "trait": "grit", "stakes": "hold the door"}));
+    let full = built.audited();
+    let head: [u8; 32] = full[4].hash.clone().try_into().expect("32 bytes");
+    let against = |lines: &[AuditedRecord], head| audit_trusting(BATTLE, lines, &Trusted { roller_key: None, head });
+
+    assert!(against(&full, Some(head)).ok(), "an export that ends at the head given is no finding");
+    let truncated = &full[..3];
+    let own_head: [u8; 32] = truncated[2].hash.clone().try_into().expect("32 bytes");
+    assert!(audit(BATTLE, truncated).ok(), "cut short, it still chains");
+    assert!(against(truncated, Some(own_head)).ok(), "and ends at its own last hash");
+
+    let report = against(truncated, Some(head));
+    assert_eq!(
+        report.findings.iter().map(|f| (f.version, &f.problem)).collect::<Vec<_>>(),
+        vec![(2, &Problem::HeadDiffers { found: hex::encode(own_head), expected: hex::encode(head) })]
+    );
+    assert_eq!(report.findings[0].check, Check::Head);
+    let json = serde_json::to_value(&report).expect("json");
+    assert_eq!(json["findings"][0]["check"], "head");
+}
+
+#[test]
+fn a_head_is_64_hex_digits() {
+    let head = [0xab; 32];
+    assert_eq!(battlelog_verify::hash_from_hex(&"AB".repeat(32)), Ok(head));
+    assert!(battlelog_verify::hash_from_hex(&"ab".repeat(31)).is_err());
+    let error = battlelog_verify::hash_from_hex(&"zz".repeat(32)).expect_err("not hex");
+    assert!(error.to_string().starts_with("a hash is 64 hex digits"), "{error}");
 }
