@@ -106,37 +106,24 @@ fn describe(battle_id: &str, report: &AuditReport, trusted: Option<&dice::Roller
     for finding in &report.findings {
         let _ = writeln!(text, "version {}: {}: {}", finding.version, finding.check.as_str(), finding.problem);
     }
-    // Disputes and rulings interleaved in version order, as they happened.
-    let mut disputes = report.disputes.iter().peekable();
-    let mut rulings = report.rulings.iter().peekable();
-    loop {
-        let dispute_first = match (disputes.peek(), rulings.peek()) {
-            (Some(dispute), Some(ruling)) => dispute.version < ruling.version,
-            (Some(_), None) => true,
-            (None, Some(_)) => false,
-            (None, None) => break,
-        };
-        if dispute_first {
-            let Some(dispute) = disputes.next() else { break };
-            let by = dispute
-                .by
-                .as_ref()
-                .map_or("an unrecorded credential".to_owned(), |a| format!("{} {}", a.role, a.subject));
-            let _ = writeln!(
-                text,
-                "version {}: dispute of #{} for {} by {by}: {}",
-                dispute.version, dispute.contests, dispute.party, dispute.reason
-            );
-        } else {
-            let Some(ruling) = rulings.next() else { break };
-            let role = ruling.role.as_deref().unwrap_or("unrecorded credential");
-            let _ = writeln!(
-                text,
-                "version {}: ruling on #{} by judge {} ({role}): {}",
-                ruling.version, ruling.contests, ruling.judge, ruling.text
-            );
-            write_changes(&mut text, ruling);
-        }
+    // Disputes and rulings interleaved in version order, as they happened;
+    // a ruling's changed fields follow it, indented.
+    let mut judging: Vec<(u64, String)> = Vec::new();
+    for dispute in &report.disputes {
+        let by =
+            dispute.by.as_ref().map_or("an unrecorded credential".to_owned(), |a| format!("{} {}", a.role, a.subject));
+        let line = format!("dispute of #{} for {} by {by}: {}", dispute.contests, dispute.party, dispute.reason);
+        judging.push((dispute.version, line));
+    }
+    for ruling in &report.rulings {
+        let role = ruling.role.as_deref().unwrap_or("unrecorded credential");
+        let mut line = format!("ruling on #{} by judge {} ({role}): {}", ruling.contests, ruling.judge, ruling.text);
+        write_changes(&mut line, ruling);
+        judging.push((ruling.version, line));
+    }
+    judging.sort_by_key(|(version, _)| *version);
+    for (version, line) in judging {
+        let _ = writeln!(text, "version {version}: {line}");
     }
     for (epoch, commitment) in &report.commitments {
         let _ = writeln!(text, "epoch {epoch} commitment {commitment}");
@@ -176,11 +163,11 @@ fn describe(battle_id: &str, report: &AuditReport, trusted: Option<&dice::Roller
     text
 }
 
-/// One indented line per outcome field a ruling's override changed:
-/// `    field: before -> after`, the values as JSON.
+/// One indented line per outcome field a ruling's override changed,
+/// `    field: before -> after` with the values as JSON, each after a newline.
 fn write_changes(text: &mut String, ruling: &RulingSeen) {
     for FieldChange { field, before, after } in &ruling.changes {
-        let _ = writeln!(text, "    {field}: {before} -> {after}");
+        let _ = write!(text, "\n    {field}: {before} -> {after}");
     }
 }
 
@@ -205,10 +192,11 @@ pub async fn replay(args: &ReplayArgs) -> anyhow::Result<Output> {
             Ok(event) => describe_event(&event),
             Err(e) => format!("undecodable: {e}"),
         };
-        writeln!(text, "#{} {}", record.version, line)?;
+        write!(text, "#{} {}", record.version, line)?;
         if let Some(ruling) = rulings.iter().find(|r| r.version == record.version) {
             write_changes(&mut text, ruling);
         }
+        writeln!(text)?;
     }
     let state_json = state.state.as_ref().map(|s| Value::Object(battle::struct_to_json(s))).unwrap_or(Value::Null);
     writeln!(
