@@ -2,7 +2,10 @@
 //! bytes, decode every record and check its stream and version, check every
 //! commitment against its revealed seed, re-derive every roll, and
 //! re-resolve every action from its rolls against the recorded outcome.
-//! Every difference is a [`Finding`] at the version where it is.
+//! Every difference is a [`Finding`] at the version where it is. Given the
+//! head hash the battle should end at ([`Trusted`]), an export that ends
+//! elsewhere is one too. The report also lists every dispute and ruling,
+//! with what each ruling's override changed (`crate::judging`).
 //!
 //! It also checks that every commitment is signed by the roller
 //! (`docs/PROTOCOL-signatures.md`): without that, whoever could append to
