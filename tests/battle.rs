@@ -2132,7 +2132,10 @@ async fn a_battle_replays_to_every_version_with_the_state_the_rules_give() {
     for at in [Some(first_dodge.version - 1), Some(first_dodge.version), Some(disputed), Some(ruled), None] {
         let v = at.unwrap_or(head);
         let (lines, header, state) = cli_replay(&stack.resolver.url(), battle_id, at);
-        let shown: Vec<&str> = lines.iter().filter_map(|l| l.split_whitespace().next()).collect();
+        // An event a line, each opening with its version; a ruling's
+        // changed fields follow it, indented.
+        let shown: Vec<&str> =
+            lines.iter().filter(|l| !l.starts_with(' ')).filter_map(|l| l.split_whitespace().next()).collect();
         let versions: Vec<String> = (0..=v).map(|i| format!("#{i}")).collect();
         assert_eq!(shown, versions, "replay --at {at:?} shows the events up to version {v}:\n{lines:?}");
         let closed = if v >= closed_at { ", closed" } else { "" };
@@ -2141,6 +2144,13 @@ async fn a_battle_replays_to_every_version_with_the_state_the_rules_give() {
             format!("state at version {v} (pokemon-d6@1, next nonce {}, epoch 0{closed}):", nonces_by(v))
         );
         assert_eq!(state, expected(v), "replay --at {at:?}: the state at version {v}");
+        if v >= ruled {
+            // The ruling names its judge's credential and, under it, the
+            // overridden dodge's count before and after.
+            let at_ruling = lines.iter().position(|l| l.starts_with(&format!("#{ruled} "))).expect("the ruling");
+            assert!(lines[at_ruling].ends_with("[judge judge-jenny]"), "{}", lines[at_ruling]);
+            assert_eq!(lines[at_ruling + 1], format!("    counted: {counted_first} -> {}", !counted_first));
+        }
     }
     assert_ne!(expected(ruled - 1), expected(ruled), "the ruling changed the state");
     let burnt = expected(head)["pokemon"]["pikachu"]["statuses"]["burn"].as_u64();

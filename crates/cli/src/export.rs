@@ -9,8 +9,9 @@ use anyhow::Context;
 use battlelog_proto::battle;
 use battlelog_proto::v1::GetBattleRequest;
 use battlelog_proto::v1::battle_event::Event;
-use battlelog_verify::audit::{AuditReport, AuditedRecord, audit_with_roller_key};
-use battlelog_verify::export;
+use battlelog_verify::audit::{AuditReport, AuditedRecord, Trusted, audit, audit_trusting};
+use battlelog_verify::judging::{FieldChange, RulingSeen};
+use battlelog_verify::{Hash, export, hash_from_hex};
 use clap::Args;
 use serde_json::Value;
 
@@ -44,6 +45,11 @@ pub struct AuditArgs {
     /// and the report names it.
     #[arg(long, value_name = "HEX")]
     roller_key: Option<String>,
+    /// The head hash the battle should end at (64 hex digits), e.g. the one
+    /// the forum posted: an export that ends anywhere else, such as one cut
+    /// short, is a finding.
+    #[arg(long, value_name = "HASH", value_parser = hash_from_hex)]
+    head: Option<Hash>,
     #[command(flatten)]
     resolver: ResolverEndpoint,
     #[command(flatten)]
@@ -86,27 +92,38 @@ pub async fn audit_command(args: &AuditArgs) -> anyhow::Result<Output> {
         }
         (None, None) => anyhow::bail!("name a battle or --file EXPORT"),
     };
-    let report = audit_with_roller_key(&battle_id, &records, trusted.as_ref());
+    let report = audit_trusting(&battle_id, &records, &Trusted { roller_key: trusted.as_ref(), head: args.head });
     let text = if args.json {
         serde_json::to_string_pretty(&report)?
     } else {
-        describe(&battle_id, &report, trusted.as_ref())
+        describe(&battle_id, &report, trusted.as_ref(), args.head.is_some())
     };
     Ok(Output { stdout: text, code: if report.ok() { 0 } else { 1 } })
 }
 
-fn describe(battle_id: &str, report: &AuditReport, trusted: Option<&dice::RollerKey>) -> String {
+fn describe(battle_id: &str, report: &AuditReport, trusted: Option<&dice::RollerKey>, head_given: bool) -> String {
     let mut text = String::new();
     for finding in &report.findings {
         let _ = writeln!(text, "version {}: {}: {}", finding.version, finding.check.as_str(), finding.problem);
     }
+    // Disputes and rulings interleaved in version order, as they happened;
+    // a ruling's changed fields follow it, indented.
+    let mut judging: Vec<(u64, String)> = Vec::new();
+    for dispute in &report.disputes {
+        let by =
+            dispute.by.as_ref().map_or("an unrecorded credential".to_owned(), |a| format!("{} {}", a.role, a.subject));
+        let line = format!("dispute of #{} for {} by {by}: {}", dispute.contests, dispute.party, dispute.reason);
+        judging.push((dispute.version, line));
+    }
     for ruling in &report.rulings {
         let role = ruling.role.as_deref().unwrap_or("unrecorded credential");
-        let _ = writeln!(
-            text,
-            "version {}: ruling on #{} by judge {} ({role})",
-            ruling.version, ruling.refers_to, ruling.judge
-        );
+        let mut line = format!("ruling on #{} by judge {} ({role}): {}", ruling.contests, ruling.judge, ruling.text);
+        write_changes(&mut line, ruling);
+        judging.push((ruling.version, line));
+    }
+    judging.sort_by_key(|(version, _)| *version);
+    for (version, line) in judging {
+        let _ = writeln!(text, "version {version}: {line}");
     }
     for (epoch, commitment) in &report.commitments {
         let _ = writeln!(text, "epoch {epoch} commitment {commitment}");
@@ -123,8 +140,13 @@ fn describe(battle_id: &str, report: &AuditReport, trusted: Option<&dice::Roller
         }
         (None, _) => writeln!(text, "no roller key signed the commitments"),
     };
-    let _ =
-        writeln!(text, "head hash {} (compare it with the journal's, or the one the forum posted)", report.head_hash);
+    let _ = if !head_given {
+        writeln!(text, "head hash {} (compare it with the journal's, or the one the forum posted)", report.head_hash)
+    } else if report.findings.iter().any(|f| f.check == battlelog_verify::Check::Head) {
+        writeln!(text, "head hash {}: not the one given with --head", report.head_hash)
+    } else {
+        writeln!(text, "head hash {}: the one given with --head", report.head_hash)
+    };
     let verdict = match (report.ok(), report.rolls_pending_reveal.len()) {
         (false, _) => "DOES NOT VERIFY".to_owned(),
         (true, 0) => "verifies".to_owned(),
@@ -141,6 +163,14 @@ fn describe(battle_id: &str, report: &AuditReport, trusted: Option<&dice::Roller
     text
 }
 
+/// One indented line per outcome field a ruling's override changed,
+/// `    field: before -> after` with the values as JSON, each after a newline.
+fn write_changes(text: &mut String, ruling: &RulingSeen) {
+    for FieldChange { field, before, after } in &ruling.changes {
+        let _ = write!(text, "\n    {field}: {before} -> {after}");
+    }
+}
+
 pub async fn replay(args: &ReplayArgs) -> anyhow::Result<Output> {
     let mut resolver = client::resolver(&args.resolver, &args.tls, Role::Reader).await?;
     let state = resolver
@@ -149,14 +179,24 @@ pub async fn replay(args: &ReplayArgs) -> anyhow::Result<Output> {
         .map_err(|s| anyhow::anyhow!("resolver: {}", s.message()))?
         .into_inner();
     let events = client::read_battle(&mut resolver, &args.battle).await?;
+    let shown: Vec<_> =
+        events.into_iter().take_while(|e| e.event.as_ref().is_some_and(|r| r.version <= state.version)).collect();
+    // What each ruling changed is the audit's to work out (one fold, the
+    // same as `battlelog audit` shows); its findings are the audit's to report.
+    let records: Vec<_> = shown.iter().map(|e| AuditedRecord::from_recorded(&args.battle, e.clone())).collect();
+    let rulings = audit(&args.battle, &records).rulings;
     let mut text = String::new();
-    for recorded in events.iter().take_while(|e| e.event.as_ref().is_some_and(|r| r.version <= state.version)) {
+    for recorded in &shown {
         let Some(record) = &recorded.event else { continue };
         let line = match battle::decode(record) {
             Ok(event) => describe_event(&event),
             Err(e) => format!("undecodable: {e}"),
         };
-        writeln!(text, "#{} {}", record.version, line)?;
+        write!(text, "#{} {}", record.version, line)?;
+        if let Some(ruling) = rulings.iter().find(|r| r.version == record.version) {
+            write_changes(&mut text, ruling);
+        }
+        writeln!(text)?;
     }
     let state_json = state.state.as_ref().map(|s| Value::Object(battle::struct_to_json(s))).unwrap_or(Value::Null);
     writeln!(

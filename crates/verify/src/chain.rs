@@ -23,6 +23,16 @@ pub fn chain_hash(previous: &[u8], record: &[u8]) -> Hash {
     Sha256::new().chain_update(previous).chain_update(record).finalize().into()
 }
 
+/// Why a text is not a chain hash: a hash is 64 hex digits.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("a hash is 64 hex digits (SHA-256): {0}")]
+pub struct HashHexError(#[from] hex::FromHexError);
+
+/// A hash from its hex (either case), e.g. a head hash quoted by a forum.
+pub fn hash_from_hex(text: &str) -> Result<Hash, HashHexError> {
+    Ok(<Hash as hex::FromHex>::from_hex(text)?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

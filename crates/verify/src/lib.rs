@@ -11,6 +11,8 @@
 //! - [`mod@audit`]: the audit of an export or a stream — chain, records,
 //!   commitments and their signatures, re-derived rolls, re-resolved
 //!   actions — with typed findings by version.
+//! - [`judging`]: disputes and rulings as a judge follows them — who made
+//!   each, what it contests, the before and after of an override's fields.
 //! - [`fold`]: battle events read back into rules types (participants, an
 //!   action and its outcome, disputes and rulings as actions), shared with
 //!   the resolver's view.
@@ -19,8 +21,11 @@ pub mod audit;
 pub mod chain;
 pub mod export;
 pub mod fold;
+pub mod judging;
 
-pub use audit::{AuditReport, AuditedRecord, Check, Finding, Problem, audit, audit_with_roller_key};
-pub use chain::{Hash, chain_hash, genesis_hash};
+pub use audit::{
+    AuditReport, AuditedRecord, Check, Finding, Problem, Trusted, audit, audit_trusting, audit_with_roller_key,
+};
+pub use chain::{Hash, HashHexError, chain_hash, genesis_hash, hash_from_hex};
 pub use export::{ExportError, ExportLine};
 pub use fold::PartsError;

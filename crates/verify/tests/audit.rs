@@ -1,159 +1,19 @@
 //! The audit and the export, pure: a battle is built here event by event
 //! the way the roller and the resolver journal one (signed commitment,
 //! rolls drawn from the epoch's seed, actions resolved by the rules,
-//! close, reveal), chained, exported and read back, then audited whole and
-//! with one thing changed at a time. No service, no disk.
+//! close, reveal: `built`), chained, exported and read back, then audited
+//! whole and with one thing changed at a time. No service, no disk.
 
-use battlelog_proto::battle::{self, die_to_proto, json_to_struct};
-use battlelog_proto::v1::{
-    ActionResolved, BattleClosed, BattleEvent, BattleOpened, DiceRolled, JournalRecord, RecordedEvent, SeedRevealed,
-    battle_event::Event,
+mod built;
+
+use battlelog_proto::v1::{DisputeRaised, JudgeRuling, battle_event::Event};
+use battlelog_verify::audit::{
+    AuditReport, AuditedRecord, Check, DisputeSeen, Problem, Trusted, audit, audit_trusting, audit_with_roller_key,
 };
-use battlelog_verify::audit::{AuditReport, AuditedRecord, Check, Problem, audit, audit_with_roller_key};
-use battlelog_verify::chain::{chain_hash, genesis_hash};
 use battlelog_verify::export::{self, ExportError};
-use prost::Message;
+use battlelog_verify::judging::{Author, FieldChange};
+use built::{BATTLE, Built, MASTER_KEY, credential, ruling};
 use serde_json::{Value, json};
-
-const BATTLE: &str = "pure-audit";
-const CLIENT_SEED: &str = "Cerulean gym";
-const MASTER_KEY: [u8; 32] = [7; 32];
-
-fn object(value: Value) -> serde_json::Map<String, Value> {
-    match value {
-        Value::Object(map) => map,
-        other => panic!("not an object: {other}"),
-    }
-}
-
-/// A battle as the services would journal it, kept as events so that a
-/// test can change one and re-encode.
-struct Built {
-    events: Vec<Event>,
-    rules: rules::Battle,
-    seed: dice::ServerSeed,
-    next_nonce: u64,
-}
-
-impl Built {
-    fn open() -> Built {
-        let seed = dice::ServerSeed::derive(&MASTER_KEY, BATTLE, 0);
-        let signer = dice::CommitmentSigner::derive(&MASTER_KEY);
-        let commitment = seed.commitment().to_string();
-        let sheets = [json!({"id": "misty", "traits": {"grace": 2}}), json!({"id": "brock", "traits": {"grit": -1}})];
-        let participants: Vec<rules::Participant> =
-            sheets.iter().map(|s| serde_json::from_value(s.clone()).expect("a sheet")).collect();
-        let opened = BattleOpened {
-            ruleset: "pbta-2d6@1".into(),
-            participants: sheets.into_iter().map(|s| json_to_struct(&object(s))).collect(),
-            client_seed: CLIENT_SEED.into(),
-            commitment_signature: signer.sign(BATTLE, 0, &commitment).to_vec(),
-            roller_key: signer.roller_key().to_bytes().to_vec(),
-            commitment,
-            tenant: "dev".into(),
-            ..Default::default()
-        };
-        let rules = rules::Battle::new("pbta-2d6@1".parse().expect("a ruleset"), participants).expect("opens");
-        Built { events: vec![Event::BattleOpened(opened)], rules, seed, next_nonce: 0 }
-    }
-
-    fn version(&self) -> u64 {
-        self.events.len() as u64
-    }
-
-    /// Draws a roll of `expression` from the epoch's seed, as the roller does.
-    fn roll(&mut self, expression: &str) -> (u64, Vec<u32>) {
-        let nonce = self.next_nonce;
-        self.next_nonce += 1;
-        let parsed = dice::Expression::parse(expression).expect("an expression");
-        let key = dice::RollKey::derive(&self.seed, CLIENT_SEED);
-        let (drawn, total) = dice::evaluate_keeping_dice(&parsed, &mut dice::RollStream::new(&key, nonce));
-        self.events.push(Event::DiceRolled(DiceRolled {
-            epoch: 0,
-            nonce,
-            expression: expression.into(),
-            actor: "misty".into(),
-            dice: drawn.iter().map(die_to_proto).collect(),
-            total: total.expect("no arithmetic error"),
-            ..Default::default()
-        }));
-        (nonce, dice::raw_faces(&parsed, &drawn))
-    }
-
-    /// Rolls what the rules ask for and journals their resolution.
-    fn act(&mut self, action: Value) {
-        let action: rules::Action = serde_json::from_value(action).expect("an action");
-        let needed = self.rules.dice_needed(&action).expect("allowed");
-        let (mut nonces, mut faces) = (Vec::new(), Vec::new());
-        for expression in needed.expressions() {
-            let (nonce, drawn) = self.roll(&expression);
-            nonces.push(nonce);
-            faces.extend(drawn);
-        }
-        let resolution = self.rules.resolve(self.version(), &action, &faces).expect("resolves");
-        self.events.push(Event::ActionResolved(ActionResolved {
-            action: Some(json_to_struct(&object(serde_json::to_value(&action).expect("json")))),
-            rolls: nonces,
-            outcome: Some(json_to_struct(&object(serde_json::to_value(&resolution.outcome).expect("json")))),
-            summary_ru: resolution.summary.ru,
-            summary_en: resolution.summary.en,
-            credential: None,
-        }));
-        self.rules = resolution.battle;
-    }
-
-    fn close(&mut self) {
-        self.events.push(Event::BattleClosed(BattleClosed {
-            by: "forum".into(),
-            reason: "done".into(),
-            credential: None,
-        }));
-        self.events.push(Event::SeedRevealed(SeedRevealed {
-            epoch: 0,
-            server_seed: self.seed.to_hex(),
-            credential: None,
-        }));
-    }
-
-    fn played() -> Built {
-        let mut built = Built::open();
-        built.act(json!({"type": "move", "actor": "misty", "trait": "grace", "stakes": "cross"}));
-        built.act(json!({"type": "move", "actor": "brock", "trait": "grit", "stakes": "hold the door"}));
-        built.close();
-        built
-    }
-
-    /// The journal's view of the events: records, bytes and chain hashes.
-    fn recorded(&self) -> Vec<RecordedEvent> {
-        recorded(&self.events)
-    }
-
-    fn audited(&self) -> Vec<AuditedRecord> {
-        export::parse(&export::write(BATTLE, &self.recorded()).expect("written")).expect("read back")
-    }
-}
-
-fn recorded(events: &[Event]) -> Vec<RecordedEvent> {
-    let mut previous = genesis_hash(BATTLE);
-    events
-        .iter()
-        .enumerate()
-        .map(|(version, event)| {
-            let record = JournalRecord {
-                stream_id: BATTLE.into(),
-                version: version as u64,
-                event_id: format!("event-{version}"),
-                event_type: battle::type_name(event).into(),
-                recorded_at_unix_micros: 1_700_000_000_000_000 + version as i64,
-                idempotency_key: String::new(),
-                payload: BattleEvent { event: Some(event.clone()) }.encode_to_vec(),
-            };
-            let bytes = record.encode_to_vec();
-            previous = chain_hash(&previous, &bytes);
-            RecordedEvent { event: Some(record), record: bytes, hash: previous.to_vec(), ..Default::default() }
-        })
-        .collect()
-}
 
 fn problems(report: &AuditReport) -> Vec<(u64, Check)> {
     report.findings.iter().map(|f| (f.version, f.check)).collect()
@@ -294,4 +154,113 @@ fn what_is_not_an_export_is_refused_naming_the_line() {
     let bad_record = first.replacen("\"record\":\"", "\"record\":\"*", 1);
     assert!(matches!(export::parse(&bad_record), Err(ExportError::Record { line: 1, .. })));
     assert_eq!(export::parse("\n  \n"), Err(ExportError::Empty));
+}
+
+#[test]
+fn disputes_and_rulings_are_listed_with_their_author_and_what_each_override_changed() {
+    let mut built = Built::open();
+    // Version 1 rolls 2d6, version 2 resolves the move: misty's grace is 2.
+    let faces = built.act(json!({"type": "move", "actor": "misty", "trait": "grace", "stakes": "cross"}));
+    let total = i64::from(faces[0] + faces[1]) + 2;
+    let band = match total {
+        10.. => "full_success",
+        7..=9 => "success_with_cost",
+        _ => "miss",
+    };
+    built.command(Event::DisputeRaised(DisputeRaised {
+        by: "brock".into(),
+        refers_to: 2,
+        reason: "she slipped".into(),
+        credential: credential("forum-kanto", "forum"),
+    }));
+    built.command(ruling("oak", 2, "a miss, with help", json!({"result": "miss", "help": 1})));
+    // The second ruling finds the first one's outcome, not the recorded one.
+    built.command(ruling("oak", 2, "on reflection, a full success", json!({"result": "full_success"})));
+    built.close();
+
+    let report = audit(BATTLE, &built.audited());
+    assert!(report.ok(), "{:?}", report.findings);
+    assert_eq!(
+        report.disputes,
+        vec![DisputeSeen {
+            version: 3,
+            contests: 2,
+            party: "brock".into(),
+            reason: "she slipped".into(),
+            by: Some(Author { subject: "forum-kanto".into(), role: "forum".into() }),
+        }]
+    );
+    let seen: Vec<_> = report.rulings.iter().map(|r| (r.version, r.contests, r.judge.as_str(), &r.by)).collect();
+    let oak = Some(Author { subject: "oak".into(), role: "judge".into() });
+    assert_eq!(seen, vec![(4, 2, "oak", &oak), (5, 2, "oak", &oak)]);
+    let change = |field: &str, before: Value, after: Value| FieldChange { field: field.into(), before, after };
+    assert_eq!(
+        report.rulings[0].changes,
+        vec![change("help", json!(0), json!(1)), change("result", json!(band), json!("miss"))]
+    );
+    assert_eq!(report.rulings[1].changes, vec![change("result", json!("miss"), json!("full_success"))]);
+
+    let json = serde_json::to_value(&report).expect("json");
+    assert_eq!(
+        json["rulings"][1],
+        json!({
+            "version": 5, "contests": 2, "judge": "oak", "role": "judge",
+            "by": {"subject": "oak", "role": "judge"}, "text": "on reflection, a full success",
+            "changes": [{"field": "result", "before": "miss", "after": "full_success"}],
+        })
+    );
+    assert_eq!(json["disputes"][0]["by"], json!({"subject": "forum-kanto", "role": "forum"}));
+}
+
+#[test]
+fn a_ruling_without_override_changes_nothing() {
+    let mut built = Built::open();
+    built.act(json!({"type": "move", "actor": "misty", "trait": "grace", "stakes": "cross"}));
+    built.command(Event::JudgeRuling(JudgeRuling {
+        judge: "oak".into(),
+        refers_to: 2,
+        text: "it stands".into(),
+        r#override: None,
+        credential: credential("oak", "judge"),
+    }));
+    let report = audit(BATTLE, &built.audited());
+    assert_eq!(report.rulings.len(), 1);
+    assert_eq!((report.rulings[0].text.as_str(), report.rulings[0].changes.as_slice()), ("it stands", &[][..]));
+}
+
+#[test]
+fn an_export_cut_short_is_a_finding_against_the_full_head() {
+    // An open battle: open, then two moves of a roll and a resolution each
+    // (versions 0 to 4); cut after the first move, it verifies as far as
+    // it can yet, and only the head the forum posted tells.
+    let mut built = Built::open();
+    built.act(json!({"type": "move", "actor": "misty", "trait": "grace", "stakes": "cross"}));
+    built.act(json!({"type": "move", "actor": "brock", "trait": "grit", "stakes": "hold the door"}));
+    let full = built.audited();
+    let head: [u8; 32] = full[4].hash.clone().try_into().expect("32 bytes");
+    let against = |lines: &[AuditedRecord], head| audit_trusting(BATTLE, lines, &Trusted { roller_key: None, head });
+
+    assert!(against(&full, Some(head)).ok(), "an export that ends at the head given is no finding");
+    let truncated = &full[..3];
+    let own_head: [u8; 32] = truncated[2].hash.clone().try_into().expect("32 bytes");
+    assert!(audit(BATTLE, truncated).ok(), "cut short, it still chains");
+    assert!(against(truncated, Some(own_head)).ok(), "and ends at its own last hash");
+
+    let report = against(truncated, Some(head));
+    assert_eq!(
+        report.findings.iter().map(|f| (f.version, &f.problem)).collect::<Vec<_>>(),
+        vec![(2, &Problem::HeadDiffers { found: hex::encode(own_head), expected: hex::encode(head) })]
+    );
+    assert_eq!(report.findings[0].check, Check::Head);
+    let json = serde_json::to_value(&report).expect("json");
+    assert_eq!(json["findings"][0]["check"], "head");
+}
+
+#[test]
+fn a_head_is_64_hex_digits() {
+    let head = [0xab; 32];
+    assert_eq!(battlelog_verify::hash_from_hex(&"AB".repeat(32)), Ok(head));
+    assert!(battlelog_verify::hash_from_hex(&"ab".repeat(31)).is_err());
+    let error = battlelog_verify::hash_from_hex(&"zz".repeat(32)).expect_err("not hex");
+    assert!(error.to_string().starts_with("a hash is 64 hex digits"), "{error}");
 }

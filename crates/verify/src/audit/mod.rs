@@ -2,7 +2,10 @@
 //! bytes, decode every record and check its stream and version, check every
 //! commitment against its revealed seed, re-derive every roll, and
 //! re-resolve every action from its rolls against the recorded outcome.
-//! Every difference is a [`Finding`] at the version where it is.
+//! Every difference is a [`Finding`] at the version where it is. Given the
+//! head hash the battle should end at ([`Trusted`]), an export that ends
+//! elsewhere is one too. The report also lists every dispute and ruling,
+//! with what each ruling's override changed (`crate::judging`).
 //!
 //! It also checks that every commitment is signed by the roller
 //! (`docs/PROTOCOL-signatures.md`): without that, whoever could append to
@@ -28,7 +31,9 @@ use serde_json::Value;
 
 pub use problem::{Check, Problem};
 
-use crate::chain::{chain_hash, genesis_hash};
+pub use crate::judging::{DisputeSeen, RulingSeen};
+
+use crate::chain::{Hash, chain_hash, genesis_hash};
 
 /// One event as an auditor receives it (from an export or the journal).
 #[derive(Debug, Clone, PartialEq)]
@@ -57,18 +62,6 @@ impl AuditedRecord {
             event: None,
         }
     }
-}
-
-/// Who ruled on what: a judge's ruling as the battle records it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct RulingSeen {
-    pub version: u64,
-    pub refers_to: u64,
-    /// The ruling's judge: the subject of the judge's token.
-    pub judge: String,
-    /// The role of the credential recorded with it; `None` for rulings
-    /// from before credentials were recorded.
-    pub role: Option<String>,
 }
 
 /// One difference, at the version where it is. Serialized as `version`,
@@ -113,7 +106,10 @@ pub struct AuditReport {
     /// signed commitment (`None`: none is signed). Compare it with the key
     /// the operator publishes, or pass that key to the audit.
     pub roller_key: Option<String>,
-    /// Every ruling, in version order: who ruled on what.
+    /// Every dispute, in version order: who contests what.
+    pub disputes: Vec<DisputeSeen>,
+    /// Every ruling, in version order: who ruled on what, and the before
+    /// and after of each outcome field its override changed.
     pub rulings: Vec<RulingSeen>,
 }
 
@@ -142,14 +138,36 @@ pub fn audit_with_roller_key(
     lines: &[AuditedRecord],
     trusted: Option<&dice::RollerKey>,
 ) -> AuditReport {
+    audit_trusting(battle_id, lines, &Trusted { roller_key: trusted, head: None })
+}
+
+/// What an auditor holds from outside the export, to audit it against.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Trusted<'a> {
+    /// Every commitment must be signed by exactly this roller key.
+    pub roller_key: Option<&'a dice::RollerKey>,
+    /// The export must end at this head hash (the one the journal reports
+    /// or a forum post quoted): an export cut short at the end still
+    /// chains, and only this tells.
+    pub head: Option<Hash>,
+}
+
+/// [`audit`] against what the auditor trusts.
+pub fn audit_trusting(battle_id: &str, lines: &[AuditedRecord], trusted: &Trusted<'_>) -> AuditReport {
     let mut report = AuditReport {
         events: lines.len() as u64,
         head_hash: hex::encode(lines.last().map_or(genesis_hash(battle_id).to_vec(), |l| l.hash.clone())),
         ..AuditReport::default()
     };
     let decoded = check_chain_and_records(&mut report, battle_id, lines);
-    check_signatures(&mut report, battle_id, &decoded, trusted);
+    check_signatures(&mut report, battle_id, &decoded, trusted.roller_key);
     replay::check_battle(&mut report, &decoded);
+    if let Some(head) = trusted.head
+        && report.head_hash != hex::encode(head)
+    {
+        let last = lines.last().map_or(0, |line| line.version);
+        report.find(last, Problem::HeadDiffers { found: report.head_hash.clone(), expected: hex::encode(head) });
+    }
     // Stable: findings at one version keep the order they were found in.
     report.findings.sort_by_key(|f| f.version);
     report

@@ -28,6 +28,9 @@ pub enum Check {
     Roll,
     /// An action re-resolved from its rolls against the recorded outcome.
     Resolution,
+    /// The export's last hash against the head hash given to audit it
+    /// against.
+    Head,
     /// A ruling whose recorded credential is not a judge's, or names
     /// another judge than the ruling does.
     Ruling,
@@ -47,6 +50,7 @@ impl Check {
             Check::Roll => "roll",
             Check::Resolution => "resolution",
             Check::Ruling => "ruling",
+            Check::Head => "head",
         }
     }
 }
@@ -171,6 +175,12 @@ pub enum Problem {
     #[error("cannot replay: {0}")]
     CannotReplay(rules::ResolveError),
 
+    // Head.
+    #[error(
+        "the export ends at head hash {found}, not at the expected head {expected}: events are missing at the end, or it is another export"
+    )]
+    HeadDiffers { found: String, expected: String },
+
     // Ruling.
     #[error("the ruling names judge {judge:?} but was recorded for {role} {subject:?}")]
     RulingCredential { judge: String, role: String, subject: String },
@@ -212,6 +222,7 @@ impl Problem {
             | Resolve(_)
             | CannotReplay(_) => Check::Resolution,
             RulingCredential { .. } => Check::Ruling,
+            HeadDiffers { .. } => Check::Head,
         }
     }
 }

@@ -10,7 +10,7 @@ use battlelog_proto::v1::{
 use rules::{Action, Battle, Outcome};
 
 use super::rolls::{check_reveal, rederive};
-use super::{AuditReport, Problem, RulingSeen};
+use super::{AuditReport, DisputeSeen, Problem, RulingSeen};
 use crate::fold::{dispute_action, participants, resolved_parts, ruling_action};
 
 /// Checks the decoded events of a battle, in journal order.
@@ -60,7 +60,10 @@ impl Replay {
             Event::SeedCommitted(committed) => self.seed_committed(report, version, committed),
             Event::DiceRolled(rolled) => self.dice_rolled(report, version, rolled),
             Event::ActionResolved(resolved) => self.action_resolved(report, version, resolved),
-            Event::DisputeRaised(dispute) => self.fold_command(report, version, &dispute_action(dispute)),
+            Event::DisputeRaised(dispute) => {
+                report.disputes.push(DisputeSeen::new(version, dispute));
+                self.fold_command(report, version, &dispute_action(dispute));
+            }
             Event::JudgeRuling(ruling) => self.judge_ruling(report, version, ruling),
             Event::SeedRevealed(reveal) => self.seed_revealed(report, version, reveal),
             Event::BattleClosed(_) => self.closed_at = Some((version, self.epoch)),
@@ -163,12 +166,19 @@ impl Replay {
         UsedRolls { faces, expressions, usable }
     }
 
-    /// A dispute or a ruling: no dice, folded by the rules.
-    fn fold_command(&mut self, report: &mut AuditReport, version: u64, action: &Action) {
-        let Some(current) = self.battle.as_ref() else { return };
+    /// A dispute or a ruling: no dice, folded by the rules. False when it
+    /// did not fold (a finding says why).
+    fn fold_command(&mut self, report: &mut AuditReport, version: u64, action: &Action) -> bool {
+        let Some(current) = self.battle.as_ref() else { return false };
         match current.resolve(version, action, &[]) {
-            Ok(resolution) => self.battle = Some(resolution.battle),
-            Err(e) => report.find(version, e),
+            Ok(resolution) => {
+                self.battle = Some(resolution.battle);
+                true
+            }
+            Err(e) => {
+                report.find(version, e);
+                false
+            }
         }
     }
 
@@ -187,13 +197,11 @@ impl Replay {
                 },
             );
         }
-        report.rulings.push(RulingSeen {
-            version,
-            refers_to: ruling.refers_to,
-            judge: ruling.judge.clone(),
-            role: ruling.credential.as_ref().map(|c| c.role.clone()),
-        });
-        self.fold_command(report, version, &ruling_action(ruling));
+        // Cheap: a battle's history entries are shared, not copied.
+        let before = self.battle.clone();
+        let folded = self.fold_command(report, version, &ruling_action(ruling));
+        let after = if folded { self.battle.as_ref() } else { None };
+        report.rulings.push(RulingSeen::new(version, ruling, before.as_ref(), after));
     }
 
     fn seed_revealed(&mut self, report: &mut AuditReport, version: u64, reveal: &SeedRevealed) {
