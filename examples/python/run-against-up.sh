@@ -23,28 +23,16 @@ export PYTHONIOENCODING=utf-8
 
 work="$(mktemp -d)"
 up_pid=""
+up_label=python-example
 passed=0
+# shellcheck source=../../scripts/lib/up-stack.sh
+source "$repo/scripts/lib/up-stack.sh"
 
-# Ctrl-C for `up`: a graceful shutdown. A stack that does not stop within
-# 20 s is killed, so that CI never hangs here; the caller sees its status.
-stop_up() {
-  local deadline=$((SECONDS + 20))
-  kill -INT "$up_pid" 2>/dev/null || true
-  while kill -0 "$up_pid" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.1; done
-  if kill -0 "$up_pid" 2>/dev/null; then
-    echo "python-example: battlelog up ignored SIGINT for 20 s; killing it" >&2
-    kill -KILL "$up_pid" 2>/dev/null || true
-  fi
-  local status=0
-  wait "$up_pid" || status=$?
-  up_pid=""
-  return "$status"
-}
 
 finish() {
   local status=$?
   if [ -n "$up_pid" ]; then
-    stop_up || true
+    up_stop || true
   fi
   if [ "$passed" = 1 ] && [ "$status" = 0 ]; then
     rm -rf "$work"
@@ -69,26 +57,9 @@ fi
 "$venv/bin/pip" install --quiet --disable-pip-version-check --only-binary=:all: -r "$here/requirements.txt" >&2
 PYTHON="$venv/bin/python" "$here/generate.sh" "$here/gen"
 
-"$battlelog" up --tls --data-dir "$work/data" --no-nats \
-  --resolver-listen 127.0.0.1:0 --roller-listen 127.0.0.1:0 --journal-listen 127.0.0.1:0 \
-  >"$work/up.out" 2>"$work/up.err" &
-up_pid=$!
-
-# `up` prints its endpoints once all three servers listen.
-url_of() { sed -n "s|^  $1  *\(https://[^ ]*\)$|\1|p" "$work/up.out"; }
-deadline=$((SECONDS + 60))
-until [ -n "$(url_of journal)" ]; do
-  if ! kill -0 "$up_pid" 2>/dev/null; then
-    echo "python-example: battlelog up exited early" >&2
-    exit 1
-  fi
-  if [ "$SECONDS" -ge "$deadline" ]; then
-    echo "python-example: battlelog up printed no endpoints within 60 s" >&2
-    exit 1
-  fi
-  sleep 0.1
-done
-resolver="$(url_of resolver)"
+up_start --tls --data-dir "$work/data" --no-nats \
+  --resolver-listen 127.0.0.1:0 --roller-listen 127.0.0.1:0 --journal-listen 127.0.0.1:0
+resolver="$(up_url resolver)"
 echo "python-example: stack up, resolver $resolver" >&2
 
 # The development CA `up --tls` wrote under its data dir.
@@ -109,5 +80,5 @@ fi
 "$battlelog" export "$battle_id" --resolver "$resolver" --data-dir "$work/data" >"$work/battle.jsonl"
 "$battlelog" audit --file "$work/battle.jsonl"
 
-stop_up
+up_stop
 passed=1

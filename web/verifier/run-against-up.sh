@@ -23,27 +23,16 @@ node="${NODE:-node}"
 
 work="$(mktemp -d)"
 up_pid=""
+up_label=js-verifier
 passed=0
+# shellcheck source=../../scripts/lib/up-stack.sh
+source "$here/../../scripts/lib/up-stack.sh"
 failed=0
-
-# Ctrl-C for `up`: a graceful shutdown. A stack that does not stop within
-# 20 s is killed, so that CI never hangs here.
-stop_up() {
-  local deadline=$((SECONDS + 20))
-  kill -INT "$up_pid" 2>/dev/null || true
-  while kill -0 "$up_pid" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.1; done
-  if kill -0 "$up_pid" 2>/dev/null; then
-    echo "js-verifier: battlelog up ignored SIGINT for 20 s; killing it" >&2
-    kill -KILL "$up_pid" 2>/dev/null || true
-  fi
-  wait "$up_pid" 2>/dev/null || true
-  up_pid=""
-}
 
 finish() {
   local status=$?
   if [ -n "$up_pid" ]; then
-    stop_up
+    up_stop || true
   fi
   if [ "$status" = 0 ] && [ "$failed" = 0 ] && [ "$passed" -gt 0 ]; then
     rm -rf "$work"
@@ -95,24 +84,9 @@ ports=(--resolver-listen 127.0.0.1:0 --roller-listen 127.0.0.1:0 --journal-liste
 if "$battlelog" up --help | grep -q -- '--web-listen'; then
   ports+=(--web-listen 127.0.0.1:0)
 fi
-"$battlelog" up --data-dir "$work/data" --no-nats "${ports[@]}" >"$work/up.out" 2>"$work/up.err" &
-up_pid=$!
+up_start --data-dir "$work/data" --no-nats "${ports[@]}"
 
-# `up` prints its endpoints once all three servers listen.
-url_of() { sed -n "s|^  $1  *\(http://[^ ]*\)$|\1|p" "$work/up.out" 2>/dev/null; }
-deadline=$((SECONDS + 60))
-until [ -n "$(url_of journal)" ]; do
-  if ! kill -0 "$up_pid" 2>/dev/null; then
-    echo "js-verifier: battlelog up exited early" >&2
-    exit 1
-  fi
-  if [ "$SECONDS" -ge "$deadline" ]; then
-    echo "js-verifier: battlelog up printed no endpoints within 60 s" >&2
-    exit 1
-  fi
-  sleep 0.1
-done
-resolver="$(url_of resolver)"
+resolver="$(up_url resolver)"
 echo "js-verifier: stack up, resolver $resolver" >&2
 
 # The key the operator would publish: the one `up`'s roller signs with.
@@ -156,7 +130,7 @@ check "open battle $open_battle" "$work/open.jsonl" unrevealed none
 version="$("$node" "$here/tools/tamper.mjs" drop "$work/open.jsonl" "$work/open.drop.jsonl" first-roll)"
 check "open battle, version $version removed" "$work/open.drop.jsonl" failed "$version"
 
-stop_up
+up_stop || true
 
 # The two implementations on random expressions, valid and not: every die,
 # every total and every refusal must agree. A fixed seed keeps CI

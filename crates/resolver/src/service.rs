@@ -37,9 +37,9 @@ use battlelog_proto::v1::{
     ActRequest, ActResponse, ActionResolved, AuditFinding, AuditRequest, AuditResponse, BattleClosed, BattleEvent,
     BattleOpened, CloseRequest, CommitmentRequest, Credential, DisputeRaised, DisputeRequest, EventResponse,
     ExportRequest, ExportResponse, GetBattleRequest, GetBattleResponse, JournalRecord, JudgeRuling,
-    ListRulesetsRequest, ListRulesetsResponse, OpenBattleRequest, OpenBattleResponse, ReadStreamRequest, RecordedEvent,
-    RecordedRoll, RevealRequest, RevealSeedRequest, RevealSeedResponse, RollRequest, RollResponse, RollSpec,
-    RuleRequest, StreamHead, SubscribeStreamRequest, WatchRequest, battle_event::Event,
+    ListRulesetsRequest, ListRulesetsResponse, OpenBattleRequest, OpenBattleResponse, RecordedEvent, RecordedRoll,
+    RevealRequest, RevealSeedRequest, RevealSeedResponse, RollRequest, RollResponse, RollSpec, RuleRequest, StreamHead,
+    SubscribeStreamRequest, WatchRequest, battle_event::Event,
 };
 use battlelog_runtime::grpc::{failed_precondition, invalid_argument};
 use battlelog_runtime::validate;
@@ -392,9 +392,7 @@ impl ResolverService {
     /// watch), which must work on a battle whose later events no longer
     /// fold — that is what an audit is for.
     async fn check_owner_in_journal(&self, battle_id: &str, caller: &Caller) -> Result<(), Status> {
-        let first = ReadStreamRequest { stream_id: battle_id.to_owned(), from_version: 0, max_count: 1 };
-        let events =
-            self.journal.clone().read_stream(first).await.map_err(|s| downstream("journal", s))?.into_inner().events;
+        let events = self.streams.page(battle_id, 0, 1).await.map_err(StreamError::into_status)?.events;
         let opened = events.first().and_then(|e| e.event.as_ref()).map(battle::decode);
         match opened {
             Some(Ok(Event::BattleOpened(opened))) if caller.owns(&opened.tenant) => Ok(()),
@@ -953,20 +951,9 @@ impl Resolver for ResolverService {
         let request = request.into_inner();
         validate::battle_id(&request.battle_id)?;
         self.check_owner_in_journal(&request.battle_id, &caller).await?;
-        let mut lines = Vec::new();
-        loop {
-            let read = ReadStreamRequest {
-                stream_id: request.battle_id.clone(),
-                from_version: lines.len() as u64,
-                max_count: 0,
-            };
-            let events =
-                self.journal.clone().read_stream(read).await.map_err(|s| downstream("journal", s))?.into_inner().events;
-            if events.is_empty() {
-                break;
-            }
-            lines.extend(events.into_iter().map(|e| AuditedRecord::from_recorded(&request.battle_id, e)));
-        }
+        let recorded = self.streams.recorded(&request.battle_id, 0).await.map_err(StreamError::into_status)?;
+        let lines: Vec<AuditedRecord> =
+            recorded.into_iter().map(|e| AuditedRecord::from_recorded(&request.battle_id, e)).collect();
         if lines.is_empty() {
             return Err(Status::not_found(format!("battle {} has no events", request.battle_id)));
         }
@@ -1029,14 +1016,9 @@ impl Resolver for ResolverService {
         let request = request.into_inner();
         validate::battle_id(&request.battle_id)?;
         self.check_owner_in_journal(&request.battle_id, &caller).await?;
-        let read = ReadStreamRequest {
-            stream_id: request.battle_id.clone(),
-            from_version: request.from_version,
-            max_count: 0,
-        };
-        let events =
-            self.journal.clone().read_stream(read).await.map_err(|s| downstream("journal", s))?.into_inner().events;
-        Ok(Response::new(ExportResponse { events }))
+        let page =
+            self.streams.page(&request.battle_id, request.from_version, 0).await.map_err(StreamError::into_status)?;
+        Ok(Response::new(ExportResponse { events: page.events }))
     }
 
     type WatchStream = std::pin::Pin<Box<dyn tokio_stream::Stream<Item = Result<RecordedEvent, Status>> + Send>>;

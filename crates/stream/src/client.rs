@@ -3,7 +3,8 @@
 use battlelog_auth::AuthChannel;
 use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::{
-    AppendRequest, AppendedEvent, ExpectedVersion, JournalRecord, NewEvent, ReadStreamRequest, expected_version,
+    AppendRequest, AppendedEvent, ExpectedVersion, JournalRecord, NewEvent, ReadStreamRequest, ReadStreamResponse,
+    RecordedEvent, expected_version,
 };
 
 use crate::Fold;
@@ -47,15 +48,7 @@ impl StreamClient {
     /// [`StreamError::Fold`].
     pub async fn catch_up<S: Fold>(&self, stream_id: &str, state: &mut S) -> Result<(), StreamError> {
         loop {
-            let request =
-                ReadStreamRequest { stream_id: stream_id.to_owned(), from_version: state.next_version(), max_count: 0 };
-            let page = self
-                .journal
-                .clone()
-                .read_stream(request)
-                .await
-                .map_err(|s| StreamError::from_status(stream_id, s))?
-                .into_inner();
+            let page = self.page(stream_id, state.next_version(), 0).await?;
             let fetched = page.events.len();
             for recorded in page.events {
                 let Some(record) = recorded.event else {
@@ -106,14 +99,7 @@ impl StreamClient {
         let mut next = from;
         while next <= to {
             let wanted = u32::try_from(to - next + 1).unwrap_or(u32::MAX);
-            let request = ReadStreamRequest { stream_id: stream_id.to_owned(), from_version: next, max_count: wanted };
-            let page = self
-                .journal
-                .clone()
-                .read_stream(request)
-                .await
-                .map_err(|s| StreamError::from_status(stream_id, s))?
-                .into_inner();
+            let page = self.page(stream_id, next, wanted).await?;
             if page.events.is_empty() {
                 break;
             }
@@ -126,6 +112,39 @@ impl StreamClient {
             }
         }
         Ok(records)
+    }
+
+    /// One page of the stream from `from_version`, as stored (record bytes
+    /// and hashes), with the head the journal reports; `max_count` 0 is the
+    /// journal's own page size. The one read every other read here is made
+    /// of.
+    pub async fn page(
+        &self,
+        stream_id: &str,
+        from_version: u64,
+        max_count: u32,
+    ) -> Result<ReadStreamResponse, StreamError> {
+        let request = ReadStreamRequest { stream_id: stream_id.to_owned(), from_version, max_count };
+        let response =
+            self.journal.clone().read_stream(request).await.map_err(|s| StreamError::from_status(stream_id, s))?;
+        Ok(response.into_inner())
+    }
+
+    /// Every stored event from `from_version` to the head the journal
+    /// reports, page by page, with no empty read past the head: what an
+    /// audit checks byte for byte.
+    pub async fn recorded(&self, stream_id: &str, from_version: u64) -> Result<Vec<RecordedEvent>, StreamError> {
+        let mut events: Vec<RecordedEvent> = Vec::new();
+        loop {
+            let next = from_version + events.len() as u64;
+            let page = self.page(stream_id, next, 0).await?;
+            let fetched = page.events.len();
+            events.extend(page.events);
+            match page.head_version {
+                Some(head) if from_version + (events.len() as u64) <= head && fetched > 0 => continue,
+                _ => return Ok(events),
+            }
+        }
     }
 
     /// The record at `version`, if the stream has one.
