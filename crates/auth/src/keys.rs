@@ -168,11 +168,11 @@ impl From<&SigningKey> for VerificationKeys {
     }
 }
 
-fn read(path: &Path) -> Result<String, KeyError> {
+pub(crate) fn read(path: &Path) -> Result<String, KeyError> {
     std::fs::read_to_string(path).map_err(|source| KeyError::Read { path: path.to_owned(), source })
 }
 
-fn write_private(path: &Path, bytes: &[u8]) -> Result<(), KeyError> {
+pub(crate) fn write_private(path: &Path, bytes: &[u8]) -> Result<(), KeyError> {
     use std::io::Write;
     let error = |source| KeyError::Write { path: path.to_owned(), source };
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {

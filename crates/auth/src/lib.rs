@@ -10,6 +10,8 @@
 //! - [`claims`]: roles, claims and the tenant rule; [`Caller`], the verified
 //!   identity a handler works with.
 //! - [`keys`]: the signing key and verification keys as PEM files, and key ids.
+//! - [`share`]: per-battle share keys for web links, derived from a server
+//!   secret (revoked by rotating it).
 //! - [`token`]: issuing tokens and verifying them ([`Verifier`], with a small
 //!   cache so a service's own repeated token costs one signature check).
 //! - [`grpc`]: the server interceptor that turns a token into a [`Caller`]
@@ -19,9 +21,11 @@
 pub mod claims;
 pub mod grpc;
 pub mod keys;
+pub mod share;
 pub mod token;
 
 pub use claims::{Caller, Claims, Role, TenantError, validate_tenant};
 pub use grpc::{AuthChannel, Authenticator, Bearer, authed, caller};
 pub use keys::{KeyError, SigningKey, VerificationKeys, key_id, read_token_file};
+pub use share::ShareSecret;
 pub use token::{IssueError, TokenError, Verifier};
