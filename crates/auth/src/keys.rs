@@ -20,6 +20,8 @@ pub enum KeyError {
     Parse { path: PathBuf, what: &'static str, message: String },
     #[error("the operating system has no randomness for a new key: {0}")]
     Random(String),
+    #[error("share secret file {path} must hold 64 hex digits (32 bytes): {message}")]
+    ShareSecret { path: PathBuf, message: String },
     #[error("no verification key is configured: at least one public key file is required")]
     NoKeys,
     #[error("token file {path} holds no token")]

@@ -53,11 +53,8 @@ impl ShareSecret {
     pub fn read(path: &Path) -> Result<Self, KeyError> {
         let text = read(path)?;
         let mut secret = [0u8; SECRET_BYTES];
-        hex::decode_to_slice(text.trim(), &mut secret).map_err(|e| KeyError::Parse {
-            path: path.to_owned(),
-            what: "share secret (64 hex digits)",
-            message: e.to_string(),
-        })?;
+        hex::decode_to_slice(text.trim(), &mut secret)
+            .map_err(|e| KeyError::ShareSecret { path: path.to_owned(), message: e.to_string() })?;
         Ok(Self(secret))
     }
 
@@ -136,6 +133,7 @@ mod tests {
         assert_eq!(created.key_for("b"), read.key_for("b"));
         std::fs::write(&path, "xyz").unwrap();
         let error = ShareSecret::read(&path).unwrap_err().to_string();
-        assert!(error.contains("share secret"), "{error}");
+        assert!(error.contains("share secret file") && error.contains("64 hex digits"), "{error}");
+        assert!(!error.contains("PEM"), "{error}");
     }
 }

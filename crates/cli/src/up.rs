@@ -237,7 +237,8 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
     let resolver =
         battlelog_resolver::server::service_for(&journal_url, &roller_url, client_tls.as_ref(), &service_token)?
             .with_cache_bytes(args.cache_bytes / 4 * 3)
-            .with_appeal_window(Duration::from_secs(args.appeal_window_secs));
+            .with_appeal_window(Duration::from_secs(args.appeal_window_secs))
+            .with_links(web_url.clone(), share_secret.clone());
 
     let mut nats_server = None;
     // (journal's URL, resolver's URL, what the banner shows): with
