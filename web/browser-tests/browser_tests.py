@@ -280,6 +280,16 @@ def check_battle_pages(env: Env, browser: Browser, results: Results, battles: li
                 len(expected) > 0 and not missing,
                 f"nonces missing from the page: {missing}",
             )
+            versions = [line["version"] for line in event_lines(env.work / f"{battle}.jsonl")]
+            anchors = page.eval_on_selector_all(
+                "[data-version]", "els => els.filter(e => e.id === 'v' + e.dataset.version).map(e => Number(e.dataset.version))"
+            )
+            unanchored = sorted(set(versions) - set(anchors))
+            results.check(
+                f"{name}: each of the export's {len(versions)} events has its permalink (id v<version>, data-version)",
+                len(versions) > 0 and not unanchored,
+                f"versions without one: {unanchored}",
+            )
             if index == 0:
                 env.shots.mkdir(parents=True, exist_ok=True)
                 page.screenshot(path=str(env.shots / "battle.png"), full_page=True)
@@ -313,38 +323,96 @@ def check_open_battle(env: Env, browser: Browser, results: Results) -> None:
         results.crashed(name)
 
 
-def choose_export(page: Page, path: Path) -> tuple[str, int | None, list[str]]:
-    """Picks `path` in the file input; the verdict, #first-failure and any server calls."""
+def choose_export(page: Page, path: Path, drop: bool = False) -> tuple[str, int | None, list[str]]:
+    """Picks `path` in the file input (or drops it on the drop zone); the
+    verdict, #first-failure and any request made meanwhile."""
     before = page.evaluate("document.body.dataset.audit ?? null")
     if before in FINAL:
         raise AssertionError(f"/verify claims {before!r} before any file is chosen")
     calls = ServerCalls(page)
     calls.start()
-    page.set_input_files("#export-file", str(path))
+    if drop:
+        # What a browser hands the page when a file is dragged in from the desktop.
+        transfer = page.evaluate_handle(
+            """([name, text]) => {
+                const transfer = new DataTransfer();
+                transfer.items.add(new File([text], name, { type: 'application/x-ndjson' }));
+                return transfer;
+            }""",
+            [path.name, path.read_text()],
+        )
+        page.dispatch_event("#drop-zone", "drop", {"dataTransfer": transfer})
+    else:
+        page.set_input_files("#export-file", str(path))
     verdict = wait_verdict(page)
     return verdict, first_failure(page), calls.to_network()
 
 
+def nonce_at(path: Path, version: int) -> str:
+    line = next(line for line in event_lines(path) if line["version"] == version)
+    return str(line["event"]["nonce"])
+
+
 def check_verify(env: Env, browser: Browser, results: Results, source: Path, url: str, where: str, shoot: bool) -> None:
     """c/d. /verify (at `url`) on the export and two forgeries of it."""
-    cases = [("untampered export", source, "verified", None)]
-    forged, version = tamper(env, "die", source, "last-roll")
-    cases.append((f"die at version {version} changed, chain recomputed", forged, "failed", version))
-    forged, version = tamper(env, "drop", source, "last-action")
-    cases.append((f"version {version} removed", forged, "failed", version))
-    for label, path, want, want_first in cases:
+    die, die_version = tamper(env, "die", source, "last-roll")
+    dropped, drop_version = tamper(env, "drop", source, "last-action")
+    # (label, file, dropped on the drop zone rather than chosen, verdict, first failure, roll marked bad)
+    cases = [
+        ("untampered export", source, False, "verified", None, None),
+        (f"die at version {die_version} changed, chain recomputed", die, False, "failed", die_version, nonce_at(die, die_version)),
+        (f"version {drop_version} removed", dropped, False, "failed", drop_version, None),
+        (f"die at version {die_version} changed, dropped on the drop zone", die, True, "failed", die_version, None),
+    ]
+    for label, path, drop, want, want_first, bad_nonce in cases:
         name = f"{where}: {label}"
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             page.goto(url)
-            verdict, first, calls = choose_export(page, path)
+            verdict, first, calls = choose_export(page, path, drop)
+            checks = roll_checks(page)
             results.check(f"{name}: data-audit {want}", verdict == want, f"got {verdict!r}")
+            if want == "verified":
+                results.check(
+                    f"{name}: {len(checks)} rolls listed, every data-check ok",
+                    len(checks) > 0 and all(check == "ok" for _, check in checks),
+                    f"got {checks}",
+                )
             if want_first is not None:
                 results.check(f"{name}: #first-failure shows {want_first}", first == want_first, f"got {first}")
-                if shoot and label.startswith("die"):
+            if bad_nonce is not None:
+                marks = [check for nonce, check in checks if nonce == bad_nonce]
+                results.check(f"{name}: the changed roll (nonce {bad_nonce}) is marked bad", "bad" in marks, f"got {marks}")
+                if shoot:
                     env.shots.mkdir(parents=True, exist_ok=True)
                     page.screenshot(path=str(env.shots / "verify-failed.png"), full_page=True)
             results.check(f"{name}: no request once the file is chosen", not calls, f"requests: {calls}")
+            page.close()
+        except Exception:
+            results.crashed(name)
+    check_posted_head(env, browser, results, source, url, where)
+
+
+def check_posted_head(env: Env, browser: Browser, results: Results, source: Path, url: str, where: str) -> None:
+    """/verify with the head hash a forum posted: an export cut short fails."""
+    events = event_lines(source)
+    head, last = events[-1]["hash"], events[-1]["version"]
+    cut = source.with_suffix(".cut.jsonl")
+    raw = [line for line in source.read_text().splitlines() if line.strip()]
+    cut.write_text("".join(line + "\n" for line in raw if json.loads(line).get("version") != last))
+    for label, path, want, want_first in [
+        ("posted head, whole export", source, "verified", None),
+        (f"posted head, export cut before version {last}", cut, "failed", last),
+    ]:
+        name = f"{where}: {label}"
+        try:
+            page = browser.new_page()
+            page.goto(url)
+            page.fill("#head", head)
+            verdict, first, _ = choose_export(page, path)
+            results.check(f"{name}: data-audit {want}", verdict == want, f"got {verdict!r}")
+            if want_first is not None:
+                results.check(f"{name}: #first-failure shows {want_first}", first == want_first, f"got {first}")
             page.close()
         except Exception:
             results.crashed(name)
