@@ -8,8 +8,9 @@ own browser download is never used.
 
 What is checked, each as one or more `ok`/`FAIL` lines:
   a. every battle `battlelog demo` plays: its page (the link the demo prints)
-     ends `verified` with every roll `ok`, and every roll of its export is
-     on the page;
+     ends `verified` with every roll `ok`, and every roll and event of its
+     export is on the page; and the same page served with a forged export
+     ends `failed` at the forged version, so the verdict is no formality;
   b. a battle left open after one roll ends `unrevealed`, its rolls
      `unrevealed`, none `bad`;
   c. /verify: the untampered export chosen in the file input ends
@@ -298,6 +299,53 @@ def check_battle_pages(env: Env, browser: Browser, results: Results, battles: li
             results.crashed(name)
 
 
+def check_forged_page(env: Env, browser: Browser, results: Results, battle: str, link: str) -> None:
+    """a'. The page's verifier really checks: the same page, served with a
+    forged export (one die changed, chain recomputed) in place of the real
+    one, fails at the forged version. The forgery is put in between the
+    server and the browser, wherever the page takes its export from: the
+    HTML it embeds it in, or export.jsonl should the script fetch it."""
+    name = f"battle page {battle} with a forged export"
+    try:
+        status, body = http_status(with_query(f"{env.web}/battles/{battle}/export.jsonl", k=share_key(link)))
+        if not results.check(f"{name}: export.jsonl read", status == 200, f"HTTP {status}"):
+            return
+        served = env.work / f"{battle}.web.jsonl"
+        served.write_text(body)
+        forged, version = tamper(env, "die", served, "last-roll")
+        original, forgery = body.rstrip("\n"), forged.read_text().rstrip("\n")
+        substituted: list[str] = []
+
+        def forge(route) -> None:
+            reply = route.fetch()
+            text = reply.text()
+            if route.request.url.split("?")[0].endswith("/export.jsonl"):
+                substituted.append("export.jsonl")
+                route.fulfill(response=reply, body=forgery + "\n")
+                return
+            # An export inside HTML is escaped the one way a script element needs.
+            for embedded, replacement in [(original, forgery), (original.replace("<", "\\u003c"), forgery.replace("<", "\\u003c"))]:
+                if embedded in text:
+                    substituted.append("the page's HTML")
+                    text = text.replace(embedded, replacement)
+                    break
+            route.fulfill(response=reply, body=text)
+
+        page = browser.new_page()
+        page.route(f"{env.web}/battles/**", forge)
+        page.goto(link)
+        verdict = wait_verdict(page)
+        results.check(f"{name}: the forgery reached the page", len(substituted) > 0, "the export was found neither in the HTML nor fetched")
+        results.check(f"{name}: data-audit failed", verdict == "failed", f"got {verdict!r}")
+        results.check(f"{name}: #first-failure shows {version}", first_failure(page) == version, f"got {first_failure(page)}")
+        bad_nonce = nonce_at(forged, version)
+        marks = [check for nonce, check in roll_checks(page) if nonce == bad_nonce]
+        results.check(f"{name}: the changed roll (nonce {bad_nonce}) is marked bad", "bad" in marks, f"got {marks}")
+        page.close()
+    except Exception:
+        results.crashed(name)
+
+
 def check_open_battle(env: Env, browser: Browser, results: Results) -> None:
     """b. A battle left open: `unrevealed`, its rolls `unrevealed`, none `bad`."""
     name = "open battle page"
@@ -523,6 +571,7 @@ def main() -> int:
             print(f"browser-tests: Chromium {browser.version}", file=sys.stderr)
             if battles:
                 check_battle_pages(env, browser, results, battles)
+                check_forged_page(env, browser, results, *battles[0])
                 check_access(env, results, battles)
                 check_language(env, browser, results, *battles[0])
                 source = env.work / f"{battles[0][0]}.jsonl"
