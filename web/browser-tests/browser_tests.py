@@ -283,7 +283,8 @@ def check_battle_pages(env: Env, browser: Browser, results: Results, battles: li
             )
             versions = [line["version"] for line in event_lines(env.work / f"{battle}.jsonl")]
             anchors = page.eval_on_selector_all(
-                "[data-version]", "els => els.filter(e => e.id === 'v' + e.dataset.version).map(e => Number(e.dataset.version))"
+                "[data-version]",
+                "els => els.filter(e => e.id === 'v' + e.dataset.version).map(e => Number(e.dataset.version))",
             )
             unanchored = sorted(set(versions) - set(anchors))
             results.check(
@@ -324,7 +325,8 @@ def check_forged_page(env: Env, browser: Browser, results: Results, battle: str,
                 route.fulfill(response=reply, body=forgery + "\n")
                 return
             # An export inside HTML is escaped the one way a script element needs.
-            for embedded, replacement in [(original, forgery), (original.replace("<", "\\u003c"), forgery.replace("<", "\\u003c"))]:
+            escaped = (original.replace("<", "\\u003c"), forgery.replace("<", "\\u003c"))
+            for embedded, replacement in [(original, forgery), escaped]:
                 if embedded in text:
                     substituted.append("the page's HTML")
                     text = text.replace(embedded, replacement)
@@ -335,9 +337,14 @@ def check_forged_page(env: Env, browser: Browser, results: Results, battle: str,
         page.route(f"{env.web}/battles/**", forge)
         page.goto(link)
         verdict = wait_verdict(page)
-        results.check(f"{name}: the forgery reached the page", len(substituted) > 0, "the export was found neither in the HTML nor fetched")
+        results.check(
+            f"{name}: the forgery reached the page",
+            len(substituted) > 0,
+            "the export was found neither in the HTML nor fetched",
+        )
         results.check(f"{name}: data-audit failed", verdict == "failed", f"got {verdict!r}")
-        results.check(f"{name}: #first-failure shows {version}", first_failure(page) == version, f"got {first_failure(page)}")
+        first = first_failure(page)
+        results.check(f"{name}: #first-failure shows {version}", first == version, f"got {first}")
         bad_nonce = nonce_at(forged, version)
         marks = [check for nonce, check in roll_checks(page) if nonce == bad_nonce]
         results.check(f"{name}: the changed roll (nonce {bad_nonce}) is marked bad", "bad" in marks, f"got {marks}")
@@ -408,7 +415,10 @@ def check_verify(env: Env, browser: Browser, results: Results, source: Path, url
     # (label, file, dropped on the drop zone rather than chosen, verdict, first failure, roll marked bad)
     cases = [
         ("untampered export", source, False, "verified", None, None),
-        (f"die at version {die_version} changed, chain recomputed", die, False, "failed", die_version, nonce_at(die, die_version)),
+        (
+            f"die at version {die_version} changed, chain recomputed",
+            die, False, "failed", die_version, nonce_at(die, die_version),
+        ),
         (f"version {drop_version} removed", dropped, False, "failed", drop_version, None),
         (f"die at version {die_version} changed, dropped on the drop zone", die, True, "failed", die_version, None),
     ]
@@ -430,7 +440,9 @@ def check_verify(env: Env, browser: Browser, results: Results, source: Path, url
                 results.check(f"{name}: #first-failure shows {want_first}", first == want_first, f"got {first}")
             if bad_nonce is not None:
                 marks = [check for nonce, check in checks if nonce == bad_nonce]
-                results.check(f"{name}: the changed roll (nonce {bad_nonce}) is marked bad", "bad" in marks, f"got {marks}")
+                results.check(
+                    f"{name}: the changed roll (nonce {bad_nonce}) is marked bad", "bad" in marks, f"got {marks}"
+                )
                 if shoot:
                     env.shots.mkdir(parents=True, exist_ok=True)
                     page.screenshot(path=str(env.shots / "verify-failed.png"), full_page=True)
@@ -495,7 +507,7 @@ def check_access(env: Env, results: Results, battles: list[tuple[str, str]]) -> 
         ("the link's k", with_query(page, k=key), {}, 200),
         ("a reader token of its tenant", page, reader, 200),
         ("a garbage bearer token", page, {"Authorization": "Bearer not-a-token"}, 401),
-        ("an unknown battle, reader token of the tenant", f"{env.web}/battles/b-00000000000000000000000000000000", reader, 404),
+        ("an unknown battle, reader token of the tenant", f"{env.web}/battles/b-{'0' * 32}", reader, 404),
         ("export, no credential", f"{page}/export.jsonl", {}, 401),
         ("export, a wrong k", with_query(f"{page}/export.jsonl", k=another_key(key)), {}, 403),
         ("export, a reader token of another tenant", f"{page}/export.jsonl", other_tenant, 404),
