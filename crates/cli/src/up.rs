@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use battlelog_auth::{Role, SigningKey, VerificationKeys, Verifier};
+use battlelog_auth::{Role, ShareSecret, SigningKey, VerificationKeys, Verifier};
 use battlelog_journal::outbox::{EventPublisher, PublishFuture};
 use battlelog_journal::store::OutboxEvent;
 use battlelog_journal::{Journal, JournalOptions};
@@ -49,6 +49,9 @@ pub struct UpArgs {
     /// The journal's listen address.
     #[arg(long, default_value = "127.0.0.1:50053")]
     journal_listen: SocketAddr,
+    /// The web pages' listen address (battle pages, /verify).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    web_listen: SocketAddr,
     /// Use this NATS server (with JetStream) instead of starting one.
     #[arg(long, env = "BATTLELOG_NATS_URL")]
     nats_url: Option<String>,
@@ -216,6 +219,9 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
     let (journal_listener, journal_url) = bind(args.journal_listen, "journal", tls.scheme()).await?;
     let (roller_listener, roller_url) = bind(args.roller_listen, "roller", tls.scheme()).await?;
     let (resolver_listener, resolver_url) = bind(args.resolver_listen, "resolver", tls.scheme()).await?;
+    // The pages are plain HTTP on loopback; a deployment puts its TLS proxy
+    // in front (deploy/).
+    let (web_listener, web_url) = bind(args.web_listen, "web pages", "http").await?;
 
     // The development token signing key: every service accepts the tokens
     // it signs, and the client commands mint theirs with it (tenant `dev`).
@@ -223,6 +229,10 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
     let signing_key = SigningKey::read_or_create(&signing_key_path)?;
     let verifier = Verifier::new(VerificationKeys::from(&signing_key));
     let service_token = signing_key.issue("battlelog-up", "battlelog", Role::Service, SERVICE_TOKEN_TTL)?;
+    // The web pages read a shared battle as a reader of the development
+    // tenant; share links are keyed by a secret kept under the data dir.
+    let web_token = signing_key.issue("battlelog-web", crate::tls::DEV_TENANT, Role::Reader, SERVICE_TOKEN_TTL)?;
+    let share_secret = ShareSecret::read_or_create(&args.data_dir.join("web").join("share.secret"))?;
     let client_tls = tls.client()?;
     let resolver =
         battlelog_resolver::server::service_for(&journal_url, &roller_url, client_tls.as_ref(), &service_token)?
@@ -301,12 +311,16 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
         resolver_listener,
         public_tls,
         verifier,
-        until_stopped(stopped),
+        until_stopped(stopped.clone()),
     ));
+    let web_channel = battlelog_runtime::tls::endpoint(&resolver_url, client_tls.as_ref())?.connect_lazy();
+    let pages = battlelog_web::Pages::new(battlelog_web::source::Resolver::new(web_channel), &web_token, share_secret);
+    let web_server = tokio::spawn(battlelog_web::serve(pages, web_listener, until_stopped(stopped)));
 
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "battlelog is up; data in {}", args.data_dir.display())?;
     writeln!(stdout, "  resolver  {resolver_url}")?;
+    writeln!(stdout, "  web       {web_url}")?;
     writeln!(stdout, "  roller    {roller_url}")?;
     writeln!(stdout, "  journal   {journal_url}")?;
     writeln!(stdout, "  events    {events_line}")?;
@@ -343,6 +357,11 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
         stdout,
         "  then: battlelog export <battle-id>{resolver_flag} > battle.jsonl && battlelog audit --file battle.jsonl"
     )?;
+    writeln!(
+        stdout,
+        "  or open a battle's page (the demo prints its link) and watch your browser verify every roll; \
+         {web_url}/verify checks an export file"
+    )?;
     writeln!(stdout, "Ctrl-C stops the stack.")?;
     stdout.flush()?;
     drop(stdout);
@@ -352,7 +371,7 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
         result = &mut journal_server => anyhow::bail!("the journal stopped: {result:?}"),
     }
     stop.send_replace(true);
-    let _ = tokio::join!(journal_server, roller_server, resolver_server);
+    let _ = tokio::join!(journal_server, roller_server, resolver_server, web_server);
     journal.shutdown().await.context("closing the journal")?;
     if let Some(mut server) = nats_server {
         let _ = server.child.kill().await;

@@ -1,0 +1,237 @@
+//! The judges' web pages, read from the resolver over gRPC.
+//!
+//! Who may see what (the README's rights table):
+//! - `GET /battles/{id}` and `GET /battles/{id}/export.jsonl`: a forum,
+//!   judge or reader of the battle's tenant, with their token as
+//!   `Authorization: Bearer <token>` (the resolver checks it, so the page
+//!   and the RPCs admit exactly the same callers), or anyone holding the
+//!   battle's share link (`?k=…`, see [`battlelog_auth::share`]), read with
+//!   this service's own `reader` token. No credential: 401; a share key
+//!   that does not open this battle, or a role that may not read: 403; a
+//!   battle that does not exist or is another tenant's: 404.
+//! - `GET /verify` and `GET /healthz`: anyone; `/verify` sends nothing back.
+//!
+//! Modules:
+//! - [`config`]: the service's configuration keys.
+//! - [`source`]: reading a battle's export from the resolver, as the
+//!   visitor or as the service.
+//! - [`page`]: the battle page, server-rendered HTML with the DOM contract
+//!   the in-page verifier marks.
+//! - [`dice`]: dice as SVG pictures.
+//! - [`verify_page`]: `/verify`, which verifies an export file in the browser.
+//! - [`assets`]: the inlined JavaScript verifier, the pages' scripts and
+//!   style, and the Content-Security-Policy that admits only them.
+//! - [`i18n`]: English and Russian labels, and choosing between them.
+//! - [`error`]: why a page is refused, as an HTTP status.
+//!
+//! [`serve`] runs the pages on a listener until a shutdown signal, as the
+//! gRPC services' `serve` functions do; [`run`] does it from a [`Config`].
+
+pub mod assets;
+pub mod config;
+pub mod dice;
+pub mod error;
+pub mod i18n;
+pub mod page;
+pub mod source;
+pub mod verify_page;
+
+use std::future::Future;
+use std::sync::Arc;
+
+use anyhow::Context;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Router, middleware};
+use battlelog_auth::ShareSecret;
+use battlelog_verify::export::ExportLine;
+use serde::Deserialize;
+use tokio::net::TcpListener;
+
+pub use crate::config::Config;
+use crate::error::PageError;
+use crate::i18n::Lang;
+use crate::source::Resolver;
+
+/// What every request shares.
+#[derive(Debug, Clone)]
+pub struct Pages {
+    resolver: Resolver,
+    /// The `reader` token share links are read with.
+    service_token: Arc<str>,
+    share: ShareSecret,
+}
+
+impl Pages {
+    pub fn new(resolver: Resolver, service_token: &str, share: ShareSecret) -> Self {
+        Self { resolver, service_token: service_token.trim().into(), share }
+    }
+}
+
+/// The query a battle page takes.
+#[derive(Debug, Deserialize)]
+pub struct PageQuery {
+    /// A share key.
+    k: Option<String>,
+    lang: Option<Lang>,
+}
+
+/// The token to read `battle_id` with: the visitor's own, or the
+/// service's when the visitor holds the battle's share link.
+fn credential<'a>(
+    pages: &'a Pages,
+    headers: &'a HeaderMap,
+    battle_id: &str,
+    share_key: Option<&str>,
+) -> Result<&'a str, PageError> {
+    if let Some(key) = share_key {
+        return if pages.share.admits(battle_id, key) {
+            Ok(&pages.service_token)
+        } else {
+            Err(PageError::BadShareKey { battle_id: battle_id.to_owned() })
+        };
+    }
+    let header = headers.get(header::AUTHORIZATION).ok_or(PageError::NoCredential)?;
+    let header = header.to_str().map_err(|_| PageError::NoCredential)?;
+    header.strip_prefix("Bearer ").or_else(|| header.strip_prefix("bearer ")).ok_or(PageError::NoCredential)
+}
+
+/// The battle's export lines, read with whatever credential the visitor has.
+async fn read_export(
+    pages: &Pages,
+    headers: &HeaderMap,
+    battle_id: &str,
+    share_key: Option<&str>,
+) -> Result<Vec<ExportLine>, PageError> {
+    battlelog_runtime::limits::battle_id(battle_id)?;
+    let token = credential(pages, headers, battle_id, share_key)?;
+    let events = pages.resolver.export(battle_id, token).await?;
+    Ok(events.iter().map(|event| ExportLine::new(battle_id, event)).collect())
+}
+
+fn export_text(lines: &[ExportLine]) -> Result<String, PageError> {
+    let lines: Vec<String> = lines
+        .iter()
+        .map(serde_json::to_string)
+        .collect::<Result<_, _>>()
+        .map_err(|e| PageError::Internal(format!("cannot write the export: {e}")))?;
+    Ok(lines.join("\n"))
+}
+
+async fn battle_page(
+    State(pages): State<Pages>,
+    Path(battle_id): Path<String>,
+    Query(query): Query<PageQuery>,
+    headers: HeaderMap,
+) -> Result<Response, PageError> {
+    let lines = read_export(&pages, &headers, &battle_id, query.k.as_deref()).await?;
+    let export = export_text(&lines)?;
+    // The server's own audit of the very export the page shows: its
+    // disputes and rulings lists, and its findings next to the browser's.
+    let records = battlelog_verify::export::parse(&export)
+        .map_err(|e| PageError::Internal(format!("the export does not read back: {e}")))?;
+    let report = battlelog_verify::audit(&battle_id, &records);
+    let accept_language = headers.get(header::ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok());
+    let page = page::BattlePage {
+        battle_id: &battle_id,
+        lines: &lines,
+        export: &export,
+        report: &report,
+        lang: Lang::choose(query.lang, accept_language),
+        share_key: query.k.as_deref(),
+    };
+    Ok(page.render().into_response())
+}
+
+async fn export_file(
+    State(pages): State<Pages>,
+    Path(battle_id): Path<String>,
+    Query(query): Query<PageQuery>,
+    headers: HeaderMap,
+) -> Result<Response, PageError> {
+    let lines = read_export(&pages, &headers, &battle_id, query.k.as_deref()).await?;
+    let mut text = export_text(&lines)?;
+    text.push('\n');
+    let disposition = format!("attachment; filename=\"{battle_id}.jsonl\"");
+    Ok((
+        [
+            (header::CONTENT_TYPE, HeaderValue::from_static("application/x-ndjson; charset=utf-8")),
+            (
+                header::CONTENT_DISPOSITION,
+                HeaderValue::from_str(&disposition).map_err(|e| PageError::Internal(e.to_string()))?,
+            ),
+        ],
+        text,
+    )
+        .into_response())
+}
+
+#[derive(Debug, Deserialize)]
+struct LangQuery {
+    lang: Option<Lang>,
+}
+
+async fn verify(Query(query): Query<LangQuery>, headers: HeaderMap) -> Response {
+    let accept_language = headers.get(header::ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok());
+    verify_page::render(Lang::choose(query.lang, accept_language)).into_response()
+}
+
+/// Every response: the Content-Security-Policy that lets only the pages'
+/// own scripts run, no framing, no sniffing, and no caching of pages that
+/// a credential opened.
+async fn security_headers(request: axum::extract::Request, next: middleware::Next) -> Response {
+    let mut response = next.run(request).await;
+    let headers = response.headers_mut();
+    if let Ok(policy) = HeaderValue::from_str(&assets::CONTENT_SECURITY_POLICY) {
+        headers.insert(header::CONTENT_SECURITY_POLICY, policy);
+    }
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+/// The pages' routes.
+pub fn router(pages: Pages) -> Router {
+    Router::new()
+        .route("/battles/{battle_id}", get(battle_page))
+        .route("/battles/{battle_id}/export.jsonl", get(export_file))
+        .route("/verify", get(verify))
+        .route("/healthz", get(|| async { "ok\n" }))
+        .layer(middleware::from_fn(security_headers))
+        .with_state(pages)
+}
+
+/// Serves the pages on `listener` until `shutdown` resolves.
+pub async fn serve(
+    pages: Pages,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, router(pages)).with_graceful_shutdown(shutdown).await
+}
+
+/// Builds the service from `config` (reading its token and secret files,
+/// and the TLS files) and serves it on `listener` until `shutdown`.
+pub async fn run(
+    config: &Config,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let pages = pages(config)?;
+    serve(pages, listener, shutdown).await.context("serving the web pages")
+}
+
+/// The service's state from `config`: every file is read now, so that a
+/// bad one fails the start rather than the first visitor.
+pub fn pages(config: &Config) -> anyhow::Result<Pages> {
+    let token_file = config.token_file.as_deref().context("token_file is required")?;
+    let token = battlelog_auth::read_token_file(token_file)?;
+    let secret_file = config.share_secret_file.as_deref().context("share_secret_file is required")?;
+    let share = ShareSecret::read(secret_file)?;
+    let tls = config.client_tls.client_config()?;
+    let channel = battlelog_runtime::tls::endpoint(&config.resolver_url, tls.as_ref())?.connect_lazy();
+    Ok(Pages::new(Resolver::new(channel), &token, share))
+}
