@@ -131,6 +131,51 @@ async fn a_ruling_after_the_close_within_the_window_is_journaled_and_audits_clea
     let (code, stdout, stderr) = cli(&["replay", battle_id, "--resolver", &stack.resolver.url(), "--token", &reader]);
     assert_eq!(code, Some(0), "replay: {stderr}");
     assert!(stdout.contains(JUDGE) && stdout.contains("the rock was in the way"), "replay shows the ruling:\n{stdout}");
+    let change = format!("counted: {counted} -> {}", !counted);
+    assert!(stdout.contains(&change), "replay shows the override's before and after ({change}):\n{stdout}");
+
+    // The battle page shows the same: the ruling, who made it, what it
+    // changed, linked to the action it rules on and the dispute beside it.
+    let page = battle_page(&stack, battle_id).await;
+    let ruling_html = event_html(&page, ruled.version);
+    assert!(ruling_html.contains(&format!("<span class=\"judge\">{JUDGE}</span>")), "the judge:\n{ruling_html}");
+    assert!(ruling_html.contains(&format!("{JUDGE} (judge)")), "the judge's credential:\n{ruling_html}");
+    assert!(ruling_html.contains(&format!("href=\"#v{}\"", dodged.version)), "links the action:\n{ruling_html}");
+    let row = format!(
+        "<tr data-field=\"counted\"><td>counted</td><td class=\"before\">{counted}</td><td class=\"after\">{}</td></tr>",
+        !counted
+    );
+    assert!(ruling_html.contains(&row), "the override's before and after ({row}):\n{ruling_html}");
+    let action_html = event_html(&page, dodged.version);
+    assert!(
+        action_html.contains(&format!("href=\"#v{}\"", ruled.version)),
+        "the action links its ruling:\n{action_html}"
+    );
+}
+
+/// The battle's page from a real `battlelog-web` in front of the stack,
+/// read with a judge's token.
+async fn battle_page(stack: &Stack, battle_id: &str) -> String {
+    let secret = stack.dir.path().join("share.secret");
+    battlelog_auth::ShareSecret::read_or_create(&secret).expect("a share secret");
+    let token_file = stack.dir.path().join("web-reader.token");
+    std::fs::write(&token_file, TestAuth::shared().reader()).expect("write the web's token");
+    let web =
+        battlelog_test_support::web(&stack.resolver.url(), &secret, &token_file, &stack.dir.path().join("web.log"))
+            .await;
+    let judge = format!("Bearer {}", TestAuth::shared().judge());
+    let (status, page) =
+        battlelog_test_support::http_get(&format!("{}/battles/{battle_id}", web.url()), &[("authorization", &judge)])
+            .await;
+    assert_eq!(status, 200, "{page}");
+    page
+}
+
+/// The element of event `version` on a battle page.
+fn event_html(page: &str, version: u64) -> String {
+    let start = page.find(&format!("id=\"v{version}\"")).unwrap_or_else(|| panic!("no #v{version} on the page"));
+    let end = page[start..].find("</li>").map_or(page.len(), |end| start + end);
+    page[start..end].to_owned()
 }
 
 fn unix_micros_now() -> i64 {

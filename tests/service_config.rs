@@ -247,6 +247,65 @@ async fn the_roller_needs_a_master_key_outside_dev_mode_and_reads_it_from_a_file
     assert_eq!(roller_key().verify("keyed", 0, &reply.commitment, &reply.commitment_signature), Ok(()));
 }
 
+/// `web_url` makes the resolver link its replies to the web service's
+/// battle pages, with share keys derived from the secret of
+/// `share_secret_file`: without that file it refuses to start, naming both
+/// keys, whether `web_url` came as a flag or from the environment; a file
+/// that is not a secret is refused naming its key. Given both
+/// (`BATTLELOG_RESOLVER_WEB_URL`, `BATTLELOG_RESOLVER_SHARE_SECRET_FILE`),
+/// its replies link there with keys that secret admits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_resolver_links_to_the_web_only_with_the_share_secret() {
+    let dir = temp_dir("web-url");
+    let env = TestAuth::shared().env("resolver");
+    let base = ["--listen", "127.0.0.1:0", "--journal-url", "http://127.0.0.1:9", "--roller-url", "http://127.0.0.1:9"]
+        .map(str::to_owned)
+        .to_vec();
+    // The first line (a backtrace may follow, when RUST_BACKTRACE asks).
+    let named_both = |stderr: &str| {
+        stderr
+            .lines()
+            .next()
+            .is_some_and(|l| l.contains("invalid config share_secret_file: is required when web_url is set"))
+    };
+
+    let flag = [base.clone(), ["--web-url", "https://battles.example.org"].map(str::to_owned).to_vec()].concat();
+    let stderr = refused_start("resolver", &flag, &env).await;
+    assert!(named_both(&stderr), "a line naming both keys: {stderr}");
+
+    let variable = ("BATTLELOG_RESOLVER_WEB_URL".to_owned(), "https://battles.example.org".to_owned());
+    let with_variable = [env.clone(), vec![variable]].concat();
+    let stderr = refused_start("resolver", &base, &with_variable).await;
+    assert!(named_both(&stderr), "a line naming both keys: {stderr}");
+
+    let not_a_secret = dir.path().join("not-a-secret");
+    std::fs::write(&not_a_secret, "xyz\n").expect("write");
+    let bad_file = [flag.clone(), vec!["--share-secret-file".to_owned(), not_a_secret.display().to_string()]].concat();
+    let stderr = refused_start("resolver", &bad_file, &env).await;
+    assert!(stderr.contains("share_secret_file: ") && stderr.contains("share secret (64 hex digits)"), "{stderr}");
+
+    let secret_file = dir.path().join("share.secret");
+    let secret = battlelog_auth::ShareSecret::read_or_create(&secret_file).expect("a share secret");
+    let options = battlelog_test_support::StartOptions {
+        envs: vec![
+            ("BATTLELOG_RESOLVER_WEB_URL".to_owned(), "http://127.0.0.1:8080/".to_owned()),
+            ("BATTLELOG_RESOLVER_SHARE_SECRET_FILE".to_owned(), secret_file.display().to_string()),
+        ],
+        ..Default::default()
+    };
+    let stack = Stack::start_with("web-links", false, &options).await;
+    let mut forum = resolver_client(&stack.resolver).await;
+    let opened =
+        open(&mut forum, "linked", "pbta-2d6@1", serde_json::json!([{"id": "ash", "traits": {"cool": 1}}]), "seed")
+            .await;
+    let key = opened
+        .permalink
+        .strip_prefix("http://127.0.0.1:8080/battles/linked?k=")
+        .and_then(|rest| rest.strip_suffix("#v0"))
+        .unwrap_or_else(|| panic!("a link to the battle's page at v0: {:?}", opened.permalink));
+    assert!(secret.admits("linked", key), "the key is the configured secret's: {}", opened.permalink);
+}
+
 /// `grpc.health.v1.Health/Check` (the whole server, and the service by
 /// name) and reflection's `ListServices` answer on the journal, the roller
 /// and the resolver without a token, as probes and `grpcurl` call them;

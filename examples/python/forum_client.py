@@ -106,6 +106,11 @@ def expect_error(code, call, *args, **kwargs):
     raise AssertionError(f"expected {code.name}, but the call succeeded")
 
 
+def is_hash(text):
+    """A chain hash as replies give it: 64 lowercase hex digits."""
+    return len(text) == 64 and all(c in "0123456789abcdef" for c in text)
+
+
 class Thread:
     """One forum thread playing one battle: keeps the posts and checks that
     the dice nonces run 0, 1, 2 … with no gap and no repeat."""
@@ -119,6 +124,9 @@ class Thread:
     def act(self, request_id, action):
         request = resolver_pb2.ActRequest(battle_id=self.battle_id, action=struct(action), request_id=request_id)
         response = self.resolver.Act(request, timeout=TIMEOUT)
+        check(is_hash(response.head_hash), f"Act's head_hash is 64 lowercase hex digits: {response.head_hash!r}")
+        check(response.permalink == "" or response.permalink.endswith(f"#v{response.version}"),
+              f"Act's permalink points at its version {response.version}: {response.permalink}")
         for recorded in response.rolls:
             check(recorded.roll.nonce == self.next_nonce,
                   f"nonce {recorded.roll.nonce}, expected {self.next_nonce}: a gap or a re-roll")
@@ -133,6 +141,12 @@ class Thread:
         lines += [f"  🎲 {r.rendering}   (nonce {r.roll.nonce})" for r in response.rolls]
         lines.append(f"  RU: {resolved.summary_ru}")
         lines.append(f"  EN: {resolved.summary_en}")
+        # The event on the battle's page (when the server links to a web
+        # service), and the head hash: whoever reads the post can check later
+        # that an export of the battle reaches it (battlelog audit --head).
+        if response.permalink:
+            lines.append(f"  Link / Ссылка: {response.permalink}")
+        lines.append(f"  Head hash / Хеш цепочки: {response.head_hash}")
         self.posts.append("\n".join(lines))
         nonces = ", ".join(str(r.roll.nonce) for r in response.rolls) or "none"
         print(f"  {action['type']} -> version {response.version}, dice nonces {nonces}")
@@ -232,13 +246,17 @@ def play(resolver, thread_ref):
     state = resolver.GetBattle(resolver_pb2.GetBattleRequest(battle_id=battle_id), timeout=TIMEOUT)
     check(state.closed, "the battle must be closed")
     print(f"  closed at version {closed.version}; the server seed is revealed")
+    check(is_hash(closed.head_hash), f"Close's head_hash is 64 lowercase hex digits: {closed.head_hash!r}")
+    if closed.permalink:
+        print(f"  the battle's page: {closed.permalink.split('#')[0]}")
 
     print("\n== The forum thread")
     print(f"Battle {battle_id} ({RULESET}), seed commitment {opened.opened.commitment}")
     print("\n\n".join(thread.posts))
     print("Battle closed; the server seed is revealed, every roll can be re-checked.")
     print("Бой окончен; сид сервера раскрыт — любой бросок можно перепроверить.")
-    return battle_id
+    print(f"Head hash / Хеш цепочки: {closed.head_hash}")
+    return battle_id, closed.head_hash
 
 
 def open_channel(resolver, ca_file, token):
@@ -284,8 +302,9 @@ def main():
 
     with open_channel(args.resolver, args.ca_file, args.token) as channel:
         grpc.channel_ready_future(channel).result(timeout=TIMEOUT)
-        battle_id = play(resolver_pb2_grpc.ResolverStub(channel), thread_ref)
+        battle_id, head_hash = play(resolver_pb2_grpc.ResolverStub(channel), thread_ref)
     print(f"\nbattle-id: {battle_id}")
+    print(f"head-hash: {head_hash}")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 # CI check for the Python example: brings up the whole stack with
 # `battlelog up --tls` on free ports, runs forum_client.py against it over TLS
 # (trusting the development CA `up` generated), then exports the battle it
-# played and audits the export offline. Prints a final
+# played and audits the export offline against the head hash Close gave. Prints a final
 #   python-example: 1 passed, 0 failed
 # (or 0 passed, 1 failed) so the result reads like a test in CI output.
 #
@@ -70,15 +70,18 @@ token="$("$battlelog" token issue --role forum --tenant dev --subject python-for
 BATTLELOG_TOKEN="$token" "$venv/bin/python" "$here/forum_client.py" --resolver "${resolver#https://}" --ca-file "$ca" \
   | tee "$work/client.out"
 battle_id="$(sed -n 's/^battle-id: //p' "$work/client.out")"
-if [ -z "$battle_id" ]; then
-  echo "python-example: the client printed no battle id" >&2
+head_hash="$(sed -n 's/^head-hash: //p' "$work/client.out")"
+if [ -z "$battle_id" ] || [ -z "$head_hash" ]; then
+  echo "python-example: the client printed no battle id or head hash" >&2
   exit 1
 fi
 
 # The export comes from the resolver, which checks that the battle is this
 # tenant's; --data-dir finds the CA and mints a reader token of tenant `dev`.
 "$battlelog" export "$battle_id" --resolver "$resolver" --data-dir "$work/data" >"$work/battle.jsonl"
-"$battlelog" audit --file "$work/battle.jsonl"
+# The head the Close reply gave, as a forum would have posted it: the export
+# must end exactly there.
+"$battlelog" audit --file "$work/battle.jsonl" --head "$head_hash"
 
 up_stop
 passed=1

@@ -1,6 +1,7 @@
 //! `battlelog demo`: plays a short battle of every ruleset through the gRPC
 //! API of a running stack, as a forum would, closes them, and prints the
-//! posts a forum would make. It ends with one line per battle: the command
+//! posts a forum would make, each battle with the link to its web page when
+//! the resolver gives one. It ends with one line per battle: the command
 //! that exports it, for `battlelog audit --file`.
 
 use std::fmt::Write;
@@ -171,6 +172,11 @@ async fn play(
         writeln!(out, "\nBattle closed; the server seed is revealed, so every roll can now be re-derived.")?;
         writeln!(out, "Бой окончен; сид сервера раскрыт — любой бросок можно перепроверить.")?;
     }
+    // The whole battle's page, not the close's place on it: the link a forum
+    // puts at the top of the thread.
+    if let Some(page) = page_link(&closed.permalink) {
+        writeln!(out, "Page / Страница: {page}")?;
+    }
     Ok(battle_id)
 }
 
@@ -198,9 +204,31 @@ pub async fn demo(args: &DemoArgs) -> anyhow::Result<Output> {
     Ok(Output::text(out.trim_start()))
 }
 
+/// A permalink without its `#v…` fragment; none when the resolver links to
+/// no web page.
+fn page_link(permalink: &str) -> Option<&str> {
+    let page = permalink.split_once('#').map_or(permalink, |(page, _)| page);
+    (!page.is_empty()).then_some(page)
+}
+
 /// A run id unique enough for request ids: the clock in nanoseconds.
 fn uuid_like() -> String {
     let nanos =
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or_default();
     format!("{nanos:x}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::page_link;
+
+    #[test]
+    fn the_page_link_is_the_permalink_without_its_fragment() {
+        assert_eq!(
+            page_link("http://127.0.0.1:8080/battles/b-1?k=abc#v12"),
+            Some("http://127.0.0.1:8080/battles/b-1?k=abc")
+        );
+        assert_eq!(page_link("http://w/battles/b-1?k=abc"), Some("http://w/battles/b-1?k=abc"));
+        assert_eq!(page_link(""), None, "no web service: no line");
+    }
 }

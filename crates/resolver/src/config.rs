@@ -42,6 +42,15 @@ pub struct Config {
     /// Seconds after a battle's close (as the journal recorded it) during
     /// which disputes and rulings are still taken; then the battle is final.
     pub appeal_window_secs: u64,
+    /// The web service's public base URL (`https://battles.example.org`):
+    /// replies link to the event on the battle's page there, with the
+    /// battle's share key. None: replies carry no link. Stored without a
+    /// trailing slash.
+    pub web_url: Option<String>,
+    /// File holding the secret (64 hex digits) share keys are derived from,
+    /// the web service's own: required with `web_url`, so that the links
+    /// open the pages.
+    pub share_secret_file: Option<PathBuf>,
     /// TLS keys `tls_cert`, `tls_key`, `tls_client_ca` (battlelog_runtime::tls).
     #[serde(flatten)]
     pub server_tls: ServerTls,
@@ -64,6 +73,8 @@ impl Default for Config {
             token_file: None,
             cache_bytes: battlelog_stream::DEFAULT_CACHE_BYTES,
             appeal_window_secs: crate::service::DEFAULT_APPEAL_WINDOW.as_secs(),
+            web_url: None,
+            share_secret_file: None,
             server_tls: ServerTls::default(),
             client_tls: ClientTls::default(),
         }
@@ -74,7 +85,11 @@ impl Config {
     /// Defaults, then the file, the environment and the flags of `layers`,
     /// then validation.
     pub fn load(layers: &Layers) -> Result<Self, ConfigError> {
-        let config: Config = layers.extract()?;
+        let mut config: Config = layers.extract()?;
+        // An empty value (`BATTLELOG_RESOLVER_WEB_URL=`) unsets a key, as
+        // for `token_file`; a trailing slash would double in every link.
+        config.web_url = config.web_url.map(|url| url.trim_end_matches('/').to_owned()).filter(|url| !url.is_empty());
+        config.share_secret_file = config.share_secret_file.filter(|path| !path.as_os_str().is_empty());
         config.validate()?;
         Ok(config)
     }
@@ -88,9 +103,65 @@ impl Config {
                 });
             }
         }
+        if let Some(web_url) = &self.web_url {
+            check_web_url(web_url)?;
+            if self.share_secret_file.is_none() {
+                return Err(ConfigError::Invalid {
+                    key: "share_secret_file",
+                    message: "is required when web_url is set: the links in replies carry share keys derived \
+                              from the web service's secret; set share_secret_file to that file (64 hex digits) \
+                              or unset web_url"
+                        .into(),
+                });
+            }
+        }
         battlelog_runtime::config::require_auth_keys(&self.auth_keys)?;
         battlelog_runtime::config::require_token_file(self.token_file.as_deref())?;
         self.server_tls.validate()?;
         self.client_tls.validate(&[("journal_url", &self.journal_url), ("roller_url", &self.roller_url)])
+    }
+}
+
+/// `web_url` is an http(s) base URL links can be built on: a host, and no
+/// query or fragment for the battle's path to land after.
+fn check_web_url(web_url: &str) -> Result<(), ConfigError> {
+    let invalid = |message: String| ConfigError::Invalid { key: "web_url", message };
+    let url = url::Url::parse(web_url).map_err(|e| invalid(format!("{web_url:?} is not a URL: {e}")))?;
+    if !matches!(url.scheme(), "http" | "https") || !url.has_host() {
+        return Err(invalid(format!("{web_url:?} must be an http:// or https:// URL with a host")));
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(invalid(format!("{web_url:?} must be a base URL, without a query or a fragment")));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with(pairs: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        let mut flags = vec![("auth_keys", "k.pem"), ("token_file", "t")];
+        flags.extend_from_slice(pairs);
+        let layers = Layers::new(SERVICE).flags(flags.into_iter().map(|(k, v)| (k.to_owned(), v.to_owned())));
+        Config::load(&layers)
+    }
+
+    #[test]
+    fn web_url_needs_the_share_secret_and_is_kept_without_its_trailing_slash() {
+        let error = with(&[("web_url", "https://battles.example.org")]).unwrap_err().to_string();
+        assert!(error.contains("share_secret_file") && error.contains("web_url"), "{error}");
+        let config = with(&[("web_url", "https://battles.example.org/"), ("share_secret_file", "s")]).unwrap();
+        assert_eq!(config.web_url.as_deref(), Some("https://battles.example.org"));
+        let config = with(&[("web_url", ""), ("share_secret_file", "")]).unwrap();
+        assert_eq!((config.web_url, config.share_secret_file), (None, None), "empty values unset the keys");
+    }
+
+    #[test]
+    fn a_web_url_that_cannot_take_a_path_is_refused_by_name() {
+        for bad in ["battles.example.org", "ftp://battles.example.org", "https://x.org/?a=1", "https://x.org/#top"] {
+            let error = with(&[("web_url", bad), ("share_secret_file", "s")]).unwrap_err().to_string();
+            assert!(error.starts_with("invalid config web_url: "), "{bad}: {error}");
+        }
     }
 }

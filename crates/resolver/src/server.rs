@@ -4,7 +4,7 @@
 use std::future::Future;
 use std::time::Duration;
 
-use battlelog_auth::{AuthChannel, Authenticator, Verifier, authed, read_token_file};
+use battlelog_auth::{AuthChannel, Authenticator, ShareSecret, Verifier, authed, read_token_file};
 use battlelog_proto::v1::JournalRecord;
 use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::resolver_server::ResolverServer;
@@ -35,6 +35,8 @@ pub enum ServeError {
     Auth(#[from] battlelog_auth::KeyError),
     #[error("token_file: {0}")]
     Token(#[from] tonic::metadata::errors::InvalidMetadataValue),
+    #[error("share_secret_file: {0}")]
+    ShareSecret(battlelog_auth::KeyError),
 }
 
 /// A lazily connecting channel presenting `token`: the resolver may start
@@ -65,13 +67,22 @@ pub fn service_for(
 
 /// The service for `config`, connected lazily to the journal and roller
 /// (over TLS for `https://` URLs, with the config's CA and client identity)
-/// with the service token of `token_file`.
+/// with the service token of `token_file`; with `web_url`, linking replies
+/// to the battle pages there under the secret of `share_secret_file`.
 pub fn service(config: &Config) -> Result<ResolverService, ServeError> {
     let tls = config.client_tls.client_config()?;
     let token = read_token_file(config.token_file.as_deref().unwrap_or(std::path::Path::new("")))?;
-    Ok(service_for(&config.journal_url, &config.roller_url, tls.as_ref(), &token)?
+    let service = service_for(&config.journal_url, &config.roller_url, tls.as_ref(), &token)?
         .with_cache_bytes(config.cache_bytes)
-        .with_appeal_window(Duration::from_secs(config.appeal_window_secs)))
+        .with_appeal_window(Duration::from_secs(config.appeal_window_secs));
+    // validate() made sure that a web_url comes with its secret's file.
+    match (&config.web_url, &config.share_secret_file) {
+        (Some(web_url), Some(path)) => {
+            let share = ShareSecret::read(path).map_err(ServeError::ShareSecret)?;
+            Ok(service.with_links(web_url.clone(), share))
+        }
+        _ => Ok(service),
+    }
 }
 
 /// The verifier of the tokens callers present, from `auth_keys`.

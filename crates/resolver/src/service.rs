@@ -28,7 +28,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use battlelog_auth::{AuthChannel, Caller, Role, caller};
+use battlelog_auth::{AuthChannel, Caller, Role, ShareSecret, caller};
 use battlelog_proto::battle::{self, StructError, check_struct, die_from_proto, json_to_struct, struct_to_json};
 use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::resolver_server::Resolver;
@@ -101,6 +101,23 @@ fn check_owner(battle_id: &str, view: &BattleView, caller: &Caller) -> Result<()
     }
 }
 
+/// The battle web page replies link to.
+#[derive(Debug, Clone)]
+struct Links {
+    /// The web service's public base URL, without a trailing slash.
+    web_url: String,
+    /// Derives each battle's share key (`?k=`), which the web service checks.
+    share: ShareSecret,
+}
+
+/// What the journal holds at a version: the event and its chain hash.
+#[derive(Debug)]
+struct Journaled {
+    event: Event,
+    /// h(version), lowercase hex.
+    hash: String,
+}
+
 #[derive(Debug, Clone)]
 pub struct ResolverService {
     /// For the calls that pass records on as they are (audit, export, watch).
@@ -111,6 +128,9 @@ pub struct ResolverService {
     views: FoldCache<BattleView>,
     /// How long after its close a battle still takes disputes and rulings.
     appeal_window: Duration,
+    /// Where replies link to: the web service and the secret of its share
+    /// keys. None: replies carry no permalink.
+    links: Option<Links>,
     /// Set when the server begins to shut down: open `Watch` streams end,
     /// so that a graceful shutdown does not wait for them for ever.
     stopping: tokio::sync::watch::Sender<bool>,
@@ -195,14 +215,15 @@ fn same_request(recorded: &Event, asked: &Event) -> bool {
 /// key (`recorded`, read from the journal), or the refusal of a request id
 /// reused for another request.
 fn replay_event(
-    recorded: Option<Event>,
+    recorded: Option<Journaled>,
     version: u64,
     asked: &Event,
     request_id: &str,
+    permalink: String,
 ) -> Result<EventResponse, Status> {
     match recorded {
-        Some(recorded) if same_request(&recorded, asked) => {
-            Ok(EventResponse { version, event: Some(BattleEvent { event: Some(recorded) }) })
+        Some(Journaled { event, hash }) if same_request(&event, asked) => {
+            Ok(EventResponse { version, event: Some(BattleEvent { event: Some(event) }), permalink, head_hash: hash })
         }
         _ => Err(failed_precondition(
             "request_id",
@@ -214,6 +235,13 @@ fn replay_event(
             ),
         )),
     }
+}
+
+/// A record as the journal stores it, decoded, with its hash in hex.
+fn journaled(battle_id: &str, recorded: &RecordedEvent) -> Result<Journaled, Status> {
+    let record = recorded.event.as_ref().ok_or_else(|| Status::internal("journal sent an event without its record"))?;
+    let event = battle::decode(record).map_err(|e| Status::data_loss(format!("battle {battle_id}: {e}")))?;
+    Ok(Journaled { event, hash: hex::encode(&recorded.hash) })
 }
 
 /// Whether a roll (the roller's answer) was appended right after `head`, so
@@ -278,6 +306,7 @@ impl ResolverService {
             roller,
             views: FoldCache::new(DEFAULT_CACHE_BYTES),
             appeal_window: DEFAULT_APPEAL_WINDOW,
+            links: None,
             stopping: tokio::sync::watch::Sender::new(false),
         }
     }
@@ -294,6 +323,28 @@ impl ResolverService {
     pub fn with_appeal_window(mut self, window: Duration) -> Self {
         self.appeal_window = window;
         self
+    }
+
+    /// The same resolver putting in its replies links to the battle pages of
+    /// the web service at `web_url` (its public base URL), each with the
+    /// battle's share key under `share`, the secret the web service checks
+    /// keys with.
+    pub fn with_links(mut self, web_url: String, share: ShareSecret) -> Self {
+        let web_url = web_url.trim_end_matches('/').to_owned();
+        self.links = Some(Links { web_url, share });
+        self
+    }
+
+    /// The link to the event at `version` on `battle_id`'s web page, with
+    /// the battle's share key; empty without a web service to link to.
+    fn permalink(&self, battle_id: &str, version: u64) -> String {
+        match &self.links {
+            // Battle ids are [A-Za-z0-9_-] and keys base64url: nothing to escape.
+            Some(Links { web_url, share }) => {
+                format!("{web_url}/battles/{battle_id}?k={}#v{version}", share.key_for(battle_id))
+            }
+            None => String::new(),
+        }
     }
 
     /// Ends open `Watch` streams: the server is shutting down.
@@ -371,20 +422,37 @@ impl ResolverService {
         Ok(view)
     }
 
-    /// The event journaled at `version`, read from the journal.
-    async fn recorded_event(&self, battle_id: &str, version: u64) -> Result<Option<Event>, Status> {
-        let record = self.streams.record(battle_id, version).await.map_err(StreamError::into_status)?;
-        record
-            .map(|r| battle::decode(&r).map_err(|e| Status::data_loss(format!("battle {battle_id}: {e}"))))
-            .transpose()
+    /// The event journaled at `version` and its chain hash, read from the
+    /// journal.
+    async fn recorded_event(&self, battle_id: &str, version: u64) -> Result<Option<Journaled>, Status> {
+        let page = self.streams.page(battle_id, version, 1).await.map_err(StreamError::into_status)?;
+        let Some(recorded) = page.events.into_iter().next() else { return Ok(None) };
+        match recorded.event.as_ref() {
+            Some(record) if record.version == version => journaled(battle_id, &recorded).map(Some),
+            _ => Ok(None),
+        }
     }
 
-    /// The `BattleOpened` of a battle, read from the journal.
-    async fn recorded_opening(&self, battle_id: &str) -> Result<BattleOpened, Status> {
+    /// The `BattleOpened` of a battle and its hash, read from the journal.
+    async fn recorded_opening(&self, battle_id: &str) -> Result<(BattleOpened, String), Status> {
         match self.recorded_event(battle_id, 0).await? {
-            Some(Event::BattleOpened(opened)) => Ok(opened),
+            Some(Journaled { event: Event::BattleOpened(opened), hash }) => Ok((opened, hash)),
             _ => Err(Status::data_loss(format!("battle {battle_id}: version 0 is not its BattleOpened"))),
         }
+    }
+
+    /// The hash of the SeedRevealed that closed the battle whose
+    /// BattleClosed is at `closed`: the first one after it (a closed battle
+    /// has no seed left to reveal but that one's). Read from the journal;
+    /// a close is rare.
+    async fn closing_reveal_hash(&self, battle_id: &str, closed: u64) -> Result<String, Status> {
+        let recorded = self.streams.recorded(battle_id, closed + 1).await.map_err(StreamError::into_status)?;
+        for event in &recorded {
+            if let Journaled { event: Event::SeedRevealed(_), hash } = journaled(battle_id, event)? {
+                return Ok(hash);
+            }
+        }
+        Err(Status::internal(format!("battle {battle_id}: no SeedRevealed follows its close at version {closed}")))
     }
 
     /// Whether `caller`'s tenant owns the battle, from its `BattleOpened`
@@ -401,23 +469,28 @@ impl ResolverService {
     }
 
     /// Appends `events` after `head` (`None`: the stream must not exist),
-    /// and folds them into `view` from what was sent. `Ok(None)` means
-    /// another writer got there first, or the request's key was recorded
-    /// before: the caller catches up and looks again.
+    /// and folds them into `view` from what was sent; answers the first
+    /// event's version and the hash of the last (the new head), as the
+    /// journal acknowledged them. `Ok(None)` means another writer got there
+    /// first, or the request's key was recorded before: the caller catches
+    /// up and looks again.
     async fn append(
         &self,
         battle_id: &str,
         view: &mut BattleView,
         head: Option<u64>,
         events: Vec<(Event, String)>,
-    ) -> Result<Option<u64>, Status> {
+    ) -> Result<Option<(u64, String)>, Status> {
         let new_events = events.iter().map(|(event, key)| battle::new_event(event.clone(), key.clone())).collect();
         match self.streams.append(battle_id, head, new_events).await {
             Ok(appended) if appended.follows(head) => {
                 for ((event, key), written) in events.iter().zip(&appended.events) {
                     Self::fold_own(battle_id, view, written.version, written.recorded_at_unix_micros, event, key);
                 }
-                Ok(appended.events.first().map(|e| e.version))
+                match (appended.events.first(), appended.events.last()) {
+                    (Some(first), Some(last)) => Ok(Some((first.version, hex::encode(&last.hash)))),
+                    _ => Err(Status::internal("the journal acknowledged an append without its events")),
+                }
             }
             // Deduplicated: this request's key was recorded before.
             Ok(_) => Ok(None),
@@ -438,7 +511,9 @@ impl ResolverService {
         action: &prost_types::Struct,
         request_id: &str,
     ) -> Result<ActResponse, Status> {
-        let Some(Event::ActionResolved(resolved)) = self.recorded_event(battle_id, version).await? else {
+        let Some(Journaled { event: Event::ActionResolved(resolved), hash }) =
+            self.recorded_event(battle_id, version).await?
+        else {
             return Err(Status::internal(format!("version {version} is not the recorded ActionResolved")));
         };
         if resolved.action.as_ref() != Some(action) {
@@ -466,7 +541,13 @@ impl ResolverService {
                 }
             }
         }
-        Ok(ActResponse { resolved: Some(resolved), version, rolls })
+        Ok(ActResponse {
+            resolved: Some(resolved),
+            version,
+            rolls,
+            permalink: self.permalink(battle_id, version),
+            head_hash: hash,
+        })
     }
 
     /// Appends one judge or participant event after checking it against the
@@ -498,7 +579,8 @@ impl ResolverService {
                 continue;
             }
             if let Some(&version) = view.keys.get(&key) {
-                return replay_event(self.recorded_event(battle_id, version).await?, version, &event, request_id);
+                let recorded = self.recorded_event(battle_id, version).await?;
+                return replay_event(recorded, version, &event, request_id, self.permalink(battle_id, version));
             }
             let (Some(rules), Some(head)) = (view.rules.as_ref(), view.head()) else {
                 return Err(not_found(battle_id));
@@ -529,10 +611,15 @@ impl ResolverService {
                 }
                 continue;
             }
-            if let Some(version) =
+            if let Some((version, head_hash)) =
                 self.append(battle_id, &mut view, Some(head), vec![(event.clone(), key.clone())]).await?
             {
-                return Ok(EventResponse { version, event: Some(BattleEvent { event: Some(event) }) });
+                return Ok(EventResponse {
+                    version,
+                    event: Some(BattleEvent { event: Some(event) }),
+                    permalink: self.permalink(battle_id, version),
+                    head_hash,
+                });
             }
         }
         Err(Status::aborted(format!("battle {battle_id} is too busy; retry with the same request_id")))
@@ -587,7 +674,7 @@ impl Resolver for ResolverService {
             self.catch_up(&battle_id, &mut view).await?;
         }
         let key = open_key(&request.request_id);
-        let mut appended = None;
+        let mut appended: Option<(BattleOpened, String)> = None;
         if view.head().is_none() {
             let commitment = self
                 .roller
@@ -611,8 +698,8 @@ impl Resolver for ResolverService {
                 credential: Some(credential(&caller)),
             };
             let event = (Event::BattleOpened(opened.clone()), key.clone());
-            if self.append(&battle_id, &mut view, None, vec![event]).await?.is_some() {
-                appended = Some(opened);
+            if let Some((_, head_hash)) = self.append(&battle_id, &mut view, None, vec![event]).await? {
+                appended = Some((opened, head_hash));
             } else {
                 debug!(battle_id, "the battle was opened meanwhile");
                 self.catch_up(&battle_id, &mut view).await?;
@@ -625,8 +712,8 @@ impl Resolver for ResolverService {
                 Err(Status::already_exists(format!("battle {battle_id} already exists")))
             }
             (Some(0), Some(_)) => {
-                let opened = match appended {
-                    Some(opened) => opened,
+                let (opened, head_hash) = match appended {
+                    Some(appended) => appended,
                     None => self.recorded_opening(&battle_id).await?,
                 };
                 if opened.ruleset != ruleset.to_string()
@@ -642,7 +729,8 @@ impl Resolver for ResolverService {
                         ),
                     ));
                 }
-                Ok(Response::new(OpenBattleResponse { battle_id, opened: Some(opened) }))
+                let permalink = self.permalink(&battle_id, 0);
+                Ok(Response::new(OpenBattleResponse { battle_id, opened: Some(opened), permalink, head_hash }))
             }
             _ => Err(Status::already_exists(format!("battle {battle_id} already exists"))),
         }
@@ -800,8 +888,16 @@ impl Resolver for ResolverService {
             // this request's key; either way the next round catches up and
             // looks again.
             let event = (Event::ActionResolved(resolved.clone()), key.clone());
-            if let Some(version) = self.append(battle_id, &mut view, Some(head), vec![event]).await? {
-                return Ok(Response::new(ActResponse { resolved: Some(resolved), version, rolls }));
+            // The resolution is the last record an action writes: its hash,
+            // from the journal's acknowledgement, is the new head.
+            if let Some((version, head_hash)) = self.append(battle_id, &mut view, Some(head), vec![event]).await? {
+                return Ok(Response::new(ActResponse {
+                    resolved: Some(resolved),
+                    version,
+                    rolls,
+                    permalink: self.permalink(battle_id, version),
+                    head_hash,
+                }));
             }
         }
         Err(Status::aborted(format!("battle {battle_id} is too busy; retry with the same request_id")))
@@ -892,15 +988,19 @@ impl Resolver for ResolverService {
         let view = self.opened_view(battle_id, &caller).await?;
         // Close first, so that no action slips in; then reveal. A retry after
         // a crash between the two finds the close and goes on to reveal.
-        let closed = match (view.keys.get(&key), view.closed_at) {
+        let mut closed = match (view.keys.get(&key), view.closed_at) {
             (Some(&version), _) => {
-                replay_event(self.recorded_event(battle_id, version).await?, version, &event, &request.request_id)?
+                let recorded = self.recorded_event(battle_id, version).await?;
+                replay_event(recorded, version, &event, &request.request_id, self.permalink(battle_id, version))?
             }
             // Closed by another request, which may have died before its
             // reveal: answer with that close and make sure of the reveal.
             (None, Some(version)) => EventResponse {
                 version,
-                event: self.recorded_event(battle_id, version).await?.map(|e| BattleEvent { event: Some(e) }),
+                event: self.recorded_event(battle_id, version).await?.map(|e| BattleEvent { event: Some(e.event) }),
+                permalink: self.permalink(battle_id, version),
+                // Set below, from the reveal.
+                head_hash: String::new(),
             },
             (None, None) => {
                 self.append_checked(&caller, battle_id, &request.request_id, key.clone(), None, event).await?
@@ -912,12 +1012,23 @@ impl Resolver for ResolverService {
             request_id: key,
             requested_by: Some(credential(&caller)),
         };
-        match self.roller.clone().reveal(reveal).await {
-            Ok(_) => {}
-            // Revealed already (by an earlier close or a judge): nothing to do.
-            Err(status) if status.code() == Code::FailedPrecondition => {}
+        // The close's last record is the SeedRevealed after the BattleClosed:
+        // its hash is the head the reply gives.
+        closed.head_hash = match self.roller.clone().reveal(reveal).await {
+            Ok(revealed) => {
+                let version = revealed.into_inner().version;
+                match self.recorded_event(battle_id, version).await? {
+                    Some(Journaled { event: Event::SeedRevealed(_), hash }) => hash,
+                    _ => return Err(Status::internal(format!("roller: version {version} is not its SeedRevealed"))),
+                }
+            }
+            // Revealed already (by another close that got there first, or a
+            // judge's reveal that raced this close): its reveal is the head.
+            Err(status) if status.code() == Code::FailedPrecondition => {
+                self.closing_reveal_hash(battle_id, closed.version).await?
+            }
             Err(status) => return Err(downstream("roller", status)),
-        }
+        };
         Ok(Response::new(closed))
     }
 
@@ -954,9 +1065,9 @@ impl Resolver for ResolverService {
         let recorded = self.streams.recorded(&request.battle_id, 0).await.map_err(StreamError::into_status)?;
         let lines: Vec<AuditedRecord> =
             recorded.into_iter().map(|e| AuditedRecord::from_recorded(&request.battle_id, e)).collect();
-        if lines.is_empty() {
+        let Some(head_hash) = lines.last().map(|line| hex::encode(&line.hash)) else {
             return Err(Status::not_found(format!("battle {} has no events", request.battle_id)));
-        }
+        };
         // Hold the battle to the key of the roller we work with: a
         // commitment signed by any other key is not our roller's.
         let roller_key = self
@@ -972,6 +1083,7 @@ impl Resolver for ResolverService {
         let report = audit_with_roller_key(&request.battle_id, &lines, Some(&roller_key));
         Ok(Response::new(AuditResponse {
             roller_key: report.roller_key.clone().unwrap_or_default(),
+            head_hash,
             ok: report.ok(),
             events_checked: report.events,
             findings: report

@@ -146,9 +146,4 @@ impl StreamClient {
             }
         }
     }
-
-    /// The record at `version`, if the stream has one.
-    pub async fn record(&self, stream_id: &str, version: u64) -> Result<Option<JournalRecord>, StreamError> {
-        Ok(self.records(stream_id, version, version).await?.pop())
-    }
 }

@@ -252,6 +252,24 @@ impl ServiceProcess {
         log: &Path,
         tls: Option<ClientTlsConfig>,
     ) -> Self {
+        let process = Self::start_unchecked(binary, args, envs, log, tls).await;
+        process.wait_healthy().await;
+        process
+    }
+
+    /// Starts a service that is not gRPC (the web pages): ready once it has
+    /// printed its readiness line, which it does after binding.
+    pub async fn start_http(binary: &Path, args: &[String], envs: &[(String, String)], log: &Path) -> Self {
+        Self::start_unchecked(binary, args, envs, log, None).await
+    }
+
+    async fn start_unchecked(
+        binary: &Path,
+        args: &[String],
+        envs: &[(String, String)],
+        log: &Path,
+        tls: Option<ClientTlsConfig>,
+    ) -> Self {
         let log_file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -284,9 +302,7 @@ impl ServiceProcess {
             let log = std::fs::read_to_string(log).unwrap_or_default();
             panic!("{} printed no readiness line; its log:\n{log}", binary.display());
         };
-        let process = Self { child, addr, log: log.to_path_buf(), tls };
-        process.wait_healthy().await;
-        process
+        Self { child, addr, log: log.to_path_buf(), tls }
     }
 
     async fn wait_healthy(&self) {
@@ -508,6 +524,42 @@ pub async fn resolver_with(
     envs.extend(TestAuth::shared().env("resolver"));
     envs.extend(options.envs.iter().cloned());
     ServiceProcess::start(&binary, &args, &envs, log).await
+}
+
+/// `battlelog-web` reading from `resolver_url`: share links keyed by
+/// `share_secret_file`, read as the reader whose token is in `token_file`.
+pub async fn web(resolver_url: &str, share_secret_file: &Path, token_file: &Path, log: &Path) -> ServiceProcess {
+    let binary = service_binary("battlelog-web");
+    let args: Vec<String> = [
+        "--listen",
+        "127.0.0.1:0",
+        "--resolver-url",
+        resolver_url,
+        "--share-secret-file",
+        &share_secret_file.display().to_string(),
+        "--token-file",
+        &token_file.display().to_string(),
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
+    ServiceProcess::start_http(&binary, &args, &[], log).await
+}
+
+/// A plain HTTP GET with `headers`: (status, body).
+pub async fn http_get(url: &str, headers: &[(&str, &str)]) -> (u16, String) {
+    use http_body_util::BodyExt;
+    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+        .build_http::<http_body_util::Empty<tonic::codegen::Bytes>>();
+    let mut request = tonic::codegen::http::Request::get(url);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let request = request.body(http_body_util::Empty::new()).expect("a request");
+    let response = client.request(request).await.unwrap_or_else(|e| panic!("GET {url}: {e}"));
+    let status = response.status().as_u16();
+    let body = response.into_body().collect().await.unwrap_or_else(|e| panic!("GET {url}: body: {e}")).to_bytes();
+    (status, String::from_utf8_lossy(&body).into_owned())
 }
 
 /// A development PKI (`battlelog_runtime::tls::dev_pki`) in a temp dir:

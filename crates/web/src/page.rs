@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 
 use battlelog_verify::AuditReport;
 use battlelog_verify::export::ExportLine;
-use battlelog_verify::judging::RulingSeen;
+use battlelog_verify::judging::{Author, RulingSeen};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 use serde_json::Value;
 
@@ -249,10 +249,11 @@ impl BattlePage<'_> {
         let heading = |label: &str| {
             html! { span.event-title { (label) } a.permalink href={ "#v" (line.version) } { "#v" (line.version) } }
         };
-        let credential = |event: &Value| -> Option<String> {
-            let credential = event.get("credential")?;
-            Some(format!("{} ({})", text(credential, "subject"), text(credential, "role")))
-        };
+        // Who made a dispute or ruling: the credential the resolver
+        // recorded with it, as the audit reads it from the record.
+        let author = |by: Option<&Author>| by.map(|by| format!("{} ({})", by.subject, by.role));
+        let dispute_author =
+            || author(self.report.disputes.iter().find(|d| d.version == line.version).and_then(|d| d.by.as_ref()));
         html! {
             @match line.event_type.as_str() {
                 "BattleOpened" => {
@@ -289,12 +290,12 @@ impl BattlePage<'_> {
                     p { (text(event, "by")) " " (lang.t("contests")) " "
                         @if let Some(refers) = number(event, "refers_to") { a.refers href={ "#v" (refers) } { "#v" (refers) } } }
                     p { (lang.t("reason")) ": " (text(event, "reason")) }
-                    @if let Some(who) = credential(event) { p.muted { (lang.t("raised_by")) ": " span.by { (who) } } }
+                    @if let Some(who) = dispute_author() { p.muted { (lang.t("raised_by")) ": " span.by { (who) } } }
                 }
                 "JudgeRuling" => {
                     (heading(lang.t("ruling")))
                     p { (lang.t("judge")) ": " span.judge { (text(event, "judge")) }
-                        @if let Some(who) = credential(event) { " · " span.muted.by { (who) } }
+                        @if let Some(who) = author(ruling.and_then(|r| r.by.as_ref())) { " · " span.muted.by { (who) } }
                         " · " (lang.t("on")) " "
                         @if let Some(refers) = number(event, "refers_to") { a.refers href={ "#v" (refers) } { "#v" (refers) } } }
                     blockquote { (text(event, "text")) }

@@ -1,0 +1,142 @@
+//! System tests of the web pages (issue 12): the real `battlelog-web`
+//! binary in front of the real journal, roller and resolver, over HTTP on
+//! loopback. Who may read a battle page, and what it holds; the browser's
+//! side (the in-page verification) is `web/browser-tests`.
+
+mod stack;
+
+use battlelog_auth::{Role, ShareSecret};
+use battlelog_test_support::{ServiceProcess, TestAuth, http_get};
+use serde_json::json;
+use stack::*;
+
+/// A battle with two rolls, and a web in front of its stack whose share
+/// links are keyed by the secret in `<dir>/share.secret`.
+async fn battle_and_web(stack: &Stack, battle_id: &str, secret_name: &str) -> (ServiceProcess, ShareSecret) {
+    let mut forum = resolver_client(&stack.resolver).await;
+    open(&mut forum, battle_id, "pokemon-d6@2", json!([{"id": "pikachu"}, {"id": "meowth"}]), "web seed").await;
+    let attack = json!({"type": "attack", "actor": "pikachu", "target": "meowth", "move": "Tackle", "power": 40});
+    act(&mut forum, battle_id, &attack, "w-1").await.expect("attack");
+    let roll = json!({"type": "roll", "actor": "ash", "expression": "4d6kh3", "purpose": "luck"});
+    act(&mut forum, battle_id, &roll, "w-2").await.expect("roll");
+    (start_web(stack, secret_name).await, ShareSecret::read(&stack.dir.path().join(secret_name)).expect("the secret"))
+}
+
+async fn start_web(stack: &Stack, secret_name: &str) -> ServiceProcess {
+    let secret = stack.dir.path().join(secret_name);
+    ShareSecret::read_or_create(&secret).expect("a share secret");
+    let token_file = stack.dir.path().join("web-reader.token");
+    std::fs::write(&token_file, TestAuth::shared().reader()).expect("write the web's reader token");
+    let log = stack.dir.path().join(format!("web-{secret_name}.log"));
+    battlelog_test_support::web(&stack.resolver.url(), &secret, &token_file, &log).await
+}
+
+fn bearer(token: &str) -> String {
+    format!("Bearer {token}")
+}
+
+/// Every credential the page admits, and every one it refuses, with the
+/// status a visitor sees; `/verify` needs none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_battle_page_admits_its_tenants_readers_and_its_share_link_only() {
+    let stack = Stack::start("web-access", false).await;
+    let (web, share) = battle_and_web(&stack, "web-access", "share.secret").await;
+    let page = format!("{}/battles/web-access", web.url());
+    let auth = TestAuth::shared();
+
+    for (who, token) in [("forum", auth.forum()), ("judge", auth.judge()), ("reader", auth.reader())] {
+        let (status, body) = http_get(&page, &[("authorization", &bearer(&token))]).await;
+        assert_eq!(status, 200, "a {who} of the tenant reads the page: {body}");
+    }
+    let key = share.key_for("web-access");
+    let (status, body) = http_get(&format!("{page}?k={key}"), &[]).await;
+    assert_eq!(status, 200, "the share link opens the page: {body}");
+
+    let refused = [
+        ("no credential", page.clone(), None, 401),
+        ("another battle's share key", format!("{page}?k={}", share.key_for("other-battle")), None, 403),
+        ("a made-up share key", format!("{page}?k=AAAAAAAAAAAAAAAAAAAAAA"), None, 403),
+        ("a reader of another tenant", page.clone(), Some(auth.token(Role::Reader, "elsewhere", "nosy")), 404),
+        ("a service token", page.clone(), Some(auth.service_token()), 403),
+        ("a battle that does not exist", format!("{}/battles/no-such-battle", web.url()), Some(auth.reader()), 404),
+        ("a malformed battle id", format!("{}/battles/bad%20id", web.url()), Some(auth.reader()), 400),
+        ("a token that is not one", page.clone(), Some("not-a-token".to_owned()), 401),
+    ];
+    for (what, url, token, expected) in refused {
+        let headers = token.as_deref().map(|t| vec![("authorization", bearer(t))]).unwrap_or_default();
+        let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let (status, body) = http_get(&url, &headers).await;
+        assert_eq!(status, expected, "{what}: {body}");
+        assert!(body.contains("id=\"error\""), "{what}: one line says why: {body}");
+        assert!(!body.contains("data-version"), "{what}: nothing of the battle shows: {body}");
+    }
+    let (status, body) =
+        http_get(&format!("{}/battles/bad%20id", web.url()), &[("authorization", &bearer(&auth.reader()))]).await;
+    assert_eq!(status, 400);
+    assert!(body.contains("battle_id"), "the error names the field: {body}");
+
+    let (status, body) = http_get(&format!("{}/verify", web.url()), &[]).await;
+    assert_eq!(status, 200, "/verify is public");
+    assert!(body.contains("id=\"export-file\"") && body.contains("data-audit=\"pending\""), "{body}");
+    assert!(body.contains("export async function verifyExport"), "the verifier is inline: {body:.200}");
+
+    // Rotating the secret revokes the links made with the old one.
+    drop(web);
+    let rotated = start_web(&stack, "rotated.secret").await;
+    let (status, _) = http_get(&format!("{}/battles/web-access?k={key}", rotated.url()), &[]).await;
+    assert_eq!(status, 403, "a link of the old secret no longer opens the page");
+    let new_key = ShareSecret::read(&stack.dir.path().join("rotated.secret")).expect("secret").key_for("web-access");
+    let (status, _) = http_get(&format!("{}/battles/web-access?k={new_key}", rotated.url()), &[]).await;
+    assert_eq!(status, 200);
+}
+
+/// The page carries the battle's export exactly as `battlelog export`
+/// writes it (what the in-page verifier checks), marks every event and
+/// roll for the DOM contract, and serves the same export as a download.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_page_holds_the_export_and_the_dom_contract() {
+    let stack = Stack::start("web-page", false).await;
+    let (web, share) = battle_and_web(&stack, "web-page", "share.secret").await;
+    let key = share.key_for("web-page");
+    let export = export_to(&stack.resolver.url(), "web-page", &stack.dir.path().join("web-page.jsonl"));
+    let lines: Vec<serde_json::Value> = export.lines().map(|l| serde_json::from_str(l).expect("JSON")).collect();
+
+    let (status, page) = http_get(&format!("{}/battles/web-page?k={key}&lang=en", web.url()), &[]).await;
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("<body data-audit=\"pending\""), "pending until the browser has verified");
+    assert!(page.contains("id=\"first-failure\""));
+    let embedded = page.split("id=\"battle-export\">").nth(1).and_then(|rest| rest.split("</script>").next());
+    let embedded = embedded.expect("the embedded export").replace("\\u003c", "<");
+    assert_eq!(embedded.trim_end(), export.trim_end(), "the page embeds exactly the export");
+    let head = lines.last().and_then(|l| l["hash"].as_str()).expect("a head hash");
+    assert!(page.contains(&format!("data-head=\"{head}\"")), "the head the export ends at");
+    for line in &lines {
+        let version = line["version"].as_u64().expect("version");
+        assert!(page.contains(&format!("id=\"v{version}\" data-version=\"{version}\"")), "event {version}");
+        if let Some(nonce) = line["event"]["nonce"].as_u64() {
+            assert!(page.contains(&format!("data-nonce=\"{nonce}\"")), "roll {nonce}");
+        }
+        if let Some(summary) = line["event"]["summary_en"].as_str() {
+            assert!(page.contains(&maud_escape(summary)), "the English summary of {version}: {summary}");
+        }
+    }
+    // The 4d6kh3 roll's dropped die is drawn dropped.
+    assert!(page.contains("class=\"die dropped\""), "a dropped die is marked");
+
+    let (status, russian) = http_get(&format!("{}/battles/web-page?k={key}&lang=ru", web.url()), &[]).await;
+    assert_eq!(status, 200);
+    for summary in lines.iter().filter_map(|l| l["event"]["summary_ru"].as_str()) {
+        assert!(russian.contains(&maud_escape(summary)), "the Russian summary: {summary}");
+    }
+
+    let (status, download) = http_get(&format!("{}/battles/web-page/export.jsonl?k={key}", web.url()), &[]).await;
+    assert_eq!(status, 200);
+    assert_eq!(download.trim_end(), export.trim_end(), "the download is the export");
+    let (status, _) = http_get(&format!("{}/battles/web-page/export.jsonl", web.url()), &[]).await;
+    assert_eq!(status, 401, "the download needs a credential too");
+}
+
+/// HTML text as maud escapes it (`&`, `<`, `>`, `"`).
+fn maud_escape(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
