@@ -47,9 +47,18 @@ fn demo_exports_verify(up: &Up, dir: &Path) -> usize {
     for ruleset in ["pokemon-d6@2", "arcana-2d10@2", "berserk@1", "pbta-2d6@1"] {
         assert!(stdout.contains(ruleset), "the demo plays {ruleset}:\n{stdout}");
     }
+    // Each battle's page on the web service `up` runs, with its share key.
+    let web = up
+        .banner
+        .iter()
+        .find_map(|l| l.trim_start().strip_prefix("web"))
+        .map(str::trim)
+        .unwrap_or_else(|| panic!("the banner names the web pages: {:?}", up.banner));
     let mut events = 0;
     for words in exports {
         let battle = words[1];
+        let page = format!("Page / Страница: {web}/battles/{battle}?k=");
+        assert!(stdout.contains(&page), "the demo links {battle}'s page ({page}):\n{stdout}");
         assert_eq!(
             words[2..],
             ["--resolver", up.resolver.as_str(), "--data-dir", data.as_str()],

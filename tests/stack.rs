@@ -461,8 +461,16 @@ impl Up {
 pub fn up(data_dir: &Path, extra: &[&str]) -> Up {
     use std::io::BufRead;
     let data = data_dir.display().to_string();
-    let listen =
-        ["--resolver-listen", "127.0.0.1:0", "--roller-listen", "127.0.0.1:0", "--journal-listen", "127.0.0.1:0"];
+    let listen = [
+        "--resolver-listen",
+        "127.0.0.1:0",
+        "--roller-listen",
+        "127.0.0.1:0",
+        "--journal-listen",
+        "127.0.0.1:0",
+        "--web-listen",
+        "127.0.0.1:0",
+    ];
     let mut child = Command::new(battlelog_test_support::cli_binary())
         .args(["up", "--data-dir", &data])
         .args(listen)

@@ -58,7 +58,7 @@ fi
 PYTHON="$venv/bin/python" "$here/generate.sh" "$here/gen"
 
 up_start --tls --data-dir "$work/data" --no-nats \
-  --resolver-listen 127.0.0.1:0 --roller-listen 127.0.0.1:0 --journal-listen 127.0.0.1:0
+  --resolver-listen 127.0.0.1:0 --roller-listen 127.0.0.1:0 --journal-listen 127.0.0.1:0 --web-listen 127.0.0.1:0
 resolver="$(up_url resolver)"
 echo "python-example: stack up, resolver $resolver" >&2
 

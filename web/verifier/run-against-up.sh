@@ -78,12 +78,8 @@ check() {
   fi
 }
 
-# Every port free (0): CI may run other stacks at the same time. The web
-# service (issue 12) joins `up` later; its port too, once `up` has it.
-ports=(--resolver-listen 127.0.0.1:0 --roller-listen 127.0.0.1:0 --journal-listen 127.0.0.1:0)
-if "$battlelog" up --help | grep -q -- '--web-listen'; then
-  ports+=(--web-listen 127.0.0.1:0)
-fi
+# Every port free (0): CI may run other stacks at the same time.
+ports=(--resolver-listen 127.0.0.1:0 --roller-listen 127.0.0.1:0 --journal-listen 127.0.0.1:0 --web-listen 127.0.0.1:0)
 up_start --data-dir "$work/data" --no-nats "${ports[@]}"
 
 resolver="$(up_url resolver)"

@@ -99,6 +99,8 @@ const LABELS: &[(&str, &str, &str)] = &[
     ("total", "total", "итог"),
     ("expression", "expression", "выражение"),
     ("for", "for", "на"),
+    ("quote_open", "“", "«"),
+    ("quote_close", "”", "»"),
     ("action", "Action", "Действие"),
     ("details", "details", "подробности"),
     ("dice_used", "dice", "кубики"),

@@ -343,7 +343,7 @@ impl BattlePage<'_> {
         html! {
             div.roll data-nonce=(number(event, "nonce").unwrap_or_default()) {
                 span.check {}
-                span { (text(event, "actor")) " " (lang.t("for")) " «" (text(event, "purpose")) "»: " code { (text(event, "expression")) } }
+                span { (text(event, "actor")) " " (lang.t("for")) " " (lang.t("quote_open")) (text(event, "purpose")) (lang.t("quote_close")) ": " code { (text(event, "expression")) } }
                 @for d in &dice { (die(d, lang)) }
                 span { "= " strong.total { (event.get("total").map(plain).unwrap_or_default()) } }
                 @if let Some(error) = event.get("error").and_then(Value::as_str).filter(|e| !e.is_empty()) {

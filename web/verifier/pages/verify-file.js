@@ -67,7 +67,7 @@ async function verifyText(name, text) {
     for (const problem of report.problems) {
       problems.append(element('li', `v${problem.version} ${problem.check}: ${problem.message}`));
     }
-    results.append(element('p', `${report.events.length} events, ${report.rolls.length} rolls; head ${report.events.at(-1)?.hash ?? ''}`), problems);
+    results.append(element('p', `${report.events.length} events, ${report.rolls.length} rolls; head hash ${report.headHash ?? ''}`), problems);
     listReport(results, report);
     applyReport(document, report);
   } catch (error) {
