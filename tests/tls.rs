@@ -158,7 +158,8 @@ async fn a_caller_without_a_client_certificate_is_refused() {
 /// `battlelog up --tls`: https:// endpoints; `battlelog demo --ca-file`
 /// plays against them; with the dev CA found under `--data-dir` (no other
 /// flag) the demo plays again and every export line it prints works as
-/// printed and audits clean; without any CA an https:// endpoint is an
+/// printed and audits clean, and every battle page it links opens (the web
+/// service reads the resolver over TLS); without any CA an https:// endpoint is an
 /// error that names `--ca-file`.
 #[test]
 fn up_tls_serves_https_that_the_cli_uses() {
@@ -199,6 +200,14 @@ fn up_tls_serves_https_that_the_cli_uses() {
         .filter(|words: &Vec<&str>| words.first() == Some(&"export") && words.contains(&"--resolver"))
         .collect();
     assert_eq!(exports.len(), 4, "one export line per ruleset:\n{stdout}");
+    // The web pages read the resolver over TLS too: each printed page opens.
+    let pages: Vec<&str> = stdout.lines().filter_map(|l| l.strip_prefix("Page / Страница: ")).collect();
+    assert_eq!(pages.len(), 4, "one page link per battle:\n{stdout}");
+    for page in pages {
+        let (status, body) = battlelog_test_support::http_get_blocking(page, &[]);
+        assert_eq!(status, 200, "{page} through the resolver's TLS: {body}");
+        assert!(body.contains("data-version=\"0\""), "{page} shows the battle");
+    }
     for words in exports {
         let battle = words[1];
         assert!(words.contains(&"--data-dir"), "the printed line finds the CA as the demo did: {words:?}");

@@ -562,6 +562,12 @@ pub async fn http_get(url: &str, headers: &[(&str, &str)]) -> (u16, String) {
     (status, String::from_utf8_lossy(&body).into_owned())
 }
 
+/// [`http_get`] for a test that is not async.
+pub fn http_get_blocking(url: &str, headers: &[(&str, &str)]) -> (u16, String) {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
+    runtime.block_on(http_get(url, headers))
+}
+
 /// A development PKI (`battlelog_runtime::tls::dev_pki`) in a temp dir:
 /// a CA, a server certificate for `127.0.0.1` and a client certificate.
 #[derive(Debug)]
