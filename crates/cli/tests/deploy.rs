@@ -46,6 +46,37 @@ fn the_resolver_config_loads() {
     assert!(!loaded.auth_keys.is_empty() && loaded.token_file.is_some(), "checks tokens and presents its own");
 }
 
+fn web_config() -> battlelog_web::Config {
+    let layers = battlelog_web::config::Layers::new(battlelog_web::config::SERVICE).file(Some(config("web.toml")));
+    battlelog_web::Config::load(&layers).expect("web.toml")
+}
+
+#[test]
+fn the_web_config_loads() {
+    let loaded = web_config();
+    assert_eq!(loaded.listen.port(), 8080);
+    assert!(loaded.listen.ip().is_unspecified(), "reachable from the proxy in front of it");
+    assert_eq!(loaded.resolver_url, "https://resolver:50051");
+    assert!(loaded.client_tls.tls_ca.is_some(), "trusts the resolver's CA");
+    assert!(loaded.client_tls.tls_client_cert.is_none(), "the resolver asks no certificate of the web");
+    assert_eq!(loaded.token_file, Some(PathBuf::from("/etc/battlelog-auth/web.token")));
+    assert_eq!(loaded.share_secret_file, Some(PathBuf::from("/etc/battlelog-web/share.secret")));
+    assert_eq!(loaded.log_format, battlelog_runtime::logging::LogFormat::Json);
+}
+
+/// resolver.toml with the `web_url` and `share_secret_file` a deployment
+/// file gives the resolver in its environment.
+fn resolver_with_env(web_url: &str, share_secret_file: &str) -> battlelog_resolver::Config {
+    let env = [
+        ("BATTLELOG_RESOLVER_WEB_URL".to_owned(), web_url.to_owned()),
+        ("BATTLELOG_RESOLVER_SHARE_SECRET_FILE".to_owned(), share_secret_file.to_owned()),
+    ];
+    let layers = battlelog_resolver::config::Layers::new(battlelog_resolver::config::SERVICE)
+        .file(Some(config("resolver.toml")))
+        .env(env);
+    battlelog_resolver::Config::load(&layers).expect("resolver.toml with the web's keys")
+}
+
 fn deploy_file(path: &str) -> String {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../deploy").join(path);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
@@ -98,4 +129,102 @@ fn kubernetes_mounts_the_token_keys_the_configs_name() {
         assert!(config.contains(r#"auth_keys = ["/etc/battlelog-auth/token-signing.pub"]"#), "{service}.toml");
         assert_eq!(config.contains(r#"token_file = "/etc/battlelog-auth/service.token""#), token.is_some());
     }
+}
+
+/// The web's workload and Service in the manifests agree with web.toml:
+/// its port, an HTTP probe of /healthz, its reader token, the resolver's CA
+/// and the share secret at the paths web.toml names; and the resolver gets
+/// the same share secret and a web_url, so that its links open on the web.
+#[test]
+fn kubernetes_runs_the_web_with_what_its_config_names() {
+    let manifest = deploy_file("kubernetes/battlelog.yaml");
+    let web = web_config();
+    let workload = |service: &str| {
+        let command = format!(r#"command: ["battlelog-{service}""#);
+        manifest.split("\n---").find(|doc| doc.contains(&command)).unwrap_or_else(|| panic!("{service}'s workload"))
+    };
+    let section = workload("web");
+    assert!(section.contains("kind: Deployment"), "stateless");
+    assert!(section.contains(r#"["battlelog-web", "--config", "/etc/battlelog/web.toml"]"#));
+    let port = web.listen.port();
+    for wanted in [
+        format!("containerPort: {port}"),
+        format!("readinessProbe: {{ httpGet: {{ path: /healthz, port: {port} }} }}"),
+        format!("livenessProbe: {{ httpGet: {{ path: /healthz, port: {port} }}"),
+        // Only the web's token from battlelog-auth, at web.toml's token_file.
+        "{ name: auth, mountPath: /etc/battlelog-auth, readOnly: true }".into(),
+        "items: [{ key: web.token, path: web.token }]".into(),
+        // Only the CA of the resolver's certificate, at web.toml's tls_ca.
+        "{ name: tls, mountPath: /etc/battlelog-tls, readOnly: true }".into(),
+        "secretName: battlelog-resolver-tls".into(),
+        "items: [{ key: ca.crt, path: ca.crt }]".into(),
+        "{ name: share, mountPath: /etc/battlelog-web, readOnly: true }".into(),
+        "secret: { secretName: battlelog-web-share }".into(),
+    ] {
+        assert!(section.contains(&wanted), "web: no {wanted:?} in\n{section}");
+    }
+    assert!(!section.contains("token-signing.pub") && !section.contains("tls.key"), "the web needs neither");
+    assert_eq!(web.token_file, Some(PathBuf::from("/etc/battlelog-auth/web.token")));
+    assert_eq!(web.client_tls.tls_ca, Some(PathBuf::from("/etc/battlelog-tls/ca.crt")));
+    assert_eq!(web.share_secret_file, Some(PathBuf::from("/etc/battlelog-web/share.secret")));
+
+    let service = manifest.split("\n---").find(|doc| doc.contains("metadata: { name: web }")).expect("Service web");
+    assert!(service.contains("selector: { app: battlelog-web }"), "{service}");
+    assert!(service.contains(&format!("ports: [{{ name: http, port: {port} }}]")), "{service}");
+    // The web calls the resolver by the Service name in its resolver_url.
+    assert!(manifest.contains("metadata: { name: resolver }") && web.resolver_url.contains("//resolver:50051"));
+
+    let resolver = workload("resolver");
+    assert!(resolver.contains("{ name: share, mountPath: /etc/battlelog-web, readOnly: true }"), "{resolver}");
+    assert!(resolver.contains("secret: { secretName: battlelog-web-share }"), "{resolver}");
+    let value = |name: &str| {
+        let after = resolver.split(&format!("- name: {name}\n")).nth(1).unwrap_or_else(|| panic!("no {name}"));
+        let line = after.lines().next().expect("its value").trim();
+        line.strip_prefix("value: ").unwrap_or_else(|| panic!("{name}: {line}")).to_owned()
+    };
+    let loaded =
+        resolver_with_env(&value("BATTLELOG_RESOLVER_WEB_URL"), &value("BATTLELOG_RESOLVER_SHARE_SECRET_FILE"));
+    assert!(loaded.web_url.as_deref().is_some_and(|url| url.starts_with("https://")), "links through the Ingress");
+    assert_eq!(loaded.share_secret_file, web.share_secret_file, "the web's own secret");
+}
+
+/// docker-compose.yml, likewise: the web mounts its token, the resolver's
+/// CA and the share secret where web.toml reads them, and the resolver
+/// mounts the same secret file where its environment points.
+#[test]
+fn compose_runs_the_web_with_what_its_config_names() {
+    let compose = deploy_file("docker-compose.yml");
+    let web = web_config();
+    let service = |name: &str| {
+        let command = format!(r#"command: ["battlelog-{name}""#);
+        compose.split("\n\n").find(|block| block.contains(&command)).unwrap_or_else(|| panic!("service {name}"))
+    };
+    let section = service("web");
+    let path = |path: &Option<PathBuf>| path.as_ref().expect("set").display().to_string();
+    let port = web.listen.port();
+    for wanted in [
+        r#"command: ["battlelog-web", "--config", "/etc/battlelog/web.toml"]"#.to_owned(),
+        format!(r#"- "{port}:{port}""#),
+        format!("- ./tls/resolver/ca.crt:{}:ro", path(&web.client_tls.tls_ca)),
+        format!("- ./auth/web.token:{}:ro", path(&web.token_file)),
+        format!("- ./web/share.secret:{}:ro", path(&web.share_secret_file)),
+        "depends_on: [resolver]".into(),
+    ] {
+        assert!(section.contains(&wanted), "web: no {wanted:?} in\n{section}");
+    }
+
+    let resolver = service("resolver");
+    let value = |name: &str| {
+        let after = resolver.split(&format!("{name}: ")).nth(1).unwrap_or_else(|| panic!("no {name}"));
+        after.lines().next().expect("its value").trim().to_owned()
+    };
+    let loaded =
+        resolver_with_env(&value("BATTLELOG_RESOLVER_WEB_URL"), &value("BATTLELOG_RESOLVER_SHARE_SECRET_FILE"));
+    assert_eq!(loaded.web_url, Some(format!("http://localhost:{port}")), "the web's published port");
+    assert_eq!(loaded.share_secret_file, web.share_secret_file, "the web's own secret");
+    let mount = format!("- ./web/share.secret:{}:ro", path(&loaded.share_secret_file));
+    assert!(resolver.contains(&mount), "resolver: no {mount:?} in\n{resolver}");
+    // The header tells the operator how to make both files the web reads.
+    assert!(compose.contains("--role reader --tenant <tenant> --subject battlelog-web"));
+    assert!(compose.contains("> deploy/auth/web.token") && compose.contains("> deploy/web/share.secret"));
 }
