@@ -282,7 +282,7 @@ async fn the_resolver_links_to_the_web_only_with_the_share_secret() {
     std::fs::write(&not_a_secret, "xyz\n").expect("write");
     let bad_file = [flag.clone(), vec!["--share-secret-file".to_owned(), not_a_secret.display().to_string()]].concat();
     let stderr = refused_start("resolver", &bad_file, &env).await;
-    assert!(stderr.contains("share_secret_file: ") && stderr.contains("share secret (64 hex digits)"), "{stderr}");
+    assert!(stderr.contains("share_secret_file: ") && stderr.contains("must hold 64 hex digits"), "{stderr}");
 
     let secret_file = dir.path().join("share.secret");
     let secret = battlelog_auth::ShareSecret::read_or_create(&secret_file).expect("a share secret");
