@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use battlelog_auth::{AuthChannel, authed};
+use battlelog_auth::AuthChannel;
 use battlelog_journal::service::JournalService;
 use battlelog_proto::battle::json_to_struct;
 use battlelog_proto::v1::journal_client::JournalClient;
@@ -16,10 +16,9 @@ use battlelog_proto::v1::resolver_client::ResolverClient;
 use battlelog_proto::v1::roller_client::RollerClient;
 use battlelog_proto::v1::{ActRequest, GetBattleRequest, OpenBattleRequest, RollRequest, RollSpec};
 use battlelog_roller::{MasterKey, RollerService};
-use battlelog_test_support::TestAuth;
+use battlelog_test_support::{TestAuth, authed_channel, loopback_listener};
 use serde_json::{Value, json};
-use tokio::net::TcpListener;
-use tonic::transport::{Endpoint, Server};
+use tonic::transport::Server;
 
 /// Stream reads and appends the journal has served.
 #[derive(Debug, Default)]
@@ -41,16 +40,6 @@ struct Stack {
     _dir: tempfile::TempDir,
 }
 
-async fn listen() -> (TcpListener, String) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let url = format!("http://{}", listener.local_addr().expect("addr"));
-    (listener, url)
-}
-
-fn with_token(url: &str, token: &str) -> AuthChannel {
-    authed(Endpoint::from_shared(url.to_owned()).expect("url").connect_lazy(), token).expect("ascii token")
-}
-
 /// The chain, the resolver keeping at most `cache_bytes` of battles.
 async fn stack(cache_bytes: u64) -> Stack {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -59,7 +48,7 @@ async fn stack(cache_bytes: u64) -> Stack {
         .expect("journal opens");
     let calls = Arc::new(Calls::default());
     let counted = calls.clone();
-    let (listener, journal_url) = listen().await;
+    let (listener, journal_url) = loopback_listener().await;
     tokio::spawn(
         Server::builder()
             .trace_fn(move |request| {
@@ -77,20 +66,20 @@ async fn stack(cache_bytes: u64) -> Stack {
     let auth = TestAuth::shared();
     let token = auth.service_token();
     let roller = RollerService::new(
-        JournalClient::new(with_token(&journal_url, &token)),
+        JournalClient::new(authed_channel(&journal_url, &token)),
         MasterKey::from_hex(&"11".repeat(32)).expect("key"),
     );
-    let (listener, roller_url) = listen().await;
+    let (listener, roller_url) = loopback_listener().await;
     tokio::spawn(battlelog_roller::serve(roller, listener, auth.verifier(), std::future::pending()));
     let service = battlelog_resolver::server::service_for(&journal_url, &roller_url, None, &token)
         .expect("service")
         .with_cache_bytes(cache_bytes);
-    let (listener, resolver_url) = listen().await;
+    let (listener, resolver_url) = loopback_listener().await;
     tokio::spawn(battlelog_resolver::serve(service, listener, auth.verifier(), std::future::pending()));
     Stack {
         calls,
-        resolver: ResolverClient::new(with_token(&resolver_url, &auth.forum())),
-        roller: RollerClient::new(with_token(&roller_url, &token)),
+        resolver: ResolverClient::new(authed_channel(&resolver_url, &auth.forum())),
+        roller: RollerClient::new(authed_channel(&roller_url, &token)),
         _dir: dir,
     }
 }

@@ -5,7 +5,7 @@
 //! against the resolver's own computation. The real journal (sled in a temp
 //! dir), roller and resolver, each over gRPC on 127.0.0.1:0.
 
-use battlelog_auth::{AuthChannel, ShareSecret, authed};
+use battlelog_auth::{AuthChannel, ShareSecret};
 use battlelog_proto::battle::json_to_struct;
 use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::resolver_client::ResolverClient;
@@ -14,11 +14,9 @@ use battlelog_proto::v1::{
     RecordedEvent, RuleRequest, battle_event::Event,
 };
 use battlelog_roller::{MasterKey, RollerService};
-use battlelog_test_support::TestAuth;
+use battlelog_test_support::{TestAuth, authed_channel, loopback_listener};
 use prost::Message;
 use serde_json::{Value, json};
-use tokio::net::TcpListener;
-use tonic::transport::Endpoint;
 
 /// The web service's public URL as an operator might write it, with a
 /// trailing slash that must not double in the links.
@@ -32,16 +30,6 @@ struct Stack {
     _dir: tempfile::TempDir,
 }
 
-async fn listen() -> (TcpListener, String) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let url = format!("http://{}", listener.local_addr().expect("addr"));
-    (listener, url)
-}
-
-fn with_token(url: &str, token: &str) -> AuthChannel {
-    authed(Endpoint::from_shared(url.to_owned()).expect("url").connect_lazy(), token).expect("ascii token")
-}
-
 /// The services, the resolver linking to [`WEB_URL`] under `share` when given.
 async fn stack(share: Option<ShareSecret>) -> Stack {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -50,24 +38,24 @@ async fn stack(share: Option<ShareSecret>) -> Stack {
         .expect("journal opens");
     let auth = TestAuth::shared();
     let token = auth.service_token();
-    let (listener, journal_url) = listen().await;
+    let (listener, journal_url) = loopback_listener().await;
     tokio::spawn(battlelog_journal::serve(journal, listener, auth.verifier(), std::future::pending()));
     let roller = RollerService::new(
-        JournalClient::new(with_token(&journal_url, &token)),
+        JournalClient::new(authed_channel(&journal_url, &token)),
         MasterKey::from_hex(&"22".repeat(32)).expect("key"),
     );
-    let (listener, roller_url) = listen().await;
+    let (listener, roller_url) = loopback_listener().await;
     tokio::spawn(battlelog_roller::serve(roller, listener, auth.verifier(), std::future::pending()));
     let mut service =
         battlelog_resolver::server::service_for(&journal_url, &roller_url, None, &token).expect("service");
     if let Some(share) = share {
         service = service.with_links(WEB_URL.to_owned(), share);
     }
-    let (listener, resolver_url) = listen().await;
+    let (listener, resolver_url) = loopback_listener().await;
     tokio::spawn(battlelog_resolver::serve(service, listener, auth.verifier(), std::future::pending()));
     Stack {
-        forum: ResolverClient::new(with_token(&resolver_url, &auth.forum())),
-        judge: ResolverClient::new(with_token(&resolver_url, &auth.judge())),
+        forum: ResolverClient::new(authed_channel(&resolver_url, &auth.forum())),
+        judge: ResolverClient::new(authed_channel(&resolver_url, &auth.judge())),
         _dir: dir,
     }
 }

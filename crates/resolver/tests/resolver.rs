@@ -2,7 +2,7 @@
 //! 127.0.0.1:0): a battle played through the API, retries that never roll
 //! again, rules that refuse before any die is drawn, replay and audit.
 
-use battlelog_auth::{AuthChannel, authed};
+use battlelog_auth::AuthChannel;
 use battlelog_proto::battle::{json_to_struct, struct_to_json};
 use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::resolver_client::ResolverClient;
@@ -13,16 +13,14 @@ use battlelog_proto::v1::{
     battle_event::Event,
 };
 use battlelog_roller::{MasterKey, RollerService};
-use battlelog_test_support::TestAuth;
+use battlelog_test_support::{TestAuth, authed_channel, loopback_listener};
 use battlelog_verify::audit::{AuditedRecord, Check, Problem, audit, audit_with_roller_key};
 use battlelog_verify::chain::{chain_hash, genesis_hash};
 use prost::Message;
 use serde_json::{Value, json};
 use std::time::Duration;
 
-use tokio::net::TcpListener;
 use tonic::Code;
-use tonic::transport::{Channel, Endpoint};
 
 const MASTER_KEY: &str = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
 /// MASTER_KEY's roller key, computed from docs/PROTOCOL-signatures.md by an
@@ -45,41 +43,27 @@ struct Stack {
     _dir: tempfile::TempDir,
 }
 
-async fn listen() -> (TcpListener, String) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let url = format!("http://{}", listener.local_addr().expect("addr"));
-    (listener, url)
-}
-
-fn channel(url: &str) -> Channel {
-    Endpoint::from_shared(url.to_owned()).expect("url").connect_lazy()
-}
-
-fn with_token(url: &str, token: &str) -> AuthChannel {
-    authed(channel(url), token).expect("ascii token")
-}
-
 async fn stack() -> Stack {
     let dir = tempfile::tempdir().expect("temp dir");
     let journal = battlelog_journal::Journal::open(battlelog_journal::JournalOptions::new(dir.path()))
         .await
         .expect("journal opens");
-    let (listener, journal_url) = listen().await;
+    let (listener, journal_url) = loopback_listener().await;
     let auth = TestAuth::shared();
     let service_token = auth.service_token();
     tokio::spawn(battlelog_journal::serve(journal, listener, auth.verifier(), std::future::pending()));
     let roller = RollerService::new(
-        JournalClient::new(with_token(&journal_url, &service_token)),
+        JournalClient::new(authed_channel(&journal_url, &service_token)),
         MasterKey::from_hex(MASTER_KEY).expect("key"),
     );
-    let (listener, roller_url) = listen().await;
+    let (listener, roller_url) = loopback_listener().await;
     tokio::spawn(battlelog_roller::serve(roller, listener, auth.verifier(), std::future::pending()));
-    let roller_client = RollerClient::new(with_token(&roller_url, &service_token));
+    let roller_client = RollerClient::new(authed_channel(&roller_url, &service_token));
     let (resolver_url, service) = resolver_for(&journal_url, &roller_url).await;
     Stack {
-        journal: JournalClient::new(with_token(&journal_url, &service_token)),
-        resolver: ResolverClient::new(with_token(&resolver_url, &auth.forum())),
-        judge: ResolverClient::new(with_token(&resolver_url, &auth.judge())),
+        journal: JournalClient::new(authed_channel(&journal_url, &service_token)),
+        resolver: ResolverClient::new(authed_channel(&resolver_url, &auth.forum())),
+        judge: ResolverClient::new(authed_channel(&resolver_url, &auth.judge())),
         roller: roller_client,
         service,
         resolver_url,
@@ -93,7 +77,7 @@ async fn stack() -> Stack {
 /// Returns its URL and the service.
 async fn resolver_for(journal_url: &str, roller_url: &str) -> (String, battlelog_resolver::ResolverService) {
     let auth = TestAuth::shared();
-    let (listener, resolver_url) = listen().await;
+    let (listener, resolver_url) = loopback_listener().await;
     let service =
         battlelog_resolver::server::service_for(journal_url, roller_url, None, &auth.service_token()).expect("service");
     tokio::spawn(battlelog_resolver::serve(service.clone(), listener, auth.verifier(), std::future::pending()));
@@ -102,12 +86,12 @@ async fn resolver_for(journal_url: &str, roller_url: &str) -> (String, battlelog
 
 /// A forum's client of the resolver at `url`.
 fn forum_client(url: &str) -> ResolverClient<AuthChannel> {
-    ResolverClient::new(with_token(url, &TestAuth::shared().forum()))
+    ResolverClient::new(authed_channel(url, &TestAuth::shared().forum()))
 }
 
 /// A loopback URL nothing listens on: a port the OS handed out, then freed.
 async fn dead_url() -> String {
-    let (listener, url) = listen().await;
+    let (listener, url) = loopback_listener().await;
     drop(listener);
     url
 }
@@ -632,7 +616,7 @@ async fn export_and_watch_serve_the_owning_tenant_only() {
     }
     assert_eq!(seen, acted.version, "the new events arrive live, in order");
 
-    let outsider = ResolverClient::new(with_token(
+    let outsider = ResolverClient::new(authed_channel(
         &stack.resolver_url,
         &TestAuth::shared().token(battlelog_auth::Role::Forum, battlelog_test_support::auth::OTHER_TENANT, "eve"),
     ));
@@ -890,7 +874,7 @@ async fn dispute_rule_and_close_refuse_a_request_id_reused_for_another_body() {
     // The same request from another judge is another ruling: its judge is
     // the token's subject.
     let elm = TestAuth::shared().token(battlelog_auth::Role::Judge, battlelog_test_support::auth::TEST_TENANT, "elm");
-    let mut elm = ResolverClient::new(with_token(&stack.resolver_url, &elm));
+    let mut elm = ResolverClient::new(authed_channel(&stack.resolver_url, &elm));
     expect_reused(elm.rule(ruling.clone()).await.expect_err("another judge's ruling"));
     // A dispute's request id is its own: reusing a ruling's for a dispute is fine.
     stack.resolver.dispute(DisputeRequest { request_id: "j1".into(), ..dispute.clone() }).await.expect("own key");

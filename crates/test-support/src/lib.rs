@@ -562,6 +562,20 @@ pub async fn http_get(url: &str, headers: &[(&str, &str)]) -> (u16, String) {
     (status, String::from_utf8_lossy(&body).into_owned())
 }
 
+/// A listener on a free loopback port and the `http://` URL that reaches
+/// it, for an in-process server.
+pub async fn loopback_listener() -> (tokio::net::TcpListener, String) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind a loopback port");
+    let url = format!("http://{}", listener.local_addr().expect("the listener's address"));
+    (listener, url)
+}
+
+/// A channel to `url` that connects on first use and carries `token`.
+pub fn authed_channel(url: &str, token: &str) -> battlelog_auth::AuthChannel {
+    let channel = Endpoint::from_shared(url.to_owned()).expect("a URL").connect_lazy();
+    battlelog_auth::authed(channel, token).expect("an ASCII token")
+}
+
 /// [`http_get`] for a test that is not async.
 pub fn http_get_blocking(url: &str, headers: &[(&str, &str)]) -> (u16, String) {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
