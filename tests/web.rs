@@ -6,7 +6,7 @@
 mod stack;
 
 use battlelog_auth::{Role, ShareSecret};
-use battlelog_test_support::{ServiceProcess, TestAuth, http_get};
+use battlelog_test_support::{ServiceProcess, StartOptions, TestAuth, http_get};
 use serde_json::json;
 use stack::*;
 
@@ -19,16 +19,20 @@ async fn battle_and_web(stack: &Stack, battle_id: &str, secret_name: &str) -> (S
     act(&mut forum, battle_id, &attack, "w-1").await.expect("attack");
     let roll = json!({"type": "roll", "actor": "ash", "expression": "4d6kh3", "purpose": "luck"});
     act(&mut forum, battle_id, &roll, "w-2").await.expect("roll");
-    (start_web(stack, secret_name).await, ShareSecret::read(&stack.dir.path().join(secret_name)).expect("the secret"))
+    let secret = stack.dir.path().join(secret_name);
+    let web = start_web(stack, &secret, &TestAuth::shared().reader()).await;
+    (web, ShareSecret::read(&secret).expect("the secret"))
 }
 
-async fn start_web(stack: &Stack, secret_name: &str) -> ServiceProcess {
-    let secret = stack.dir.path().join(secret_name);
-    ShareSecret::read_or_create(&secret).expect("a share secret");
-    let token_file = stack.dir.path().join("web-reader.token");
-    std::fs::write(&token_file, TestAuth::shared().reader()).expect("write the web's reader token");
-    let log = stack.dir.path().join(format!("web-{secret_name}.log"));
-    battlelog_test_support::web(&stack.resolver.url(), &secret, &token_file, &log).await
+/// A web in front of `stack` with the share secret at `secret` (created
+/// when missing), reading shared battles as the reader `token`.
+async fn start_web(stack: &Stack, secret: &std::path::Path, token: &str) -> ServiceProcess {
+    ShareSecret::read_or_create(secret).expect("a share secret");
+    let name = secret.file_name().and_then(|n| n.to_str()).expect("a file name");
+    let token_file = stack.dir.path().join(format!("web-{name}.token"));
+    std::fs::write(&token_file, token).expect("write the web's reader token");
+    let log = stack.dir.path().join(format!("web-{name}.log"));
+    battlelog_test_support::web(&stack.resolver.url(), secret, &token_file, &log).await
 }
 
 fn bearer(token: &str) -> String {
@@ -82,12 +86,54 @@ async fn a_battle_page_admits_its_tenants_readers_and_its_share_link_only() {
 
     // Rotating the secret revokes the links made with the old one.
     drop(web);
-    let rotated = start_web(&stack, "rotated.secret").await;
+    let rotated = start_web(&stack, &stack.dir.path().join("rotated.secret"), &auth.reader()).await;
     let (status, _) = http_get(&format!("{}/battles/web-access?k={key}", rotated.url()), &[]).await;
     assert_eq!(status, 403, "a link of the old secret no longer opens the page");
     let new_key = ShareSecret::read(&stack.dir.path().join("rotated.secret")).expect("secret").key_for("web-access");
     let (status, _) = http_get(&format!("{}/battles/web-access?k={new_key}", rotated.url()), &[]).await;
     assert_eq!(status, 200);
+
+    // This resolver has no share secret: a link's key is no capability to
+    // it, so a web reading as a reader of another tenant cannot open the
+    // battle even with the right key.
+    let foreign = auth.token(Role::Reader, "another-tenant", "their-web");
+    let foreign_web = start_web(&stack, &stack.dir.path().join("share.secret"), &foreign).await;
+    let (status, body) = http_get(&format!("{}/battles/web-access?k={key}", foreign_web.url()), &[]).await;
+    assert_eq!(status, 404, "{body}");
+}
+
+/// When the resolver holds the share secret too (`share_secret_file`, as
+/// `battlelog up` and the deployment kit configure it), a share link opens
+/// its battle whatever tenant the web's own reader token is of: one web
+/// serves the links of every tenant. A token of another tenant alone still
+/// opens nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_share_link_opens_a_battle_of_any_tenant_when_the_resolver_holds_the_secret() {
+    let secret_dir = battlelog_test_support::temp_dir("web-secret");
+    let secret = secret_dir.path().join("share.secret");
+    let share = ShareSecret::read_or_create(&secret).expect("a share secret");
+    let options = StartOptions {
+        envs: vec![
+            ("BATTLELOG_RESOLVER_WEB_URL".into(), "http://127.0.0.1:8080".into()),
+            ("BATTLELOG_RESOLVER_SHARE_SECRET_FILE".into(), secret.display().to_string()),
+        ],
+        ..StartOptions::default()
+    };
+    let stack = Stack::start_with("web-tenants", false, &options).await;
+    let mut forum = resolver_client(&stack.resolver).await;
+    open(&mut forum, "web-tenants", "pokemon-d6@2", json!([{"id": "pikachu"}, {"id": "meowth"}]), "seed").await;
+    let auth = TestAuth::shared();
+    let foreign = auth.token(Role::Reader, "another-tenant", "their-web");
+    let web = start_web(&stack, &secret, &foreign).await;
+    let page = format!("{}/battles/web-tenants", web.url());
+
+    let (status, body) = http_get(&format!("{page}?k={}", share.key_for("web-tenants")), &[]).await;
+    assert_eq!(status, 200, "the link opens the battle: {body}");
+    assert!(body.contains("data-version=\"0\"") && body.contains("system test web-tenants"), "{body}");
+    let (status, _) = http_get(&page, &[("authorization", &bearer(&foreign))]).await;
+    assert_eq!(status, 404, "the other tenant's token alone opens nothing");
+    let (status, _) = http_get(&format!("{page}?k={}", share.key_for("another-battle")), &[]).await;
+    assert_eq!(status, 403, "another battle's key");
 }
 
 /// The page carries the battle's export exactly as `battlelog export`

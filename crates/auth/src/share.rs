@@ -18,6 +18,12 @@ use sha2::Sha256;
 
 use crate::keys::{KeyError, read, write_private};
 
+/// The gRPC metadata a share key travels in: the web pages forward a
+/// link's `k` in it, and the resolver lets a read call that carries the
+/// right key reach that one battle whatever the token's tenant (the link is
+/// the capability, on the page as over gRPC).
+pub const SHARE_KEY_METADATA: &str = "battlelog-share-key";
+
 /// The domain separator of share keys, so that no other HMAC under the same
 /// secret can be mistaken for one.
 const SHARE_DOMAIN: &[u8] = b"battlelog/v1/share";

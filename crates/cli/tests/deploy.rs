@@ -225,6 +225,6 @@ fn compose_runs_the_web_with_what_its_config_names() {
     let mount = format!("- ./web/share.secret:{}:ro", path(&loaded.share_secret_file));
     assert!(resolver.contains(&mount), "resolver: no {mount:?} in\n{resolver}");
     // The header tells the operator how to make both files the web reads.
-    assert!(compose.contains("--role reader --tenant <tenant> --subject battlelog-web"));
+    assert!(compose.contains("--role reader --tenant battlelog --subject battlelog-web"));
     assert!(compose.contains("> deploy/auth/web.token") && compose.contains("> deploy/web/share.secret"));
 }

@@ -28,6 +28,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use battlelog_auth::share::SHARE_KEY_METADATA;
 use battlelog_auth::{AuthChannel, Caller, Role, ShareSecret, caller};
 use battlelog_proto::battle::{self, StructError, check_struct, die_from_proto, json_to_struct, struct_to_json};
 use battlelog_proto::v1::journal_client::JournalClient;
@@ -95,8 +96,34 @@ fn credential(caller: &Caller) -> Credential {
 /// `view` is an opened battle that `caller`'s tenant owns; anything else is
 /// [`not_found`].
 fn check_owner(battle_id: &str, view: &BattleView, caller: &Caller) -> Result<(), Status> {
+    check_reach(battle_id, view, &Reach::Tenant(caller))
+}
+
+/// Which battles a read reaches. A read carrying a battle's share key
+/// ([`SHARE_KEY_METADATA`]) reaches that one battle whatever the token's
+/// tenant: the link is the capability, as on the web page. Writes never
+/// look at it.
+#[derive(Debug, Clone, Copy)]
+enum Reach<'a> {
+    /// Those of the caller's tenant.
+    Tenant(&'a Caller),
+    /// The one battle whose share key the request carried.
+    SharedLink,
+}
+
+impl Reach<'_> {
+    fn admits(&self, tenant: &str) -> bool {
+        match self {
+            Reach::Tenant(caller) => caller.owns(tenant),
+            Reach::SharedLink => true,
+        }
+    }
+}
+
+/// `view` is an opened battle within `reach`; anything else is [`not_found`].
+fn check_reach(battle_id: &str, view: &BattleView, reach: &Reach<'_>) -> Result<(), Status> {
     match &view.tenant {
-        Some(tenant) if caller.owns(tenant) => Ok(()),
+        Some(tenant) if reach.admits(tenant) => Ok(()),
         _ => Err(not_found(battle_id)),
     }
 }
@@ -402,13 +429,24 @@ impl ResolverService {
         }
     }
 
-    /// The battle caught up from the journal, if `caller`'s tenant owns it:
-    /// for reads, which answer what the journal holds now.
-    async fn opened_view(&self, battle_id: &str, caller: &Caller) -> Result<BattleView, Status> {
+    /// The battle caught up from the journal, if it is within `reach`: for
+    /// reads, which answer what the journal holds now.
+    async fn opened_view(&self, battle_id: &str, reach: &Reach<'_>) -> Result<BattleView, Status> {
         let mut view = self.views.lock(battle_id).await;
         self.catch_up(battle_id, &mut view).await?;
-        check_owner(battle_id, &view, caller)?;
+        check_reach(battle_id, &view, reach)?;
         Ok(view.clone())
+    }
+
+    /// What a read call of `caller` reaches: the one battle whose share key
+    /// the request carries (when this resolver has the share secret), else
+    /// the caller's tenant's battles.
+    fn reach<'a, T>(&self, request: &Request<T>, battle_id: &str, caller: &'a Caller) -> Reach<'a> {
+        let key = request.metadata().get(SHARE_KEY_METADATA).and_then(|key| key.to_str().ok());
+        match (&self.links, key) {
+            (Some(links), Some(key)) if links.share.admits(battle_id, key) => Reach::SharedLink,
+            _ => Reach::Tenant(caller),
+        }
     }
 
     /// The battle as it stood right after `version`, folded afresh from the
@@ -455,15 +493,15 @@ impl ResolverService {
         Err(Status::internal(format!("battle {battle_id}: no SeedRevealed follows its close at version {closed}")))
     }
 
-    /// Whether `caller`'s tenant owns the battle, from its `BattleOpened`
-    /// alone: for the calls that read the record as it is (audit, export,
-    /// watch), which must work on a battle whose later events no longer
-    /// fold — that is what an audit is for.
-    async fn check_owner_in_journal(&self, battle_id: &str, caller: &Caller) -> Result<(), Status> {
+    /// Whether the battle is within `reach`, from its `BattleOpened` alone:
+    /// for the calls that read the record as it is (audit, export, watch),
+    /// which must work on a battle whose later events no longer fold — that
+    /// is what an audit is for.
+    async fn check_reach_in_journal(&self, battle_id: &str, reach: &Reach<'_>) -> Result<(), Status> {
         let events = self.streams.page(battle_id, 0, 1).await.map_err(StreamError::into_status)?.events;
         let opened = events.first().and_then(|e| e.event.as_ref()).map(battle::decode);
         match opened {
-            Some(Ok(Event::BattleOpened(opened))) if caller.owns(&opened.tenant) => Ok(()),
+            Some(Ok(Event::BattleOpened(opened))) if reach.admits(&opened.tenant) => Ok(()),
             _ => Err(not_found(battle_id)),
         }
     }
@@ -985,7 +1023,7 @@ impl Resolver for ResolverService {
             reason: request.reason,
             credential: Some(credential(&caller)),
         });
-        let view = self.opened_view(battle_id, &caller).await?;
+        let view = self.opened_view(battle_id, &Reach::Tenant(&caller)).await?;
         // Close first, so that no action slips in; then reveal. A retry after
         // a crash between the two finds the close and goes on to reveal.
         let mut closed = match (view.keys.get(&key), view.closed_at) {
@@ -1034,9 +1072,10 @@ impl Resolver for ResolverService {
 
     async fn get_battle(&self, request: Request<GetBattleRequest>) -> Result<Response<GetBattleResponse>, Status> {
         let caller = authorize(&request, "GetBattle", rights::READ)?;
+        let reach = self.reach(&request, &request.get_ref().battle_id, &caller);
         let request = request.into_inner();
         validate::battle_id(&request.battle_id)?;
-        let view = self.opened_view(&request.battle_id, &caller).await?;
+        let view = self.opened_view(&request.battle_id, &reach).await?;
         let head = view.head().unwrap_or_default();
         let view = match request.at_version {
             Some(version) if version > head => {
@@ -1059,9 +1098,10 @@ impl Resolver for ResolverService {
 
     async fn audit(&self, request: Request<AuditRequest>) -> Result<Response<AuditResponse>, Status> {
         let caller = authorize(&request, "Audit", rights::READ)?;
+        let reach = self.reach(&request, &request.get_ref().battle_id, &caller);
         let request = request.into_inner();
         validate::battle_id(&request.battle_id)?;
-        self.check_owner_in_journal(&request.battle_id, &caller).await?;
+        self.check_reach_in_journal(&request.battle_id, &reach).await?;
         let recorded = self.streams.recorded(&request.battle_id, 0).await.map_err(StreamError::into_status)?;
         let lines: Vec<AuditedRecord> =
             recorded.into_iter().map(|e| AuditedRecord::from_recorded(&request.battle_id, e)).collect();
@@ -1104,7 +1144,7 @@ impl Resolver for ResolverService {
         validate::battle_id(&request.battle_id)?;
         validate::request_id(&request.request_id, MAX_REQUEST_ID_BYTES)?;
         let battle_id = request.battle_id.as_str();
-        let view = self.opened_view(battle_id, &caller).await?;
+        let view = self.opened_view(battle_id, &Reach::Tenant(&caller)).await?;
         if view.closed() {
             // Closing revealed (or reveals) the last epoch; there is no next.
             return Err(failed_precondition(battle_id, "BATTLE_CLOSED", format!("battle {battle_id} is closed")));
@@ -1125,9 +1165,10 @@ impl Resolver for ResolverService {
 
     async fn export(&self, request: Request<ExportRequest>) -> Result<Response<ExportResponse>, Status> {
         let caller = authorize(&request, "Export", rights::READ)?;
+        let reach = self.reach(&request, &request.get_ref().battle_id, &caller);
         let request = request.into_inner();
         validate::battle_id(&request.battle_id)?;
-        self.check_owner_in_journal(&request.battle_id, &caller).await?;
+        self.check_reach_in_journal(&request.battle_id, &reach).await?;
         let page =
             self.streams.page(&request.battle_id, request.from_version, 0).await.map_err(StreamError::into_status)?;
         Ok(Response::new(ExportResponse { events: page.events }))
@@ -1137,9 +1178,10 @@ impl Resolver for ResolverService {
 
     async fn watch(&self, request: Request<WatchRequest>) -> Result<Response<Self::WatchStream>, Status> {
         let caller = authorize(&request, "Watch", rights::READ)?;
+        let reach = self.reach(&request, &request.get_ref().battle_id, &caller);
         let request = request.into_inner();
         validate::battle_id(&request.battle_id)?;
-        self.check_owner_in_journal(&request.battle_id, &caller).await?;
+        self.check_reach_in_journal(&request.battle_id, &reach).await?;
         let subscribe =
             SubscribeStreamRequest { stream_id: request.battle_id.clone(), from_version: request.from_version };
         let events = self

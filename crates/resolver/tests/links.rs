@@ -5,13 +5,14 @@
 //! against the resolver's own computation. The real journal (sled in a temp
 //! dir), roller and resolver, each over gRPC on 127.0.0.1:0.
 
-use battlelog_auth::{AuthChannel, ShareSecret};
+use battlelog_auth::share::SHARE_KEY_METADATA;
+use battlelog_auth::{AuthChannel, Role, ShareSecret};
 use battlelog_proto::battle::json_to_struct;
 use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::resolver_client::ResolverClient;
 use battlelog_proto::v1::{
-    ActRequest, AuditRequest, BattleEvent, CloseRequest, DisputeRequest, ExportRequest, OpenBattleRequest,
-    RecordedEvent, RuleRequest, battle_event::Event,
+    ActRequest, AuditRequest, BattleEvent, CloseRequest, DisputeRequest, ExportRequest, GetBattleRequest,
+    OpenBattleRequest, RecordedEvent, RuleRequest, battle_event::Event,
 };
 use battlelog_roller::{MasterKey, RollerService};
 use battlelog_test_support::{TestAuth, authed_channel, loopback_listener};
@@ -27,6 +28,7 @@ struct Stack {
     forum: ResolverClient<AuthChannel>,
     /// As a judge of the test tenant.
     judge: ResolverClient<AuthChannel>,
+    resolver_url: String,
     _dir: tempfile::TempDir,
 }
 
@@ -56,6 +58,7 @@ async fn stack(share: Option<ShareSecret>) -> Stack {
     Stack {
         forum: ResolverClient::new(authed_channel(&resolver_url, &auth.forum())),
         judge: ResolverClient::new(authed_channel(&resolver_url, &auth.judge())),
+        resolver_url,
         _dir: dir,
     }
 }
@@ -290,4 +293,87 @@ async fn without_a_web_url_replies_carry_no_link_but_still_the_head() {
 
     let audited = stack.forum.audit(AuditRequest { battle_id: battle.into() }).await.expect("audit").into_inner();
     assert_eq!(audited.head_hash, exported_head(&mut stack, battle).await);
+}
+
+/// `request` carrying `key` where the web pages put a share link's key.
+fn with_share_key<T>(request: T, key: &str) -> tonic::Request<T> {
+    let mut request = tonic::Request::new(request);
+    request.metadata_mut().insert(SHARE_KEY_METADATA, key.parse().expect("an ASCII key"));
+    request
+}
+
+/// A share link's key is a read capability for its one battle: a reader of
+/// another tenant carrying it reads that battle (GetBattle, Audit, Export);
+/// without it, with another battle's key, or at a resolver that has no share
+/// secret, the battle is NOT_FOUND as before; and no write takes it.
+#[tokio::test]
+async fn a_share_key_lets_a_reader_of_any_tenant_read_that_battle_and_nothing_else() {
+    for with_secret in [true, false] {
+        let share = share();
+        let mut stack = stack(with_secret.then(|| share.clone())).await;
+        let battle = "shared";
+        stack
+            .forum
+            .open_battle(OpenBattleRequest {
+                battle_id: battle.into(),
+                ruleset: "pokemon-d6@2".into(),
+                participants: vec![object(json!({"id": "pikachu"})), object(json!({"id": "meowth"}))],
+                request_id: "open".into(),
+                ..Default::default()
+            })
+            .await
+            .expect("open");
+        let head = exported_head(&mut stack, battle).await;
+        let auth = TestAuth::shared();
+        let outsider = auth.token(Role::Reader, "another-tenant", "outsider");
+        let mut outsider = ResolverClient::new(authed_channel(&stack.resolver_url, &outsider));
+        let key = share.key_for(battle);
+
+        let export =
+            outsider.export(with_share_key(ExportRequest { battle_id: battle.into(), from_version: 0 }, &key)).await;
+        let audit = outsider.audit(with_share_key(AuditRequest { battle_id: battle.into() }, &key)).await;
+        let state = outsider
+            .get_battle(with_share_key(GetBattleRequest { battle_id: battle.into(), at_version: None }, &key))
+            .await;
+        match (with_secret, export) {
+            (true, Ok(page)) => {
+                let page = page.into_inner().events;
+                assert_eq!(hex::encode(&page.last().expect("records").hash), head, "the battle as it is");
+                assert_eq!(audit.expect("Audit with the key").into_inner().head_hash, head);
+                assert_eq!(state.expect("GetBattle with the key").into_inner().version, 0);
+            }
+            (false, Err(status)) => {
+                assert_eq!(status.code(), tonic::Code::NotFound, "no secret, no capability: {status:?}");
+                assert_eq!(audit.expect_err("Audit").code(), tonic::Code::NotFound);
+                assert_eq!(state.expect_err("GetBattle").code(), tonic::Code::NotFound);
+            }
+            (with_secret, other) => panic!("with the secret: {with_secret}; export answered {other:?}"),
+        }
+
+        // Without the key, or with another battle's, the outsider's tenant rules.
+        let refusals = [
+            outsider.export(ExportRequest { battle_id: battle.into(), from_version: 0 }).await,
+            outsider
+                .export(with_share_key(
+                    ExportRequest { battle_id: battle.into(), from_version: 0 },
+                    &share.key_for("another-battle"),
+                ))
+                .await,
+        ];
+        for refused in refusals {
+            assert_eq!(refused.expect_err("refused").code(), tonic::Code::NotFound);
+        }
+        // A write never takes a share key: a forum of another tenant that
+        // carries it still cannot act on the battle, and nothing is written.
+        let stranger = auth.token(Role::Forum, "another-tenant", "stranger");
+        let mut stranger = ResolverClient::new(authed_channel(&stack.resolver_url, &stranger));
+        let act = ActRequest {
+            battle_id: battle.into(),
+            action: Some(object(json!({"type": "roll", "actor": "x", "expression": "1d6", "purpose": "p"}))),
+            request_id: "stranger-roll".into(),
+        };
+        let refused = stranger.act(with_share_key(act, &key)).await.expect_err("a write with a share key");
+        assert_eq!(refused.code(), tonic::Code::NotFound, "{refused:?}");
+        assert_eq!(exported_head(&mut stack, battle).await, head, "nothing was appended");
+    }
 }

@@ -21,8 +21,10 @@ pub struct Config {
     /// The resolver's gRPC endpoint: every page is read from it.
     pub resolver_url: String,
     /// File holding the `reader` token the service reads a battle with when
-    /// a visitor comes with its share link (a visitor's own token is used
-    /// as it is). Its tenant is the tenant whose battles share links open.
+    /// a visitor comes with its share link, together with the link's key
+    /// (a visitor's own token is used as it is). With a resolver that holds
+    /// the same share secret, the key reaches its battle whatever this
+    /// token's tenant.
     pub token_file: Option<PathBuf>,
     /// File holding the share secret (64 hex digits) that share links are
     /// derived from; the resolver, which puts the links in its replies,

@@ -6,7 +6,8 @@
 //!   `Authorization: Bearer <token>` (the resolver checks it, so the page
 //!   and the RPCs admit exactly the same callers), or anyone holding the
 //!   battle's share link (`?k=…`, see [`battlelog_auth::share`]), read with
-//!   this service's own `reader` token. No credential: 401; a share key
+//!   this service's own `reader` token and the link's key, which the
+//!   resolver checks too (so the link opens a battle of any tenant). No credential: 401; a share key
 //!   that does not open this battle, or a role that may not read: 403; a
 //!   battle that does not exist or is another tenant's: 404.
 //! - `GET /verify` and `GET /healthz`: anyone; `/verify` sends nothing back.
@@ -59,7 +60,8 @@ use crate::source::Resolver;
 #[derive(Debug, Clone)]
 pub struct Pages {
     resolver: Resolver,
-    /// The `reader` token share links are read with.
+    /// The `reader` token share links are read with (with the link's key;
+    /// the token's tenant does not matter then).
     service_token: Arc<str>,
     share: ShareSecret,
 }
@@ -107,7 +109,9 @@ async fn read_export(
 ) -> Result<Vec<ExportLine>, PageError> {
     battlelog_runtime::limits::battle_id(battle_id)?;
     let token = credential(pages, headers, battle_id, share_key)?;
-    let events = pages.resolver.export(battle_id, token).await?;
+    // A share link's key goes along: the resolver, not this service, lets it
+    // reach a battle of any tenant.
+    let events = pages.resolver.export(battle_id, token, share_key).await?;
     Ok(events.iter().map(|event| ExportLine::new(battle_id, event)).collect())
 }
 

@@ -5,6 +5,7 @@
 //! what the page's JavaScript verifies and what `export.jsonl` serves, so
 //! that what a judge sees, checks and downloads is one thing.
 
+use battlelog_auth::share::SHARE_KEY_METADATA;
 use battlelog_proto::v1::resolver_client::ResolverClient;
 use battlelog_proto::v1::{ExportRequest, RecordedEvent};
 use tonic::metadata::AsciiMetadataValue;
@@ -23,19 +24,31 @@ impl Resolver {
         Self { channel }
     }
 
-    /// Every record of `battle_id` in version order, read with `token`: the
-    /// resolver checks the token's role and tenant (another tenant's battle
-    /// is NOT_FOUND, as one that does not exist).
-    pub async fn export(&self, battle_id: &str, token: &str) -> Result<Vec<RecordedEvent>, Status> {
+    /// Every record of `battle_id` in version order, read with `token` and,
+    /// for a visitor who came with a share link, its key: the resolver
+    /// checks the token's role and either the key or the token's tenant
+    /// (another tenant's battle is NOT_FOUND, as one that does not exist).
+    pub async fn export(
+        &self,
+        battle_id: &str,
+        token: &str,
+        share_key: Option<&str>,
+    ) -> Result<Vec<RecordedEvent>, Status> {
         let bearer: AsciiMetadataValue = format!("Bearer {}", token.trim())
             .parse()
             .map_err(|_| Status::unauthenticated("the token is not a valid header value"))?;
+        let share_key: Option<AsciiMetadataValue> = share_key
+            .map(|key| key.parse().map_err(|_| Status::permission_denied("the share key is not a valid header value")))
+            .transpose()?;
         let mut client = ResolverClient::new(self.channel.clone());
         let mut events: Vec<RecordedEvent> = Vec::new();
         loop {
             let mut request =
                 Request::new(ExportRequest { battle_id: battle_id.to_owned(), from_version: events.len() as u64 });
             request.metadata_mut().insert("authorization", bearer.clone());
+            if let Some(key) = &share_key {
+                request.metadata_mut().insert(SHARE_KEY_METADATA, key.clone());
+            }
             let page = client.export(request).await?.into_inner().events;
             if page.is_empty() {
                 return Ok(events);
