@@ -43,6 +43,18 @@ fn file_keys(service: &str, dir: &Path) -> String {
             format!("journal_url = \"http://127.0.0.1:9\"\nmaster_key_file = {:?}\n", key.display().to_string())
         }
         "resolver" => "journal_url = \"http://127.0.0.1:9\"\nroller_url = \"http://127.0.0.1:9\"\n".to_owned(),
+        "web" => {
+            let secret = dir.join("share.secret");
+            battlelog_auth::ShareSecret::read_or_create(&secret).expect("a share secret");
+            let token = TestAuth::shared().reader();
+            let token_file = dir.join("web.token");
+            std::fs::write(&token_file, token).expect("write the web's token");
+            format!(
+                "resolver_url = \"http://127.0.0.1:9\"\ntoken_file = {:?}\nshare_secret_file = {:?}\n",
+                token_file.display().to_string(),
+                secret.display().to_string()
+            )
+        }
         other => panic!("no service {other}"),
     }
 }
@@ -85,7 +97,7 @@ fn assert_text_logs(lines: &[String]) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_service_layers_defaults_file_environment_and_flags() {
     let dir = temp_dir("config-layers");
-    for service in ["journal", "roller", "resolver"] {
+    for service in ["journal", "roller", "resolver", "web"] {
         let upper = service.to_ascii_uppercase();
         let file = dir.path().join(format!("{service}.toml"));
         let config = format!(
@@ -112,8 +124,13 @@ async fn every_service_layers_defaults_file_environment_and_flags() {
         ];
         for (i, (layers, args, envs, ip, format)) in runs.into_iter().enumerate() {
             let log = dir.path().join(format!("{service}-{i}.log"));
-            let process =
-                ServiceProcess::start(&service_binary(&format!("battlelog-{service}")), args, envs, &log).await;
+            let binary = service_binary(&format!("battlelog-{service}"));
+            // The web pages are HTTP, not gRPC: ready once they announce it.
+            let process = if service == "web" {
+                ServiceProcess::start_http(&binary, args, envs, &log).await
+            } else {
+                ServiceProcess::start(&binary, args, envs, &log).await
+            };
             assert_eq!(
                 process.addr().ip().to_string(),
                 ip,
@@ -157,7 +174,7 @@ async fn refused_start(service: &str, args: &[String], envs: &[(String, String)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_service_refuses_a_bad_value_or_an_unknown_key_naming_it_and_its_layer() {
     let dir = temp_dir("config-refused");
-    for service in ["journal", "roller", "resolver"] {
+    for service in ["journal", "roller", "resolver", "web"] {
         let upper = service.to_ascii_uppercase();
         let env = TestAuth::shared().env(service);
         let base = format!("listen = \"127.0.0.1:0\"\n{}", file_keys(service, dir.path()));
@@ -177,10 +194,13 @@ async fn every_service_refuses_a_bad_value_or_an_unknown_key_naming_it_and_its_l
         assert!(stderr.contains("invalid config log_format: "), "{service}: {stderr}");
         assert!(stderr.contains(&format!("{service}-type.toml")), "{service} names the file: {stderr}");
 
-        // A TLS key, one of the keys every service shares (flattened).
-        let args = with_file("tls", "tls_cert = 7\n");
+        // A TLS key, one of the keys the services share (flattened); the
+        // web pages only call out over TLS.
+        let tls_key = if service == "web" { "tls_ca" } else { "tls_cert" };
+        let args = with_file("tls", &format!("{tls_key} = 7\n"));
         let stderr = refused_start(service, &args, &env).await;
-        assert!(stderr.contains("invalid config tls_cert: "), "{service}: {stderr}");
+        assert!(stderr.contains(&format!("invalid config {tls_key}: ")), "{service}: {stderr}");
+        assert!(!stderr.contains("unknown key"), "{service} knows {tls_key}: {stderr}");
         assert!(stderr.contains(&format!("{service}-tls.toml")), "{service} names the file: {stderr}");
 
         let args = with_file("ok", "");
