@@ -84,6 +84,12 @@ async fn a_battle_page_admits_its_tenants_readers_and_its_share_link_only() {
     assert!(body.contains("id=\"export-file\"") && body.contains("data-audit=\"pending\""), "{body}");
     assert!(body.contains("export async function verifyExport"), "the verifier is inline: {body:.200}");
 
+    // The access log has a line per request, and neither the share key nor
+    // any token a visitor sent.
+    let log = web.log();
+    assert!(log.contains("/battles/web-access") && log.contains("status=403"), "{log}");
+    assert!(!log.contains(&key) && !log.contains(&auth.reader()), "no secret in the log:\n{log}");
+
     // Rotating the secret revokes the links made with the old one.
     drop(web);
     let rotated = start_web(&stack, &stack.dir.path().join("rotated.secret"), &auth.reader()).await;

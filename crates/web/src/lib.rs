@@ -182,6 +182,17 @@ async fn verify(Query(query): Query<LangQuery>, headers: HeaderMap) -> Response 
     verify_page::render(Lang::choose(query.lang, accept_language)).into_response()
 }
 
+/// One log line per request: method, path, status and time taken. Never the
+/// query, which may hold a share key, nor the headers, which may hold a token.
+async fn access_log(request: axum::extract::Request, next: middleware::Next) -> Response {
+    let method = request.method().clone();
+    let path = request.uri().path().to_owned();
+    let started = std::time::Instant::now();
+    let response = next.run(request).await;
+    tracing::info!(%method, path, status = response.status().as_u16(), micros = started.elapsed().as_micros() as u64, "request");
+    response
+}
+
 /// Every response: the Content-Security-Policy that lets only the pages'
 /// own scripts run, no framing, no sniffing, and no caching of pages that
 /// a credential opened.
@@ -205,6 +216,7 @@ pub fn router(pages: Pages) -> Router {
         .route("/verify", get(verify))
         .route("/healthz", get(|| async { "ok\n" }))
         .layer(middleware::from_fn(security_headers))
+        .layer(middleware::from_fn(access_log))
         .with_state(pages)
 }
 
