@@ -53,8 +53,14 @@ impl ExportLine {
 /// The export of `stream`'s events, one JSON line each, without a trailing
 /// newline.
 pub fn write(stream: &str, events: &[RecordedEvent]) -> Result<String, serde_json::Error> {
-    let lines: Vec<String> =
-        events.iter().map(|event| serde_json::to_string(&ExportLine::new(stream, event))).collect::<Result<_, _>>()?;
+    let lines: Vec<ExportLine> = events.iter().map(|event| ExportLine::new(stream, event)).collect();
+    to_text(&lines)
+}
+
+/// Export lines as the export's text, one JSON line each, without a
+/// trailing newline (for a caller that also reads the lines themselves).
+pub fn to_text(lines: &[ExportLine]) -> Result<String, serde_json::Error> {
+    let lines: Vec<String> = lines.iter().map(serde_json::to_string).collect::<Result<_, _>>()?;
     Ok(lines.join("\n"))
 }
 

@@ -47,7 +47,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Router, middleware};
 use battlelog_auth::ShareSecret;
-use battlelog_verify::export::ExportLine;
+use battlelog_proto::v1::RecordedEvent;
+use battlelog_verify::AuditedRecord;
+use battlelog_verify::export::{self, ExportLine};
 use serde::Deserialize;
 use tokio::net::TcpListener;
 
@@ -100,28 +102,22 @@ fn credential<'a>(
     header.strip_prefix("Bearer ").or_else(|| header.strip_prefix("bearer ")).ok_or(PageError::NoCredential)
 }
 
-/// The battle's export lines, read with whatever credential the visitor has.
-async fn read_export(
+/// The battle's records, read with whatever credential the visitor has.
+async fn read_battle(
     pages: &Pages,
     headers: &HeaderMap,
     battle_id: &str,
     share_key: Option<&str>,
-) -> Result<Vec<ExportLine>, PageError> {
+) -> Result<Vec<RecordedEvent>, PageError> {
     battlelog_runtime::limits::battle_id(battle_id)?;
     let token = credential(pages, headers, battle_id, share_key)?;
     // A share link's key goes along: the resolver, not this service, lets it
     // reach a battle of any tenant.
-    let events = pages.resolver.export(battle_id, token, share_key).await?;
-    Ok(events.iter().map(|event| ExportLine::new(battle_id, event)).collect())
+    Ok(pages.resolver.export(battle_id, token, share_key).await?)
 }
 
-fn export_text(lines: &[ExportLine]) -> Result<String, PageError> {
-    let lines: Vec<String> = lines
-        .iter()
-        .map(serde_json::to_string)
-        .collect::<Result<_, _>>()
-        .map_err(|e| PageError::Internal(format!("cannot write the export: {e}")))?;
-    Ok(lines.join("\n"))
+fn cannot_write(error: serde_json::Error) -> PageError {
+    PageError::Internal(format!("cannot write the export: {error}"))
 }
 
 async fn battle_page(
@@ -130,12 +126,13 @@ async fn battle_page(
     Query(query): Query<PageQuery>,
     headers: HeaderMap,
 ) -> Result<Response, PageError> {
-    let lines = read_export(&pages, &headers, &battle_id, query.k.as_deref()).await?;
-    let export = export_text(&lines)?;
-    // The server's own audit of the very export the page shows: its
+    let events = read_battle(&pages, &headers, &battle_id, query.k.as_deref()).await?;
+    let lines: Vec<ExportLine> = events.iter().map(|event| ExportLine::new(&battle_id, event)).collect();
+    let export = export::to_text(&lines).map_err(cannot_write)?;
+    // The server's own audit of the same records the page shows: its
     // disputes and rulings lists, and its findings next to the browser's.
-    let records = battlelog_verify::export::parse(&export)
-        .map_err(|e| PageError::Internal(format!("the export does not read back: {e}")))?;
+    let records: Vec<AuditedRecord> =
+        events.into_iter().map(|event| AuditedRecord::from_recorded(&battle_id, event)).collect();
     let report = battlelog_verify::audit(&battle_id, &records);
     let accept_language = headers.get(header::ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok());
     let page = page::BattlePage {
@@ -155,8 +152,8 @@ async fn export_file(
     Query(query): Query<PageQuery>,
     headers: HeaderMap,
 ) -> Result<Response, PageError> {
-    let lines = read_export(&pages, &headers, &battle_id, query.k.as_deref()).await?;
-    let mut text = export_text(&lines)?;
+    let events = read_battle(&pages, &headers, &battle_id, query.k.as_deref()).await?;
+    let mut text = export::write(&battle_id, &events).map_err(cannot_write)?;
     text.push('\n');
     let disposition = format!("attachment; filename=\"{battle_id}.jsonl\"");
     Ok((
