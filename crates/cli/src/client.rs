@@ -6,6 +6,7 @@ use battlelog_auth::{AuthChannel, Role, authed};
 use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::resolver_client::ResolverClient;
 use battlelog_proto::v1::{ExportRequest, RecordedEvent};
+use battlelog_runtime::limits::MAX_MESSAGE_BYTES;
 use clap::Args;
 use tonic::transport::Channel;
 
@@ -40,7 +41,7 @@ pub async fn channel(url: &str, tls: &TlsArgs) -> anyhow::Result<Channel> {
 pub async fn journal(endpoint: &JournalEndpoint, tls: &TlsArgs) -> anyhow::Result<JournalClient<AuthChannel>> {
     let channel = channel(&endpoint.journal_url, tls).await?;
     let token = tls.token_for(Role::Service, "battlelog-cli")?;
-    Ok(JournalClient::new(authed(channel, &token)?))
+    Ok(JournalClient::new(authed(channel, &token)?).max_decoding_message_size(MAX_MESSAGE_BYTES))
 }
 
 /// The resolver, called as `role` (the role a development token is minted
@@ -52,7 +53,7 @@ pub async fn resolver(
 ) -> anyhow::Result<ResolverClient<AuthChannel>> {
     let channel = channel(&endpoint.resolver_url, tls).await?;
     let token = tls.token_for(role, "battlelog-cli")?;
-    Ok(ResolverClient::new(authed(channel, &token)?))
+    Ok(ResolverClient::new(authed(channel, &token)?).max_decoding_message_size(MAX_MESSAGE_BYTES))
 }
 
 /// Every record of a battle, in version order, as the resolver exports it.

@@ -238,7 +238,10 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
         battlelog_resolver::server::service_for(&journal_url, &roller_url, client_tls.as_ref(), &service_token)?
             .with_cache_bytes(args.cache_bytes / 4 * 3)
             .with_appeal_window(Duration::from_secs(args.appeal_window_secs))
-            .with_links(web_url.clone(), share_secret.clone());
+            .with_links(web_url.clone(), share_secret.clone())
+            .with_battle_id_secret(battlelog_resolver::battle_id::BattleIdSecret::read_or_create(
+                &args.data_dir.join("resolver").join("battle-id.secret"),
+            )?);
 
     let mut nats_server = None;
     // (journal's URL, resolver's URL, what the banner shows): with

@@ -45,8 +45,12 @@ pub struct Config {
     pub max_append_bytes: usize,
     /// Most events one read returns.
     pub max_read_count: usize,
-    /// Record bytes after which a read stops (it returns at least one event).
+    /// Bytes a read page may weigh as sent (it returns at least one event).
     pub max_read_bytes: usize,
+    /// Most events one battle may hold.
+    pub max_battle_events: u64,
+    /// Most record bytes one battle may hold.
+    pub max_battle_bytes: u64,
     /// Log filter, in `tracing_subscriber::EnvFilter` syntax (`RUST_LOG` wins when set).
     pub log: String,
     /// Log format.
@@ -76,6 +80,8 @@ impl Default for Config {
             max_append_bytes: limits.max_append_bytes,
             max_read_count: limits.max_read_count,
             max_read_bytes: limits.max_read_bytes,
+            max_battle_events: limits.max_battle_events,
+            max_battle_bytes: limits.max_battle_bytes,
             log: "info".into(),
             log_format: LogFormat::Text,
             auth_keys: Vec::new(),
@@ -107,6 +113,8 @@ impl Config {
             max_append_bytes: self.max_append_bytes,
             max_read_count: self.max_read_count,
             max_read_bytes: self.max_read_bytes,
+            max_battle_events: self.max_battle_events,
+            max_battle_bytes: self.max_battle_bytes,
         }
     }
 

@@ -49,6 +49,8 @@ pub const REASON_SEED_MISMATCH: &str = "SEED_MISMATCH";
 pub const REASON_BATTLE_CLOSED: &str = "BATTLE_CLOSED";
 /// [`Rule::StreamNotABattle`].
 pub const REASON_STREAM_NOT_A_BATTLE: &str = "STREAM_NOT_A_BATTLE";
+/// [`Rule::BattleBudgetExceeded`].
+pub const REASON_BATTLE_BUDGET_EXCEEDED: &str = "BATTLE_BUDGET_EXCEEDED";
 
 /// Everything the journal library can fail with.
 #[derive(Debug, thiserror::Error)]

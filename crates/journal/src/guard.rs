@@ -65,6 +65,9 @@ pub enum Rule {
     /// What the stream already holds (written before this guard existed) does
     /// not fold as a battle, so nothing can safely follow it.
     StreamNotABattle,
+    /// The event would take the battle past its [`Budget`], or into the
+    /// room kept for its close.
+    BattleBudgetExceeded,
 }
 
 impl Rule {
@@ -84,6 +87,7 @@ impl Rule {
             Rule::SeedMismatch => e::REASON_SEED_MISMATCH,
             Rule::BattleClosed => e::REASON_BATTLE_CLOSED,
             Rule::StreamNotABattle => e::REASON_STREAM_NOT_A_BATTLE,
+            Rule::BattleBudgetExceeded => e::REASON_BATTLE_BUDGET_EXCEEDED,
         }
     }
 
@@ -251,39 +255,142 @@ pub struct BattleState {
     pub revealed: bool,
     /// Whether the battle is closed.
     pub closed: bool,
+    /// Record bytes the battle holds, for its [`Budget`] (0 for a battle
+    /// stored before the journal counted them).
+    pub bytes: u64,
 }
 
 /// Bytes of an encoded [`BattleState`].
-pub const STATE_BYTES: usize = 8 + 4 + 32 + 1;
+pub const STATE_BYTES: usize = STATE_BYTES_UNCOUNTED + 8;
+/// Bytes of a [`BattleState`] stored before the journal counted a battle's
+/// bytes (read as holding none).
+pub const STATE_BYTES_UNCOUNTED: usize = 8 + 4 + 32 + 1;
 
 const REVEALED: u8 = 1;
 const CLOSED: u8 = 2;
 
 impl BattleState {
-    /// `u64_be(next_nonce) || u32_be(epoch) || commitment (32) || flags`
-    /// (bit 0 revealed, bit 1 closed).
+    /// `u64_be(next_nonce) || u32_be(epoch) || commitment (32) || flags ||
+    /// u64_be(bytes)` (flags: bit 0 revealed, bit 1 closed).
     pub fn encode(&self) -> [u8; STATE_BYTES] {
         let mut out = [0u8; STATE_BYTES];
         out[..8].copy_from_slice(&self.next_nonce.to_be_bytes());
         out[8..12].copy_from_slice(&self.epoch.to_be_bytes());
         out[12..44].copy_from_slice(&self.commitment);
         out[44] = if self.revealed { REVEALED } else { 0 } | if self.closed { CLOSED } else { 0 };
+        out[45..53].copy_from_slice(&self.bytes.to_be_bytes());
         out
     }
 
-    /// The inverse of [`Self::encode`].
+    /// The inverse of [`Self::encode`]; also reads the shorter form stored
+    /// before bytes were counted.
     pub fn decode(bytes: &[u8]) -> Option<Self> {
-        if bytes.len() != STATE_BYTES || bytes[44] & !(REVEALED | CLOSED) != 0 {
+        if !matches!(bytes.len(), STATE_BYTES | STATE_BYTES_UNCOUNTED) || bytes[44] & !(REVEALED | CLOSED) != 0 {
             return None;
         }
+        let counted = match bytes.get(45..53) {
+            Some(counted) => u64::from_be_bytes(counted.try_into().ok()?),
+            None => 0,
+        };
         Some(Self {
             next_nonce: u64::from_be_bytes(bytes[..8].try_into().ok()?),
             epoch: u32::from_be_bytes(bytes[8..12].try_into().ok()?),
             commitment: bytes[12..44].try_into().ok()?,
             revealed: bytes[44] & REVEALED != 0,
             closed: bytes[44] & CLOSED != 0,
+            bytes: counted,
         })
     }
+}
+
+/// The room one battle may fill (the journal's `max_battle_events` and
+/// `max_battle_bytes`). Its close always fits: every other event must leave
+/// [`CLOSING_RESERVE_EVENTS`] and [`CLOSING_RESERVE_BYTES`] free for the
+/// `BattleClosed` and the `SeedRevealed` that follows it, so a battle filled
+/// to its budget still closes and reveals its seed. And a roll always gets
+/// its resolution: a `DiceRolled` must also leave room for one more event
+/// of `resolution_bytes`, so no budget leaves a roll that no action uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    /// Most events, the close included.
+    pub max_events: u64,
+    /// Most record bytes, the close included.
+    pub max_bytes: u64,
+    /// The largest record one event can make (the payload limit and the
+    /// record's own fields): what a roll keeps free for its resolution.
+    pub resolution_bytes: u64,
+}
+
+/// Events kept free for a close: the `BattleClosed` and its `SeedRevealed`.
+pub const CLOSING_RESERVE_EVENTS: u64 = 2;
+/// Record bytes kept free for a close. The resolver bounds a close's `by`
+/// and `reason` to 2 000 bytes each; with the credential, the record's own
+/// fields and the `SeedRevealed`, a close takes under 6 KiB.
+pub const CLOSING_RESERVE_BYTES: u64 = 16 * 1024;
+
+impl Budget {
+    /// Checks that a battle can hold at least its opening append, a roll
+    /// with its resolution, and its close.
+    pub fn validate(&self, max_append_bytes: usize) -> Result<(), String> {
+        let least_events = CLOSING_RESERVE_EVENTS + 3;
+        if self.max_events < least_events {
+            return Err(format!(
+                "max_battle_events must be at least {least_events} (an opening, a roll, its resolution and the close)"
+            ));
+        }
+        let least = CLOSING_RESERVE_BYTES + max_append_bytes as u64 + self.resolution_bytes;
+        if self.max_bytes < least {
+            return Err(format!(
+                "max_battle_bytes must be at least {least} (max_append_bytes, room for a resolution and the {CLOSING_RESERVE_BYTES} bytes kept for the close)"
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Charges `events[index]` (stream version `version`, `record_bytes` as
+/// stored) to `state`, the battle's state once the event is applied;
+/// `closed_before` says whether the battle was closed before it (then its
+/// `SeedRevealed` is the close's). The close's events may use the reserve;
+/// every other event must leave it free.
+pub fn charge(
+    state: &mut BattleState,
+    closed_before: bool,
+    index: usize,
+    event: &Checked,
+    version: u64,
+    record_bytes: usize,
+    budget: &Budget,
+) -> Result<(), Violation> {
+    let closing = matches!(event, Checked::Closed) || (closed_before && matches!(event, Checked::Revealed { .. }));
+    let (reserve_events, reserve_bytes) = match event {
+        _ if closing => (0, 0),
+        Checked::Rolled { .. } => (CLOSING_RESERVE_EVENTS + 1, CLOSING_RESERVE_BYTES + budget.resolution_bytes),
+        _ => (CLOSING_RESERVE_EVENTS, CLOSING_RESERVE_BYTES),
+    };
+    let events = version.saturating_add(1);
+    let bytes = state.bytes.saturating_add(record_bytes as u64);
+    let over = |what: &str, have: u64, limit: u64, reserve: u64| {
+        violation(
+            format!("events[{index}]"),
+            Rule::BattleBudgetExceeded,
+            if reserve > 0 {
+                format!(
+                    "the battle would hold {have} {what}: max_battle_{what} is {limit}, of which the last {reserve} are kept for what must follow (a roll's resolution, the close); close the battle"
+                )
+            } else {
+                format!("the battle would hold {have} {what}: max_battle_{what} is {limit}")
+            },
+        )
+    };
+    if events.saturating_add(reserve_events) > budget.max_events {
+        return Err(over("events", events, budget.max_events, reserve_events));
+    }
+    if bytes.saturating_add(reserve_bytes) > budget.max_bytes {
+        return Err(over("bytes", bytes, budget.max_bytes, reserve_bytes));
+    }
+    state.bytes = bytes;
+    Ok(())
 }
 
 /// Applies `events[index]` (already [`inspect`]ed) to the stream's state;
@@ -293,9 +400,14 @@ pub fn apply(state: Option<BattleState>, index: usize, event: &Checked) -> Resul
     let field = |name: &str| format!("events[{index}].{name}");
     let Some(mut state) = state else {
         return match event {
-            Checked::Opened { commitment } => {
-                Ok(BattleState { next_nonce: 0, epoch: 0, commitment: *commitment, revealed: false, closed: false })
-            }
+            Checked::Opened { commitment } => Ok(BattleState {
+                next_nonce: 0,
+                epoch: 0,
+                commitment: *commitment,
+                revealed: false,
+                closed: false,
+                bytes: 0,
+            }),
             _ => Err(violation(
                 field("event_type"),
                 Rule::BattleNotOpened,
@@ -482,7 +594,14 @@ mod tests {
         let expected_commitment: Hash = Sha256::digest([2u8; 32]).into();
         assert_eq!(
             state,
-            BattleState { next_nonce: 3, epoch: 1, commitment: expected_commitment, revealed: true, closed: true }
+            BattleState {
+                next_nonce: 3,
+                epoch: 1,
+                commitment: expected_commitment,
+                revealed: true,
+                closed: true,
+                bytes: 0
+            }
         );
         assert_eq!(BattleState::decode(&state.encode()), Some(state), "the stored form round-trips");
     }
@@ -613,6 +732,106 @@ mod tests {
         let new_epoch_after_close = vec![opened(""), closed(), revealed(0, seed(0)), committed(1)];
         assert_eq!(refused(new_epoch_after_close).1, Rule::BattleClosed);
         assert!(fold(vec![opened(""), closed(), revealed(0, seed(0))]).is_ok());
+    }
+
+    /// Folds `events` as [`fold`] does, charging each to `budget` with its
+    /// payload's length as its record's.
+    fn fold_within(budget: Budget, events: Vec<Event>) -> Result<BattleState, (usize, Violation)> {
+        let mut state: Option<BattleState> = None;
+        for (i, event) in events.into_iter().enumerate() {
+            let (event_type, payload) = encoded(event);
+            let checked = inspect(i, &event_type, &payload).map_err(|v| (i, v))?;
+            let closed_before = state.is_some_and(|s| s.closed);
+            let mut next = apply(state, i, &checked).map_err(|v| (i, v))?;
+            charge(&mut next, closed_before, i, &checked, i as u64, payload.len(), &budget).map_err(|v| (i, v))?;
+            state = Some(next);
+        }
+        Ok(state.expect("at least one event"))
+    }
+
+    #[test]
+    fn a_battle_takes_events_up_to_its_budget_and_its_close_always_fits() {
+        let budget = Budget { max_events: 6, max_bytes: u64::MAX, resolution_bytes: 0 };
+        // Versions 0–3 leave the two kept for the close: just under the edge.
+        let full = vec![opened(""), rolled(0, 0), resolved(), resolved()];
+        assert!(fold_within(budget, full.clone()).is_ok());
+        // Version 4 would eat into the reserve: at the edge, refused.
+        let (i, v) = fold_within(budget, [full.clone(), vec![resolved()]].concat()).unwrap_err();
+        assert_eq!((i, v.rule, v.field.as_str()), (4, Rule::BattleBudgetExceeded, "events[4]"));
+        assert!(v.message.contains("max_battle_events is 6") && v.message.contains("close"), "{}", v.message);
+        assert_eq!(Rule::BattleBudgetExceeded.reason(), "BATTLE_BUDGET_EXCEEDED");
+        // The close and its reveal use the reserve: the battle fills exactly.
+        let closed_battle = [full.clone(), vec![closed(), revealed(0, seed(0))]].concat();
+        let state = fold_within(budget, closed_battle.clone()).expect("the close fits");
+        assert!(state.closed && state.revealed);
+        // Past the budget nothing fits, not even an appeal.
+        assert_eq!(fold_within(budget, [closed_battle, vec![disputed()]].concat()).unwrap_err().0, 6);
+        // A mid-battle reveal is no close: it must leave the reserve free.
+        let mid = [full, vec![revealed(0, seed(0))]].concat();
+        assert_eq!(fold_within(budget, mid).unwrap_err().1.rule, Rule::BattleBudgetExceeded);
+    }
+
+    #[test]
+    fn a_battle_takes_bytes_up_to_its_budget_and_counts_them_in_its_state() {
+        let sizes: Vec<usize> = [opened(""), resolved(), closed()].into_iter().map(|e| encoded(e).1.len()).collect();
+        let (open, act, close) = (sizes[0] as u64, sizes[1] as u64, sizes[2] as u64);
+        let room = |acts: u64| open + acts * act + CLOSING_RESERVE_BYTES;
+        let budget = Budget { max_events: u64::MAX, max_bytes: room(2), resolution_bytes: 0 };
+        let state = fold_within(budget, vec![opened(""), resolved(), resolved()]).expect("exactly at the edge");
+        assert_eq!(state.bytes, open + 2 * act, "the state counts what the battle holds");
+        assert_eq!(BattleState::decode(&state.encode()), Some(state), "with its bytes");
+        let (i, v) = fold_within(budget, vec![opened(""), resolved(), resolved(), resolved()]).unwrap_err();
+        assert_eq!((i, v.rule), (3, Rule::BattleBudgetExceeded));
+        assert!(v.message.contains(&format!("max_battle_bytes is {}", room(2))), "{}", v.message);
+        let closing = vec![opened(""), resolved(), resolved(), closed(), revealed(0, seed(0))];
+        let state = fold_within(budget, closing).expect("the close fits in the reserve");
+        assert!(state.bytes > open + 2 * act + close && state.bytes <= budget.max_bytes);
+        // One byte less and the second act no longer fits.
+        let tight = Budget { max_bytes: room(2) - 1, ..budget };
+        assert_eq!(fold_within(tight, vec![opened(""), resolved(), resolved()]).unwrap_err().0, 2);
+    }
+
+    #[test]
+    fn a_roll_keeps_room_for_its_resolution() {
+        let act = encoded(resolved()).1.len() as u64;
+        let budget = Budget { max_events: 7, max_bytes: u64::MAX, resolution_bytes: act };
+        // Version 3, a roll: 4 events, 1 kept for its resolution, 2 for the close.
+        let rolled_last = vec![opened(""), rolled(0, 0), resolved(), rolled(0, 1)];
+        assert!(fold_within(budget, rolled_last.clone()).is_ok());
+        let resolved_then = [rolled_last.clone(), vec![resolved(), closed(), revealed(0, seed(0))]].concat();
+        assert!(fold_within(budget, resolved_then).is_ok(), "its resolution and the close fit");
+        // A roll at version 4 would leave its resolution no room: refused,
+        // though an action that rolls nothing still fits there.
+        let (i, v) = fold_within(budget, [rolled_last.clone(), vec![resolved(), rolled(0, 2)]].concat()).unwrap_err();
+        assert_eq!((i, v.rule), (5, Rule::BattleBudgetExceeded));
+        let tight = Budget { max_events: 6, ..budget };
+        assert_eq!(fold_within(tight, rolled_last.clone()).unwrap_err().0, 3);
+        assert!(fold_within(tight, [rolled_last[..3].to_vec(), vec![resolved()]].concat()).is_ok());
+        // The same in bytes: the roll must leave `resolution_bytes` free.
+        let rolled_bytes = encoded(rolled(0, 0)).1.len() as u64;
+        let open = encoded(opened("")).1.len() as u64;
+        let exact = open + rolled_bytes + act + CLOSING_RESERVE_BYTES;
+        let by_bytes = Budget { max_events: u64::MAX, max_bytes: exact, resolution_bytes: act };
+        assert!(fold_within(by_bytes, vec![opened(""), rolled(0, 0), resolved()]).is_ok());
+        let short = Budget { max_bytes: exact - 1, ..by_bytes };
+        assert_eq!(fold_within(short, vec![opened(""), rolled(0, 0)]).unwrap_err().0, 1);
+    }
+
+    #[test]
+    fn a_state_stored_before_bytes_were_counted_reads_as_holding_none() {
+        let state = fold(vec![opened(""), rolled(0, 0)]).expect("a battle");
+        let uncounted = &state.encode()[..STATE_BYTES_UNCOUNTED];
+        assert_eq!(BattleState::decode(uncounted), Some(BattleState { bytes: 0, ..state }));
+        assert_eq!(BattleState::decode(&state.encode()[..STATE_BYTES_UNCOUNTED + 3]), None);
+    }
+
+    #[test]
+    fn budgets_too_small_for_an_opening_and_a_close_are_refused() {
+        let budget = |max_events, max_bytes| Budget { max_events, max_bytes, resolution_bytes: 50 };
+        assert!(budget(5, CLOSING_RESERVE_BYTES + 150).validate(100).is_ok());
+        assert!(budget(4, u64::MAX).validate(100).unwrap_err().contains("max_battle_events"));
+        let err = budget(5, CLOSING_RESERVE_BYTES + 149).validate(100).unwrap_err();
+        assert!(err.contains("max_battle_bytes"), "{err}");
     }
 
     #[test]

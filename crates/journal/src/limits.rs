@@ -12,6 +12,15 @@ use crate::guard::{self, Checked};
 pub use battlelog_runtime::limits::journal::{
     MAX_EVENT_TYPE_BYTES, MAX_IDEMPOTENCY_KEY_BYTES, MAX_MESSAGE_BYTES, MAX_STREAM_ID_BYTES,
 };
+use battlelog_runtime::limits::{MAX_PAGE_BYTES, recorded_event_wire_bytes};
+
+pub use crate::guard::Budget;
+
+/// What a stored record adds to its payload, at most: the stream id, event
+/// id, type and idempotency key at their limits, the version, the time and
+/// the framing of each field.
+pub const MAX_RECORD_OVERHEAD_BYTES: usize =
+    MAX_STREAM_ID_BYTES + 36 + MAX_EVENT_TYPE_BYTES + MAX_IDEMPOTENCY_KEY_BYTES + 64;
 
 /// The configurable limits (see the crate README for defaults and reasons).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -25,9 +34,14 @@ pub struct Limits {
     pub max_append_bytes: usize,
     /// Most events one read returns (a request's `max_count` 0 means this).
     pub max_read_count: usize,
-    /// A read stops adding events once their records reach this many bytes
-    /// (it always returns at least one event).
+    /// A read stops adding events before the page, as encoded on the wire,
+    /// would pass this many bytes (it always returns at least one event,
+    /// which always fits: see [`Limits::validate`]).
     pub max_read_bytes: usize,
+    /// Most events one battle may hold, its close included.
+    pub max_battle_events: u64,
+    /// Most record bytes one battle may hold, its close included.
+    pub max_battle_bytes: u64,
 }
 
 impl Default for Limits {
@@ -37,7 +51,9 @@ impl Default for Limits {
             max_events_per_append: 100,
             max_append_bytes: 1024 * 1024,
             max_read_count: 1000,
-            max_read_bytes: 4 * 1024 * 1024,
+            max_read_bytes: MAX_PAGE_BYTES,
+            max_battle_events: 100_000,
+            max_battle_bytes: 64 * 1024 * 1024,
         }
     }
 }
@@ -69,10 +85,30 @@ impl Limits {
                 MAX_MESSAGE_BYTES / 2
             ));
         }
-        if self.max_read_bytes > MAX_MESSAGE_BYTES / 2 {
-            return Err(format!("max_read_bytes must be at most {}", MAX_MESSAGE_BYTES / 2));
+        if self.max_read_bytes > MAX_PAGE_BYTES {
+            return Err(format!(
+                "max_read_bytes must be at most {MAX_PAGE_BYTES} (a page every gRPC client reads at its defaults)"
+            ));
         }
-        Ok(())
+        // The first event of a page is sent whatever it weighs: the largest
+        // record must fit a page on its own.
+        let largest = recorded_event_wire_bytes(self.max_payload_bytes + MAX_RECORD_OVERHEAD_BYTES);
+        if largest > self.max_read_bytes {
+            return Err(format!(
+                "max_read_bytes ({}) must hold one record of max_payload_bytes as sent ({largest})",
+                self.max_read_bytes
+            ));
+        }
+        self.budget().validate(self.max_append_bytes)
+    }
+
+    /// The room every battle has ([`Budget`]).
+    pub fn budget(&self) -> Budget {
+        Budget {
+            max_events: self.max_battle_events,
+            max_bytes: self.max_battle_bytes,
+            resolution_bytes: (self.max_payload_bytes + MAX_RECORD_OVERHEAD_BYTES) as u64,
+        }
     }
 
     /// The gRPC decode limit: large enough that an oversized append still
@@ -131,6 +167,8 @@ pub(crate) struct ValidAppend {
     pub events: Vec<NewEvent>,
     /// What the battle guard needs of each event, in order.
     pub checked: Vec<Checked>,
+    /// The room the battle may fill.
+    pub budget: Budget,
 }
 
 fn invalid(field: impl Into<String>, message: impl Into<String>) -> JournalError {
@@ -230,7 +268,7 @@ pub(crate) fn validate_append(
             rule: v.rule,
             message: v.message,
         })?;
-    Ok(ValidAppend { stream_id, expected, events, checked })
+    Ok(ValidAppend { stream_id, expected, events, checked, budget: limits.budget() })
 }
 
 #[cfg(test)]

@@ -51,6 +51,11 @@ pub struct Config {
     /// the web service's own: required with `web_url`, so that the links
     /// open the pages.
     pub share_secret_file: Option<PathBuf>,
+    /// File holding the secret (64 hex digits) that generated battle ids are
+    /// keyed with; every replica needs the same one. None: a secret of this
+    /// process only (a retried OpenBattle on another replica or after a
+    /// restart opens a second battle).
+    pub battle_id_secret_file: Option<PathBuf>,
     /// TLS keys `tls_cert`, `tls_key`, `tls_client_ca` (battlelog_runtime::tls).
     #[serde(flatten)]
     pub server_tls: ServerTls,
@@ -75,6 +80,7 @@ impl Default for Config {
             appeal_window_secs: crate::service::DEFAULT_APPEAL_WINDOW.as_secs(),
             web_url: None,
             share_secret_file: None,
+            battle_id_secret_file: None,
             server_tls: ServerTls::default(),
             client_tls: ClientTls::default(),
         }
@@ -90,6 +96,7 @@ impl Config {
         // for `token_file`; a trailing slash would double in every link.
         config.web_url = config.web_url.map(|url| url.trim_end_matches('/').to_owned()).filter(|url| !url.is_empty());
         config.share_secret_file = config.share_secret_file.filter(|path| !path.as_os_str().is_empty());
+        config.battle_id_secret_file = config.battle_id_secret_file.filter(|path| !path.as_os_str().is_empty());
         config.validate()?;
         Ok(config)
     }

@@ -1,6 +1,8 @@
 //! The battlelog resolver: battles' game logic, served over gRPC.
 //!
 //! - [`view`]: a battle folded from its journal stream (replay to any version).
+//! - [`battle_id`]: the ids `OpenBattle` generates, keyed with a secret, and
+//!   the form no caller may choose.
 //! - [`service`]: the `Resolver` gRPC service: open, act, dispute, rule,
 //!   close, get, audit, list rulesets.
 //! - [`server`]: [`run`] (config → serving until shutdown) and [`serve`].
@@ -14,6 +16,7 @@
 //! The audit, the export format and the hash chain are `battlelog-verify`'s
 //! (pure, shared with the journal and the CLI).
 
+pub mod battle_id;
 pub mod config;
 pub mod server;
 pub mod service;

@@ -1,6 +1,9 @@
 //! Serving the resolver: gRPC (`Resolver`, `grpc.health.v1`, reflection) on
 //! a listener the caller bound, until the shutdown future resolves.
 
+use battlelog_runtime::limits::MAX_MESSAGE_BYTES;
+
+use crate::battle_id::BattleIdSecret;
 use std::future::Future;
 use std::time::Duration;
 
@@ -37,6 +40,8 @@ pub enum ServeError {
     Token(#[from] tonic::metadata::errors::InvalidMetadataValue),
     #[error("share_secret_file: {0}")]
     ShareSecret(battlelog_auth::KeyError),
+    #[error("battle_id_secret_file: {0}")]
+    BattleIdSecret(#[from] crate::battle_id::SecretError),
 }
 
 /// A lazily connecting channel presenting `token`: the resolver may start
@@ -60,8 +65,9 @@ pub fn service_for(
     token: &str,
 ) -> Result<ResolverService, ServeError> {
     Ok(ResolverService::new(
-        JournalClient::new(channel("journal_url", journal_url, tls, token)?),
-        RollerClient::new(channel("roller_url", roller_url, tls, token)?),
+        JournalClient::new(channel("journal_url", journal_url, tls, token)?)
+            .max_decoding_message_size(MAX_MESSAGE_BYTES),
+        RollerClient::new(channel("roller_url", roller_url, tls, token)?).max_decoding_message_size(MAX_MESSAGE_BYTES),
     ))
 }
 
@@ -75,6 +81,17 @@ pub fn service(config: &Config) -> Result<ResolverService, ServeError> {
     let service = service_for(&config.journal_url, &config.roller_url, tls.as_ref(), &token)?
         .with_cache_bytes(config.cache_bytes)
         .with_appeal_window(Duration::from_secs(config.appeal_window_secs));
+    let service = match &config.battle_id_secret_file {
+        Some(path) => service.with_battle_id_secret(BattleIdSecret::read(path)?),
+        None => {
+            tracing::warn!(
+                "no battle_id_secret_file: generated battle ids are keyed with a secret of this process only, \
+                 so a retried OpenBattle without battle_id that reaches another replica, or comes after a \
+                 restart, opens a second battle"
+            );
+            service
+        }
+    };
     // validate() made sure that a web_url comes with its secret's file.
     match (&config.web_url, &config.share_secret_file) {
         (Some(web_url), Some(path)) => {

@@ -52,6 +52,7 @@ use tokio_stream::StreamExt;
 use tonic::{Code, Request, Response, Status};
 use tracing::{debug, warn};
 
+use crate::battle_id::{self, BattleIdSecret};
 use crate::view::{BattleView, dispute_action, ruling_action};
 
 // The input limits live with every other service's (battlelog_runtime::limits).
@@ -158,6 +159,8 @@ pub struct ResolverService {
     /// Where replies link to: the web service and the secret of its share
     /// keys. None: replies carry no permalink.
     links: Option<Links>,
+    /// What generated battle ids are keyed with.
+    battle_ids: BattleIdSecret,
     /// Set when the server begins to shut down: open `Watch` streams end,
     /// so that a graceful shutdown does not wait for them for ever.
     stopping: tokio::sync::watch::Sender<bool>,
@@ -334,6 +337,7 @@ impl ResolverService {
             views: FoldCache::new(DEFAULT_CACHE_BYTES),
             appeal_window: DEFAULT_APPEAL_WINDOW,
             links: None,
+            battle_ids: BattleIdSecret::generate(),
             stopping: tokio::sync::watch::Sender::new(false),
         }
     }
@@ -349,6 +353,13 @@ impl ResolverService {
     /// battle's close.
     pub fn with_appeal_window(mut self, window: Duration) -> Self {
         self.appeal_window = window;
+        self
+    }
+
+    /// The same resolver keying the battle ids it generates with `secret`
+    /// (the same on every replica, so that a retry finds its battle).
+    pub fn with_battle_id_secret(mut self, secret: BattleIdSecret) -> Self {
+        self.battle_ids = secret;
         self
     }
 
@@ -670,15 +681,18 @@ impl Resolver for ResolverService {
         let caller = authorize(&request, "OpenBattle", rights::FORUM)?;
         let request = request.into_inner();
         validate::request_id(&request.request_id, MAX_REQUEST_ID_BYTES)?;
-        // A generated id derives from the tenant and the request id, so
-        // that a retried OpenBattle finds the battle its first attempt
-        // opened, and two tenants' request ids never meet.
+        // A generated id is keyed with the resolver's secret over the tenant
+        // and the request id: a retried OpenBattle finds the battle its first
+        // attempt opened, and no other tenant can know the id beforehand.
+        // Ids of that form are never taken explicitly (crate::battle_id).
         let battle_id = if request.battle_id.is_empty() {
-            let digest = <sha2::Sha256 as sha2::Digest>::digest(format!(
-                "battlelog/open\0{}\0{}",
-                caller.tenant, request.request_id
+            self.battle_ids.battle_id(&caller.tenant, &request.request_id)
+        } else if battle_id::is_generated_form(&request.battle_id) {
+            return Err(invalid_argument(
+                "battle_id",
+                "ids of the form b-<32 hex digits> are the ones the resolver generates; leave battle_id empty \
+                 to get one, or choose another",
             ));
-            format!("b-{}", hex::encode(&digest[..16]))
         } else {
             request.battle_id.clone()
         };

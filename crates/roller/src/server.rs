@@ -1,6 +1,7 @@
 //! Serving the roller: gRPC (`Roller`, `grpc.health.v1`, reflection) on a
 //! listener the caller bound, until the shutdown future resolves.
 
+use battlelog_runtime::limits::MAX_MESSAGE_BYTES;
 use std::future::Future;
 use std::path::Path;
 
@@ -49,7 +50,7 @@ pub fn journal_client_with_tls(
     token: &str,
 ) -> Result<JournalClient<AuthChannel>, ServeError> {
     let endpoint = tls::endpoint(url, tls).map_err(ServeError::JournalUrl)?;
-    Ok(JournalClient::new(authed(endpoint.connect_lazy(), token)?))
+    Ok(JournalClient::new(authed(endpoint.connect_lazy(), token)?).max_decoding_message_size(MAX_MESSAGE_BYTES))
 }
 
 /// The service as configured: master key, journal client (TLS per config,

@@ -18,6 +18,37 @@
 /// prefixes: hence the length and the charset ([`battle_id`]).
 pub const MAX_BATTLE_ID_BYTES: usize = 128;
 
+/// The one gRPC message ceiling: every battlelog server decodes and encodes,
+/// and every battlelog client decodes, messages up to this many bytes. One
+/// number for both ends, so that no reply a server may send is too large
+/// for the client that asked for it (a page of a battle is bounded far
+/// below it: [`MAX_PAGE_BYTES`]).
+pub const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+
+/// The largest encoded reply a read page may be (the journal's
+/// `max_read_bytes` may only lower it): under 4 MiB, the default receive
+/// limit of gRPC clients in most languages (tonic, grpcio), so that a
+/// forum's own client reads every page of every battle at its defaults.
+pub const MAX_PAGE_BYTES: usize = 4 * 1024 * 1024 - 64 * 1024;
+
+/// Bytes a read page spends on one stored record of `record_bytes` bytes,
+/// at most: a `RecordedEvent` carries the record twice (its exact bytes,
+/// and decoded), its hash and global position, and the framing of each.
+/// Pages are cut by this, not by the record bytes alone, so that the page
+/// as encoded stays under its limit.
+pub const fn recorded_event_wire_bytes(record_bytes: usize) -> usize {
+    2 * record_bytes + RECORDED_EVENT_FRAMING_BYTES
+}
+
+/// The framing [`recorded_event_wire_bytes`] adds to twice the record: the
+/// repeated field's tag and length (≤ 6), the position (≤ 11), the hash
+/// (34), and the tag and length of each copy of the record (≤ 6 each).
+pub const RECORDED_EVENT_FRAMING_BYTES: usize = 64;
+
+/// What a page reply holds beyond its events (the head version, and room
+/// for fields a reply may gain), at most.
+pub const PAGE_FRAMING_BYTES: usize = 1024;
+
 /// The journal's fixed limits (the configurable ones are the journal's
 /// `Limits`).
 pub mod journal {
@@ -27,9 +58,10 @@ pub mod journal {
     pub const MAX_EVENT_TYPE_BYTES: usize = 128;
     /// Longest idempotency key, in bytes.
     pub const MAX_IDEMPOTENCY_KEY_BYTES: usize = 128;
-    /// gRPC's own ceiling on one message that the journal stays under
-    /// (tonic's default is 4 MiB).
-    pub const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+    /// The journal decodes appends up to the one ceiling
+    /// ([`super::MAX_MESSAGE_BYTES`]), so that an oversized append still
+    /// decodes and is refused naming its field.
+    pub const MAX_MESSAGE_BYTES: usize = super::MAX_MESSAGE_BYTES;
 }
 
 /// The roller's limits on one request.
@@ -80,6 +112,8 @@ const _: () = assert!("dispute:".len() + resolver::MAX_REQUEST_ID_BYTES <= journ
 // `roll:<id>:<index>`, the index below MAX_ROLLS_PER_REQUEST (two digits).
 const _: () = assert!("roll:".len() + roller::MAX_REQUEST_ID_BYTES + ":99".len() <= journal::MAX_IDEMPOTENCY_KEY_BYTES);
 const _: () = assert!(roller::MAX_ROLLS_PER_REQUEST <= 100);
+// A page and its framing fit in the one message ceiling.
+const _: () = assert!(MAX_PAGE_BYTES + PAGE_FRAMING_BYTES <= MAX_MESSAGE_BYTES);
 
 /// An input that breaks a limit: which field, and what was wrong with it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

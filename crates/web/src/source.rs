@@ -8,6 +8,7 @@
 use battlelog_auth::share::SHARE_KEY_METADATA;
 use battlelog_proto::v1::resolver_client::ResolverClient;
 use battlelog_proto::v1::{ExportRequest, RecordedEvent};
+use battlelog_runtime::limits::MAX_MESSAGE_BYTES;
 use tonic::metadata::AsciiMetadataValue;
 use tonic::transport::Channel;
 use tonic::{Request, Status};
@@ -40,7 +41,7 @@ impl Resolver {
         let share_key: Option<AsciiMetadataValue> = share_key
             .map(|key| key.parse().map_err(|_| Status::permission_denied("the share key is not a valid header value")))
             .transpose()?;
-        let mut client = ResolverClient::new(self.channel.clone());
+        let mut client = ResolverClient::new(self.channel.clone()).max_decoding_message_size(MAX_MESSAGE_BYTES);
         let mut events: Vec<RecordedEvent> = Vec::new();
         loop {
             let mut request =

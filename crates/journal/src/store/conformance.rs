@@ -14,6 +14,23 @@ use crate::guard::Rule;
 use crate::journal::tests::{opened, rolled};
 use crate::limits::{ExpectedVersion, Limits, NewEvent, ValidAppend, validate_append};
 use crate::record;
+use battlelog_runtime::limits::recorded_event_wire_bytes;
+use prost::Message;
+
+/// Bytes of a read reply holding `events`, as the journal's service encodes
+/// it (proto/battlelog/v1/journal.proto), whatever the stores count.
+fn sent_bytes(events: &[super::StoredEvent]) -> usize {
+    let events = events
+        .iter()
+        .map(|e| battlelog_proto::v1::RecordedEvent {
+            global_position: e.global_position,
+            hash: e.hash.to_vec(),
+            record: e.record.clone(),
+            event: Some(e.event.clone()),
+        })
+        .collect();
+    battlelog_proto::v1::ReadStreamResponse { events, head_version: None }.encoded_len()
+}
 
 /// An append to give [`group`].
 pub(crate) fn append(stream: &str, expected: ExpectedVersion, events: Vec<NewEvent>) -> ValidAppend {
@@ -216,8 +233,14 @@ pub(crate) fn reads_from_a_version(store: &dyn EventStore) {
     assert_eq!(from, all[2..4]);
     let one_by_bytes = store.read_stream("s", 1, 100, 1, ALL).unwrap();
     assert_eq!(one_by_bytes, all[1..2], "a byte bound still returns one event");
-    let two_by_bytes = store.read_stream("s", 1, 100, all[1].record.len() + all[2].record.len(), ALL).unwrap();
+    // The bound is on the page as sent: each record travels twice in a
+    // RecordedEvent. At the weight of two events, two; one byte under, one.
+    let two = recorded_event_wire_bytes(all[1].record.len()) + recorded_event_wire_bytes(all[2].record.len());
+    let two_by_bytes = store.read_stream("s", 1, 100, two, ALL).unwrap();
     assert_eq!(two_by_bytes, all[1..3]);
+    assert!(sent_bytes(&two_by_bytes) <= two, "the page as encoded stays within its bound");
+    assert!(sent_bytes(&two_by_bytes) > all[1].record.len() + all[2].record.len(), "and weighs more than its records");
+    assert_eq!(store.read_stream("s", 1, 100, two - 1, ALL).unwrap(), all[1..2]);
     assert_eq!(store.read_stream("s", 3, 100, usize::MAX, 4).unwrap(), all[3..4], "below the durable bound only");
     assert!(store.read_stream("s", 6, 100, usize::MAX, ALL).unwrap().is_empty());
     assert!(store.read_stream("none", 0, 100, usize::MAX, ALL).unwrap().is_empty());

@@ -32,6 +32,7 @@
 use std::collections::HashMap;
 
 use battlelog_proto::v1::JournalRecord;
+use battlelog_runtime::limits::recorded_event_wire_bytes;
 
 use super::{AppendOutcome, AppendedEvent, Applied, ChainCheck, GroupAppend, StoredEvent, StreamHead};
 use crate::error::JournalError;
@@ -132,7 +133,11 @@ pub mod layout {
 
     /// (version, hash) of a `heads` value.
     pub fn parse_head_value(value: &[u8]) -> Option<(u64, Hash)> {
-        if value.len() != LEGACY_HEAD_BYTES && value.len() != LEGACY_HEAD_BYTES + crate::guard::STATE_BYTES {
+        let with_state = |state_bytes| value.len() == LEGACY_HEAD_BYTES + state_bytes;
+        if value.len() != LEGACY_HEAD_BYTES
+            && !with_state(crate::guard::STATE_BYTES)
+            && !with_state(crate::guard::STATE_BYTES_UNCOUNTED)
+        {
             return None;
         }
         Some((u64::from_be_bytes(value[..8].try_into().ok()?), value[8..40].try_into().ok()?))
@@ -471,8 +476,31 @@ fn plan_one<K: KvRead>(
         },
         _ => None,
     };
+    let first_version = actual.map_or(0, |v| v + 1);
+    let records: Vec<Vec<u8>> = append
+        .events
+        .iter()
+        .enumerate()
+        .map(|(i, event)| {
+            record::encode(&JournalRecord {
+                stream_id: stream.to_owned(),
+                version: first_version + i as u64,
+                event_id: member.event_ids[i].clone(),
+                event_type: event.event_type.clone(),
+                recorded_at_unix_micros: now_micros,
+                idempotency_key: event.idempotency_key.clone().unwrap_or_default(),
+                payload: event.payload.clone(),
+            })
+        })
+        .collect();
     for (i, checked) in append.checked.iter().enumerate() {
-        match guard::apply(state, i, checked) {
+        let closed_before = state.is_some_and(|s| s.closed);
+        let step = guard::apply(state, i, checked).and_then(|mut next| {
+            let version = first_version + i as u64;
+            guard::charge(&mut next, closed_before, i, checked, version, records[i].len(), &append.budget)?;
+            Ok(next)
+        });
+        match step {
             Ok(next) => state = Some(next),
             Err(violation) => return Ok(Err(Reject::Refused(violation))),
         }
@@ -482,23 +510,12 @@ fn plan_one<K: KvRead>(
     };
 
     let mut previous = head.map_or_else(|| record::genesis_hash(stream), |(_, h)| h);
-    let first_version = actual.map_or(0, |v| v + 1);
     let mut events = Vec::with_capacity(append.events.len());
     let mut writes = Vec::with_capacity(append.events.len() * 3 + 1);
-    for (i, event) in append.events.iter().enumerate() {
+    for ((i, event), bytes) in append.events.iter().enumerate().zip(records) {
         let version = first_version + i as u64;
         let position = first_position + i as u64;
         let event_id = member.event_ids[i].clone();
-        let rec = JournalRecord {
-            stream_id: stream.to_owned(),
-            version,
-            event_id: event_id.clone(),
-            event_type: event.event_type.clone(),
-            recorded_at_unix_micros: now_micros,
-            idempotency_key: event.idempotency_key.clone().unwrap_or_default(),
-            payload: event.payload.clone(),
-        };
-        let bytes = record::encode(&rec);
         let hash = record::chain_hash(&previous, &bytes);
         let key = layout::record_key(stream, version);
         writes.push((Table::Records, key.clone(), layout::record_value(&hash, position, &bytes)));
@@ -547,7 +564,8 @@ fn fold_legacy<K: KvRead>(
         };
         let step = guard::inspect(0, &record.event_type, &record.payload).and_then(|c| guard::apply(state, 0, &c));
         match step {
-            Ok(next) => state = Some(next),
+            // Counted as it stands, with no budget check: it is stored.
+            Ok(next) => state = Some(BattleState { bytes: next.bytes + bytes.len() as u64, ..next }),
             Err(v) => {
                 return Ok(Err(Reject::Refused(Violation {
                     field: "stream_id".into(),
@@ -634,10 +652,13 @@ pub fn read_stream<K: KvRead>(
                 reason: "record missing".into(),
             });
         }
-        if !out.is_empty() && bytes + event.record.len() > max_bytes {
+        // Cut by what the page will weigh on the wire, not by the record
+        // bytes alone (each record travels twice in a `RecordedEvent`).
+        let weight = recorded_event_wire_bytes(event.record.len());
+        if !out.is_empty() && bytes + weight > max_bytes {
             return Ok(Visit::Stop);
         }
-        bytes += event.record.len();
+        bytes += weight;
         expected += 1;
         out.push(event);
         Ok(Visit::More)
@@ -665,10 +686,11 @@ pub fn read_all<K: KvRead>(
     let mut bytes = 0usize;
     for record_key in record_keys {
         let event = read_by_record_key(kv, &record_key)?;
-        if !out.is_empty() && bytes + event.record.len() > max_bytes {
+        let weight = recorded_event_wire_bytes(event.record.len());
+        if !out.is_empty() && bytes + weight > max_bytes {
             break;
         }
-        bytes += event.record.len();
+        bytes += weight;
         out.push(event);
     }
     Ok(out)

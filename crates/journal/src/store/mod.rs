@@ -71,7 +71,8 @@ pub trait EventStore: Send + Sync + std::fmt::Debug + 'static {
 
     /// Events of a stream from `from_version` that lie below the global
     /// position `durable`: at most `max_count`, and (after the first) at most
-    /// `max_bytes` record bytes.
+    /// `max_bytes` as the page will be sent
+    /// ([`battlelog_runtime::limits::recorded_event_wire_bytes`] of each).
     fn read_stream(
         &self,
         stream_id: &str,
