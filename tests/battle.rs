@@ -1651,12 +1651,13 @@ async fn no_roll_leaves_the_roller_while_the_journal_refuses_or_dies_at_the_appe
         expected_head: None,
     };
 
-    // The journal refuses: restarted with a payload limit below any roll's,
-    // it still serves the reads, so the roller gets as far as the append,
-    // whose refusal names the payload.
-    stack.restart_journal(&[("BATTLELOG_JOURNAL_MAX_PAYLOAD_BYTES", "16")]).await;
+    // The journal refuses: restarted with a battle budget the battle has
+    // filled (3 events, and a roll must leave room for its resolution and
+    // the close), it still serves the reads, so the roller gets as far as
+    // the append, whose refusal names the budget.
+    stack.restart_journal(&[("BATTLELOG_JOURNAL_MAX_BATTLE_EVENTS", "5")]).await;
     let status = stack.roller_client().await.roll(request.clone()).await.expect_err("no faces: the append failed");
-    assert!(status.message().contains("journal") && status.message().contains("payload"), "{status:?}");
+    assert!(status.message().contains("journal") && status.message().contains("max_battle_events"), "{status:?}");
     assert_eq!(journaled(&stack, battle_id).await.len(), before.len(), "nothing was journaled");
 
     // The journal dies at the append: a second roller reaches it through

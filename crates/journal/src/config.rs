@@ -184,11 +184,11 @@ mod tests {
 
     #[test]
     fn file_then_environment_then_flags() {
-        let text = "listen = \"127.0.0.1:7000\"\ndata_dir = \"/srv/j\"\nnats_url = \"nats://n:4222\"\nmax_payload_bytes = 1000\n";
+        let text = "listen = \"127.0.0.1:7000\"\ndata_dir = \"/srv/j\"\nnats_url = \"nats://n:4222\"\nmax_payload_bytes = 300000\n";
         let (_dir, layers) = with_file(keyed(), text);
         let config = Config::load(&layers).unwrap();
         assert_eq!(config.listen.port(), 7000);
-        assert_eq!(config.max_payload_bytes, 1000);
+        assert_eq!(config.max_payload_bytes, 300_000);
         assert_eq!(config.max_read_count, Limits::default().max_read_count);
         assert_eq!(config.nats_url.as_deref(), Some("nats://n:4222"));
 

@@ -10,7 +10,7 @@ use crate::guard::{self, Checked};
 
 // The fixed limits live with every other service's (battlelog_runtime::limits).
 pub use battlelog_runtime::limits::journal::{
-    MAX_EVENT_TYPE_BYTES, MAX_IDEMPOTENCY_KEY_BYTES, MAX_MESSAGE_BYTES, MAX_STREAM_ID_BYTES,
+    MAX_EVENT_TYPE_BYTES, MAX_IDEMPOTENCY_KEY_BYTES, MAX_MESSAGE_BYTES, MAX_STREAM_ID_BYTES, MIN_PAYLOAD_BYTES,
 };
 use battlelog_runtime::limits::{MAX_PAGE_BYTES, recorded_event_wire_bytes};
 
@@ -72,6 +72,12 @@ impl Limits {
             if value == 0 {
                 return Err(format!("{name} must be at least 1"));
             }
+        }
+        if self.max_payload_bytes < MIN_PAYLOAD_BYTES {
+            return Err(format!(
+                "max_payload_bytes ({}) must be at least {MIN_PAYLOAD_BYTES}: the largest event the services write (a resolution of 1000 dice) must fit, or an action could be refused after its dice were journaled",
+                self.max_payload_bytes
+            ));
         }
         if self.max_payload_bytes > self.max_append_bytes {
             return Err(format!(
@@ -305,6 +311,7 @@ mod tests {
 
     #[test]
     fn sizes_and_counts_are_checked() {
+        // Validation is not asked here: the checks hold for any numbers.
         let limits =
             Limits { max_payload_bytes: 10, max_events_per_append: 3, max_append_bytes: 20, ..Limits::default() };
         let e = |events| validate_append(&limits, "s".into(), ExpectedVersion::Any, events).map(|_| ());
@@ -326,6 +333,34 @@ mod tests {
         let typed = NewEvent { event_type: String::new(), ..event(1) };
         assert_eq!(field_of(e(vec![event(1), typed]).unwrap_err()), "events[1].event_type");
         assert!(e(vec![keyed("req-1/0"), keyed("req-1/1")]).is_ok());
+    }
+
+    #[test]
+    fn limits_are_checked_at_their_edges() {
+        let ok = |limits: Limits| limits.validate();
+        assert_eq!(ok(Limits { max_payload_bytes: MIN_PAYLOAD_BYTES, ..Limits::default() }), Ok(()));
+        let err = ok(Limits { max_payload_bytes: MIN_PAYLOAD_BYTES - 1, ..Limits::default() }).unwrap_err();
+        assert!(err.contains("max_payload_bytes") && err.contains(&MIN_PAYLOAD_BYTES.to_string()), "{err}");
+        // A page: at most MAX_PAGE_BYTES, at least one largest record as sent.
+        assert_eq!(ok(Limits { max_read_bytes: MAX_PAGE_BYTES, ..Limits::default() }), Ok(()));
+        assert!(
+            ok(Limits { max_read_bytes: MAX_PAGE_BYTES + 1, ..Limits::default() })
+                .unwrap_err()
+                .contains("max_read_bytes")
+        );
+        let largest = recorded_event_wire_bytes(Limits::default().max_payload_bytes + MAX_RECORD_OVERHEAD_BYTES);
+        assert_eq!(ok(Limits { max_read_bytes: largest, ..Limits::default() }), Ok(()));
+        assert!(
+            ok(Limits { max_read_bytes: largest - 1, ..Limits::default() }).unwrap_err().contains("max_read_bytes")
+        );
+        // A battle: at least an opening append, a roll's resolution and the close.
+        let least = guard::CLOSING_RESERVE_BYTES + (1024 * 1024 + 256 * 1024 + MAX_RECORD_OVERHEAD_BYTES) as u64;
+        assert_eq!(ok(Limits { max_battle_bytes: least, ..Limits::default() }), Ok(()));
+        assert!(
+            ok(Limits { max_battle_bytes: least - 1, ..Limits::default() }).unwrap_err().contains("max_battle_bytes")
+        );
+        assert_eq!(ok(Limits { max_battle_events: 5, ..Limits::default() }), Ok(()));
+        assert!(ok(Limits { max_battle_events: 4, ..Limits::default() }).unwrap_err().contains("max_battle_events"));
     }
 
     #[test]

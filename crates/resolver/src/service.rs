@@ -60,6 +60,7 @@ pub use battlelog_runtime::limits::resolver::{
     MAX_ACTOR_BYTES, MAX_CLIENT_SEED_BYTES, MAX_JSON_BYTES, MAX_JSON_DEPTH, MAX_PARTICIPANTS, MAX_PURPOSE_BYTES,
     MAX_REQUEST_ID_BYTES, MAX_TEXT_BYTES,
 };
+use battlelog_runtime::limits::roller::MAX_DICE_PER_REQUEST;
 
 /// Which roles each RPC admits: the README's rights table, in code. The
 /// tenant rule comes on top for every call that names a battle.
@@ -800,8 +801,19 @@ impl Resolver for ResolverService {
             return Err(invalid_argument("action", "rulings and disputes have their own calls, Rule and Dispute"));
         }
         if let Action::Roll(roll) = &action {
-            dice::Expression::parse(&roll.expression)
+            let expression = dice::Expression::parse(&roll.expression)
                 .map_err(|e| invalid_argument("action.expression", e.to_string()))?;
+            // Checked here, before any die is drawn: a roll the roller took
+            // must always find room for its resolution in the journal.
+            if expression.max_dice() > MAX_DICE_PER_REQUEST {
+                return Err(invalid_argument(
+                    "action.expression",
+                    format!(
+                        "may draw up to {} dice (rerolls and explosions included); the limit is {MAX_DICE_PER_REQUEST} per action",
+                        expression.max_dice()
+                    ),
+                ));
+            }
             validate::line("action.purpose", &roll.purpose, MAX_PURPOSE_BYTES)?;
             validate::line("action.actor", &roll.actor, MAX_ACTOR_BYTES)?;
         }

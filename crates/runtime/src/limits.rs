@@ -58,6 +58,11 @@ pub mod journal {
     pub const MAX_EVENT_TYPE_BYTES: usize = 128;
     /// Longest idempotency key, in bytes.
     pub const MAX_IDEMPOTENCY_KEY_BYTES: usize = 128;
+    /// The least `max_payload_bytes` a journal may be configured with:
+    /// every event the services write fits in it (see
+    /// [`super::roller::MAX_DICE_PER_REQUEST`]), so a configured limit
+    /// can never refuse a legal action after its dice are journaled.
+    pub const MIN_PAYLOAD_BYTES: usize = 256 * 1024;
     /// The journal decodes appends up to the one ceiling
     /// ([`super::MAX_MESSAGE_BYTES`]), so that an oversized append still
     /// decodes and is refused naming its field.
@@ -68,9 +73,15 @@ pub mod journal {
 pub mod roller {
     /// Most expressions in one request.
     pub const MAX_ROLLS_PER_REQUEST: usize = 16;
-    /// Most dice one request may draw in the worst case, all expressions
-    /// together: keeps every append well under the journal's size limits.
-    pub const MAX_DICE_PER_REQUEST: u64 = 10_000;
+    /// Most dice one request (one action's rolls) may draw in the worst
+    /// case, all expressions together, rerolls and explosions included.
+    /// Checked before anything is journaled, it keeps every roll and its
+    /// resolution — which lists each die and renders it in two languages —
+    /// within [`super::journal::MIN_PAYLOAD_BYTES`], so that no roll is
+    /// journaled whose resolution the journal would refuse (the resolver's
+    /// tests encode the worst case). The dice language allows 10 000 dice
+    /// in one expression (PROTOCOL.md §3); this service takes fewer.
+    pub const MAX_DICE_PER_REQUEST: u64 = 1_000;
     /// Longest `purpose` of one roll, in bytes.
     pub const MAX_PURPOSE_BYTES: usize = 200;
     /// Longest `actor`, in bytes.
