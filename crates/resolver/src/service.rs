@@ -61,6 +61,7 @@ pub use battlelog_runtime::limits::resolver::{
     MAX_REQUEST_ID_BYTES, MAX_TEXT_BYTES,
 };
 use battlelog_runtime::limits::roller::MAX_DICE_PER_REQUEST;
+use battlelog_runtime::limits::{MAX_PAGE_BYTES, PAGE_FRAMING_BYTES};
 
 /// Which roles each RPC admits: the README's rights table, in code. The
 /// tenant rule comes on top for every call that names a battle.
@@ -1147,20 +1148,27 @@ impl Resolver for ResolverService {
         let roller_key = dice::RollerKey::from_bytes(&roller_key)
             .map_err(|e| Status::internal(format!("roller: its roller_key: {e}")))?;
         let report = audit_with_roller_key(&request.battle_id, &lines, Some(&roller_key));
+        // Listed until the reply would pass one page: a forged battle can
+        // fail every check, and its verdict must still reach the caller.
+        let (ok, total) = (report.ok(), report.findings.len());
+        let mut findings = Vec::new();
+        let mut listed_bytes = 0;
+        for f in report.findings {
+            let finding =
+                AuditFinding { version: f.version, check: f.check.as_str().to_owned(), message: f.problem.to_string() };
+            listed_bytes += prost::Message::encoded_len(&finding) + 8;
+            if listed_bytes > MAX_PAGE_BYTES - PAGE_FRAMING_BYTES {
+                break;
+            }
+            findings.push(finding);
+        }
         Ok(Response::new(AuditResponse {
             roller_key: report.roller_key.clone().unwrap_or_default(),
             head_hash,
-            ok: report.ok(),
+            ok,
             events_checked: report.events,
-            findings: report
-                .findings
-                .into_iter()
-                .map(|f| AuditFinding {
-                    version: f.version,
-                    check: f.check.as_str().to_owned(),
-                    message: f.problem.to_string(),
-                })
-                .collect(),
+            findings_omitted: (total - findings.len()) as u64,
+            findings,
         }))
     }
 
