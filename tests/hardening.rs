@@ -213,6 +213,13 @@ async fn a_refused_action_journals_nothing_and_a_journaled_roll_is_always_resolv
             json!({"type": "roll", "actor": "ash", "expression": "901d6!", "purpose": "x"}),
             Code::InvalidArgument,
         ),
+        // Before, the roller took up to 10 000 dice and journaled them; the
+        // resolution then passed the payload limit: INTERNAL, and an orphan.
+        (
+            "the issue's 3 000 dice",
+            json!({"type": "roll", "actor": "ash", "expression": "1000d1000000+1000d1000000+1000d1000000", "purpose": "x"}),
+            Code::InvalidArgument,
+        ),
         (
             "a rule refusal",
             json!({"type": "move", "actor": "misty", "trait": "luck", "stakes": "x"}),
