@@ -885,8 +885,12 @@ async fn a_token_revoked_while_the_services_run_is_refused_without_a_restart() {
     let list = lists.path().join("revoked-tokens");
     std::fs::write(&list, "").expect("an empty revocation list");
     let mut options = revoking(&list);
-    // Looked at every 200 ms (the key, through the environment).
-    options.envs.extend(SERVICES.iter().map(|s| (format!("BATTLELOG_{s}_REVOKED_TOKENS_RELOAD_MS"), "200".to_owned())));
+    // Looked at every 200 ms, and tokens living eight hours at most (the
+    // tests' tokens live six; the keys, through the environment).
+    for service in SERVICES {
+        options.envs.push((format!("BATTLELOG_{service}_REVOKED_TOKENS_RELOAD_MS"), "200".to_owned()));
+        options.envs.push((format!("BATTLELOG_{service}_TOKEN_MAX_LIFETIME_SECS"), "28800".to_owned()));
+    }
     let stack = Stack::start_with("live-revocation", false, &options).await;
     let (resolver, journal, roller) = (stack.resolver.url(), stack.journal.url(), stack.roller.url());
     let auth = TestAuth::shared();
@@ -897,6 +901,12 @@ async fn a_token_revoked_while_the_services_run_is_refused_without_a_restart() {
     assert!(authenticated(&list_rulesets(&resolver, &sibling).await));
     assert!(authenticated(&stream_info(&journal, &service).await));
     assert!(authenticated(&commitment(&roller, &service).await));
+    // The configured maximum: eight hours pass, a second more does not.
+    let key = SigningKey::read(&auth.signing_key_file()).expect("the tests' signing key");
+    let lasting = |secs: u64| key.issue_at("live-forum", TEST_TENANT, Role::Forum, now(), now() + secs).expect("issue");
+    assert!(authenticated(&list_rulesets(&resolver, &lasting(28800)).await), "at the configured maximum");
+    let status = list_rulesets(&resolver, &lasting(28801)).await.expect_err("over the configured maximum");
+    assert!(status.message().contains("at most 28800 seconds"), "{status:?}");
 
     // One leaked token, by its id: refused from the next reload on; its
     // subject's other token is not.

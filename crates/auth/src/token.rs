@@ -443,6 +443,23 @@ mod tests {
         assert_eq!(verifier.verify(&other), Err(TokenError::Revoked { by: "subject" }));
     }
 
+    #[test]
+    fn a_configured_list_must_exist_at_start_and_the_error_names_its_key() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let key = SigningKey::generate().expect("key");
+        let private = dir.path().join("signing.pem");
+        key.write(&private).expect("write");
+        let keys = [crate::keys::public_path(&private)];
+        let missing = dir.path().join("revoked");
+        let error =
+            Verifier::configured(&keys, HOUR, Some(&missing), Duration::ZERO).expect_err("no list file").to_string();
+        assert!(error.starts_with("revoked_tokens_file: cannot read revocation list"), "{error}");
+        std::fs::write(&missing, "").expect("an empty list");
+        let verifier = Verifier::configured(&keys, HOUR, Some(&missing), Duration::ZERO).expect("configured");
+        let long = key.issue("f", "t", Role::Forum, HOUR + Duration::from_secs(1)).expect("issue");
+        assert!(matches!(verifier.verify(&long), Err(TokenError::LifetimeTooLong { max: 3600, .. })));
+    }
+
     fn base64_url_decode(text: &str) -> Vec<u8> {
         use base64::Engine;
         base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(text).expect("base64url")

@@ -163,6 +163,20 @@ mod tests {
     }
 
     #[test]
+    fn token_keys_default_to_ninety_days_and_no_list_and_refuse_a_zero_lifetime() {
+        let config = with(&[]).unwrap();
+        assert_eq!(config.token_max_lifetime_secs, 90 * 24 * 3600);
+        assert_eq!((config.revoked_tokens_file, config.revoked_tokens_reload_ms), (None, 1000));
+        let error = with(&[("token_max_lifetime_secs", "0")]).unwrap_err().to_string();
+        assert!(error.starts_with("invalid config token_max_lifetime_secs: must be at least 1"), "{error}");
+        let config = with(&[("token_max_lifetime_secs", "1"), ("revoked_tokens_file", "")]).unwrap();
+        assert_eq!(config.token_max_lifetime_secs, 1, "one second is a lifetime");
+        assert_eq!(config.revoked_tokens_file, None, "an empty value unsets the list");
+        let error = with(&[("token_max_lifetime_secs", "-1")]).unwrap_err().to_string();
+        assert!(error.contains("token_max_lifetime_secs") && error.contains("--token-max-lifetime-secs"), "{error}");
+    }
+
+    #[test]
     fn web_url_needs_the_share_secret_and_is_kept_without_its_trailing_slash() {
         let error = with(&[("web_url", "https://battles.example.org")]).unwrap_err().to_string();
         assert!(error.contains("share_secret_file") && error.contains("web_url"), "{error}");
