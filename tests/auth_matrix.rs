@@ -5,29 +5,38 @@
 //!
 //! Rows: the 11 Resolver, 3 Roller and 7 Journal RPCs. Columns: no token, a
 //! malformed one, a good token with its signature altered, an expired one,
-//! one signed by a key the services do not know, a role the RPC does not
-//! admit, an admitted role of another tenant, an admitted role of the
-//! battle's tenant. Each call is a well-formed request on a battle that
-//! exists, so that the credential is the only thing that can be wrong.
+//! one signed by a key the services do not know, one valid for longer than
+//! the maximum lifetime (91 days, and until 2^64 − 1), one not valid before
+//! an hour from now (`nbf`), one issued an hour from now (`iat`), one whose
+//! id (`jti`) is on the revocation list, one whose subject is, a role the
+//! RPC does not admit, an admitted role of another tenant, an admitted role
+//! of the battle's tenant. Each call is a well-formed request on a battle
+//! that exists, so that the credential is the only thing that can be wrong.
+//!
+//! Then revocation as an operator does it, with `battlelog token revoke`,
+//! while the services (and `battlelog up`) run: it takes effect without a
+//! restart.
 //!
 //! The expected codes are written from the table (see [`Rpc::admits`] and
 //! [`Rpc::scope`]), not from the services' code.
 
 mod stack;
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use battlelog_auth::{Role, SigningKey};
+use battlelog_auth::{Claims, Role, SigningKey};
 use battlelog_proto::v1 as pb;
 use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::resolver_client::ResolverClient;
 use battlelog_proto::v1::roller_client::RollerClient;
 use battlelog_system_tests::{any, resolved};
-use battlelog_test_support::TestAuth;
 use battlelog_test_support::auth::{OTHER_TENANT, TEST_TENANT};
+use battlelog_test_support::{StartOptions, TestAuth, poll_until, temp_dir};
 use serde_json::json;
 use stack::{Stack, WAIT, obj};
 use tonic::metadata::AsciiMetadataValue;
@@ -204,6 +213,11 @@ enum Credential {
     BadSignature,
     Expired,
     OtherKey,
+    TooLong,
+    NotBefore,
+    IssuedLater,
+    RevokedId,
+    RevokedSubject,
     WrongRole,
     OtherTenant,
     Right,
@@ -211,12 +225,17 @@ enum Credential {
 
 /// In this order within a row, so that the calls that may write ("other
 /// tenant" where allowed, then "right") come after every refusal.
-const CREDENTIALS: [Credential; 8] = [
+const CREDENTIALS: [Credential; 13] = [
     Credential::None,
     Credential::Malformed,
     Credential::BadSignature,
     Credential::Expired,
     Credential::OtherKey,
+    Credential::TooLong,
+    Credential::NotBefore,
+    Credential::IssuedLater,
+    Credential::RevokedId,
+    Credential::RevokedSubject,
     Credential::WrongRole,
     Credential::OtherTenant,
     Credential::Right,
@@ -230,6 +249,11 @@ impl Credential {
             Credential::BadSignature => "bad-sig",
             Credential::Expired => "expired",
             Credential::OtherKey => "other-key",
+            Credential::TooLong => "too-long",
+            Credential::NotBefore => "nbf-later",
+            Credential::IssuedLater => "iat-later",
+            Credential::RevokedId => "revoked-jti",
+            Credential::RevokedSubject => "revoked-sub",
             Credential::WrongRole => "wrong-role",
             Credential::OtherTenant => "other-tenant",
             Credential::Right => "right",
@@ -258,6 +282,10 @@ fn expect(rpc: Rpc, credential: Credential) -> Expect {
         Credential::BadSignature => unauthenticated("TOKEN_BAD_SIGNATURE", "signature"),
         Credential::Expired => unauthenticated("TOKEN_EXPIRED", "expired"),
         Credential::OtherKey => unauthenticated("TOKEN_UNKNOWN_KEY", "unknown key"),
+        Credential::TooLong => unauthenticated("TOKEN_LIFETIME_TOO_LONG", "lifetime too long"),
+        Credential::NotBefore => unauthenticated("TOKEN_NOT_YET_VALID", "not yet valid"),
+        Credential::IssuedLater => unauthenticated("TOKEN_ISSUED_IN_FUTURE", "issued in the future"),
+        Credential::RevokedId | Credential::RevokedSubject => unauthenticated("TOKEN_REVOKED", "revoked"),
         Credential::WrongRole => Expect::PermissionDenied,
         Credential::OtherTenant => match rpc.scope() {
             Scope::Battle => Expect::NotFound,
@@ -278,18 +306,83 @@ fn now() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).expect("after 1970").as_secs()
 }
 
+/// The default maximum lifetime (README: `token_max_lifetime_secs`).
+const NINETY_DAYS: u64 = 90 * 24 * 3600;
+const HOUR: u64 = 3600;
+/// The subject the matrix's revocation list names.
+const REVOKED_SUBJECT: &str = "matrix-revoked-subject";
+
+/// The `jti` of `token`, read from its claims as any JWT library would
+/// (base64url JSON), not through battlelog's verifier.
+fn token_id(token: &str) -> String {
+    let payload = token.split('.').nth(1).expect("a JWS has a payload");
+    let claims: serde_json::Value =
+        serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).expect("base64url")).expect("the claims are JSON");
+    claims["jti"].as_str().expect("every issued token has a jti").to_owned()
+}
+
 #[derive(Debug)]
 struct Tokens {
     /// The key the services were started with (TestAuth::shared()'s).
     key: SigningKey,
     /// A key no service knows.
     stranger: SigningKey,
+    /// A token of each role whose id the revocation list names.
+    revoked: HashMap<Role, String>,
 }
 
 impl Tokens {
     fn new() -> Self {
         let key = SigningKey::read(&TestAuth::shared().signing_key_file()).expect("the tests' signing key");
-        Self { key, stranger: SigningKey::generate().expect("a fresh key") }
+        let revoked = Role::ALL
+            .into_iter()
+            .map(|role| (role, TestAuth::shared().token(role, TEST_TENANT, &format!("matrix-{role}"))))
+            .collect();
+        Self { key, stranger: SigningKey::generate().expect("a fresh key"), revoked }
+    }
+
+    /// The revocation list the services start with: the ids of
+    /// [`Self::revoked`]'s tokens, and [`REVOKED_SUBJECT`], as an operator
+    /// writes it (a comment, a blank line).
+    fn revocation_list(&self, dir: &Path) -> PathBuf {
+        let mut text = "# the auth matrix's revoked tokens\n\n".to_owned();
+        for token in self.revoked.values() {
+            let _ = writeln!(text, "jti {}", token_id(token));
+        }
+        let _ = writeln!(text, "sub {REVOKED_SUBJECT}");
+        let path = dir.join("revoked-tokens");
+        std::fs::write(&path, text).expect("write the revocation list");
+        path
+    }
+
+    /// Valid for longer than the maximum lifetime: 91 days, and until the
+    /// end of u64 (no overflow may let it through).
+    fn too_long(&self, role: Role) -> Vec<String> {
+        let subject = format!("matrix-{role}");
+        [now() + NINETY_DAYS + 24 * HOUR, u64::MAX]
+            .into_iter()
+            .map(|exp| self.key.issue_at(&subject, TEST_TENANT, role, now(), exp).expect("issue"))
+            .collect()
+    }
+
+    /// Not valid before an hour from now: far beyond the leeway (30 s).
+    fn not_before(&self, role: Role) -> String {
+        let claims = Claims {
+            sub: format!("matrix-{role}"),
+            tenant: TEST_TENANT.into(),
+            role,
+            exp: now() + 2 * HOUR,
+            iat: now(),
+            nbf: Some(now() + HOUR),
+            jti: Some(battlelog_auth::token::new_token_id().expect("an id")),
+            kid: String::new(),
+        };
+        self.key.sign(claims).expect("sign")
+    }
+
+    /// Issued an hour from now, by a clock far ahead.
+    fn issued_later(&self, role: Role) -> String {
+        self.key.issue_at(&format!("matrix-{role}"), TEST_TENANT, role, now() + HOUR, now() + 2 * HOUR).expect("issue")
     }
 
     fn good(&self, role: Role, tenant: &str) -> String {
@@ -332,6 +425,13 @@ impl Tokens {
             Credential::BadSignature => vec![(Some(role), bearer(self.bad_signature(role)))],
             Credential::Expired => vec![(Some(role), bearer(self.expired(role)))],
             Credential::OtherKey => vec![(Some(role), bearer(self.other_key(role)))],
+            Credential::TooLong => self.too_long(role).into_iter().map(|t| (Some(role), bearer(t))).collect(),
+            Credential::NotBefore => vec![(Some(role), bearer(self.not_before(role)))],
+            Credential::IssuedLater => vec![(Some(role), bearer(self.issued_later(role)))],
+            Credential::RevokedId => vec![(Some(role), bearer(self.revoked[&role].clone()))],
+            Credential::RevokedSubject => {
+                vec![(Some(role), bearer(TestAuth::shared().token(role, TEST_TENANT, REVOKED_SUBJECT)))]
+            }
             Credential::WrongRole => Role::ALL
                 .into_iter()
                 .filter(|r| !rpc.admits().contains(r))
@@ -629,9 +729,11 @@ fn check(rpc: Rpc, expected: Expect, answer: &Result<(), Status>, missing: Optio
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_rpc_answers_every_credential_as_the_rights_table_says() {
-    let stack = Stack::start("auth-matrix", false).await;
-    let harness = setup(&stack).await;
     let tokens = Tokens::new();
+    let lists = temp_dir("auth-matrix-lists");
+    let list = tokens.revocation_list(lists.path());
+    let stack = Stack::start_with("auth-matrix", false, &revoking(&list)).await;
+    let harness = setup(&stack).await;
 
     let mut failures = Vec::new();
     let mut rows = Vec::new();
@@ -716,6 +818,157 @@ async fn every_rpc_answers_every_credential_as_the_rights_table_says() {
     );
 
     assert!(failures.is_empty(), "{} answers differ from the rights table:\n{}", failures.len(), failures.join("\n"));
-    assert_eq!(cells, 21 * 8, "every RPC of the three services against every credential");
+    assert_eq!(cells, 21 * 13, "every RPC of the three services against every credential");
     assert_eq!(journaled, expected_events, "every journaled event is one an admitted call asked for");
+}
+
+// ---------------------------------------------------------------------------
+// Revoking while the services run.
+// ---------------------------------------------------------------------------
+
+const SERVICES: [&str; 3] = ["JOURNAL", "ROLLER", "RESOLVER"];
+
+/// Every service of a stack configured with the revocation list `list`.
+fn revoking(list: &Path) -> StartOptions {
+    let envs = SERVICES
+        .iter()
+        .map(|service| (format!("BATTLELOG_{service}_REVOKED_TOKENS_FILE"), list.display().to_string()))
+        .collect();
+    StartOptions { envs, ..StartOptions::default() }
+}
+
+/// `battlelog token revoke` with `args`, as an operator runs it: it must
+/// succeed and say what it revoked.
+fn revoke(args: &[&str]) {
+    let output = std::process::Command::new(battlelog_test_support::cli_binary())
+        .args(["token", "revoke"])
+        .args(args)
+        .output()
+        .expect("run battlelog token revoke");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "token revoke {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    assert!(stdout.starts_with("revoked "), "{stdout}");
+}
+
+/// Whether `answer` is the refusal of a revoked token.
+fn revoked(answer: &Result<(), Status>) -> bool {
+    answer.as_ref().err().is_some_and(|status| {
+        status.code() == Code::Unauthenticated
+            && status.get_error_details().error_info().is_some_and(|info| info.reason == "TOKEN_REVOKED")
+    })
+}
+
+/// Whether the token got past authentication (the call itself may still
+/// answer anything else).
+fn authenticated(answer: &Result<(), Status>) -> bool {
+    answer.as_ref().err().is_none_or(|status| status.code() != Code::Unauthenticated)
+}
+
+async fn list_rulesets(url: &str, token: &str) -> Result<(), Status> {
+    let mut client = ResolverClient::new(battlelog_test_support::authed_channel(url, token));
+    client.list_rulesets(pb::ListRulesetsRequest {}).await.map(drop)
+}
+
+async fn stream_info(url: &str, token: &str) -> Result<(), Status> {
+    let mut client = JournalClient::new(battlelog_test_support::authed_channel(url, token));
+    client.stream_info(pb::StreamInfoRequest { stream_id: "live-revocation".into() }).await.map(drop)
+}
+
+async fn commitment(url: &str, token: &str) -> Result<(), Status> {
+    let mut client = RollerClient::new(battlelog_test_support::authed_channel(url, token));
+    client.commitment(pb::CommitmentRequest { battle_id: "live-revocation".into(), epoch: 0 }).await.map(drop)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_revoked_while_the_services_run_is_refused_without_a_restart() {
+    let lists = temp_dir("live-revocation-list");
+    let list = lists.path().join("revoked-tokens");
+    std::fs::write(&list, "").expect("an empty revocation list");
+    let mut options = revoking(&list);
+    // Looked at every 200 ms, and tokens living eight hours at most (the
+    // tests' tokens live six; the keys, through the environment).
+    for service in SERVICES {
+        options.envs.push((format!("BATTLELOG_{service}_REVOKED_TOKENS_RELOAD_MS"), "200".to_owned()));
+        options.envs.push((format!("BATTLELOG_{service}_TOKEN_MAX_LIFETIME_SECS"), "28800".to_owned()));
+    }
+    let stack = Stack::start_with("live-revocation", false, &options).await;
+    let (resolver, journal, roller) = (stack.resolver.url(), stack.journal.url(), stack.roller.url());
+    let auth = TestAuth::shared();
+    let leaked = auth.token(Role::Forum, TEST_TENANT, "live-forum");
+    let sibling = auth.token(Role::Forum, TEST_TENANT, "live-forum");
+    let service = auth.token(Role::Service, "battlelog", "live-service");
+    assert!(authenticated(&list_rulesets(&resolver, &leaked).await));
+    assert!(authenticated(&list_rulesets(&resolver, &sibling).await));
+    assert!(authenticated(&stream_info(&journal, &service).await));
+    assert!(authenticated(&commitment(&roller, &service).await));
+    // The configured maximum: eight hours pass, a second more does not.
+    let key = SigningKey::read(&auth.signing_key_file()).expect("the tests' signing key");
+    let lasting = |secs: u64| key.issue_at("live-forum", TEST_TENANT, Role::Forum, now(), now() + secs).expect("issue");
+    assert!(authenticated(&list_rulesets(&resolver, &lasting(28800)).await), "at the configured maximum");
+    let status = list_rulesets(&resolver, &lasting(28801)).await.expect_err("over the configured maximum");
+    assert!(status.message().contains("at most 28800 seconds"), "{status:?}");
+
+    // One leaked token, by its id: refused from the next reload on; its
+    // subject's other token is not.
+    let list_arg = list.display().to_string();
+    revoke(&["--jti", &token_id(&leaked), "--list", &list_arg]);
+    poll_until("the resolver refuses the revoked token", WAIT, || {
+        let (resolver, leaked) = (resolver.clone(), leaked.clone());
+        async move { revoked(&list_rulesets(&resolver, &leaked).await).then_some(()) }
+    })
+    .await;
+    let answer = list_rulesets(&resolver, &sibling).await;
+    assert!(authenticated(&answer), "only the revoked id is refused: {answer:?}");
+
+    // Every token of a subject, at the journal and the roller too.
+    revoke(&["--subject", "live-service", "--list", &list_arg]);
+    poll_until("the journal and the roller refuse the revoked subject", WAIT, || {
+        let (journal, roller, service) = (journal.clone(), roller.clone(), service.clone());
+        async move {
+            (revoked(&stream_info(&journal, &service).await) && revoked(&commitment(&roller, &service).await))
+                .then_some(())
+        }
+    })
+    .await;
+    // The stack's own service token was never revoked: it still works.
+    let mut forum = stack::resolver_as(&stack.resolver, &sibling).await;
+    let open = forum.open_battle(open_request("live-after-revocation")).await;
+    assert!(open.is_ok(), "the stack still serves: {open:?}");
+    let answer = list_rulesets(&resolver, &leaked).await;
+    let status = answer.expect_err("still revoked");
+    assert!(status.message().contains("revoked"), "{status:?}");
+}
+
+/// The token `battlelog token issue --data-dir` mints from `up`'s key.
+fn issue_with_up_key(data_dir: &str, subject: &str) -> String {
+    let output = std::process::Command::new(battlelog_test_support::cli_binary())
+        .args(["token", "issue", "--role", "reader", "--tenant", "dev", "--subject", subject, "--data-dir", data_dir])
+        .output()
+        .expect("run battlelog token issue");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout).expect("utf-8").trim().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn battlelog_up_refuses_what_is_revoked_in_its_data_dir_without_a_restart() {
+    let dir = temp_dir("up-revocation");
+    let up = stack::up(dir.path(), &["--no-nats"]);
+    let data = dir.path().display().to_string();
+    let by_id = issue_with_up_key(&data, "up-reader");
+    let by_subject = issue_with_up_key(&data, "up-leaver");
+    let kept = issue_with_up_key(&data, "up-stayer");
+    for token in [&by_id, &by_subject, &kept] {
+        assert!(authenticated(&list_rulesets(&up.resolver, token).await));
+    }
+    revoke(&["--jti", &token_id(&by_id), "--data-dir", &data]);
+    revoke(&["--subject", "up-leaver", "--data-dir", &data]);
+    poll_until("battlelog up refuses both revoked tokens", WAIT, || {
+        let (resolver, by_id, by_subject) = (up.resolver.clone(), by_id.clone(), by_subject.clone());
+        async move {
+            (revoked(&list_rulesets(&resolver, &by_id).await) && revoked(&list_rulesets(&resolver, &by_subject).await))
+                .then_some(())
+        }
+    })
+    .await;
+    assert!(authenticated(&list_rulesets(&up.resolver, &kept).await), "an unrevoked token still works");
 }

@@ -185,6 +185,10 @@ async fn logins_need_the_right_password() {
     let in_url = format!("nats://journal:{}@127.0.0.1:{}", password("journal"), nats.port());
     assert_eq!(refused(async_nats::connect(in_url).await), ConnectErrorKind::AuthorizationViolation);
     connect_as(&nats, "journal").await;
+    // The monitoring endpoints need no password: the shipped config serves
+    // them on loopback only (the harness only moves them to a free port).
+    let log = nats.log();
+    assert!(log.contains("Starting http monitor on 127.0.0.1:"), "monitoring on loopback only:\n{log}");
 }
 
 /// Version 0 of a berserk battle the resolver can fold (the commitment is
@@ -227,8 +231,12 @@ async fn the_resolver_logs_in_to_nats_with_the_credentials_in_its_url() {
     // Called in process, past the authenticator: the caller it would have
     // left is the battle's own forum (this battle has no tenant).
     let mut request = tonic::Request::new(get);
-    let forum =
-        battlelog_auth::Caller { subject: "forum".into(), tenant: String::new(), role: battlelog_auth::Role::Forum };
+    let forum = battlelog_auth::Caller {
+        subject: "forum".into(),
+        tenant: String::new(),
+        role: battlelog_auth::Role::Forum,
+        expires_at: u64::MAX,
+    };
     request.extensions_mut().insert(forum);
     service.get_battle(request).await.expect("the battle is cached");
     assert_eq!(service.cached_head("warm"), Some(0));

@@ -92,6 +92,47 @@ fn up_demo_export_audit_then_sigterm_without_nats() {
     assert!(dir.path().join("roller").join("master.key").is_file(), "the dev master key lives in the data dir");
 }
 
+/// `battlelog up`'s data dir holds the battles before their seeds are
+/// revealed and the development keys: it is its owner's alone (0700, even
+/// when it was there before with looser bits), and so is every file and
+/// directory `up` makes in it, the journal's too; the signing key is 0600.
+#[cfg(unix)]
+#[test]
+fn up_keeps_its_data_dir_to_its_owner() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = temp_dir("newcomer-modes");
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).expect("a data dir");
+    std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o755)).expect("open it to everyone");
+    let up = up(&data, &["--no-nats"]);
+    let (code, stdout, stderr) = cli(&["demo", "--resolver", &up.resolver, "--data-dir", &data.display().to_string()]);
+    assert_eq!(code, Some(0), "demo: {stderr}\n{stdout}");
+    let (status, printed) = stop(up, "-TERM");
+    assert!(status.success(), "{printed}");
+
+    let mode = |path: &Path| std::fs::metadata(path).expect("metadata").permissions().mode() & 0o777;
+    assert_eq!(mode(&data), 0o700, "the data dir is made owner-only");
+    assert_eq!(mode(&data.join("auth").join("signing-key.pem")), 0o600);
+    let mut seen = Vec::new();
+    let mut pending = vec![data.clone()];
+    while let Some(next) = pending.pop() {
+        for entry in std::fs::read_dir(&next).expect("read a dir") {
+            let path = entry.expect("an entry").path();
+            // The test's own capture of up's stderr, not up's.
+            if path.file_name().is_some_and(|name| name == "up.stderr") {
+                continue;
+            }
+            assert_eq!(mode(&path) & 0o077, 0, "{} is open to others: {:o}", path.display(), mode(&path));
+            if path.is_dir() {
+                pending.push(path.clone());
+            }
+            seen.push(path);
+        }
+    }
+    let journal_files = seen.iter().filter(|p| p.starts_with(data.join("journal")) && p.is_file()).count();
+    assert!(journal_files > 0, "the journal's files were checked: {seen:?}");
+}
+
 /// `battlelog up --nats-url` of a real nats-server: the banner names it,
 /// the demo's events all reach JetStream, every export verifies, and
 /// SIGINT (Ctrl-C) stops it with status 0.

@@ -192,3 +192,36 @@ async fn the_page_holds_the_export_and_the_dom_contract() {
 fn maud_escape(text: &str) -> String {
     text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
+
+/// A failure on our side (the resolver unreachable) shows the visitor a
+/// short public message, in both languages, and none of its detail: the
+/// connection error and the resolver's address are in the web's log only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_resolver_shows_a_public_message_and_logs_the_detail() {
+    let dir = battlelog_test_support::temp_dir("web-unreachable");
+    // A port nothing listens on: bound, then closed.
+    let (listener, resolver_url) = battlelog_test_support::loopback_listener().await;
+    let port = listener.local_addr().expect("an address").port().to_string();
+    drop(listener);
+    let secret = dir.path().join("share.secret");
+    let share = ShareSecret::read_or_create(&secret).expect("a share secret");
+    let token_file = dir.path().join("web.token");
+    std::fs::write(&token_file, TestAuth::shared().reader()).expect("write the web's token");
+    let web = battlelog_test_support::web(&resolver_url, &secret, &token_file, &dir.path().join("web.log")).await;
+
+    let url = format!("{}/battles/web-unreachable?k={}", web.url(), share.key_for("web-unreachable"));
+    let (status, body) = http_get(&url, &[]).await;
+    assert!((502..=504).contains(&status), "the resolver's failure is a gateway error: {status} {body}");
+    assert!(body.contains("The battle service"), "a public message: {body}");
+    assert!(body.contains("Служба боёв"), "in Russian too: {body}");
+    for internal in ["127.0.0.1", &port, "transport", "connect", "refused", "resolver refused"] {
+        assert!(!body.contains(internal), "the page shows no internal detail ({internal:?}): {body}");
+    }
+    // The detail is logged for the operator.
+    let log = battlelog_test_support::poll_until("the failure in the log", WAIT, || {
+        let log = web.log();
+        async move { log.contains("page failed").then_some(log) }
+    })
+    .await;
+    assert!(log.contains(&port) || log.to_ascii_lowercase().contains("connect"), "the detail is logged: {log}");
+}

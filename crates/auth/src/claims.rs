@@ -60,6 +60,16 @@ pub struct Claims {
     pub exp: u64,
     /// Issued at, seconds since the Unix epoch.
     pub iat: u64,
+    /// Not before, seconds since the Unix epoch: the token is refused until
+    /// then. Optional, as in RFC 7519; `battlelog token issue` sets none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nbf: Option<u64>,
+    /// The token's own id, random, so that one token can be revoked without
+    /// its subject's others. Every token battlelog issues has one; a token
+    /// without one (issued before they existed) can be revoked only by its
+    /// subject, and lives at most the maximum lifetime anyway.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jti: Option<String>,
     /// The signing key's id; the header's `kid` must say the same.
     pub kid: String,
 }
@@ -68,6 +78,14 @@ pub struct Claims {
 pub const MAX_SUBJECT_BYTES: usize = 128;
 /// Longest tenant name.
 pub const MAX_TENANT_BYTES: usize = 64;
+/// Longest token id (`jti`); battlelog's own are 32 hex digits.
+pub const MAX_TOKEN_ID_BYTES: usize = 128;
+
+/// A token id is one word of printable ASCII, so that it fits on a line of
+/// the revocation list as it is.
+pub fn token_id_ok(jti: &str) -> bool {
+    !jti.is_empty() && jti.len() <= MAX_TOKEN_ID_BYTES && jti.bytes().all(|b| b.is_ascii_graphic())
+}
 
 /// Why a tenant name is refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -91,6 +109,9 @@ pub struct Caller {
     pub subject: String,
     pub tenant: String,
     pub role: Role,
+    /// When the token expires (its `exp`), seconds since the Unix epoch: a
+    /// long-lived call (a stream) can end when its credential does.
+    pub expires_at: u64,
 }
 
 impl Caller {
@@ -102,6 +123,6 @@ impl Caller {
 
 impl From<Claims> for Caller {
     fn from(claims: Claims) -> Self {
-        Caller { subject: claims.sub, tenant: claims.tenant, role: claims.role }
+        Caller { subject: claims.sub, tenant: claims.tenant, role: claims.role, expires_at: claims.exp }
     }
 }

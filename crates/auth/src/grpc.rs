@@ -22,6 +22,10 @@ impl TokenError {
             TokenError::Expired { .. } => "TOKEN_EXPIRED",
             TokenError::UnknownKey { .. } => "TOKEN_UNKNOWN_KEY",
             TokenError::BadSignature { .. } => "TOKEN_BAD_SIGNATURE",
+            TokenError::NotYetValid { .. } => "TOKEN_NOT_YET_VALID",
+            TokenError::IssuedInFuture { .. } => "TOKEN_ISSUED_IN_FUTURE",
+            TokenError::LifetimeTooLong { .. } => "TOKEN_LIFETIME_TOO_LONG",
+            TokenError::Revoked { .. } => "TOKEN_REVOKED",
         }
     }
 }

@@ -26,6 +26,8 @@ pub enum KeyError {
     NoKeys,
     #[error("token file {path} holds no token")]
     EmptyToken { path: PathBuf },
+    #[error("revoked_tokens_file: {0}")]
+    Revocations(#[from] crate::revoke::RevocationError),
 }
 
 /// The bearer token a service presents to its peers, from a file the

@@ -3,7 +3,9 @@
 //! Every RPC but health and reflection carries `authorization: Bearer <JWT>`:
 //! an Ed25519-signed (EdDSA) token whose claims name who (`sub`), which
 //! forum platform (`tenant`), which `role` (forum, judge, reader, service),
-//! until when (`exp`) and which key signed it (`kid`). The operator keeps the
+//! when it was issued (`iat`), from and until when it is valid (`nbf`,
+//! optional, and `exp`; at most a configured maximum lifetime), its own id
+//! (`jti`) and which key signed it (`kid`). The operator keeps the
 //! signing key; each service holds only the verification keys it accepts
 //! (several at once, so keys can be rotated).
 //!
@@ -13,7 +15,10 @@
 //! - [`share`]: per-battle share keys for web links, derived from a server
 //!   secret (revoked by rotating it).
 //! - [`token`]: issuing tokens and verifying them ([`Verifier`], with a small
-//!   cache so a service's own repeated token costs one signature check).
+//!   cache so a service's own repeated token costs one signature check; the
+//!   times, the lifetime and the revocation list are checked on every call).
+//! - [`revoke`]: the revocation list, by token id or subject, from a file
+//!   each service re-reads while it runs.
 //! - [`grpc`]: the server interceptor that turns a token into a [`Caller`]
 //!   (or `UNAUTHENTICATED` saying why, `PERMISSION_DENIED` naming the role
 //!   needed), and the client side that attaches a token to every call.
@@ -21,11 +26,13 @@
 pub mod claims;
 pub mod grpc;
 pub mod keys;
+pub mod revoke;
 pub mod share;
 pub mod token;
 
 pub use claims::{Caller, Claims, Role, TenantError, validate_tenant};
 pub use grpc::{AuthChannel, Authenticator, Bearer, authed, caller};
 pub use keys::{KeyError, SigningKey, VerificationKeys, key_id, read_token_file};
+pub use revoke::{Revocation, RevocationError, RevocationList};
 pub use share::ShareSecret;
-pub use token::{IssueError, TokenError, Verifier};
+pub use token::{DEFAULT_MAX_LIFETIME, IssueError, TokenError, Verifier};

@@ -7,8 +7,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 
-use crate::claims::{Claims, MAX_SUBJECT_BYTES, Role, validate_tenant};
+use crate::claims::{Claims, MAX_SUBJECT_BYTES, MAX_TOKEN_ID_BYTES, Role, token_id_ok, validate_tenant};
 use crate::keys::{SigningKey, VerificationKeys};
+use crate::revoke::RevocationList;
 
 /// Why a token is not accepted. Each says which, so an integrator knows
 /// whether to fetch a new token, fix its header or ask for another key.
@@ -24,6 +25,19 @@ pub enum TokenError {
     UnknownKey { kid: String },
     #[error("bearer token signature does not verify with key {kid}")]
     BadSignature { kid: String },
+    #[error("bearer token not yet valid: not before {nbf} (seconds since the Unix epoch)")]
+    NotYetValid { nbf: u64 },
+    #[error(
+        "bearer token issued in the future: iat {iat} is ahead of this service's clock (seconds since the Unix epoch)"
+    )]
+    IssuedInFuture { iat: u64 },
+    #[error(
+        "bearer token lifetime too long: valid from iat {iat} to exp {exp}; this service accepts tokens valid for \
+         at most {max} seconds"
+    )]
+    LifetimeTooLong { iat: u64, exp: u64, max: u64 },
+    #[error("revoked bearer token: its {by} is on this service's revocation list")]
+    Revoked { by: &'static str },
 }
 
 /// Refuses what no service should ever issue, so a mistake shows at once.
@@ -35,6 +49,8 @@ pub enum IssueError {
     Tenant(#[from] crate::claims::TenantError),
     #[error("cannot sign the token: {0}")]
     Sign(String),
+    #[error("the operating system has no randomness for a token id: {0}")]
+    Random(String),
 }
 
 fn now() -> u64 {
@@ -51,26 +67,53 @@ impl SigningKey {
         self.issue_at(subject, tenant, role, now(), now().saturating_add(ttl.as_secs()))
     }
 
-    /// A token with explicit times: tests use it for expired tokens.
+    /// A token with explicit times and a fresh id: tests use it for
+    /// expired tokens and others the services refuse.
     pub fn issue_at(&self, subject: &str, tenant: &str, role: Role, iat: u64, exp: u64) -> Result<String, IssueError> {
-        if !subject_ok(subject) {
+        let claims = Claims {
+            sub: subject.to_owned(),
+            tenant: tenant.to_owned(),
+            role,
+            exp,
+            iat,
+            nbf: None,
+            jti: Some(new_token_id()?),
+            kid: self.kid(),
+        };
+        self.sign(claims)
+    }
+
+    /// Signs `claims` as they are, but for `kid`, which is always this
+    /// key's: for tests that need a claim `issue` never sets (`nbf`).
+    pub fn sign(&self, mut claims: Claims) -> Result<String, IssueError> {
+        if !subject_ok(&claims.sub) {
             return Err(IssueError::Subject);
         }
-        validate_tenant(tenant)?;
-        let kid = self.kid();
-        let claims = Claims { sub: subject.to_owned(), tenant: tenant.to_owned(), role, exp, iat, kid: kid.clone() };
+        validate_tenant(&claims.tenant)?;
+        claims.kid = self.kid();
         let mut header = Header::new(Algorithm::EdDSA);
-        header.kid = Some(kid);
+        header.kid = Some(claims.kid.clone());
         jsonwebtoken::encode(&header, &claims, &EncodingKey::from_ed_der(&self.pkcs8_der()))
             .map_err(|e| IssueError::Sign(e.to_string()))
     }
 }
 
+/// A fresh token id: 16 random bytes from the operating system, in hex.
+pub fn new_token_id() -> Result<String, IssueError> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(|e| IssueError::Random(e.to_string()))?;
+    Ok(hex::encode(bytes))
+}
+
 /// Verified tokens kept, so that a service's own token (the same string on
 /// every call between services) costs a map lookup, not a signature check.
 const MAX_CACHED_TOKENS: usize = 4_096;
-/// Allowed clock difference between the issuer and this service.
-const LEEWAY_SECONDS: u64 = 30;
+/// Allowed clock difference between the issuer and this service, for
+/// `exp`, `nbf` and `iat` alike.
+pub const LEEWAY_SECONDS: u64 = 30;
+/// The longest a token may be valid (`exp` − `iat`) unless a service is
+/// configured otherwise (`token_max_lifetime_secs`): 90 days.
+pub const DEFAULT_MAX_LIFETIME: Duration = Duration::from_secs(90 * 24 * 3600);
 /// Longest token read at all; a real one is a few hundred bytes.
 const MAX_TOKEN_BYTES: usize = 4_096;
 
@@ -79,11 +122,33 @@ const MAX_TOKEN_BYTES: usize = 4_096;
 pub struct Verifier {
     keys: Arc<VerificationKeys>,
     verified: Arc<Mutex<HashMap<String, Claims>>>,
+    /// The longest lifetime accepted, in seconds.
+    max_lifetime: u64,
+    revoked: Option<Arc<RevocationList>>,
 }
 
 impl Verifier {
+    /// Accepts tokens of `keys` living at most [`DEFAULT_MAX_LIFETIME`],
+    /// with no revocation list.
     pub fn new(keys: VerificationKeys) -> Self {
-        Self { keys: Arc::new(keys), verified: Arc::default() }
+        Self {
+            keys: Arc::new(keys),
+            verified: Arc::default(),
+            max_lifetime: DEFAULT_MAX_LIFETIME.as_secs(),
+            revoked: None,
+        }
+    }
+
+    /// Accepts no token valid (`exp` − `iat`) for longer than `max`.
+    pub fn with_max_lifetime(mut self, max: Duration) -> Self {
+        self.max_lifetime = max.as_secs();
+        self
+    }
+
+    /// Refuses the tokens `list` names.
+    pub fn with_revocations(mut self, list: RevocationList) -> Self {
+        self.revoked = Some(Arc::new(list));
+        self
     }
 
     /// A verifier of the public key files a service is configured with
@@ -92,26 +157,64 @@ impl Verifier {
         Ok(Self::new(VerificationKeys::read(paths)?))
     }
 
+    /// A service's verifier as configured: the public key files
+    /// (`auth_keys`), the longest lifetime accepted
+    /// (`token_max_lifetime_secs`) and, when given, the revocation list
+    /// (`revoked_tokens_file`, looked at every `revoked_tokens_reload_ms`).
+    pub fn configured(
+        auth_keys: &[std::path::PathBuf],
+        max_lifetime: Duration,
+        revoked_tokens_file: Option<&std::path::Path>,
+        reload_every: Duration,
+    ) -> Result<Self, crate::KeyError> {
+        let verifier = Self::from_files(auth_keys)?.with_max_lifetime(max_lifetime);
+        Ok(match revoked_tokens_file {
+            Some(path) => verifier.with_revocations(RevocationList::open(path, reload_every)?),
+            None => verifier,
+        })
+    }
+
     /// The claims of a valid token, or why it is not valid.
     pub fn verify(&self, token: &str) -> Result<Claims, TokenError> {
         let cached = self.verified.lock().unwrap_or_else(|p| p.into_inner()).get(token).cloned();
-        let claims = match cached {
-            Some(claims) => claims,
-            None => {
-                let claims = self.check(token)?;
-                let mut verified = self.verified.lock().unwrap_or_else(|p| p.into_inner());
-                if verified.len() >= MAX_CACHED_TOKENS {
-                    verified.clear();
-                }
-                verified.insert(token.to_owned(), claims.clone());
-                claims
-            }
-        };
-        // A cached token still expires.
-        if claims.exp.saturating_add(LEEWAY_SECONDS) < now() {
+        if let Some(claims) = cached {
+            // A cached token still expires, and can be revoked.
+            self.admit(&claims, now())?;
+            return Ok(claims);
+        }
+        let claims = self.check(token)?;
+        self.admit(&claims, now())?;
+        let mut verified = self.verified.lock().unwrap_or_else(|p| p.into_inner());
+        if verified.len() >= MAX_CACHED_TOKENS {
+            verified.clear();
+        }
+        verified.insert(token.to_owned(), claims.clone());
+        Ok(claims)
+    }
+
+    /// Whether claims whose signature verified are valid at `now`: every
+    /// call, cached or not. The times allow [`LEEWAY_SECONDS`] of clock
+    /// difference; the lifetime is the issuer's alone (`exp` − `iat`, both
+    /// its clock), so it has none. With `iat` at most the leeway ahead of
+    /// now, a lifetime within the maximum also keeps `exp` within the
+    /// maximum (and the leeway) of now, however large `exp` is.
+    fn admit(&self, claims: &Claims, now: u64) -> Result<(), TokenError> {
+        if claims.exp.saturating_add(LEEWAY_SECONDS) < now {
             return Err(TokenError::Expired { exp: claims.exp });
         }
-        Ok(claims)
+        if let Some(nbf) = claims.nbf.filter(|nbf| *nbf > now.saturating_add(LEEWAY_SECONDS)) {
+            return Err(TokenError::NotYetValid { nbf });
+        }
+        if claims.iat > now.saturating_add(LEEWAY_SECONDS) {
+            return Err(TokenError::IssuedInFuture { iat: claims.iat });
+        }
+        if claims.exp.saturating_sub(claims.iat) > self.max_lifetime {
+            return Err(TokenError::LifetimeTooLong { iat: claims.iat, exp: claims.exp, max: self.max_lifetime });
+        }
+        match &self.revoked {
+            Some(list) => list.check(claims),
+            None => Ok(()),
+        }
     }
 
     fn check(&self, token: &str) -> Result<Claims, TokenError> {
@@ -127,7 +230,8 @@ impl Verifier {
         let mut validation = Validation::new(Algorithm::EdDSA);
         validation.leeway = LEEWAY_SECONDS;
         validation.set_required_spec_claims(&["exp", "sub"]);
-        // Expiry is checked below, so that the error can say when.
+        // The times are checked in `admit`, on every call, so that the error
+        // can say which and when.
         validation.validate_exp = false;
         let data = jsonwebtoken::decode::<Claims>(token, &DecodingKey::from_ed_der(key.as_bytes()), &validation)
             .map_err(|e| match e.kind() {
@@ -135,9 +239,6 @@ impl Verifier {
                 _ => TokenError::Malformed(e.to_string()),
             })?;
         let claims = data.claims;
-        if claims.exp.saturating_add(LEEWAY_SECONDS) < now() {
-            return Err(TokenError::Expired { exp: claims.exp });
-        }
         if claims.kid != kid {
             return Err(TokenError::Malformed(format!("claims name key {} but the header names {kid}", claims.kid)));
         }
@@ -145,6 +246,11 @@ impl Verifier {
             return Err(TokenError::Malformed(format!("sub must be 1 to {MAX_SUBJECT_BYTES} printable bytes")));
         }
         validate_tenant(&claims.tenant).map_err(|e| TokenError::Malformed(e.to_string()))?;
+        if claims.jti.as_deref().is_some_and(|jti| !token_id_ok(jti)) {
+            return Err(TokenError::Malformed(format!(
+                "jti must be 1 to {MAX_TOKEN_ID_BYTES} bytes of printable ASCII without spaces"
+            )));
+        }
         Ok(claims)
     }
 }
@@ -189,6 +295,8 @@ mod tests {
                 role: Role::Service,
                 exp: now() + 3600,
                 iat: now(),
+                nbf: None,
+                jti: None,
                 kid: key.kid(),
             };
             jsonwebtoken::encode(&header, &claims, &EncodingKey::from_ed_der(&other.pkcs8_der())).expect("encode")
@@ -225,6 +333,131 @@ mod tests {
         assert_eq!(key.issue("", "t", Role::Forum, HOUR), Err(IssueError::Subject));
         assert!(matches!(key.issue("f", "a.b", Role::Forum, HOUR), Err(IssueError::Tenant(_))));
         assert!(matches!(key.issue("f", "", Role::Forum, HOUR), Err(IssueError::Tenant(_))));
+    }
+
+    const MAX: u64 = DEFAULT_MAX_LIFETIME.as_secs();
+    /// A fixed clock for the edges: the checks take `now` as an argument.
+    const NOW: u64 = 1_800_000_000;
+
+    fn claims(iat: u64, exp: u64, nbf: Option<u64>) -> Claims {
+        Claims {
+            sub: "f".into(),
+            tenant: "t".into(),
+            role: Role::Forum,
+            exp,
+            iat,
+            nbf,
+            jti: Some("id-1".into()),
+            kid: "k".into(),
+        }
+    }
+
+    fn admit(verifier: &Verifier, iat: u64, exp: u64, nbf: Option<u64>) -> Result<(), TokenError> {
+        verifier.admit(&claims(iat, exp, nbf), NOW)
+    }
+
+    #[test]
+    fn the_lifetime_is_capped_at_the_maximum() {
+        let key = SigningKey::generate().expect("key");
+        let verifier = verifier(&key);
+        assert_eq!(MAX, 90 * 86_400, "the default is 90 days");
+        assert_eq!(admit(&verifier, NOW, NOW + MAX - 1, None), Ok(()), "just under");
+        assert_eq!(admit(&verifier, NOW, NOW + MAX, None), Ok(()), "at");
+        let over = TokenError::LifetimeTooLong { iat: NOW, exp: NOW + MAX + 1, max: MAX };
+        assert_eq!(admit(&verifier, NOW, NOW + MAX + 1, None), Err(over), "over");
+        // Far beyond, without overflowing: the year 2200, and 2^64 − 1.
+        for exp in [7_258_118_400, u64::MAX] {
+            assert!(matches!(admit(&verifier, NOW, exp, None), Err(TokenError::LifetimeTooLong { .. })), "{exp}");
+        }
+        // Issued long ago with a long life: still too long, though its
+        // remaining life is short.
+        assert!(matches!(admit(&verifier, NOW - MAX, NOW + 60, None), Err(TokenError::LifetimeTooLong { .. })));
+        // A configured maximum.
+        let hour = verifier.clone().with_max_lifetime(HOUR);
+        assert_eq!(admit(&hour, NOW, NOW + 3600, None), Ok(()));
+        assert!(matches!(admit(&hour, NOW, NOW + 3601, None), Err(TokenError::LifetimeTooLong { max: 3600, .. })));
+    }
+
+    #[test]
+    fn nbf_and_iat_have_the_leeway_of_exp() {
+        let key = SigningKey::generate().expect("key");
+        let verifier = verifier(&key);
+        let lee = LEEWAY_SECONDS;
+        assert_eq!(admit(&verifier, NOW, NOW + 60, Some(NOW + lee - 1)), Ok(()), "nbf just within");
+        assert_eq!(admit(&verifier, NOW, NOW + 60, Some(NOW + lee)), Ok(()), "nbf at the leeway");
+        let nbf = NOW + lee + 1;
+        assert_eq!(admit(&verifier, NOW, NOW + 60, Some(nbf)), Err(TokenError::NotYetValid { nbf }), "beyond");
+        assert_eq!(admit(&verifier, NOW, NOW + 60, Some(u64::MAX)), Err(TokenError::NotYetValid { nbf: u64::MAX }));
+        assert_eq!(admit(&verifier, NOW + lee - 1, NOW + 60, None), Ok(()), "iat just within");
+        assert_eq!(admit(&verifier, NOW + lee, NOW + 60, None), Ok(()), "iat at the leeway");
+        let iat = NOW + lee + 1;
+        assert_eq!(admit(&verifier, iat, NOW + 60, None), Err(TokenError::IssuedInFuture { iat }), "beyond");
+        // And exp, for comparison: expired only past the same leeway.
+        assert_eq!(admit(&verifier, NOW - 60, NOW - lee, None), Ok(()), "exp at the leeway");
+        assert_eq!(admit(&verifier, NOW - 60, NOW - lee - 1, None), Err(TokenError::Expired { exp: NOW - lee - 1 }));
+    }
+
+    #[test]
+    fn a_signed_token_with_a_future_nbf_is_refused_until_then() {
+        let key = SigningKey::generate().expect("key");
+        let verifier = verifier(&key);
+        let mut future = claims(now(), now() + 3600, Some(now() + 600));
+        future.jti = Some(new_token_id().expect("id"));
+        let token = key.sign(future).expect("sign");
+        assert!(matches!(verifier.verify(&token), Err(TokenError::NotYetValid { .. })));
+        assert!(verifier.verified.lock().expect("lock").is_empty(), "a refused token is not cached");
+        // And a jti that could not be written on the revocation list.
+        let mut spaced = claims(now(), now() + 60, None);
+        spaced.jti = Some("two words".into());
+        let token = key.sign(spaced).expect("sign");
+        assert!(matches!(verifier.verify(&token), Err(TokenError::Malformed(m)) if m.contains("jti")));
+    }
+
+    #[test]
+    fn every_issued_token_has_its_own_id() {
+        let key = SigningKey::generate().expect("key");
+        let verifier = verifier(&key);
+        let a = verifier.verify(&key.issue("f", "t", Role::Forum, HOUR).expect("issue")).expect("valid");
+        let b = verifier.verify(&key.issue("f", "t", Role::Forum, HOUR).expect("issue")).expect("valid");
+        let (a, b) = (a.jti.expect("a jti"), b.jti.expect("a jti"));
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 32);
+        assert!(a.bytes().all(|c| c.is_ascii_hexdigit()), "{a}");
+    }
+
+    #[test]
+    fn a_revoked_token_is_refused_even_when_cached() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("revoked");
+        std::fs::write(&path, "").expect("write");
+        let key = SigningKey::generate().expect("key");
+        let list = RevocationList::open(&path, Duration::ZERO).expect("open");
+        let verifier = verifier(&key).with_revocations(list);
+        let token = key.issue("forum-a", "t", Role::Forum, HOUR).expect("issue");
+        let jti = verifier.verify(&token).expect("valid").jti.expect("jti");
+        let other = key.issue("forum-a", "t", Role::Forum, HOUR).expect("issue");
+        crate::revoke::append(&path, &crate::revoke::Revocation::token_id(&jti).expect("id")).expect("revoke");
+        assert_eq!(verifier.verify(&token), Err(TokenError::Revoked { by: "token id (jti)" }));
+        assert!(verifier.verify(&other).is_ok(), "the subject's other token");
+        crate::revoke::append(&path, &crate::revoke::Revocation::subject("forum-a").expect("sub")).expect("revoke");
+        assert_eq!(verifier.verify(&other), Err(TokenError::Revoked { by: "subject" }));
+    }
+
+    #[test]
+    fn a_configured_list_must_exist_at_start_and_the_error_names_its_key() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let key = SigningKey::generate().expect("key");
+        let private = dir.path().join("signing.pem");
+        key.write(&private).expect("write");
+        let keys = [crate::keys::public_path(&private)];
+        let missing = dir.path().join("revoked");
+        let error =
+            Verifier::configured(&keys, HOUR, Some(&missing), Duration::ZERO).expect_err("no list file").to_string();
+        assert!(error.starts_with("revoked_tokens_file: cannot read revocation list"), "{error}");
+        std::fs::write(&missing, "").expect("an empty list");
+        let verifier = Verifier::configured(&keys, HOUR, Some(&missing), Duration::ZERO).expect("configured");
+        let long = key.issue("f", "t", Role::Forum, HOUR + Duration::from_secs(1)).expect("issue");
+        assert!(matches!(verifier.verify(&long), Err(TokenError::LifetimeTooLong { max: 3600, .. })));
     }
 
     fn base64_url_decode(text: &str) -> Vec<u8> {

@@ -10,7 +10,7 @@
 //! - [`client`]: endpoints of a running stack.
 //! - [`tls`]: `up --tls` and the client side of `https://` endpoints, and
 //!   the token a command calls with.
-//! - [`token`]: `token issue` and `token keygen`, for operators.
+//! - [`token`]: `token issue`, `token keygen` and `token revoke`, for operators.
 //!
 //! Every failure exits with status 2 and one line on stderr that names the
 //! problem; stdout then stays empty, so a script never mistakes a half
@@ -66,7 +66,7 @@ enum Command {
     Replay(export::ReplayArgs),
     /// Follow committed events live (NATS, or the journal).
     Watch(watch::WatchArgs),
-    /// Issue bearer tokens, and make the key pair that signs them.
+    /// Issue and revoke bearer tokens, and make the key pair that signs them.
     Token(token::TokenArgs),
 }
 

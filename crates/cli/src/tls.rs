@@ -99,6 +99,11 @@ pub fn dev_signing_key(data_dir: &Path) -> PathBuf {
     data_dir.join("auth").join("signing-key.pem")
 }
 
+/// Where `up` keeps its revocation list (`battlelog token revoke --data-dir`).
+pub fn dev_revoked_tokens(data_dir: &Path) -> PathBuf {
+    data_dir.join("auth").join("revoked-tokens")
+}
+
 impl TlsArgs {
     /// The token to call with: `--token`, else one for `role` minted with
     /// the development signing key under --data-dir.

@@ -1,15 +1,17 @@
 //! `battlelog token`: the operator's side of authentication — a signing key
-//! pair for tokens, and tokens signed with it.
+//! pair for tokens, tokens signed with it, and the revocation list.
 //!
 //! The signing key stays with the operator; services get the public key
-//! (`auth_keys`) and callers get tokens. `battlelog up` keeps a development
-//! key under its data dir, which `--data-dir` uses.
+//! (`auth_keys`) and callers get tokens. A token that must stop working
+//! before it expires goes on the revocation list (`revoked_tokens_file`),
+//! by its id or its subject. `battlelog up` keeps a development key and
+//! list under its data dir, which `--data-dir` uses.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context;
-use battlelog_auth::{Role, SigningKey, validate_tenant};
+use battlelog_auth::{Revocation, Role, SigningKey, validate_tenant};
 use clap::{Args, Subcommand};
 
 use crate::Output;
@@ -26,6 +28,8 @@ enum TokenCommand {
     Issue(IssueArgs),
     /// Write a new signing key (PKCS#8 PEM, mode 0600) and its public key (`<file>.pub`).
     Keygen(KeygenArgs),
+    /// Put a token id (jti) or a subject on a revocation list; services re-read it while running.
+    Revoke(RevokeArgs),
 }
 
 #[derive(Debug, Args)]
@@ -47,6 +51,25 @@ struct IssueArgs {
     #[arg(long)]
     key: Option<PathBuf>,
     /// The data dir of `battlelog up`: use its development signing key.
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+#[command(group = clap::ArgGroup::new("what").required(true).args(["jti", "subject"]))]
+#[command(group = clap::ArgGroup::new("where").required(true).args(["list", "data_dir"]))]
+struct RevokeArgs {
+    /// The id (jti claim) of the one token to refuse.
+    #[arg(long)]
+    jti: Option<String>,
+    /// Refuse every token of this subject, of any tenant.
+    #[arg(long)]
+    subject: Option<String>,
+    /// The revocation list file the services are configured with
+    /// (`revoked_tokens_file`); created if missing.
+    #[arg(long)]
+    list: Option<PathBuf>,
+    /// The data dir of `battlelog up`: its own list.
     #[arg(long)]
     data_dir: Option<PathBuf>,
 }
@@ -83,7 +106,38 @@ pub fn run(args: &TokenArgs) -> anyhow::Result<Output> {
     match &args.command {
         TokenCommand::Issue(args) => issue(args),
         TokenCommand::Keygen(args) => keygen(args),
+        TokenCommand::Revoke(args) => revoke(args),
     }
+}
+
+fn revoke(args: &RevokeArgs) -> anyhow::Result<Output> {
+    let entry = match (&args.jti, &args.subject) {
+        (Some(jti), _) => Revocation::token_id(jti).map_err(|e| anyhow::anyhow!("--jti: {e}"))?,
+        (None, Some(subject)) => Revocation::subject(subject).map_err(|e| anyhow::anyhow!("--subject: {e}"))?,
+        (None, None) => anyhow::bail!("--jti or --subject is required"),
+    };
+    let list = match (&args.list, &args.data_dir) {
+        (Some(list), _) => list.clone(),
+        (None, Some(data_dir)) => {
+            anyhow::ensure!(
+                crate::tls::dev_signing_key(data_dir).is_file(),
+                "no development stack in {}: run `battlelog up` first",
+                data_dir.display()
+            );
+            crate::tls::dev_revoked_tokens(data_dir)
+        }
+        (None, None) => anyhow::bail!("--list or --data-dir is required"),
+    };
+    let added = battlelog_auth::revoke::append(&list, &entry)?;
+    let what = match &entry {
+        Revocation::TokenId(id) => format!("token id {id}"),
+        Revocation::Subject(subject) => format!("every token of subject {subject:?}"),
+    };
+    Ok(Output::text(if added {
+        format!("revoked {what} in {}; services re-read it within revoked_tokens_reload_ms", list.display())
+    } else {
+        format!("{what} was already revoked in {}", list.display())
+    }))
 }
 
 fn issue(args: &IssueArgs) -> anyhow::Result<Output> {

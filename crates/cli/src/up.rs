@@ -9,6 +9,12 @@
 //!
 //! With `--tls` every port serves TLS from a development PKI under the data
 //! directory, mutual between the services (see [`crate::tls`]).
+//!
+//! The data directory is its owner's alone (0700), and so is everything
+//! `up` creates in it: the journal, the keys, NATS's store.
+//!
+//! The services refuse the tokens on the revocation list under the data
+//! directory (`battlelog token revoke --data-dir`), re-read while running.
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -17,7 +23,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use battlelog_auth::{Role, ShareSecret, SigningKey, VerificationKeys, Verifier};
+use battlelog_auth::{RevocationList, Role, ShareSecret, SigningKey, VerificationKeys, Verifier};
 use battlelog_journal::outbox::{EventPublisher, PublishFuture};
 use battlelog_journal::store::OutboxEvent;
 use battlelog_journal::{Journal, JournalOptions};
@@ -212,9 +218,53 @@ async fn bind(addr: SocketAddr, what: &str, scheme: &str) -> anyhow::Result<(Tcp
     Ok((listener, url))
 }
 
+/// Makes `data_dir` its owner's alone (0700), creating it if missing, and
+/// every file and directory this process creates from now on (sled's, the
+/// keys', NATS's, which inherits it): they hold the battles before their
+/// seeds are revealed, and secrets.
+fn private_data_dir(data_dir: &Path) -> anyhow::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+        let _ = rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o077));
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(data_dir)
+            .with_context(|| format!("cannot create the data dir {}", data_dir.display()))?;
+        // A data dir from before, or made by hand, may be open to others.
+        let mode = std::fs::metadata(data_dir)?.permissions().mode();
+        if mode & 0o077 != 0 {
+            std::fs::set_permissions(data_dir, std::fs::Permissions::from_mode(0o700))
+                .with_context(|| format!("cannot make the data dir {} owner-only", data_dir.display()))?;
+        }
+    }
+    #[cfg(not(unix))]
+    std::fs::create_dir_all(data_dir)?;
+    Ok(())
+}
+
+/// `up`'s revocation list, created empty on first start.
+fn revocation_list(data_dir: &Path) -> anyhow::Result<RevocationList> {
+    let path = crate::tls::dev_revoked_tokens(data_dir);
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
+        Ok(mut file) => file.write_all(
+            b"# Tokens battlelog up's services refuse, one `jti <token id>` or `sub <subject>` a line.\n\
+              # `battlelog token revoke --data-dir <this data dir>` adds to it; no restart needed.\n",
+        )?,
+        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(error) => return Err(error).with_context(|| format!("cannot create {}", path.display())),
+    }
+    Ok(RevocationList::open(&path, battlelog_auth::revoke::DEFAULT_RELOAD_EVERY)?)
+}
+
 pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
     battlelog_runtime::logging::init("warn", battlelog_runtime::logging::LogFormat::Text)
         .map_err(anyhow::Error::msg)?;
+    private_data_dir(&args.data_dir)?;
     let tls = crate::tls::UpTls::new(args.tls, &args.data_dir)?;
     let (journal_listener, journal_url) = bind(args.journal_listen, "journal", tls.scheme()).await?;
     let (roller_listener, roller_url) = bind(args.roller_listen, "roller", tls.scheme()).await?;
@@ -227,7 +277,8 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
     // it signs, and the client commands mint theirs with it (tenant `dev`).
     let signing_key_path = crate::tls::dev_signing_key(&args.data_dir);
     let signing_key = SigningKey::read_or_create(&signing_key_path)?;
-    let verifier = Verifier::new(VerificationKeys::from(&signing_key));
+    let verifier =
+        Verifier::new(VerificationKeys::from(&signing_key)).with_revocations(revocation_list(&args.data_dir)?);
     let service_token = signing_key.issue("battlelog-up", "battlelog", Role::Service, SERVICE_TOKEN_TTL)?;
     // The web pages read a shared battle as a reader of the development
     // tenant; share links are keyed by a secret kept under the data dir.
@@ -333,6 +384,11 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
         "  auth      tokens signed by {} (tenant `{}` for the commands below; `battlelog token issue` mints others)",
         signing_key_path.display(),
         crate::tls::DEV_TENANT
+    )?;
+    writeln!(
+        stdout,
+        "  revoked   {} (`battlelog token revoke --data-dir` adds to it; no restart needed)",
+        crate::tls::dev_revoked_tokens(&args.data_dir).display()
     )?;
     if let Some(pki) = &tls.pki {
         writeln!(

@@ -228,3 +228,26 @@ fn compose_runs_the_web_with_what_its_config_names() {
     assert!(compose.contains("--role reader --tenant battlelog --subject battlelog-web"));
     assert!(compose.contains("> deploy/auth/web.token") && compose.contains("> deploy/web/share.secret"));
 }
+
+/// NATS's monitoring endpoints (/connz, /subsz, /jsz …) answer anyone who
+/// reaches them, without a password: the shipped config binds them to
+/// loopback, sets no other monitoring listener, and the compose file
+/// publishes no monitoring port.
+#[test]
+fn nats_serves_monitoring_on_loopback_only() {
+    let nats_conf = deploy_file("nats/nats.conf");
+    let settings: Vec<(&str, &str)> = nats_conf
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.starts_with('#'))
+        .filter_map(|line| line.split_once(':'))
+        .map(|(key, value)| (key.trim(), value.trim()))
+        .collect();
+    let monitoring: Vec<_> = settings
+        .iter()
+        .filter(|(key, _)| matches!(*key, "http" | "http_port" | "monitor_port" | "https" | "https_port" | "http_host"))
+        .collect();
+    assert_eq!(monitoring, [&("http", "\"127.0.0.1:8222\"")], "only a loopback monitoring listener: {monitoring:?}");
+    let compose = deploy_file("docker-compose.yml");
+    assert!(!compose.contains("8222"), "compose publishes no monitoring port");
+}

@@ -59,6 +59,15 @@ pub struct Config {
     /// key rotation. Only the `service` role is admitted.
     #[serde(deserialize_with = "battlelog_runtime::config::comma_separated")]
     pub auth_keys: Vec<PathBuf>,
+    /// The longest a token may be valid (`exp` − `iat`), in seconds; a
+    /// token valid for longer is refused (`TOKEN_LIFETIME_TOO_LONG`).
+    pub token_max_lifetime_secs: u64,
+    /// The revocation list (battlelog_auth::revoke): tokens refused by id
+    /// or subject before they expire, re-read while running. None: no list.
+    pub revoked_tokens_file: Option<PathBuf>,
+    /// How often, at most, the revocation list's file is looked at for
+    /// changes, in milliseconds: a revocation takes effect within it.
+    pub revoked_tokens_reload_ms: u64,
     /// TLS keys `tls_cert`, `tls_key`, `tls_client_ca` (battlelog_runtime::tls).
     #[serde(flatten)]
     pub server_tls: ServerTls,
@@ -85,6 +94,9 @@ impl Default for Config {
             log: "info".into(),
             log_format: LogFormat::Text,
             auth_keys: Vec::new(),
+            token_max_lifetime_secs: battlelog_auth::DEFAULT_MAX_LIFETIME.as_secs(),
+            revoked_tokens_file: None,
+            revoked_tokens_reload_ms: battlelog_auth::revoke::DEFAULT_RELOAD_EVERY.as_millis() as u64,
             server_tls: ServerTls::default(),
         }
     }
@@ -97,6 +109,8 @@ impl Config {
     /// then validation.
     pub fn load(layers: &Layers) -> Result<Self, ConfigError> {
         let mut config: Config = layers.extract()?;
+        // An empty value (`BATTLELOG_JOURNAL_REVOKED_TOKENS_FILE=`) unsets it.
+        config.revoked_tokens_file = config.revoked_tokens_file.filter(|path| !path.as_os_str().is_empty());
         // An empty URL (e.g. `BATTLELOG_JOURNAL_NATS_URL=`) switches NATS off.
         if config.nats_url.as_deref().is_some_and(|u| u.trim().is_empty()) {
             config.nats_url = None;
@@ -150,6 +164,7 @@ impl Config {
             return invalid("log", e.to_string());
         }
         battlelog_runtime::config::require_auth_keys(&self.auth_keys)?;
+        battlelog_runtime::config::require_token_lifetime(self.token_max_lifetime_secs)?;
         self.server_tls.validate()
     }
 }

@@ -27,7 +27,7 @@ async fn main() -> anyhow::Result<()> {
     tracing::info!(%local, data_dir = %config.data_dir.display(), "battlelog-journal starting");
     // A bad TLS file stops the journal before its readiness line.
     config.server_tls.server_config()?;
-    battlelog_auth::Verifier::from_files(&config.auth_keys)?;
+    battlelog_journal::server::verifier(&config)?;
     // Whoever started us with port 0 learns the port from this line.
     battlelog_runtime::announce("battlelog-journal", local)?;
     battlelog_journal::run(&config, listener, battlelog_runtime::shutdown_signal()).await?;

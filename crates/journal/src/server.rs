@@ -36,8 +36,19 @@ pub enum ServeError {
     #[error(transparent)]
     Tls(#[from] battlelog_runtime::tls::TlsError),
     /// The verification keys could not be read.
-    #[error("auth_keys: {0}")]
+    #[error("auth: {0}")]
     Auth(#[from] battlelog_auth::KeyError),
+}
+
+/// The verifier of the tokens callers present: `auth_keys`, the maximum
+/// lifetime and the revocation list as configured.
+pub fn verifier(config: &Config) -> Result<Verifier, ServeError> {
+    Ok(Verifier::configured(
+        &config.auth_keys,
+        std::time::Duration::from_secs(config.token_max_lifetime_secs),
+        config.revoked_tokens_file.as_deref(),
+        std::time::Duration::from_millis(config.revoked_tokens_reload_ms),
+    )?)
 }
 
 /// Runs a journal as configured on `listener` until `shutdown` resolves, then
@@ -49,7 +60,7 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
     let tls = config.server_tls.server_config()?;
-    let verifier = Verifier::from_files(&config.auth_keys)?;
+    let verifier = verifier(config)?;
     let publisher: Option<Arc<dyn EventPublisher>> = match &config.nats_url {
         Some(url) => {
             let url_shown = crate::nats::redact_url(url);

@@ -35,6 +35,15 @@ pub struct Config {
     /// key rotation.
     #[serde(deserialize_with = "battlelog_runtime::config::comma_separated")]
     pub auth_keys: Vec<PathBuf>,
+    /// The longest a token may be valid (`exp` − `iat`), in seconds; a
+    /// token valid for longer is refused (`TOKEN_LIFETIME_TOO_LONG`).
+    pub token_max_lifetime_secs: u64,
+    /// The revocation list (battlelog_auth::revoke): tokens refused by id
+    /// or subject before they expire, re-read while running. None: no list.
+    pub revoked_tokens_file: Option<PathBuf>,
+    /// How often, at most, the revocation list's file is looked at for
+    /// changes, in milliseconds: a revocation takes effect within it.
+    pub revoked_tokens_reload_ms: u64,
     /// File holding the `service` token presented to the journal and the roller.
     pub token_file: Option<PathBuf>,
     /// Bytes of folded battles kept in memory (the fold cache's budget).
@@ -75,6 +84,9 @@ impl Default for Config {
             log: "info".into(),
             log_format: LogFormat::Text,
             auth_keys: Vec::new(),
+            token_max_lifetime_secs: battlelog_auth::DEFAULT_MAX_LIFETIME.as_secs(),
+            revoked_tokens_file: None,
+            revoked_tokens_reload_ms: battlelog_auth::revoke::DEFAULT_RELOAD_EVERY.as_millis() as u64,
             token_file: None,
             cache_bytes: battlelog_stream::DEFAULT_CACHE_BYTES,
             appeal_window_secs: crate::service::DEFAULT_APPEAL_WINDOW.as_secs(),
@@ -92,6 +104,8 @@ impl Config {
     /// then validation.
     pub fn load(layers: &Layers) -> Result<Self, ConfigError> {
         let mut config: Config = layers.extract()?;
+        // An empty value (`BATTLELOG_RESOLVER_REVOKED_TOKENS_FILE=`) unsets it.
+        config.revoked_tokens_file = config.revoked_tokens_file.filter(|path| !path.as_os_str().is_empty());
         // An empty value (`BATTLELOG_RESOLVER_WEB_URL=`) unsets a key, as
         // for `token_file`; a trailing slash would double in every link.
         config.web_url = config.web_url.map(|url| url.trim_end_matches('/').to_owned()).filter(|url| !url.is_empty());
@@ -123,6 +137,7 @@ impl Config {
             }
         }
         battlelog_runtime::config::require_auth_keys(&self.auth_keys)?;
+        battlelog_runtime::config::require_token_lifetime(self.token_max_lifetime_secs)?;
         battlelog_runtime::config::require_token_file(self.token_file.as_deref())?;
         self.server_tls.validate()?;
         self.client_tls.validate(&[("journal_url", &self.journal_url), ("roller_url", &self.roller_url)])
@@ -152,6 +167,20 @@ mod tests {
         flags.extend_from_slice(pairs);
         let layers = Layers::new(SERVICE).flags(flags.into_iter().map(|(k, v)| (k.to_owned(), v.to_owned())));
         Config::load(&layers)
+    }
+
+    #[test]
+    fn token_keys_default_to_ninety_days_and_no_list_and_refuse_a_zero_lifetime() {
+        let config = with(&[]).unwrap();
+        assert_eq!(config.token_max_lifetime_secs, 90 * 24 * 3600);
+        assert_eq!((config.revoked_tokens_file, config.revoked_tokens_reload_ms), (None, 1000));
+        let error = with(&[("token_max_lifetime_secs", "0")]).unwrap_err().to_string();
+        assert!(error.starts_with("invalid config token_max_lifetime_secs: must be at least 1"), "{error}");
+        let config = with(&[("token_max_lifetime_secs", "1"), ("revoked_tokens_file", "")]).unwrap();
+        assert_eq!(config.token_max_lifetime_secs, 1, "one second is a lifetime");
+        assert_eq!(config.revoked_tokens_file, None, "an empty value unsets the list");
+        let error = with(&[("token_max_lifetime_secs", "-1")]).unwrap_err().to_string();
+        assert!(error.contains("token_max_lifetime_secs") && error.contains("--token-max-lifetime-secs"), "{error}");
     }
 
     #[test]

@@ -39,6 +39,15 @@ pub struct Config {
     /// key rotation.
     #[serde(deserialize_with = "battlelog_runtime::config::comma_separated")]
     pub auth_keys: Vec<PathBuf>,
+    /// The longest a token may be valid (`exp` − `iat`), in seconds; a
+    /// token valid for longer is refused (`TOKEN_LIFETIME_TOO_LONG`).
+    pub token_max_lifetime_secs: u64,
+    /// The revocation list (battlelog_auth::revoke): tokens refused by id
+    /// or subject before they expire, re-read while running. None: no list.
+    pub revoked_tokens_file: Option<PathBuf>,
+    /// How often, at most, the revocation list's file is looked at for
+    /// changes, in milliseconds: a revocation takes effect within it.
+    pub revoked_tokens_reload_ms: u64,
     /// File holding the `service` token presented to the journal.
     pub token_file: Option<PathBuf>,
     /// Bytes of folded battles kept in memory (the fold cache's budget).
@@ -62,6 +71,9 @@ impl Default for Config {
             log: "info".into(),
             log_format: LogFormat::Text,
             auth_keys: Vec::new(),
+            token_max_lifetime_secs: battlelog_auth::DEFAULT_MAX_LIFETIME.as_secs(),
+            revoked_tokens_file: None,
+            revoked_tokens_reload_ms: battlelog_auth::revoke::DEFAULT_RELOAD_EVERY.as_millis() as u64,
             token_file: None,
             cache_bytes: battlelog_stream::DEFAULT_CACHE_BYTES,
             server_tls: ServerTls::default(),
@@ -78,7 +90,9 @@ impl Config {
     /// Defaults, then the file, the environment and the flags of `layers`,
     /// then validation.
     pub fn load(layers: &Layers) -> Result<Self, ConfigError> {
-        let config: Config = layers.extract()?;
+        let mut config: Config = layers.extract()?;
+        // An empty value (`BATTLELOG_ROLLER_REVOKED_TOKENS_FILE=`) unsets it.
+        config.revoked_tokens_file = config.revoked_tokens_file.filter(|path| !path.as_os_str().is_empty());
         config.validate()?;
         Ok(config)
     }
@@ -91,6 +105,7 @@ impl Config {
             });
         }
         battlelog_runtime::config::require_auth_keys(&self.auth_keys)?;
+        battlelog_runtime::config::require_token_lifetime(self.token_max_lifetime_secs)?;
         battlelog_runtime::config::require_token_file(self.token_file.as_deref())?;
         self.server_tls.validate()?;
         self.client_tls.validate(&[("journal_url", &self.journal_url)])

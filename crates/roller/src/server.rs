@@ -62,9 +62,15 @@ pub fn service(config: &Config) -> Result<RollerService, ServeError> {
     Ok(RollerService::new(journal, config.master_key()?).with_cache_bytes(config.cache_bytes))
 }
 
-/// The verifier of the tokens callers present, from `auth_keys`.
+/// The verifier of the tokens callers present: `auth_keys`, the maximum
+/// lifetime and the revocation list as configured.
 pub fn verifier(config: &Config) -> Result<Verifier, ServeError> {
-    Ok(Verifier::from_files(&config.auth_keys)?)
+    Ok(Verifier::configured(
+        &config.auth_keys,
+        std::time::Duration::from_secs(config.token_max_lifetime_secs),
+        config.revoked_tokens_file.as_deref(),
+        std::time::Duration::from_millis(config.revoked_tokens_reload_ms),
+    )?)
 }
 
 /// Runs the roller as configured on `listener` until `shutdown` resolves.

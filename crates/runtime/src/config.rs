@@ -304,6 +304,18 @@ pub fn require_token_file(token_file: Option<&Path>) -> Result<(), ConfigError> 
     Ok(())
 }
 
+/// `token_max_lifetime_secs`, the longest a token may be valid: at least a
+/// second, or no token would pass.
+pub fn require_token_lifetime(secs: u64) -> Result<(), ConfigError> {
+    if secs == 0 {
+        return Err(ConfigError::Invalid {
+            key: "token_max_lifetime_secs",
+            message: "must be at least 1 (seconds a token may be valid, from its iat to its exp)".into(),
+        });
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use std::net::SocketAddr;
