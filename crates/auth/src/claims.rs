@@ -91,6 +91,9 @@ pub struct Caller {
     pub subject: String,
     pub tenant: String,
     pub role: Role,
+    /// When the token expires (its `exp`), seconds since the Unix epoch:
+    /// a long call such as a `Watch` ends then.
+    pub expires_at: u64,
 }
 
 impl Caller {
@@ -102,6 +105,6 @@ impl Caller {
 
 impl From<Claims> for Caller {
     fn from(claims: Claims) -> Self {
-        Caller { subject: claims.sub, tenant: claims.tenant, role: claims.role }
+        Caller { subject: claims.sub, tenant: claims.tenant, role: claims.role, expires_at: claims.exp }
     }
 }

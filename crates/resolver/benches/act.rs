@@ -149,7 +149,8 @@ async fn plain(data_dir: &Path, auth: &TestAuth) -> Stack {
 
     let service = battlelog_resolver::server::service_for(&journal_url, &roller_url, None, &token).expect("service");
     // What the resolver's `Authenticator` would leave for the forum's token.
-    let forum = Caller { subject: "test-forum".into(), tenant: TEST_TENANT.into(), role: Role::Forum };
+    let forum =
+        Caller { subject: "test-forum".into(), tenant: TEST_TENANT.into(), role: Role::Forum, expires_at: u64::MAX };
     let as_forum = move |mut request: Request<()>| {
         request.extensions_mut().insert(forum.clone());
         Ok::<_, Status>(request)
