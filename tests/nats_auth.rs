@@ -227,8 +227,12 @@ async fn the_resolver_logs_in_to_nats_with_the_credentials_in_its_url() {
     // Called in process, past the authenticator: the caller it would have
     // left is the battle's own forum (this battle has no tenant).
     let mut request = tonic::Request::new(get);
-    let forum =
-        battlelog_auth::Caller { subject: "forum".into(), tenant: String::new(), role: battlelog_auth::Role::Forum };
+    let forum = battlelog_auth::Caller {
+        subject: "forum".into(),
+        tenant: String::new(),
+        role: battlelog_auth::Role::Forum,
+        expires_at: u64::MAX,
+    };
     request.extensions_mut().insert(forum);
     service.get_battle(request).await.expect("the battle is cached");
     assert_eq!(service.cached_head("warm"), Some(0));

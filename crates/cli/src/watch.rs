@@ -217,17 +217,17 @@ impl<'a> Truth<'a> {
     /// The record the journal holds at `version` of `battle`: `Ok(None)`
     /// when it holds none there; `Err` when neither read could answer.
     async fn held_at(&mut self, battle: &str, version: u64) -> Result<Option<RecordedEvent>, String> {
-        let through_resolver = match self.from_resolver(battle, version).await {
+        let through_resolver = match self.read_resolver(battle, version).await {
             Ok(held) => return Ok(held),
             Err(error) => error,
         };
-        match self.from_journal(battle, version).await {
+        match self.read_journal(battle, version).await {
             Ok(held) => Ok(held),
             Err(error) => Err(format!("resolver: {through_resolver}; journal: {error}")),
         }
     }
 
-    async fn from_resolver(&mut self, battle: &str, version: u64) -> Result<Option<RecordedEvent>, String> {
+    async fn read_resolver(&mut self, battle: &str, version: u64) -> Result<Option<RecordedEvent>, String> {
         if self.resolver.is_none() {
             let client = client::resolver(&self.args.resolver, &self.args.tls, Role::Reader).await;
             self.resolver = Some(client.map_err(|e| e.to_string())?);
@@ -244,7 +244,7 @@ impl<'a> Truth<'a> {
         }
     }
 
-    async fn from_journal(&mut self, battle: &str, version: u64) -> Result<Option<RecordedEvent>, String> {
+    async fn read_journal(&mut self, battle: &str, version: u64) -> Result<Option<RecordedEvent>, String> {
         if self.journal.is_none() {
             let client = client::journal(&self.args.journal, &self.args.tls).await;
             self.journal = Some(client.map_err(|e| e.to_string())?);
@@ -338,7 +338,7 @@ fn claimed_hash(message: &async_nats::Message) -> Option<Hash> {
 
 /// One battle from the start, then live, through the resolver.
 async fn from_resolver(args: &WatchArgs, battle: &str) -> anyhow::Result<Output> {
-    let mut resolver = client::resolver(&args.resolver, &args.tls, battlelog_auth::Role::Reader).await?;
+    let mut resolver = client::resolver(&args.resolver, &args.tls, Role::Reader).await?;
     let request = battlelog_proto::v1::WatchRequest { battle_id: battle.to_owned(), from_version: 0 };
     let mut events = resolver
         .watch(request)
