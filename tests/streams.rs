@@ -6,7 +6,8 @@
 //!   their resident memory before, with no new event in the battles they
 //!   watched (so nothing but the watchers leaving can release them);
 //! - a `Watch` ends with `UNAUTHENTICATED` (`TOKEN_EXPIRED`) when its token
-//!   expires, and with `DEADLINE_EXCEEDED` at its deadline;
+//!   expires, and with `DEADLINE_EXCEEDED` at its deadline, as does the
+//!   journal's `SubscribeStream`;
 //! - the caps on open watches per token and per connection admit up to
 //!   their limit, refuse past it with `RESOURCE_EXHAUSTED`
 //!   (`TOO_MANY_STREAMS`), and free a slot when its stream ends.
@@ -198,6 +199,21 @@ async fn a_watch_ends_unauthenticated_when_its_token_expires_and_at_its_deadline
     let ended = tokio::time::timeout(Duration::from_secs(20), stream.next())
         .await
         .expect("the watch ends at its deadline")
+        .expect("an end status")
+        .expect_err("the end");
+    assert_eq!(ended.code(), Code::DeadlineExceeded, "{ended:?}");
+    assert!(started.elapsed() >= Duration::from_millis(1400), "ended after {:?}", started.elapsed());
+
+    // The journal's own subscriptions end at their deadline too.
+    let mut journal = stack.journal_client().await;
+    let mut request = tonic::Request::new(pb::SubscribeStreamRequest { stream_id: "expiring".into(), from_version: 0 });
+    request.set_timeout(Duration::from_millis(1500));
+    let started = Instant::now();
+    let mut stream = journal.subscribe_stream(request).await.expect("subscribe").into_inner();
+    assert_eq!(stream.next().await.expect("BattleOpened").expect("an event").event.expect("a record").version, 0);
+    let ended = tokio::time::timeout(Duration::from_secs(20), stream.next())
+        .await
+        .expect("the subscription ends at its deadline")
         .expect("an end status")
         .expect_err("the end");
     assert_eq!(ended.code(), Code::DeadlineExceeded, "{ended:?}");
