@@ -9,14 +9,31 @@
 //! `battlelog.events.*.<battle>`, one tenant's battles
 //! `battlelog.events.<tenant>.>`. A tenant's NATS user may subscribe only
 //! under its own tenant (`deploy/nats/`): it watches with `--tenant`.
+//!
+//! The NATS feed is a hint, as it is to the resolver: anyone allowed to
+//! publish on it could put there what the journal never committed. So each
+//! event from NATS is shown only if it follows the chain (PROTOCOL.md §4)
+//! of what was shown of its battle — the next version, whose hash
+//! `h(v) = SHA-256(h(v−1) || record)` is computed here from the bytes
+//! received — or, for the first event of a battle and anything that does
+//! not follow (a gap, a version seen before, a broken link), if the journal
+//! holds exactly those bytes at that version, read through the resolver's
+//! `Export` (any role that reads) or else the journal (a `service` token).
+//! What the journal does not hold is dropped and said so on stderr; what
+//! cannot be checked (neither is reachable with the command's token) is
+//! shown marked as unconfirmed.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 
+use battlelog_auth::{AuthChannel, Role};
 use battlelog_proto::battle;
 use battlelog_proto::v1::battle_event::Event;
-use battlelog_proto::v1::{JournalRecord, SubscribeAllRequest};
+use battlelog_proto::v1::journal_client::JournalClient;
+use battlelog_proto::v1::resolver_client::ResolverClient;
+use battlelog_proto::v1::{ExportRequest, JournalRecord, ReadStreamRequest, RecordedEvent, SubscribeAllRequest};
 use battlelog_runtime::nats_url::NatsUrl;
+use battlelog_verify::chain::{Hash, chain_hash};
 use clap::Args;
 use prost::Message;
 use tokio_stream::StreamExt;
@@ -119,14 +136,18 @@ pub async fn watch(args: &WatchArgs) -> anyhow::Result<Output> {
                 // every event committed after the next line is shown.
                 nats.flush().await?;
                 eprintln!("watching {subject} on {} (Ctrl-C stops)", url.redacted());
+                let mut checker = FeedCheck::new(Truth::new(args));
                 loop {
                     tokio::select! {
                         () = battlelog_runtime::shutdown_signal() => return Ok(Output::text("")),
                         message = messages.next() => {
                             let Some(message) = message else { anyhow::bail!("the NATS subscription ended") };
-                            match JournalRecord::decode(message.payload.as_ref()) {
-                                Ok(record) => print(&line(&record))?,
-                                Err(e) => print(&format!("{}: not a journal record: {e}", message.subject))?,
+                            match checker.check(&message.subject, &message.payload, claimed_hash(&message)).await {
+                                Verdict::Show(record) => print(&line(&record))?,
+                                Verdict::Unconfirmed(record, why) => {
+                                    print(&format!("{} [unconfirmed: {why}]", line(&record)))?;
+                                }
+                                Verdict::Drop(why) => eprintln!("dropped from the NATS feed: {}: {why}", message.subject),
                             }
                         }
                     }
@@ -168,9 +189,156 @@ pub async fn watch(args: &WatchArgs) -> anyhow::Result<Output> {
     }
 }
 
+/// What to do with one message of the NATS feed.
+#[derive(Debug)]
+enum Verdict {
+    /// It follows what was shown, or the journal holds it.
+    Show(JournalRecord),
+    /// Nothing could say whether the journal holds it (why).
+    Unconfirmed(JournalRecord, String),
+    /// Not an event the journal holds (why).
+    Drop(String),
+}
+
+/// Where the journal's truth is read: the resolver's `Export`, else the
+/// journal itself, each connected at first need. A read that fails for the
+/// command's token or endpoint falls through to the other.
+struct Truth<'a> {
+    args: &'a WatchArgs,
+    resolver: Option<ResolverClient<AuthChannel>>,
+    journal: Option<JournalClient<AuthChannel>>,
+}
+
+impl<'a> Truth<'a> {
+    fn new(args: &'a WatchArgs) -> Self {
+        Self { args, resolver: None, journal: None }
+    }
+
+    /// The record the journal holds at `version` of `battle`: `Ok(None)`
+    /// when it holds none there; `Err` when neither read could answer.
+    async fn held_at(&mut self, battle: &str, version: u64) -> Result<Option<RecordedEvent>, String> {
+        let through_resolver = match self.read_resolver(battle, version).await {
+            Ok(held) => return Ok(held),
+            Err(error) => error,
+        };
+        match self.read_journal(battle, version).await {
+            Ok(held) => Ok(held),
+            Err(error) => Err(format!("resolver: {through_resolver}; journal: {error}")),
+        }
+    }
+
+    async fn read_resolver(&mut self, battle: &str, version: u64) -> Result<Option<RecordedEvent>, String> {
+        if self.resolver.is_none() {
+            let client = client::resolver(&self.args.resolver, &self.args.tls, Role::Reader).await;
+            self.resolver = Some(client.map_err(|e| e.to_string())?);
+        }
+        let resolver = self.resolver.as_mut().ok_or("no resolver")?;
+        let request = ExportRequest { battle_id: battle.to_owned(), from_version: version };
+        match resolver.export(request).await {
+            // An opened battle this token reads: the page is the truth,
+            // empty past its head.
+            Ok(page) => Ok(page.into_inner().events.into_iter().next().filter(|e| at_version(e, version))),
+            // NOT_FOUND is also the answer for another tenant's battle:
+            // the journal may still hold it, so this read cannot tell.
+            Err(status) => Err(crate::tls::status_message(&status)),
+        }
+    }
+
+    async fn read_journal(&mut self, battle: &str, version: u64) -> Result<Option<RecordedEvent>, String> {
+        if self.journal.is_none() {
+            let client = client::journal(&self.args.journal, &self.args.tls).await;
+            self.journal = Some(client.map_err(|e| e.to_string())?);
+        }
+        let journal = self.journal.as_mut().ok_or("no journal")?;
+        let request = ReadStreamRequest { stream_id: battle.to_owned(), from_version: version, max_count: 1 };
+        match journal.read_stream(request).await {
+            Ok(page) => Ok(page.into_inner().events.into_iter().next().filter(|e| at_version(e, version))),
+            Err(status) => Err(crate::tls::status_message(&status)),
+        }
+    }
+}
+
+fn at_version(recorded: &RecordedEvent, version: u64) -> bool {
+    recorded.event.as_ref().is_some_and(|record| record.version == version)
+}
+
+/// The chain of each battle as far as it was shown: the last version and
+/// its hash h(version).
+struct FeedCheck<'a> {
+    truth: Truth<'a>,
+    heads: HashMap<String, (u64, Hash)>,
+}
+
+impl<'a> FeedCheck<'a> {
+    fn new(truth: Truth<'a>) -> Self {
+        Self { truth, heads: HashMap::new() }
+    }
+
+    /// Whether the message `payload` on `subject`, claiming the chain hash
+    /// `claimed`, is shown, and how.
+    async fn check(&mut self, subject: &str, payload: &[u8], claimed: Option<Hash>) -> Verdict {
+        let record = match JournalRecord::decode(payload) {
+            Ok(record) => record,
+            Err(e) => return Verdict::Drop(format!("not a journal record: {e}")),
+        };
+        // The journal publishes a battle's events under its id, last.
+        if subject.rsplit('.').next() != Some(record.stream_id.as_str()) {
+            return Verdict::Drop(format!("a record of battle {} under another battle's subject", record.stream_id));
+        }
+        let battle = record.stream_id.clone();
+        let version = record.version;
+        // The link: the next version, and the hash it claims is the one
+        // these bytes make after the last one shown.
+        if let Some(&(head, head_hash)) = self.heads.get(&battle)
+            && version == head + 1
+            && let hash = chain_hash(&head_hash, payload)
+            && claimed == Some(hash)
+        {
+            self.heads.insert(battle, (version, hash));
+            return Verdict::Show(record);
+        }
+        // The first of its battle, or it does not follow what was shown:
+        // only the journal can say.
+        let shown = self.heads.get(&battle).copied();
+        match self.truth.held_at(&battle, version).await {
+            Ok(Some(held)) if held.record == payload => {
+                let Ok(hash) = Hash::try_from(held.hash.as_slice()) else {
+                    return Verdict::Unconfirmed(record, "the journal's hash is not 32 bytes".into());
+                };
+                if let Some((head, _)) = shown
+                    && version <= head
+                {
+                    eprintln!(
+                        "battle {battle}: #{version} as the journal holds it; what this feed showed from #{version} \
+                         to #{head} was not the journal's"
+                    );
+                }
+                self.heads.insert(battle, (version, hash));
+                Verdict::Show(record)
+            }
+            Ok(held) => {
+                let follows = match shown {
+                    Some((head, _)) if version == head + 1 => format!("does not follow #{head} as shown, and "),
+                    _ => String::new(),
+                };
+                let holds = if held.is_some() { "holds another record there" } else { "holds no such version" };
+                Verdict::Drop(format!("#{version} {follows}the journal {holds} (the NATS feed is only a hint)"))
+            }
+            Err(error) => Verdict::Unconfirmed(record, format!("cannot read the journal ({error})")),
+        }
+    }
+}
+
+/// The hash a message claims for its event (the journal's
+/// `Battlelog-Hash` header), if it carries a well-formed one.
+fn claimed_hash(message: &async_nats::Message) -> Option<Hash> {
+    let value = message.headers.as_ref()?.get(battlelog_journal::nats::headers::HASH)?;
+    battlelog_verify::chain::hash_from_hex(value.as_str()).ok()
+}
+
 /// One battle from the start, then live, through the resolver.
 async fn from_resolver(args: &WatchArgs, battle: &str) -> anyhow::Result<Output> {
-    let mut resolver = client::resolver(&args.resolver, &args.tls, battlelog_auth::Role::Reader).await?;
+    let mut resolver = client::resolver(&args.resolver, &args.tls, Role::Reader).await?;
     let request = battlelog_proto::v1::WatchRequest { battle_id: battle.to_owned(), from_version: 0 };
     let mut events = resolver
         .watch(request)

@@ -1,8 +1,11 @@
 //! The gRPC `battlelog.v1.Journal` service over a [`Journal`]: converts wire
 //! types, nothing else. Errors become statuses in [`crate::error`].
 
+use std::time::Duration;
+
 use battlelog_proto::v1 as pb;
 use battlelog_proto::v1::journal_server::Journal as JournalRpc;
+use battlelog_runtime::streams::{Ending, StreamEnd, deadline_exceeded, grpc_timeout};
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_stream::{Stream, StreamExt};
 use tonic::{Request, Response, Status};
@@ -50,8 +53,24 @@ fn recorded(event: StoredEvent) -> pb::RecordedEvent {
     }
 }
 
-fn stream_of(subscription: Subscription) -> EventStream {
-    Box::pin(ReceiverStream::new(subscription).map(|item| item.map(recorded).map_err(Status::from)))
+/// A subscription as a response. The response owns the subscription's
+/// receiver: when the server drops it (the caller reset the call or its
+/// connection went) the subscription's task sees its channel closed and
+/// ends, whether or not an event comes. A call with a deadline
+/// (`grpc-timeout`) ends at it with `DEADLINE_EXCEEDED`; tonic's own
+/// timeout covers only the response head.
+fn stream_of(call: &'static str, subscription: Subscription, timeout: Option<Duration>) -> EventStream {
+    let events = ReceiverStream::new(subscription).map(|item| item.map(recorded).map_err(Status::from));
+    let end: StreamEnd = Box::pin(async move {
+        match timeout {
+            Some(timeout) => {
+                tokio::time::sleep(timeout).await;
+                Some(deadline_exceeded(call, timeout))
+            }
+            None => std::future::pending().await,
+        }
+    });
+    Box::pin(Ending::new(events, end))
 }
 
 #[tonic::async_trait]
@@ -111,16 +130,18 @@ impl JournalRpc for JournalService {
         &self,
         request: Request<pb::SubscribeStreamRequest>,
     ) -> Result<Response<EventStream>, Status> {
+        let timeout = grpc_timeout(request.metadata());
         let request = request.into_inner();
         let subscription = self.journal.subscribe_stream(&request.stream_id, request.from_version)?;
-        Ok(Response::new(stream_of(subscription)))
+        Ok(Response::new(stream_of("SubscribeStream", subscription, timeout)))
     }
 
     type SubscribeAllStream = EventStream;
 
     async fn subscribe_all(&self, request: Request<pb::SubscribeAllRequest>) -> Result<Response<EventStream>, Status> {
+        let timeout = grpc_timeout(request.metadata());
         let subscription = self.journal.subscribe_all(request.into_inner().from_position);
-        Ok(Response::new(stream_of(subscription)))
+        Ok(Response::new(stream_of("SubscribeAll", subscription, timeout)))
     }
 
     async fn verify_chain(

@@ -65,6 +65,11 @@ pub struct Config {
     /// process only (a retried OpenBattle on another replica or after a
     /// restart opens a second battle).
     pub battle_id_secret_file: Option<PathBuf>,
+    /// Most `Watch` streams one token (its subject in its tenant) holds
+    /// open at once; one more is refused with `RESOURCE_EXHAUSTED`.
+    pub max_watches_per_token: usize,
+    /// Most `Watch` streams one client connection holds open at once.
+    pub max_watches_per_connection: usize,
     /// TLS keys `tls_cert`, `tls_key`, `tls_client_ca` (battlelog_runtime::tls).
     #[serde(flatten)]
     pub server_tls: ServerTls,
@@ -93,6 +98,8 @@ impl Default for Config {
             web_url: None,
             share_secret_file: None,
             battle_id_secret_file: None,
+            max_watches_per_token: crate::service::DEFAULT_WATCH_LIMITS.per_token,
+            max_watches_per_connection: crate::service::DEFAULT_WATCH_LIMITS.per_connection,
             server_tls: ServerTls::default(),
             client_tls: ClientTls::default(),
         }
@@ -133,6 +140,17 @@ impl Config {
                               from the web service's secret; set share_secret_file to that file (64 hex digits) \
                               or unset web_url"
                         .into(),
+                });
+            }
+        }
+        for (key, value) in [
+            ("max_watches_per_token", self.max_watches_per_token),
+            ("max_watches_per_connection", self.max_watches_per_connection),
+        ] {
+            if value == 0 {
+                return Err(ConfigError::Invalid {
+                    key,
+                    message: "must be at least 1: 0 would refuse every Watch".into(),
                 });
             }
         }
@@ -191,6 +209,18 @@ mod tests {
         assert_eq!(config.web_url.as_deref(), Some("https://battles.example.org"));
         let config = with(&[("web_url", ""), ("share_secret_file", "")]).unwrap();
         assert_eq!((config.web_url, config.share_secret_file), (None, None), "empty values unset the keys");
+    }
+
+    #[test]
+    fn watch_limits_default_and_refuse_zero_by_name() {
+        let config = with(&[]).unwrap();
+        assert_eq!((config.max_watches_per_token, config.max_watches_per_connection), (256, 128));
+        let config = with(&[("max_watches_per_token", "1"), ("max_watches_per_connection", "1")]).unwrap();
+        assert_eq!((config.max_watches_per_token, config.max_watches_per_connection), (1, 1));
+        for key in ["max_watches_per_token", "max_watches_per_connection"] {
+            let error = with(&[(key, "0")]).unwrap_err().to_string();
+            assert!(error.starts_with(&format!("invalid config {key}: ")), "{error}");
+        }
     }
 
     #[test]

@@ -80,7 +80,11 @@ pub fn service(config: &Config) -> Result<ResolverService, ServeError> {
     let token = read_token_file(config.token_file.as_deref().unwrap_or(std::path::Path::new("")))?;
     let service = service_for(&config.journal_url, &config.roller_url, tls.as_ref(), &token)?
         .with_cache_bytes(config.cache_bytes)
-        .with_appeal_window(Duration::from_secs(config.appeal_window_secs));
+        .with_appeal_window(Duration::from_secs(config.appeal_window_secs))
+        .with_watch_limits(battlelog_runtime::streams::StreamLimits {
+            per_token: config.max_watches_per_token,
+            per_connection: config.max_watches_per_connection,
+        });
     let service = match &config.battle_id_secret_file {
         Some(path) => service.with_battle_id_secret(BattleIdSecret::read(path)?),
         None => {

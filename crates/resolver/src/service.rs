@@ -29,7 +29,7 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use battlelog_auth::share::SHARE_KEY_METADATA;
-use battlelog_auth::{AuthChannel, Caller, Role, ShareSecret, caller};
+use battlelog_auth::{AuthChannel, Caller, Role, ShareSecret, TokenError, caller};
 use battlelog_proto::battle::{self, StructError, check_struct, die_from_proto, json_to_struct, struct_to_json};
 use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::resolver_server::Resolver;
@@ -43,6 +43,7 @@ use battlelog_proto::v1::{
     SubscribeStreamRequest, WatchRequest, battle_event::Event,
 };
 use battlelog_runtime::grpc::{failed_precondition, invalid_argument};
+use battlelog_runtime::streams::{Ending, StreamCaps, StreamEnd, StreamLimits, deadline_exceeded, grpc_timeout};
 use battlelog_runtime::validate;
 use battlelog_stream::{DEFAULT_CACHE_BYTES, FoldCache, MAX_ATTEMPTS, StreamClient, StreamError, downstream};
 use battlelog_verify::audit::{AuditedRecord, audit_with_roller_key};
@@ -166,6 +167,8 @@ pub struct ResolverService {
     /// Set when the server begins to shut down: open `Watch` streams end,
     /// so that a graceful shutdown does not wait for them for ever.
     stopping: tokio::sync::watch::Sender<bool>,
+    /// Open `Watch` streams per token and per connection.
+    watches: StreamCaps,
 }
 
 fn json_of(field: &str, fields: Option<&prost_types::Struct>) -> Result<Value, Status> {
@@ -303,6 +306,12 @@ fn rule_key(request_id: &str) -> String {
 fn close_key(request_id: &str) -> String {
     format!("close:{request_id}")
 }
+/// Open `Watch` streams one token (its subject in its tenant) and one
+/// client connection may hold when the configuration names no other limit:
+/// enough for a reader following every battle of a busy page, far below
+/// what would weigh on the server.
+pub const DEFAULT_WATCH_LIMITS: StreamLimits = StreamLimits { per_token: 256, per_connection: 128 };
+
 /// The appeal window of a battle whose configuration names none.
 pub const DEFAULT_APPEAL_WINDOW: Duration = Duration::from_secs(14 * 24 * 60 * 60);
 
@@ -327,6 +336,32 @@ fn reveal_key(request_id: &str) -> String {
     format!("reveal:{request_id}")
 }
 
+/// What ends a `Watch` that its watcher does not: the server shutting down
+/// (a graceful shutdown must not wait for open watches), its token's expiry
+/// (`UNAUTHENTICATED`, reason `TOKEN_EXPIRED`, as a token expired at the
+/// door), or the call's deadline.
+fn watch_end(
+    mut stopping: tokio::sync::watch::Receiver<bool>,
+    expires_at: u64,
+    timeout: Option<Duration>,
+) -> StreamEnd {
+    let since_epoch = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    let expires_in = Duration::from_secs(expires_at).saturating_sub(since_epoch);
+    Box::pin(async move {
+        let deadline = async {
+            match timeout {
+                Some(timeout) => tokio::time::sleep(timeout).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            () = async { stopping.wait_for(|stop| *stop).await.map_or((), |_| ()) } => None,
+            () = tokio::time::sleep(expires_in) => Some(Status::from(TokenError::Expired { exp: expires_at })),
+            () = deadline => Some(deadline_exceeded("Watch", timeout.unwrap_or_default())),
+        }
+    })
+}
+
 impl ResolverService {
     /// The resolver calling `journal` and `roller` (each with this
     /// service's `service` token on every call), with the default cache
@@ -341,7 +376,15 @@ impl ResolverService {
             links: None,
             battle_ids: BattleIdSecret::generate(),
             stopping: tokio::sync::watch::Sender::new(false),
+            watches: StreamCaps::new(DEFAULT_WATCH_LIMITS),
         }
+    }
+
+    /// The same resolver holding at most `limits` open `Watch` streams per
+    /// token and per connection.
+    pub fn with_watch_limits(mut self, limits: StreamLimits) -> Self {
+        self.watches = StreamCaps::new(limits);
+        self
     }
 
     /// The same resolver keeping at most about `cache_bytes` of folded
@@ -1213,11 +1256,21 @@ impl Resolver for ResolverService {
     async fn watch(&self, request: Request<WatchRequest>) -> Result<Response<Self::WatchStream>, Status> {
         let caller = authorize(&request, "Watch", rights::READ)?;
         let reach = self.reach(&request, &request.get_ref().battle_id, &caller);
+        let connection = request.remote_addr();
+        let timeout = grpc_timeout(request.metadata());
         let request = request.into_inner();
         validate::battle_id(&request.battle_id)?;
+        // Counted before anything else, so a refused watch costs nothing.
+        let slot = self.watches.admit("Watch", &format!("{}/{}", caller.tenant, caller.subject), connection)?;
         self.check_reach_in_journal(&request.battle_id, &reach).await?;
-        let subscribe =
-            SubscribeStreamRequest { stream_id: request.battle_id.clone(), from_version: request.from_version };
+        let mut subscribe = Request::new(SubscribeStreamRequest {
+            stream_id: request.battle_id.clone(),
+            from_version: request.from_version,
+        });
+        // The journal ends its side at the same deadline.
+        if let Some(timeout) = timeout {
+            subscribe.set_timeout(timeout);
+        }
         let events = self
             .journal
             .clone()
@@ -1226,23 +1279,12 @@ impl Resolver for ResolverService {
             .map_err(|s| downstream("journal", s))?
             .into_inner()
             .map(|event| event.map_err(|s| downstream("journal", s)));
-        // Forwarded by a task, so that the stream ends when the server
-        // stops (or the watcher leaves), not when the journal does.
-        let (sender, receiver) = tokio::sync::mpsc::channel(64);
-        let mut stopping = self.stopping.subscribe();
-        tokio::spawn(async move {
-            let mut events = std::pin::pin!(events);
-            loop {
-                tokio::select! {
-                    _ = async { stopping.wait_for(|stop| *stop).await.map(|_| ()) } => return,
-                    event = events.next() => match event {
-                        Some(event) => if sender.send(event).await.is_err() { return },
-                        None => return,
-                    },
-                }
-            }
-        });
-        Ok(Response::new(Box::pin(tokio_stream::wrappers::ReceiverStream::new(receiver))))
+        // No task in between: the response owns the journal subscription
+        // and the slot, so both go the moment the server drops the response
+        // (the watcher reset the call or left), not at the battle's next
+        // event; the end below covers what no client leaving would.
+        let end = watch_end(self.stopping.subscribe(), caller.expires_at, timeout);
+        Ok(Response::new(Box::pin(Ending::new(Box::pin(events), end).holding(slot))))
     }
 
     async fn list_rulesets(

@@ -12,6 +12,8 @@
 //!   (also reachable as `validate`, the name handlers call the checks by).
 //! - [`nats_url`]: NATS URLs with credentials, split for async-nats and
 //!   masked for logs.
+//! - [`streams`]: server streams released as soon as their client leaves,
+//!   ended at their deadline, and capped per token and per connection.
 //! - [`tls`]: TLS (and mutual TLS) config keys, server and client TLS
 //!   configs, and the development PKI of `battlelog up --tls`.
 
@@ -20,6 +22,7 @@ pub mod grpc;
 pub mod limits;
 pub mod logging;
 pub mod nats_url;
+pub mod streams;
 pub mod tls;
 
 /// The checks of [`limits`] under the name handlers call them by
