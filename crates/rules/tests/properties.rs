@@ -489,9 +489,9 @@ proptest! {
         avoid in (any::<bool>(), any::<bool>()),
     ) {
         let attacker = Attacker { id: "a".into(), strike: None, attack_experience: experience.0,
-            die_modifier: modifiers.0, avoid_exchange: avoid.0 };
+            die_modifier: modifiers.0, avoid_exchange: Some(avoid.0), fixed_roll: None };
         let defender = Defender { id: "b".into(), strike: None, defense_experience: experience.1,
-            die_modifier: modifiers.1, closed: false, avoid_exchange: avoid.1 };
+            die_modifier: modifiers.1, closed: false, avoid_exchange: Some(avoid.1), fixed_roll: None };
         let fight = fight(a, d, &attacker, &defender);
         let both_strike = fight.attacker_tier.strikes() && fight.defender_tier.strikes();
         let higher_declared = (fight.diff > 0 && avoid.0) || (fight.diff < 0 && avoid.1);
