@@ -635,28 +635,33 @@ fn a_v2_exchange_choice_answers_one_pending_strike_once_by_the_side_that_rolled_
 fn a_fixed_roll_draws_no_die() {
     let tally = check_property(steps(berserk_action_v2(), 20), |steps, tally| {
         let battle = berserk_battle_v2();
-        for (json, _, _) in &steps {
-            tally.record(
-                &battle,
-                json,
-                battle.dice_needed(&serde_json::from_value(json.clone()).expect("valid")).is_ok(),
-            );
-            let Ok(Action::Strike(strike)) = serde_json::from_value::<Action>(json.clone()) else { continue };
-            let Ok(DiceRequest::Rolls(rolls)) = battle.dice_needed(&Action::Strike(strike.clone())) else { continue };
+        for (json, raw, _) in &steps {
+            let action: Action = serde_json::from_value(json.clone()).expect("valid");
+            let Action::Strike(strike) = &action else { continue };
+            let allowed = battle.dice_needed(&action);
+            tally.record(&battle, json, allowed.is_ok());
+            if strike.attacker.fixed_roll.is_some() || strike.defender.fixed_roll.is_some() {
+                tally.record(&battle, &json!({"type": "strike with a fixed roll"}), allowed.is_ok());
+            }
+            let Ok(DiceRequest::Rolls(rolls)) = allowed else { continue };
             let purposes: Vec<&str> = rolls.iter().map(|roll| roll.purpose).collect();
             let mut wanted = Vec::new();
             if strike.attacker.fixed_roll.is_none() {
                 wanted.push("attacker");
             }
-            if is_fight(&strike) && strike.defender.fixed_roll.is_none() {
+            if is_fight(strike) && strike.defender.fixed_roll.is_none() {
                 wanted.push("defender");
             }
             prop_assert_eq!(purposes, wanted, "{}", json);
             prop_assert!(rolls.iter().all(|roll| roll.count == 1 && roll.sides == 6));
+            // Those dice are all the strike takes.
+            let faces: Vec<u32> = (0..rolls.len()).map(|i| 1 + raw.get(i).copied().unwrap_or(0) % 6).collect();
+            prop_assert!(battle.resolve(0, &action, &faces).is_ok(), "{}", json);
         }
         Ok(())
     });
-    tally.assert_enough("fixed rolls", &[("berserk@2", "strike")], KIND_SHARE, 0.0);
+    let kinds = [("berserk@2", "strike"), ("berserk@2", "strike with a fixed roll")];
+    tally.assert_enough("fixed rolls", &kinds, KIND_SHARE, 0.0);
 }
 
 /// RULES.md §6.4: a resolved `pbta-2d6@2` move had stakes and helpers other

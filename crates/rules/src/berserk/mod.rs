@@ -12,7 +12,7 @@
 pub mod v1;
 pub mod v2;
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
 use crate::battle::Version;
@@ -32,13 +32,20 @@ pub struct Attacker {
     #[serde(default)]
     pub die_modifier: i32,
     /// `@1` only (absent reads as `false`); `@2` refuses it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "sent")]
     pub avoid_exchange: Option<bool>,
     /// `@2` only: a feature that replaces this side's die (an integer 1–6).
     /// Kept as sent, so anything else is a rejection naming the rule rather
-    /// than a parse error.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// than a parse error; `null` is kept too, so it is refused as well.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "sent")]
     pub fixed_roll: Option<Value>,
+}
+
+/// A field that is `Some` whenever it is sent — a `null` too (as
+/// `Value::Null`, or an error for a `bool`) — so that a version refuses a
+/// field by its presence, never mistaking `null` for its absence.
+fn sent<'de, D: Deserializer<'de>, T: Deserialize<'de>>(deserializer: D) -> Result<Option<T>, D::Error> {
+    T::deserialize(deserializer).map(Some)
 }
 
 /// The defending card of a strike.
@@ -56,10 +63,10 @@ pub struct Defender {
     #[serde(default)]
     pub closed: bool,
     /// `@1` only (absent reads as `false`); `@2` refuses it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "sent")]
     pub avoid_exchange: Option<bool>,
     /// `@2` only, as [`Attacker::fixed_roll`]; ignored without a fight.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "sent")]
     pub fixed_roll: Option<Value>,
 }
 

@@ -27,7 +27,7 @@
 //! - The choice's outcome reads the strike's effective `diff` and tiers;
 //!   avoided, it uses the row one step toward zero, which is never the tie
 //!   row, so A is not needed.
-//! - A `fixed_roll` of `null` is no fixed roll, as if absent.
+//! - A `fixed_roll` of `null` is sent, and not an integer: refused.
 
 use serde_json::Value;
 
@@ -54,7 +54,7 @@ pub fn chooser(diff: Option<i64>) -> Option<Side> {
 /// integer 1–6, refused otherwise (§6.3.2).
 pub fn fixed_roll(value: Option<&Value>, field: &'static str) -> Result<Option<u32>, Rejection> {
     match value {
-        None | Some(Value::Null) => Ok(None),
+        None => Ok(None),
         Some(value) => value
             .as_u64()
             .filter(|roll| (1..=6).contains(roll))

@@ -264,6 +264,7 @@ fn under_v1_an_exchange_choice_and_a_fixed_roll_are_refused() {
     for (attacker, defender, field) in [
         (json!({"id": "a", "fixed_roll": 3}), json!({"id": "b"}), "attacker.fixed_roll"),
         (json!({"id": "a"}), json!({"id": "b", "fixed_roll": 3}), "defender.fixed_roll"),
+        (json!({"id": "a", "fixed_roll": null}), json!({"id": "b"}), "attacker.fixed_roll"),
     ] {
         assert_eq!(
             rejection(&v1, strike_json(attacker, defender, "simple"), &[3, 1]),
@@ -342,7 +343,7 @@ fn without_a_fight_only_the_attackers_fixed_roll_matters() {
 #[test]
 fn a_fixed_roll_outside_one_to_six_is_refused_with_or_without_a_fight() {
     let battle = battle();
-    for bad in [json!(0), json!(7), json!(-1), json!(2.5), json!("3"), json!(true)] {
+    for bad in [json!(0), json!(7), json!(-1), json!(2.5), json!("3"), json!(true), json!(null)] {
         for (attacker, defender, kind, field) in [
             (json!({"id": "a", "fixed_roll": bad}), json!({"id": "b"}), "simple", "attacker.fixed_roll"),
             (json!({"id": "a"}), json!({"id": "b", "fixed_roll": bad}), "simple", "defender.fixed_roll"),
@@ -486,8 +487,24 @@ fn chooser_and_fixed_roll_read_the_table_and_the_range() {
         assert_eq!(chooser(diff), None, "{diff:?}");
     }
     assert_eq!(fixed_roll(None, "f"), Ok(None));
-    assert_eq!(fixed_roll(Some(&json!(null)), "f"), Ok(None));
+    assert_eq!(fixed_roll(Some(&json!(null)), "f"), Err(Rejection::FixedRollOutOfRange { field: "f" }));
     assert_eq!(fixed_roll(Some(&json!(1)), "f"), Ok(Some(1)));
     assert_eq!(fixed_roll(Some(&json!(6)), "f"), Ok(Some(6)));
     assert_eq!(fixed_roll(Some(&json!(6.0)), "f"), Err(Rejection::FixedRollOutOfRange { field: "f" }));
+}
+
+#[test]
+fn sent_fields_keep_their_presence_through_the_journal() {
+    // A strike as journaled (serialised) and read back refuses or accepts
+    // alike: `avoid_exchange: false` stays present, an absent one absent.
+    for (side, refused) in [(json!({"id": "a", "avoid_exchange": false}), true), (json!({"id": "a"}), false)] {
+        let strike = action(strike_json(side, json!({"id": "b"}), "simple"));
+        let reread: Action =
+            serde_json::from_value(serde_json::to_value(&strike).expect("serialises")).expect("reads back");
+        assert_eq!(reread, strike);
+        assert_eq!(battle().dice_needed(&reread).is_err(), refused);
+    }
+    // `null` is no boolean, in either version: not an action at all, as before `@2`.
+    let null = strike_json(json!({"id": "a", "avoid_exchange": null}), json!({"id": "b"}), "simple");
+    assert!(serde_json::from_value::<Action>(null).is_err());
 }
