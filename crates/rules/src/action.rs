@@ -24,6 +24,8 @@ pub enum Action {
     // berserk
     Strike(berserk::Strike),
     Effect(berserk::Effect),
+    /// `berserk@2` only (RULES.md §6.3.1).
+    ExchangeChoice(berserk::ExchangeChoice),
     // pbta-2d6
     Move(pbta::Move),
     // every ruleset (§5)
@@ -45,6 +47,7 @@ pub enum ActionKind {
     StartEpisode,
     Strike,
     Effect,
+    ExchangeChoice,
     Move,
     Ruling,
     Dispute,
@@ -65,6 +68,7 @@ impl ActionKind {
             ActionKind::StartEpisode => "start_episode",
             ActionKind::Strike => "strike",
             ActionKind::Effect => "effect",
+            ActionKind::ExchangeChoice => "exchange_choice",
             ActionKind::Move => "move",
             ActionKind::Ruling => "ruling",
             ActionKind::Dispute => "dispute",
@@ -81,7 +85,7 @@ impl ActionKind {
             | ActionKind::Metronome
             | ActionKind::Pass => Some(Family::PokemonD6),
             ActionKind::Cast | ActionKind::Defend | ActionKind::StartEpisode => Some(Family::Arcana2d10),
-            ActionKind::Strike | ActionKind::Effect => Some(Family::Berserk),
+            ActionKind::Strike | ActionKind::Effect | ActionKind::ExchangeChoice => Some(Family::Berserk),
             ActionKind::Move => Some(Family::Pbta2d6),
             ActionKind::Ruling | ActionKind::Dispute | ActionKind::Roll => None,
         }
@@ -111,6 +115,7 @@ impl Action {
             Action::StartEpisode(_) => ActionKind::StartEpisode,
             Action::Strike(_) => ActionKind::Strike,
             Action::Effect(_) => ActionKind::Effect,
+            Action::ExchangeChoice(_) => ActionKind::ExchangeChoice,
             Action::Move(_) => ActionKind::Move,
             Action::Ruling(_) => ActionKind::Ruling,
             Action::Dispute(_) => ActionKind::Dispute,
@@ -131,6 +136,7 @@ impl Action {
             Action::StartEpisode(a) => a.note.as_deref(),
             Action::Strike(a) => a.note.as_deref(),
             Action::Effect(a) => a.note.as_deref(),
+            Action::ExchangeChoice(a) => a.note.as_deref(),
             Action::Move(a) => a.note.as_deref(),
             Action::Ruling(a) => a.note.as_deref(),
             Action::Dispute(a) => a.note.as_deref(),
@@ -150,6 +156,7 @@ impl Action {
             Action::StartEpisode(_) => Split::Arcana(arcana::Act::StartEpisode),
             Action::Strike(a) => Split::Berserk(berserk::Act::Strike(a)),
             Action::Effect(a) => Split::Berserk(berserk::Act::Effect(a)),
+            Action::ExchangeChoice(a) => Split::Berserk(berserk::Act::ExchangeChoice(a)),
             Action::Move(a) => Split::Pbta(pbta::Act::Move(a)),
             Action::Ruling(a) => Split::Common(common::Act::Ruling(a)),
             Action::Dispute(a) => Split::Common(common::Act::Dispute(a)),

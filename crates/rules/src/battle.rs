@@ -213,7 +213,9 @@ impl Battle {
                 arcana::v2::dice_needed(self, state, act)
             }
             (RulesetId::BerserkV1, _, Split::Berserk(act)) => berserk::v1::dice_needed(self, act),
+            (RulesetId::BerserkV2, _, Split::Berserk(act)) => berserk::v2::dice_needed(self, act),
             (RulesetId::Pbta2d6V1, _, Split::Pbta(act)) => pbta::v1::dice_needed(self, act),
+            (RulesetId::Pbta2d6V2, _, Split::Pbta(act)) => pbta::v2::dice_needed(self, act),
             _ => Err(Rejection::WrongRuleset { action: action.kind().name(), ruleset: self.ruleset }),
         }
     }
@@ -239,7 +241,7 @@ impl Battle {
         if outcome.kind() != action.kind() {
             return Err(ResolveError::OutcomeMismatch { action: action.kind().name(), outcome: outcome.kind_name() });
         }
-        pokemon::fits_version(self.ruleset, outcome)
+        crate::outcome::fits_version(self.ruleset, outcome)
             .map_err(|reason| ResolveError::OutcomeNotOfVersion { ruleset: self.ruleset, reason })?;
         self.dice_needed(action)?;
         self.record(at, action, outcome)
@@ -282,8 +284,10 @@ impl Battle {
             (RulesetId::Arcana2d10V2, RulesState::Arcana(_), Split::Arcana(act)) => {
                 arcana::v2::resolve(self, act, faces)
             }
-            (RulesetId::BerserkV1, _, Split::Berserk(act)) => berserk::v1::resolve(act, faces),
+            (RulesetId::BerserkV1, _, Split::Berserk(act)) => berserk::v1::resolve(self, act, faces),
+            (RulesetId::BerserkV2, _, Split::Berserk(act)) => berserk::v2::resolve(self, act, faces),
             (RulesetId::Pbta2d6V1, _, Split::Pbta(act)) => pbta::v1::resolve(self, act, faces),
+            (RulesetId::Pbta2d6V2, _, Split::Pbta(act)) => pbta::v2::resolve(self, act, faces),
             _ => Err(Rejection::WrongRuleset { action: action.kind().name(), ruleset: self.ruleset }.into()),
         }
     }
@@ -356,9 +360,11 @@ fn apply_to_state(
         (RulesetId::Arcana2d10V1 | RulesetId::Arcana2d10V2, RulesState::Arcana(state), Split::Arcana(act)) => {
             arcana::v1::apply(state, act, outcome)
         }
-        // Stateless rulesets: only the outcome's kind has to fit.
-        (RulesetId::BerserkV1, RulesState::Berserk, Split::Berserk(_))
-        | (RulesetId::Pbta2d6V1, RulesState::Pbta, Split::Pbta(_)) => {
+        // Stateless rulesets: only the outcome's kind has to fit. A
+        // `berserk@2` choice awaiting its answer is read from the history
+        // (the strikes' effective outcomes), not kept as state.
+        (RulesetId::BerserkV1 | RulesetId::BerserkV2, RulesState::Berserk, Split::Berserk(_))
+        | (RulesetId::Pbta2d6V1 | RulesetId::Pbta2d6V2, RulesState::Pbta, Split::Pbta(_)) => {
             if outcome.kind() == action.kind() {
                 Ok(())
             } else {

@@ -11,7 +11,6 @@ use crate::battle::{Battle, Entry, Version};
 use crate::dice_request::{DiceRequest, draw_with_faces};
 use crate::error::{Rejection, ResolveError};
 use crate::outcome::Outcome;
-use crate::pokemon;
 use crate::ruleset::RulesetId;
 use crate::summary::Summary;
 
@@ -129,7 +128,7 @@ pub(crate) fn overridden(
     };
     fields.extend(replacement.iter().map(|(name, value)| (name.clone(), value.clone())));
     let outcome = Outcome::from_json(kind, Value::Object(fields)).map_err(|err| invalid(err.to_string()))?;
-    pokemon::fits_version(ruleset, &outcome).map_err(invalid)?;
+    crate::outcome::fits_version(ruleset, &outcome).map_err(invalid)?;
     Ok(outcome)
 }
 

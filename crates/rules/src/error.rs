@@ -66,6 +66,40 @@ pub enum Rejection {
     /// `arcana-2d10@2`'s wording of [`Rejection::NotACast`].
     #[error("against is not a resolved cast")]
     AgainstNotACast { against: Version },
+    /// `berserk@2` (§6.3.1): a strike or an effect while a strike awaits
+    /// its exchange choice.
+    #[error("a strike awaits its exchange choice")]
+    StrikeAwaitsChoice { strike: Version },
+    /// `berserk@2` (§6.3.1): `avoid_exchange` sent with a strike.
+    #[error("@2: avoid_exchange is chosen after the roll (exchange_choice)")]
+    AvoidExchangeBeforeRoll { field: &'static str },
+    /// `berserk@2` (§6.3.2): a `fixed_roll` that is not an integer 1–6.
+    #[error("fixed_roll must be an integer from 1 to 6")]
+    FixedRollOutOfRange { field: &'static str },
+    /// `berserk@2`: `against` is missing or names no strike awaiting its
+    /// choice (none, another action, or one already answered).
+    #[error("against is not a strike awaiting its exchange choice")]
+    NotAwaitingChoice { against: Option<Version> },
+    /// `berserk@2`: the `actor` of an exchange choice is not the side that
+    /// rolled higher.
+    #[error("only the side that rolled higher chooses")]
+    NotTheHigherSide { actor: String, side: &'static str },
+    #[error("avoid must be true or false")]
+    AvoidNotBoolean,
+    /// `pbta-2d6@2` (§6.4.1): `trait_value` sent with a move.
+    #[error("@2: the trait value comes from the sheet")]
+    TraitValueFromSheet,
+    /// `pbta-2d6@2`'s wording of [`Rejection::UnknownTrait`].
+    #[error("unknown trait")]
+    NotATrait { name: String },
+    #[error("the actor's sheet has no such trait")]
+    TraitNotOnSheet { actor: String, name: String },
+    /// `pbta-2d6@2` (§6.4.2): `stakes` missing or blank.
+    #[error("stakes are required")]
+    StakesRequired,
+    /// `pbta-2d6@2` (§6.4.3): a helper who is the actor, or named twice.
+    #[error("helpers must be others, each once")]
+    HelpersNotOthers { helper: String },
 }
 
 /// Why [`crate::Battle::resolve`] or [`crate::Battle::apply`] gave no new state.

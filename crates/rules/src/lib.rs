@@ -8,13 +8,15 @@
 //! - [`action`] / [`outcome`]: the typed JSON vocabulary of every ruleset.
 //! - [`ruleset`]: `name@version` identifiers; each version is its own `v1`,
 //!   `v2` … module, so a new version never changes an old one. Released:
-//!   `pokemon-d6@1` and `@2`, `arcana-2d10@1` and `@2`, `berserk@1`,
-//!   `pbta-2d6@1`; a battle keeps the version it opened with.
+//!   `@1` and `@2` of `pokemon-d6`, `arcana-2d10`, `berserk` and
+//!   `pbta-2d6`; a battle keeps the version it opened with.
 //! - [`pokemon`], [`arcana`], [`berserk`], [`pbta`]: each ruleset's
-//!   actions, outcomes and state, and its `v1` tables. `pokemon::v2` and
-//!   `arcana::v2` are RULES.md §6: they run `v1`'s code and differ only
-//!   where §6 says (a `@2` dodge names the attack it `against`s; `@2`
-//!   sheets give abilities `magical` and `min_points`).
+//!   actions, outcomes and state, and its `v1` tables. Each `v2` is RULES.md
+//!   §6: it runs `v1`'s code and differs only where §6 says (a `@2` dodge
+//!   names the attack it `against`s; `@2` sheets give abilities `magical`
+//!   and `min_points`; a `@2` fight's exchange is chosen after the roll by
+//!   an `exchange_choice`, and a `fixed_roll` replaces a die; a `@2` move
+//!   takes its trait from the sheet and needs stakes).
 //! - [`common`]: rulings, disputes and free rolls (§5).
 //! - [`dice_request`]: which dice to ask the roller for, and the check of
 //!   the faces handed back.

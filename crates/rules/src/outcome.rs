@@ -7,6 +7,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::action::ActionKind;
+use crate::ruleset::RulesetId;
 use crate::{arcana, berserk, common, pbta, pokemon};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -22,6 +23,7 @@ pub enum Outcome {
     StartEpisode(arcana::EpisodeOutcome),
     Strike(berserk::StrikeOutcome),
     Effect(berserk::EffectOutcome),
+    ExchangeChoice(berserk::ExchangeOutcome),
     Move(pbta::MoveOutcome),
     Ruling(common::RulingOutcome),
     Dispute(common::DisputeOutcome),
@@ -42,6 +44,7 @@ impl Outcome {
             Outcome::StartEpisode(_) => ActionKind::StartEpisode,
             Outcome::Strike(_) => ActionKind::Strike,
             Outcome::Effect(_) => ActionKind::Effect,
+            Outcome::ExchangeChoice(_) => ActionKind::ExchangeChoice,
             Outcome::Move(_) => ActionKind::Move,
             Outcome::Ruling(_) => ActionKind::Ruling,
             Outcome::Dispute(_) => ActionKind::Dispute,
@@ -68,12 +71,22 @@ impl Outcome {
             ActionKind::StartEpisode => Outcome::StartEpisode(read(fields)?),
             ActionKind::Strike => Outcome::Strike(read(fields)?),
             ActionKind::Effect => Outcome::Effect(read(fields)?),
+            ActionKind::ExchangeChoice => Outcome::ExchangeChoice(read(fields)?),
             ActionKind::Move => Outcome::Move(read(fields)?),
             ActionKind::Ruling => Outcome::Ruling(read(fields)?),
             ActionKind::Dispute => Outcome::Dispute(read(fields)?),
             ActionKind::Roll => Outcome::Roll(read(fields)?),
         })
     }
+}
+
+/// Whether an outcome has the shape its ruleset version writes: a judge's
+/// override may replace fields, but not give an `@1` outcome a field only
+/// `@2` knows nor take one from an `@2` outcome (see each family's
+/// `fits_version`).
+pub(crate) fn fits_version(ruleset: RulesetId, outcome: &Outcome) -> Result<(), String> {
+    pokemon::fits_version(ruleset, outcome)?;
+    berserk::fits_version(ruleset, outcome)
 }
 
 /// `Option<Option<T>>` as "absent" (`None`), `null` (`Some(None)`) or a

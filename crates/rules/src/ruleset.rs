@@ -33,8 +33,7 @@ impl Family {
     /// The versions released so far, oldest first.
     pub fn versions(self) -> &'static [u32] {
         match self {
-            Family::PokemonD6 | Family::Arcana2d10 => &[1, 2],
-            Family::Berserk | Family::Pbta2d6 => &[1],
+            Family::PokemonD6 | Family::Arcana2d10 | Family::Berserk | Family::Pbta2d6 => &[1, 2],
         }
     }
 }
@@ -56,34 +55,41 @@ pub enum RulesetId {
     PokemonD6V2,
     /// RULES.md §6.2: `@1` plus ability requirements and magic-only concentration.
     Arcana2d10V2,
+    /// RULES.md §6.3: `@1` with the exchange chosen after the roll and fixed rolls.
+    BerserkV2,
+    /// RULES.md §6.4: `@1` with the trait from the sheet, required stakes,
+    /// help from others and helpers exposed only when something goes wrong.
+    Pbta2d6V2,
 }
 
 impl RulesetId {
     /// Every released version, each family's oldest first: what
     /// `ListRulesets` offers. Old versions stay forever, so battles opened
     /// under them replay and audit under them.
-    pub const ALL: [RulesetId; 6] = [
+    pub const ALL: [RulesetId; 8] = [
         RulesetId::PokemonD6V1,
         RulesetId::PokemonD6V2,
         RulesetId::Arcana2d10V1,
         RulesetId::Arcana2d10V2,
         RulesetId::BerserkV1,
+        RulesetId::BerserkV2,
         RulesetId::Pbta2d6V1,
+        RulesetId::Pbta2d6V2,
     ];
 
     pub fn family(self) -> Family {
         match self {
             RulesetId::PokemonD6V1 | RulesetId::PokemonD6V2 => Family::PokemonD6,
             RulesetId::Arcana2d10V1 | RulesetId::Arcana2d10V2 => Family::Arcana2d10,
-            RulesetId::BerserkV1 => Family::Berserk,
-            RulesetId::Pbta2d6V1 => Family::Pbta2d6,
+            RulesetId::BerserkV1 | RulesetId::BerserkV2 => Family::Berserk,
+            RulesetId::Pbta2d6V1 | RulesetId::Pbta2d6V2 => Family::Pbta2d6,
         }
     }
 
     pub fn version(self) -> u32 {
         match self {
             RulesetId::PokemonD6V1 | RulesetId::Arcana2d10V1 | RulesetId::BerserkV1 | RulesetId::Pbta2d6V1 => 1,
-            RulesetId::PokemonD6V2 | RulesetId::Arcana2d10V2 => 2,
+            RulesetId::PokemonD6V2 | RulesetId::Arcana2d10V2 | RulesetId::BerserkV2 | RulesetId::Pbta2d6V2 => 2,
         }
     }
 
@@ -95,6 +101,8 @@ impl RulesetId {
             RulesetId::Pbta2d6V1 => "pbta-2d6@1",
             RulesetId::PokemonD6V2 => "pokemon-d6@2",
             RulesetId::Arcana2d10V2 => "arcana-2d10@2",
+            RulesetId::BerserkV2 => "berserk@2",
+            RulesetId::Pbta2d6V2 => "pbta-2d6@2",
         }
     }
 }
@@ -164,6 +172,8 @@ mod tests {
         assert_eq!("pbta-2d6@1".parse::<RulesetId>(), Ok(RulesetId::Pbta2d6V1));
         assert_eq!("pokemon-d6@2".parse::<RulesetId>(), Ok(RulesetId::PokemonD6V2));
         assert_eq!("arcana-2d10@2".parse::<RulesetId>(), Ok(RulesetId::Arcana2d10V2));
+        assert_eq!("berserk@2".parse::<RulesetId>(), Ok(RulesetId::BerserkV2));
+        assert_eq!("pbta-2d6@2".parse::<RulesetId>(), Ok(RulesetId::Pbta2d6V2));
     }
 
     #[test]
@@ -175,7 +185,16 @@ mod tests {
         }
         assert_eq!(
             RulesetId::ALL.map(RulesetId::as_str),
-            ["pokemon-d6@1", "pokemon-d6@2", "arcana-2d10@1", "arcana-2d10@2", "berserk@1", "pbta-2d6@1"]
+            [
+                "pokemon-d6@1",
+                "pokemon-d6@2",
+                "arcana-2d10@1",
+                "arcana-2d10@2",
+                "berserk@1",
+                "berserk@2",
+                "pbta-2d6@1",
+                "pbta-2d6@2"
+            ]
         );
     }
 
@@ -184,8 +203,8 @@ mod tests {
         assert!(matches!("pokemon-d6".parse::<RulesetId>(), Err(RulesetError::Syntax(_))));
         assert!(matches!("chess@1".parse::<RulesetId>(), Err(RulesetError::UnknownName { .. })));
         assert!(matches!("pokemon-d6@3".parse::<RulesetId>(), Err(RulesetError::UnknownVersion { .. })));
-        assert!(matches!("berserk@2".parse::<RulesetId>(), Err(RulesetError::UnknownVersion { .. })));
-        assert!(matches!("pbta-2d6@2".parse::<RulesetId>(), Err(RulesetError::UnknownVersion { .. })));
+        assert!(matches!("berserk@3".parse::<RulesetId>(), Err(RulesetError::UnknownVersion { .. })));
+        assert!(matches!("pbta-2d6@3".parse::<RulesetId>(), Err(RulesetError::UnknownVersion { .. })));
         assert!(matches!("berserk@01".parse::<RulesetId>(), Err(RulesetError::UnknownVersion { .. })));
         assert!(matches!("berserk@".parse::<RulesetId>(), Err(RulesetError::UnknownVersion { .. })));
         assert!(matches!("Berserk@1".parse::<RulesetId>(), Err(RulesetError::UnknownName { .. })));

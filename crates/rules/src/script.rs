@@ -8,8 +8,9 @@
 //! version (for `against` and `refers_to`) is its 0-based index among the
 //! action lines: the player records every action line under that index as
 //! its battle version (a rejected line or one with wrong dice keeps its
-//! index but records nothing), so the index a script writes in a `defend`'s
-//! or a `pokemon-d6@2` dodge's `against` is the version the library looks
+//! index but records nothing), so the index a script writes in a `defend`'s,
+//! a `pokemon-d6@2` dodge's or a `berserk@2` exchange choice's `against`
+//! is the version the library looks
 //! up, with no rewriting — and a reference to a rejected line names no
 //! resolved action.
 //!

@@ -1,8 +1,10 @@
 //! Properties over random battles: limits hold, nothing underflows, the
 //! Berserk exchange is honoured, a `pokemon-d6@2` dodge answers one attack
-//! once, resolution is deterministic, and no dice vector, however wrong,
-//! makes the engine panic. `pokemon-d6` and `arcana-2d10` run in both
-//! versions.
+//! once, a `berserk@2` exchange choice answers one pending strike once and
+//! holds every strike and effect back meanwhile, a fixed roll draws no die,
+//! a `pbta-2d6@2` move exposes its helpers only when it goes wrong,
+//! resolution is deterministic, and no dice vector, however wrong, makes the
+//! engine panic. Every ruleset runs in both versions.
 //!
 //! Random actions are often rejected (unknown participants, values out of
 //! range, references to nothing), and a property holds vacuously over
@@ -14,8 +16,9 @@ use std::collections::BTreeMap;
 
 use proptest::prelude::*;
 use proptest::test_runner::{TestCaseResult, TestRunner};
-use rules::berserk::v1::fight;
-use rules::berserk::{Attacker, Defender};
+use rules::berserk::v1::{fight, is_fight};
+use rules::berserk::{Attacker, Defender, Side};
+use rules::pbta::MoveResult;
 use rules::pokemon::{AttackResult, DodgeResult};
 use rules::{Action, Battle, DiceRequest, OpenBattle, Outcome, ResolveError};
 use serde_json::{Value, json};
@@ -161,6 +164,76 @@ fn berserk_action() -> impl Strategy<Value = Value> {
     prop_oneof![3 => strike, 1 => effect]
 }
 
+fn berserk_battle_v2() -> Battle {
+    open("berserk@2", json!([{"id": "a"}, {"id": "b"}]))
+}
+
+/// `berserk@2` actions: strikes without `avoid_exchange`, mostly fights
+/// (so exchanges come up), sides with a fixed roll now and then (rarely out
+/// of range); effects; and exchange choices, which [`fit_action`] points
+/// at a strike awaiting its choice, by the side that may choose.
+fn berserk_action_v2() -> impl Strategy<Value = Value> {
+    // Small modifiers keep the fights' diffs near the exchange rows.
+    let fixed = prop_oneof![6 => Just(None), 3 => (1i64..=6).prop_map(Some), 1 => (-1i64..=7).prop_map(Some)];
+    let side = (0u32..3, -2i32..3, fixed, proptest::option::of([0u32..5, 0u32..5, 0u32..5]));
+    let kind = name(&["simple", "simple", "simple", "simple", "simple", "simple", "shot", "magic", "unanswerable"]);
+    let strike = (side.clone(), side, kind, proptest::bool::weighted(0.1), proptest::bool::weighted(0.05)).prop_map(
+        |((ax, am, af, astrike), (dx, dm, df, dstrike), kind, closed, own_squad)| {
+            let mut strike = json!({"type": "strike",
+                "attacker": {"id": "a", "attack_experience": ax, "die_modifier": am, "strike": astrike},
+                "defender": {"id": "b", "defense_experience": dx, "die_modifier": dm, "closed": closed,
+                    "strike": dstrike},
+                "kind": kind, "own_squad": own_squad});
+            if let Some(fixed) = af {
+                strike["attacker"]["fixed_roll"] = json!(fixed);
+            }
+            if let Some(fixed) = df {
+                strike["defender"]["fixed_roll"] = json!(fixed);
+            }
+            strike
+        },
+    );
+    let effect = ([-5i64..10, -5i64..10, -5i64..10], -3i32..4).prop_map(
+        |(values, modifier)| json!({"type": "effect", "actor": "a", "values": values, "die_modifier": modifier}),
+    );
+    let avoid = prop_oneof![9 => any::<bool>().prop_map(Value::Bool), 1 => Just(json!("yes"))];
+    let choice = (name(&["a", "b"]), 0u64..40, avoid).prop_map(|(actor, against, avoid)| {
+        json!({"type": "exchange_choice", "actor": actor, "against": against, "avoid": avoid})
+    });
+    prop_oneof![5 => strike, 1 => effect, 1 => choice]
+}
+
+fn pbta_battle_v2() -> Battle {
+    open(
+        "pbta-2d6@2",
+        json!([{"id": "ash", "traits": {"brawn": 2, "grace": 0, "charm": 1, "grit": -1, "wits": 2, "cool": 0}},
+            {"id": "misty", "traits": {"grace": 2, "wits": 1, "cool": -1}}]),
+    )
+}
+
+/// `pbta-2d6@2` moves: mostly with stakes and no `trait_value`; helpers
+/// that are sometimes the actor or named twice; traits sometimes off the
+/// sheet or unknown.
+fn pbta_action_v2() -> impl Strategy<Value = Value> {
+    (
+        name(&["ash", "misty"]),
+        name(&["brawn", "grace", "charm", "grit", "wits", "cool", "luck"]),
+        prop_oneof![6 => Just(Some("сорвать замок")), 1 => Just(Some(" ")), 1 => Just(None)],
+        proptest::collection::vec(name(&["pikachu", "brock", "ash"]), 0..3),
+        proptest::bool::weighted(0.1),
+    )
+        .prop_map(|(actor, trait_name, stakes, helpers, with_value)| {
+            let mut action = json!({"type": "move", "actor": actor, "trait": trait_name, "helpers": helpers});
+            if let Some(stakes) = stakes {
+                action["stakes"] = json!(stakes);
+            }
+            if with_value {
+                action["trait_value"] = json!(1);
+            }
+            action
+        })
+}
+
 fn pbta_action() -> impl Strategy<Value = Value> {
     (
         name(&["ash", "misty", "brock"]),
@@ -253,13 +326,14 @@ fn expression_faces(expression: &str, raw: &[u32]) -> Vec<u32> {
 }
 
 /// The action of a step as played: when the step is fitted (see [`Step`]),
-/// the version an action refers to — a `@2` dodge's or a defence's
-/// `against`, a ruling's or a dispute's `refers_to` — is moved onto one it
-/// may refer to in `battle` (an unanswered attack that hit, crit or missed,
-/// whose target then becomes the dodger; a resolved cast; any recorded
-/// action), picked by the generated number; with nothing to refer to, it
-/// stays as generated. So most references resolve, and unfitted steps still
-/// try wrong ones.
+/// the version an action refers to — a `@2` dodge's, a defence's or an
+/// exchange choice's `against`, a ruling's or a dispute's `refers_to` — is
+/// moved onto one it may refer to in `battle` (an unanswered attack that
+/// hit, crit or missed, whose target then becomes the dodger; a resolved
+/// cast; a strike awaiting its choice, whose chooser then becomes the actor;
+/// any recorded action), picked by the generated number; with nothing to
+/// refer to, it stays as generated. So most references resolve, and
+/// unfitted steps still try wrong ones.
 fn fit_action(battle: &Battle, json: &Value, fit: bool) -> Value {
     let mut json = json.clone();
     if !fit {
@@ -271,6 +345,7 @@ fn fit_action(battle: &Battle, json: &Value, fit: bool) -> Value {
         .entries()
         .filter_map(|entry| match &entry.action {
             Action::Dodge(dodge) => dodge.against,
+            Action::ExchangeChoice(choice) => choice.against,
             _ => None,
         })
         .collect();
@@ -282,6 +357,9 @@ fn fit_action(battle: &Battle, json: &Value, fit: bool) -> Value {
                     && !answered.contains(&entry.version)
             }
             (Some("defend"), Action::Cast(_), _) => true,
+            (Some("exchange_choice"), Action::Strike(_), Outcome::Strike(outcome)) => {
+                outcome.pending_choice.flatten().is_some() && !answered.contains(&entry.version)
+            }
             (Some("ruling" | "dispute"), _, _) => true,
             _ => false,
         })
@@ -295,6 +373,15 @@ fn fit_action(battle: &Battle, json: &Value, fit: bool) -> Value {
             (json["type"].as_str(), battle.entry(version).map(|entry| &entry.action))
         {
             json["actor"] = json!(attack.target);
+        }
+        // An exchange choice is made by the side that rolled higher.
+        if let (Some("exchange_choice"), Some(entry)) = (json["type"].as_str(), battle.entry(version))
+            && let (Action::Strike(strike), Outcome::Strike(outcome)) = (&entry.action, &entry.effective)
+        {
+            json["actor"] = json!(match outcome.pending_choice.flatten() {
+                Some(Side::Defender) => &strike.defender.id,
+                _ => &strike.attacker.id,
+            });
         }
     }
     json
@@ -399,12 +486,19 @@ fn any_battle_and_steps() -> impl Strategy<Value = (Battle, Vec<Step>)> {
             .prop_map(|s| (open("berserk@1", json!([{"id": "a"}, {"id": "b"}])), s)),
         steps(prop_oneof![4 => pbta_action(), 1 => common_action()], 20)
             .prop_map(|s| { (open("pbta-2d6@1", json!([{"id": "ash", "traits": {"wits": 2}}, {"id": "misty"}])), s) }),
+        steps(prop_oneof![6 => berserk_action_v2(), 1 => common_action()], 30).prop_map(|s| (berserk_battle_v2(), s)),
+        steps(prop_oneof![4 => pbta_action_v2(), 1 => common_action()], 20).prop_map(|s| (pbta_battle_v2(), s)),
     ]
 }
 
 /// The `(ruleset, type)` of every action the Pokémon strategies make.
 fn pokemon_kinds(ruleset: &'static str) -> Vec<(&'static str, &'static str)> {
     ["attack", "status_move", "dodge", "metronome", "pass"].into_iter().map(|kind| (ruleset, kind)).collect()
+}
+
+/// The `(ruleset, type)` of every action [`berserk_action_v2`] makes.
+fn berserk_v2_kinds() -> Vec<(&'static str, &'static str)> {
+    ["strike", "effect", "exchange_choice"].into_iter().map(|kind| ("berserk@2", kind)).collect()
 }
 
 /// The `(ruleset, type)` of every action [`any_battle_and_steps`] makes.
@@ -415,6 +509,8 @@ fn every_kind() -> Vec<(&'static str, &'static str)> {
         kinds.extend(["cast", "defend", "start_episode"].map(|kind| (ruleset, kind)));
     }
     kinds.extend([("berserk@1", "strike"), ("berserk@1", "effect"), ("pbta-2d6@1", "move")]);
+    kinds.extend(berserk_v2_kinds());
+    kinds.push(("pbta-2d6@2", "move"));
     kinds.extend(["ruling", "dispute", "roll"].map(|kind| (EVERY_RULESET, kind)));
     kinds
 }
@@ -479,6 +575,121 @@ fn a_v2_dodge_answers_one_attack_on_its_actor_once() {
     tally.assert_enough("@2 dodges", &pokemon_kinds("pokemon-d6@2"), KIND_SHARE, STEP_SHARE);
 }
 
+/// RULES.md §6.3.1: a `berserk@2` strike names a pending chooser exactly
+/// when its fight row has both sides striking, never steps by itself, and
+/// holds back every later strike and effect until an exchange choice by
+/// that side answers it, once; the choice keeps the row or steps it one
+/// toward zero, where only one side strikes.
+#[test]
+fn a_v2_exchange_choice_answers_one_pending_strike_once_by_the_side_that_rolled_higher() {
+    let tally = check_property(steps(berserk_action_v2(), 40), |steps, tally| {
+        let battle = run(berserk_battle_v2(), &steps, tally, |_, _| {});
+        let mut open: Option<u64> = None;
+        for entry in battle.entries() {
+            match (&entry.action, &entry.outcome) {
+                (Action::Strike(_) | Action::Effect(_), _) if open.is_some() => {
+                    prop_assert!(false, "{} resolved while strike {open:?} awaited its choice", entry.version);
+                }
+                (Action::Strike(_), Outcome::Strike(outcome)) => {
+                    let both = outcome.attacker_tier.strikes() && outcome.defender_tier.strikes();
+                    prop_assert!(outcome.pending_choice.is_some(), "an @2 strike outcome names pending_choice");
+                    prop_assert_eq!(outcome.pending_choice.flatten().is_some(), outcome.fight && both);
+                    prop_assert!(!outcome.exchange_avoided);
+                    if outcome.pending_choice.flatten().is_some() {
+                        open = Some(entry.version);
+                    }
+                }
+                (Action::ExchangeChoice(choice), Outcome::ExchangeChoice(chosen)) => {
+                    prop_assert_eq!(choice.against, open, "a choice answers the strike awaiting it");
+                    open = None;
+                    let strike = battle.entry(choice.against.expect("answered")).expect("recorded");
+                    let (Action::Strike(action), Outcome::Strike(struck)) = (&strike.action, &strike.outcome) else {
+                        panic!("a choice answers a strike");
+                    };
+                    let (side, diff) = (struck.pending_choice.flatten(), struck.diff.expect("a fight"));
+                    let chooser = if side == Some(Side::Defender) { &action.defender.id } else { &action.attacker.id };
+                    prop_assert_eq!(&choice.actor, chooser);
+                    prop_assert_eq!(Some(if diff > 0 { Side::Attacker } else { Side::Defender }), side);
+                    if chosen.exchange_avoided {
+                        prop_assert_eq!(chosen.diff, diff - diff.signum());
+                        prop_assert!(!(chosen.attacker_tier.strikes() && chosen.defender_tier.strikes()));
+                    } else {
+                        prop_assert_eq!(chosen.diff, diff);
+                        prop_assert_eq!(
+                            (chosen.attacker_tier, chosen.defender_tier),
+                            (struck.attacker_tier, struck.defender_tier)
+                        );
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    });
+    tally.assert_enough("@2 exchange choices", &berserk_v2_kinds(), KIND_SHARE, STEP_SHARE);
+}
+
+/// RULES.md §6.3.2: a side with a fixed roll draws no die; without a fight
+/// only the attacker may draw one.
+#[test]
+fn a_fixed_roll_draws_no_die() {
+    let tally = check_property(steps(berserk_action_v2(), 20), |steps, tally| {
+        let battle = berserk_battle_v2();
+        for (json, raw, _) in &steps {
+            let action: Action = serde_json::from_value(json.clone()).expect("valid");
+            let Action::Strike(strike) = &action else { continue };
+            let allowed = battle.dice_needed(&action);
+            tally.record(&battle, json, allowed.is_ok());
+            if strike.attacker.fixed_roll.is_some() || strike.defender.fixed_roll.is_some() {
+                tally.record(&battle, &json!({"type": "strike with a fixed roll"}), allowed.is_ok());
+            }
+            let Ok(DiceRequest::Rolls(rolls)) = allowed else { continue };
+            let purposes: Vec<&str> = rolls.iter().map(|roll| roll.purpose).collect();
+            let mut wanted = Vec::new();
+            if strike.attacker.fixed_roll.is_none() {
+                wanted.push("attacker");
+            }
+            if is_fight(strike) && strike.defender.fixed_roll.is_none() {
+                wanted.push("defender");
+            }
+            prop_assert_eq!(purposes, wanted, "{}", json);
+            prop_assert!(rolls.iter().all(|roll| roll.count == 1 && roll.sides == 6));
+            // Those dice are all the strike takes.
+            let faces: Vec<u32> = (0..rolls.len()).map(|i| 1 + raw.get(i).copied().unwrap_or(0) % 6).collect();
+            prop_assert!(battle.resolve(0, &action, &faces).is_ok(), "{}", json);
+        }
+        Ok(())
+    });
+    let kinds = [("berserk@2", "strike"), ("berserk@2", "strike with a fixed roll")];
+    tally.assert_enough("fixed rolls", &kinds, KIND_SHARE, 0.0);
+}
+
+/// RULES.md §6.4: a resolved `pbta-2d6@2` move had stakes and helpers other
+/// than its actor, each once, and exposes them exactly when it did not
+/// fully succeed.
+#[test]
+fn a_v2_move_exposes_its_helpers_only_when_it_goes_wrong() {
+    let tally = check_property(steps(pbta_action_v2(), 30), |steps, tally| {
+        let battle = run(pbta_battle_v2(), &steps, tally, |_, _| {});
+        for entry in battle.entries() {
+            let (Action::Move(action), Outcome::Move(outcome)) = (&entry.action, &entry.outcome) else { continue };
+            prop_assert!(!action.stakes.trim().is_empty());
+            prop_assert!(action.trait_value.is_none());
+            prop_assert!(!action.helpers.contains(&action.actor));
+            let unique: std::collections::BTreeSet<&String> = action.helpers.iter().collect();
+            prop_assert_eq!(unique.len(), action.helpers.len());
+            prop_assert_eq!(outcome.help, u32::from(!action.helpers.is_empty()));
+            if outcome.result == MoveResult::FullSuccess {
+                prop_assert!(outcome.exposed.is_empty());
+            } else {
+                prop_assert_eq!(&outcome.exposed, &action.helpers);
+            }
+        }
+        Ok(())
+    });
+    tally.assert_enough("@2 moves", &[("pbta-2d6@2", "move")], KIND_SHARE, 0.1);
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
@@ -489,9 +700,9 @@ proptest! {
         avoid in (any::<bool>(), any::<bool>()),
     ) {
         let attacker = Attacker { id: "a".into(), strike: None, attack_experience: experience.0,
-            die_modifier: modifiers.0, avoid_exchange: avoid.0 };
+            die_modifier: modifiers.0, avoid_exchange: Some(avoid.0), fixed_roll: None };
         let defender = Defender { id: "b".into(), strike: None, defense_experience: experience.1,
-            die_modifier: modifiers.1, closed: false, avoid_exchange: avoid.1 };
+            die_modifier: modifiers.1, closed: false, avoid_exchange: Some(avoid.1), fixed_roll: None };
         let fight = fight(a, d, &attacker, &defender);
         let both_strike = fight.attacker_tier.strikes() && fight.defender_tier.strikes();
         let higher_declared = (fight.diff > 0 && avoid.0) || (fight.diff < 0 && avoid.1);

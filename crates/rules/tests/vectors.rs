@@ -1,9 +1,11 @@
 //! Known-answer tests from the independent implementation
-//! (`shared/vectors/rules/*.script.jsonl` → `*.expected.jsonl`), read at
-//! test time from `$BATTLELOG_VECTORS` or `<workspace>/../shared/vectors`.
-//! A missing directory or file fails; nothing is skipped. Both versions of
-//! `pokemon-d6` and `arcana-2d10` are covered: `pokemon-*` / `arcana-*` open
-//! `@1` battles, `pokemon2-*` / `arcana2-*` open `@2` ones.
+//! (`shared/vectors/rules/*.script.jsonl` → `*.expected.jsonl`, and the
+//! same for `shared/vectors/rules-next/`), read at test time from
+//! `$BATTLELOG_VECTORS` or `<workspace>/../shared/vectors`. A missing
+//! directory or file fails; nothing is skipped. Both versions of every
+//! ruleset are covered: `pokemon-*`, `arcana-*`, `berserk-*` and `pbta-*`
+//! open `@1` battles, `pokemon2-*` / `arcana2-*` (in `rules/`) and
+//! `berserk2-*` / `pbta2-*` (in `rules-next/`) open `@2` ones.
 
 // The crate's clippy.toml forbids I/O for the crate; this test reads the
 // vectors from disk, which is what a test is allowed to do.
@@ -20,9 +22,23 @@ fn vectors_dir() -> PathBuf {
     }
 }
 
-/// Every `(script, expected)` pair, sorted by name. Panics when there are none.
+/// The vector directories and the families each must hold.
+const DIRECTORIES: [(&str, &[&str]); 2] = [
+    // `pokemon2-*` and `arcana2-*` are the `@2` vectors of RULES.md §6.1 and
+    // §6.2; the bare names are `@1`'s, which must keep passing.
+    ("rules", &["pokemon-", "pokemon2-", "arcana-", "arcana2-", "berserk-", "pbta-"]),
+    // RULES.md §6.3 and §6.4.
+    ("rules-next", &["berserk2-", "pbta2-"]),
+];
+
+/// Every `(script, expected)` pair of every directory, sorted by name
+/// within each. Panics when a directory or a family has none.
 fn scripts() -> Vec<(PathBuf, PathBuf)> {
-    let dir = vectors_dir().join("rules");
+    DIRECTORIES.iter().flat_map(|(name, families)| scripts_in(name, families)).collect()
+}
+
+fn scripts_in(name: &str, families: &[&str]) -> Vec<(PathBuf, PathBuf)> {
+    let dir = vectors_dir().join(name);
     let entries = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("the rules vectors directory {} is required: {e}", dir.display()));
     let mut pairs: Vec<(PathBuf, PathBuf)> = entries
@@ -34,9 +50,7 @@ fn scripts() -> Vec<(PathBuf, PathBuf)> {
         .collect();
     pairs.sort();
     assert!(!pairs.is_empty(), "no *.script.jsonl in {}", dir.display());
-    // `pokemon2-*` and `arcana2-*` are the `@2` vectors (RULES.md §6); the
-    // bare names are `@1`'s, which must keep passing.
-    for family in ["pokemon-", "pokemon2-", "arcana-", "arcana2-", "berserk-", "pbta-"] {
+    for family in families {
         assert!(
             pairs
                 .iter()
@@ -79,6 +93,8 @@ fn each_vector_family_opens_its_own_version() {
             Some("arcana2") => "arcana-2d10@2",
             Some("berserk") => "berserk@1",
             Some("pbta") => "pbta-2d6@1",
+            Some("berserk2") => "berserk@2",
+            Some("pbta2") => "pbta-2d6@2",
             other => panic!("{name}: unknown vector family {other:?}"),
         };
         assert_eq!(ruleset, want, "{name}");

@@ -2,11 +2,22 @@
 //! against closed cards, and X-Y-Z effects.
 //!
 //! This module is the vocabulary every version shares; [`v1`] is how
-//! `berserk@1` resolves it.
+//! `berserk@1` resolves it and [`v2`] how `berserk@2` does (RULES.md §6.3:
+//! `@1` with the exchange chosen after the roll and fixed rolls). Fields
+//! that only `@2` knows (`fixed_roll` on a side, `pending_choice` on a
+//! strike's outcome) are optional here, so `@1` actions and journaled `@1`
+//! outcomes read as before; `avoid_exchange` is optional so that `@2` can
+//! refuse it whenever it is sent, even as `false`.
 
 pub mod v1;
+pub mod v2;
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value;
+
+use crate::battle::Version;
+use crate::outcome::{Outcome, present_or_null};
+use crate::ruleset::RulesetId;
 
 /// The attacking card of a strike.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -20,8 +31,21 @@ pub struct Attacker {
     pub attack_experience: u32,
     #[serde(default)]
     pub die_modifier: i32,
-    #[serde(default)]
-    pub avoid_exchange: bool,
+    /// `@1` only (absent reads as `false`); `@2` refuses it.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "sent")]
+    pub avoid_exchange: Option<bool>,
+    /// `@2` only: a feature that replaces this side's die (an integer 1–6).
+    /// Kept as sent, so anything else is a rejection naming the rule rather
+    /// than a parse error; `null` is kept too, so it is refused as well.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "sent")]
+    pub fixed_roll: Option<Value>,
+}
+
+/// A field that is `Some` whenever it is sent — a `null` too (as
+/// `Value::Null`, or an error for a `bool`) — so that a version refuses a
+/// field by its presence, never mistaking `null` for its absence.
+fn sent<'de, D: Deserializer<'de>, T: Deserialize<'de>>(deserializer: D) -> Result<Option<T>, D::Error> {
+    T::deserialize(deserializer).map(Some)
 }
 
 /// The defending card of a strike.
@@ -38,8 +62,12 @@ pub struct Defender {
     /// Tapped.
     #[serde(default)]
     pub closed: bool,
-    #[serde(default)]
-    pub avoid_exchange: bool,
+    /// `@1` only (absent reads as `false`); `@2` refuses it.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "sent")]
+    pub avoid_exchange: Option<bool>,
+    /// `@2` only, as [`Attacker::fixed_roll`]; ignored without a fight.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "sent")]
+    pub fixed_roll: Option<Value>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -65,6 +93,26 @@ pub struct Strike {
     /// The target is in the attacker's own squad.
     #[serde(default)]
     pub own_squad: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// `berserk@2` (RULES.md §6.3.1): the side that rolled higher in a fight
+/// whose row has both sides striking chooses, knowing the dice, whether to
+/// step one row toward zero and take no blow. Draws no dice.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExchangeChoice {
+    /// That side's `id` in the strike.
+    pub actor: String,
+    /// The strike it answers: its battle version (in a script, the 0-based
+    /// index of the strike's action line). Optional in the vocabulary so
+    /// that a missing one is a rejection naming the rule.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub against: Option<Version>,
+    /// Kept as sent: anything but a boolean is a rejection naming the rule.
+    #[serde(default)]
+    pub avoid: Value,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
@@ -122,6 +170,44 @@ pub struct StrikeOutcome {
     /// A − D; `null` without a fight.
     pub diff: Option<i64>,
     pub exchange_avoided: bool,
+    /// `@2` always (§6.3.1): the side that may still choose to avoid the
+    /// exchange, or `null`. Absent under `@1`.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "present_or_null")]
+    pub pending_choice: Option<Option<Side>>,
+}
+
+/// A side of a strike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Side {
+    Attacker,
+    Defender,
+}
+
+impl Side {
+    /// The JSON name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Side::Attacker => "attacker",
+            Side::Defender => "defender",
+        }
+    }
+}
+
+/// The outcome of an [`ExchangeChoice`] (§6.3.1): the strike's final row.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExchangeOutcome {
+    pub exchange_avoided: bool,
+    pub attacker_tier: Tier,
+    pub defender_tier: Tier,
+    /// The row used: one step toward zero when avoided, else the strike's.
+    pub diff: i64,
+    /// From the attacker's `strike` values, when the strike gave them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attacker_damage: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub defender_damage: Option<u32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -144,4 +230,23 @@ pub struct EffectOutcome {
 pub(crate) enum Act<'a> {
     Strike(&'a Strike),
     Effect(&'a Effect),
+    ExchangeChoice(&'a ExchangeChoice),
+}
+
+/// Whether a strike's outcome has the shape its version writes (as
+/// [`crate::pokemon::fits_version`] does for Pokémon): `pending_choice` is
+/// absent under `@1` and present under `@2`, where a side may only be
+/// pending on a fight row that has both sides striking (+2 or +4 for the
+/// attacker, −4 for the defender) — so a judge's override cannot leave a
+/// choice that [`v2`] could not resolve. Other outcomes always fit.
+pub(crate) fn fits_version(ruleset: RulesetId, outcome: &Outcome) -> Result<(), String> {
+    let Outcome::Strike(strike) = outcome else { return Ok(()) };
+    match (ruleset, &strike.pending_choice) {
+        (RulesetId::BerserkV1, Some(_)) => Err(format!("`pending_choice` is not part of a {ruleset} strike outcome")),
+        (RulesetId::BerserkV2, None) => Err(format!("a {ruleset} strike outcome needs `pending_choice`")),
+        (RulesetId::BerserkV2, Some(Some(side))) if v2::chooser(strike.diff) != Some(*side) => {
+            Err(format!("`pending_choice` {} does not fit a strike whose diff is {:?}", side.name(), strike.diff))
+        }
+        _ => Ok(()),
+    }
 }

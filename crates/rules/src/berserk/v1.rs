@@ -1,6 +1,6 @@
 //! `berserk@1`: the strike table of RULES.md §3 (seed rules 514–515, 511.8).
 
-use super::{Act, Attacker, Defender, EffectOutcome, EffectTier, Strike, StrikeKind, StrikeOutcome, Tier};
+use super::{Act, Attacker, Defender, Effect, EffectOutcome, EffectTier, Strike, StrikeKind, StrikeOutcome, Tier};
 use crate::battle::Battle;
 use crate::dice_request::{DiceRequest, Faces, RollSpec};
 use crate::error::{Rejection, ResolveError};
@@ -64,32 +64,65 @@ pub struct Fight {
     pub exchange_avoided: bool,
 }
 
+/// The fight's totals A and D (§3.1): each die (or, under `@2`, a fixed
+/// roll) plus its side's modifier and the experience left after
+/// cancelling. Never clamped: A and D may fall below 1 or rise above 6.
+pub fn fight_totals(attacker_die: u32, defender_die: u32, attacker: &Attacker, defender: &Defender) -> (i64, i64) {
+    let (attack_bonus, defense_bonus) = experience_bonuses(attacker.attack_experience, defender.defense_experience);
+    let attacker_total = i64::from(attacker_die) + i64::from(attacker.die_modifier) + attack_bonus;
+    let defender_total = i64::from(defender_die) + i64::from(defender.die_modifier) + defense_bonus;
+    (attacker_total, defender_total)
+}
+
+/// Whether the row of `diff` has both sides striking: +2, +4 and −4, the
+/// rows where the side that rolled higher may step toward zero.
+pub fn is_exchange(diff: i64, attacker_total: i64) -> bool {
+    let (attacker_tier, defender_tier) = fight_row(diff, attacker_total);
+    attacker_tier.strikes() && defender_tier.strikes()
+}
+
+/// The row one step toward zero (+2 → +1, +4 → +3, −4 → −3): the exchange
+/// avoided.
+pub fn stepped_row(diff: i64, attacker_total: i64) -> (Tier, Tier) {
+    fight_row(diff - diff.signum(), attacker_total)
+}
+
 /// RULES.md §3.1 for a fight: totals, the table, and the exchange rule —
 /// when both would strike, the side that rolled higher steps one row toward
 /// zero (+2 → +1, +4 → +3, −4 → −3) if it declared `avoid_exchange`.
 pub fn fight(attacker_die: u32, defender_die: u32, attacker: &Attacker, defender: &Defender) -> Fight {
-    let (attack_bonus, defense_bonus) = experience_bonuses(attacker.attack_experience, defender.defense_experience);
-    let attacker_total = i64::from(attacker_die) + i64::from(attacker.die_modifier) + attack_bonus;
-    let defender_total = i64::from(defender_die) + i64::from(defender.die_modifier) + defense_bonus;
+    let (attacker_total, defender_total) = fight_totals(attacker_die, defender_die, attacker, defender);
     let diff = attacker_total - defender_total;
     let (attacker_tier, defender_tier) = fight_row(diff, attacker_total);
     let higher_avoids = match diff {
-        1.. => attacker.avoid_exchange,
-        ..=-1 => defender.avoid_exchange,
+        1.. => attacker.avoid_exchange.unwrap_or(false),
+        ..=-1 => defender.avoid_exchange.unwrap_or(false),
         0 => false,
     };
-    if attacker_tier.strikes() && defender_tier.strikes() && higher_avoids {
-        let (attacker_tier, defender_tier) = fight_row(diff - diff.signum(), attacker_total);
+    if is_exchange(diff, attacker_total) && higher_avoids {
+        let (attacker_tier, defender_tier) = stepped_row(diff, attacker_total);
         return Fight { diff, attacker_tier, defender_tier, exchange_avoided: true };
     }
     Fight { diff, attacker_tier, defender_tier, exchange_avoided: false }
 }
 
-fn require(battle: &Battle, field: &'static str, id: &str) -> Result<(), Rejection> {
+pub(crate) fn require(battle: &Battle, field: &'static str, id: &str) -> Result<(), Rejection> {
     match battle.participant(id) {
         Some(_) => Ok(()),
         None => Err(Rejection::UnknownParticipant { field, id: id.to_owned() }),
     }
+}
+
+/// `fixed_roll` came with `berserk@2`: refused here rather than ignored.
+fn refuse_v2_fields(battle: &Battle, strike: &Strike) -> Result<(), Rejection> {
+    let not_in = |field| Rejection::FieldNotInVersion { action: "strike", field, ruleset: battle.ruleset() };
+    if strike.attacker.fixed_roll.is_some() {
+        return Err(not_in("attacker.fixed_roll"));
+    }
+    if strike.defender.fixed_roll.is_some() {
+        return Err(not_in("defender.fixed_roll"));
+    }
+    Ok(())
 }
 
 pub(crate) fn dice_needed(battle: &Battle, act: Act<'_>) -> Result<DiceRequest, Rejection> {
@@ -97,6 +130,7 @@ pub(crate) fn dice_needed(battle: &Battle, act: Act<'_>) -> Result<DiceRequest, 
         Act::Strike(strike) => {
             require(battle, "attacker.id", &strike.attacker.id)?;
             require(battle, "defender.id", &strike.defender.id)?;
+            refuse_v2_fields(battle, strike)?;
             let mut rolls = vec![RollSpec::one(6, "attacker")];
             if is_fight(strike) {
                 rolls.push(RollSpec::one(6, "defender"));
@@ -107,10 +141,11 @@ pub(crate) fn dice_needed(battle: &Battle, act: Act<'_>) -> Result<DiceRequest, 
             require(battle, "actor", &effect.actor)?;
             Ok(DiceRequest::Rolls(vec![RollSpec::one(6, "effect")]))
         }
+        Act::ExchangeChoice(_) => Err(Rejection::WrongRuleset { action: "exchange_choice", ruleset: battle.ruleset() }),
     }
 }
 
-pub(crate) fn resolve(act: Act<'_>, faces: &[u32]) -> Result<(Outcome, Summary), ResolveError> {
+pub(crate) fn resolve(battle: &Battle, act: Act<'_>, faces: &[u32]) -> Result<(Outcome, Summary), ResolveError> {
     let mut faces = Faces::new(faces);
     match act {
         Act::Strike(strike) => {
@@ -136,30 +171,37 @@ pub(crate) fn resolve(act: Act<'_>, faces: &[u32]) -> Result<(Outcome, Summary),
                 defender_damage: strike.defender.strike.map(|values| outcome.defender_tier.damage(&values)),
                 diff: fight.map(|fight| fight.diff),
                 exchange_avoided: outcome.exchange_avoided,
+                pending_choice: None,
             };
             let summary = strike_summary(strike, &outcome);
             Ok((Outcome::Strike(outcome), summary))
         }
-        Act::Effect(effect) => {
-            let value = i64::from(faces.take()?) + i64::from(effect.die_modifier);
-            let tier = effect_tier(value);
-            let [x, y, z] = effect.values;
-            let (picked, letter) = match tier {
-                EffectTier::X => (x, "X"),
-                EffectTier::Y => (y, "Y"),
-                EffectTier::Z => (z, "Z"),
-            };
-            let actor = &effect.actor;
-            let summary = Summary::new(
-                format!("{actor}: эффект {x}-{y}-{z} — срабатывает {letter}: {picked}"),
-                format!("{actor}: effect {x}-{y}-{z} gives {letter}: {picked}"),
-            );
-            Ok((Outcome::Effect(EffectOutcome { tier, value: picked }), summary))
+        Act::Effect(effect) => resolve_effect(effect, faces.take()?),
+        Act::ExchangeChoice(_) => {
+            Err(Rejection::WrongRuleset { action: "exchange_choice", ruleset: battle.ruleset() }.into())
         }
     }
 }
 
-fn tier_text(tier: Tier, damage: Option<u32>) -> (String, String) {
+/// §3.2: one d6 plus the modifier picks X, Y or Z.
+pub(crate) fn resolve_effect(effect: &Effect, die: u32) -> Result<(Outcome, Summary), ResolveError> {
+    let value = i64::from(die) + i64::from(effect.die_modifier);
+    let tier = effect_tier(value);
+    let [x, y, z] = effect.values;
+    let (picked, letter) = match tier {
+        EffectTier::X => (x, "X"),
+        EffectTier::Y => (y, "Y"),
+        EffectTier::Z => (z, "Z"),
+    };
+    let actor = &effect.actor;
+    let summary = Summary::new(
+        format!("{actor}: эффект {x}-{y}-{z} — срабатывает {letter}: {picked}"),
+        format!("{actor}: effect {x}-{y}-{z} gives {letter}: {picked}"),
+    );
+    Ok((Outcome::Effect(EffectOutcome { tier, value: picked }), summary))
+}
+
+pub(crate) fn tier_text(tier: Tier, damage: Option<u32>) -> (String, String) {
     let (ru, en) = match tier {
         Tier::Weak => ("слабый удар", "weak strike"),
         Tier::Medium => ("средний удар", "medium strike"),
@@ -173,7 +215,7 @@ fn tier_text(tier: Tier, damage: Option<u32>) -> (String, String) {
     }
 }
 
-fn strike_summary(strike: &Strike, outcome: &StrikeOutcome) -> Summary {
+pub(crate) fn strike_summary(strike: &Strike, outcome: &StrikeOutcome) -> Summary {
     let (a, d) = (&strike.attacker.id, &strike.defender.id);
     let (attacker_ru, attacker_en) = tier_text(outcome.attacker_tier, outcome.attacker_damage);
     let Some(diff) = outcome.diff else {

@@ -1,9 +1,12 @@
 //! `pbta-2d6` (RULES.md §4): narrative Pokémon trainers, 2d6 + trait.
 //!
 //! This module is the vocabulary every version shares; [`v1`] is how
-//! `pbta-2d6@1` resolves it.
+//! `pbta-2d6@1` resolves it and [`v2`] how `pbta-2d6@2` does (RULES.md
+//! §6.4: what a move may say is narrower, and only a move that goes wrong
+//! exposes its helpers).
 
 pub mod v1;
+pub mod v2;
 
 use serde::{Deserialize, Serialize};
 
@@ -18,12 +21,14 @@ pub struct Move {
     /// One of [`TRAITS`]; any other name is rejected by the rules.
     #[serde(rename = "trait")]
     pub trait_name: String,
-    /// Overrides the sheet's value.
+    /// Overrides the sheet's value (`@1`); refused under `@2`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trait_value: Option<i32>,
-    /// Anyone helping: a non-empty list gives +1, never more.
+    /// Anyone helping: a non-empty list gives +1, never more. Under `@2`
+    /// neither the actor nor one id twice.
     #[serde(default)]
     pub helpers: Vec<String>,
+    /// Required under `@2` (not blank); free under `@1`.
     #[serde(default)]
     pub stakes: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -44,7 +49,8 @@ pub struct MoveOutcome {
     pub result: MoveResult,
     pub total: i64,
     pub help: u32,
-    /// The helpers, who share the risk.
+    /// The helpers, who share the risk (under `@2`, only on
+    /// `success_with_cost` and `miss`).
     pub exposed: Vec<String>,
 }
 

@@ -40,6 +40,17 @@ pub(crate) fn dice_needed(battle: &Battle, act: Act<'_>) -> Result<DiceRequest, 
 }
 
 pub(crate) fn resolve(battle: &Battle, act: Act<'_>, faces: &[u32]) -> Result<(Outcome, Summary), ResolveError> {
+    resolve_with(battle, act, faces, |_| true)
+}
+
+/// The roll, the band and the summary; `exposes` says on which bands the
+/// helpers are exposed (every band under `@1`).
+pub(crate) fn resolve_with(
+    battle: &Battle,
+    act: Act<'_>,
+    faces: &[u32],
+    exposes: fn(MoveResult) -> bool,
+) -> Result<(Outcome, Summary), ResolveError> {
     let Act::Move(action) = act;
     let mut faces = Faces::new(faces);
     let sum = i64::from(faces.take()?) + i64::from(faces.take()?);
@@ -57,12 +68,18 @@ pub(crate) fn resolve(battle: &Battle, act: Act<'_>, faces: &[u32]) -> Result<(O
     };
     let mut ru = format!("{actor}, {}: {result_ru} ({total})", trait_ru(name));
     let mut en = format!("{actor}, {name}: {result_en} ({total})");
+    let exposed = if exposes(result) { action.helpers.clone() } else { Vec::new() };
     if help > 0 {
         let helpers = action.helpers.join(", ");
-        ru.push_str(&format!("; помогали {helpers} — они разделяют риск"));
-        en.push_str(&format!("; helped by {helpers}, who share the risk"));
+        if exposed.is_empty() {
+            ru.push_str(&format!("; помогали {helpers}"));
+            en.push_str(&format!("; helped by {helpers}"));
+        } else {
+            ru.push_str(&format!("; помогали {helpers} — они разделяют риск"));
+            en.push_str(&format!("; helped by {helpers}, who share the risk"));
+        }
     }
-    let outcome = MoveOutcome { result, total, help, exposed: action.helpers.clone() };
+    let outcome = MoveOutcome { result, total, help, exposed };
     Ok((Outcome::Move(outcome), Summary::new(ru, en)))
 }
 

@@ -16,7 +16,14 @@ fn battle() -> Battle {
 }
 
 fn attacker(avoid: bool) -> Attacker {
-    Attacker { id: "a".into(), strike: None, attack_experience: 0, die_modifier: 0, avoid_exchange: avoid }
+    Attacker {
+        id: "a".into(),
+        strike: None,
+        attack_experience: 0,
+        die_modifier: 0,
+        avoid_exchange: Some(avoid),
+        fixed_roll: None,
+    }
 }
 
 fn defender(avoid: bool) -> Defender {
@@ -26,7 +33,8 @@ fn defender(avoid: bool) -> Defender {
         defense_experience: 0,
         die_modifier: 0,
         closed: false,
-        avoid_exchange: avoid,
+        avoid_exchange: Some(avoid),
+        fixed_roll: None,
     }
 }
 
