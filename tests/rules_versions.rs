@@ -168,3 +168,93 @@ async fn pokemon_v1_and_v2_part_ways_as_rules_section_6_says_and_both_audit_clea
         assert_audit_file_verifies(&file, battle);
     }
 }
+
+/// One berserk side as RULES.md §3 names its fields, `fixed_roll` (§6.3.2)
+/// when given.
+fn side(id: &str, experience: (&str, i64), fixed_roll: Option<i64>, strike: Value) -> Value {
+    let mut side = json!({"id": id, experience.0: experience.1, "die_modifier": 0, "strike": strike});
+    if let Some(face) = fixed_roll {
+        side["fixed_roll"] = json!(face);
+    }
+    side
+}
+
+/// A simple strike of `a` on `b` with these fixed rolls (no die drawn).
+fn fixed_strike(attack: i64, defend: i64) -> Value {
+    let mut defender = side("b", ("defense_experience", 0), Some(defend), json!([1, 5, 6]));
+    defender["closed"] = json!(false);
+    json!({
+        "type": "strike",
+        "attacker": side("a", ("attack_experience", 0), Some(attack), json!([4, 5, 6])),
+        "defender": defender,
+        "kind": "simple",
+        "own_squad": false,
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn berserk_v2_exchange_choice_and_pbta_v2_checks_run_through_the_service_and_audit_clean() {
+    let stack = Stack::start("versions-berserk", false).await;
+    let mut forum = resolver_client(&stack.resolver).await;
+    let duel = json!([{"id": "a"}, {"id": "b"}]);
+    let (v1, v2) = ("versions-berserk-v1", "versions-berserk-v2");
+    open(&mut forum, v1, "berserk@1", duel.clone(), "berserk").await;
+    open(&mut forum, v2, "berserk@2", duel, "berserk").await;
+
+    // §6.3.2: a fixed roll replaces the die; @1 has no such field.
+    let refused = act(&mut forum, v1, &fixed_strike(1, 5), "fixed").await.unwrap_err();
+    assert_eq!(refused.code(), Code::FailedPrecondition, "@1 knows no fixed_roll: {refused:?}");
+    // Attacker 1 against defender 5, no experience: diff 1 − 5 = −4, the
+    // row where both sides strike (attacker weak, defender medium), so the
+    // defender, who rolled higher, may choose (§6.3.1).
+    let strike = act(&mut forum, v2, &fixed_strike(1, 5), "fixed").await.expect("a fixed strike under @2");
+    assert!(strike.rolls.is_empty(), "no die was drawn for either side");
+    let outcome = outcome(&strike);
+    assert_eq!(outcome["diff"], json!(-4), "{outcome}");
+    assert_eq!(outcome["pending_choice"], json!("defender"), "{outcome}");
+    assert_eq!(outcome["exchange_avoided"], json!(false), "{outcome}");
+
+    // While the choice is pending, another strike is refused; the wrong
+    // side cannot choose; the defender can, once.
+    let held = act(&mut forum, v2, &fixed_strike(3, 3), "held").await.unwrap_err();
+    assert_eq!(held.code(), Code::FailedPrecondition, "{held:?}");
+    let choice =
+        |actor: &str| json!({"type": "exchange_choice", "actor": actor, "against": strike.version, "avoid": true});
+    let wrong = act(&mut forum, v2, &choice("a"), "wrong-side").await.unwrap_err();
+    assert_eq!(wrong.code(), Code::FailedPrecondition, "only the side that rolled higher: {wrong:?}");
+    let chosen = act(&mut forum, v2, &choice("b"), "choice").await.expect("the defender's choice");
+    assert!(chosen.rolls.is_empty(), "a choice draws no dice");
+    // Avoided: one row up, −3 (attacker miss, defender weak), no blow.
+    let avoided = stack::outcome(&chosen);
+    assert_eq!((avoided["exchange_avoided"].clone(), avoided["diff"].clone()), (json!(true), json!(-3)), "{avoided}");
+    let again = act(&mut forum, v2, &choice("b"), "choice-2").await.unwrap_err();
+    assert_eq!(again.code(), Code::FailedPrecondition, "a second choice: {again:?}");
+    act(&mut forum, v2, &fixed_strike(3, 3), "after").await.expect("strikes go on once the choice is made");
+
+    // pbta-2d6@2 (§6.4): the trait comes from the sheet and the stakes are
+    // required, where @1 took them from the action or went without.
+    let (p1, p2) = ("versions-pbta-v1", "versions-pbta-v2");
+    let sheet = json!([{"id": "misty", "traits": {"wits": 1}}, {"id": "brock", "traits": {"wits": 0}}]);
+    open(&mut forum, p1, "pbta-2d6@1", sheet.clone(), "pbta").await;
+    open(&mut forum, p2, "pbta-2d6@2", sheet, "pbta").await;
+    let no_stakes = json!({"type": "move", "actor": "misty", "trait": "wits"});
+    act(&mut forum, p1, &no_stakes, "no-stakes").await.expect("@1 goes without stakes");
+    let status = act(&mut forum, p2, &no_stakes, "no-stakes").await.unwrap_err();
+    assert_eq!(status.code(), Code::FailedPrecondition, "@2 requires the stakes: {status:?}");
+    let self_help = json!({"type": "move", "actor": "misty", "trait": "wits", "stakes": "s", "helpers": ["misty"]});
+    let status = act(&mut forum, p2, &self_help, "self-help").await.unwrap_err();
+    assert_eq!(status.code(), Code::FailedPrecondition, "@2: nobody helps themself: {status:?}");
+    act(&mut forum, p2, &json!({"type": "move", "actor": "misty", "trait": "wits", "stakes": "s"}), "ok")
+        .await
+        .expect("a move with its stakes");
+
+    // Every battle audits clean, on the server and from its export.
+    for battle_id in [v1, v2, p1, p2] {
+        close(&mut forum, battle_id).await;
+        let events = journaled(&stack, battle_id).await;
+        assert_audit_rpc_ok(&mut forum, battle_id, events.len()).await;
+        let export = stack.dir.path().join(format!("{battle_id}.jsonl"));
+        export_to(&stack.resolver.url(), battle_id, &export);
+        assert_audit_file_verifies(&export, battle_id);
+    }
+}

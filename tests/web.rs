@@ -225,3 +225,37 @@ async fn an_unreachable_resolver_shows_a_public_message_and_logs_the_detail() {
     .await;
     assert!(log.contains(&port) || log.to_ascii_lowercase().contains("connect"), "the detail is logged: {log}");
 }
+
+/// berserk@2 (RULES.md §6.3): the page shows a strike awaiting its
+/// exchange choice, and links the strike and the choice that answers it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_pending_exchange_choice_and_its_answer_link_each_other() {
+    let stack = Stack::start("web-choice", false).await;
+    let battle_id = "web-choice";
+    let mut forum = resolver_client(&stack.resolver).await;
+    open(&mut forum, battle_id, "berserk@2", json!([{"id": "a"}, {"id": "b"}]), "choice seed").await;
+    // Fixed rolls 1 against 5: diff −4, the defender may choose.
+    let side =
+        |id: &str, experience: &str, face: i64| json!({"id": id, experience: 0, "die_modifier": 0, "fixed_roll": face});
+    let mut defender = side("b", "defense_experience", 5);
+    defender["closed"] = json!(false);
+    let strike = json!({"type": "strike", "attacker": side("a", "attack_experience", 1), "defender": defender,
+        "kind": "simple", "own_squad": false});
+    let struck = act(&mut forum, battle_id, &strike, "strike").await.expect("a strike");
+    let secret = stack.dir.path().join("share.secret");
+    let web = start_web(&stack, &secret, &TestAuth::shared().reader()).await;
+    let page = format!("{}/battles/{battle_id}", web.url());
+    let reader = bearer(&TestAuth::shared().reader());
+    let (status, body) = http_get(&page, &[("authorization", &reader)]).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("awaits the exchange choice of the defender"), "the pending choice shows: {body}");
+
+    let choice = json!({"type": "exchange_choice", "actor": "b", "against": struck.version, "avoid": false});
+    let chosen = act(&mut forum, battle_id, &choice, "choice").await.expect("the defender's choice");
+    let (_, body) = http_get(&format!("{page}?lang=ru"), &[("authorization", &reader)]).await;
+    assert!(
+        body.contains(&format!("выбор размена для удара <a class=\"refers\" href=\"#v{}\">", struck.version)),
+        "the choice links its strike: {body}"
+    );
+    assert!(body.contains(&format!("ответ: <a href=\"#v{}\">", chosen.version)), "the strike links its choice: {body}");
+}

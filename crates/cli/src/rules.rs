@@ -35,8 +35,11 @@ const PLAY_HELP: &str = r#"Script format (JSON Lines):
 Dice are the faces in draw order. Blank lines are skipped. `against` and
 `refers_to` are the 0-based index of the referred action line (rejected lines
 count too). Rulesets: pokemon-d6@1, pokemon-d6@2, arcana-2d10@1,
-arcana-2d10@2, berserk@1, pbta-2d6@1; under pokemon-d6@2 a dodge names the
-attack it answers, e.g. {"type": "dodge", "actor": "meowth", "against": 0}.
+arcana-2d10@2, berserk@1, berserk@2, pbta-2d6@1, pbta-2d6@2; under
+pokemon-d6@2 a dodge names the attack it answers, e.g.
+{"type": "dodge", "actor": "meowth", "against": 0}, and under berserk@2 the
+side that rolled higher answers a strike awaiting its choice, e.g.
+{"type": "exchange_choice", "actor": "b", "against": 3, "avoid": true}.
 
 Output: exactly one JSON line per action line, in order:
   {"outcome": {...}, "summary_ru": "...", "summary_en": "..."}

@@ -43,6 +43,16 @@ fn number(event: &Value, field: &str) -> Option<u64> {
     event.get(field).and_then(Value::as_u64)
 }
 
+/// The action an `ActionResolved` records (null for other events).
+fn action_of(event: &Value) -> &Value {
+    event.get("action").unwrap_or(&Value::Null)
+}
+
+/// The `type` of the action an `ActionResolved` records.
+fn action_type(event: &Value) -> Option<&str> {
+    action_of(event).get("type").and_then(Value::as_str)
+}
+
 /// A JSON value as a judge reads it: strings bare, the rest as JSON.
 fn plain(value: &Value) -> String {
     match value {
@@ -226,11 +236,18 @@ impl BattlePage<'_> {
             contested_by.entry(ruling.contests).or_default().push(ruling.version);
         }
         let rulings: BTreeMap<u64, &RulingSeen> = self.report.rulings.iter().map(|r| (r.version, r)).collect();
+        // A berserk@2 strike's version → the exchange choice answering it.
+        let choices: BTreeMap<u64, u64> = self
+            .lines
+            .iter()
+            .filter(|line| action_type(&line.event) == Some("exchange_choice"))
+            .filter_map(|line| Some((number(action_of(&line.event), "against")?, line.version)))
+            .collect();
         html! {
             ol.timeline #timeline {
                 @for line in self.lines {
                     li.event id={ "v" (line.version) } data-version=(line.version) data-type=(line.event_type) {
-                        (self.event(line, &roll_versions, rulings.get(&line.version).copied()))
+                        (self.event(line, &roll_versions, rulings.get(&line.version).copied(), &choices))
                         @if let Some(versions) = contested_by.get(&line.version) {
                             p.muted.contested {
                                 (self.lang.t("contests")) " ← "
@@ -243,7 +260,13 @@ impl BattlePage<'_> {
         }
     }
 
-    fn event(&self, line: &ExportLine, roll_versions: &BTreeMap<u64, u64>, ruling: Option<&RulingSeen>) -> Markup {
+    fn event(
+        &self,
+        line: &ExportLine,
+        roll_versions: &BTreeMap<u64, u64>,
+        ruling: Option<&RulingSeen>,
+        choices: &BTreeMap<u64, u64>,
+    ) -> Markup {
         let lang = self.lang;
         let event = &line.event;
         let heading = |label: &str| {
@@ -276,6 +299,20 @@ impl BattlePage<'_> {
                                     Some(version) => { a href={ "#v" (version) } { (lang.t("nonce")) " " (nonce) } " " },
                                     None => { (lang.t("nonce")) " " (nonce) " " },
                                 }
+                            }
+                        }
+                    }
+                    // berserk@2 (RULES.md §6.3): a strike whose row lets the
+                    // side that rolled higher choose, and the choice that
+                    // answers it, link each other.
+                    @if let Some(strike) = number(action_of(event), "against").filter(|_| action_type(event) == Some("exchange_choice")) {
+                        p.muted.exchange { (lang.t("answers_strike")) " " a.refers href={ "#v" (strike) } { "#v" (strike) } }
+                    }
+                    @if let Some(side) = event.get("outcome").and_then(|o| o.get("pending_choice")).and_then(Value::as_str) {
+                        p.muted.pending-choice {
+                            (lang.t("awaits_choice")) " " (lang.t(if side == "attacker" { "attacker" } else { "defender" }))
+                            @if let Some(choice) = choices.get(&line.version) {
+                                " · " (lang.t("choice_made")) " " a href={ "#v" (choice) } { "#v" (choice) }
                             }
                         }
                     }
