@@ -21,25 +21,34 @@ fn battlelog(args: &[&str], stdin: Option<&str>) -> Output {
     child.wait_with_output().expect("the battlelog binary finishes")
 }
 
-fn rules_vectors() -> PathBuf {
-    let dir = std::env::var_os("BATTLELOG_VECTORS")
+fn vectors() -> PathBuf {
+    std::env::var_os("BATTLELOG_VECTORS")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/vectors"));
-    dir.join("rules")
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/vectors"))
 }
 
+fn rules_vectors() -> PathBuf {
+    vectors().join("rules")
+}
+
+/// The scripts of `rules/` and of `rules-next/` (the versions issue 25
+/// added: berserk@2, pbta-2d6@2), both required.
 fn scripts() -> Vec<PathBuf> {
-    let dir = rules_vectors();
-    let entries = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("the rules vectors directory {} is required: {e}", dir.display()));
-    let mut scripts: Vec<PathBuf> = entries
-        .map(|entry| entry.expect("a readable directory entry").path())
-        .filter(|path| path.to_str().is_some_and(|name| name.ends_with(".script.jsonl")))
-        .collect();
+    let mut scripts: Vec<PathBuf> = Vec::new();
+    for dir in [rules_vectors(), vectors().join("rules-next")] {
+        let entries = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("the rules vectors directory {} is required: {e}", dir.display()));
+        scripts.extend(
+            entries
+                .map(|entry| entry.expect("a readable directory entry").path())
+                .filter(|path| path.to_str().is_some_and(|name| name.ends_with(".script.jsonl"))),
+        );
+    }
     scripts.sort();
+    let dir = vectors();
     assert!(!scripts.is_empty(), "no *.script.jsonl in {}", dir.display());
-    // Both versions of the versioned rulesets must be there (RULES.md §6).
-    for prefix in ["pokemon-", "pokemon2-", "arcana-", "arcana2-"] {
+    // Both versions of every ruleset must be there (RULES.md §6).
+    for prefix in ["pokemon-", "pokemon2-", "arcana-", "arcana2-", "berserk-", "berserk2-", "pbta-", "pbta2-"] {
         assert!(
             scripts.iter().any(|s| s.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(prefix))),
             "no {prefix}* vectors in {}",
