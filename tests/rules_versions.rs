@@ -230,6 +230,20 @@ async fn berserk_v2_exchange_choice_and_pbta_v2_checks_run_through_the_service_a
     let again = act(&mut forum, v2, &choice("b"), "choice-2").await.unwrap_err();
     assert_eq!(again.code(), Code::FailedPrecondition, "a second choice: {again:?}");
     act(&mut forum, v2, &fixed_strike(3, 3), "after").await.expect("strikes go on once the choice is made");
+    // One side fixed: the roller is asked for the other side's die only.
+    let mut one_fixed = fixed_strike(3, 3);
+    one_fixed["defender"].as_object_mut().expect("a side").remove("fixed_roll");
+    let reply = act(&mut forum, v2, &one_fixed, "one-fixed").await.expect("a strike with one fixed roll");
+    assert_eq!(reply.rolls.len(), 1, "one die, the defender's");
+    assert_eq!(reply.rolls[0].roll.as_ref().map(|r| r.dice.len()), Some(1));
+    // §6.3.1: @1 takes the choice in the action, before the dice; @2
+    // refuses it there.
+    let mut guessed = one_fixed.clone();
+    guessed["attacker"].as_object_mut().expect("a side").remove("fixed_roll");
+    guessed["attacker"]["avoid_exchange"] = json!(true);
+    act(&mut forum, v1, &guessed, "guessed").await.expect("@1 takes avoid_exchange");
+    let status = act(&mut forum, v2, &guessed, "guessed").await.unwrap_err();
+    assert_eq!(status.code(), Code::FailedPrecondition, "@2 refuses avoid_exchange: {status:?}");
 
     // pbta-2d6@2 (§6.4): the trait comes from the sheet and the stakes are
     // required, where @1 took them from the action or went without.
