@@ -23,7 +23,7 @@
 //!   *effective* outcome (after any judge's override) names a pending side,
 //!   and no earlier resolved exchange choice names it in `against`. A
 //!   judge may so close a choice (`pending_choice: null`); an override may
-//!   only name the side the table allows (see [`super::fits_version`]).
+//!   only name the side the table allows (see `berserk::fits_version`).
 //! - The choice's outcome reads the strike's effective `diff` and tiers;
 //!   avoided, it uses the row one step toward zero, which is never the tie
 //!   row, so A is not needed.
