@@ -215,6 +215,10 @@ async fn bind(addr: SocketAddr, what: &str, scheme: &str) -> anyhow::Result<(Tcp
 pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
     battlelog_runtime::logging::init("warn", battlelog_runtime::logging::LogFormat::Text)
         .map_err(anyhow::Error::msg)?;
+    // Four servers share this process's files: each stays under its own
+    // connection limit (the services' defaults), which together need more
+    // than a soft limit of 1 024.
+    battlelog_runtime::raise_file_limit();
     let tls = crate::tls::UpTls::new(args.tls, &args.data_dir)?;
     let (journal_listener, journal_url) = bind(args.journal_listen, "journal", tls.scheme()).await?;
     let (roller_listener, roller_url) = bind(args.roller_listen, "roller", tls.scheme()).await?;

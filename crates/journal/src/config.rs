@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::limits::Limits;
 
+use battlelog_runtime::edge::GrpcLimits;
 pub use battlelog_runtime::logging::LogFormat;
 
 /// The service name in its variables (`BATTLELOG_JOURNAL_*`).
@@ -58,6 +59,10 @@ pub struct Config {
     /// TLS keys `tls_cert`, `tls_key`, `tls_client_ca` (battlelog_runtime::tls).
     #[serde(flatten)]
     pub server_tls: ServerTls,
+    /// Connection and request limits: `max_connections`,
+    /// `first_request_timeout_ms`, `keepalive_*`, … (battlelog_runtime::edge).
+    #[serde(flatten)]
+    pub grpc_limits: GrpcLimits,
 }
 
 impl Default for Config {
@@ -80,6 +85,7 @@ impl Default for Config {
             log_format: LogFormat::Text,
             auth_keys: Vec::new(),
             server_tls: ServerTls::default(),
+            grpc_limits: GrpcLimits::default(),
         }
     }
 }
@@ -142,6 +148,7 @@ impl Config {
             return invalid("log", e.to_string());
         }
         battlelog_runtime::config::require_auth_keys(&self.auth_keys)?;
+        self.grpc_limits.validate()?;
         self.server_tls.validate()
     }
 }
