@@ -5,8 +5,8 @@ use std::future::Future;
 use std::sync::Arc;
 
 use battlelog_auth::{Authenticator, Role, Verifier};
-use battlelog_runtime::edge::{self, GrpcLimits};
 use battlelog_proto::v1::journal_server::JournalServer;
+use battlelog_runtime::edge::{self, GrpcLimits};
 use tokio::net::TcpListener;
 use tonic::service::interceptor::InterceptedService;
 use tracing::info;

@@ -75,7 +75,14 @@ async fn stack(dir: &Path, auth: &TestAuth, rates: &[TenantRateLimit]) -> (Journ
     let key = MasterKey::from_hex(&"42".repeat(32)).expect("key");
     let roller = RollerService::new(journal_client_with_tls(&journal_url, None, &token).expect("client"), key);
     let (listener, roller_url) = listen().await;
-    tokio::spawn(battlelog_roller::serve_limited(roller, listener, None, auth.verifier(), &limits, std::future::pending()));
+    tokio::spawn(battlelog_roller::serve_limited(
+        roller,
+        listener,
+        None,
+        auth.verifier(),
+        &limits,
+        std::future::pending(),
+    ));
     let mut urls = Vec::new();
     for rate in rates {
         let service =

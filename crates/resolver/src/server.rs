@@ -202,10 +202,8 @@ pub async fn serve_limited(
     };
     // Interceptors run outside in: the token is verified first, and the
     // rate limit reads the tenant from the `Caller` it left.
-    let rate_limited = InterceptedService::new(
-        grpc::undecodable_is_invalid(ResolverServer::new(service)),
-        TenantRate(rate.limiter()),
-    );
+    let rate_limited =
+        InterceptedService::new(grpc::undecodable_is_invalid(ResolverServer::new(service)), TenantRate(rate.limiter()));
     edge::server(tls, limits)?
         .add_service(health_service)
         .add_service(grpc::reflection(<ResolverServer<ResolverService> as tonic::server::NamedService>::NAME)?)

@@ -32,8 +32,8 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_stream::{Stream, StreamExt};
 use tonic::codegen::http;
 use tonic::transport::Server;
-use tonic::transport::server::{Connected, TcpConnectInfo, TlsConnectInfo};
 use tonic::transport::ServerTlsConfig;
+use tonic::transport::server::{Connected, TcpConnectInfo, TlsConnectInfo};
 use tonic::{Code, Status};
 use tonic_types::{ErrorDetails, StatusExt};
 use tower::layer::util::{Identity, Stack};
@@ -257,10 +257,8 @@ impl<S> Layer<S> for EdgeLayer {
     type Service = Edge<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        let limited = tower::ServiceBuilder::new()
-            .load_shed()
-            .concurrency_limit(self.max_concurrent_requests)
-            .service(inner);
+        let limited =
+            tower::ServiceBuilder::new().load_shed().concurrency_limit(self.max_concurrent_requests).service(inner);
         Edge { inner: limited, max_concurrent_requests: self.max_concurrent_requests }
     }
 }
@@ -313,7 +311,10 @@ where
         let response = self.inner.call(request);
         Box::pin(async move {
             match response.await {
-                Err(error) if error.is::<tower::load_shed::error::Overloaded>() => Ok(overloaded(max).into_http()),
+                Err(error) if error.is::<tower::load_shed::error::Overloaded>() => {
+                    tracing::warn!(max_concurrent_requests = max, "request shed: the server is at its limit");
+                    Ok(overloaded(max).into_http())
+                }
                 other => other,
             }
         })
@@ -451,7 +452,8 @@ mod tests {
 
     fn limiter(per_sec: u32, burst: u32, max_tenants: usize) -> (TenantLimiter<FakeRelativeClock>, FakeRelativeClock) {
         let clock = FakeRelativeClock::default();
-        let keys = TenantRateLimit { rate_limit_per_sec: per_sec, rate_limit_burst: burst, rate_limit_tenants: max_tenants };
+        let keys =
+            TenantRateLimit { rate_limit_per_sec: per_sec, rate_limit_burst: burst, rate_limit_tenants: max_tenants };
         (TenantLimiter::new(&keys, clock.clone()).expect("a limiter"), clock)
     }
 

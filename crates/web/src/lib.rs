@@ -253,8 +253,7 @@ pub async fn serve_limited(
         timeout,
     ));
     let mut http = hyper::server::conn::http1::Builder::new();
-    http.timer(TokioTimer::new())
-        .header_read_timeout(std::time::Duration::from_millis(limits.header_read_timeout_ms));
+    http.timer(TokioTimer::new()).header_read_timeout(std::time::Duration::from_millis(limits.header_read_timeout_ms));
     let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
     let graceful = GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown);
@@ -277,7 +276,8 @@ pub async fn serve_limited(
             continue;
         };
         let _ = stream.set_nodelay(true);
-        let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(app.clone())));
+        let connection =
+            graceful.watch(http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(app.clone())));
         tokio::spawn(async move {
             if let Err(error) = connection.await {
                 tracing::debug!(%error, "connection closed");
