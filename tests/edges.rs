@@ -207,58 +207,43 @@ async fn silent_and_slow_web_connections_are_closed_within_the_header_read_timeo
     assert_closed_at_timeout("a kept-alive connection, idle after its response", kept_closed, timeout);
 }
 
-/// 2 000 connections that never speak, 1 000 on the resolver's port and
-/// 1 000 on the web's, to services started with a soft file limit of 1 024
-/// (as on most systems), which 1 000 connections and the services' own
-/// files do not fit in: all are held at once — each service raises its own
-/// file limit, and `max_connections` is what bounds them — and new clients
-/// of both are still served while they are.
+/// 2 000 connections that never speak, 500 on each port of `battlelog up`
+/// (resolver, roller, journal, web: four servers in one process), started
+/// with a soft file limit of 1 024 as on most systems, which 2 000
+/// connections do not fit in: all are held at once — the process raises its
+/// own file limit, and each server's `max_connections` (1 000 by default) is
+/// what bounds them — and new clients of every port are served meanwhile.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_thousand_idle_connections_do_not_stop_the_stack_serving() {
     let (_, hard) = rlimit::getrlimit(rlimit::Resource::NOFILE).expect("the file limit");
     assert!(hard >= 2_200, "this test needs a hard file limit of 2 200 at least; it is {hard}");
-    // The services start with 1 024 (they inherit this process's limit).
+    // `battlelog up` inherits this process's soft limit.
     rlimit::setrlimit(rlimit::Resource::NOFILE, 1_024, hard).expect("lower the soft file limit");
-    let options = StartOptions {
-        envs: envs(&[
-            ("BATTLELOG_RESOLVER_FIRST_REQUEST_TIMEOUT_MS", "60000"),
-            ("BATTLELOG_RESOLVER_MAX_CONNECTIONS", "1100"),
-        ]),
-        ..StartOptions::default()
-    };
-    let stack = Stack::start_with("edges-two-thousand", false, &options).await;
-    let web = web(
-        &stack,
-        &envs(&[("BATTLELOG_WEB_HEADER_READ_TIMEOUT_MS", "60000"), ("BATTLELOG_WEB_MAX_CONNECTIONS", "1100")]),
-    )
-    .await;
+    let dir = battlelog_test_support::temp_dir("edges-two-thousand");
+    let up = stack::up(dir.path(), &["--no-nats"]);
     // This process holds the 2 000.
     rlimit::increase_nofile_limit(u64::MAX).expect("raise the file limit again");
 
+    let addr = |name: &str| -> std::net::SocketAddr {
+        let url = up.endpoint(name);
+        url.trim_start_matches("http://").parse().unwrap_or_else(|e| panic!("{name} at {url}: {e}"))
+    };
+    let ports = [addr("resolver"), addr("roller"), addr("journal"), addr("web")];
     let mut held = Vec::new();
-    for addr in [stack.resolver.addr(), web.addr()] {
-        for _ in 0..1_000 {
-            held.push(TcpStream::connect(addr).await.expect("connect"));
+    for port in ports {
+        for n in 0..500 {
+            // A process that stopped accepting fills its backlog, and then
+            // connections time out.
+            let connected = tokio::time::timeout(WAIT, TcpStream::connect(port)).await;
+            let stream = connected.unwrap_or_else(|_| panic!("connection {n} to {port} not accepted in {WAIT:?}"));
+            held.push(stream.expect("connect"));
         }
     }
 
-    // New clients of both, while the 2 000 are held (a server out of file
-    // descriptors would leave them waiting in its backlog: hence the deadline).
-    let served = tokio::time::timeout(WAIT, async {
-        let mut forum = resolver_client(&stack.resolver).await;
-        let status = forum
-            .get_battle(GetBattleRequest { battle_id: "no-such-battle".into(), ..Default::default() })
-            .await
-            .expect_err("no such battle");
-        assert_eq!(status.code(), Code::NotFound, "the resolver (and the journal behind it) serve: {status:?}");
-        let (status, _) = battlelog_test_support::http_get(&format!("{}/healthz", web.url()), &[]).await;
-        assert_eq!(status, 200, "the web serves");
-    })
-    .await;
-    assert!(served.is_ok(), "new clients were not served while 2 000 connections were held");
-
-    // And the 2 000 were held, not refused: none has been closed (a gRPC
-    // server sends its HTTP/2 SETTINGS first: read past them).
+    // The 2 000 are held, not refused: none has been closed (a gRPC server
+    // sends its HTTP/2 SETTINGS first: read past them). They have 10 s
+    // (the default first-request and header-read timeouts) before the
+    // servers close them.
     let mut buf = [0u8; 1024];
     for (i, stream) in held.iter().enumerate() {
         loop {
@@ -270,6 +255,27 @@ async fn two_thousand_idle_connections_do_not_stop_the_stack_serving() {
             }
         }
     }
+
+    // New clients of every port, while they are held (a process out of
+    // file descriptors leaves them in its backlog: hence the deadline).
+    let key = battlelog_auth::SigningKey::read(&dir.path().join("auth").join("signing-key.pem")).expect("up's key");
+    let token = key.issue("edges-test", "dev", Role::Forum, Duration::from_secs(600)).expect("a token");
+    let served = tokio::time::timeout(WAIT, async {
+        let mut forum = ResolverClient::new(authed_channel(&up.resolver, &token));
+        let status = forum
+            .get_battle(GetBattleRequest { battle_id: "no-such-battle".into(), ..Default::default() })
+            .await
+            .expect_err("no such battle");
+        assert_eq!(status.code(), Code::NotFound, "the resolver (and the journal behind it) serve: {status:?}");
+        for name in ["roller", "journal"] {
+            let channel = tonic::transport::Endpoint::from_shared(up.endpoint(name)).expect("url").connect_lazy();
+            HealthClient::new(channel).check(HealthCheckRequest::default()).await.expect("served");
+        }
+        let (status, _) = battlelog_test_support::http_get(&format!("{}/healthz", up.endpoint("web")), &[]).await;
+        assert_eq!(status, 200, "the web serves");
+    })
+    .await;
+    assert!(served.is_ok(), "new clients were not served while 2 000 connections were held");
 }
 
 /// `max_connections` = 20 on the resolver and 5 on the web: the
