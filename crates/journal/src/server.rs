@@ -70,7 +70,7 @@ pub async fn run(
         publisher,
     })
     .await?;
-    let served = serve_limited(journal.clone(), listener, tls, verifier, &config.grpc_limits, shutdown).await;
+    let served = serve_limited(journal.clone(), listener, tls, verifier, config.grpc_limits.clone(), shutdown).await;
     // Whatever happened to the server, commit and flush what was queued.
     journal.shutdown().await?;
     served
@@ -96,7 +96,7 @@ pub async fn serve_with_tls(
     verifier: Verifier,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
-    serve_limited(journal, listener, tls, verifier, &GrpcLimits::default(), shutdown).await
+    serve_limited(journal, listener, tls, verifier, GrpcLimits::default(), shutdown).await
 }
 
 /// [`serve_with_tls`] with these connection and request limits
@@ -110,7 +110,7 @@ pub async fn serve_limited(
     listener: TcpListener,
     tls: Option<tonic::transport::ServerTlsConfig>,
     verifier: Verifier,
-    limits: &GrpcLimits,
+    limits: GrpcLimits,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
     let local = listener.local_addr().map_err(JournalError::Io)?;
@@ -124,7 +124,7 @@ pub async fn serve_limited(
         .max_encoding_message_size(limit);
     let service = InterceptedService::new(service, Authenticator::only(verifier, "Journal", &[Role::Service]));
 
-    let incoming = edge::incoming(listener, limits);
+    let incoming = edge::incoming(listener, &limits);
     let on_shutdown = {
         let journal = journal.clone();
         async move {
@@ -137,7 +137,7 @@ pub async fn serve_limited(
         }
     };
     info!(%local, tls = tls.is_some(), "journal serving gRPC");
-    edge::server(tls, limits)?
+    edge::server(tls, &limits)?
         .add_service(health_service)
         .add_service(reflection)
         .add_service(service)

@@ -69,7 +69,7 @@ async fn stack(dir: &Path, auth: &TestAuth, rates: &[TenantRateLimit]) -> (Journ
         listener,
         None,
         auth.verifier(),
-        &limits,
+        limits.clone(),
         std::future::pending(),
     ));
     let key = MasterKey::from_hex(&"42".repeat(32)).expect("key");
@@ -80,7 +80,7 @@ async fn stack(dir: &Path, auth: &TestAuth, rates: &[TenantRateLimit]) -> (Journ
         listener,
         None,
         auth.verifier(),
-        &limits,
+        limits.clone(),
         std::future::pending(),
     ));
     let mut urls = Vec::new();
@@ -88,13 +88,15 @@ async fn stack(dir: &Path, auth: &TestAuth, rates: &[TenantRateLimit]) -> (Journ
         let service =
             battlelog_resolver::server::service_for(&journal_url, &roller_url, None, &token).expect("service");
         let (listener, url) = listen().await;
-        let rate = rate.clone();
-        let verifier = auth.verifier();
-        let limits = limits.clone();
-        tokio::spawn(async move {
-            battlelog_resolver::serve_limited(service, listener, None, verifier, &limits, &rate, std::future::pending())
-                .await
-        });
+        tokio::spawn(battlelog_resolver::serve_limited(
+            service,
+            listener,
+            None,
+            auth.verifier(),
+            limits.clone(),
+            rate.clone(),
+            std::future::pending(),
+        ));
         urls.push(url);
     }
     (journal, urls)

@@ -104,7 +104,8 @@ pub async fn run(
         let feed = warm_from_nats(service.clone(), url.clone(), format!("{}.>", config.nats_subject_prefix));
         tokio::spawn(feed);
     }
-    serve_limited(service, listener, tls, verifier, &config.grpc_limits, &config.rate_limit, shutdown).await
+    serve_limited(service, listener, tls, verifier, config.grpc_limits.clone(), config.rate_limit.clone(), shutdown)
+        .await
 }
 
 /// Keeps cached battles warm from the journal's NATS fan-out: each message
@@ -169,8 +170,7 @@ pub async fn serve_with_tls(
     verifier: Verifier,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
-    let (limits, rate) = (GrpcLimits::default(), TenantRateLimit::default());
-    serve_limited(service, listener, tls, verifier, &limits, &rate, shutdown).await
+    serve_limited(service, listener, tls, verifier, GrpcLimits::default(), TenantRateLimit::default(), shutdown).await
 }
 
 /// [`serve_with_tls`] with these connection and request limits and this
@@ -187,8 +187,8 @@ pub async fn serve_limited(
     listener: TcpListener,
     tls: Option<ServerTlsConfig>,
     verifier: Verifier,
-    limits: &GrpcLimits,
-    rate: &TenantRateLimit,
+    limits: GrpcLimits,
+    rate: TenantRateLimit,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
     let (health, health_service) = grpc::health();
@@ -204,11 +204,11 @@ pub async fn serve_limited(
     // rate limit reads the tenant from the `Caller` it left.
     let rate_limited =
         InterceptedService::new(grpc::undecodable_is_invalid(ResolverServer::new(service)), TenantRate(rate.limiter()));
-    edge::server(tls, limits)?
+    edge::server(tls, &limits)?
         .add_service(health_service)
         .add_service(grpc::reflection(<ResolverServer<ResolverService> as tonic::server::NamedService>::NAME)?)
         .add_service(InterceptedService::new(rate_limited, Authenticator::new(verifier)))
-        .serve_with_incoming_shutdown(edge::incoming(listener, limits), on_shutdown)
+        .serve_with_incoming_shutdown(edge::incoming(listener, &limits), on_shutdown)
         .await?;
     Ok(())
 }

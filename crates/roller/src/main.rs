@@ -32,7 +32,7 @@ async fn main() -> anyhow::Result<()> {
     let verifier = battlelog_roller::server::verifier(&config)?;
     battlelog_runtime::announce("battlelog-roller", local)?;
     let shutdown = battlelog_runtime::shutdown_signal();
-    battlelog_roller::serve_limited(service, listener, tls, verifier, &config.grpc_limits, shutdown).await?;
+    battlelog_roller::serve_limited(service, listener, tls, verifier, config.grpc_limits.clone(), shutdown).await?;
     tracing::info!("battlelog-roller stopped");
     Ok(())
 }

@@ -74,7 +74,7 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
     let tls = config.server_tls.server_config()?;
-    serve_limited(service(config)?, listener, tls, verifier(config)?, &config.grpc_limits, shutdown).await
+    serve_limited(service(config)?, listener, tls, verifier(config)?, config.grpc_limits.clone(), shutdown).await
 }
 
 /// Serves `service` on `listener`; in-flight requests finish before it returns.
@@ -96,7 +96,7 @@ pub async fn serve_with_tls(
     verifier: Verifier,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
-    serve_limited(service, listener, tls, verifier, &GrpcLimits::default(), shutdown).await
+    serve_limited(service, listener, tls, verifier, GrpcLimits::default(), shutdown).await
 }
 
 /// [`serve_with_tls`] with these connection and request limits
@@ -110,19 +110,19 @@ pub async fn serve_limited(
     listener: TcpListener,
     tls: Option<ServerTlsConfig>,
     verifier: Verifier,
-    limits: &GrpcLimits,
+    limits: GrpcLimits,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
     let (health, health_service) = grpc::health();
     health.set_serving::<RollerServer<RollerService>>().await;
-    edge::server(tls, limits)?
+    edge::server(tls, &limits)?
         .add_service(health_service)
         .add_service(grpc::reflection(<RollerServer<RollerService> as tonic::server::NamedService>::NAME)?)
         .add_service(InterceptedService::new(
             RollerServer::new(service),
             Authenticator::only(verifier, "Roller", &[Role::Service]),
         ))
-        .serve_with_incoming_shutdown(edge::incoming(listener, limits), shutdown)
+        .serve_with_incoming_shutdown(edge::incoming(listener, &limits), shutdown)
         .await?;
     Ok(())
 }

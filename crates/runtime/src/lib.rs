@@ -3,7 +3,8 @@
 //! - [`logging`]: structured logs to stderr, text or JSON.
 //! - [`shutdown_signal`]: resolves on SIGINT or SIGTERM.
 //! - [`announce`]: the one readiness line on stdout (`<service> listening on <addr>`).
-//! - [`start`]: what every binary does first — logging, then its listener.
+//! - [`start`]: what every binary does first — logging, its file limit
+//!   raised ([`raise_file_limit`]), then its listener.
 //! - [`config`]: a service's configuration, layered with figment, and its flags.
 //! - [`edge`]: what every gRPC server does before a handler runs —
 //!   connection limit, first-request deadline, HTTP/2 keepalive, load

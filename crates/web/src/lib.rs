@@ -224,7 +224,7 @@ pub async fn serve(
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    serve_limited(pages, listener, &HttpLimits::default(), shutdown).await
+    serve_limited(pages, listener, HttpLimits::default(), shutdown).await
 }
 
 /// Serves the pages on `listener` until `shutdown` resolves, then lets the
@@ -240,7 +240,7 @@ pub async fn serve(
 pub async fn serve_limited(
     pages: Pages,
     listener: TcpListener,
-    limits: &HttpLimits,
+    limits: HttpLimits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     use hyper_util::rt::{TokioIo, TokioTimer};
@@ -298,7 +298,7 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let pages = pages(config)?;
-    serve_limited(pages, listener, &config.http_limits, shutdown).await.context("serving the web pages")
+    serve_limited(pages, listener, config.http_limits.clone(), shutdown).await.context("serving the web pages")
 }
 
 /// The service's state from `config`: every file is read now, so that a
