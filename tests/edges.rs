@@ -220,7 +220,7 @@ async fn two_thousand_idle_connections_do_not_stop_the_stack_serving() {
     // `battlelog up` inherits this process's soft limit.
     rlimit::setrlimit(rlimit::Resource::NOFILE, 1_024, hard).expect("lower the soft file limit");
     let dir = battlelog_test_support::temp_dir("edges-two-thousand");
-    let up = stack::up(dir.path(), &["--no-nats"]);
+    let up = up(dir.path(), &["--no-nats"]);
     // This process holds the 2 000.
     rlimit::increase_nofile_limit(u64::MAX).expect("raise the file limit again");
 
