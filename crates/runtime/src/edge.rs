@@ -365,9 +365,6 @@ type KeyedLimiter<C> = governor::RateLimiter<
     governor::middleware::NoOpMiddleware<<C as governor::clock::Clock>::Instant>,
 >;
 
-/// Refused token → (its tenant, when its next call would pass).
-type RefusedTokens<C> = std::collections::HashMap<String, (String, <C as governor::clock::Clock>::Instant)>;
-
 /// One GCRA limiter per tenant (governor's keyed limiter), shared by every
 /// connection of a server.
 ///
@@ -382,7 +379,7 @@ type RefusedTokens<C> = std::collections::HashMap<String, (String, <C as governo
 pub struct TenantLimiter<C: governor::clock::Clock = governor::clock::DefaultClock> {
     limiter: Arc<KeyedLimiter<C>>,
     /// Refused token → (its tenant, when its next call would pass).
-    refused: Arc<std::sync::Mutex<RefusedTokens<C>>>,
+    refused: Arc<std::sync::Mutex<std::collections::HashMap<String, (String, C::Instant)>>>,
     per_sec: u32,
     burst: u32,
     max_tenants: usize,
