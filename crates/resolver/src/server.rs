@@ -200,28 +200,17 @@ pub async fn serve_limited(
             service.begin_shutdown();
         }
     };
-    // Interceptors run outside in: a token refused for its rate a moment
-    // ago is refused again before its signature is checked; then the token
-    // is verified, and the rate limit reads the tenant from the `Caller` it
-    // left.
-    let limiter = rate.limiter();
-    let rate_limited = InterceptedService::new(
-        grpc::undecodable_is_invalid(ResolverServer::new(service)),
-        TenantRate(limiter.clone()),
-    );
-    let authenticated = InterceptedService::new(rate_limited, Authenticator::new(verifier));
+    // Interceptors run outside in: the token is verified first, and the
+    // rate limit reads the tenant from the `Caller` it left.
+    let rate_limited =
+        InterceptedService::new(grpc::undecodable_is_invalid(ResolverServer::new(service)), TenantRate(rate.limiter()));
     edge::server(tls, &limits)?
         .add_service(health_service)
         .add_service(grpc::reflection(<ResolverServer<ResolverService> as tonic::server::NamedService>::NAME)?)
-        .add_service(InterceptedService::new(authenticated, RefusedToken(limiter)))
+        .add_service(InterceptedService::new(rate_limited, Authenticator::new(verifier)))
         .serve_with_incoming_shutdown(edge::incoming(listener, &limits), on_shutdown)
         .await?;
     Ok(())
-}
-
-/// The `authorization` header's value, the token as the caller sent it.
-fn bearer(request: &tonic::Request<()>) -> &str {
-    request.metadata().get("authorization").and_then(|value| value.to_str().ok()).unwrap_or_default()
 }
 
 /// Counts each verified call against its tenant's rate; `service` tokens
@@ -236,24 +225,8 @@ impl tonic::service::Interceptor for TenantRate {
         };
         let caller = battlelog_auth::caller(&request)?;
         if caller.role != Role::Service {
-            limiter.check_token(&caller.tenant, bearer(&request))?;
+            limiter.check(&caller.tenant)?;
         }
         Ok(request)
-    }
-}
-
-/// Refuses, before its signature is checked, a call whose token was refused
-/// for its tenant's rate and whose retry delay has not passed: a flood that
-/// ignores `RetryInfo` then costs a map lookup per call, not a signature
-/// check (`TenantLimiter::refused_token`).
-#[derive(Debug, Clone)]
-struct RefusedToken(Option<TenantLimiter>);
-
-impl tonic::service::Interceptor for RefusedToken {
-    fn call(&mut self, request: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
-        match self.0.as_ref().and_then(|limiter| limiter.refused_token(bearer(&request))) {
-            Some(refused) => Err(refused),
-            None => Ok(request),
-        }
     }
 }

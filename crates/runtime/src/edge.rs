@@ -367,19 +367,9 @@ type KeyedLimiter<C> = governor::RateLimiter<
 
 /// One GCRA limiter per tenant (governor's keyed limiter), shared by every
 /// connection of a server.
-///
-/// A refused caller that does not wait would still cost a signature check
-/// per call before its tenant is known, and a flood of them takes the CPU
-/// the other tenants need. So the tokens refused are remembered until their
-/// retry delay passes ([`Self::refused_token`]): a call bearing one is
-/// refused before its signature is checked. Only verified tokens get there,
-/// so the set is bounded by the tokens the issuer signed; expired entries
-/// are dropped when it passes `rate_limit_tenants`.
 #[derive(Debug)]
 pub struct TenantLimiter<C: governor::clock::Clock = governor::clock::DefaultClock> {
     limiter: Arc<KeyedLimiter<C>>,
-    /// Refused token → (its tenant, when its next call would pass).
-    refused: Arc<std::sync::Mutex<std::collections::HashMap<String, (String, C::Instant)>>>,
     per_sec: u32,
     burst: u32,
     max_tenants: usize,
@@ -387,7 +377,7 @@ pub struct TenantLimiter<C: governor::clock::Clock = governor::clock::DefaultClo
 
 impl<C: governor::clock::Clock> Clone for TenantLimiter<C> {
     fn clone(&self) -> Self {
-        Self { limiter: Arc::clone(&self.limiter), refused: Arc::clone(&self.refused), ..*self }
+        Self { limiter: Arc::clone(&self.limiter), ..*self }
     }
 }
 
@@ -399,52 +389,16 @@ impl<C: governor::clock::Clock> TenantLimiter<C> {
         let quota = governor::Quota::per_second(per_sec).allow_burst(burst);
         Some(Self {
             limiter: Arc::new(governor::RateLimiter::dashmap_with_clock(quota, clock)),
-            refused: Arc::default(),
             per_sec: per_sec.get(),
             burst: burst.get(),
             max_tenants: keys.rate_limit_tenants,
         })
     }
 
-    /// The refusal of a call bearing `token`, before its signature is
-    /// checked, if `token` was refused by [`Self::check_token`] and its retry
-    /// delay has not passed yet.
-    pub fn refused_token(&self, token: &str) -> Option<Status> {
-        let mut refused = self.refused.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let (tenant, until) = refused.get(token)?;
-        let now = self.limiter.clock().now();
-        if *until <= now {
-            refused.remove(token);
-            return None;
-        }
-        let wait = Duration::from(governor::clock::Reference::duration_since(until, now));
-        Some(rate_limited(tenant, self.per_sec, self.burst, wait))
-    }
-
-    /// [`Self::check`] for a call of `tenant` bearing `token`; a refused
-    /// token is remembered for [`Self::refused_token`].
-    pub fn check_token(&self, tenant: &str, token: &str) -> Result<(), Status> {
-        let Err((status, wait)) = self.check_for(tenant) else {
-            return Ok(());
-        };
-        let now = self.limiter.clock().now();
-        let until = now + governor::nanos::Nanos::from(wait);
-        let mut refused = self.refused.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if refused.len() >= self.max_tenants {
-            refused.retain(|_, (_, until)| *until > now);
-        }
-        refused.insert(token.to_owned(), (tenant.to_owned(), until));
-        Err(status)
-    }
-
     /// Counts one request of `tenant`: `RESOURCE_EXHAUSTED` (reason
     /// `RATE_LIMITED`, with a `RetryInfo` saying when the next one would
     /// pass) once the tenant is past its burst.
     pub fn check(&self, tenant: &str) -> Result<(), Status> {
-        self.check_for(tenant).map_err(|(status, _)| status)
-    }
-
-    fn check_for(&self, tenant: &str) -> Result<(), (Status, Duration)> {
         let key = tenant.to_owned();
         if self.limiter.len() >= self.max_tenants {
             // Only tenants whose counters are back at a full burst go, so
@@ -456,7 +410,7 @@ impl<C: governor::clock::Clock> TenantLimiter<C> {
             Ok(()) => Ok(()),
             Err(not_until) => {
                 let wait = not_until.wait_time_from(self.limiter.clock().now());
-                Err((rate_limited(tenant, self.per_sec, self.burst, wait), wait))
+                Err(rate_limited(tenant, self.per_sec, self.burst, wait))
             }
         }
     }
@@ -524,26 +478,6 @@ mod tests {
         clock.advance(Duration::from_millis(1));
         assert!(limiter.check("a").is_ok(), "at the delay one request passes");
         assert!(limiter.check("a").is_err(), "and only one");
-    }
-
-    #[test]
-    fn a_refused_token_is_refused_again_until_its_delay_has_passed() {
-        let (limiter, clock) = limiter(10, 1, 100);
-        assert!(limiter.refused_token("token-a").is_none(), "never refused");
-        limiter.check_token("a", "token-a").expect("the burst of 1");
-        assert!(limiter.refused_token("token-a").is_none(), "served, not refused");
-        let refused = limiter.check_token("a", "token-a").expect_err("past the burst");
-        assert_eq!(refused.code(), Code::ResourceExhausted);
-        let early = limiter.refused_token("token-a").expect("refused before its signature is checked");
-        assert_eq!(early.code(), Code::ResourceExhausted);
-        assert_eq!(early.get_error_details().error_info().expect("an ErrorInfo").reason, "RATE_LIMITED");
-        assert!(early.message().contains("tenant a"), "{}", early.message());
-        assert!(limiter.refused_token("token-b").is_none(), "another token is not");
-        clock.advance(Duration::from_millis(99));
-        assert!(limiter.refused_token("token-a").is_some(), "just before its delay");
-        clock.advance(Duration::from_millis(1));
-        assert!(limiter.refused_token("token-a").is_none(), "at its delay");
-        limiter.check_token("a", "token-a").expect("and served again");
     }
 
     #[test]
