@@ -13,8 +13,8 @@ mod stack;
 use std::time::{Duration, Instant};
 
 use battlelog_auth::Role;
-use battlelog_proto::v1::GetBattleRequest;
 use battlelog_proto::v1::resolver_client::ResolverClient;
+use battlelog_proto::v1::{GetBattleRequest, WatchRequest};
 use battlelog_test_support::{ServiceProcess, StartOptions, TestAuth, authed_channel, poll_until};
 use stack::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -131,6 +131,17 @@ async fn silent_and_slow_grpc_connections_are_closed_within_their_timeouts() {
     let first_request = Duration::from_millis(1500);
     let resolver = stack.resolver.addr();
 
+    // A real client with a stream open on a connection of its own: past
+    // its first request, its connection outlives the deadline.
+    let mut forum = resolver_client(&stack.resolver).await;
+    let fighters = serde_json::json!([{"id": "pikachu"}, {"id": "meowth"}]);
+    open(&mut forum, "edges-watch", "pokemon-d6@2", fighters, "edges seed").await;
+    let mut watcher = resolver_client(&stack.resolver).await;
+    let watch = WatchRequest { battle_id: "edges-watch".into(), from_version: 0 };
+    let mut watch = watcher.watch(watch).await.expect("watch").into_inner();
+    let opened = tokio::time::timeout(WAIT, watch.message()).await.expect("the opening event");
+    assert!(opened.expect("a healthy stream").is_some(), "the battle's first event");
+
     let (mut idle, _idle_write, idle_opened) = silent_after(resolver, b"").await;
     let (mut preface_only, _write, preface_opened) = silent_after(resolver, &[PREFACE, EMPTY_SETTINGS].concat()).await;
     // 24 + 9 bytes at 100 ms each: 3.3 s, past the deadline.
@@ -150,9 +161,13 @@ async fn silent_and_slow_grpc_connections_are_closed_within_their_timeouts() {
     assert_closed_at_timeout("a connection that stops after the preface", preface_closed, first_request);
     assert_closed_at_timeout("a preface sent a byte every 100 ms", slow_closed, first_request);
 
-    // The client that made a request is past its deadline, and kept: its
-    // channel's next call goes over the same, still open connection.
+    // The clients that made a request are past the deadline, and kept: the
+    // watch, open all along on its connection, still receives.
     health.check(HealthCheckRequest::default()).await.expect("the real client is still served");
+    let roll = serde_json::json!({"type": "roll", "actor": "ash", "expression": "1d6", "purpose": "edges"});
+    act(&mut forum, "edges-watch", &roll, "edges-1").await.expect("a roll");
+    let next = tokio::time::timeout(WAIT, watch.message()).await.expect("the next event");
+    assert!(next.expect("the watch's connection is still open").is_some(), "a live event");
 
     // Keepalive: past the preface, a peer that never answers a PING.
     let roller = stack.roller.addr();
