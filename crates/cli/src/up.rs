@@ -265,6 +265,10 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
     battlelog_runtime::logging::init("warn", battlelog_runtime::logging::LogFormat::Text)
         .map_err(anyhow::Error::msg)?;
     private_data_dir(&args.data_dir)?;
+    // Four servers share this process's files: each stays under its own
+    // connection limit (the services' defaults), which together need more
+    // than a soft limit of 1 024.
+    battlelog_runtime::raise_file_limit();
     let tls = crate::tls::UpTls::new(args.tls, &args.data_dir)?;
     let (journal_listener, journal_url) = bind(args.journal_listen, "journal", tls.scheme()).await?;
     let (roller_listener, roller_url) = bind(args.roller_listen, "roller", tls.scheme()).await?;

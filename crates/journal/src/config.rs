@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::limits::Limits;
 
+use battlelog_runtime::edge::GrpcLimits;
 pub use battlelog_runtime::logging::LogFormat;
 
 /// The service name in its variables (`BATTLELOG_JOURNAL_*`).
@@ -71,6 +72,10 @@ pub struct Config {
     /// TLS keys `tls_cert`, `tls_key`, `tls_client_ca` (battlelog_runtime::tls).
     #[serde(flatten)]
     pub server_tls: ServerTls,
+    /// Connection and request limits: `max_connections`,
+    /// `first_request_timeout_ms`, `keepalive_*`, … (battlelog_runtime::edge).
+    #[serde(flatten)]
+    pub grpc_limits: GrpcLimits,
 }
 
 impl Default for Config {
@@ -98,6 +103,7 @@ impl Default for Config {
             revoked_tokens_file: None,
             revoked_tokens_reload_ms: battlelog_auth::revoke::DEFAULT_RELOAD_EVERY.as_millis() as u64,
             server_tls: ServerTls::default(),
+            grpc_limits: GrpcLimits::default(),
         }
     }
 }
@@ -165,6 +171,7 @@ impl Config {
         }
         battlelog_runtime::config::require_auth_keys(&self.auth_keys)?;
         battlelog_runtime::config::require_token_lifetime(self.token_max_lifetime_secs)?;
+        self.grpc_limits.validate()?;
         self.server_tls.validate()
     }
 }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use battlelog_auth::{Authenticator, Role, Verifier};
 use battlelog_proto::v1::journal_server::JournalServer;
+use battlelog_runtime::edge::{self, GrpcLimits};
 use tokio::net::TcpListener;
 use tonic::service::interceptor::InterceptedService;
 use tracing::info;
@@ -80,7 +81,7 @@ pub async fn run(
         publisher,
     })
     .await?;
-    let served = serve_with_tls(journal.clone(), listener, tls, verifier, shutdown).await;
+    let served = serve_limited(journal.clone(), listener, tls, verifier, config.grpc_limits.clone(), shutdown).await;
     // Whatever happened to the server, commit and flush what was queued.
     journal.shutdown().await?;
     served
@@ -97,16 +98,30 @@ pub async fn serve(
     serve_with_tls(journal, listener, None, verifier, shutdown).await
 }
 
-/// [`serve`], over TLS when `tls` is given (health and reflection too).
-///
-/// Who may call: only the `service` role (the roller and the resolver),
-/// checked at the door for every `Journal` RPC; health and reflection need
-/// no token.
+/// [`serve`], over TLS when `tls` is given (health and reflection too),
+/// with the default limits.
 pub async fn serve_with_tls(
     journal: Journal,
     listener: TcpListener,
     tls: Option<tonic::transport::ServerTlsConfig>,
     verifier: Verifier,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), ServeError> {
+    serve_limited(journal, listener, tls, verifier, GrpcLimits::default(), shutdown).await
+}
+
+/// [`serve_with_tls`] with these connection and request limits
+/// (battlelog_runtime::edge).
+///
+/// Who may call: only the `service` role (the roller and the resolver),
+/// checked at the door for every `Journal` RPC; health and reflection need
+/// no token.
+pub async fn serve_limited(
+    journal: Journal,
+    listener: TcpListener,
+    tls: Option<tonic::transport::ServerTlsConfig>,
+    verifier: Verifier,
+    limits: GrpcLimits,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
     let local = listener.local_addr().map_err(JournalError::Io)?;
@@ -120,7 +135,7 @@ pub async fn serve_with_tls(
         .max_encoding_message_size(limit);
     let service = InterceptedService::new(service, Authenticator::only(verifier, "Journal", &[Role::Service]));
 
-    let incoming = battlelog_runtime::grpc::incoming(listener);
+    let incoming = edge::incoming(listener, &limits);
     let on_shutdown = {
         let journal = journal.clone();
         async move {
@@ -133,7 +148,7 @@ pub async fn serve_with_tls(
         }
     };
     info!(%local, tls = tls.is_some(), "journal serving gRPC");
-    battlelog_runtime::tls::server(tls)?
+    edge::server(tls, &limits)?
         .add_service(health_service)
         .add_service(reflection)
         .add_service(service)

@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 pub use battlelog_runtime::config::{ConfigError, Layers};
+use battlelog_runtime::edge::{GrpcLimits, TenantRateLimit};
 use battlelog_runtime::logging::LogFormat;
 use battlelog_runtime::tls::{ClientTls, ServerTls};
 use serde::{Deserialize, Serialize};
@@ -76,6 +77,14 @@ pub struct Config {
     /// TLS keys for calling peers: `tls_ca`, `tls_client_cert`, `tls_client_key`.
     #[serde(flatten)]
     pub client_tls: ClientTls,
+    /// Connection and request limits: `max_connections`,
+    /// `first_request_timeout_ms`, `keepalive_*`, … (battlelog_runtime::edge).
+    #[serde(flatten)]
+    pub grpc_limits: GrpcLimits,
+    /// Per-tenant rate limit: `rate_limit_per_sec`, `rate_limit_burst`,
+    /// `rate_limit_tenants` (battlelog_runtime::edge).
+    #[serde(flatten)]
+    pub rate_limit: TenantRateLimit,
 }
 
 impl Default for Config {
@@ -102,6 +111,8 @@ impl Default for Config {
             max_watches_per_connection: crate::service::DEFAULT_WATCH_LIMITS.per_connection,
             server_tls: ServerTls::default(),
             client_tls: ClientTls::default(),
+            grpc_limits: GrpcLimits::default(),
+            rate_limit: TenantRateLimit::default(),
         }
     }
 }
@@ -158,6 +169,8 @@ impl Config {
         battlelog_runtime::config::require_token_lifetime(self.token_max_lifetime_secs)?;
         battlelog_runtime::config::require_token_file(self.token_file.as_deref())?;
         self.server_tls.validate()?;
+        self.grpc_limits.validate()?;
+        self.rate_limit.validate()?;
         self.client_tls.validate(&[("journal_url", &self.journal_url), ("roller_url", &self.roller_url)])
     }
 }

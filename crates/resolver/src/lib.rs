@@ -23,5 +23,5 @@ pub mod service;
 pub mod view;
 
 pub use config::Config;
-pub use server::{ServeError, run, serve, serve_with_tls};
+pub use server::{ServeError, run, serve, serve_limited, serve_with_tls};
 pub use service::ResolverService;

@@ -7,11 +7,12 @@ use crate::battle_id::BattleIdSecret;
 use std::future::Future;
 use std::time::Duration;
 
-use battlelog_auth::{AuthChannel, Authenticator, ShareSecret, Verifier, authed, read_token_file};
+use battlelog_auth::{AuthChannel, Authenticator, Role, ShareSecret, Verifier, authed, read_token_file};
 use battlelog_proto::v1::JournalRecord;
 use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::resolver_server::ResolverServer;
 use battlelog_proto::v1::roller_client::RollerClient;
+use battlelog_runtime::edge::{self, GrpcLimits, TenantLimiter, TenantRateLimit};
 use battlelog_runtime::grpc;
 use battlelog_runtime::nats_url::NatsUrl;
 use battlelog_runtime::tls::{self, TlsError};
@@ -130,7 +131,8 @@ pub async fn run(
         let feed = warm_from_nats(service.clone(), url.clone(), format!("{}.>", config.nats_subject_prefix));
         tokio::spawn(feed);
     }
-    serve_with_tls(service, listener, tls, verifier, shutdown).await
+    serve_limited(service, listener, tls, verifier, config.grpc_limits.clone(), config.rate_limit.clone(), shutdown)
+        .await
 }
 
 /// Keeps cached battles warm from the journal's NATS fan-out: each message
@@ -186,16 +188,34 @@ pub async fn serve(
     serve_with_tls(service, listener, None, verifier, shutdown).await
 }
 
-/// [`serve`], over TLS when `tls` is given (health and reflection too).
-///
-/// Who may call: every RPC of `Resolver` needs a valid token (checked here,
-/// at the door); which roles and tenant each call admits is checked by the
-/// service itself (`service::rights`). Health and reflection need none.
+/// [`serve`], over TLS when `tls` is given (health and reflection too),
+/// with the default limits.
 pub async fn serve_with_tls(
     service: ResolverService,
     listener: TcpListener,
     tls: Option<ServerTlsConfig>,
     verifier: Verifier,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), ServeError> {
+    serve_limited(service, listener, tls, verifier, GrpcLimits::default(), TenantRateLimit::default(), shutdown).await
+}
+
+/// [`serve_with_tls`] with these connection and request limits and this
+/// per-tenant rate limit (battlelog_runtime::edge).
+///
+/// Who may call: every RPC of `Resolver` needs a valid token (checked here,
+/// at the door); which roles and tenant each call admits is checked by the
+/// service itself (`service::rights`). Health and reflection need none.
+/// Every verified call but a `service` token's counts against its tenant's
+/// rate: the forums' and readers' traffic is what one tenant could flood
+/// with, and battlelog's own services must not be throttled by it.
+pub async fn serve_limited(
+    service: ResolverService,
+    listener: TcpListener,
+    tls: Option<ServerTlsConfig>,
+    verifier: Verifier,
+    limits: GrpcLimits,
+    rate: TenantRateLimit,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
     let (health, health_service) = grpc::health();
@@ -207,14 +227,33 @@ pub async fn serve_with_tls(
             service.begin_shutdown();
         }
     };
-    tls::server(tls)?
+    // Interceptors run outside in: the token is verified first, and the
+    // rate limit reads the tenant from the `Caller` it left.
+    let rate_limited =
+        InterceptedService::new(grpc::undecodable_is_invalid(ResolverServer::new(service)), TenantRate(rate.limiter()));
+    edge::server(tls, &limits)?
         .add_service(health_service)
         .add_service(grpc::reflection(<ResolverServer<ResolverService> as tonic::server::NamedService>::NAME)?)
-        .add_service(InterceptedService::new(
-            grpc::undecodable_is_invalid(ResolverServer::new(service)),
-            Authenticator::new(verifier),
-        ))
-        .serve_with_incoming_shutdown(grpc::incoming(listener), on_shutdown)
+        .add_service(InterceptedService::new(rate_limited, Authenticator::new(verifier)))
+        .serve_with_incoming_shutdown(edge::incoming(listener, &limits), on_shutdown)
         .await?;
     Ok(())
+}
+
+/// Counts each verified call against its tenant's rate; `service` tokens
+/// and a server without a rate (`rate_limit_per_sec = 0`) pass uncounted.
+#[derive(Debug, Clone)]
+struct TenantRate(Option<TenantLimiter>);
+
+impl tonic::service::Interceptor for TenantRate {
+    fn call(&mut self, request: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
+        let Some(limiter) = &self.0 else {
+            return Ok(request);
+        };
+        let caller = battlelog_auth::caller(&request)?;
+        if caller.role != Role::Service {
+            limiter.check(&caller.tenant)?;
+        }
+        Ok(request)
+    }
 }

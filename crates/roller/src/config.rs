@@ -7,6 +7,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 pub use battlelog_runtime::config::{ConfigError, Layers};
+use battlelog_runtime::edge::GrpcLimits;
 use battlelog_runtime::logging::LogFormat;
 use battlelog_runtime::tls::{ClientTls, ServerTls};
 use serde::{Deserialize, Serialize};
@@ -58,6 +59,10 @@ pub struct Config {
     /// TLS keys for calling peers: `tls_ca`, `tls_client_cert`, `tls_client_key`.
     #[serde(flatten)]
     pub client_tls: ClientTls,
+    /// Connection and request limits: `max_connections`,
+    /// `first_request_timeout_ms`, `keepalive_*`, … (battlelog_runtime::edge).
+    #[serde(flatten)]
+    pub grpc_limits: GrpcLimits,
 }
 
 impl Default for Config {
@@ -78,6 +83,7 @@ impl Default for Config {
             cache_bytes: battlelog_stream::DEFAULT_CACHE_BYTES,
             server_tls: ServerTls::default(),
             client_tls: ClientTls::default(),
+            grpc_limits: GrpcLimits::default(),
         }
     }
 }
@@ -108,6 +114,7 @@ impl Config {
         battlelog_runtime::config::require_token_lifetime(self.token_max_lifetime_secs)?;
         battlelog_runtime::config::require_token_file(self.token_file.as_deref())?;
         self.server_tls.validate()?;
+        self.grpc_limits.validate()?;
         self.client_tls.validate(&[("journal_url", &self.journal_url)])
     }
 

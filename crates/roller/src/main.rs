@@ -31,7 +31,8 @@ async fn main() -> anyhow::Result<()> {
     let tls = config.server_tls.server_config()?;
     let verifier = battlelog_roller::server::verifier(&config)?;
     battlelog_runtime::announce("battlelog-roller", local)?;
-    battlelog_roller::serve_with_tls(service, listener, tls, verifier, battlelog_runtime::shutdown_signal()).await?;
+    let shutdown = battlelog_runtime::shutdown_signal();
+    battlelog_roller::serve_limited(service, listener, tls, verifier, config.grpc_limits.clone(), shutdown).await?;
     tracing::info!("battlelog-roller stopped");
     Ok(())
 }

@@ -11,6 +11,7 @@ use tonic::service::interceptor::InterceptedService;
 use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::roller_server::RollerServer;
 use battlelog_runtime::config::ConfigError;
+use battlelog_runtime::edge::{self, GrpcLimits};
 use battlelog_runtime::grpc;
 use battlelog_runtime::tls::{self, TlsError};
 use tokio::net::TcpListener;
@@ -80,7 +81,7 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
     let tls = config.server_tls.server_config()?;
-    serve_with_tls(service(config)?, listener, tls, verifier(config)?, shutdown).await
+    serve_limited(service(config)?, listener, tls, verifier(config)?, config.grpc_limits.clone(), shutdown).await
 }
 
 /// Serves `service` on `listener`; in-flight requests finish before it returns.
@@ -93,11 +94,8 @@ pub async fn serve(
     serve_with_tls(service, listener, None, verifier, shutdown).await
 }
 
-/// [`serve`], over TLS when `tls` is given (health and reflection too).
-///
-/// Who may call: only the `service` role (the resolver), checked at the
-/// door for every `Roller` RPC, so no forum or player can peek at dice or
-/// reveal a seed; health and reflection need no token.
+/// [`serve`], over TLS when `tls` is given (health and reflection too),
+/// with the default limits.
 pub async fn serve_with_tls(
     service: RollerService,
     listener: TcpListener,
@@ -105,16 +103,33 @@ pub async fn serve_with_tls(
     verifier: Verifier,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
+    serve_limited(service, listener, tls, verifier, GrpcLimits::default(), shutdown).await
+}
+
+/// [`serve_with_tls`] with these connection and request limits
+/// (battlelog_runtime::edge).
+///
+/// Who may call: only the `service` role (the resolver), checked at the
+/// door for every `Roller` RPC, so no forum or player can peek at dice or
+/// reveal a seed; health and reflection need no token.
+pub async fn serve_limited(
+    service: RollerService,
+    listener: TcpListener,
+    tls: Option<ServerTlsConfig>,
+    verifier: Verifier,
+    limits: GrpcLimits,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), ServeError> {
     let (health, health_service) = grpc::health();
     health.set_serving::<RollerServer<RollerService>>().await;
-    tls::server(tls)?
+    edge::server(tls, &limits)?
         .add_service(health_service)
         .add_service(grpc::reflection(<RollerServer<RollerService> as tonic::server::NamedService>::NAME)?)
         .add_service(InterceptedService::new(
             RollerServer::new(service),
             Authenticator::only(verifier, "Roller", &[Role::Service]),
         ))
-        .serve_with_incoming_shutdown(grpc::incoming(listener), shutdown)
+        .serve_with_incoming_shutdown(edge::incoming(listener, &limits), shutdown)
         .await?;
     Ok(())
 }

@@ -277,6 +277,30 @@ pub fn comma_separated<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec
     }
 }
 
+/// For `#[serde(deserialize_with)]` on a number inside a flattened section
+/// (`edge::GrpcLimits`): a number in the file, or its text in the
+/// environment or a flag. figment reads text as a number for a field of the
+/// config itself, but serde hands a flattened section its values as they
+/// came, so the section parses the text itself.
+pub fn number<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de> + std::str::FromStr,
+    T::Err: std::fmt::Display,
+{
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum NumberOrText<T> {
+        Number(T),
+        Text(String),
+    }
+    match NumberOrText::<T>::deserialize(deserializer) {
+        Ok(NumberOrText::Number(value)) => Ok(value),
+        Ok(NumberOrText::Text(text)) => text.trim().parse().map_err(|e| de::Error::custom(format!("{text:?}: {e}"))),
+        Err(_) => Err(de::Error::custom("expected a whole number")),
+    }
+}
+
 /// `auth_keys`, the public keys whose tokens a service accepts: every
 /// service requires at least one, since every RPC but health and reflection
 /// needs a token.

@@ -3,8 +3,12 @@
 //! - [`logging`]: structured logs to stderr, text or JSON.
 //! - [`shutdown_signal`]: resolves on SIGINT or SIGTERM.
 //! - [`announce`]: the one readiness line on stdout (`<service> listening on <addr>`).
-//! - [`start`]: what every binary does first — logging, then its listener.
+//! - [`start`]: what every binary does first — logging, its file limit
+//!   raised ([`raise_file_limit`]), then its listener.
 //! - [`config`]: a service's configuration, layered with figment, and its flags.
+//! - [`edge`]: what every gRPC server does before a handler runs —
+//!   connection limit, first-request deadline, HTTP/2 keepalive, load
+//!   shedding, per-tenant rate limits — and their config keys.
 //! - [`grpc`]: `INVALID_ARGUMENT` with google.rpc `BadRequest` details, and
 //!   the health and reflection services.
 //! - [`limits`]: every input limit, and the checks of battle ids, request
@@ -18,6 +22,7 @@
 //!   configs, and the development PKI of `battlelog up --tls`.
 
 pub mod config;
+pub mod edge;
 pub mod grpc;
 pub mod limits;
 pub mod logging;
@@ -58,10 +63,23 @@ pub async fn start(
     listen: SocketAddr,
 ) -> Result<(tokio::net::TcpListener, SocketAddr), StartError> {
     logging::init(log, log_format).map_err(StartError::Logging)?;
+    raise_file_limit();
     let listen_error = |source| StartError::Listen { addr: listen, source };
     let listener = tokio::net::TcpListener::bind(listen).await.map_err(listen_error)?;
     let local = listener.local_addr().map_err(listen_error)?;
     Ok((listener, local))
+}
+
+/// Raises this process's soft limit on open files to its hard limit: each
+/// connection is a file, and the connection limits (`max_connections`) are
+/// meant to be what bounds them, not a soft limit of 1 024 that the whole
+/// process (all four servers, in `battlelog up`) would share. Logs what it
+/// got; a limit it cannot raise is left as it is.
+pub fn raise_file_limit() {
+    match rlimit::increase_nofile_limit(u64::MAX) {
+        Ok(limit) => tracing::debug!(limit, "open file limit"),
+        Err(error) => tracing::warn!(%error, "cannot raise the open file limit"),
+    }
 }
 
 /// Resolves on SIGINT or SIGTERM. SIGKILL is never seen: that is what

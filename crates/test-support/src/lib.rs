@@ -529,6 +529,17 @@ pub async fn resolver_with(
 /// `battlelog-web` reading from `resolver_url`: share links keyed by
 /// `share_secret_file`, read as the reader whose token is in `token_file`.
 pub async fn web(resolver_url: &str, share_secret_file: &Path, token_file: &Path, log: &Path) -> ServiceProcess {
+    web_with(resolver_url, share_secret_file, token_file, log, &[]).await
+}
+
+/// [`web`] with more environment (`BATTLELOG_WEB_*` config keys).
+pub async fn web_with(
+    resolver_url: &str,
+    share_secret_file: &Path,
+    token_file: &Path,
+    log: &Path,
+    envs: &[(String, String)],
+) -> ServiceProcess {
     let binary = service_binary("battlelog-web");
     let args: Vec<String> = [
         "--listen",
@@ -543,7 +554,7 @@ pub async fn web(resolver_url: &str, share_secret_file: &Path, token_file: &Path
     .iter()
     .map(|s| (*s).to_owned())
     .collect();
-    ServiceProcess::start_http(&binary, &args, &[], log).await
+    ServiceProcess::start_http(&binary, &args, envs, log).await
 }
 
 /// A plain HTTP GET with `headers`: (status, body).

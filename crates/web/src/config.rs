@@ -36,6 +36,53 @@ pub struct Config {
     /// TLS keys for calling the resolver: `tls_ca`, `tls_client_cert`, `tls_client_key`.
     #[serde(flatten)]
     pub client_tls: ClientTls,
+    /// Connection and request limits: `max_connections`,
+    /// `header_read_timeout_ms`, `request_timeout_ms`.
+    #[serde(flatten)]
+    pub http_limits: HttpLimits,
+}
+
+/// The web server's connection and request limits.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct HttpLimits {
+    /// Connections served at once; one more is closed as soon as it is
+    /// accepted.
+    #[serde(deserialize_with = "battlelog_runtime::config::number")]
+    pub max_connections: usize,
+    /// Milliseconds a client has to send a request's whole head (request
+    /// line and headers), counted from when the server starts waiting for
+    /// it: on a new connection, and on a kept-alive one after each response,
+    /// so it is the idle timeout too. Past it, the server closes the
+    /// connection (hyper's `header_read_timeout`).
+    #[serde(deserialize_with = "battlelog_runtime::config::number")]
+    pub header_read_timeout_ms: u64,
+    /// Milliseconds a request may take to be answered; past it, 503
+    /// (tower-http's `TimeoutLayer`).
+    #[serde(deserialize_with = "battlelog_runtime::config::number")]
+    pub request_timeout_ms: u64,
+}
+
+impl Default for HttpLimits {
+    fn default() -> Self {
+        Self { max_connections: 1_000, header_read_timeout_ms: 10_000, request_timeout_ms: 30_000 }
+    }
+}
+
+impl HttpLimits {
+    /// Every limit is at least 1: a zero would refuse or cut everything.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        for (key, value) in [
+            ("max_connections", self.max_connections as u64),
+            ("header_read_timeout_ms", self.header_read_timeout_ms),
+            ("request_timeout_ms", self.request_timeout_ms),
+        ] {
+            if value == 0 {
+                return Err(ConfigError::Invalid { key, message: "must be at least 1".into() });
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Default for Config {
@@ -48,6 +95,7 @@ impl Default for Config {
             log: "info".into(),
             log_format: LogFormat::Text,
             client_tls: ClientTls::default(),
+            http_limits: HttpLimits::default(),
         }
     }
 }
@@ -82,6 +130,7 @@ impl Config {
                 message: "a file holding the share secret (64 hex digits, the resolver's too) is required".into(),
             });
         }
+        self.http_limits.validate()?;
         self.client_tls.validate(&[("resolver_url", &self.resolver_url)])
     }
 }

@@ -53,7 +53,7 @@ use battlelog_verify::export::{self, ExportLine};
 use serde::Deserialize;
 use tokio::net::TcpListener;
 
-pub use crate::config::Config;
+pub use crate::config::{Config, HttpLimits};
 use crate::error::PageError;
 use crate::i18n::Lang;
 use crate::source::Resolver;
@@ -217,13 +217,77 @@ pub fn router(pages: Pages) -> Router {
         .with_state(pages)
 }
 
-/// Serves the pages on `listener` until `shutdown` resolves.
+/// Serves the pages on `listener` until `shutdown` resolves, with the
+/// default limits.
 pub async fn serve(
     pages: Pages,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router(pages)).with_graceful_shutdown(shutdown).await
+    serve_limited(pages, listener, HttpLimits::default(), shutdown).await
+}
+
+/// Serves the pages on `listener` until `shutdown` resolves, then lets the
+/// requests in flight finish.
+///
+/// hyper's own HTTP/1 server rather than `axum::serve`, which does not
+/// expose it: `header_read_timeout` closes a connection that does not send
+/// a request head in time — a silent one, a slowloris one, an idle
+/// kept-alive one. At most `max_connections` are served at once; one more
+/// is closed as soon as it is accepted, so that a flood costs the process
+/// no more file descriptors than the limit. tower-http's `TimeoutLayer`
+/// answers a request not done within `request_timeout_ms` with 503.
+pub async fn serve_limited(
+    pages: Pages,
+    listener: TcpListener,
+    limits: HttpLimits,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    use hyper_util::server::graceful::GracefulShutdown;
+    use hyper_util::service::TowerToHyperService;
+
+    let timeout = std::time::Duration::from_millis(limits.request_timeout_ms);
+    let app = router(pages).layer(tower_http::timeout::TimeoutLayer::with_status_code(
+        axum::http::StatusCode::SERVICE_UNAVAILABLE,
+        timeout,
+    ));
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new()).header_read_timeout(std::time::Duration::from_millis(limits.header_read_timeout_ms));
+    let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
+    let graceful = GracefulShutdown::new();
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(error) => {
+                    // Out of file descriptors, most likely: the listener
+                    // stays readable, so wait a little rather than spin.
+                    tracing::warn!(%error, "cannot accept a connection");
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else {
+            tracing::debug!(max_connections = limits.max_connections, "connection refused: at the limit");
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        let connection =
+            graceful.watch(http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(app.clone())));
+        tokio::spawn(async move {
+            if let Err(error) = connection.await {
+                tracing::debug!(%error, "connection closed");
+            }
+            drop(slot);
+        });
+    }
+    drop(listener);
+    graceful.shutdown().await;
+    Ok(())
 }
 
 /// Builds the service from `config` (reading its token and secret files,
@@ -234,7 +298,7 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let pages = pages(config)?;
-    serve(pages, listener, shutdown).await.context("serving the web pages")
+    serve_limited(pages, listener, config.http_limits.clone(), shutdown).await.context("serving the web pages")
 }
 
 /// The service's state from `config`: every file is read now, so that a

@@ -21,7 +21,8 @@ async fn main() -> anyhow::Result<()> {
     // Read every file before the readiness line.
     let pages = battlelog_web::pages(&config)?;
     battlelog_runtime::announce("battlelog-web", local)?;
-    battlelog_web::serve(pages, listener, battlelog_runtime::shutdown_signal()).await?;
+    battlelog_web::serve_limited(pages, listener, config.http_limits.clone(), battlelog_runtime::shutdown_signal())
+        .await?;
     tracing::info!("battlelog-web stopped");
     Ok(())
 }

@@ -1,0 +1,555 @@
+//! What every gRPC server does at its edge, before a handler runs: bound
+//! connections, close the silent ones, shed load, and keep one tenant's
+//! flood from stalling the others.
+//!
+//! - [`GrpcLimits`]: the config keys (flattened into each service's config).
+//! - [`server`]: a tonic server with HTTP/2 keepalive, a maximum connection
+//!   age and a concurrency limit with load shedding ([`EdgeLayer`]).
+//! - [`incoming`]: the listener's connections, at most `max_connections` at
+//!   once; each must send its first request within `first_request_timeout_ms`.
+//! - [`TenantRateLimit`] / [`TenantLimiter`]: requests per second and burst
+//!   per tenant (governor's keyed GCRA limiter), refused with
+//!   `RESOURCE_EXHAUSTED`, a `RetryInfo` and the reason `RATE_LIMITED`.
+//!
+//! Everything here is tonic's, hyper's, tower's or governor's own machinery,
+//! configured; the one thing none of them offers is a deadline for a
+//! plaintext connection's HTTP/2 preface (hyper's keepalive only starts once
+//! the preface is in, and tonic's handshake timeout is TLS's), so
+//! [`incoming`] arms one on each connection and disarms it at the
+//! connection's first request.
+
+use std::num::NonZeroU32;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio_stream::{Stream, StreamExt};
+use tonic::codegen::http;
+use tonic::transport::Server;
+use tonic::transport::ServerTlsConfig;
+use tonic::transport::server::{Connected, TcpConnectInfo, TlsConnectInfo};
+use tonic::{Code, Status};
+use tonic_types::{ErrorDetails, StatusExt};
+use tower::layer::util::{Identity, Stack};
+use tower::{Layer, Service};
+
+use crate::config::ConfigError;
+
+/// The `google.rpc.ErrorInfo` domain of refusals at the edge.
+pub const ERROR_DOMAIN: &str = "battlelog.dev/edge";
+
+/// The connection and request limits of one gRPC server. Flattened into
+/// each service's config: the keys are top-level (`max_connections = 1000`,
+/// `BATTLELOG_<SERVICE>_MAX_CONNECTIONS`, `--max-connections`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct GrpcLimits {
+    /// Connections served at once; one more is closed as soon as it is
+    /// accepted. Keep the services of one process under its file limit.
+    #[serde(deserialize_with = "crate::config::number")]
+    pub max_connections: usize,
+    /// Milliseconds a new connection has to send its first request (after
+    /// its TLS handshake and HTTP/2 preface); else the server closes it.
+    #[serde(deserialize_with = "crate::config::number")]
+    pub first_request_timeout_ms: u64,
+    /// Milliseconds between the HTTP/2 PINGs the server sends on every
+    /// connection, busy or idle.
+    #[serde(deserialize_with = "crate::config::number")]
+    pub keepalive_interval_ms: u64,
+    /// Milliseconds a PING may wait for its answer; then the server closes
+    /// the connection.
+    #[serde(deserialize_with = "crate::config::number")]
+    pub keepalive_timeout_ms: u64,
+    /// Seconds after which a connection is asked to go (HTTP/2 GOAWAY):
+    /// clients reconnect, streams already open run on. 0: never.
+    #[serde(deserialize_with = "crate::config::number")]
+    pub max_connection_age_secs: u64,
+    /// Requests handled at once by the whole server; one more is answered
+    /// `RESOURCE_EXHAUSTED` (reason `OVERLOADED`) at once instead of queueing.
+    #[serde(deserialize_with = "crate::config::number")]
+    pub max_concurrent_requests: usize,
+}
+
+impl Default for GrpcLimits {
+    fn default() -> Self {
+        Self {
+            max_connections: 1_000,
+            first_request_timeout_ms: 10_000,
+            keepalive_interval_ms: 30_000,
+            keepalive_timeout_ms: 10_000,
+            max_connection_age_secs: 3_600,
+            max_concurrent_requests: 256,
+        }
+    }
+}
+
+fn at_least_one(key: &'static str, value: u64) -> Result<(), ConfigError> {
+    if value == 0 {
+        return Err(ConfigError::Invalid { key, message: "must be at least 1".into() });
+    }
+    Ok(())
+}
+
+impl GrpcLimits {
+    /// Every limit but `max_connection_age_secs` is at least 1: a zero
+    /// would refuse everything or close every connection at once.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        at_least_one("max_connections", self.max_connections as u64)?;
+        at_least_one("first_request_timeout_ms", self.first_request_timeout_ms)?;
+        at_least_one("keepalive_interval_ms", self.keepalive_interval_ms)?;
+        at_least_one("keepalive_timeout_ms", self.keepalive_timeout_ms)?;
+        at_least_one("max_concurrent_requests", self.max_concurrent_requests as u64)
+    }
+
+    fn first_request_timeout(&self) -> Duration {
+        Duration::from_millis(self.first_request_timeout_ms)
+    }
+}
+
+/// The tonic server every service serves with: TLS when `tls` is given,
+/// HTTP/2 keepalive PINGs (a peer that stops answering is dropped), a
+/// maximum connection age, and [`EdgeLayer`]'s concurrency limit with load
+/// shedding. Serve it on [`incoming`].
+pub fn server(tls: Option<ServerTlsConfig>, limits: &GrpcLimits) -> Result<EdgeServer, tonic::transport::Error> {
+    let mut server = crate::tls::server(tls)?
+        .http2_keepalive_interval(Some(Duration::from_millis(limits.keepalive_interval_ms)))
+        .http2_keepalive_timeout(Some(Duration::from_millis(limits.keepalive_timeout_ms)));
+    if limits.max_connection_age_secs > 0 {
+        // No grace: a stream still open when its connection is asked to go
+        // (a `Watch`) runs on; the connection closes when it ends.
+        server = server.max_connection_age(Duration::from_secs(limits.max_connection_age_secs));
+    }
+    Ok(server.layer(EdgeLayer::new(limits.max_concurrent_requests)))
+}
+
+/// The server [`server`] builds.
+pub type EdgeServer = Server<Stack<EdgeLayer, Identity>>;
+
+/// The connections `listener` accepts, with Nagle's algorithm off (small
+/// gRPC frames left to Nagle meet the peer's delayed ACK, about 40 ms per
+/// round trip): at most `max_connections` at once — one more is closed as
+/// soon as it is accepted, so that a flood costs the process no more file
+/// descriptors than the limit — and each closed by the server if it has
+/// not sent a request within `first_request_timeout_ms`.
+pub fn incoming(
+    listener: tokio::net::TcpListener,
+    limits: &GrpcLimits,
+) -> impl Stream<Item = std::io::Result<Guarded>> + Send + 'static {
+    let slots = Arc::new(Semaphore::new(limits.max_connections));
+    let max = limits.max_connections;
+    let timeout = limits.first_request_timeout();
+    tokio_stream::wrappers::TcpListenerStream::new(listener).filter_map(move |accepted| match accepted {
+        Ok(stream) => match Arc::clone(&slots).try_acquire_owned() {
+            Ok(permit) => {
+                let _ = stream.set_nodelay(true);
+                Some(Ok(Guarded::new(stream, permit, timeout)))
+            }
+            Err(_) => {
+                tracing::debug!(peer = ?stream.peer_addr().ok(), max_connections = max, "connection refused: at the limit");
+                None
+            }
+        },
+        Err(error) => Some(Err(error)),
+    })
+}
+
+/// One accepted connection: it holds its slot under `max_connections` until
+/// it closes, and fails its reads once its first-request deadline passes
+/// without a request (hyper then closes it).
+#[derive(Debug)]
+pub struct Guarded {
+    stream: TcpStream,
+    _slot: OwnedSemaphorePermit,
+    info: EdgeConnectInfo,
+    /// Armed until the first request; `None` afterwards.
+    deadline: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl Guarded {
+    fn new(stream: TcpStream, slot: OwnedSemaphorePermit, timeout: Duration) -> Self {
+        let info = EdgeConnectInfo { tcp: stream.connect_info(), served: Arc::new(AtomicBool::new(false)) };
+        Self { stream, _slot: slot, info, deadline: Some(Box::pin(tokio::time::sleep(timeout))) }
+    }
+}
+
+/// What a request learns about its connection (in its extensions): the
+/// TCP addresses, and the flag its first request raises.
+#[derive(Debug, Clone)]
+pub struct EdgeConnectInfo {
+    /// The addresses, as tonic gives them for a plain `TcpStream`.
+    pub tcp: TcpConnectInfo,
+    served: Arc<AtomicBool>,
+}
+
+impl Connected for Guarded {
+    type ConnectInfo = EdgeConnectInfo;
+
+    fn connect_info(&self) -> Self::ConnectInfo {
+        self.info.clone()
+    }
+}
+
+impl AsyncRead for Guarded {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
+        let this = &mut *self;
+        if let Some(deadline) = &mut this.deadline {
+            if this.info.served.load(Ordering::Relaxed) {
+                this.deadline = None;
+            } else if deadline.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(Err(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    "no request within first_request_timeout_ms",
+                )));
+            }
+        }
+        Pin::new(&mut this.stream).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for Guarded {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.stream).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.stream).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.stream).poll_shutdown(cx)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.stream).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
+    }
+}
+
+/// tower's `ConcurrencyLimit` behind a `LoadShed` for the whole server (the
+/// limit's semaphore is shared by every connection's clone), answering a
+/// shed request with its own `RESOURCE_EXHAUSTED`; it also tells a
+/// connection's [`Guarded`] that its first request came.
+#[derive(Debug, Clone)]
+pub struct EdgeLayer {
+    max_concurrent_requests: usize,
+}
+
+impl EdgeLayer {
+    pub fn new(max_concurrent_requests: usize) -> Self {
+        Self { max_concurrent_requests }
+    }
+}
+
+impl<S> Layer<S> for EdgeLayer {
+    type Service = Edge<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        let limited =
+            tower::ServiceBuilder::new().load_shed().concurrency_limit(self.max_concurrent_requests).service(inner);
+        Edge { inner: limited, max_concurrent_requests: self.max_concurrent_requests }
+    }
+}
+
+/// See [`EdgeLayer`].
+#[derive(Debug, Clone)]
+pub struct Edge<S> {
+    inner: tower::load_shed::LoadShed<tower::limit::ConcurrencyLimit<S>>,
+    max_concurrent_requests: usize,
+}
+
+/// `RESOURCE_EXHAUSTED` for a request shed at `max` concurrent requests.
+pub fn overloaded(max: usize) -> Status {
+    let mut details = ErrorDetails::with_error_info(
+        "OVERLOADED",
+        ERROR_DOMAIN,
+        [("max_concurrent_requests".to_owned(), max.to_string())],
+    );
+    details.set_retry_info(Some(Duration::from_millis(100)));
+    Status::with_error_details(
+        Code::ResourceExhausted,
+        format!("the server is handling its limit of {max} requests at once (max_concurrent_requests); retry shortly"),
+        details,
+    )
+}
+
+impl<S> Service<http::Request<tonic::body::Body>> for Edge<S>
+where
+    S: Service<http::Request<tonic::body::Body>, Response = http::Response<tonic::body::Body>>,
+    S::Error: Into<tower::BoxError>,
+    S::Future: Send + 'static,
+{
+    type Response = http::Response<tonic::body::Body>;
+    type Error = tower::BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Self::Error>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: http::Request<tonic::body::Body>) -> Self::Future {
+        let extensions = request.extensions();
+        let info = extensions
+            .get::<EdgeConnectInfo>()
+            .or_else(|| extensions.get::<TlsConnectInfo<EdgeConnectInfo>>().map(TlsConnectInfo::get_ref));
+        if let Some(info) = info {
+            info.served.store(true, Ordering::Relaxed);
+        }
+        let max = self.max_concurrent_requests;
+        let response = self.inner.call(request);
+        Box::pin(async move {
+            match response.await {
+                Err(error) if error.is::<tower::load_shed::error::Overloaded>() => {
+                    tracing::warn!(max_concurrent_requests = max, "request shed: the server is at its limit");
+                    Ok(overloaded(max).into_http())
+                }
+                other => other,
+            }
+        })
+    }
+}
+
+/// Per-tenant rate limit keys (flattened into the resolver's config).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TenantRateLimit {
+    /// Requests per second a tenant's tokens may make, all together (the
+    /// `service` role is not counted). 0: no limit.
+    #[serde(deserialize_with = "crate::config::number")]
+    pub rate_limit_per_sec: u32,
+    /// Requests a tenant may make at once above its rate, after a quiet spell.
+    #[serde(deserialize_with = "crate::config::number")]
+    pub rate_limit_burst: u32,
+    /// Tenants whose counters are kept; past it, counters of tenants back
+    /// at their full burst are forgotten (they lose nothing by it).
+    #[serde(deserialize_with = "crate::config::number")]
+    pub rate_limit_tenants: usize,
+}
+
+impl Default for TenantRateLimit {
+    fn default() -> Self {
+        Self { rate_limit_per_sec: 100, rate_limit_burst: 200, rate_limit_tenants: 10_000 }
+    }
+}
+
+impl TenantRateLimit {
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.rate_limit_per_sec > 0 {
+            at_least_one("rate_limit_burst", u64::from(self.rate_limit_burst))?;
+        }
+        at_least_one("rate_limit_tenants", self.rate_limit_tenants as u64)
+    }
+
+    /// The limiter these keys describe, or `None` when the rate is 0.
+    pub fn limiter(&self) -> Option<TenantLimiter> {
+        TenantLimiter::new(self, governor::clock::DefaultClock::default())
+    }
+}
+
+type KeyedLimiter<C> = governor::RateLimiter<
+    String,
+    governor::state::keyed::DefaultKeyedStateStore<String>,
+    C,
+    governor::middleware::NoOpMiddleware<<C as governor::clock::Clock>::Instant>,
+>;
+
+/// One GCRA limiter per tenant (governor's keyed limiter), shared by every
+/// connection of a server.
+#[derive(Debug)]
+pub struct TenantLimiter<C: governor::clock::Clock = governor::clock::DefaultClock> {
+    limiter: Arc<KeyedLimiter<C>>,
+    per_sec: u32,
+    burst: u32,
+    max_tenants: usize,
+}
+
+impl<C: governor::clock::Clock> Clone for TenantLimiter<C> {
+    fn clone(&self) -> Self {
+        Self { limiter: Arc::clone(&self.limiter), ..*self }
+    }
+}
+
+impl<C: governor::clock::Clock> TenantLimiter<C> {
+    /// The limiter of `keys` on `clock`, or `None` when the rate is 0.
+    pub fn new(keys: &TenantRateLimit, clock: C) -> Option<Self> {
+        let per_sec = NonZeroU32::new(keys.rate_limit_per_sec)?;
+        let burst = NonZeroU32::new(keys.rate_limit_burst).unwrap_or(per_sec);
+        let quota = governor::Quota::per_second(per_sec).allow_burst(burst);
+        Some(Self {
+            limiter: Arc::new(governor::RateLimiter::dashmap_with_clock(quota, clock)),
+            per_sec: per_sec.get(),
+            burst: burst.get(),
+            max_tenants: keys.rate_limit_tenants,
+        })
+    }
+
+    /// Counts one request of `tenant`: `RESOURCE_EXHAUSTED` (reason
+    /// `RATE_LIMITED`, with a `RetryInfo` saying when the next one would
+    /// pass) once the tenant is past its burst.
+    pub fn check(&self, tenant: &str) -> Result<(), Status> {
+        let key = tenant.to_owned();
+        if self.limiter.len() >= self.max_tenants {
+            // Only tenants whose counters are back at a full burst go, so
+            // forgetting them changes nothing for them.
+            self.limiter.retain_recent();
+            self.limiter.shrink_to_fit();
+        }
+        match self.limiter.check_key(&key) {
+            Ok(()) => Ok(()),
+            Err(not_until) => {
+                let wait = not_until.wait_time_from(self.limiter.clock().now());
+                Err(rate_limited(tenant, self.per_sec, self.burst, wait))
+            }
+        }
+    }
+
+    /// How many tenants' counters are kept.
+    pub fn tenants(&self) -> usize {
+        self.limiter.len()
+    }
+}
+
+/// `RESOURCE_EXHAUSTED` for `tenant` past its rate, retry after `wait`.
+fn rate_limited(tenant: &str, per_sec: u32, burst: u32, wait: Duration) -> Status {
+    let mut details = ErrorDetails::with_error_info(
+        "RATE_LIMITED",
+        ERROR_DOMAIN,
+        [
+            ("tenant".to_owned(), tenant.to_owned()),
+            ("rate_limit_per_sec".to_owned(), per_sec.to_string()),
+            ("rate_limit_burst".to_owned(), burst.to_string()),
+        ],
+    );
+    // At least a millisecond: a zero delay would invite an immediate retry.
+    details.set_retry_info(Some(wait.max(Duration::from_millis(1))));
+    Status::with_error_details(
+        Code::ResourceExhausted,
+        format!(
+            "tenant {tenant} is over its rate limit of {per_sec} requests per second (burst {burst}); retry in {} ms",
+            wait.as_millis().max(1)
+        ),
+        details,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use governor::clock::FakeRelativeClock;
+
+    use super::*;
+
+    fn limiter(per_sec: u32, burst: u32, max_tenants: usize) -> (TenantLimiter<FakeRelativeClock>, FakeRelativeClock) {
+        let clock = FakeRelativeClock::default();
+        let keys =
+            TenantRateLimit { rate_limit_per_sec: per_sec, rate_limit_burst: burst, rate_limit_tenants: max_tenants };
+        (TenantLimiter::new(&keys, clock.clone()).expect("a limiter"), clock)
+    }
+
+    #[test]
+    fn a_tenant_gets_its_burst_then_is_refused_with_a_retry_delay_while_another_is_served() {
+        let (limiter, clock) = limiter(10, 3, 100);
+        for n in 1..=3 {
+            assert!(limiter.check("a").is_ok(), "request {n} of the burst of 3");
+        }
+        let refused = limiter.check("a").expect_err("the 4th request, past the burst");
+        assert_eq!(refused.code(), Code::ResourceExhausted);
+        assert!(refused.message().contains("tenant a is over its rate limit of 10"), "{}", refused.message());
+        let details = refused.get_error_details();
+        assert_eq!(details.error_info().expect("an ErrorInfo").reason, "RATE_LIMITED");
+        let delay = details.retry_info().and_then(|r| r.retry_delay).expect("a RetryInfo delay");
+        // 10 per second: the next cell is 100 ms away.
+        assert_eq!(delay, Duration::from_millis(100));
+        assert!(limiter.check("b").is_ok(), "another tenant is untouched");
+
+        clock.advance(Duration::from_millis(99));
+        assert!(limiter.check("a").is_err(), "just before the delay");
+        clock.advance(Duration::from_millis(1));
+        assert!(limiter.check("a").is_ok(), "at the delay one request passes");
+        assert!(limiter.check("a").is_err(), "and only one");
+    }
+
+    #[test]
+    fn a_rate_of_zero_is_no_limiter() {
+        let keys = TenantRateLimit { rate_limit_per_sec: 0, ..TenantRateLimit::default() };
+        assert!(keys.limiter().is_none());
+        assert!(keys.validate().is_ok());
+        let keys = TenantRateLimit { rate_limit_burst: 0, ..TenantRateLimit::default() };
+        assert!(keys.validate().unwrap_err().to_string().contains("rate_limit_burst"));
+    }
+
+    #[test]
+    fn the_counters_of_idle_tenants_are_forgotten_past_the_tenant_bound() {
+        let (limiter, clock) = limiter(10, 1, 4);
+        for tenant in ["a", "b", "c", "d"] {
+            limiter.check(tenant).expect("first request");
+        }
+        assert_eq!(limiter.tenants(), 4);
+        // All four are back at their full burst a second later: the fifth
+        // tenant's request drops their counters.
+        clock.advance(Duration::from_secs(1));
+        limiter.check("e").expect("a new tenant");
+        assert_eq!(limiter.tenants(), 1);
+        // A tenant still past its burst keeps its counter, and its refusal.
+        limiter.check("e").expect_err("e is past its burst of 1");
+        for tenant in ["f", "g", "h"] {
+            limiter.check(tenant).expect("first request");
+        }
+        limiter.check("i").expect("a new tenant");
+        assert!(limiter.check("e").is_err(), "e was not forgotten: its counter was not at a full burst");
+    }
+
+    /// A config with both sections flattened, as the services have them.
+    #[derive(Debug, Default, Serialize, Deserialize)]
+    #[serde(default, deny_unknown_fields)]
+    struct Sample {
+        #[serde(flatten)]
+        limits: GrpcLimits,
+        #[serde(flatten)]
+        rate: TenantRateLimit,
+    }
+
+    #[test]
+    fn the_keys_come_as_text_from_the_environment_and_flags_though_flattened() {
+        let layers = crate::config::Layers::new("sample")
+            .env([("BATTLELOG_SAMPLE_MAX_CONNECTIONS".to_owned(), "20".to_owned())])
+            .flags([("rate_limit_burst".to_owned(), "7".to_owned())]);
+        let sample: Sample = layers.extract().expect("numbers as text");
+        assert_eq!((sample.limits.max_connections, sample.rate.rate_limit_burst), (20, 7));
+        assert_eq!(sample.limits.first_request_timeout_ms, 10_000, "the others keep their defaults");
+        let error = crate::config::Layers::new("sample")
+            .flags([("max_connections".to_owned(), "many".to_owned())])
+            .extract::<Sample>()
+            .expect_err("not a number")
+            .to_string();
+        assert!(error.contains("max_connections") && error.contains("many"), "{error}");
+    }
+
+    #[test]
+    fn limits_of_zero_are_refused_by_name() {
+        assert!(GrpcLimits::default().validate().is_ok());
+        for (key, limits) in [
+            ("max_connections", GrpcLimits { max_connections: 0, ..GrpcLimits::default() }),
+            ("first_request_timeout_ms", GrpcLimits { first_request_timeout_ms: 0, ..GrpcLimits::default() }),
+            ("keepalive_interval_ms", GrpcLimits { keepalive_interval_ms: 0, ..GrpcLimits::default() }),
+            ("keepalive_timeout_ms", GrpcLimits { keepalive_timeout_ms: 0, ..GrpcLimits::default() }),
+            ("max_concurrent_requests", GrpcLimits { max_concurrent_requests: 0, ..GrpcLimits::default() }),
+        ] {
+            let error = limits.validate().expect_err(key).to_string();
+            assert!(error.starts_with(&format!("invalid config {key}:")), "{error}");
+        }
+        let no_age = GrpcLimits { max_connection_age_secs: 0, ..GrpcLimits::default() };
+        assert!(no_age.validate().is_ok(), "0 is `never` for the age");
+    }
+}
