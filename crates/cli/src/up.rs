@@ -376,6 +376,8 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
     let pages = battlelog_web::Pages::new(battlelog_web::source::Resolver::new(web_channel), &web_token, share_secret);
     let web_server = tokio::spawn(battlelog_web::serve(pages, web_listener, until_stopped(stopped)));
 
+    // Before the banner: a SIGTERM right after it shuts down gracefully.
+    let shutdown = battlelog_runtime::shutdown_signal();
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "battlelog is up; data in {}", args.data_dir.display())?;
     writeln!(stdout, "  resolver  {resolver_url}")?;
@@ -431,7 +433,7 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
     drop(stdout);
 
     tokio::select! {
-        () = battlelog_runtime::shutdown_signal() => {}
+        () = shutdown => {}
         result = &mut journal_server => anyhow::bail!("the journal stopped: {result:?}"),
     }
     stop.send_replace(true);

@@ -29,7 +29,9 @@ async fn main() -> anyhow::Result<()> {
     config.server_tls.server_config()?;
     battlelog_journal::server::verifier(&config)?;
     // Whoever started us with port 0 learns the port from this line.
+    // Before the readiness line: a SIGTERM right after it shuts down gracefully.
+    let shutdown = battlelog_runtime::shutdown_signal();
     battlelog_runtime::announce("battlelog-journal", local)?;
-    battlelog_journal::run(&config, listener, battlelog_runtime::shutdown_signal()).await?;
+    battlelog_journal::run(&config, listener, shutdown).await?;
     Ok(())
 }

@@ -31,8 +31,10 @@ async fn main() -> anyhow::Result<()> {
     config.client_tls.client_config()?;
     battlelog_resolver::server::service(&config)?;
     battlelog_resolver::server::verifier(&config)?;
+    // Before the readiness line: a SIGTERM right after it shuts down gracefully.
+    let shutdown = battlelog_runtime::shutdown_signal();
     battlelog_runtime::announce("battlelog-resolver", local)?;
-    battlelog_resolver::run(&config, listener, battlelog_runtime::shutdown_signal()).await?;
+    battlelog_resolver::run(&config, listener, shutdown).await?;
     tracing::info!("battlelog-resolver stopped");
     Ok(())
 }

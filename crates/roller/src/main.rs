@@ -30,8 +30,9 @@ async fn main() -> anyhow::Result<()> {
     let service = battlelog_roller::server::service(&config)?;
     let tls = config.server_tls.server_config()?;
     let verifier = battlelog_roller::server::verifier(&config)?;
-    battlelog_runtime::announce("battlelog-roller", local)?;
+    // Before the readiness line: a SIGTERM right after it shuts down gracefully.
     let shutdown = battlelog_runtime::shutdown_signal();
+    battlelog_runtime::announce("battlelog-roller", local)?;
     battlelog_roller::serve_limited(service, listener, tls, verifier, config.grpc_limits.clone(), shutdown).await?;
     tracing::info!("battlelog-roller stopped");
     Ok(())

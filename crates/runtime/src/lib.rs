@@ -84,25 +84,37 @@ pub fn raise_file_limit() {
 
 /// Resolves on SIGINT or SIGTERM. SIGKILL is never seen: that is what
 /// flushing before every reply is for.
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
+///
+/// The handlers are installed when this is called, not when the future is
+/// first polled: a service calls it before it announces that it listens, so
+/// that a SIGTERM sent the moment it is ready (as supervisors and tests do)
+/// starts a graceful shutdown instead of the signal's default, an exit that
+/// flushes nothing and reports failure.
+pub fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
+    #[cfg(unix)]
+    let (interrupt, terminate) = {
+        use tokio::signal::unix::{SignalKind, signal};
+        (signal(SignalKind::interrupt()).ok(), signal(SignalKind::terminate()).ok())
+    };
+    async move {
+        #[cfg(unix)]
+        {
+            let received = |signal: Option<tokio::signal::unix::Signal>| async move {
+                match signal {
+                    Some(mut signal) => {
+                        signal.recv().await;
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            tokio::select! {
+                () = received(interrupt) => {}
+                () = received(terminate) => {}
+            }
+        }
+        #[cfg(not(unix))]
         if tokio::signal::ctrl_c().await.is_err() {
             std::future::pending::<()>().await;
         }
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {}
-        () = terminate => {}
     }
 }

@@ -383,6 +383,11 @@ impl ServiceProcess {
         let start = Instant::now();
         loop {
             if let Some(status) = self.child.try_wait().expect("wait for the service") {
+                if !status.success() {
+                    // Say why in the test's output: a shutdown that fails is
+                    // otherwise only a `false`.
+                    eprintln!("the service exited {status} after SIGTERM:\n{}", self.log());
+                }
                 return status.success();
             }
             assert!(start.elapsed() < STARTUP_DEADLINE, "service did not exit after SIGTERM:\n{}", self.log());

@@ -20,9 +20,10 @@ async fn main() -> anyhow::Result<()> {
     tracing::info!(%local, resolver = %config.resolver_url, "battlelog-web starting");
     // Read every file before the readiness line.
     let pages = battlelog_web::pages(&config)?;
+    // Before the readiness line: a SIGTERM right after it shuts down gracefully.
+    let shutdown = battlelog_runtime::shutdown_signal();
     battlelog_runtime::announce("battlelog-web", local)?;
-    battlelog_web::serve_limited(pages, listener, config.http_limits.clone(), battlelog_runtime::shutdown_signal())
-        .await?;
+    battlelog_web::serve_limited(pages, listener, config.http_limits.clone(), shutdown).await?;
     tracing::info!("battlelog-web stopped");
     Ok(())
 }
