@@ -55,9 +55,10 @@ fn lines(export: &Path) -> Vec<String> {
 }
 
 fn exports(fixtures: &Path) {
-    // The open battle as it is, chained again before the audit ('1').
+    // The open battle as it is, chained again and audited against head
+    // hashes too ('3').
     let open = lines(&fixtures.join("open-pokemon.jsonl")).join("\n");
-    write("export_audit", "open-battle", format!("1{open}").as_bytes());
+    write("export_audit", "open-battle", format!("3{open}").as_bytes());
     // The closed battle, its shown events left out (`null`: the audit then
     // decodes the records alone), so that the seed stays small.
     let closed: Vec<String> = lines(&fixtures.join("demo-pokemon-closed.jsonl"))
