@@ -129,13 +129,39 @@ fn check_claims(claims: &Claims) {
 /// Claims to issue, and edits to make to the token, from the fuzzer's bytes.
 #[derive(Debug, Arbitrary)]
 struct Plan {
+    /// Taken as it is when `raw`; else made a valid subject and tenant, so
+    /// that most plans get a token to edit.
+    raw: bool,
     subject: String,
     tenant: String,
     role: u8,
-    /// Seconds from now, both ways.
-    issued: i32,
-    lifetime: i32,
+    /// Minutes from now, both ways.
+    issued: i8,
+    lifetime: i16,
     edits: Vec<Edit>,
+}
+
+impl Plan {
+    fn subject(&self) -> String {
+        if self.raw {
+            return self.subject.clone();
+        }
+        let mut subject: String = self.subject.chars().filter(|c| !c.is_control()).collect();
+        while subject.len() > MAX_SUBJECT_BYTES {
+            subject.pop();
+        }
+        if subject.is_empty() { "s".to_owned() } else { subject }
+    }
+
+    fn tenant(&self) -> String {
+        if self.raw {
+            return self.tenant.clone();
+        }
+        const LETTERS: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-";
+        let tenant: String =
+            self.tenant.bytes().take(64).map(|b| char::from(LETTERS[usize::from(b) % LETTERS.len()])).collect();
+        if tenant.is_empty() { "t".to_owned() } else { tenant }
+    }
 }
 
 #[derive(Debug, Arbitrary)]
@@ -153,17 +179,23 @@ enum Edit {
 }
 
 fn issued_and_edited(data: &[u8]) {
-    let Ok(plan) = Plan::arbitrary_take_rest(Unstructured::new(data)) else { return };
+    if let Ok(plan) = Plan::arbitrary_take_rest(Unstructured::new(data)) {
+        check_plan(&plan);
+    }
+}
+
+/// Issues, edits and presents the token of `plan`; the claims admitted.
+fn check_plan(plan: &Plan) -> Option<Claims> {
     let role = Role::ALL[usize::from(plan.role) % Role::ALL.len()];
-    let at = |offset: i32| now().saturating_add_signed(i64::from(offset));
-    let iat = at(plan.issued);
-    let exp = at(plan.issued.saturating_add(plan.lifetime));
+    let at = |minutes: i64| now().saturating_add_signed(minutes * 60);
+    let iat = at(i64::from(plan.issued));
+    let exp = at(i64::from(plan.issued) + i64::from(plan.lifetime));
+    let (subject, tenant) = (plan.subject(), plan.tenant());
     let fixture = fixture();
-    let Ok(token) = fixture.key.issue_at(&plan.subject, &plan.tenant, role, iat, exp) else { return };
-    let signed =
-        Claims { sub: plan.subject.clone(), tenant: plan.tenant.clone(), role, exp, iat, kid: fixture.key.kid() };
-    // A fresh token, valid for an hour from now, is admitted.
-    let sane = (-60..=0).contains(&plan.issued) && (3_600..=7_200).contains(&plan.lifetime);
+    let token = fixture.key.issue_at(&subject, &tenant, role, iat, exp).ok()?;
+    let signed = Claims { sub: subject, tenant, role, exp, iat, kid: fixture.key.kid() };
+    // A fresh token, issued in the last minute for one to two hours, is admitted.
+    let sane = (-1..=0).contains(&plan.issued) && (60..=120).contains(&plan.lifetime);
     let mut prefix = "Bearer ";
     let mut bytes = token.into_bytes();
     for edit in &plan.edits {
@@ -174,11 +206,12 @@ fn issued_and_edited(data: &[u8]) {
     let first = present(&header);
     let second = present(&header);
     assert_eq!(first, second, "the same token was answered differently the second time");
-    if let Some(admitted) = first {
-        assert_eq!(admitted, signed, "an edited token was admitted with claims the key never signed");
+    if let Some(admitted) = &first {
+        assert_eq!(*admitted, signed, "an edited token was admitted with claims the key never signed");
     } else if sane && !edited && prefix != "Basic " {
         panic!("a fresh token for {signed:?} was refused");
     }
+    first
 }
 
 fn apply(edit: &Edit, bytes: &mut Vec<u8>, prefix: &mut &'static str) {
@@ -204,5 +237,28 @@ fn apply(edit: &Edit, bytes: &mut Vec<u8>, prefix: &mut &'static str) {
         }
         Edit::Prefix(p) => *prefix = ["Bearer ", "bearer ", "Bearer  ", "Basic "][usize::from(p) % 4],
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(edits: Vec<Edit>) -> Plan {
+        let (subject, tenant) = ("forum-a\u{7}".to_owned(), "tenant a".to_owned());
+        Plan { raw: false, subject, tenant, role: 0, issued: 0, lifetime: 60, edits }
+    }
+
+    /// The plan's machinery reaches both answers: a token issued and
+    /// presented as it is is admitted with the claims signed (the subject
+    /// and tenant made valid), and an edited one is refused.
+    #[test]
+    fn plans_reach_admission_and_refusal() {
+        let admitted = check_plan(&plan(Vec::new())).expect("admitted");
+        assert_eq!((admitted.sub.as_str(), admitted.role), ("forum-a", Role::Forum));
+        assert_eq!(admitted.tenant.len(), "tenant a".len());
+        assert_eq!(check_plan(&plan(vec![Edit::Swap(0, 2)])), None, "header and signature swapped");
+        assert_eq!(check_plan(&plan(vec![Edit::Prefix(3)])), None, "Basic is not a bearer");
+        assert!(check_plan(&plan(vec![Edit::Prefix(2)])).is_some(), "extra spaces are trimmed");
     }
 }
