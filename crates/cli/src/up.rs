@@ -16,6 +16,7 @@
 //! The services refuse the tokens on the revocation list under the data
 //! directory (`battlelog token revoke --data-dir`), re-read while running.
 
+use battlelog_runtime::edge::{GrpcLimits, TenantRateLimit};
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -77,6 +78,15 @@ pub struct UpArgs {
     /// still taken (the resolver's `appeal_window_secs`).
     #[arg(long, env = "BATTLELOG_APPEAL_WINDOW_SECS", default_value_t = battlelog_resolver::service::DEFAULT_APPEAL_WINDOW.as_secs())]
     appeal_window_secs: u64,
+    /// Requests per second each tenant's tokens may make at the resolver
+    /// (its `rate_limit_per_sec`); 0 turns the limit off, e.g. for a load
+    /// test of one tenant.
+    #[arg(long, env = "BATTLELOG_RATE_LIMIT_PER_SEC", default_value_t = TenantRateLimit::default().rate_limit_per_sec)]
+    rate_limit_per_sec: u32,
+    /// Requests a tenant may make at once above its rate (the resolver's
+    /// `rate_limit_burst`).
+    #[arg(long, env = "BATTLELOG_RATE_LIMIT_BURST", default_value_t = TenantRateLimit::default().rate_limit_burst)]
+    rate_limit_burst: u32,
 }
 
 /// The development fan-out: each committed event, from the journal's
@@ -365,11 +375,19 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
         verifier.clone(),
         until_stopped(stopped.clone()),
     ));
-    let resolver_server = tokio::spawn(battlelog_resolver::serve_with_tls(
+    let rate = TenantRateLimit {
+        rate_limit_per_sec: args.rate_limit_per_sec,
+        rate_limit_burst: args.rate_limit_burst,
+        ..TenantRateLimit::default()
+    };
+    rate.validate()?;
+    let resolver_server = tokio::spawn(battlelog_resolver::server::serve_limited(
         resolver,
         resolver_listener,
         public_tls,
         verifier,
+        GrpcLimits::default(),
+        rate,
         until_stopped(stopped.clone()),
     ));
     let web_channel = battlelog_runtime::tls::endpoint(&resolver_url, client_tls.as_ref())?.connect_lazy();
