@@ -84,7 +84,13 @@ fn reason(status: &Status) -> (String, String) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ten_thousand_dropped_watches_are_released_without_a_new_event() {
-    let stack = Stack::start("watch-memory", false).await;
+    // One reader opens them all: its tenant's rate limit (issue 18) would
+    // refuse it, and this test measures what dropped streams leave behind.
+    let unlimited = StartOptions {
+        envs: vec![("BATTLELOG_RESOLVER_RATE_LIMIT_PER_SEC".to_owned(), "0".to_owned())],
+        ..StartOptions::default()
+    };
+    let stack = Stack::start_with("watch-memory", false, &unlimited).await;
     let battles: Vec<String> = (0..4).map(|b| format!("watched-{b}")).collect();
     for battle in &battles {
         open_battle(&stack, battle).await;

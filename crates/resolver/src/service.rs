@@ -1256,7 +1256,7 @@ impl Resolver for ResolverService {
     async fn watch(&self, request: Request<WatchRequest>) -> Result<Response<Self::WatchStream>, Status> {
         let caller = authorize(&request, "Watch", rights::READ)?;
         let reach = self.reach(&request, &request.get_ref().battle_id, &caller);
-        let connection = request.remote_addr();
+        let connection = battlelog_runtime::edge::remote_addr(&request);
         let timeout = grpc_timeout(request.metadata());
         let request = request.into_inner();
         validate::battle_id(&request.battle_id)?;

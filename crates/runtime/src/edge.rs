@@ -187,6 +187,18 @@ pub struct EdgeConnectInfo {
     served: Arc<AtomicBool>,
 }
 
+/// The peer's address of a request that came through [`incoming`]: tonic's
+/// own `Request::remote_addr` knows only its own connection types, so it
+/// finds none there. Falls back to tonic's for other listeners.
+pub fn remote_addr<T>(request: &tonic::Request<T>) -> Option<std::net::SocketAddr> {
+    let extensions = request.extensions();
+    extensions
+        .get::<EdgeConnectInfo>()
+        .or_else(|| extensions.get::<TlsConnectInfo<EdgeConnectInfo>>().map(TlsConnectInfo::get_ref))
+        .and_then(|info| info.tcp.remote_addr())
+        .or_else(|| request.remote_addr())
+}
+
 impl Connected for Guarded {
     type ConnectInfo = EdgeConnectInfo;
 
