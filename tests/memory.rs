@@ -17,6 +17,7 @@ use battlelog_auth::{Role, SigningKey, authed};
 use battlelog_proto::battle::json_to_struct;
 use battlelog_proto::v1 as pb;
 use battlelog_proto::v1::resolver_client::ResolverClient;
+use battlelog_test_support::{mib, rss_bytes};
 use serde_json::{Value, json};
 
 const BATTLES: usize = 2_000;
@@ -28,22 +29,6 @@ const CACHE_BYTES: u64 = 64 * 1024 * 1024;
 const HEADROOM_BYTES: u64 = 100 * 1000 * 1000;
 /// How long the process is left idle before the last reading.
 const IDLE: Duration = Duration::from_secs(3);
-
-/// The process's resident set in bytes, from /proc/<pid>/status.
-fn rss_bytes(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("read /proc/<pid>/status");
-    let kib: u64 = status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmRSS:"))
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
-        .expect("a VmRSS line in kB");
-    kib * 1024
-}
-
-fn mib(bytes: u64) -> f64 {
-    bytes as f64 / (1024.0 * 1024.0)
-}
 
 fn object(value: Value) -> prost_types::Struct {
     json_to_struct(value.as_object().expect("an object"))

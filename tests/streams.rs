@@ -20,7 +20,7 @@ use battlelog_auth::{AuthChannel, Role, SigningKey};
 use battlelog_proto::v1 as pb;
 use battlelog_proto::v1::resolver_client::ResolverClient;
 use battlelog_test_support::auth::TEST_TENANT;
-use battlelog_test_support::{StartOptions, TestAuth, poll_until};
+use battlelog_test_support::{StartOptions, TestAuth, mib, poll_until, rss_bytes};
 use serde_json::json;
 use stack::{Stack, resolver_as};
 use tokio_stream::StreamExt;
@@ -37,22 +37,6 @@ const CONNECTIONS: usize = 4;
 const PER_BATCH: usize = 25;
 /// How far the resident memory may stay above its level before.
 const SLACK_BYTES: u64 = 20 * 1000 * 1000;
-
-/// The process's resident set in bytes, from /proc/<pid>/status.
-fn rss_bytes(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("read /proc/<pid>/status");
-    let kib: u64 = status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmRSS:"))
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
-        .expect("a VmRSS line in kB");
-    kib * 1024
-}
-
-fn mib(bytes: u64) -> f64 {
-    bytes as f64 / (1024.0 * 1024.0)
-}
 
 /// Opens a pbta battle as the test tenant's forum.
 async fn open_battle(stack: &Stack, battle_id: &str) {

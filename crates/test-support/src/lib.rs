@@ -48,6 +48,24 @@ pub fn temp_dir(label: &str) -> TempDir {
     tempfile::Builder::new().prefix(&format!("battlelog-{label}-")).tempdir().expect("create a temp dir")
 }
 
+/// A process's resident set in bytes, from /proc/<pid>/status: what the
+/// memory tests hold a service to.
+pub fn rss_bytes(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("read /proc/<pid>/status");
+    let kib: u64 = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .expect("a VmRSS line in kB");
+    kib * 1024
+}
+
+/// Bytes in MiB, for the memory tests' messages.
+pub fn mib(bytes: u64) -> f64 {
+    bytes as f64 / (1024.0 * 1024.0)
+}
+
 /// Polls `check` every few milliseconds until it returns `Some`, or panics
 /// with `what` after `deadline`. For waiting on arrival, never for ordering.
 pub async fn poll_until<T, F, Fut>(what: &str, deadline: Duration, mut check: F) -> T
