@@ -48,7 +48,7 @@ pub fn temp_dir(label: &str) -> TempDir {
     tempfile::Builder::new().prefix(&format!("battlelog-{label}-")).tempdir().expect("create a temp dir")
 }
 
-/// A process's resident set in bytes, from /proc/<pid>/status: what the
+/// A process's resident set in bytes, from `/proc/<pid>/status`: what the
 /// memory tests hold a service to.
 pub fn rss_bytes(pid: u32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("read /proc/<pid>/status");
