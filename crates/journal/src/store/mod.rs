@@ -27,8 +27,10 @@
 
 #[cfg(test)]
 pub(crate) mod conformance;
+pub mod jetstream;
 pub mod kv;
 pub mod memory;
+pub mod seam;
 pub mod sled;
 
 use battlelog_proto::v1::JournalRecord;

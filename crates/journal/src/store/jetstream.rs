@@ -1,0 +1,1034 @@
+//! The NATS JetStream provider: [`JetStreamStore`], the journal's log in one
+//! replicated JetStream stream, so that several journal processes serve the
+//! same battles and a Raft quorum of NATS servers keeps every acknowledged
+//! append.
+//!
+//! # Layout
+//!
+//! - **One JetStream stream** (`jetstream_stream`, default
+//!   `BATTLELOG_JOURNAL`) on subjects `battlelog.journal.>`: file storage,
+//!   `replicas` copies, no age, count or size limit (nothing is ever
+//!   discarded), deletes and purges denied (the log is append-only), and
+//!   `allow_direct` off: every read goes to the stream leader through the
+//!   Msg Get API (`$JS.API.STREAM.MSG.GET.<stream>`), so a read never misses
+//!   an acknowledged append the way a lagging follower's direct get could.
+//! - **One subject per battle**: `battlelog.journal.<tenant>.<stream id>`,
+//!   `<tenant>` being the battle's `BattleOpened.tenant` as a subject token
+//!   ([`crate::guard::subject_token`]; `_` for none) — so NATS permissions
+//!   can give each tenant its own battles, as the fan-out subjects always
+//!   did. Stream ids are already one subject token each (1–128 bytes of
+//!   `[A-Za-z0-9_-]`, [`crate::limits::validate_stream_id`]); they are used
+//!   as they are. A battle is found without knowing its tenant through the
+//!   wildcard `battlelog.journal.*.<stream id>`, which the Msg Get API
+//!   (`last_by_subj`, `next_by_subj`) accepts.
+//! - **One message per planned append** (a group of records, atomic as one
+//!   message is). Payload: for each record, `h(version)` (32 bytes) ‖
+//!   `u32_be(len)` ‖ the exact record bytes (PROTOCOL.md §4). Headers
+//!   ([`headers`]): the stream id, the first version, the record count,
+//!   `h(last version)` and the battle state after it (hex of
+//!   [`BattleState::encode`]), so that a stream's head is its subject's last
+//!   message's headers.
+//!
+//! # Appends
+//!
+//! A planned append is published with
+//! `Nats-Expected-Last-Subject-Sequence` = the stream sequence of the
+//! battle's last message as planned against (0 for a new battle) and
+//! `Nats-Expected-Last-Subject-Sequence-Subject` =
+//! `battlelog.journal.*.<stream id>` (NATS 2.11 on): JetStream stores it
+//! only if that is still the battle's last message *under any tenant*, so
+//! two journals racing on one battle never fork it — one wins, the other
+//! gets "wrong last sequence" (10071) and answers [`Conflict`] with the head
+//! it then reads — and no second `BattleOpened` under another tenant can
+//! start a parallel chain. `Nats-Msg-Id` is `<stream id>:<first
+//! version>:<hex h(first version)>`, unique per plan (the hash covers the
+//! chain before it and the record bytes, event ids included): a publish
+//! retried after a lost acknowledgement is deduplicated within JetStream's
+//! duplicate window, while a different plan for the same version is not.
+//! An append resolves only with the publish acknowledgement (the message is
+//! stored on a quorum).
+//!
+//! Global positions: `stream sequence << 16 | index in the message`. They
+//! increase in commit order (JetStream orders the stream), leave gaps, and
+//! [`EventStore::read_all`] starts at the first event at or past the one
+//! asked for. [`JetStreamStore::connect`] refuses `max_events_per_append`
+//! above 65 536, which would not fit.
+//!
+//! # Idempotency keys and the index
+//!
+//! Keys live in the records (`JournalRecord.idempotency_key`), so they last
+//! as long as the log, far past any duplicate window. Each journal keeps, per
+//! battle it touched, an index — the head, every key with its version and
+//! [`crate::record::fingerprint`], which message holds which versions —
+//! built by reading the battle's subject once and brought up to date by
+//! reading on from its last known message before every `head` and
+//! `idempotency` answer. A stale index is harmless: a plan made on it names
+//! an old expected sequence and conflicts. At most `jetstream_cache_streams`
+//! battles are indexed; past that the least recently used is dropped (and
+//! read again when next needed).
+//!
+//! # Changes
+//!
+//! [`EventStore::changes`] moves on every message JetStream *stores* on
+//! `battlelog.journal.>`: an ordered push consumer (headers only, new
+//! messages only) delivers them after they are stored — unlike a core
+//! subscription, which would also see publishes JetStream refuses, and could
+//! see one before it is readable. It moves too when this journal's own
+//! append is acknowledged, and whenever the consumer is (re)created, since
+//! something may have been stored meanwhile.
+
+use std::collections::HashMap;
+use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_nats::jetstream::consumer::{DeliverPolicy, push};
+use async_nats::jetstream::context::PublishErrorKind;
+use async_nats::jetstream::message::StreamMessage;
+use async_nats::jetstream::stream::{self, RawMessageErrorKind};
+use async_nats::jetstream::{self};
+use async_nats::{HeaderMap, ServerAddr};
+use battlelog_proto::v1::{BattleEvent, battle_event::Event};
+use battlelog_runtime::limits::recorded_event_wire_bytes;
+use prost::Message as _;
+use tokio::sync::watch;
+use tokio::task::{JoinHandle, JoinSet};
+use tokio_stream::StreamExt;
+use tracing::{info, warn};
+
+use super::seam::{Conflict, EventStore, Head, KeyEntry, PlannedAppend, StoreFuture};
+use super::{ChainCheck, StorageError, StoredEvent};
+use crate::error::JournalError;
+use crate::guard::{self, BattleState};
+use crate::limits::MAX_RECORD_OVERHEAD_BYTES;
+use crate::nats::NatsUrl;
+use crate::record::{self, Hash};
+
+const ENGINE: &str = "jetstream";
+
+/// The subjects of the journal's stream: `battlelog.journal.<tenant>.<stream id>`.
+pub const SUBJECT_PREFIX: &str = "battlelog.journal";
+/// The default JetStream stream name.
+pub const DEFAULT_STREAM: &str = "BATTLELOG_JOURNAL";
+/// Bits of a global position that index an event within its message.
+const INDEX_BITS: u32 = 16;
+/// Most events one message (one append) may hold: what fits in [`INDEX_BITS`].
+pub const MAX_EVENTS_PER_MESSAGE: usize = 1 << INDEX_BITS;
+/// Payload bytes a record adds besides its own: its hash and length.
+const RECORD_FRAMING: usize = 32 + 4;
+/// Room the headers of one message take, at most (the stream id at its limit,
+/// two hashes in hex, the state in hex, numbers, the header names).
+const HEADER_BYTES: usize = 2048;
+/// How often a publish is tried before the append's outcome is reported
+/// unknown (each waits up to the configured timeout; the same message id
+/// makes a retry of a stored publish a no-op).
+const PUBLISH_ATTEMPTS: u32 = 3;
+
+/// Header names of a journal message.
+pub mod headers {
+    /// The stream (battle) id.
+    pub const STREAM: &str = "Battlelog-Stream";
+    /// The version of the message's first record.
+    pub const FIRST_VERSION: &str = "Battlelog-First-Version";
+    /// How many records the message holds.
+    pub const COUNT: &str = "Battlelog-Count";
+    /// Lowercase hex of h(last version).
+    pub const LAST_HASH: &str = "Battlelog-Last-Hash";
+    /// Lowercase hex of the battle state after the last record
+    /// ([`crate::guard::BattleState::encode`]).
+    pub const STATE: &str = "Battlelog-State";
+}
+
+/// How to reach and shape the journal's JetStream stream.
+#[derive(Debug, Clone)]
+pub struct JetStreamOptions {
+    /// NATS URLs, comma-separated (any node of a cluster); credentials in
+    /// the userinfo of the first that has some.
+    pub nats_urls: String,
+    /// The JetStream stream (created when missing).
+    pub stream: String,
+    /// Its replicas when created (1, or 3 on a three-node cluster).
+    pub replicas: usize,
+    /// Most events one append holds (`max_events_per_append`).
+    pub max_events_per_append: usize,
+    /// Largest sum of payload bytes of one append (`max_append_bytes`): with
+    /// the count, what the largest message weighs, which NATS's
+    /// `max_payload` must allow.
+    pub max_append_bytes: usize,
+    /// Most battles whose index is kept in memory.
+    pub cache_streams: usize,
+    /// How long one JetStream request (a publish acknowledgement, a read) may take.
+    pub timeout: Duration,
+}
+
+impl JetStreamOptions {
+    /// Defaults for everything but the URLs.
+    pub fn new(nats_urls: impl Into<String>) -> Self {
+        let limits = crate::limits::Limits::default();
+        Self {
+            nats_urls: nats_urls.into(),
+            stream: DEFAULT_STREAM.to_owned(),
+            replicas: 1,
+            max_events_per_append: limits.max_events_per_append,
+            max_append_bytes: limits.max_append_bytes,
+            cache_streams: 10_000,
+            timeout: Duration::from_secs(5),
+        }
+    }
+
+    /// The most bytes one append's message may weigh, headers included.
+    pub fn max_message_bytes(&self) -> usize {
+        self.max_append_bytes + self.max_events_per_append * (MAX_RECORD_OVERHEAD_BYTES + RECORD_FRAMING) + HEADER_BYTES
+    }
+}
+
+/// The journal's log in a NATS JetStream stream (see the module doc).
+#[derive(Debug, Clone)]
+pub struct JetStreamStore {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    client: async_nats::Client,
+    context: jetstream::Context,
+    stream: stream::Stream,
+    cache: Mutex<Cache>,
+    changes: watch::Sender<u64>,
+    watcher: Mutex<Option<JoinHandle<()>>>,
+    closed: AtomicBool,
+}
+
+fn storage(e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> JournalError {
+    JournalError::Storage(StorageError::new(ENGINE, e))
+}
+
+fn corrupt(stream_id: &str, version: u64, reason: impl Into<String>) -> JournalError {
+    JournalError::Corrupt { stream_id: stream_id.to_owned(), version, reason: reason.into() }
+}
+
+/// `battlelog.journal.*.<stream id>`: a battle's subject under any tenant.
+fn battle_filter(stream_id: &str) -> String {
+    format!("{SUBJECT_PREFIX}.*.{stream_id}")
+}
+
+/// The connection: every URL of the list, credentials from the first that
+/// has some (async-nats takes them as options, not from a URL).
+fn connect_options(urls: &str) -> Result<(async_nats::ConnectOptions, Vec<ServerAddr>), JournalError> {
+    let parsed: Vec<NatsUrl> = urls.split(',').map(str::trim).filter(|u| !u.is_empty()).map(NatsUrl::new).collect();
+    if parsed.is_empty() {
+        return Err(JournalError::InvalidArgument { field: "nats_url".into(), message: "no NATS URL given".into() });
+    }
+    let options = parsed.iter().find(|u| u.user().is_some()).unwrap_or(&parsed[0]).connect_options();
+    let addresses = parsed
+        .iter()
+        .map(|u| {
+            ServerAddr::from_str(u.address()).map_err(|e| JournalError::InvalidArgument {
+                field: "nats_url".into(),
+                message: format!("{}: {e}", u.redacted()),
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    Ok((options, addresses))
+}
+
+/// `major.minor` of a server version string (`2.12.8`).
+fn server_version(version: &str) -> (u32, u32) {
+    let mut parts = version.trim_start_matches('v').split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+    (parts.next().unwrap_or(0), parts.next().unwrap_or(0))
+}
+
+impl JetStreamStore {
+    /// Connects, checks the server can hold this journal's appends, and
+    /// creates the stream when missing (an existing one is used as it is,
+    /// provided it takes the journal's subjects).
+    pub async fn connect(options: JetStreamOptions) -> Result<Self, JournalError> {
+        if options.max_events_per_append > MAX_EVENTS_PER_MESSAGE {
+            return Err(JournalError::InvalidArgument {
+                field: "max_events_per_append".into(),
+                message: format!(
+                    "{} exceeds {MAX_EVENTS_PER_MESSAGE}, the most events one JetStream message can number",
+                    options.max_events_per_append
+                ),
+            });
+        }
+        if !(1..=5).contains(&options.replicas) {
+            return Err(JournalError::InvalidArgument {
+                field: "replicas".into(),
+                message: format!("{} is not in 1..=5 (JetStream's range)", options.replicas),
+            });
+        }
+        let (connect, addresses) = connect_options(&options.nats_urls)?;
+        let client = connect
+            .name("battlelog-journal")
+            .connection_timeout(options.timeout)
+            .request_timeout(Some(options.timeout))
+            .max_reconnects(None)
+            .reconnect_delay_callback(|attempts| Duration::from_millis((attempts as u64 * 100).min(1000)))
+            .event_callback(|event| async move { info!(%event, "nats") })
+            .connect(addresses)
+            .await
+            .map_err(storage)?;
+        let server = client.server_info();
+        if server_version(&server.version) < (2, 11) {
+            return Err(storage(format!(
+                "nats-server {} is too old: the JetStream journal needs 2.11 or later (Nats-Expected-Last-Subject-Sequence-Subject)",
+                server.version
+            )));
+        }
+        if server.max_payload < options.max_message_bytes() {
+            return Err(storage(format!(
+                "NATS max_payload is {} bytes but one append may weigh {} (max_append_bytes {} and max_events_per_append {}): raise max_payload in the NATS config, or lower those limits",
+                server.max_payload,
+                options.max_message_bytes(),
+                options.max_append_bytes,
+                options.max_events_per_append
+            )));
+        }
+        let mut context = jetstream::new(client.clone());
+        context.set_timeout(options.timeout);
+        let config = stream::Config {
+            name: options.stream.clone(),
+            subjects: vec![format!("{SUBJECT_PREFIX}.>")],
+            storage: stream::StorageType::File,
+            num_replicas: options.replicas,
+            max_messages: -1,
+            max_bytes: -1,
+            max_messages_per_subject: -1,
+            max_age: Duration::ZERO,
+            max_message_size: -1,
+            discard: stream::DiscardPolicy::New,
+            deny_delete: true,
+            deny_purge: true,
+            allow_direct: false,
+            ..Default::default()
+        };
+        let mut stream = context.get_or_create_stream(config).await.map_err(storage)?;
+        let info = stream.info().await.map_err(storage)?;
+        if !info.config.subjects.iter().any(|s| s == &format!("{SUBJECT_PREFIX}.>")) {
+            return Err(storage(format!(
+                "JetStream stream {} exists with subjects {:?}, not {SUBJECT_PREFIX}.>",
+                options.stream, info.config.subjects
+            )));
+        }
+        if info.config.num_replicas != options.replicas {
+            warn!(
+                stream = %options.stream,
+                existing = info.config.num_replicas,
+                configured = options.replicas,
+                "the JetStream stream exists with other replicas; using it as it is"
+            );
+        }
+        let (changes, _) = watch::channel(0);
+        let inner = Arc::new(Inner {
+            client,
+            context,
+            stream,
+            cache: Mutex::new(Cache::new(options.cache_streams.max(1))),
+            changes,
+            watcher: Mutex::new(None),
+            closed: AtomicBool::new(false),
+        });
+        let watcher = tokio::spawn(watch_changes(Arc::downgrade(&inner), options.stream.clone()));
+        *inner.watcher.lock().unwrap_or_else(|e| e.into_inner()) = Some(watcher);
+        Ok(Self { inner })
+    }
+}
+
+/// Bumps `changes` for every message the stream stores (see the module doc).
+async fn watch_changes(inner: std::sync::Weak<Inner>, stream_name: String) {
+    let mut failures = 0u64;
+    loop {
+        let Some(store) = inner.upgrade() else { return };
+        let result: Result<(), Box<dyn std::error::Error + Send + Sync>> = async {
+            let stream = store.context.get_stream_no_info(&stream_name).await?;
+            let consumer = stream
+                .create_consumer(push::OrderedConfig {
+                    deliver_subject: store.client.new_inbox(),
+                    filter_subject: format!("{SUBJECT_PREFIX}.>"),
+                    deliver_policy: DeliverPolicy::New,
+                    headers_only: true,
+                    ..Default::default()
+                })
+                .await?;
+            let mut messages = consumer.messages().await?;
+            // Something may have been stored while there was no consumer.
+            store.changes.send_modify(|n| *n += 1);
+            failures = 0;
+            let changes = store.changes.clone();
+            drop(store);
+            while let Some(message) = messages.next().await {
+                message?;
+                changes.send_modify(|n| *n += 1);
+            }
+            Ok(())
+        }
+        .await;
+        if let Err(e) = result {
+            warn!(error = %e, "watching the journal stream for changes; retrying");
+        }
+        failures += 1;
+        tokio::time::sleep(Duration::from_millis((failures * 100).min(2000))).await;
+    }
+}
+
+// ----------------------------------------------------------------------------
+// Messages
+
+/// One journal message, decoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JournalMessage {
+    /// The battle.
+    pub stream_id: String,
+    /// The version of its first record.
+    pub first_version: u64,
+    /// h(version) and the exact bytes of each record.
+    pub records: Vec<(Hash, Vec<u8>)>,
+    /// h(last version), as the headers say.
+    pub last_hash: Hash,
+    /// The battle state after the last record, as the headers say.
+    pub state: Option<BattleState>,
+}
+
+impl JournalMessage {
+    /// The version of its last record.
+    pub fn last_version(&self) -> u64 {
+        self.first_version + self.records.len().saturating_sub(1) as u64
+    }
+
+    /// Decodes a message of the journal's stream; the error says what is wrong.
+    pub fn decode(headers: &HeaderMap, payload: &[u8]) -> Result<Self, String> {
+        let header =
+            |name: &str| headers.get(name).map(|v| v.as_str().to_owned()).ok_or(format!("header {name} missing"));
+        let stream_id = header(headers::STREAM)?;
+        let first_version = header(headers::FIRST_VERSION)?
+            .parse::<u64>()
+            .map_err(|e| format!("header {}: {e}", headers::FIRST_VERSION))?;
+        let count = header(headers::COUNT)?.parse::<usize>().map_err(|e| format!("header {}: {e}", headers::COUNT))?;
+        let last_hash = hex::decode(header(headers::LAST_HASH)?)
+            .ok()
+            .and_then(|h| Hash::try_from(h.as_slice()).ok())
+            .ok_or(format!("header {} is not 32 bytes of hex", headers::LAST_HASH))?;
+        let state = match header(headers::STATE) {
+            Ok(text) => Some(
+                hex::decode(text)
+                    .ok()
+                    .and_then(|b| BattleState::decode(&b))
+                    .ok_or(format!("header {} is not a battle state", headers::STATE))?,
+            ),
+            Err(_) => None,
+        };
+        let records = decode_payload(payload)?;
+        if records.len() != count || count == 0 {
+            return Err(format!("{} records, header {} says {count}", records.len(), headers::COUNT));
+        }
+        Ok(Self { stream_id, first_version, records, last_hash, state })
+    }
+}
+
+/// For each record: h(version) ‖ u32_be(len) ‖ bytes.
+fn encode_payload<'a>(records: impl Iterator<Item = (&'a Hash, &'a [u8])>) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (hash, bytes) in records {
+        out.extend_from_slice(hash);
+        out.extend_from_slice(&(bytes.len() as u32).to_be_bytes());
+        out.extend_from_slice(bytes);
+    }
+    out
+}
+
+fn decode_payload(mut payload: &[u8]) -> Result<Vec<(Hash, Vec<u8>)>, String> {
+    let mut out = Vec::new();
+    while !payload.is_empty() {
+        if payload.len() < RECORD_FRAMING {
+            return Err("payload truncated in a record's framing".into());
+        }
+        let hash: Hash = payload[..32].try_into().map_err(|_| "hash")?;
+        let len = u32::from_be_bytes(payload[32..36].try_into().map_err(|_| "length")?) as usize;
+        let rest = &payload[RECORD_FRAMING..];
+        if rest.len() < len {
+            return Err("payload truncated in a record".into());
+        }
+        out.push((hash, rest[..len].to_vec()));
+        payload = &rest[len..];
+    }
+    Ok(out)
+}
+
+fn position(sequence: u64, index: usize) -> u64 {
+    (sequence << INDEX_BITS) | index as u64
+}
+
+/// The subject token of the tenant a battle's version 0 (its `BattleOpened`) names.
+fn tenant_of_opening(record_bytes: &[u8]) -> String {
+    let tenant = record::decode(record_bytes)
+        .ok()
+        .and_then(|r| BattleEvent::decode(r.payload.as_slice()).ok())
+        .and_then(|e| match e.event {
+            Some(Event::BattleOpened(opened)) => Some(opened.tenant),
+            _ => None,
+        })
+        .unwrap_or_default();
+    guard::subject_token(&tenant).into_owned()
+}
+
+// ----------------------------------------------------------------------------
+// The per-battle index
+
+/// What this journal knows of one battle, read from its subject.
+#[derive(Debug, Default)]
+struct StreamIndex {
+    /// The battle's literal subject, once a message is known.
+    subject: Option<String>,
+    /// Stream sequence of the last message read (0: none).
+    last_seq: u64,
+    /// The head after it.
+    head: Option<Head>,
+    /// Idempotency keys.
+    keys: HashMap<String, KeyEntry>,
+    /// (first version, stream sequence) of each message, by version.
+    messages: Vec<(u64, u64)>,
+}
+
+impl StreamIndex {
+    /// Adds the battle's next message.
+    fn apply(
+        &mut self,
+        stream_id: &str,
+        sequence: u64,
+        subject: &str,
+        message: &JournalMessage,
+    ) -> Result<(), JournalError> {
+        let expected = self.head.map_or(0, |h| h.version + 1);
+        if message.stream_id != stream_id || message.first_version != expected {
+            return Err(corrupt(
+                stream_id,
+                expected,
+                format!(
+                    "message {sequence} holds {}@{} where version {expected} was due",
+                    message.stream_id, message.first_version
+                ),
+            ));
+        }
+        for (i, (_, bytes)) in message.records.iter().enumerate() {
+            let version = message.first_version + i as u64;
+            let decoded = record::decode(bytes)
+                .map_err(|e| corrupt(stream_id, version, format!("record does not decode: {e}")))?;
+            if !decoded.idempotency_key.is_empty() {
+                let fingerprint = record::fingerprint(&decoded.event_type, &decoded.payload);
+                self.keys.insert(decoded.idempotency_key, KeyEntry { version, fingerprint });
+            }
+        }
+        self.messages.push((message.first_version, sequence));
+        self.subject = Some(subject.to_owned());
+        self.last_seq = sequence;
+        self.head = Some(Head { version: message.last_version(), hash: message.last_hash, state: message.state });
+        Ok(())
+    }
+
+    /// The stream sequence of the message whose last version is `version`.
+    fn sequence_ending_at(&self, version: u64) -> Option<u64> {
+        let i = self.messages.partition_point(|(first, _)| *first <= version);
+        let (_, seq) = *self.messages.get(i.checked_sub(1)?)?;
+        let last = self.messages.get(i).map_or(self.head?.version, |(next_first, _)| next_first - 1);
+        (last == version).then_some(seq)
+    }
+
+    /// The stream sequence of the message holding `version`, if known.
+    fn sequence_holding(&self, version: u64) -> Option<u64> {
+        if self.head.is_none_or(|h| version > h.version) {
+            return None;
+        }
+        let i = self.messages.partition_point(|(first, _)| *first <= version);
+        Some(self.messages.get(i.checked_sub(1)?)?.1)
+    }
+}
+
+#[derive(Debug)]
+struct Slot {
+    index: tokio::sync::Mutex<StreamIndex>,
+    used: AtomicU64,
+}
+
+/// The indexes, at most `capacity`, the least recently used dropped first.
+#[derive(Debug)]
+struct Cache {
+    slots: HashMap<String, Arc<Slot>>,
+    tick: u64,
+    capacity: usize,
+}
+
+impl Cache {
+    fn new(capacity: usize) -> Self {
+        Self { slots: HashMap::new(), tick: 0, capacity }
+    }
+
+    fn slot(&mut self, stream_id: &str) -> Arc<Slot> {
+        self.tick += 1;
+        if let Some(slot) = self.slots.get(stream_id) {
+            slot.used.store(self.tick, Ordering::Relaxed);
+            return slot.clone();
+        }
+        if self.slots.len() >= self.capacity {
+            // One scan frees a tenth of the room, so that eviction costs
+            // O(1) per insertion on average.
+            let mut ages: Vec<(u64, String)> =
+                self.slots.iter().map(|(k, s)| (s.used.load(Ordering::Relaxed), k.clone())).collect();
+            ages.sort_unstable();
+            for (_, key) in ages.into_iter().take((self.capacity / 10).max(1)) {
+                self.slots.remove(&key);
+            }
+        }
+        let slot =
+            Arc::new(Slot { index: tokio::sync::Mutex::new(StreamIndex::default()), used: AtomicU64::new(self.tick) });
+        self.slots.insert(stream_id.to_owned(), slot.clone());
+        slot
+    }
+}
+
+// ----------------------------------------------------------------------------
+// Reads and appends
+
+enum Published {
+    Stored(u64),
+    WrongLastSequence,
+}
+
+impl Inner {
+    fn slot(&self, stream_id: &str) -> Arc<Slot> {
+        self.cache.lock().unwrap_or_else(|e| e.into_inner()).slot(stream_id)
+    }
+
+    /// The first message at or after `sequence` on `subject`, if any.
+    async fn next_message(&self, subject: &str, sequence: u64) -> Result<Option<StreamMessage>, JournalError> {
+        match self.stream.raw_message_builder().sequence(sequence.max(1)).next_by_subject(subject).send().await {
+            Ok(message) => Ok(Some(message)),
+            Err(e) if matches!(e.kind(), RawMessageErrorKind::NoMessageFound) => Ok(None),
+            Err(e) => Err(storage(e)),
+        }
+    }
+
+    /// Reads the battle's messages past what `index` knows.
+    async fn refresh(&self, stream_id: &str, index: &mut StreamIndex) -> Result<(), JournalError> {
+        let filter = battle_filter(stream_id);
+        while let Some(message) = self.next_message(&filter, index.last_seq + 1).await? {
+            let decoded = JournalMessage::decode(&message.headers, &message.payload)
+                .map_err(|e| corrupt(stream_id, index.head.map_or(0, |h| h.version + 1), e))?;
+            index.apply(stream_id, message.sequence, message.subject.as_str(), &decoded)?;
+        }
+        Ok(())
+    }
+
+    async fn head(&self, stream_id: &str) -> Result<Option<Head>, JournalError> {
+        let slot = self.slot(stream_id);
+        let mut index = slot.index.lock().await;
+        self.refresh(stream_id, &mut index).await?;
+        Ok(index.head)
+    }
+
+    async fn idempotency(&self, stream_id: &str, keys: &[String]) -> Result<Vec<Option<KeyEntry>>, JournalError> {
+        let slot = self.slot(stream_id);
+        let mut index = slot.index.lock().await;
+        // Brought up to date here too: the keys must be at least as new as
+        // any head the planner read before them.
+        self.refresh(stream_id, &mut index).await?;
+        Ok(keys.iter().map(|k| index.keys.get(k).copied()).collect())
+    }
+
+    /// Appends the planned appends of one battle, in order.
+    async fn append_stream(
+        &self,
+        appends: Vec<(usize, PlannedAppend)>,
+    ) -> Vec<(usize, Result<Result<Vec<u64>, Conflict>, JournalError>)> {
+        let mut out = Vec::with_capacity(appends.len());
+        for (i, append) in appends {
+            let result = self.append_one(append).await;
+            out.push((i, result));
+        }
+        out
+    }
+
+    async fn append_one(&self, append: PlannedAppend) -> Result<Result<Vec<u64>, Conflict>, JournalError> {
+        if self.closed.load(Ordering::Acquire) {
+            return Err(JournalError::ShuttingDown);
+        }
+        let stream_id = append.stream_id.as_str();
+        let (Some(first), Some(last_hash)) = (append.records.first(), append.last_hash()) else {
+            return Ok(Ok(Vec::new()));
+        };
+        let slot = self.slot(stream_id);
+        let mut index = slot.index.lock().await;
+        let actual = index.head.map(|h| h.version);
+        if append.expected > actual || (append.expected.is_some() && index.subject.is_none()) {
+            // Planned against a head this index has not seen yet.
+            self.refresh(stream_id, &mut index).await?;
+        }
+        let actual = index.head.map(|h| h.version);
+        if append.expected != actual {
+            return Ok(Err(Conflict { actual }));
+        }
+        let expected_seq = match append.expected {
+            None => 0,
+            Some(version) => match index.sequence_ending_at(version) {
+                Some(seq) => seq,
+                None => return Ok(Err(Conflict { actual })),
+            },
+        };
+        let subject = match &index.subject {
+            Some(subject) => subject.clone(),
+            None => format!("{SUBJECT_PREFIX}.{}.{stream_id}", tenant_of_opening(&first.bytes)),
+        };
+        let first_version = append.first_version();
+        let message = JournalMessage {
+            stream_id: stream_id.to_owned(),
+            first_version,
+            records: append.records.iter().map(|r| (r.hash, r.bytes.clone())).collect(),
+            last_hash,
+            state: Some(append.state),
+        };
+        let mut headers = HeaderMap::new();
+        headers.insert("Nats-Msg-Id", format!("{stream_id}:{first_version}:{}", hex::encode(first.hash)).as_str());
+        headers.insert("Nats-Expected-Last-Subject-Sequence", expected_seq.to_string().as_str());
+        headers.insert("Nats-Expected-Last-Subject-Sequence-Subject", battle_filter(stream_id).as_str());
+        headers.insert(headers::STREAM, stream_id);
+        headers.insert(headers::FIRST_VERSION, first_version.to_string().as_str());
+        headers.insert(headers::COUNT, message.records.len().to_string().as_str());
+        headers.insert(headers::LAST_HASH, hex::encode(last_hash).as_str());
+        headers.insert(headers::STATE, hex::encode(append.state.encode()).as_str());
+        let payload = encode_payload(message.records.iter().map(|(h, b)| (h, b.as_slice())));
+        match self.publish(&subject, headers, payload).await? {
+            Published::WrongLastSequence => {
+                self.refresh(stream_id, &mut index).await?;
+                Ok(Err(Conflict { actual: index.head.map(|h| h.version) }))
+            }
+            Published::Stored(sequence) => {
+                if index.last_seq == expected_seq && sequence > expected_seq {
+                    index.apply(stream_id, sequence, &subject, &message)?;
+                } else {
+                    // A retry found its first attempt stored: read what is there.
+                    self.refresh(stream_id, &mut index).await?;
+                }
+                drop(index);
+                self.changes.send_modify(|n| *n += 1);
+                Ok(Ok((0..message.records.len()).map(|i| position(sequence, i)).collect()))
+            }
+        }
+    }
+
+    /// Publishes and waits for the acknowledgement, retrying with the same
+    /// message id while the outcome is unknown.
+    async fn publish(&self, subject: &str, headers: HeaderMap, payload: Vec<u8>) -> Result<Published, JournalError> {
+        let mut last_error = None;
+        for _ in 0..PUBLISH_ATTEMPTS {
+            let result = async {
+                self.context
+                    .publish_with_headers(subject.to_owned(), headers.clone(), payload.clone().into())
+                    .await?
+                    .await
+            }
+            .await;
+            match result {
+                Ok(ack) => return Ok(Published::Stored(ack.sequence)),
+                Err(e) if matches!(e.kind(), PublishErrorKind::WrongLastSequence) => {
+                    return Ok(Published::WrongLastSequence);
+                }
+                Err(e) if matches!(e.kind(), PublishErrorKind::MaxPayloadExceeded) => return Err(storage(e)),
+                Err(e) => {
+                    warn!(%subject, error = %e, "JetStream publish failed; retrying with the same message id");
+                    last_error = Some(e);
+                }
+            }
+        }
+        Err(storage(last_error.map_or_else(|| "publish failed".to_owned(), |e| e.to_string())))
+    }
+
+    async fn read_stream(
+        &self,
+        stream_id: &str,
+        from_version: u64,
+        max_count: usize,
+        max_bytes: usize,
+    ) -> Result<Vec<StoredEvent>, JournalError> {
+        let mut out = Vec::new();
+        if max_count == 0 {
+            return Ok(out);
+        }
+        let start = {
+            let slot = self.slot(stream_id);
+            let mut index = slot.index.lock().await;
+            if index.last_seq == 0 {
+                self.refresh(stream_id, &mut index).await?;
+            }
+            match index.sequence_holding(from_version) {
+                Some(seq) => seq,
+                None => index.last_seq + 1,
+            }
+        };
+        let filter = battle_filter(stream_id);
+        let mut sequence = start;
+        let mut bytes = 0usize;
+        let mut expected = None::<u64>;
+        while let Some(message) = self.next_message(&filter, sequence).await? {
+            let decoded = JournalMessage::decode(&message.headers, &message.payload)
+                .map_err(|e| corrupt(stream_id, expected.unwrap_or(from_version), e))?;
+            if let Some(expected) = expected
+                && decoded.first_version != expected
+            {
+                return Err(corrupt(stream_id, expected, "record missing"));
+            }
+            for (i, (hash, record_bytes)) in decoded.records.iter().enumerate() {
+                let version = decoded.first_version + i as u64;
+                if version < from_version {
+                    continue;
+                }
+                let event = record::decode(record_bytes)
+                    .map_err(|e| corrupt(stream_id, version, format!("record does not decode: {e}")))?;
+                if event.version != version || event.stream_id != stream_id {
+                    return Err(corrupt(stream_id, version, "record claims another stream or version"));
+                }
+                let weight = recorded_event_wire_bytes(record_bytes.len());
+                if out.len() >= max_count || (!out.is_empty() && bytes + weight > max_bytes) {
+                    return Ok(out);
+                }
+                bytes += weight;
+                out.push(StoredEvent {
+                    global_position: position(message.sequence, i),
+                    hash: *hash,
+                    record: record_bytes.clone(),
+                    event,
+                });
+            }
+            expected = Some(decoded.last_version() + 1);
+            sequence = message.sequence + 1;
+        }
+        Ok(out)
+    }
+
+    async fn read_all(
+        &self,
+        from_position: u64,
+        max_count: usize,
+        max_bytes: usize,
+    ) -> Result<Vec<StoredEvent>, JournalError> {
+        let mut out = Vec::new();
+        let mut sequence = (from_position >> INDEX_BITS).max(1);
+        let mut skip =
+            if from_position >> INDEX_BITS == 0 { 0 } else { (from_position & ((1 << INDEX_BITS) - 1)) as usize };
+        let mut bytes = 0usize;
+        let all = format!("{SUBJECT_PREFIX}.>");
+        while out.len() < max_count {
+            let Some(message) = self.next_message(&all, sequence).await? else { break };
+            if message.sequence != sequence {
+                skip = 0;
+            }
+            let decoded = JournalMessage::decode(&message.headers, &message.payload)
+                .map_err(|e| corrupt(message.subject.as_str(), 0, format!("message {}: {e}", message.sequence)))?;
+            for (i, (hash, record_bytes)) in decoded.records.iter().enumerate().skip(skip) {
+                let version = decoded.first_version + i as u64;
+                let event = record::decode(record_bytes)
+                    .map_err(|e| corrupt(&decoded.stream_id, version, format!("record does not decode: {e}")))?;
+                let weight = recorded_event_wire_bytes(record_bytes.len());
+                if out.len() >= max_count || (!out.is_empty() && bytes + weight > max_bytes) {
+                    return Ok(out);
+                }
+                bytes += weight;
+                out.push(StoredEvent {
+                    global_position: position(message.sequence, i),
+                    hash: *hash,
+                    record: record_bytes.clone(),
+                    event,
+                });
+            }
+            skip = 0;
+            sequence = message.sequence + 1;
+        }
+        Ok(out)
+    }
+
+    async fn verify_chain(&self, stream_id: &str) -> Result<ChainCheck, JournalError> {
+        let broken = |version: u64, reason: String| Ok(ChainCheck::Broken { version, reason });
+        let filter = battle_filter(stream_id);
+        let mut previous = record::genesis_hash(stream_id);
+        let mut expected = 0u64;
+        let mut sequence = 1;
+        while let Some(message) = self.next_message(&filter, sequence).await? {
+            sequence = message.sequence + 1;
+            let decoded = match JournalMessage::decode(&message.headers, &message.payload) {
+                Ok(decoded) => decoded,
+                Err(e) => return broken(expected, format!("message {} does not decode: {e}", message.sequence)),
+            };
+            if decoded.stream_id != stream_id || decoded.first_version != expected {
+                return broken(expected, "record missing".into());
+            }
+            for (i, (stored_hash, bytes)) in decoded.records.iter().enumerate() {
+                let version = expected + i as u64;
+                let record = match record::decode(bytes) {
+                    Ok(record) => record,
+                    Err(e) => return broken(version, format!("record does not decode: {e}")),
+                };
+                if record.stream_id != stream_id || record.version != version {
+                    return broken(
+                        version,
+                        format!("record claims stream {:?} version {}", record.stream_id, record.version),
+                    );
+                }
+                let hash = record::chain_hash(&previous, bytes);
+                if hash != *stored_hash {
+                    return broken(version, "hash does not chain from the previous record".into());
+                }
+                previous = hash;
+            }
+            expected = decoded.last_version() + 1;
+            if decoded.last_hash != previous {
+                return broken(expected - 1, "the message's head hash does not match its last record".into());
+            }
+        }
+        Ok(ChainCheck::Ok { count: expected, head_hash: previous })
+    }
+}
+
+impl EventStore for JetStreamStore {
+    fn engine(&self) -> &'static str {
+        ENGINE
+    }
+
+    fn head<'a>(&'a self, stream_id: &'a str) -> StoreFuture<'a, Option<Head>> {
+        Box::pin(self.inner.head(stream_id))
+    }
+
+    fn idempotency<'a>(&'a self, stream_id: &'a str, keys: &'a [String]) -> StoreFuture<'a, Vec<Option<KeyEntry>>> {
+        Box::pin(self.inner.idempotency(stream_id, keys))
+    }
+
+    fn append(&self, appends: Vec<PlannedAppend>) -> StoreFuture<'_, Vec<Result<Vec<u64>, Conflict>>> {
+        Box::pin(async move {
+            let total = appends.len();
+            let mut by_stream: Vec<(String, Vec<(usize, PlannedAppend)>)> = Vec::new();
+            for (i, append) in appends.into_iter().enumerate() {
+                match by_stream.iter_mut().find(|(s, _)| *s == append.stream_id) {
+                    Some((_, list)) => list.push((i, append)),
+                    None => by_stream.push((append.stream_id.clone(), vec![(i, append)])),
+                }
+            }
+            let mut answered = Vec::with_capacity(total);
+            if by_stream.len() <= 1 {
+                // One battle (the usual case): no task to spawn.
+                if let Some((_, list)) = by_stream.pop() {
+                    answered.push(self.inner.append_stream(list).await);
+                }
+            } else {
+                // Battles in parallel, each battle's appends in order (a
+                // later one may be planned on an earlier one).
+                let mut tasks = JoinSet::new();
+                for (_, list) in by_stream {
+                    let inner = self.inner.clone();
+                    tasks.spawn(async move { inner.append_stream(list).await });
+                }
+                while let Some(joined) = tasks.join_next().await {
+                    answered.push(joined.map_err(storage)?);
+                }
+            }
+            let mut results: Vec<Option<Result<Vec<u64>, Conflict>>> = vec![None; total];
+            let mut failure = None;
+            for list in answered {
+                for (i, result) in list {
+                    match result {
+                        Ok(r) => results[i] = Some(r),
+                        Err(e) => failure = Some(e),
+                    }
+                }
+            }
+            if let Some(e) = failure {
+                return Err(e);
+            }
+            Ok(results.into_iter().map(|r| r.expect("every append answered")).collect())
+        })
+    }
+
+    fn read_stream<'a>(
+        &'a self,
+        stream_id: &'a str,
+        from_version: u64,
+        max_count: usize,
+        max_bytes: usize,
+    ) -> StoreFuture<'a, Vec<StoredEvent>> {
+        Box::pin(self.inner.read_stream(stream_id, from_version, max_count, max_bytes))
+    }
+
+    fn read_all(&self, from_position: u64, max_count: usize, max_bytes: usize) -> StoreFuture<'_, Vec<StoredEvent>> {
+        Box::pin(self.inner.read_all(from_position, max_count, max_bytes))
+    }
+
+    fn verify_chain<'a>(&'a self, stream_id: &'a str) -> StoreFuture<'a, ChainCheck> {
+        Box::pin(self.inner.verify_chain(stream_id))
+    }
+
+    fn changes(&self) -> watch::Receiver<u64> {
+        self.inner.changes.subscribe()
+    }
+
+    fn close(&self) -> StoreFuture<'_, ()> {
+        Box::pin(async move {
+            self.inner.closed.store(true, Ordering::Release);
+            if let Some(watcher) = self.inner.watcher.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                watcher.abort();
+            }
+            self.inner.client.flush().await.map_err(storage)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn payloads_round_trip_and_refuse_truncation() {
+        let records = [([1u8; 32], b"abc".to_vec()), ([2u8; 32], Vec::new()), ([3u8; 32], vec![9; 300])];
+        let payload = encode_payload(records.iter().map(|(h, b)| (h, b.as_slice())));
+        assert_eq!(decode_payload(&payload).unwrap(), records.to_vec());
+        for cut in [1, 35, 36 + 2, payload.len() - 1] {
+            assert!(decode_payload(&payload[..cut]).is_err(), "cut at {cut}");
+        }
+    }
+
+    #[test]
+    fn positions_order_messages_then_records() {
+        assert!(position(1, MAX_EVENTS_PER_MESSAGE - 1) < position(2, 0));
+        assert_eq!(position(3, 5) >> INDEX_BITS, 3);
+        assert_eq!(server_version("2.12.8"), (2, 12));
+        assert!(server_version("v2.10.22") < (2, 11));
+    }
+
+    #[test]
+    fn the_index_finds_messages_by_version() {
+        let mut index = StreamIndex::default();
+        let message = |first: u64, n: usize| JournalMessage {
+            stream_id: "s".into(),
+            first_version: first,
+            records: (0..n)
+                .map(|i| {
+                    let record = battlelog_proto::v1::JournalRecord {
+                        stream_id: "s".into(),
+                        version: first + i as u64,
+                        ..Default::default()
+                    };
+                    ([0; 32], record::encode(&record))
+                })
+                .collect(),
+            last_hash: [7; 32],
+            state: None,
+        };
+        index.apply("s", 4, "battlelog.journal._.s", &message(0, 2)).unwrap();
+        index.apply("s", 9, "battlelog.journal._.s", &message(2, 3)).unwrap();
+        assert_eq!(index.sequence_ending_at(1), Some(4));
+        assert_eq!(index.sequence_ending_at(4), Some(9));
+        assert_eq!(index.sequence_ending_at(2), None, "version 2 is not the last of its message");
+        assert_eq!(index.sequence_ending_at(5), None);
+        assert_eq!(index.sequence_holding(0), Some(4));
+        assert_eq!(index.sequence_holding(3), Some(9));
+        assert_eq!(index.sequence_holding(5), None);
+        assert!(index.apply("s", 10, "battlelog.journal._.s", &message(6, 1)).is_err(), "a gap is corrupt");
+    }
+}
