@@ -1,0 +1,276 @@
+//! The JetStream store (`battlelog_journal::store::jetstream`) against a
+//! real nats-server: what it writes where, conflicts between journals
+//! sharing one stream, and a journal that starts again finding every battle
+//! as it was. The storage conformance suite runs it too
+//! (`store_conformance.rs`); these are the JetStream-specific properties.
+//!
+//! Appends here are planned by a small planner of the test's own (the
+//! journal's planner decides the same things above any store): the store
+//! must take exactly what it is given.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use async_nats::jetstream;
+use battlelog_journal::guard::BattleState;
+use battlelog_journal::record::{self, Hash};
+use battlelog_journal::store::ChainCheck;
+use battlelog_journal::store::jetstream::{JetStreamOptions, JetStreamStore, SUBJECT_PREFIX};
+use battlelog_journal::store::seam::{Conflict, EventStore, Head, PlannedAppend, PlannedRecord};
+use battlelog_proto::v1::{BattleOpened, JournalRecord, battle_event::Event};
+use battlelog_test_support::NatsServer;
+
+/// A nats-server that takes the journal's largest append (the default
+/// `max_payload` of 1 MiB does not).
+fn nats() -> (NatsServer, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = dir.path().join("nats.conf");
+    std::fs::write(&config, "max_payload: 8MB\n").expect("write the NATS config");
+    (NatsServer::start_with_config(&config, &[]), dir)
+}
+
+async fn store(url: &str) -> JetStreamStore {
+    JetStreamStore::connect(JetStreamOptions::new(url)).await.expect("connect the JetStream store")
+}
+
+/// One event to plan: type, payload, idempotency key.
+type Event3 = (String, Vec<u8>, Option<String>);
+
+fn opening(tenant: &str, key: &str) -> Event3 {
+    let opened = Event::BattleOpened(BattleOpened { tenant: tenant.into(), title: "t".into(), ..Default::default() });
+    let new = battlelog_proto::battle::new_event(opened, key.into());
+    (new.event_type, new.payload, Some(key.to_owned()))
+}
+
+fn note(text: &str, key: Option<&str>) -> Event3 {
+    ("Note".to_owned(), text.as_bytes().to_vec(), key.map(str::to_owned))
+}
+
+fn state(n: u64) -> BattleState {
+    BattleState { next_nonce: n, epoch: 1, commitment: [n as u8; 32], revealed: false, closed: false, bytes: n * 10 }
+}
+
+/// Plans `events` on `head` the way the journal does: the next versions,
+/// the chain, the keys' fingerprints.
+fn plan(stream_id: &str, head: Option<Head>, events: &[Event3]) -> PlannedAppend {
+    let expected = head.map(|h| h.version);
+    let mut previous: Hash = head.map_or_else(|| record::genesis_hash(stream_id), |h| h.hash);
+    let first = expected.map_or(0, |v| v + 1);
+    let records = events
+        .iter()
+        .enumerate()
+        .map(|(i, (event_type, payload, key))| {
+            let bytes = record::encode(&JournalRecord {
+                stream_id: stream_id.into(),
+                version: first + i as u64,
+                event_id: format!("{stream_id}-{}-{}", first + i as u64, rand_suffix()),
+                event_type: event_type.clone(),
+                recorded_at_unix_micros: 1,
+                idempotency_key: key.clone().unwrap_or_default(),
+                payload: payload.clone(),
+            });
+            let hash = record::chain_hash(&previous, &bytes);
+            previous = hash;
+            let key = key.clone().map(|k| (k, record::fingerprint(event_type, payload)));
+            PlannedRecord { bytes, hash, key }
+        })
+        .collect::<Vec<_>>();
+    let last = first + records.len() as u64 - 1;
+    PlannedAppend { stream_id: stream_id.into(), expected, records, state: state(last) }
+}
+
+/// Distinct event ids for plans of the same version (two journals racing
+/// give their events different ids).
+fn rand_suffix() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+async fn append_one(store: &JetStreamStore, append: PlannedAppend) -> Result<Vec<u64>, Conflict> {
+    let mut results = store.append(vec![append]).await.expect("the engine answers");
+    assert_eq!(results.len(), 1);
+    results.remove(0)
+}
+
+#[tokio::test]
+async fn a_battle_is_one_subject_under_its_tenant_and_reads_back_exactly() {
+    let (nats, _dir) = nats();
+    let store = store(&nats.url()).await;
+    let open = plan("b1", None, &[opening("forum-a", "open-1"), note("hello", None)]);
+    let positions = append_one(&store, open.clone()).await.expect("a new battle");
+    assert_eq!(positions.len(), 2);
+    assert!(positions[0] < positions[1]);
+
+    let head = store.head("b1").await.unwrap().expect("a head");
+    assert_eq!((head.version, head.hash, head.state), (1, open.records[1].hash, Some(open.state)));
+    let more = plan("b1", Some(head), &[note("a", Some("k-a")), note("b", Some("k-b")), note("c", None)]);
+    let later = append_one(&store, more.clone()).await.expect("the next append");
+    assert!(later[0] > positions[1], "positions increase in commit order");
+
+    // The message sits on the battle's subject under its tenant.
+    let client = async_nats::connect(nats.url()).await.unwrap();
+    let js = jetstream::new(client);
+    let raw = js.get_stream("BATTLELOG_JOURNAL").await.unwrap();
+    let last = raw.get_last_raw_message_by_subject(&format!("{SUBJECT_PREFIX}.forum-a.b1")).await.unwrap();
+    assert_eq!(last.headers.get("Battlelog-First-Version").map(|v| v.as_str()), Some("2"));
+    let info = js.get_stream("BATTLELOG_JOURNAL").await.unwrap().info().await.unwrap().clone();
+    assert_eq!(info.state.messages, 2, "one message per append");
+    assert!(info.config.deny_delete && info.config.deny_purge && !info.config.allow_direct);
+
+    // Keys, with the version and fingerprint they were recorded with.
+    let keys = ["open-1", "k-b", "nope"].map(str::to_owned);
+    let entries = store.idempotency("b1", &keys).await.unwrap();
+    assert_eq!(entries[0].map(|e| e.version), Some(0));
+    assert_eq!(entries[1].map(|e| (e.version, e.fingerprint)), Some((3, record::fingerprint("Note", b"b"))));
+    assert_eq!(entries[2], None);
+
+    // Reads: the exact bytes and hashes, from any version, bounded.
+    let all: Vec<_> = open.records.iter().chain(&more.records).collect();
+    let read = store.read_stream("b1", 0, 100, usize::MAX).await.unwrap();
+    assert_eq!(
+        read.iter().map(|e| (&e.record, e.hash)).collect::<Vec<_>>(),
+        all.iter().map(|r| (&r.bytes, r.hash)).collect::<Vec<_>>()
+    );
+    let middle = store.read_stream("b1", 3, 1, usize::MAX).await.unwrap();
+    assert_eq!(middle.iter().map(|e| e.event.version).collect::<Vec<_>>(), [3]);
+    assert!(store.read_stream("b1", 5, 10, usize::MAX).await.unwrap().is_empty());
+    // read_all from a position inside a message starts at that event; from
+    // just past an event, at the next one.
+    let global = store.read_all(0, 100, usize::MAX).await.unwrap();
+    assert_eq!(global.len(), 5);
+    let from = store.read_all(global[3].global_position, 100, usize::MAX).await.unwrap();
+    assert_eq!(from.iter().map(|e| e.event.version).collect::<Vec<_>>(), [3, 4]);
+    let past = store.read_all(global[1].global_position + 1, 1, usize::MAX).await.unwrap();
+    assert_eq!(past.iter().map(|e| e.event.version).collect::<Vec<_>>(), [2]);
+    assert!(store.read_all(global[4].global_position + 1, 10, usize::MAX).await.unwrap().is_empty());
+
+    match store.verify_chain("b1").await.unwrap() {
+        ChainCheck::Ok { count, head_hash } => assert_eq!((count, head_hash), (5, more.records[2].hash)),
+        broken => panic!("{broken:?}"),
+    }
+    assert!(matches!(store.verify_chain("none").await.unwrap(), ChainCheck::Ok { count: 0, .. }));
+    store.close().await.unwrap();
+}
+
+#[tokio::test]
+async fn stale_plans_conflict_and_write_nothing() {
+    let (nats, _dir) = nats();
+    let a = store(&nats.url()).await;
+    let b = store(&nats.url()).await;
+    append_one(&a, plan("b2", None, &[opening("forum-a", "open")])).await.unwrap();
+    // b never read the battle: its plan for a new stream, under another
+    // tenant, is refused by JetStream's check across every tenant's subject.
+    let fork = plan("b2", None, &[opening("forum-b", "open-b")]);
+    assert_eq!(append_one(&b, fork).await, Err(Conflict { actual: Some(0) }));
+    let head = b.head("b2").await.unwrap().unwrap();
+    append_one(&b, plan("b2", Some(head), &[note("from b", None)])).await.unwrap();
+    // a planned against version 0, which is no longer the head.
+    let stale = plan("b2", Some(head), &[note("from a", None)]);
+    assert_eq!(append_one(&a, stale).await, Err(Conflict { actual: Some(1) }));
+    assert_eq!(a.read_stream("b2", 0, 10, usize::MAX).await.unwrap().len(), 2);
+    assert!(matches!(a.verify_chain("b2").await.unwrap(), ChainCheck::Ok { count: 2, .. }));
+}
+
+/// Two journals ("replicas") on one stream append to one battle at once:
+/// every append either lands or conflicts, versions stay consecutive, the
+/// chain holds.
+#[tokio::test]
+async fn two_journals_racing_on_one_battle_never_fork_it() {
+    let (nats, _dir) = nats();
+    let stores = [Arc::new(store(&nats.url()).await), Arc::new(store(&nats.url()).await)];
+    append_one(&stores[0], plan("race", None, &[opening("forum-a", "open")])).await.unwrap();
+    const PER_WRITER: u64 = 40;
+    let conflicts = Arc::new(AtomicU64::new(0));
+    let mut writers = Vec::new();
+    for writer in 0..8u64 {
+        let store = stores[(writer % 2) as usize].clone();
+        let conflicts = conflicts.clone();
+        writers.push(tokio::spawn(async move {
+            let mut done = 0;
+            while done < PER_WRITER {
+                let head = store.head("race").await.unwrap();
+                let key = format!("w{writer}-{done}");
+                match append_one(&store, plan("race", head, &[note(&key, Some(&key))])).await {
+                    Ok(_) => done += 1,
+                    Err(Conflict { actual }) => {
+                        assert!(actual > head.map(|h| h.version), "a conflict names a newer head");
+                        conflicts.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            }
+        }));
+    }
+    for writer in writers {
+        writer.await.unwrap();
+    }
+    let events = stores[1].read_stream("race", 0, 10_000, usize::MAX).await.unwrap();
+    assert_eq!(events.len() as u64, 1 + 8 * PER_WRITER, "every acknowledged append, once");
+    for (i, event) in events.iter().enumerate() {
+        assert_eq!(event.event.version, i as u64);
+    }
+    for store in &stores {
+        assert!(
+            matches!(store.verify_chain("race").await.unwrap(), ChainCheck::Ok { count, .. } if count == 1 + 8 * PER_WRITER)
+        );
+        assert_eq!(store.head("race").await.unwrap().map(|h| h.version), Some(8 * PER_WRITER));
+    }
+    assert!(conflicts.load(Ordering::Relaxed) > 0, "eight writers on one battle raced at least once");
+}
+
+#[tokio::test]
+async fn a_new_journal_on_the_same_nats_continues_every_battle() {
+    let (mut nats, _dir) = nats();
+    let first = store(&nats.url()).await;
+    let mut heads = Vec::new();
+    for battle in ["r1", "r2"] {
+        append_one(&first, plan(battle, None, &[opening("forum-a", &format!("{battle}-open"))])).await.unwrap();
+        let head = first.head(battle).await.unwrap();
+        append_one(&first, plan(battle, head, &[note("x", Some("k1"))])).await.unwrap();
+        heads.push(first.head(battle).await.unwrap().unwrap());
+    }
+    first.close().await.unwrap();
+    // The server restarts too: file storage keeps the stream.
+    nats.restart();
+    let second = store(&nats.url()).await;
+    for (battle, head) in ["r1", "r2"].into_iter().zip(heads) {
+        assert_eq!(second.head(battle).await.unwrap(), Some(head));
+        let keys = second.idempotency(battle, &["k1".to_owned(), format!("{battle}-open")]).await.unwrap();
+        assert_eq!(keys.iter().map(|k| k.map(|k| k.version)).collect::<Vec<_>>(), [Some(1), Some(0)]);
+        append_one(&second, plan(battle, Some(head), &[note("y", None)])).await.expect("it continues");
+        assert!(matches!(second.verify_chain(battle).await.unwrap(), ChainCheck::Ok { count: 3, .. }));
+    }
+}
+
+#[tokio::test]
+async fn another_journals_append_moves_changes() {
+    let (nats, _dir) = nats();
+    let a = store(&nats.url()).await;
+    let b = store(&nats.url()).await;
+    let mut changes = b.changes();
+    // The consumer behind it is created in the background; wait for its
+    // first move (it moves once when it starts).
+    tokio::time::timeout(Duration::from_secs(10), changes.changed()).await.expect("the watcher starts").unwrap();
+    changes.borrow_and_update();
+    append_one(&a, plan("w1", None, &[opening("forum-a", "open")])).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(10), changes.changed()).await.expect("b sees a's append").unwrap();
+    assert_eq!(b.read_all(0, 10, usize::MAX).await.unwrap().len(), 1, "what moved it is readable");
+}
+
+#[tokio::test]
+async fn a_server_too_small_for_the_largest_append_is_refused_at_connect() {
+    // The default max_payload is 1 MiB; the default limits need more.
+    let nats = NatsServer::start();
+    let error = JetStreamStore::connect(JetStreamOptions::new(nats.url())).await.unwrap_err().to_string();
+    assert!(error.contains("max_payload") && error.contains("max_append_bytes"), "{error}");
+    // At the server's 1 MiB exactly, taken; a byte over, refused.
+    let base = JetStreamOptions { max_append_bytes: 0, ..JetStreamOptions::new(nats.url()) }.max_message_bytes();
+    let at = JetStreamOptions { max_append_bytes: 1024 * 1024 - base, ..JetStreamOptions::new(nats.url()) };
+    assert_eq!(at.max_message_bytes(), 1024 * 1024);
+    JetStreamStore::connect(at.clone()).await.expect("limits within max_payload");
+    let over = JetStreamOptions { max_append_bytes: at.max_append_bytes + 1, ..at };
+    assert!(JetStreamStore::connect(over).await.unwrap_err().to_string().contains("max_payload"));
+    let too_many = JetStreamOptions { max_events_per_append: 65_537, ..JetStreamOptions::new(nats.url()) };
+    let error = JetStreamStore::connect(too_many).await.unwrap_err().to_string();
+    assert!(error.contains("max_events_per_append"), "{error}");
+}
