@@ -20,16 +20,46 @@ pub use battlelog_runtime::logging::LogFormat;
 /// The service name in its variables (`BATTLELOG_JOURNAL_*`).
 pub const SERVICE: &str = "journal";
 
+/// Where the journal keeps its log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Backend {
+    /// sled in `data_dir`: one process, one machine; committed events fan out
+    /// to NATS (when `nats_url` is set) through the outbox.
+    #[default]
+    Sled,
+    /// A NATS JetStream stream (`jetstream_stream`) at `nats_url`: several
+    /// journals may serve it at once, and it is itself the fan-out
+    /// (`crate::store::jetstream`).
+    Jetstream,
+}
+
 /// The journal's configuration.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     /// gRPC listen address.
     pub listen: SocketAddr,
-    /// The sled directory.
+    /// Where the log is kept: `sled` (default) or `jetstream`.
+    pub backend: Backend,
+    /// The sled directory (backend `sled`).
     pub data_dir: PathBuf,
     /// NATS server URL; none runs without NATS (events wait in the outbox).
+    /// With backend `jetstream`, required: the log's NATS, one URL or
+    /// several comma-separated (any nodes of the cluster).
     pub nats_url: Option<String>,
+    /// Backend `jetstream`: the JetStream stream holding the log (created
+    /// when missing).
+    pub jetstream_stream: String,
+    /// Backend `jetstream`: the stream's replicas when this journal creates
+    /// it (1 on one server, 3 on a three-node cluster).
+    pub replicas: usize,
+    /// Backend `jetstream`: most battles whose index (head, idempotency
+    /// keys) a journal keeps in memory; the least recently used go first.
+    pub jetstream_cache_streams: usize,
+    /// Backend `jetstream`: how long one JetStream request (a publish's
+    /// acknowledgement, a read) may take, in milliseconds.
+    pub jetstream_timeout_ms: u64,
     /// The JetStream stream events go to (created if missing).
     pub nats_stream: String,
     /// Subject prefix: events go to `<prefix>.<stream id>`.
@@ -83,8 +113,13 @@ impl Default for Config {
         let limits = Limits::default();
         Self {
             listen: SocketAddr::from(([127, 0, 0, 1], 50053)),
+            backend: Backend::Sled,
             data_dir: PathBuf::from("data/journal"),
             nats_url: None,
+            jetstream_stream: crate::store::jetstream::DEFAULT_STREAM.into(),
+            replicas: 1,
+            jetstream_cache_streams: 10_000,
+            jetstream_timeout_ms: 5_000,
             nats_stream: "BATTLELOG_EVENTS".into(),
             nats_subject_prefix: "battlelog.events".into(),
             max_commit_batch: 1024,
@@ -125,6 +160,20 @@ impl Config {
         Ok(config)
     }
 
+    /// The JetStream store's options (backend `jetstream`).
+    pub fn jetstream_options(&self) -> Option<crate::store::jetstream::JetStreamOptions> {
+        let url = self.nats_url.as_ref().filter(|_| self.backend == Backend::Jetstream)?;
+        Some(crate::store::jetstream::JetStreamOptions {
+            nats_urls: url.clone(),
+            stream: self.jetstream_stream.clone(),
+            replicas: self.replicas,
+            max_events_per_append: self.max_events_per_append,
+            max_append_bytes: self.max_append_bytes,
+            cache_streams: self.jetstream_cache_streams,
+            timeout: std::time::Duration::from_millis(self.jetstream_timeout_ms),
+        })
+    }
+
     /// The input limits.
     pub fn limits(&self) -> Limits {
         Limits {
@@ -145,6 +194,27 @@ impl Config {
             return invalid("data_dir", "must not be empty".into());
         }
         let token_ok = |t: &str| !t.is_empty() && t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        if self.backend == Backend::Jetstream && self.nats_url.is_none() {
+            return invalid("nats_url", "backend jetstream keeps the log in NATS: a NATS URL is required".into());
+        }
+        if !token_ok(&self.jetstream_stream) {
+            return invalid(
+                "jetstream_stream",
+                format!("{:?} must be 1+ characters of A-Z a-z 0-9 _ -", self.jetstream_stream),
+            );
+        }
+        if self.backend == Backend::Jetstream && self.jetstream_stream == self.nats_stream {
+            return invalid("jetstream_stream", "must differ from nats_stream (the sled outbox's fan-out)".into());
+        }
+        if !(1..=5).contains(&self.replicas) {
+            return invalid("replicas", format!("{} is not in 1..=5 (JetStream's range)", self.replicas));
+        }
+        if self.jetstream_cache_streams == 0 {
+            return invalid("jetstream_cache_streams", "must be at least 1".into());
+        }
+        if !(100..=600_000).contains(&self.jetstream_timeout_ms) {
+            return invalid("jetstream_timeout_ms", format!("{} is not in 100..=600000", self.jetstream_timeout_ms));
+        }
         if !token_ok(&self.nats_stream) {
             return invalid("nats_stream", format!("{:?} must be 1+ characters of A-Z a-z 0-9 _ -", self.nats_stream));
         }
@@ -229,6 +299,58 @@ mod tests {
         let config = Config::load(&layers.flags(vars(&[("listen", "127.0.0.1:7002")]))).unwrap();
         assert_eq!(config.listen.port(), 7002);
         assert_eq!(config.auth_keys, [PathBuf::from("a.pub"), PathBuf::from("b.pub")]);
+    }
+
+    #[test]
+    fn the_jetstream_backend_needs_nats_and_takes_its_keys_from_every_layer() {
+        let jetstream = keyed().env(vars(&[("BATTLELOG_JOURNAL_BACKEND", "jetstream")]));
+        let error = Config::load(&jetstream).unwrap_err().to_string();
+        assert!(error.contains("nats_url"), "{error}");
+        let layers = jetstream.env(vars(&[
+            ("BATTLELOG_JOURNAL_BACKEND", "jetstream"),
+            ("BATTLELOG_JOURNAL_NATS_URL", "nats://a:4222,nats://b:4222"),
+            ("BATTLELOG_JOURNAL_REPLICAS", "3"),
+            ("BATTLELOG_JOURNAL_JETSTREAM_STREAM", "LOG"),
+        ]));
+        let config = Config::load(&layers).unwrap();
+        assert_eq!(config.backend, Backend::Jetstream);
+        let options = config.jetstream_options().expect("jetstream options");
+        assert_eq!(
+            (options.nats_urls.as_str(), options.replicas, options.stream.as_str()),
+            ("nats://a:4222,nats://b:4222", 3, "LOG")
+        );
+        assert_eq!(options.timeout.as_millis(), 5_000);
+        // sled (the default) has none, NATS or not.
+        let sled = Config::load(&keyed().env(vars(&[("BATTLELOG_JOURNAL_NATS_URL", "nats://a:4222")]))).unwrap();
+        assert_eq!((sled.backend, sled.jetstream_options().is_none()), (Backend::Sled, true));
+        let (_dir, file) = with_file(keyed(), "backend = \"etcd\"");
+        assert!(matches!(file.extract::<Config>(), Err(ConfigError::Value { key, .. }) if key == "backend"));
+    }
+
+    #[test]
+    fn jetstream_keys_are_checked_at_their_edges() {
+        let base = Config {
+            auth_keys: vec![PathBuf::from("token.pub")],
+            backend: Backend::Jetstream,
+            nats_url: Some("nats://a:4222".into()),
+            ..Config::default()
+        };
+        let ok = |config: Config| config.validate().map_err(|e| e.to_string());
+        for (replicas, valid) in [(0, false), (1, true), (5, true), (6, false)] {
+            assert_eq!(ok(Config { replicas, ..base.clone() }).is_ok(), valid, "replicas {replicas}");
+        }
+        for (ms, valid) in [(99, false), (100, true), (600_000, true), (600_001, false)] {
+            assert_eq!(ok(Config { jetstream_timeout_ms: ms, ..base.clone() }).is_ok(), valid, "timeout {ms}");
+        }
+        assert!(
+            ok(Config { jetstream_cache_streams: 0, ..base.clone() }).unwrap_err().contains("jetstream_cache_streams")
+        );
+        assert!(ok(Config { jetstream_cache_streams: 1, ..base.clone() }).is_ok());
+        assert!(
+            ok(Config { jetstream_stream: "a.b".into(), ..base.clone() }).unwrap_err().contains("jetstream_stream")
+        );
+        let same = Config { jetstream_stream: base.nats_stream.clone(), ..base.clone() };
+        assert!(ok(same).unwrap_err().contains("jetstream_stream"));
     }
 
     #[test]
