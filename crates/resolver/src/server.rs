@@ -172,9 +172,45 @@ pub async fn warm_from_nats(service: ResolverService, url: String, subject: Stri
     };
     tracing::info!(url = %url.redacted(), %subject, "following the NATS event feed");
     while let Some(message) = messages.next().await {
-        if let Ok(record) = JournalRecord::decode(message.payload.as_ref()) {
+        if let Some(record) = hint(message.headers.as_ref(), message.payload.as_ref()) {
             service.warm(record);
         }
+    }
+}
+
+/// What a message of the event feed says moved: the sled journal's fan-out
+/// (`battlelog.events.>`) carries one record as its payload; the JetStream
+/// journal's log (`battlelog.journal.>`, battlelog_journal::store::jetstream)
+/// carries a group of records, named by its headers `Battlelog-Stream`,
+/// `Battlelog-First-Version` and `Battlelog-Count`. A hint needs only the
+/// battle and its newest version (the journal is read for the rest).
+fn hint(headers: Option<&async_nats::HeaderMap>, payload: &[u8]) -> Option<JournalRecord> {
+    let header = |name: &str| headers.and_then(|h| h.get(name)).map(|v| v.as_str().to_owned());
+    if let (Some(stream_id), Some(first), Some(count)) =
+        (header("Battlelog-Stream"), header("Battlelog-First-Version"), header("Battlelog-Count"))
+    {
+        let last = first.parse::<u64>().ok()?.checked_add(count.parse::<u64>().ok()?.checked_sub(1)?)?;
+        return Some(JournalRecord { stream_id, version: last, ..JournalRecord::default() });
+    }
+    JournalRecord::decode(payload).ok()
+}
+
+#[cfg(test)]
+mod hint_tests {
+    use super::*;
+
+    #[test]
+    fn hints_come_from_a_record_or_a_journal_message_headers() {
+        let record = JournalRecord { stream_id: "b1".into(), version: 4, ..JournalRecord::default() };
+        assert_eq!(hint(None, &record.encode_to_vec()), Some(record));
+        let mut headers = async_nats::HeaderMap::new();
+        headers.insert("Battlelog-Stream", "b2");
+        headers.insert("Battlelog-First-Version", "5");
+        headers.insert("Battlelog-Count", "3");
+        let got = hint(Some(&headers), b"not a record").expect("a hint");
+        assert_eq!((got.stream_id.as_str(), got.version), ("b2", 7));
+        headers.insert("Battlelog-Count", "0");
+        assert_eq!(hint(Some(&headers), b""), None, "an empty group names no version");
     }
 }
 
