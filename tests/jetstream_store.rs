@@ -20,6 +20,7 @@ use battlelog_journal::store::jetstream::{JetStreamOptions, JetStreamStore, SUBJ
 use battlelog_journal::store::seam::{Conflict, EventStore, Head, PlannedAppend, PlannedRecord};
 use battlelog_proto::v1::{BattleOpened, JournalRecord, battle_event::Event};
 use battlelog_test_support::NatsServer;
+use tokio_stream::StreamExt;
 
 /// A nats-server that takes the journal's largest append (the default
 /// `max_payload` of 1 MiB does not).
@@ -273,4 +274,49 @@ async fn a_server_too_small_for_the_largest_append_is_refused_at_connect() {
     let too_many = JetStreamOptions { max_events_per_append: 65_537, ..JetStreamOptions::new(nats.url()) };
     let error = JetStreamStore::connect(too_many).await.unwrap_err().to_string();
     assert!(error.contains("max_events_per_append"), "{error}");
+}
+
+/// The journal's NATS user needs no more than the crate README lists
+/// (*JetStream backend*), and a reader of one tenant sees that tenant's
+/// battles only.
+#[tokio::test]
+async fn the_documented_permissions_suffice() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = dir.path().join("nats.conf");
+    let s = "BATTLELOG_JOURNAL";
+    std::fs::write(
+        &config,
+        format!(
+            r#"max_payload: 8MB
+authorization {{
+  users: [
+    {{ user: "journal", password: "jp", permissions: {{ publish: {{ allow: ["battlelog.journal.>", "$JS.API.STREAM.INFO.{s}", "$JS.API.STREAM.CREATE.{s}", "$JS.API.STREAM.MSG.GET.{s}", "$JS.API.CONSUMER.CREATE.{s}", "$JS.FC.>"] }}, subscribe: {{ allow: ["_INBOX.>"] }} }} }}
+    {{ user: "forum-a", password: "ap", permissions: {{ publish: {{ deny: [">"] }}, subscribe: {{ allow: ["battlelog.journal.forum-a.>"] }} }} }}
+  ]
+}}
+"#
+        ),
+    )
+    .expect("write the NATS config");
+    let nats = NatsServer::start_with_config(&config, &[]);
+    let port = nats.port();
+    let store = store(&format!("nats://journal:jp@127.0.0.1:{port}")).await;
+    let mut changes = store.changes();
+    let started = tokio::time::timeout(Duration::from_secs(10), changes.changed()).await;
+    assert!(started.is_ok(), "the watcher starts; NATS says:\n{}", nats.log());
+    let tenant = async_nats::ConnectOptions::with_user_and_password("forum-a".into(), "ap".into())
+        .connect(format!("127.0.0.1:{port}"))
+        .await
+        .unwrap();
+    let mut feed = tenant.subscribe("battlelog.journal.forum-a.>").await.unwrap();
+    tenant.flush().await.unwrap();
+    for (battle, forum) in [("p1", "forum-b"), ("p2", "forum-a")] {
+        append_one(&store, plan(battle, None, &[opening(forum, "open")])).await.expect("the journal may publish");
+        let head = store.head(battle).await.unwrap();
+        append_one(&store, plan(battle, head, &[note("n", Some("k"))])).await.unwrap();
+    }
+    assert_eq!(store.read_all(0, 10, usize::MAX).await.unwrap().len(), 4);
+    tokio::time::timeout(Duration::from_secs(10), changes.changed()).await.expect("changes move").unwrap();
+    let seen = tokio::time::timeout(Duration::from_secs(10), feed.next()).await.expect("forum-a's feed").unwrap();
+    assert_eq!(seen.subject.as_str(), "battlelog.journal.forum-a.p2", "forum-a sees its battle, not forum-b's");
 }
