@@ -336,6 +336,16 @@ impl JetStreamStore {
     }
 }
 
+impl Drop for Inner {
+    /// A store dropped without [`EventStore::close`] stops its watcher too
+    /// (the watcher holds only a weak reference, but waits on NATS).
+    fn drop(&mut self) {
+        if let Some(watcher) = self.watcher.get_mut().unwrap_or_else(|e| e.into_inner()).take() {
+            watcher.abort();
+        }
+    }
+}
+
 /// Bumps `changes` for every message the stream stores (see the module doc).
 async fn watch_changes(inner: std::sync::Weak<Inner>, stream_name: String) {
     let mut failures = 0u64;
