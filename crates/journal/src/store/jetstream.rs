@@ -621,7 +621,10 @@ impl Inner {
 
     /// Reads the battle's messages past what `index` knows.
     async fn refresh(&self, stream_id: &str, index: &mut StreamIndex) -> Result<(), JournalError> {
-        let filter = battle_filter(stream_id);
+        // Once a battle's subject is known, its literal subject (a battle has
+        // one: appends are checked across every tenant's) is the cheaper
+        // lookup for the server.
+        let filter = index.subject.clone().unwrap_or_else(|| battle_filter(stream_id));
         while let Some(message) = self.next_message(&filter, index.last_seq + 1).await? {
             let decoded = JournalMessage::decode(&message.headers, &message.payload)
                 .map_err(|e| corrupt(stream_id, index.head.map_or(0, |h| h.version + 1), e))?;
