@@ -77,7 +77,7 @@
 //! append is acknowledged, and whenever the consumer is (re)created, since
 //! something may have been stored meanwhile.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -545,13 +545,13 @@ impl StreamIndex {
         (last == version).then_some(seq)
     }
 
-    /// The stream sequence of the message holding `version`, if known.
-    fn sequence_holding(&self, version: u64) -> Option<u64> {
-        if self.head.is_none_or(|h| version > h.version) {
-            return None;
-        }
-        let i = self.messages.partition_point(|(first, _)| *first <= version);
-        Some(self.messages.get(i.checked_sub(1)?)?.1)
+    /// The stream sequences of the known messages from the one holding
+    /// `version` on (none when `version` is past the head).
+    fn sequences_from(&self, version: u64) -> impl Iterator<Item = u64> + '_ {
+        let past_head = self.head.is_none_or(|h| version > h.version);
+        let i = self.messages.partition_point(|(first, _)| *first <= version).saturating_sub(1);
+        let from = if past_head { self.messages.len() } else { i };
+        self.messages[from..].iter().map(|(_, seq)| *seq)
     }
 }
 
@@ -605,6 +605,93 @@ enum Published {
     WrongLastSequence,
 }
 
+/// Most messages a read asks for at once.
+const READ_AHEAD: usize = 32;
+
+/// Messages in stream order, read ahead: the Msg Get API answers one
+/// message per request, so a long read asks for several at once — by exact
+/// sequence, where the sequences are known (a battle's, from its index) or
+/// dense (the whole log: every sequence of the stream is a journal message,
+/// since nothing is deleted) — starting with one and doubling while that
+/// pays, so that a read at the head of the log costs one request. Past
+/// them, or at the first hole, it goes on one `next_by_subj` at a time.
+struct Messages<'a> {
+    inner: &'a Inner,
+    /// `next_by_subj` filter.
+    filter: String,
+    /// Exact sequences to read first.
+    known: VecDeque<u64>,
+    /// Whether every sequence from `after` on holds a message of `filter`.
+    dense: bool,
+    /// The next sequence to look from.
+    after: u64,
+    window: usize,
+    ready: VecDeque<StreamMessage>,
+    done: bool,
+}
+
+impl<'a> Messages<'a> {
+    fn new(inner: &'a Inner, filter: String, after: u64) -> Self {
+        Self {
+            inner,
+            filter,
+            known: VecDeque::new(),
+            dense: false,
+            after: after.max(1),
+            window: 1,
+            ready: VecDeque::new(),
+            done: false,
+        }
+    }
+
+    async fn next(&mut self) -> Result<Option<StreamMessage>, JournalError> {
+        loop {
+            if let Some(message) = self.ready.pop_front() {
+                return Ok(Some(message));
+            }
+            if self.done {
+                return Ok(None);
+            }
+            let exact: Vec<u64> = if !self.known.is_empty() {
+                let n = self.window.min(self.known.len());
+                self.known.drain(..n).collect()
+            } else if self.dense && self.window > 1 {
+                (self.after..self.after + self.window as u64).collect()
+            } else {
+                Vec::new()
+            };
+            if exact.is_empty() {
+                match self.inner.next_message(&self.filter, self.after).await? {
+                    Some(message) => {
+                        self.after = message.sequence + 1;
+                        self.ready.push_back(message);
+                        self.window = (self.window * 2).min(READ_AHEAD);
+                    }
+                    None => self.done = true,
+                }
+                continue;
+            }
+            let mut complete = true;
+            for message in self.inner.messages_at(&exact).await? {
+                match message {
+                    Some(message) if complete => {
+                        self.after = message.sequence + 1;
+                        self.ready.push_back(message);
+                    }
+                    // What follows a hole is read by subject (it skips holes).
+                    _ => complete = false,
+                }
+            }
+            if complete {
+                self.window = (self.window * 2).min(READ_AHEAD);
+            } else {
+                self.known.clear();
+                self.dense = false;
+            }
+        }
+    }
+}
+
 impl Inner {
     fn slot(&self, stream_id: &str) -> Arc<Slot> {
         self.cache.lock().unwrap_or_else(|e| e.into_inner()).slot(stream_id)
@@ -613,6 +700,37 @@ impl Inner {
     /// The first message at or after `sequence` on `subject`, if any.
     async fn next_message(&self, subject: &str, sequence: u64) -> Result<Option<StreamMessage>, JournalError> {
         match self.stream.raw_message_builder().sequence(sequence.max(1)).next_by_subject(subject).send().await {
+            Ok(message) => Ok(Some(message)),
+            Err(e) if matches!(e.kind(), RawMessageErrorKind::NoMessageFound) => Ok(None),
+            Err(e) => Err(storage(e)),
+        }
+    }
+
+    /// The messages at these sequences, asked for at once, in order (`None`
+    /// where there is none).
+    async fn messages_at(&self, sequences: &[u64]) -> Result<Vec<Option<StreamMessage>>, JournalError> {
+        if let [sequence] = sequences {
+            return Ok(vec![self.message_at(*sequence).await?]);
+        }
+        let mut tasks = JoinSet::new();
+        for (i, &sequence) in sequences.iter().enumerate() {
+            let stream = self.stream.clone();
+            tasks.spawn(async move { (i, stream.get_raw_message(sequence).await) });
+        }
+        let mut out: Vec<Option<StreamMessage>> = sequences.iter().map(|_| None).collect();
+        while let Some(joined) = tasks.join_next().await {
+            let (i, result) = joined.map_err(storage)?;
+            match result {
+                Ok(message) => out[i] = Some(message),
+                Err(e) if matches!(e.kind(), RawMessageErrorKind::NoMessageFound) => {}
+                Err(e) => return Err(storage(e)),
+            }
+        }
+        Ok(out)
+    }
+
+    async fn message_at(&self, sequence: u64) -> Result<Option<StreamMessage>, JournalError> {
+        match self.stream.get_raw_message(sequence).await {
             Ok(message) => Ok(Some(message)),
             Err(e) if matches!(e.kind(), RawMessageErrorKind::NoMessageFound) => Ok(None),
             Err(e) => Err(storage(e)),
@@ -767,22 +885,22 @@ impl Inner {
         if max_count == 0 {
             return Ok(out);
         }
-        let start = {
+        let mut messages = {
             let slot = self.slot(stream_id);
             let mut index = slot.index.lock().await;
             if index.last_seq == 0 {
                 self.refresh(stream_id, &mut index).await?;
             }
-            match index.sequence_holding(from_version) {
-                Some(seq) => seq,
-                None => index.last_seq + 1,
-            }
+            let filter = index.subject.clone().unwrap_or_else(|| battle_filter(stream_id));
+            let mut messages = Messages::new(self, filter, index.last_seq + 1);
+            // Each message holds at least one event: no more than
+            // `max_count` of them are needed.
+            messages.known = index.sequences_from(from_version).take(max_count).collect();
+            messages
         };
-        let filter = battle_filter(stream_id);
-        let mut sequence = start;
         let mut bytes = 0usize;
         let mut expected = None::<u64>;
-        while let Some(message) = self.next_message(&filter, sequence).await? {
+        while let Some(message) = messages.next().await? {
             let decoded = JournalMessage::decode(&message.headers, &message.payload)
                 .map_err(|e| corrupt(stream_id, expected.unwrap_or(from_version), e))?;
             if let Some(expected) = expected
@@ -813,7 +931,6 @@ impl Inner {
                 });
             }
             expected = Some(decoded.last_version() + 1);
-            sequence = message.sequence + 1;
         }
         Ok(out)
     }
@@ -825,13 +942,13 @@ impl Inner {
         max_bytes: usize,
     ) -> Result<Vec<StoredEvent>, JournalError> {
         let mut out = Vec::new();
-        let mut sequence = (from_position >> INDEX_BITS).max(1);
-        let mut skip =
-            if from_position >> INDEX_BITS == 0 { 0 } else { (from_position & ((1 << INDEX_BITS) - 1)) as usize };
+        let sequence = from_position >> INDEX_BITS;
+        let mut skip = if sequence == 0 { 0 } else { (from_position & ((1 << INDEX_BITS) - 1)) as usize };
         let mut bytes = 0usize;
-        let all = format!("{SUBJECT_PREFIX}.>");
+        let mut messages = Messages::new(self, format!("{SUBJECT_PREFIX}.>"), sequence);
+        messages.dense = true;
         while out.len() < max_count {
-            let Some(message) = self.next_message(&all, sequence).await? else { break };
+            let Some(message) = messages.next().await? else { break };
             if message.sequence != sequence {
                 skip = 0;
             }
@@ -854,7 +971,6 @@ impl Inner {
                 });
             }
             skip = 0;
-            sequence = message.sequence + 1;
         }
         Ok(out)
     }
@@ -1039,9 +1155,10 @@ mod tests {
         assert_eq!(index.sequence_ending_at(4), Some(9));
         assert_eq!(index.sequence_ending_at(2), None, "version 2 is not the last of its message");
         assert_eq!(index.sequence_ending_at(5), None);
-        assert_eq!(index.sequence_holding(0), Some(4));
-        assert_eq!(index.sequence_holding(3), Some(9));
-        assert_eq!(index.sequence_holding(5), None);
+        assert_eq!(index.sequences_from(0).collect::<Vec<_>>(), [4, 9]);
+        assert_eq!(index.sequences_from(1).collect::<Vec<_>>(), [4, 9]);
+        assert_eq!(index.sequences_from(3).collect::<Vec<_>>(), [9]);
+        assert_eq!(index.sequences_from(5).count(), 0);
         assert!(index.apply("s", 10, "battlelog.journal._.s", &message(6, 1)).is_err(), "a gap is corrupt");
     }
 }
