@@ -32,6 +32,10 @@ pub const CLUSTER_NODES: usize = 3;
 /// this bound one question to it would hang the test.
 const MONITOR_TIMEOUT: Duration = Duration::from_secs(1);
 
+/// The stream [`NatsCluster::start`] creates (three replicas) and deletes to
+/// know that the cluster can place one; never left behind.
+pub const PROBE_STREAM: &str = "BATTLELOG_CLUSTER_PROBE";
+
 /// How many times [`NatsCluster::start`] picks fresh route ports when a
 /// node could not bind its own (another process took it in between).
 const START_ATTEMPTS: usize = 3;
@@ -57,7 +61,13 @@ struct Node {
     http_port: u16,
     /// Chosen before the start: every node's routes must name it.
     cluster_port: u16,
+    /// Where the server runs (its working directory: a relative
+    /// `store_dir` is under it) and keeps its config and log.
+    dir: PathBuf,
     config: PathBuf,
+    /// The config was given ([`NatsCluster::start_with_configs`]), not
+    /// written from the ports: written once, never rewritten.
+    given_config: bool,
     store: PathBuf,
     log: PathBuf,
 }
@@ -73,8 +83,9 @@ pub struct NatsCluster {
 impl NatsCluster {
     /// Starts three nodes with JetStream (file storage, `sync_interval:
     /// always`) on free loopback ports, routed to each other, and returns
-    /// once every node answers `/healthz` and all three agree on a
-    /// JetStream meta leader of a three-node meta group. `label` names the
+    /// once every node answers `/healthz`, all three agree on a JetStream
+    /// meta leader of a three-node meta group, and a stream with three
+    /// replicas can be created (see `wait_formed`). `label` names the
     /// temp directory (stores, configs, logs). Panics with the nodes' logs
     /// after [`STARTUP_DEADLINE`].
     pub async fn start(label: &str) -> Self {
@@ -120,8 +131,10 @@ impl NatsCluster {
                 http_port: 0,
                 cluster_port: *cluster_port,
                 config: node_dir.join("node.conf"),
+                given_config: false,
                 store: node_dir.join("store"),
                 log: node_dir.join("nats.log"),
+                dir: node_dir,
             });
         }
         for index in 0..CLUSTER_NODES {
@@ -154,15 +167,61 @@ impl NatsCluster {
         )
     }
 
+    /// Starts three nodes from these configs, e.g. the shipped
+    /// `deploy/nats/cluster/node-*.conf` with their ports rewritten to free
+    /// ones, and waits as [`Self::start`] does. Each must set `server_name`
+    /// (that is how the nodes are told apart), and each server runs in a
+    /// directory of its own, where a relative `store_dir` lands. Restarts
+    /// reuse the same config. The ports are the caller's: a node that
+    /// cannot bind one panics, with no second attempt.
+    pub async fn start_with_configs(label: &str, configs: [String; CLUSTER_NODES]) -> Self {
+        let mut cluster = Self { dir: temp_dir(&format!("nats-cluster-{label}")), nodes: Vec::new() };
+        for config in configs {
+            let name = config
+                .lines()
+                .find_map(|line| line.trim().strip_prefix("server_name:"))
+                .map(|name| name.trim().trim_matches('"').to_owned())
+                .unwrap_or_else(|| panic!("a config without server_name:\n{config}"));
+            let node_dir = cluster.dir.path().join(&name);
+            std::fs::create_dir_all(&node_dir).expect("create a node's directory");
+            let config_path = node_dir.join("node.conf");
+            std::fs::write(&config_path, config).expect("write a node's config");
+            cluster.nodes.push(Node {
+                name,
+                child: None,
+                state: NodeState::Killed,
+                client_port: 0,
+                http_port: 0,
+                cluster_port: 0,
+                config: config_path,
+                given_config: true,
+                store: node_dir.join("store"),
+                log: node_dir.join("nats.log"),
+                dir: node_dir,
+            });
+        }
+        for index in 0..CLUSTER_NODES {
+            if let Err(why) = cluster.spawn(index) {
+                panic!("{why}\n{}", cluster.logs());
+            }
+        }
+        cluster.wait_formed().await;
+        cluster
+    }
+
     /// Starts node `index` and waits until it is ready and listens for
     /// routes (which it logs after "Server is ready": a route port it
     /// cannot bind ends the process only then).
     fn spawn(&mut self, index: usize) -> Result<(), String> {
-        let config = self.config(index);
+        if !self.nodes[index].given_config {
+            let config = self.config(index);
+            let path = &self.nodes[index].config;
+            std::fs::write(path, config).map_err(|e| format!("write {}: {e}", path.display()))?;
+        }
         let node = &mut self.nodes[index];
-        std::fs::write(&node.config, config).map_err(|e| format!("write {}: {e}", node.config.display()))?;
         let binary = nats_server_binary();
         let mut child = Command::new(&binary)
+            .current_dir(&node.dir)
             .arg("-c")
             .arg(&node.config)
             .stdin(Stdio::null())
@@ -190,16 +249,17 @@ impl NatsCluster {
                 client = client.or_else(|| port_after("Listening for client connections on "));
                 http = http.or_else(|| port_after("Starting http monitor on "));
                 ready |= line.contains("Server is ready");
-                if ready && line.contains("Listening for route connections on ") {
-                    let _ = tx.send(client.zip(http));
+                if ready && let Some(cluster) = port_after("Listening for route connections on ") {
+                    let _ = tx.send(client.zip(http).map(|(client, http)| (client, http, cluster)));
                 }
             }
             let _ = tx.send(None);
         });
         match rx.recv_timeout(STARTUP_DEADLINE) {
-            Ok(Some((client, http))) => {
+            Ok(Some((client, http, cluster))) => {
                 node.client_port = client;
                 node.http_port = http;
+                node.cluster_port = cluster;
                 Ok(())
             }
             other => {
@@ -209,19 +269,49 @@ impl NatsCluster {
         }
     }
 
-    /// Waits until every node is healthy and all agree on a meta leader
-    /// with both other nodes current in its meta group.
+    /// Waits until every node is healthy, all agree on a meta leader with
+    /// both other nodes current in its meta group, and the meta leader can
+    /// place a stream on all three. That last step is not visible on the
+    /// monitoring endpoints: the leader places only on peers whose
+    /// configuration and statistics it has received (their periodic
+    /// server updates), which may follow the meta group's forming by a
+    /// moment, and until then a three-replica stream is refused with "no
+    /// suitable peers for placement, peer offline". So it is tried: a probe
+    /// stream ([`PROBE_STREAM`]) is created with three replicas and deleted.
     async fn wait_formed(&self) {
         let start = Instant::now();
-        loop {
-            if self.formed().await {
-                return;
-            }
+        let overdue = || {
             if start.elapsed() > STARTUP_DEADLINE {
                 panic!("the NATS cluster did not form in {STARTUP_DEADLINE:?}:\n{}", self.logs());
             }
+        };
+        while !self.formed().await {
+            overdue();
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
+        let client = loop {
+            match async_nats::connect(self.client_urls().as_slice()).await {
+                Ok(client) => break client,
+                Err(_) => overdue(),
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        let js = async_nats::jetstream::new(client);
+        let probe = async_nats::jetstream::stream::Config {
+            name: PROBE_STREAM.to_owned(),
+            subjects: vec![format!("{PROBE_STREAM}.probe")],
+            storage: async_nats::jetstream::stream::StorageType::File,
+            num_replicas: CLUSTER_NODES,
+            ..Default::default()
+        };
+        loop {
+            let Err(error) = js.create_stream(probe.clone()).await else { break };
+            if start.elapsed() > STARTUP_DEADLINE {
+                panic!("the NATS cluster cannot place a {CLUSTER_NODES}-replica stream: {error}\n{}", self.logs());
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        js.delete_stream(PROBE_STREAM).await.expect("delete the placement probe stream");
     }
 
     async fn formed(&self) -> bool {
@@ -451,8 +541,11 @@ fn agreed_leader(claims: &[Option<usize>; CLUSTER_NODES]) -> Option<usize> {
 }
 
 /// `count` distinct free loopback ports, held together while picked so the
-/// kernel does not hand out one twice, then released for the servers.
-fn free_ports(count: usize) -> Vec<u16> {
+/// kernel does not hand out one twice, then released for the caller to
+/// bind: for configs that must name their ports before any server runs
+/// (routes). Another process may take one in between; prefer letting a
+/// server pick its own (port -1) wherever nothing else must know it first.
+pub fn free_ports(count: usize) -> Vec<u16> {
     let listeners: Vec<TcpListener> =
         (0..count).map(|_| TcpListener::bind("127.0.0.1:0").expect("bind a loopback port")).collect();
     listeners.iter().map(|l| l.local_addr().expect("a bound address").port()).collect()
