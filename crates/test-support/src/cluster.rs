@@ -59,7 +59,8 @@ struct Node {
     client_port: u16,
     /// 0 until the first start has read the port the server picked.
     http_port: u16,
-    /// Chosen before the start: every node's routes must name it.
+    /// Chosen before the first start (every node's routes must name it),
+    /// or read from the log for a given config.
     cluster_port: u16,
     /// Where the server runs (its working directory: a relative
     /// `store_dir` is under it) and keeps its config and log.
@@ -68,6 +69,7 @@ struct Node {
     /// The config was given ([`NatsCluster::start_with_configs`]), not
     /// written from the ports: written once, never rewritten.
     given_config: bool,
+    /// The `store_dir` of a written config.
     store: PathBuf,
     log: PathBuf,
 }
@@ -85,9 +87,9 @@ impl NatsCluster {
     /// always`) on free loopback ports, routed to each other, and returns
     /// once every node answers `/healthz`, all three agree on a JetStream
     /// meta leader of a three-node meta group, and a stream with three
-    /// replicas can be created (see `wait_formed`). `label` names the
-    /// temp directory (stores, configs, logs). Panics with the nodes' logs
-    /// after [`STARTUP_DEADLINE`].
+    /// replicas can be placed (it creates and deletes [`PROBE_STREAM`]).
+    /// `label` names the temp directory (stores, configs, logs). Panics
+    /// with the nodes' logs after [`STARTUP_DEADLINE`].
     pub async fn start(label: &str) -> Self {
         let mut cluster = Self { dir: temp_dir(&format!("nats-cluster-{label}")), nodes: Vec::new() };
         let mut failures = Vec::new();
