@@ -274,8 +274,8 @@ impl StreamState {
     pub fn violations(&self, event: &StreamEvent) -> Vec<Violation> {
         let mut broken = Vec::new();
         match event {
-            StreamEvent::Opened { .. } if self.opened => return vec![Violation::AlreadyOpened],
-            StreamEvent::Opened { .. } => return broken,
+            StreamEvent::Opened { .. } if self.opened => broken.push(Violation::AlreadyOpened),
+            StreamEvent::Opened { .. } => {}
             _ if !self.opened => broken.push(Violation::NotOpened),
             _ => {}
         }
@@ -470,7 +470,10 @@ mod tests {
         );
         assert!(state.epoch_secret(), "epoch 0 is committed by the opening");
         assert_eq!(refused(&[opened()], opened()), Violation::AlreadyOpened);
-        assert_eq!(refused(&[opened(), StreamEvent::Closed], opened()), Violation::AlreadyOpened);
+        let closed = [opened(), StreamEvent::Closed];
+        assert_eq!(refused(&closed, opened()), Violation::AlreadyOpened);
+        let state = fold(&closed).expect("closed");
+        assert_eq!(state.violations(&opened()), vec![Violation::AlreadyOpened, Violation::Closed]);
     }
 
     #[test]

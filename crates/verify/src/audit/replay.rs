@@ -356,3 +356,115 @@ fn check_resolution(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use battlelog_proto::v1::{BattleClosed, DisputeRaised};
+    use sha2::{Digest, Sha256};
+
+    use super::*;
+
+    /// PROTOCOL.md §1: the seed of epoch `e` here is 32 bytes of `e + 1`,
+    /// its commitment the lowercase hex of its SHA-256.
+    fn seed(epoch: u32) -> String {
+        hex::encode([epoch as u8 + 1; 32])
+    }
+
+    fn commitment(epoch: u32) -> String {
+        hex::encode(Sha256::digest([epoch as u8 + 1; 32]))
+    }
+
+    fn opened() -> Event {
+        // No ruleset: the rules' findings stay out of the way.
+        Event::BattleOpened(BattleOpened { commitment: commitment(0), ..Default::default() })
+    }
+
+    fn rolled(epoch: u32, nonce: u64) -> Event {
+        Event::DiceRolled(DiceRolled { epoch, nonce, expression: "1d6".into(), ..Default::default() })
+    }
+
+    fn revealed(epoch: u32, seed: String) -> Event {
+        Event::SeedRevealed(SeedRevealed { epoch, server_seed: seed, credential: None })
+    }
+
+    fn closed() -> Event {
+        Event::BattleClosed(BattleClosed::default())
+    }
+
+    /// The findings about the stream's epochs, nonces, reveals and close.
+    fn stream_findings(events: Vec<Event>) -> Vec<(u64, Problem)> {
+        let mut report = AuditReport::default();
+        let events: Vec<(u64, Event)> = events.into_iter().enumerate().map(|(v, e)| (v as u64, e)).collect();
+        check_battle(&mut report, &events);
+        report
+            .findings
+            .into_iter()
+            .filter(|f| {
+                use Problem::*;
+                matches!(
+                    f.problem,
+                    OpenedAgain
+                        | NotOpened
+                        | AfterClose
+                        | EpochOutOfOrder { .. }
+                        | EpochBeforeReveal { .. }
+                        | NonceOutOfOrder { .. }
+                        | NonceReused { .. }
+                        | RollOutsideEpoch { .. }
+                        | SeedMismatch { .. }
+                        | ClosedUnrevealed { .. }
+                )
+            })
+            .map(|f| (f.version, f.problem))
+            .collect()
+    }
+
+    #[test]
+    fn every_rule_a_recorded_event_breaks_is_a_finding_and_the_audit_goes_on() {
+        let committed =
+            Event::SeedCommitted(SeedCommitted { epoch: 2, commitment: commitment(2), ..Default::default() });
+        let dispute = Event::DisputeRaised(DisputeRaised { by: "forum".into(), refers_to: 1, ..Default::default() });
+        let findings = stream_findings(vec![
+            opened(),
+            rolled(0, 1),         // 1: nonce 0 was next
+            rolled(1, 2),         // 2: epoch 0 is current; nonce 1 counted as used, so 2 is next
+            committed,            // 3: epoch 2 after 0, and 0 never revealed
+            revealed(2, seed(2)), // 4: matches epoch 2's commitment
+            closed(),             // 5
+            rolled(2, 3),         // 6: after the close, in a revealed epoch
+            opened(),             // 7: after the close, and again
+            dispute,              // 8: the appeal may follow
+            revealed(0, seed(1)), // 9: not epoch 0's seed
+        ]);
+        assert_eq!(
+            findings,
+            vec![
+                (1, Problem::NonceOutOfOrder { nonce: 1, next: 0 }),
+                (2, Problem::RollOutsideEpoch { epoch: 1, current: 0 }),
+                (3, Problem::EpochOutOfOrder { epoch: 2, previous: 0 }),
+                (3, Problem::EpochBeforeReveal { epoch: 2, previous: 0 }),
+                (6, Problem::AfterClose),
+                (6, Problem::RollOutsideEpoch { epoch: 2, current: 2 }),
+                (7, Problem::AfterClose),
+                (7, Problem::OpenedAgain),
+                (9, Problem::SeedMismatch { epoch: 0, commitment: commitment(0) }),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_stream_that_does_not_open_is_found_once_and_its_dice_are_still_checked() {
+        let findings = stream_findings(vec![rolled(0, 0), rolled(0, 0), opened(), rolled(0, 0), closed()]);
+        assert_eq!(
+            findings,
+            vec![
+                (0, Problem::NotOpened),
+                // Version 0 is not folded: nonce 0 is next at version 1.
+                (2, Problem::OpenedAgain),
+                (3, Problem::NonceOutOfOrder { nonce: 0, next: 1 }),
+                (3, Problem::NonceReused { nonce: 0 }),
+                (4, Problem::ClosedUnrevealed { epoch: 0 }),
+            ]
+        );
+    }
+}
