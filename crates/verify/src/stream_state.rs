@@ -397,12 +397,11 @@ mod tests {
     }
 
     /// Applies `events` from an empty stream; the first refusal with its
-    /// index, and the state before it.
-    fn fold(events: &[StreamEvent]) -> Result<StreamState, (usize, Violation, StreamState)> {
+    /// index.
+    fn fold(events: &[StreamEvent]) -> Result<StreamState, (usize, Violation)> {
         let mut state = StreamState::default();
         for (i, event) in events.iter().enumerate() {
-            let before = state;
-            state.apply(event).map_err(|v| (i, v, before))?;
+            state.apply(event).map_err(|v| (i, v))?;
         }
         Ok(state)
     }
