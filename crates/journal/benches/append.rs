@@ -266,7 +266,7 @@ fn main() {
         report("bare gRPC round trip (health)", &rtt);
         let mut results = Vec::new();
         for concurrency in [1, 16, 64] {
-            let stats = journal.commit_stats();
+            let stats = journal.commit_stats().expect("a sled journal counts its group commits");
             let counts = || {
                 let load = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
                 (load(&stats.groups), load(&stats.appends), load(&stats.alone))

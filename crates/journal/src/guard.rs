@@ -17,14 +17,20 @@
 //!   which lives beside the stream head and is rewritten with it, so it costs
 //!   no extra read and survives restarts. Later events of the same request,
 //!   and later appends of the same group, see the state the earlier ones left.
+//!
+//! The rules themselves are the stream fold of `battlelog_verify::stream_state`,
+//! which the roller, the resolver and the audit fold battles with too; this
+//! module adds what is the journal's own: the tenant as a subject token, the
+//! payload's one canonical event, the battle's budget, the stored state's
+//! bytes, and the reasons and fields of its refusals.
 
 use std::borrow::Cow;
 
 use battlelog_proto::battle;
 use battlelog_proto::v1::BattleEvent;
 use battlelog_proto::v1::battle_event::Event;
+use battlelog_verify::stream_state::{StreamState, Violation as StreamViolation};
 use prost::Message;
-use sha2::{Digest, Sha256};
 
 use crate::record::Hash;
 
@@ -113,44 +119,9 @@ fn violation(field: String, rule: Rule, message: impl Into<String>) -> Violation
     Violation { field, rule, message: message.into() }
 }
 
-/// What [`apply`] needs of one event, taken from its payload by [`inspect`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Checked {
-    /// `BattleOpened` with its epoch-0 commitment.
-    Opened {
-        /// SHA-256 of the epoch-0 seed.
-        commitment: Hash,
-    },
-    /// `SeedCommitted`.
-    Committed {
-        /// The new epoch.
-        epoch: u32,
-        /// SHA-256 of its seed.
-        commitment: Hash,
-    },
-    /// `DiceRolled`.
-    Rolled {
-        /// The epoch it claims.
-        epoch: u32,
-        /// Its nonce.
-        nonce: u64,
-    },
-    /// `SeedRevealed`.
-    Revealed {
-        /// The epoch it reveals.
-        epoch: u32,
-        /// SHA-256 of the revealed seed.
-        seed_hash: Hash,
-    },
-    /// `BattleClosed`.
-    Closed,
-    /// `DisputeRaised`, `JudgeRuling`: they change none of the guarded
-    /// state, and may follow a close (the appeal window, which the resolver
-    /// keeps: this guard has no clock, and the window is its policy).
-    Appeal,
-    /// `ActionResolved`: it changes none of the guarded state.
-    Other,
-}
+/// What [`apply`] needs of one event, taken from its payload by [`inspect`]:
+/// the stream fold's own view of an event (`battlelog_verify::stream_state`).
+pub use battlelog_verify::stream_state::StreamEvent as Checked;
 
 /// Checks one event on its own: `events[index]` of a request.
 pub fn inspect(index: usize, event_type: &str, payload: &[u8]) -> Result<Checked, Violation> {
@@ -185,33 +156,12 @@ pub fn inspect(index: usize, event_type: &str, payload: &[u8]) -> Result<Checked
             format!("{event_type:?} but the payload holds a {actual}"),
         ));
     }
-    Ok(match event {
-        Event::BattleOpened(opened) => {
-            check_tenant(&field("payload.battle_opened.tenant"), &opened.tenant)?;
-            Checked::Opened { commitment: hex_digest(&field("payload.battle_opened.commitment"), &opened.commitment)? }
-        }
-        Event::SeedCommitted(committed) => Checked::Committed {
-            epoch: committed.epoch,
-            commitment: hex_digest(&field("payload.seed_committed.commitment"), &committed.commitment)?,
-        },
-        Event::DiceRolled(rolled) => Checked::Rolled { epoch: rolled.epoch, nonce: rolled.nonce },
-        Event::SeedRevealed(revealed) => {
-            let seed = hex_digest(&field("payload.seed_revealed.server_seed"), &revealed.server_seed)?;
-            Checked::Revealed { epoch: revealed.epoch, seed_hash: Sha256::digest(seed).into() }
-        }
-        Event::BattleClosed(_) => Checked::Closed,
-        Event::DisputeRaised(_) | Event::JudgeRuling(_) => Checked::Appeal,
-        Event::ActionResolved(_) => Checked::Other,
-    })
-}
-
-/// 64 lowercase hex digits (PROTOCOL.md §1 writes commitments and seeds so),
-/// as their 32 bytes.
-fn hex_digest(field: &str, text: &str) -> Result<Hash, Violation> {
-    let well_formed = text.len() == 64 && text.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
-    let bytes = well_formed.then(|| hex::decode(text).ok()).flatten().and_then(|b| Hash::try_from(b).ok());
-    bytes.ok_or_else(|| {
-        violation(field.to_owned(), Rule::EventMalformed, format!("{text:?} is not 64 lowercase hex digits"))
+    if let Event::BattleOpened(opened) = &event {
+        check_tenant(&field("payload.battle_opened.tenant"), &opened.tenant)?;
+    }
+    Checked::of(&event).map_err(|malformed| {
+        let message = malformed.to_string();
+        violation(field(&format!("payload.{}", malformed.field)), Rule::EventMalformed, message)
     })
 }
 
@@ -270,6 +220,19 @@ const REVEALED: u8 = 1;
 const CLOSED: u8 = 2;
 
 impl BattleState {
+    /// The stream fold's state this holds: a stored state is an opened
+    /// battle's.
+    pub fn stream(self) -> StreamState {
+        StreamState {
+            opened: true,
+            epoch: self.epoch,
+            commitment: self.commitment,
+            revealed: self.revealed,
+            next_nonce: self.next_nonce,
+            closed: self.closed,
+        }
+    }
+
     /// `u64_be(next_nonce) || u32_be(epoch) || commitment (32) || flags ||
     /// u64_be(bytes)` (flags: bit 0 revealed, bit 1 closed).
     pub fn encode(&self) -> [u8; STATE_BYTES] {
@@ -395,122 +358,40 @@ pub fn charge(
 
 /// Applies `events[index]` (already [`inspect`]ed) to the stream's state;
 /// `None` is a stream without events. Returns the state after it, or the
-/// rule it breaks.
+/// rule it breaks. The rules are the stream fold's
+/// (`battlelog_verify::stream_state`), shared with the roller, the resolver
+/// and the audit; the guard keeps only the budget and the stored form.
 pub fn apply(state: Option<BattleState>, index: usize, event: &Checked) -> Result<BattleState, Violation> {
-    let field = |name: &str| format!("events[{index}].{name}");
-    let Some(mut state) = state else {
-        return match event {
-            Checked::Opened { commitment } => Ok(BattleState {
-                next_nonce: 0,
-                epoch: 0,
-                commitment: *commitment,
-                revealed: false,
-                closed: false,
-                bytes: 0,
-            }),
-            _ => Err(violation(
-                field("event_type"),
-                Rule::BattleNotOpened,
-                "version 0 of a battle must be its BattleOpened",
-            )),
-        };
+    let mut stream = state.map(BattleState::stream).unwrap_or_default();
+    stream.apply(event).map_err(|broken| refusal(index, &broken))?;
+    Ok(BattleState {
+        next_nonce: stream.next_nonce,
+        epoch: stream.epoch,
+        commitment: stream.commitment,
+        revealed: stream.revealed,
+        closed: stream.closed,
+        bytes: state.map_or(0, |state| state.bytes),
+    })
+}
+
+/// The journal's refusal of `events[index]` for a rule of the stream fold:
+/// its reason, and its field in the request.
+fn refusal(index: usize, broken: &StreamViolation) -> Violation {
+    let rule = match broken {
+        StreamViolation::NotOpened => Rule::BattleNotOpened,
+        StreamViolation::AlreadyOpened => Rule::BattleAlreadyOpened,
+        StreamViolation::Closed => Rule::BattleClosed,
+        StreamViolation::EpochMismatch { .. } => Rule::EpochMismatch,
+        StreamViolation::EpochRevealed { .. } => Rule::EpochRevealed,
+        StreamViolation::EpochNotRevealed { .. } => Rule::EpochNotRevealed,
+        StreamViolation::NonceOutOfOrder { .. } => Rule::NonceOutOfOrder,
+        StreamViolation::SeedMismatch { .. } => Rule::SeedMismatch,
     };
-    if matches!(event, Checked::Opened { .. }) {
-        return Err(violation(
-            field("event_type"),
-            Rule::BattleAlreadyOpened,
-            "the battle is open already: BattleOpened only at version 0",
-        ));
-    }
-    // A closed battle takes its last reveal and, on appeal, disputes and
-    // rulings: they change no dice and no epoch, so the seed revealed at the
-    // close still re-derives every roll.
-    if state.closed && !matches!(event, Checked::Revealed { .. } | Checked::Appeal) {
-        return Err(violation(
-            field("event_type"),
-            Rule::BattleClosed,
-            "the battle is closed: only the SeedRevealed of its last epoch, disputes and rulings may follow",
-        ));
-    }
-    match *event {
-        Checked::Opened { .. } => unreachable!("handled above"),
-        Checked::Rolled { epoch, nonce } => {
-            if epoch != state.epoch {
-                return Err(violation(
-                    field("payload.dice_rolled.epoch"),
-                    Rule::EpochMismatch,
-                    format!("epoch {epoch} is not the battle's current epoch {}", state.epoch),
-                ));
-            }
-            if state.revealed {
-                return Err(violation(
-                    field("payload.dice_rolled.epoch"),
-                    Rule::EpochRevealed,
-                    format!("the seed of epoch {epoch} is revealed: no roll may use it any more"),
-                ));
-            }
-            if nonce != state.next_nonce {
-                return Err(violation(
-                    field("payload.dice_rolled.nonce"),
-                    Rule::NonceOutOfOrder,
-                    format!(
-                        "nonce {nonce} is not the battle's next nonce {} (0, 1, 2 … with no gap or reuse)",
-                        state.next_nonce
-                    ),
-                ));
-            }
-            state.next_nonce += 1;
-        }
-        Checked::Revealed { epoch, seed_hash } => {
-            if epoch != state.epoch {
-                return Err(violation(
-                    field("payload.seed_revealed.epoch"),
-                    Rule::EpochMismatch,
-                    format!("epoch {epoch} is not the battle's current epoch {}", state.epoch),
-                ));
-            }
-            if state.revealed {
-                return Err(violation(
-                    field("payload.seed_revealed.epoch"),
-                    Rule::EpochRevealed,
-                    format!("the seed of epoch {epoch} is revealed already"),
-                ));
-            }
-            if seed_hash != state.commitment {
-                return Err(violation(
-                    field("payload.seed_revealed.server_seed"),
-                    Rule::SeedMismatch,
-                    format!(
-                        "SHA-256 of the seed is {}, but epoch {epoch} committed to {}",
-                        hex::encode(seed_hash),
-                        hex::encode(state.commitment)
-                    ),
-                ));
-            }
-            state.revealed = true;
-        }
-        Checked::Committed { epoch, commitment } => {
-            let next = state.epoch.checked_add(1);
-            if Some(epoch) != next {
-                return Err(violation(
-                    field("payload.seed_committed.epoch"),
-                    Rule::EpochMismatch,
-                    format!("epoch {epoch} is not the next epoch after the current {}", state.epoch),
-                ));
-            }
-            if !state.revealed {
-                return Err(violation(
-                    field("payload.seed_committed.epoch"),
-                    Rule::EpochNotRevealed,
-                    format!("epoch {} must be revealed before epoch {epoch} is committed", state.epoch),
-                ));
-            }
-            state = BattleState { epoch, commitment, revealed: false, ..state };
-        }
-        Checked::Closed => state.closed = true,
-        Checked::Appeal | Checked::Other => {}
-    }
-    Ok(state)
+    let field = match broken.field() {
+        Some(field) => format!("events[{index}].payload.{field}"),
+        None => format!("events[{index}].event_type"),
+    };
+    violation(field, rule, broken.to_string())
 }
 
 #[cfg(test)]
@@ -518,6 +399,8 @@ mod tests {
     use battlelog_proto::v1::{
         ActionResolved, BattleClosed, BattleOpened, DiceRolled, DisputeRaised, JudgeRuling, SeedCommitted, SeedRevealed,
     };
+
+    use sha2::{Digest, Sha256};
 
     use super::*;
 
@@ -620,6 +503,51 @@ mod tests {
 
     fn seed_of_other_battle() -> String {
         seed(3)
+    }
+
+    /// The refusals' messages are part of the journal's answer: they say
+    /// what was found against what the rule wants, as they always have.
+    #[test]
+    fn refusals_say_what_was_found_against_what_the_rule_wants() {
+        let message = |events| fold(events).unwrap_err().1.message;
+        assert_eq!(
+            message(vec![opened(""), rolled(0, 0), rolled(0, 5)]),
+            "nonce 5 is not the battle's next nonce 1 (0, 1, 2 … with no gap or reuse)"
+        );
+        assert_eq!(message(vec![opened(""), rolled(2, 0)]), "epoch 2 is not the battle's current epoch 0");
+        assert_eq!(
+            message(vec![opened(""), revealed(0, seed(0)), rolled(0, 0)]),
+            "the seed of epoch 0 is revealed: no roll may use it any more"
+        );
+        assert_eq!(
+            message(vec![opened(""), revealed(0, seed(0)), revealed(0, seed(0))]),
+            "the seed of epoch 0 is revealed already"
+        );
+        assert_eq!(
+            message(vec![opened(""), revealed(0, seed(0)), committed(3)]),
+            "epoch 3 is not the next epoch after the current 0"
+        );
+        assert_eq!(message(vec![opened(""), committed(1)]), "epoch 0 must be revealed before epoch 1 is committed");
+        assert_eq!(
+            message(vec![opened(""), revealed(0, seed(1))]),
+            format!("SHA-256 of the seed is {}, but epoch 0 committed to {}", commitment(1), commitment(0))
+        );
+        assert_eq!(message(vec![rolled(0, 0)]), "version 0 of a battle must be its BattleOpened");
+        assert_eq!(message(vec![opened(""), opened("")]), "the battle is open already: BattleOpened only at version 0");
+        assert_eq!(
+            message(vec![opened(""), closed(), resolved()]),
+            "the battle is closed: only the SeedRevealed of its last epoch, disputes and rulings may follow"
+        );
+        let (_, payload) = encoded(revealed(0, "AB".into()));
+        let err = inspect(4, "SeedRevealed", &payload).unwrap_err();
+        assert_eq!(
+            (err.rule, err.field.as_str(), err.message.as_str()),
+            (
+                Rule::EventMalformed,
+                "events[4].payload.seed_revealed.server_seed",
+                "\"AB\" is not 64 lowercase hex digits"
+            )
+        );
     }
 
     #[test]

@@ -1,20 +1,21 @@
-//! [`Journal`]: the embeddable handle. It owns the store, the committer thread
-//! and the outbox drain; the gRPC service is a thin layer over it, and other
-//! services in the same process can call it directly.
+//! [`Journal`]: the embeddable handle. It owns the store and the outbox
+//! drain and applies the append policy ([`crate::planner`]) above the
+//! store; the gRPC service is a thin layer over it, and other services in
+//! the same process can call it directly.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
 
-use tokio::sync::{Notify, mpsc, oneshot, watch};
+use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tracing::{info, warn};
 
-pub use crate::committer::CommitStats;
-use crate::committer::{self, Pending, Shared};
 use crate::error::JournalError;
 use crate::limits::{self, ExpectedVersion, Limits, NewEvent};
 use crate::outbox::{self, EventPublisher};
+use crate::planner::{self, Plan};
+pub use crate::store::kv_store::CommitStats;
 use crate::store::{AppendOutcome, ChainCheck, EventStore, SledStore, StorageError, StoredEvent, StreamHead};
 
 /// How to open a journal.
@@ -53,37 +54,14 @@ pub struct Journal {
 
 #[derive(Debug)]
 struct Inner {
-    shared: Arc<Shared>,
+    store: Arc<dyn EventStore>,
+    /// The same store when it is sled's, for its group-commit counters.
+    sled: Option<Arc<SledStore>>,
     limits: Limits,
-    /// `None` once shutdown started: no new appends.
-    committer: Mutex<Option<mpsc::Sender<Pending>>>,
-    committer_done: Mutex<Option<oneshot::Receiver<()>>>,
     drain: Mutex<Option<JoinHandle<()>>>,
-    /// Turns true when shutdown starts; ends subscriptions and the drain.
+    /// Turns true when shutdown starts; ends subscriptions and the drain,
+    /// and refuses new appends.
     closing: watch::Sender<bool>,
-    /// Appends between validation and answer.
-    appending: AtomicUsize,
-}
-
-/// Counts one append in flight for as long as it lives (however the append
-/// ends: answered, refused or dropped by its caller).
-struct InFlight<'a> {
-    count: &'a AtomicUsize,
-    /// No other append was in flight when this one entered.
-    alone: bool,
-}
-
-impl<'a> InFlight<'a> {
-    fn enter(count: &'a AtomicUsize) -> Self {
-        let before = count.fetch_add(1, Ordering::AcqRel);
-        Self { count, alone: before == 0 }
-    }
-}
-
-impl Drop for InFlight<'_> {
-    fn drop(&mut self) {
-        self.count.fetch_sub(1, Ordering::AcqRel);
-    }
 }
 
 /// Events streamed by a subscription (catch-up, then live).
@@ -91,6 +69,10 @@ pub type Subscription = mpsc::Receiver<Result<StoredEvent, JournalError>>;
 
 /// How many events a subscription reads from storage per step.
 const SUBSCRIPTION_BATCH: usize = 256;
+
+/// How often one append is planned again after its stream moved under it
+/// (another append won the race) before the caller is told so.
+const MAX_PLAN_ATTEMPTS: usize = 16;
 
 impl Journal {
     /// Opens (or creates) the journal in `options.data_dir` on sled, starts
@@ -101,43 +83,42 @@ impl Journal {
         validate_limits(&options.limits)?;
         let dir = options.data_dir.clone();
         let cache = options.cache_capacity_bytes;
+        let batch = options.max_commit_batch;
         // Opening recovers sled's log (and a group a crash cut short), which blocks.
-        let store = tokio::task::spawn_blocking(move || SledStore::open(&dir, cache))
+        let store = tokio::task::spawn_blocking(move || SledStore::open(&dir, cache, batch))
             .await
             .map_err(|e| JournalError::Storage(StorageError::new("sled", format!("open task: {e}"))))??;
-        Self::open_on(Arc::new(store), options).await
+        let store = Arc::new(store);
+        let mut journal = Self::open_on(store.clone(), options).await?;
+        if let Some(inner) = Arc::get_mut(&mut journal.inner) {
+            inner.sled = Some(store);
+        }
+        Ok(journal)
     }
 
-    /// Opens the journal on an already open store (`options.data_dir` and
-    /// `cache_capacity_bytes` are the caller's business then): the same
-    /// committer, outbox drain and reads, on any [`EventStore`].
+    /// Opens the journal on an already open store (`options.data_dir`,
+    /// `cache_capacity_bytes` and `max_commit_batch` are the store's business
+    /// then): the same policy, outbox drain and reads, on any [`EventStore`].
     pub async fn open_on(store: Arc<dyn EventStore>, options: JournalOptions) -> Result<Self, JournalError> {
         validate_limits(&options.limits)?;
-        let wake = Arc::new(Notify::new());
-        let shared = Arc::new(Shared::new(store, wake.clone())?);
-        let (tx, done) = committer::spawn(shared.clone(), options.max_commit_batch)?;
         let (closing, _) = watch::channel(false);
-        let waiting = shared.durable().saturating_sub(shared.store.outbox_cursor()?);
-        let drain = match options.publisher {
-            Some(publisher) => {
-                info!(waiting, "outbox drain started");
-                Some(tokio::spawn(outbox::drain(shared.clone(), publisher, wake, closing.subscribe())))
+        let drain = match (options.publisher, store.outbox_cursor().await?) {
+            (Some(publisher), Some(cursor)) => {
+                info!(cursor, "outbox drain started");
+                Some(tokio::spawn(outbox::drain(store.clone(), publisher, closing.subscribe())))
             }
-            None => {
-                warn!(waiting, "no event publisher (no NATS URL): committed events wait in the outbox");
+            (None, Some(cursor)) => {
+                warn!(cursor, "no event publisher (no NATS URL): committed events wait in the outbox");
                 None
             }
+            (Some(_), None) => {
+                info!(engine = store.engine(), "the store's log is its own fan-out: no outbox drain");
+                None
+            }
+            (None, None) => None,
         };
         Ok(Self {
-            inner: Arc::new(Inner {
-                shared,
-                limits: options.limits,
-                committer: Mutex::new(Some(tx)),
-                committer_done: Mutex::new(Some(done)),
-                drain: Mutex::new(drain),
-                closing,
-                appending: AtomicUsize::new(0),
-            }),
+            inner: Arc::new(Inner { store, sled: None, limits: options.limits, drain: Mutex::new(drain), closing }),
         })
     }
 
@@ -146,25 +127,19 @@ impl Journal {
         &self.inner.limits
     }
 
-    /// The durable watermark: every global position below it is flushed
-    /// and readable.
-    pub fn durable_position(&self) -> u64 {
-        self.inner.shared.durable()
+    /// The store underneath.
+    pub fn store(&self) -> &Arc<dyn EventStore> {
+        &self.inner.store
     }
 
-    /// Group-commit counters since open.
-    pub fn commit_stats(&self) -> &CommitStats {
-        &self.inner.shared.stats
-    }
-
-    /// Number of durable events waiting in the outbox.
-    pub fn outbox_len(&self) -> Result<u64, JournalError> {
-        Ok(self.durable_position().saturating_sub(self.inner.shared.store.outbox_cursor()?))
+    /// Group-commit counters since open, when the store is sled's.
+    pub fn commit_stats(&self) -> Option<&CommitStats> {
+        self.inner.sled.as_deref().map(SledStore::commit_stats)
     }
 
     /// Appends `events` to `stream_id` if `expected` holds: all or none, and
-    /// flushed to disk before this returns `Ok`. Concurrent appends share
-    /// flushes. A repeat of known idempotency keys returns the original result.
+    /// durable before this returns `Ok`. Concurrent appends share flushes. A
+    /// repeat of known idempotency keys returns the original result.
     pub async fn append(
         &self,
         stream_id: String,
@@ -172,39 +147,40 @@ impl Journal {
         events: Vec<NewEvent>,
     ) -> Result<AppendOutcome, JournalError> {
         let append = limits::validate_append(&self.inner.limits, stream_id, expected, events)?;
-        let in_flight = InFlight::enter(&self.inner.appending);
-        let sender = lock(&self.inner.committer).clone().ok_or(JournalError::ShuttingDown)?;
-        // The only append in flight, on a multi-threaded runtime: commit
-        // right here rather than hand off to the committer thread and wait to
-        // be woken — at concurrency 1 those two hand-offs cost about as much
-        // as the write itself. This blocks one runtime worker for one flush,
-        // which tokio advises against; it is bounded: the writer lock lets at
-        // most one worker do it at a time, only while no other append is in
-        // flight, and the other workers steal its queued tasks meanwhile.
-        // (`block_in_place` would move those tasks away explicitly, but its
-        // own hand-off gave back most of the gain over gRPC: BENCHMARKS.md.)
-        // With others in flight appends share a group commit instead: a group
-        // of one would cost them a flush. The sender stays alive meanwhile,
-        // so shutdown waits for this commit as for a queued one.
-        if in_flight.alone
-            && sender.capacity() == sender.max_capacity()
-            && tokio::runtime::Handle::try_current()
-                .is_ok_and(|runtime| runtime.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread)
-        {
-            let shared = &self.inner.shared;
-            if let Some(mut writer) = shared.try_writer() {
-                return shared.commit_alone(&mut writer, &append);
+        let store = &*self.inner.store;
+        let mut last_conflict = None;
+        for _ in 0..MAX_PLAN_ATTEMPTS {
+            if *self.inner.closing.borrow() {
+                return Err(JournalError::ShuttingDown);
+            }
+            let (planned, mut events) = match planner::plan(store, &append, now_micros()).await? {
+                Plan::Repeat(outcome) => return Ok(outcome),
+                Plan::Write { planned, events } => (planned, events),
+            };
+            let outcome = store.append(vec![planned]).await?.pop();
+            match outcome {
+                Some(Ok(positions)) => {
+                    for (event, position) in events.iter_mut().zip(positions) {
+                        event.global_position = position;
+                    }
+                    return Ok(AppendOutcome { events, deduplicated: false });
+                }
+                // Another append moved the stream first: plan again against
+                // its new head (which may now make this a repeat, or refuse it).
+                Some(Err(conflict)) => last_conflict = Some(conflict),
+                None => return Err(JournalError::Poisoned("the store gave no answer".into())),
             }
         }
-        let (reply, answer) = oneshot::channel();
-        sender.send(Pending { append, reply }).await.map_err(|_| JournalError::ShuttingDown)?;
-        drop(sender);
-        answer.await.map_err(|_| JournalError::ShuttingDown)?
+        Err(JournalError::WrongExpectedVersion {
+            stream_id: append.stream_id.clone(),
+            expected: append.expected,
+            actual: last_conflict.and_then(|c| c.actual),
+        })
     }
 
     /// Reads durable events of a stream from `from_version` (at most
     /// `max_count`, capped by the limits; 0 means the cap).
-    pub fn read_stream(
+    pub async fn read_stream(
         &self,
         stream_id: &str,
         from_version: u64,
@@ -212,27 +188,28 @@ impl Journal {
     ) -> Result<Vec<StoredEvent>, JournalError> {
         limits::validate_stream_id("stream_id", stream_id)?;
         let l = &self.inner.limits;
-        let durable = self.durable_position();
-        self.inner.shared.store.read_stream(stream_id, from_version, l.read_count(max_count), l.max_read_bytes, durable)
+        self.inner.store.read_stream(stream_id, from_version, l.read_count(max_count), l.max_read_bytes).await
     }
 
     /// Reads durable events of the global log from `from_position`.
-    pub fn read_all(&self, from_position: u64, max_count: u32) -> Result<Vec<StoredEvent>, JournalError> {
+    pub async fn read_all(&self, from_position: u64, max_count: u32) -> Result<Vec<StoredEvent>, JournalError> {
         let l = &self.inner.limits;
-        let durable = self.durable_position();
-        self.inner.shared.store.read_all(from_position, l.read_count(max_count), l.max_read_bytes, durable)
+        self.inner.store.read_all(from_position, l.read_count(max_count), l.max_read_bytes).await
     }
 
     /// The durable head of a stream.
-    pub fn stream_head(&self, stream_id: &str) -> Result<StreamHead, JournalError> {
+    pub async fn stream_head(&self, stream_id: &str) -> Result<StreamHead, JournalError> {
         limits::validate_stream_id("stream_id", stream_id)?;
-        self.inner.shared.store.stream_head(stream_id, self.durable_position())
+        Ok(match self.inner.store.head(stream_id).await? {
+            Some(head) => StreamHead { version: Some(head.version), hash: head.hash },
+            None => StreamHead { version: None, hash: crate::record::genesis_hash(stream_id) },
+        })
     }
 
     /// Recomputes a stream's chain from the stored bytes.
-    pub fn verify_chain(&self, stream_id: &str) -> Result<ChainCheck, JournalError> {
+    pub async fn verify_chain(&self, stream_id: &str) -> Result<ChainCheck, JournalError> {
         limits::validate_stream_id("stream_id", stream_id)?;
-        self.inner.shared.store.verify_chain(stream_id, self.durable_position())
+        self.inner.store.verify_chain(stream_id).await
     }
 
     /// Streams a stream's events from `from_version`: everything stored, then
@@ -241,43 +218,50 @@ impl Journal {
     /// neither skip nor repeat an event. Ends at shutdown or when dropped.
     pub fn subscribe_stream(&self, stream_id: &str, from_version: u64) -> Result<Subscription, JournalError> {
         limits::validate_stream_id("stream_id", stream_id)?;
-        let stream_id = stream_id.to_owned();
+        let stream_id: Arc<str> = stream_id.into();
         let max_bytes = self.inner.limits.max_read_bytes;
-        Ok(self.subscribe(from_version, move |store, cursor, durable| {
-            let events = store.read_stream(&stream_id, cursor, SUBSCRIPTION_BATCH, max_bytes, durable)?;
-            let next = events.last().map_or(cursor, |e| e.event.version + 1);
-            Ok((events, next))
+        Ok(self.subscribe(from_version, move |store, cursor| {
+            let stream_id = stream_id.clone();
+            Box::pin(async move {
+                let events = store.read_stream(&stream_id, cursor, SUBSCRIPTION_BATCH, max_bytes).await?;
+                let next = events.last().map_or(cursor, |e| e.event.version + 1);
+                Ok((events, next))
+            })
         }))
     }
 
     /// Streams the global log from `from_position`, catch-up then live.
     pub fn subscribe_all(&self, from_position: u64) -> Subscription {
         let max_bytes = self.inner.limits.max_read_bytes;
-        self.subscribe(from_position, move |store, cursor, durable| {
-            let events = store.read_all(cursor, SUBSCRIPTION_BATCH, max_bytes, durable)?;
-            let next = events.last().map_or(cursor, |e| e.global_position + 1);
-            Ok((events, next))
+        self.subscribe(from_position, move |store, cursor| {
+            Box::pin(async move {
+                let events = store.read_all(cursor, SUBSCRIPTION_BATCH, max_bytes).await?;
+                let next = events.last().map_or(cursor, |e| e.global_position + 1);
+                Ok((events, next))
+            })
         })
     }
 
     fn subscribe<F>(&self, from: u64, mut read: F) -> Subscription
     where
-        F: FnMut(&dyn EventStore, u64, u64) -> Result<(Vec<StoredEvent>, u64), JournalError> + Send + 'static,
+        F: FnMut(Arc<dyn EventStore>, u64) -> crate::store::StoreFuture<'static, (Vec<StoredEvent>, u64)>
+            + Send
+            + 'static,
     {
         let (tx, rx) = mpsc::channel(SUBSCRIPTION_BATCH);
-        let shared = self.inner.shared.clone();
+        let store = self.inner.store.clone();
         let mut closing = self.inner.closing.subscribe();
-        let mut durable = shared.durable.subscribe();
+        let mut changes = store.changes();
         tokio::spawn(async move {
             let mut cursor = from;
             loop {
                 if *closing.borrow() {
                     return;
                 }
-                // Marked seen before reading: a flush after this read wakes
+                // Marked seen before reading: a change after this read wakes
                 // the wait below, so no event can slip between read and wait.
-                let watermark = *durable.borrow_and_update();
-                let (events, next) = match read(&*shared.store, cursor, watermark) {
+                changes.borrow_and_update();
+                let (events, next) = match read(store.clone(), cursor).await {
                     Ok(step) => step,
                     Err(e) => {
                         let _ = tx.send(Err(e)).await;
@@ -286,7 +270,7 @@ impl Journal {
                 };
                 if events.is_empty() {
                     tokio::select! {
-                        changed = durable.changed() => if changed.is_err() { return },
+                        changed = changes.changed() => if changed.is_err() { return },
                         _ = closing.changed() => return,
                         _ = tx.closed() => return,
                     }
@@ -304,28 +288,22 @@ impl Journal {
     }
 
     /// Starts shutting down: refuses new appends and ends subscriptions.
-    /// Appends already queued still commit.
+    /// Appends already handed to the store still commit.
     pub fn begin_shutdown(&self) {
         self.inner.closing.send_replace(true);
-        lock(&self.inner.committer).take();
     }
 
-    /// Shuts down: [`Self::begin_shutdown`], then waits until every queued
-    /// append is committed and flushed and the outbox drain has stopped.
-    /// The directory can be opened again once every clone of this handle is
-    /// dropped (sled holds a lock on it while the database is open).
+    /// Shuts down: [`Self::begin_shutdown`], then waits until the outbox
+    /// drain has stopped and the store has committed what it was given and
+    /// closed. A sled directory can be opened again once every clone of this
+    /// handle is dropped (sled holds a lock on it while the database is open).
     pub async fn shutdown(&self) -> Result<(), JournalError> {
         self.begin_shutdown();
-        let done = lock(&self.inner.committer_done).take();
-        if let Some(done) = done {
-            // Fires when the committer thread has answered its last batch.
-            let _ = done.await;
-        }
         let drain = lock(&self.inner.drain).take();
         if let Some(drain) = drain {
             let _ = drain.await;
         }
-        self.inner.shared.store.flush()?;
+        self.inner.store.close().await?;
         info!("journal closed");
         Ok(())
     }
@@ -339,50 +317,22 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+fn now_micros() -> i64 {
+    let micros = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_micros());
+    i64::try_from(micros).unwrap_or(i64::MAX)
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use battlelog_proto::v1::battle_event::Event;
-    use battlelog_proto::v1::{BattleClosed, BattleOpened, DiceRolled, SeedCommitted, SeedRevealed};
-    use sha2::{Digest, Sha256};
+    use std::sync::atomic::Ordering;
+
+    use battlelog_proto::v1::{BattleClosed, SeedCommitted};
 
     use super::*;
     use crate::guard::Rule;
 
-    /// The epoch's server seed in these tests: 32 bytes of `epoch + 1`.
-    pub(crate) fn seed(epoch: u32) -> String {
-        hex::encode([epoch as u8 + 1; 32])
-    }
-
-    /// PROTOCOL.md §1: lowercase_hex(SHA-256(server_seed)).
-    pub(crate) fn commitment(epoch: u32) -> String {
-        hex::encode(Sha256::digest([epoch as u8 + 1; 32]))
-    }
-
-    pub(crate) fn battle_event(event: Event) -> NewEvent {
-        let new = battlelog_proto::battle::new_event(event, String::new());
-        NewEvent { event_type: new.event_type, payload: new.payload, idempotency_key: None }
-    }
-
-    pub(crate) fn opened(tenant: &str) -> NewEvent {
-        battle_event(Event::BattleOpened(BattleOpened {
-            ruleset: "pokemon-d6@1".into(),
-            commitment: commitment(0),
-            tenant: tenant.into(),
-            ..Default::default()
-        }))
-    }
-
-    pub(crate) fn rolled(epoch: u32, nonce: u64) -> NewEvent {
-        battle_event(Event::DiceRolled(DiceRolled { epoch, nonce, expression: "1d6".into(), ..Default::default() }))
-    }
-
-    fn revealed(epoch: u32, server_seed: String) -> NewEvent {
-        battle_event(Event::SeedRevealed(SeedRevealed { epoch, server_seed, credential: None }))
-    }
-
-    fn keyed(event: NewEvent, key: &str) -> NewEvent {
-        NewEvent { idempotency_key: Some(key.into()), ..event }
-    }
+    pub(crate) use crate::store::conformance::{battle_event, commitment, keyed, opened, revealed, rolled, seed};
 
     async fn open(dir: &std::path::Path) -> Journal {
         Journal::open(JournalOptions::new(dir)).await.unwrap()
@@ -408,14 +358,14 @@ pub(crate) mod tests {
         assert!(matches!(err, Err(JournalError::WrongExpectedVersion { actual: Some(1), .. })), "{err:?}");
         journal.append("s".into(), ExpectedVersion::Exact(1), vec![rolled(0, 1)]).await.unwrap();
 
-        let events = journal.read_stream("s", 0, 0).unwrap();
+        let events = journal.read_stream("s", 0, 0).await.unwrap();
         assert_eq!(events.len(), 3);
         assert_eq!(events[2].event.payload, rolled(0, 1).payload);
         assert_eq!(events[1].hash, first.events[1].hash);
-        let head = journal.stream_head("s").unwrap();
+        let head = journal.stream_head("s").await.unwrap();
         assert_eq!(head, StreamHead { version: Some(2), hash: events[2].hash });
-        assert_eq!(journal.verify_chain("s").unwrap(), ChainCheck::Ok { count: 3, head_hash: events[2].hash });
-        assert_eq!(journal.read_all(1, 10).unwrap().len(), 2);
+        assert_eq!(journal.verify_chain("s").await.unwrap(), ChainCheck::Ok { count: 3, head_hash: events[2].hash });
+        assert_eq!(journal.read_all(1, 10).await.unwrap().len(), 2);
         journal.shutdown().await.unwrap();
     }
 
@@ -438,7 +388,7 @@ pub(crate) mod tests {
         let partial =
             journal.append("s".into(), ExpectedVersion::Any, vec![keyed(opened(""), "req-1"), rolled(0, 0)]).await;
         assert!(matches!(partial, Err(JournalError::IdempotencyPartialRepeat { .. })), "{partial:?}");
-        assert_eq!(journal.read_stream("s", 0, 0).unwrap().len(), 1);
+        assert_eq!(journal.read_stream("s", 0, 0).await.unwrap().len(), 1);
         journal.shutdown().await.unwrap();
     }
 
@@ -474,8 +424,8 @@ pub(crate) mod tests {
         let dir = tempfile::tempdir().unwrap();
         let journal = open(dir.path()).await;
         journal.append("b".into(), ExpectedVersion::NoStream, vec![opened("forum-a"), rolled(0, 0)]).await.unwrap();
-        let head = journal.stream_head("b").unwrap();
-        let position = journal.durable_position();
+        let head = journal.stream_head("b").await.unwrap();
+        let logged = journal.read_all(0, 0).await.unwrap().len();
 
         let junk = NewEvent { event_type: "DiceRolled".into(), payload: b"junk".to_vec(), idempotency_key: None };
         let cases: Vec<(Vec<NewEvent>, Rule, &str)> = vec![
@@ -500,12 +450,12 @@ pub(crate) mod tests {
         ];
         for (events, rule, field) in cases {
             assert_eq!(rule_of(journal.append("b".into(), ExpectedVersion::Any, events).await), (rule, field.into()));
-            assert_eq!(journal.stream_head("b").unwrap(), head, "{rule:?}: nothing written");
-            assert_eq!(journal.durable_position(), position);
+            assert_eq!(journal.stream_head("b").await.unwrap(), head, "{rule:?}: nothing written");
+            assert_eq!(journal.read_all(0, 0).await.unwrap().len(), logged);
         }
         let err = journal.append("fresh".into(), ExpectedVersion::Any, vec![rolled(0, 0)]).await;
         assert_eq!(rule_of(err), (Rule::BattleNotOpened, "events[0].event_type".into()));
-        assert_eq!(journal.stream_head("fresh").unwrap().version, None);
+        assert_eq!(journal.stream_head("fresh").await.unwrap().version, None);
 
         let next = journal.append("b".into(), ExpectedVersion::Any, vec![rolled(0, 1)]).await.unwrap();
         assert_eq!(next.events[0].version, 2, "the battle goes on");
@@ -547,12 +497,16 @@ pub(crate) mod tests {
             Rule::NonceOutOfOrder
         );
         journal.append("m".into(), ExpectedVersion::Exact(1), vec![rolled(0, 1)]).await.unwrap();
-        assert_eq!(journal.stream_head("m").unwrap().version, Some(2));
-        assert!(matches!(journal.verify_chain("m").unwrap(), ChainCheck::Ok { count: 3, .. }));
+        assert_eq!(journal.stream_head("m").await.unwrap().version, Some(2));
+        assert!(matches!(journal.verify_chain("m").await.unwrap(), ChainCheck::Ok { count: 3, .. }));
         for position in 0..3 {
             assert_eq!(sub.recv().await.unwrap().unwrap().global_position, position);
         }
-        assert_eq!(journal.outbox_len().unwrap(), 3, "no publisher: everything waits in the outbox");
+        assert_eq!(
+            journal.store().outbox_cursor().await.unwrap(),
+            Some(0),
+            "no publisher: everything waits in the outbox"
+        );
         journal.shutdown().await.unwrap();
     }
 
@@ -565,7 +519,7 @@ pub(crate) mod tests {
         let dir = tempfile::tempdir().unwrap();
         let journal = open(dir.path()).await;
         journal.append("solo".into(), ExpectedVersion::NoStream, vec![opened("")]).await.unwrap();
-        let alone = journal.commit_stats().alone.load(Ordering::Relaxed);
+        let alone = journal.commit_stats().expect("sled").alone.load(Ordering::Relaxed);
         assert_eq!(alone, 1, "nothing else was queued or writing");
 
         const WRITERS: u64 = 8;
@@ -587,7 +541,7 @@ pub(crate) mod tests {
             task.await.unwrap();
         }
         let total = 1 + WRITERS * (APPENDS + 1);
-        let log = journal.read_all(0, 10_000).unwrap();
+        let log = journal.read_all(0, 10_000).await.unwrap();
         assert_eq!(log.iter().map(|e| e.global_position).collect::<Vec<_>>(), (0..total).collect::<Vec<_>>());
         for w in 0..WRITERS {
             let stream = format!("w{w}");
@@ -595,12 +549,11 @@ pub(crate) mod tests {
                 log.iter().filter(|e| e.event.stream_id == stream).map(|e| e.event.version).collect();
             assert_eq!(versions, (0..=APPENDS).collect::<Vec<_>>(), "{stream} in version order");
             assert!(
-                matches!(journal.verify_chain(&stream).unwrap(), ChainCheck::Ok { count, .. } if count == APPENDS + 1)
+                matches!(journal.verify_chain(&stream).await.unwrap(), ChainCheck::Ok { count, .. } if count == APPENDS + 1)
             );
         }
-        let stats = journal.commit_stats();
+        let stats = journal.commit_stats().expect("sled");
         assert_eq!(stats.appends.load(Ordering::Relaxed), total);
-        assert_eq!(journal.durable_position(), total);
         journal.shutdown().await.unwrap();
     }
 

@@ -5,14 +5,16 @@
 //! - [`limits`]: input limits and validation (nothing invalid is written).
 //! - [`guard`]: the battle guard — every stream is a battle, and no append
 //!   may leave it one that no longer folds (nonces, epochs, reveals, close).
-//! - [`store`]: the storage seam — [`EventStore`] (append a group
-//!   atomically with expected versions and idempotency keys, read a stream
-//!   or the global log, heads, chain verification, the outbox cursor) — and
+//! - [`planner`]: the append policy above storage — idempotency keys, the
+//!   expected version, the battle guard, the chain — shared by every store.
+//! - [`store`]: the storage seam — [`EventStore`] (async and narrow: heads
+//!   and idempotency entries, append planned records at the head they were
+//!   planned against, read a stream or the global log, verify a chain) — and
 //!   its providers: [`SledStore`] on disk ([`store::sled`], the only module
-//!   that sees sled) and [`MemoryStore`] in memory, both on the key-value
-//!   layout of [`store::kv`], both passing one conformance suite.
-//! - `committer` (private): the group-commit thread — many appends, one
-//!   flush — and the durable watermark readers read below.
+//!   that sees sled) and [`MemoryStore`] in memory, both a
+//!   [`store::kv_store::KvStore`] (group commit, the durable watermark) on
+//!   the key-value layout of [`store::kv`]; all pass one conformance suite
+//!   ([`store::conformance`], feature `test-util`).
 //! - [`journal`]: [`Journal`], the embeddable handle (append, read, subscribe,
 //!   verify, shutdown).
 //! - [`outbox`]: the drain that publishes committed events in order through an
@@ -27,7 +29,6 @@
 //! [`EventStore`]); `serve(journal, listener, shutdown)` also exposes it over
 //! gRPC; `journal.shutdown().await` commits what is queued and closes.
 
-mod committer;
 pub mod config;
 pub mod error;
 pub mod guard;
@@ -35,6 +36,7 @@ pub mod journal;
 pub mod limits;
 pub mod nats;
 pub mod outbox;
+pub mod planner;
 pub mod record;
 pub mod server;
 pub mod service;

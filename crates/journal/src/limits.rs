@@ -165,16 +165,17 @@ pub struct NewEvent {
     pub idempotency_key: Option<String>,
 }
 
-/// An append that passed validation.
+/// An append that passed validation ([`validate_append`] is the only way
+/// to make one).
 #[derive(Debug, Clone)]
-pub(crate) struct ValidAppend {
-    pub stream_id: String,
-    pub expected: ExpectedVersion,
-    pub events: Vec<NewEvent>,
+pub struct ValidAppend {
+    pub(crate) stream_id: String,
+    pub(crate) expected: ExpectedVersion,
+    pub(crate) events: Vec<NewEvent>,
     /// What the battle guard needs of each event, in order.
-    pub checked: Vec<Checked>,
+    pub(crate) checked: Vec<Checked>,
     /// The room the battle may fill.
-    pub budget: Budget,
+    pub(crate) budget: Budget,
 }
 
 fn invalid(field: impl Into<String>, message: impl Into<String>) -> JournalError {
@@ -216,7 +217,7 @@ fn validate_idempotency_key(field: &str, key: &str) -> Result<(), JournalError> 
 }
 
 /// Validates an append against `limits`; nothing is written unless this passes.
-pub(crate) fn validate_append(
+pub fn validate_append(
     limits: &Limits,
     stream_id: String,
     expected: ExpectedVersion,

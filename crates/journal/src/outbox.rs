@@ -13,10 +13,9 @@ use std::time::Duration;
 use battlelog_proto::v1::battle_event::Event;
 use battlelog_proto::v1::{BattleEvent, JournalRecord};
 use prost::Message;
-use tokio::sync::{Notify, watch};
+use tokio::sync::watch;
 use tracing::{info, warn};
 
-use crate::committer::Shared;
 use crate::error::JournalError;
 use crate::guard;
 use crate::store::{EventStore, OutboxEvent};
@@ -49,18 +48,18 @@ const MAX_RETRY: Duration = Duration::from_secs(2);
 /// Runs the drain until `closing` turns true. Entries left then stay in the
 /// outbox for the next start.
 pub(crate) async fn drain(
-    shared: Arc<Shared>,
+    store: Arc<dyn EventStore>,
     publisher: Arc<dyn EventPublisher>,
-    wake: Arc<Notify>,
     mut closing: watch::Receiver<bool>,
 ) {
-    let store = &*shared.store;
+    let store = &*store;
+    let mut changes = store.changes();
     let mut retry = MIN_RETRY;
     let mut failing = false;
     let mut tenants = Tenants::default();
     let mut cursor = loop {
-        match store.outbox_cursor() {
-            Ok(cursor) => break cursor,
+        match store.outbox_cursor().await {
+            Ok(cursor) => break cursor.unwrap_or(0),
             Err(e) => {
                 warn!(error = %e, "cannot read the outbox cursor");
                 if !pause(&mut closing, MAX_RETRY).await {
@@ -73,7 +72,10 @@ pub(crate) async fn drain(
         if *closing.borrow() {
             return;
         }
-        let batch = match outbox_batch(store, &mut tenants, cursor, shared.durable()) {
+        // Marked seen before reading: a commit after this read wakes the
+        // wait below.
+        changes.borrow_and_update();
+        let batch = match outbox_batch(store, &mut tenants, cursor).await {
             Ok(batch) => batch,
             Err(e) => {
                 warn!(error = %e, "cannot read the outbox");
@@ -85,7 +87,7 @@ pub(crate) async fn drain(
         };
         if batch.is_empty() {
             tokio::select! {
-                _ = wake.notified() => {}
+                changed = changes.changed() => if changed.is_err() { return },
                 _ = closing.changed() => return,
             }
             continue;
@@ -110,7 +112,7 @@ pub(crate) async fn drain(
                         // crash, the event is published again and NATS drops
                         // the duplicate by its `Nats-Msg-Id`.
                         cursor = event.global_position + 1;
-                        if let Err(e) = store.set_outbox_cursor(event.global_position + 1) {
+                        if let Err(e) = store.set_outbox_cursor(event.global_position + 1).await {
                             warn!(error = %e, "cannot move the outbox cursor");
                         }
                         break;
@@ -141,25 +143,23 @@ async fn pause(closing: &mut watch::Receiver<bool>, delay: Duration) -> bool {
 
 /// Up to [`DRAIN_BATCH`] durable events from `from` on, oldest first, each
 /// with its stream's tenant.
-fn outbox_batch(
+async fn outbox_batch(
     store: &dyn EventStore,
     tenants: &mut Tenants,
     from: u64,
-    durable: u64,
 ) -> Result<Vec<OutboxEvent>, JournalError> {
-    store
-        .read_all(from, DRAIN_BATCH, usize::MAX, durable)?
-        .into_iter()
-        .map(|stored| {
-            Ok(OutboxEvent {
-                tenant: tenants.of(store, &stored.event, durable)?,
-                global_position: stored.global_position,
-                hash: stored.hash,
-                record: stored.record,
-                event: stored.event,
-            })
-        })
-        .collect()
+    let stored = store.read_all(from, DRAIN_BATCH, usize::MAX).await?;
+    let mut batch = Vec::with_capacity(stored.len());
+    for stored in stored {
+        batch.push(OutboxEvent {
+            tenant: tenants.of(store, &stored.event).await?,
+            global_position: stored.global_position,
+            hash: stored.hash,
+            record: stored.record,
+            event: stored.event,
+        });
+    }
+    Ok(batch)
 }
 
 /// Stream → tenant subject token: a stream's tenant is fixed by its version
@@ -174,7 +174,7 @@ const MAX_CACHED_TENANTS: usize = 100_000;
 impl Tenants {
     /// The tenant subject token of a durable record's stream, from the
     /// `BattleOpened` at its version 0 (the record itself when it is that).
-    fn of(&mut self, store: &dyn EventStore, record: &JournalRecord, durable: u64) -> Result<String, JournalError> {
+    async fn of(&mut self, store: &dyn EventStore, record: &JournalRecord) -> Result<String, JournalError> {
         if let Some(tenant) = self.0.get(&record.stream_id) {
             return Ok(tenant.clone());
         }
@@ -182,7 +182,7 @@ impl Tenants {
         let payload = if record.version == 0 {
             &record.payload
         } else {
-            first = store.read_stream(&record.stream_id, 0, 1, usize::MAX, durable)?;
+            first = store.read_stream(&record.stream_id, 0, 1, usize::MAX).await?;
             let Some(opening) = first.first() else {
                 return Err(JournalError::Corrupt {
                     stream_id: record.stream_id.clone(),
@@ -212,34 +212,32 @@ impl Tenants {
 mod tests {
     use super::*;
     use crate::journal::tests::{opened, rolled};
-    use crate::limits::{ExpectedVersion, Limits, validate_append};
-    use crate::store::{GroupAppend, MemoryStore};
+    use crate::journal::{Journal, JournalOptions};
+    use crate::limits::ExpectedVersion;
+    use crate::store::MemoryStore;
 
     /// The outbox names each event's tenant, read from the stream's version
     /// 0 when the event is not that.
-    #[test]
-    fn outbox_events_carry_their_battles_tenant() {
-        let store = MemoryStore::new();
-        let appends: Vec<_> =
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn outbox_events_carry_their_battles_tenant() {
+        let store: Arc<dyn EventStore> = Arc::new(MemoryStore::new());
+        let journal = Journal::open_on(store.clone(), JournalOptions::new("unused")).await.unwrap();
+        for (stream, events) in
             [("a", vec![opened("forum-a"), rolled(0, 0)]), ("n", vec![opened("")]), ("a", vec![rolled(0, 1)])]
-                .into_iter()
-                .map(|(s, e)| validate_append(&Limits::default(), s.into(), ExpectedVersion::Any, e).unwrap())
-                .collect();
-        let ids: Vec<Vec<String>> =
-            appends.iter().map(|a| (0..a.events.len()).map(|i| format!("id-{i}")).collect()).collect();
-        let group: Vec<_> = appends.iter().zip(&ids).map(|(a, i)| GroupAppend::new(a, i)).collect();
-        store.append_group(&group, 0, 0).unwrap();
+        {
+            journal.append(stream.into(), ExpectedVersion::Any, events).await.unwrap();
+        }
 
         // A fresh cache, starting past version 0: its tenant is read.
-        let tenants: Vec<_> = outbox_batch(&store, &mut Tenants::default(), 3, 4)
+        let tenants: Vec<_> = outbox_batch(&*store, &mut Tenants::default(), 3)
+            .await
             .unwrap()
             .into_iter()
             .map(|e| (e.event.stream_id, e.tenant))
             .collect();
         assert_eq!(tenants, [("a".to_owned(), "forum-a".to_owned())]);
         let tenants: Vec<_> =
-            outbox_batch(&store, &mut Tenants::default(), 0, 4).unwrap().into_iter().map(|e| e.tenant).collect();
+            outbox_batch(&*store, &mut Tenants::default(), 0).await.unwrap().into_iter().map(|e| e.tenant).collect();
         assert_eq!(tenants, ["forum-a", "forum-a", "_", "forum-a"]);
-        assert_eq!(outbox_batch(&store, &mut Tenants::default(), 0, 2).unwrap().len(), 2, "only durable events");
     }
 }

@@ -109,8 +109,8 @@ impl JournalRpc for JournalService {
         request: Request<pb::ReadStreamRequest>,
     ) -> Result<Response<pb::ReadStreamResponse>, Status> {
         let request = request.into_inner();
-        let events = self.journal.read_stream(&request.stream_id, request.from_version, request.max_count)?;
-        let head = self.journal.stream_head(&request.stream_id)?;
+        let events = self.journal.read_stream(&request.stream_id, request.from_version, request.max_count).await?;
+        let head = self.journal.stream_head(&request.stream_id).await?;
         Ok(Response::new(pb::ReadStreamResponse {
             events: events.into_iter().map(recorded).collect(),
             head_version: head.version,
@@ -119,7 +119,7 @@ impl JournalRpc for JournalService {
 
     async fn read_all(&self, request: Request<pb::ReadAllRequest>) -> Result<Response<pb::ReadAllResponse>, Status> {
         let request = request.into_inner();
-        let events = self.journal.read_all(request.from_position, request.max_count)?;
+        let events = self.journal.read_all(request.from_position, request.max_count).await?;
         let next_position = events.last().map_or(request.from_position, |e| e.global_position + 1);
         Ok(Response::new(pb::ReadAllResponse { events: events.into_iter().map(recorded).collect(), next_position }))
     }
@@ -149,7 +149,7 @@ impl JournalRpc for JournalService {
         request: Request<pb::VerifyChainRequest>,
     ) -> Result<Response<pb::VerifyChainResponse>, Status> {
         let stream_id = request.into_inner().stream_id;
-        let check = self.journal.verify_chain(&stream_id)?;
+        let check = self.journal.verify_chain(&stream_id).await?;
         Ok(Response::new(match check {
             ChainCheck::Ok { count, head_hash } => pb::VerifyChainResponse {
                 ok: true,
@@ -172,7 +172,7 @@ impl JournalRpc for JournalService {
         &self,
         request: Request<pb::StreamInfoRequest>,
     ) -> Result<Response<pb::StreamInfoResponse>, Status> {
-        let head = self.journal.stream_head(&request.into_inner().stream_id)?;
+        let head = self.journal.stream_head(&request.into_inner().stream_id).await?;
         Ok(Response::new(pb::StreamInfoResponse {
             exists: head.version.is_some(),
             head_version: head.version,

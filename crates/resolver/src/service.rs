@@ -921,7 +921,11 @@ impl Resolver for ResolverService {
                     request_id: key.clone(),
                     // The roller rolls at the head this view knows, without
                     // reading the stream; a stale head comes back as a conflict.
-                    expected_head: Some(StreamHead { version: head, next_nonce: view.next_nonce(), epoch: view.epoch }),
+                    expected_head: Some(StreamHead {
+                        version: head,
+                        next_nonce: view.next_nonce(),
+                        epoch: view.stream.epoch,
+                    }),
                 };
                 let rolled = match self.roller.clone().roll(roll).await {
                     Ok(rolled) => rolled.into_inner(),
@@ -1162,7 +1166,7 @@ impl Resolver for ResolverService {
             state: Some(state_struct(rules.state())?),
             closed: view.closed(),
             next_nonce: view.next_nonce(),
-            epoch: view.epoch,
+            epoch: view.stream.epoch,
         }))
     }
 

@@ -8,11 +8,12 @@
 //! answer that needs a record as journaled (an idempotent replay, a battle
 //! as of an old version) reads it from the journal.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 
 use battlelog_proto::battle::{self, EventError};
 use battlelog_proto::v1::{JournalRecord, battle_event::Event};
 use battlelog_stream::Fold;
+use battlelog_verify::stream_state::{StreamEvent, StreamState, Violation};
 use rules::Battle;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -23,6 +24,10 @@ pub enum FoldError {
     VersionGap { version: u64, expected: u64 },
     #[error("version {version}: a battle stream starts with BattleOpened, and only once")]
     Opening { version: u64 },
+    /// The event breaks a rule of the stream: the journal's guard would
+    /// not have taken it.
+    #[error("version {version}: {source}")]
+    Stream { version: u64, source: Violation },
     #[error("version {version}: {message}")]
     Invalid { version: u64, message: String },
 }
@@ -53,10 +58,10 @@ pub struct BattleView {
     /// The tenant that opened the battle; `None` until `BattleOpened`.
     pub tenant: Option<String>,
     pub rules: Option<Battle>,
-    /// The current epoch: its commitment is the latest.
-    pub epoch: u32,
-    /// Epochs whose seed is revealed.
-    pub revealed: BTreeSet<u32>,
+    /// The current epoch, whether its seed is revealed, the next nonce,
+    /// closed: the stream fold the journal's guard keeps too
+    /// (`battlelog_verify::stream_state`).
+    pub stream: StreamState,
     /// The version of every roll, by nonce.
     pub roll_versions: Vec<u64>,
     /// The version of the `BattleClosed`, once closed.
@@ -83,11 +88,11 @@ impl BattleView {
     }
 
     pub fn next_nonce(&self) -> u64 {
-        self.roll_versions.len() as u64
+        self.stream.next_nonce
     }
 
     pub fn closed(&self) -> bool {
-        self.closed_at.is_some()
+        self.stream.closed
     }
 
     /// Folds the next record.
@@ -110,22 +115,25 @@ impl BattleView {
             return Err(FoldError::VersionGap { version, expected: self.next_version() });
         }
         let invalid = |message: String| FoldError::Invalid { version, message };
+        let step = StreamEvent::of(event).map_err(|e| invalid(e.to_string()))?;
+        // The stream's rules first: a refused event changes nothing.
+        let mut stream = self.stream;
+        stream.apply(&step).map_err(|source| match source {
+            Violation::NotOpened | Violation::AlreadyOpened => FoldError::Opening { version },
+            source => FoldError::Stream { version, source },
+        })?;
         match (event, self.rules.as_ref()) {
-            (Event::BattleOpened(opened), None) if version == 0 => {
+            (Event::BattleOpened(opened), _) => {
                 let ruleset = opened.ruleset.parse().map_err(|e: rules::RulesetError| invalid(e.to_string()))?;
                 let sheets = participants(opened).map_err(|e| invalid(e.to_string()))?;
                 self.rules = Some(Battle::new(ruleset, sheets).map_err(|e| invalid(e.to_string()))?);
                 self.tenant = Some(opened.tenant.clone());
                 self.history_bytes += history_bytes(opened);
             }
-            (Event::BattleOpened(_), _) | (_, None) => return Err(FoldError::Opening { version }),
-            (Event::SeedCommitted(committed), Some(_)) => self.epoch = committed.epoch,
-            (Event::DiceRolled(rolled), Some(_)) => {
-                if rolled.nonce != self.next_nonce() {
-                    return Err(invalid(format!("nonce {} where {} was next", rolled.nonce, self.next_nonce())));
-                }
-                self.roll_versions.push(version);
-            }
+            // Unreachable: the stream fold refuses any event before the
+            // opening, and the opening sets the rules.
+            (_, None) => return Err(FoldError::Opening { version }),
+            (Event::DiceRolled(_), Some(_)) => self.roll_versions.push(version),
             (Event::ActionResolved(resolved), Some(rules)) => {
                 let (action, outcome) = resolved_parts(resolved).map_err(|e| invalid(e.to_string()))?;
                 self.rules = Some(rules.apply(version, &action, &outcome).map_err(|e| invalid(e.to_string()))?);
@@ -141,14 +149,13 @@ impl BattleView {
                 self.rules = Some(resolution.map_err(|e| invalid(e.to_string()))?.battle);
                 self.history_bytes += history_bytes(ruling);
             }
-            (Event::SeedRevealed(revealed), Some(_)) => {
-                self.revealed.insert(revealed.epoch);
-            }
             (Event::BattleClosed(_), Some(_)) => {
                 self.closed_at = Some(version);
                 self.closed_at_unix_micros = Some(recorded_at_unix_micros);
             }
+            (Event::SeedCommitted(_) | Event::SeedRevealed(_), Some(_)) => {}
         }
+        self.stream = stream;
         if is_resolver_key(key) {
             self.keys.insert(key.to_owned(), version);
         }
@@ -161,11 +168,6 @@ impl BattleView {
     pub fn appeal_ends_unix_micros(&self, window: std::time::Duration) -> Option<i64> {
         let window = i64::try_from(window.as_micros()).unwrap_or(i64::MAX);
         self.closed_at_unix_micros.map(|closed| closed.saturating_add(window))
-    }
-
-    /// The current epoch's seed is still secret: rolls may be drawn.
-    pub fn epoch_secret(&self) -> bool {
-        !self.revealed.contains(&self.epoch)
     }
 }
 
@@ -185,7 +187,6 @@ impl Fold for BattleView {
             + self.tenant.as_ref().map_or(0, String::capacity)
             + self.history_bytes
             + self.roll_versions.capacity() * size_of::<u64>()
-            + self.revealed.len() * 16
             + self.keys.keys().map(|key| key.capacity() + 48).sum::<usize>()
     }
 }
@@ -194,8 +195,9 @@ impl Fold for BattleView {
 mod tests {
     use std::time::Duration;
 
-    use battlelog_proto::v1::{ActionResolved, BattleClosed, BattleOpened, JudgeRuling};
+    use battlelog_proto::v1::{ActionResolved, BattleClosed, BattleOpened, DiceRolled, JudgeRuling, SeedRevealed};
     use serde_json::json;
+    use sha2::Digest;
 
     use super::*;
 
@@ -217,8 +219,15 @@ mod tests {
         battle::json_to_struct(value.as_object().expect("an object"))
     }
 
+    /// PROTOCOL.md §1: the commitment is the lowercase hex of SHA-256 of
+    /// the seed; here epoch 0's seed is 32 bytes of 1.
+    fn seed() -> String {
+        hex::encode([1u8; 32])
+    }
+
     fn opened() -> Event {
         Event::BattleOpened(BattleOpened {
+            commitment: hex::encode(sha2::Sha256::digest([1u8; 32])),
             ruleset: "pokemon-d6@1".into(),
             participants: vec![fields(json!({"id": "pikachu"})), fields(json!({"id": "meowth"}))],
             ..Default::default()
@@ -252,5 +261,31 @@ mod tests {
             "14 days after the close"
         );
         assert_eq!(view.appeal_ends_unix_micros(Duration::MAX), Some(i64::MAX), "saturates");
+    }
+
+    #[test]
+    fn the_view_folds_the_stream_by_the_rules_the_journal_guards_it_with() {
+        let revealed = || Event::SeedRevealed(SeedRevealed { epoch: 0, server_seed: seed(), credential: None });
+        let rolled = |nonce| Event::DiceRolled(DiceRolled { epoch: 0, nonce, ..Default::default() });
+        let mut view = BattleView::default();
+        for (version, event) in [opened(), rolled(0), passed(), revealed()].into_iter().enumerate() {
+            view.apply(&record(version as u64, 0, event)).expect("a legal battle");
+        }
+        assert_eq!((view.next_nonce(), view.stream.epoch, view.stream.epoch_secret()), (1, 0, false));
+        // A roll in the revealed epoch is what the journal refuses: it does
+        // not fold, and changes nothing.
+        let before = (view.next_version(), view.stream);
+        let refused = view.apply(&record(4, 0, rolled(1))).unwrap_err();
+        assert!(
+            matches!(refused, FoldError::Stream { version: 4, source: Violation::EpochRevealed { epoch: 0, .. } }),
+            "{refused:?}"
+        );
+        assert_eq!((view.next_version(), view.stream), before);
+        assert!(matches!(view.apply(&record(4, 0, opened())), Err(FoldError::Opening { version: 4 })));
+        let closed = Event::BattleClosed(BattleClosed { by: "judge".into(), ..Default::default() });
+        view.apply(&record(4, 7, closed)).expect("the close");
+        assert!(view.closed() && view.closed_at == Some(4));
+        let after_close = view.apply(&record(5, 0, passed())).unwrap_err();
+        assert!(matches!(after_close, FoldError::Stream { source: Violation::Closed, .. }), "{after_close:?}");
     }
 }

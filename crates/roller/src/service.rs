@@ -182,10 +182,10 @@ impl RollerService {
         };
         let current = ledger.next_version == head.version + 1;
         if current
-            && (ledger.closed
-                || !ledger.epoch_secret
-                || ledger.epoch != head.epoch
-                || ledger.next_nonce != head.next_nonce)
+            && (ledger.stream.closed
+                || !ledger.stream.epoch_secret()
+                || ledger.stream.epoch != head.epoch
+                || ledger.stream.next_nonce != head.next_nonce)
         {
             return Ok(AtHead::ReadTheStream);
         }
@@ -283,20 +283,20 @@ impl Roller for RollerService {
             let (Some(client_seed), Some(head)) = (ledger.client_seed.clone(), ledger.head()) else {
                 return Err(Status::not_found(format!("battle {battle_id} has not been opened")));
             };
-            if ledger.closed {
+            if ledger.stream.closed {
                 return Err(failed_precondition(battle_id, "BATTLE_CLOSED", format!("battle {battle_id} is closed")));
             }
-            if !ledger.epoch_secret {
+            if !ledger.stream.epoch_secret() {
                 return Err(failed_precondition(
                     battle_id,
                     "EPOCH_REVEALED",
                     format!(
                         "the seed of epoch {} of battle {battle_id} is revealed and no new one is committed",
-                        ledger.epoch
+                        ledger.stream.epoch
                     ),
                 ));
             }
-            let rolled = self.draw(&request, &expressions, &client_seed, ledger.epoch, ledger.next_nonce);
+            let rolled = self.draw(&request, &expressions, &client_seed, ledger.stream.epoch, ledger.stream.next_nonce);
             let new_events = rolled
                 .iter()
                 .enumerate()
@@ -343,14 +343,14 @@ impl Roller for RollerService {
             let Some(head) = ledger.head().filter(|_| ledger.is_open()) else {
                 return Err(Status::not_found(format!("battle {battle_id} has not been opened")));
             };
-            if !ledger.epoch_secret {
+            if !ledger.stream.epoch_secret() {
                 return Err(failed_precondition(
                     battle_id,
                     "EPOCH_REVEALED",
-                    format!("the seed of epoch {} of battle {battle_id} is already revealed", ledger.epoch),
+                    format!("the seed of epoch {} of battle {battle_id} is already revealed", ledger.stream.epoch),
                 ));
             }
-            let epoch = ledger.epoch;
+            let epoch = ledger.stream.epoch;
             let mut reveal = vec![Event::SeedRevealed(SeedRevealed {
                 epoch,
                 server_seed: self.master_key.seed(battle_id, epoch).to_hex(),
@@ -358,7 +358,7 @@ impl Roller for RollerService {
             })];
             // A battle that goes on gets a fresh secret before its next roll,
             // so revealing never makes a future roll predictable.
-            if !request.closing && !ledger.closed {
+            if !request.closing && !ledger.stream.closed {
                 let next = epoch + 1;
                 let (commitment, commitment_signature, roller_key) = self.signed_commitment(battle_id, next);
                 reveal.push(Event::SeedCommitted(SeedCommitted {

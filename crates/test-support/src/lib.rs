@@ -5,6 +5,10 @@
 //!   temp store, optionally with a config file (users and permissions) and
 //!   the environment it reads passwords from; stoppable and restartable on
 //!   the same port and store.
+//! - [`mod@cluster`] / [`NatsCluster`]: three real `nats-server`s with
+//!   JetStream routed on loopback (`sync_interval: always`), their stream
+//!   leaders read from the monitoring endpoints; nodes killed, stopped
+//!   (SIGSTOP, a partition), continued and restarted on the same ports.
 //! - [`ServiceProcess`] / [`journal`]: a real service binary from the target
 //!   dir (`target/<profile>/battlelog-journal`), its port read from its
 //!   readiness line, then waited for over `grpc.health.v1`;
@@ -23,8 +27,10 @@
 
 pub mod auth;
 pub mod bench;
+pub mod cluster;
 
 pub use auth::TestAuth;
+pub use cluster::NatsCluster;
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;

@@ -16,12 +16,17 @@
 //! - [`fold`]: battle events read back into rules types (participants, an
 //!   action and its outcome, disputes and rulings as actions), shared with
 //!   the resolver's view.
+//! - [`stream_state`]: a battle stream's protocol state (opened, epoch and
+//!   its commitment, revealed, next nonce, closed) and the rules each event
+//!   must keep — the one fold the journal's guard, the roller's ledger, the
+//!   resolver's view and the audit share.
 
 pub mod audit;
 pub mod chain;
 pub mod export;
 pub mod fold;
 pub mod judging;
+pub mod stream_state;
 
 pub use audit::{
     AuditReport, AuditedRecord, Check, Finding, Problem, Trusted, audit, audit_trusting, audit_with_roller_key,
@@ -29,3 +34,4 @@ pub use audit::{
 pub use chain::{Hash, HashHexError, chain_hash, genesis_hash, hash_from_hex};
 pub use export::{ExportError, ExportLine};
 pub use fold::PartsError;
+pub use stream_state::{StreamEvent, StreamState, Violation};

@@ -97,8 +97,7 @@ use tokio::task::{JoinHandle, JoinSet};
 use tokio_stream::StreamExt;
 use tracing::{info, warn};
 
-use super::seam::{Conflict, EventStore, Head, KeyEntry, PlannedAppend, StoreFuture};
-use super::{ChainCheck, StorageError, StoredEvent};
+use super::{ChainCheck, Conflict, EventStore, Head, KeyEntry, PlannedAppend, StorageError, StoreFuture, StoredEvent};
 use crate::error::JournalError;
 use crate::guard::{self, BattleState};
 use crate::limits::MAX_RECORD_OVERHEAD_BYTES;

@@ -1,15 +1,15 @@
 //! The journal on an ordered key-value engine, written once for every such
-//! provider: the layout, group planning (idempotency, expected version, the
-//! battle guard, the chain), reads and chain verification. A provider gives
-//! point reads and ordered scans ([`KvRead`]) and writes a planned
-//! [`WriteSet`] atomically.
+//! provider: the layout, writing a group of planned appends (each only at
+//! the head it was planned against), heads and idempotency entries for the
+//! planner, reads and chain verification. A provider gives point reads and
+//! ordered scans ([`KvRead`]) and writes a [`WriteSet`] atomically.
 //!
 //! Layout (all integers big-endian so that byte order is numeric order):
 //!
 //! | table         | key                              | value                                        |
 //! |---------------|----------------------------------|----------------------------------------------|
 //! | `records`     | stream id, 0x00, version (u64)   | h(version) (32), global position (u64), record bytes |
-//! | `heads`       | stream id                        | head version (u64), head hash (32), battle state (45) |
+//! | `heads`       | stream id                        | head version (u64), head hash (32), battle state (53) |
 //! | `idempotency` | stream id, 0x00, key             | version (u64), fingerprint (32)              |
 //! | `global`      | global position (u64)            | the `records` key                            |
 //! | `outbox`      | `published`                      | next global position to publish (u64)        |
@@ -19,11 +19,11 @@
 //! so a stream's keys are exactly the keys starting with `stream id, 0x00`.
 //!
 //! The battle state ([`crate::guard::BattleState`]: next nonce, epoch, its
-//! commitment, revealed, closed) rides in the head value because every
+//! commitment, revealed, closed, bytes) rides in the head value because every
 //! append reads and rewrites the head anyway: the guard costs no extra read
 //! or write, and the state is written in the same atomic group as the
 //! events. A head of 40 bytes (written before the guard existed) has no
-//! state; the first append to such a stream folds its records once.
+//! state; the planner folds such a stream's records once.
 //!
 //! The outbox is the global log from the outbox cursor on: writing an
 //! event's `global` entry is writing its outbox entry, in the same group, at
@@ -31,13 +31,11 @@
 
 use std::collections::HashMap;
 
-use battlelog_proto::v1::JournalRecord;
 use battlelog_runtime::limits::recorded_event_wire_bytes;
 
-use super::{AppendOutcome, AppendedEvent, Applied, ChainCheck, GroupAppend, StoredEvent, StreamHead};
+use super::{ChainCheck, Conflict, Head, KeyEntry, PlannedAppend, StoredEvent};
 use crate::error::JournalError;
-use crate::guard::{self, BattleState, Violation};
-use crate::limits::{ExpectedVersion, ValidAppend};
+use crate::guard::BattleState;
 use crate::record::{self, Hash};
 
 /// Table names and key encodings, public so that tools (and the tampering
@@ -326,284 +324,126 @@ impl<K: KvRead> Overlay<'_, K> {
     }
 }
 
-/// Why an append was refused.
-enum Reject {
-    Refused(Violation),
-    WrongExpectedVersion { actual: Option<u64> },
-    KeyReused { key: String, version: u64 },
-    PartialRepeat { repeated_index: usize, new_index: usize },
-    Corrupt { version: u64, reason: String },
-}
+/// What [`write_group`] decided for each append: its global positions, or
+/// the head it found instead of the expected one.
+pub type GroupOutcome = Vec<Result<Vec<u64>, Conflict>>;
 
-impl Reject {
-    fn into_error(self, append: &ValidAppend) -> JournalError {
-        let stream_id = append.stream_id.clone();
-        match self {
-            Reject::Refused(Violation { field, rule, message }) => {
-                JournalError::EventRefused { stream_id, field, rule, message }
-            }
-            Reject::WrongExpectedVersion { actual } => {
-                JournalError::WrongExpectedVersion { stream_id, expected: append.expected, actual }
-            }
-            Reject::KeyReused { key, version } => JournalError::IdempotencyKeyReused { stream_id, key, version },
-            Reject::PartialRepeat { repeated_index, new_index } => {
-                JournalError::IdempotencyPartialRepeat { stream_id, repeated_index, new_index }
-            }
-            Reject::Corrupt { version, reason } => JournalError::Corrupt { stream_id, version, reason },
-        }
-    }
-}
-
-/// Plans a group of appends against `kv`: what each append gets (its
-/// versions, or why it is refused), and every write of the accepted ones, in
-/// order. Each append is checked against the state the earlier ones of the
-/// group left, and every check of an append comes before its first write,
-/// so a refused append plans nothing.
-pub fn plan_group<K: KvRead>(
+/// The writes of a group of planned appends, global positions from
+/// `first_position`: each append whose stream head (as the engine and the
+/// earlier appends of the group leave it) is still the one it was planned
+/// against writes its records, `global` and idempotency entries and the new
+/// head with its battle state; any other is refused with the head found and
+/// writes nothing. The policy was applied by the planner; this only keeps
+/// the check that makes a stale plan harmless.
+pub fn write_group<K: KvRead>(
     kv: &K,
-    group: &[GroupAppend<'_>],
+    appends: &[PlannedAppend],
     first_position: u64,
-    now_micros: i64,
-) -> Result<(Vec<Result<Applied, JournalError>>, WriteSet), JournalError> {
+) -> Result<(GroupOutcome, WriteSet), JournalError> {
     let mut writes = WriteSet::default();
     let mut position = first_position;
-    let mut outcomes = Vec::with_capacity(group.len());
-    for member in group {
+    let mut outcomes = Vec::with_capacity(appends.len());
+    for append in appends {
+        let stream = append.stream_id.as_str();
         let view = Overlay { kv, pending: &writes };
-        let planned = plan_one(&view, member, position, now_micros)?;
-        let outcome = match planned {
-            Ok((applied, planned_writes)) => {
-                if let Applied::Appended(appended) = &applied {
-                    position += appended.events.len() as u64;
-                }
-                for (table, key, value) in planned_writes {
-                    writes.put(table, key, value);
-                }
-                Ok(applied)
-            }
-            Err(reject) => Err(reject.into_error(member.append)),
+        let actual = match view.get(Table::Heads, stream.as_bytes())? {
+            None => None,
+            Some(value) => Some(
+                layout::parse_head_value(&value)
+                    .ok_or_else(|| JournalError::Corrupt {
+                        stream_id: stream.to_owned(),
+                        version: 0,
+                        reason: "unreadable stream head".into(),
+                    })?
+                    .0,
+            ),
         };
-        outcomes.push(outcome);
+        if actual != append.expected || append.records.is_empty() {
+            outcomes.push(Err(Conflict { actual }));
+            continue;
+        }
+        let mut positions = Vec::with_capacity(append.records.len());
+        for (i, planned) in append.records.iter().enumerate() {
+            let version = append.first_version() + i as u64;
+            let key = layout::record_key(stream, version);
+            writes.put(Table::Records, key.clone(), layout::record_value(&planned.hash, position, &planned.bytes));
+            writes.put(Table::Global, layout::position_key(position).to_vec(), key);
+            if let Some((k, fingerprint)) = &planned.key {
+                writes.put(
+                    Table::Idempotency,
+                    layout::idempotency_key(stream, k),
+                    layout::idempotency_value(version, fingerprint),
+                );
+            }
+            positions.push(position);
+            position += 1;
+        }
+        let last_hash = append.last_hash().unwrap_or_else(|| record::genesis_hash(stream));
+        writes.put(
+            Table::Heads,
+            stream.as_bytes().to_vec(),
+            layout::head_value(append.last_version(), &last_hash, &append.state),
+        );
+        outcomes.push(Ok(positions));
     }
     Ok((outcomes, writes))
 }
 
-type Planned = Result<(Applied, Vec<(Table, Vec<u8>, Vec<u8>)>), Reject>;
+/// A stream's head with its battle state, and the global position of its
+/// last record (so that the caller can tell whether it is durable yet).
+pub fn head<K: KvRead>(kv: &K, stream_id: &str) -> Result<Option<(Head, u64)>, JournalError> {
+    let corrupt = |version, reason: &str| JournalError::Corrupt {
+        stream_id: stream_id.to_owned(),
+        version,
+        reason: reason.into(),
+    };
+    let Some(value) = kv.get(Table::Heads, stream_id.as_bytes())? else { return Ok(None) };
+    let value = value.as_ref();
+    let (version, hash) = layout::parse_head_value(value).ok_or_else(|| corrupt(0, "unreadable stream head"))?;
+    let state = layout::parse_head_state(value)
+        .ok_or_else(|| corrupt(version, "unreadable battle state in the stream head"))?;
+    let position = record_position(kv, stream_id, version)?;
+    Ok(Some((Head { version, hash, state }, position)))
+}
 
-/// One append: the checks, then its writes.
-fn plan_one<K: KvRead>(
-    view: &Overlay<'_, K>,
-    member: &GroupAppend<'_>,
-    first_position: u64,
-    now_micros: i64,
-) -> Result<Planned, JournalError> {
-    let append = member.append;
-    let stream = append.stream_id.as_str();
-    let fingerprints: Vec<Hash> =
-        append.events.iter().map(|e| record::fingerprint(&e.event_type, &e.payload)).collect();
-
-    // Idempotency first: a retry of a committed append must get its
-    // original result even though its expected version is now stale.
-    let mut repeated: Vec<(usize, u64)> = Vec::new();
-    let mut new_index = None;
-    for (i, event) in append.events.iter().enumerate() {
-        let Some(key) = &event.idempotency_key else {
-            new_index.get_or_insert(i);
+/// The idempotency entries of `keys` in a stream, and the largest global
+/// position among their records (`None` when no key is known).
+pub fn idempotency<K: KvRead>(
+    kv: &K,
+    stream_id: &str,
+    keys: &[String],
+) -> Result<(Vec<Option<KeyEntry>>, Option<u64>), JournalError> {
+    let mut entries = Vec::with_capacity(keys.len());
+    let mut newest = None;
+    for key in keys {
+        let Some(value) = kv.get(Table::Idempotency, &layout::idempotency_key(stream_id, key))? else {
+            entries.push(None);
             continue;
         };
-        match view.get(Table::Idempotency, &layout::idempotency_key(stream, key))? {
-            None => {
-                new_index.get_or_insert(i);
-            }
-            Some(value) => {
-                let Some((version, fp)) = layout::parse_idempotency_value(&value) else {
-                    return Ok(Err(Reject::Corrupt { version: 0, reason: format!("idempotency entry of {key:?}") }));
-                };
-                if fp != fingerprints[i] {
-                    return Ok(Err(Reject::KeyReused { key: key.clone(), version }));
-                }
-                repeated.push((i, version));
-            }
-        }
+        let (version, fingerprint) =
+            layout::parse_idempotency_value(value.as_ref()).ok_or_else(|| JournalError::Corrupt {
+                stream_id: stream_id.to_owned(),
+                version: 0,
+                reason: format!("idempotency entry of {key:?}"),
+            })?;
+        let position = record_position(kv, stream_id, version)?;
+        newest = newest.max(Some(position));
+        entries.push(Some(KeyEntry { version, fingerprint }));
     }
-    if let Some(&(repeated_index, _)) = repeated.first() {
-        if let Some(new_index) = new_index {
-            return Ok(Err(Reject::PartialRepeat { repeated_index, new_index }));
-        }
-        let mut events = Vec::with_capacity(repeated.len());
-        for (_, version) in repeated {
-            match read_appended(view, stream, version)? {
-                Ok(event) => events.push(event),
-                Err(reject) => return Ok(Err(reject)),
-            }
-        }
-        return Ok(Ok((Applied::Deduplicated(AppendOutcome { events, deduplicated: true }), Vec::new())));
-    }
-
-    let head_value = view.get(Table::Heads, stream.as_bytes())?;
-    let head = match &head_value {
-        None => None,
-        Some(value) => match layout::parse_head_value(value) {
-            Some(head) => Some(head),
-            None => return Ok(Err(Reject::Corrupt { version: 0, reason: "unreadable stream head".into() })),
-        },
-    };
-    let actual = head.map(|(v, _)| v);
-    let ok = match append.expected {
-        ExpectedVersion::Any => true,
-        ExpectedVersion::NoStream => actual.is_none(),
-        ExpectedVersion::Exact(v) => actual == Some(v),
-    };
-    if !ok {
-        return Ok(Err(Reject::WrongExpectedVersion { actual }));
-    }
-
-    // The battle guard, against the state stored with the head (earlier
-    // appends of this group included: the overlay reads their writes).
-    let mut state = match (&head_value, actual) {
-        (Some(value), Some(version)) => match layout::parse_head_state(value) {
-            Some(Some(state)) => Some(state),
-            Some(None) => match fold_legacy(view, stream, version)? {
-                Ok(state) => Some(state),
-                Err(reject) => return Ok(Err(reject)),
-            },
-            None => {
-                return Ok(Err(Reject::Corrupt {
-                    version,
-                    reason: "unreadable battle state in the stream head".into(),
-                }));
-            }
-        },
-        _ => None,
-    };
-    let first_version = actual.map_or(0, |v| v + 1);
-    let records: Vec<Vec<u8>> = append
-        .events
-        .iter()
-        .enumerate()
-        .map(|(i, event)| {
-            record::encode(&JournalRecord {
-                stream_id: stream.to_owned(),
-                version: first_version + i as u64,
-                event_id: member.event_ids[i].clone(),
-                event_type: event.event_type.clone(),
-                recorded_at_unix_micros: now_micros,
-                idempotency_key: event.idempotency_key.clone().unwrap_or_default(),
-                payload: event.payload.clone(),
-            })
-        })
-        .collect();
-    for (i, checked) in append.checked.iter().enumerate() {
-        let closed_before = state.is_some_and(|s| s.closed);
-        let step = guard::apply(state, i, checked).and_then(|mut next| {
-            let version = first_version + i as u64;
-            guard::charge(&mut next, closed_before, i, checked, version, records[i].len(), &append.budget)?;
-            Ok(next)
-        });
-        match step {
-            Ok(next) => state = Some(next),
-            Err(violation) => return Ok(Err(Reject::Refused(violation))),
-        }
-    }
-    let Some(state) = state else {
-        return Ok(Err(Reject::Corrupt { version: 0, reason: "an append without events".into() }));
-    };
-
-    let mut previous = head.map_or_else(|| record::genesis_hash(stream), |(_, h)| h);
-    let mut events = Vec::with_capacity(append.events.len());
-    let mut writes = Vec::with_capacity(append.events.len() * 3 + 1);
-    for ((i, event), bytes) in append.events.iter().enumerate().zip(records) {
-        let version = first_version + i as u64;
-        let position = first_position + i as u64;
-        let event_id = member.event_ids[i].clone();
-        let hash = record::chain_hash(&previous, &bytes);
-        let key = layout::record_key(stream, version);
-        writes.push((Table::Records, key.clone(), layout::record_value(&hash, position, &bytes)));
-        writes.push((Table::Global, layout::position_key(position).to_vec(), key));
-        if let Some(k) = &event.idempotency_key {
-            writes.push((
-                Table::Idempotency,
-                layout::idempotency_key(stream, k),
-                layout::idempotency_value(version, &fingerprints[i]),
-            ));
-        }
-        previous = hash;
-        events.push(AppendedEvent {
-            version,
-            global_position: position,
-            event_id,
-            hash,
-            recorded_at_unix_micros: now_micros,
-        });
-    }
-    let last = first_version + append.events.len() as u64 - 1;
-    writes.push((Table::Heads, stream.as_bytes().to_vec(), layout::head_value(last, &previous, &state)));
-    Ok(Ok((Applied::Appended(AppendOutcome { events, deduplicated: false }), writes)))
+    Ok((entries, newest))
 }
 
-/// The battle state of a stream whose head predates the guard: its records
-/// folded once (the append then stores the state with the head). A history
-/// that does not fold as a battle takes no more appends: the guard could not
-/// vouch for anything after it.
-fn fold_legacy<K: KvRead>(
-    view: &Overlay<'_, K>,
-    stream: &str,
-    head_version: u64,
-) -> Result<Result<BattleState, Reject>, JournalError> {
-    let mut state = None;
-    for version in 0..=head_version {
-        let corrupt = |reason: &str| Reject::Corrupt { version, reason: reason.into() };
-        let Some(value) = view.get(Table::Records, &layout::record_key(stream, version))? else {
-            return Ok(Err(corrupt("record missing")));
-        };
-        let Some((_, _, bytes)) = layout::split_record_value(&value) else {
-            return Ok(Err(corrupt("record truncated")));
-        };
-        let Ok(record) = record::decode(bytes) else {
-            return Ok(Err(corrupt("record does not decode")));
-        };
-        let step = guard::inspect(0, &record.event_type, &record.payload).and_then(|c| guard::apply(state, 0, &c));
-        match step {
-            // Counted as it stands, with no budget check: it is stored.
-            Ok(next) => state = Some(BattleState { bytes: next.bytes + bytes.len() as u64, ..next }),
-            Err(v) => {
-                return Ok(Err(Reject::Refused(Violation {
-                    field: "stream_id".into(),
-                    rule: guard::Rule::StreamNotABattle,
-                    message: format!(
-                        "version {version}, stored before the battle guard, breaks {}: {}",
-                        v.rule.reason(),
-                        v.message
-                    ),
-                })));
-            }
-        }
-    }
-    Ok(state.ok_or(Reject::Corrupt { version: 0, reason: "a head without records".into() }))
-}
-
-fn read_appended<K: KvRead>(
-    view: &Overlay<'_, K>,
-    stream_id: &str,
-    version: u64,
-) -> Result<Result<AppendedEvent, Reject>, JournalError> {
-    let corrupt = |reason: &str| Reject::Corrupt { version, reason: reason.into() };
-    let Some(value) = view.get(Table::Records, &layout::record_key(stream_id, version))? else {
-        return Ok(Err(corrupt("record missing")));
-    };
-    let Some((hash, global_position, bytes)) = layout::split_record_value(&value) else {
-        return Ok(Err(corrupt("record truncated")));
-    };
-    let Ok(decoded) = record::decode(bytes) else {
-        return Ok(Err(corrupt("record does not decode")));
-    };
-    Ok(Ok(AppendedEvent {
+/// The global position of a stream's record.
+fn record_position<K: KvRead>(kv: &K, stream_id: &str, version: u64) -> Result<u64, JournalError> {
+    let value = kv.get(Table::Records, &layout::record_key(stream_id, version))?.ok_or_else(|| {
+        JournalError::Corrupt { stream_id: stream_id.to_owned(), version, reason: "record missing".into() }
+    })?;
+    let (_, position, _) = layout::split_record_value(value.as_ref()).ok_or_else(|| JournalError::Corrupt {
+        stream_id: stream_id.to_owned(),
         version,
-        global_position,
-        event_id: decoded.event_id,
-        hash,
-        recorded_at_unix_micros: decoded.recorded_at_unix_micros,
-    }))
+        reason: "record truncated".into(),
+    })?;
+    Ok(position)
 }
 
 /// The next global position: one past the last `global` key.
@@ -708,27 +548,6 @@ fn read_by_record_key<K: KvRead>(kv: &K, record_key: &[u8]) -> Result<StoredEven
         reason: "record missing".into(),
     })?;
     decode_stored(stream_id, version, value.as_ref())
-}
-
-/// See [`super::EventStore::stream_head`].
-pub fn stream_head<K: KvRead>(kv: &K, stream_id: &str, durable: u64) -> Result<StreamHead, JournalError> {
-    let mut head = None;
-    let from = layout::record_key(stream_id, 0);
-    let to = layout::record_key(stream_id, u64::MAX);
-    kv.scan(Table::Records, &from, &to, true, &mut |key, value| {
-        let version = layout::parse_record_key(key).map_or(u64::MAX, |(_, v)| v);
-        let (hash, position, _) = layout::split_record_value(value).ok_or_else(|| JournalError::Corrupt {
-            stream_id: stream_id.to_owned(),
-            version,
-            reason: "truncated record".into(),
-        })?;
-        if position < durable {
-            head = Some(StreamHead { version: Some(version), hash });
-            return Ok(Visit::Stop);
-        }
-        Ok(Visit::More)
-    })?;
-    Ok(head.unwrap_or(StreamHead { version: None, hash: record::genesis_hash(stream_id) }))
 }
 
 fn broken(version: u64, reason: impl Into<String>) -> ChainCheck {

@@ -1,33 +1,54 @@
 //! The in-memory provider: the [`super::kv`] layout in ordered maps behind
-//! one lock. Complete (every [`EventStore`] method, the same checks and the
-//! same answers as on disk) but not durable: for unit tests, and for
-//! embedding where losing everything at exit is fine.
+//! one lock, under the same [`KvStore`] as sled. Complete (every
+//! [`super::EventStore`] method, the same checks and the same answers as on
+//! disk) but not durable: for unit tests, and for embedding where losing
+//! everything at exit is fine.
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::{Mutex, MutexGuard};
 
-use super::kv::{self, KvRead, Table, Visit, Visitor};
-use super::{Applied, ChainCheck, EventStore, GroupAppend, StoredEvent, StreamHead};
+use super::kv::{KvRead, Table, Visit, Visitor, WriteSet};
+use super::kv_store::{KvEngine, KvStore};
 use crate::error::JournalError;
 
-/// Every table as an ordered map.
-#[derive(Debug, Default)]
-struct Tables {
-    maps: [BTreeMap<Vec<u8>, Vec<u8>>; Table::ALL.len()],
-}
+/// The journal in memory: [`KvStore`]'s group commit on [`MemoryTables`].
+pub type MemoryStore = KvStore<MemoryTables>;
 
-impl Tables {
-    fn map(&self, table: Table) -> &BTreeMap<Vec<u8>, Vec<u8>> {
-        &self.maps[usize::from(table.tag())]
+impl KvStore<MemoryTables> {
+    /// An empty store.
+    pub fn new() -> Self {
+        // Starting a committer on empty maps fails only if no thread can be
+        // spawned, which leaves nothing to run tests or an embedding on.
+        KvStore::start(MemoryTables::default(), 1024).expect("start the in-memory store's committer thread")
     }
 }
 
-impl KvRead for Tables {
+impl Default for KvStore<MemoryTables> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Every table as an ordered map, behind one lock.
+#[derive(Debug, Default)]
+pub struct MemoryTables {
+    maps: Mutex<[BTreeMap<Vec<u8>, Vec<u8>>; Table::ALL.len()]>,
+}
+
+impl MemoryTables {
+    fn maps(&self) -> MutexGuard<'_, [BTreeMap<Vec<u8>, Vec<u8>>; Table::ALL.len()]> {
+        // Nothing leaves the maps half-updated across a panic: a group's
+        // writes are applied after all its checks.
+        self.maps.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+impl KvRead for MemoryTables {
     type Value = Vec<u8>;
 
     fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>, JournalError> {
-        Ok(self.map(table).get(key).cloned())
+        Ok(self.maps()[usize::from(table.tag())].get(key).cloned())
     }
 
     fn scan(
@@ -41,7 +62,8 @@ impl KvRead for Tables {
         if from > to {
             return Ok(());
         }
-        let range = self.map(table).range::<[u8], _>((Bound::Included(from), Bound::Included(to)));
+        let maps = self.maps();
+        let range = maps[usize::from(table.tag())].range::<[u8], _>((Bound::Included(from), Bound::Included(to)));
         let entries: Box<dyn Iterator<Item = (&Vec<u8>, &Vec<u8>)>> =
             if reverse { Box::new(range.rev()) } else { Box::new(range) };
         for (key, value) in entries {
@@ -53,97 +75,38 @@ impl KvRead for Tables {
     }
 
     fn last_key(&self, table: Table) -> Result<Option<Vec<u8>>, JournalError> {
-        Ok(self.map(table).last_key_value().map(|(k, _)| k.clone()))
+        Ok(self.maps()[usize::from(table.tag())].last_key_value().map(|(k, _)| k.clone()))
     }
 }
 
-/// The journal's tables in memory.
-#[derive(Debug, Default)]
-pub struct MemoryStore {
-    tables: Mutex<Tables>,
-}
+impl KvEngine for MemoryTables {
+    const NAME: &'static str = "memory";
 
-impl MemoryStore {
-    /// An empty store.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    fn tables(&self) -> MutexGuard<'_, Tables> {
-        // Nothing leaves the maps half-updated across a panic: a group's
-        // writes are applied after all its checks.
-        self.tables.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-}
-
-impl EventStore for MemoryStore {
-    fn next_position(&self) -> Result<u64, JournalError> {
-        kv::next_position(&*self.tables())
-    }
-
-    fn append_group(
-        &self,
-        group: &[GroupAppend<'_>],
-        first_position: u64,
-        now_micros: i64,
-    ) -> Result<Vec<Result<Applied, JournalError>>, JournalError> {
-        let mut tables = self.tables();
-        let (outcomes, writes) = kv::plan_group(&*tables, group, first_position, now_micros)?;
-        for (table, key, value) in writes.writes {
-            tables.maps[usize::from(table.tag())].insert(key, value);
+    fn commit(&self, writes: &WriteSet, _end: u64) -> Result<(), JournalError> {
+        let mut maps = self.maps();
+        for (table, key, value) in &writes.writes {
+            maps[usize::from(table.tag())].insert(key.clone(), value.clone());
         }
-        Ok(outcomes)
+        Ok(())
     }
 
     fn flush(&self) -> Result<(), JournalError> {
         Ok(())
     }
 
-    fn read_stream(
-        &self,
-        stream_id: &str,
-        from_version: u64,
-        max_count: usize,
-        max_bytes: usize,
-        durable: u64,
-    ) -> Result<Vec<StoredEvent>, JournalError> {
-        kv::read_stream(&*self.tables(), stream_id, from_version, max_count, max_bytes, durable)
-    }
-
-    fn read_all(
-        &self,
-        from_position: u64,
-        max_count: usize,
-        max_bytes: usize,
-        durable: u64,
-    ) -> Result<Vec<StoredEvent>, JournalError> {
-        kv::read_all(&*self.tables(), from_position, max_count, max_bytes, durable)
-    }
-
-    fn stream_head(&self, stream_id: &str, durable: u64) -> Result<StreamHead, JournalError> {
-        kv::stream_head(&*self.tables(), stream_id, durable)
-    }
-
-    fn verify_chain(&self, stream_id: &str, durable: u64) -> Result<ChainCheck, JournalError> {
-        let tables = self.tables();
-        let head = tables.get(Table::Heads, stream_id.as_bytes())?;
-        kv::verify_chain(&*tables, stream_id, head.as_deref(), durable)
-    }
-
-    fn outbox_cursor(&self) -> Result<u64, JournalError> {
-        kv::outbox_cursor(&*self.tables())
-    }
-
     fn set_outbox_cursor(&self, next: u64) -> Result<(), JournalError> {
-        let cursor = kv::layout::OUTBOX_CURSOR.to_vec();
-        self.tables().maps[usize::from(Table::Outbox.tag())].insert(cursor, next.to_be_bytes().to_vec());
+        let cursor = super::kv::layout::OUTBOX_CURSOR.to_vec();
+        self.maps()[usize::from(Table::Outbox.tag())].insert(cursor, next.to_be_bytes().to_vec());
         Ok(())
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::MemoryStore;
+    use std::sync::Arc;
 
-    crate::store::conformance::conformance_tests!((Box::new(MemoryStore::new()), ()));
+    use super::MemoryStore;
+    use crate::store::EventStore;
+
+    crate::conformance_tests!(async { (Arc::new(MemoryStore::new()) as Arc<dyn EventStore>, ()) });
 }

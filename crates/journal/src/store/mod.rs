@@ -1,162 +1,199 @@
-//! The storage seam: [`EventStore`], what the committer, the outbox drain and
-//! the readers need of a storage engine, and its two providers.
+//! The storage seam: [`EventStore`], what the journal needs of a log
+//! engine, and its providers.
 //!
-//! - [`EventStore`]: append a group of appends (each all or nothing, checked
-//!   against its expected version, its idempotency keys and the battle
-//!   guard), make it durable, read a stream or the global log, a stream's
-//!   head, verify a chain, keep the outbox cursor. Modelled on restate's
-//!   bifrost `Loglet`: a narrow trait, durability promised only by
-//!   [`EventStore::flush`], and one conformance suite run against every
+//! The append policy (idempotency keys, expected versions, the battle
+//! guard, the chain) is the journal's, above storage
+//! ([`crate::planner`]): it reads a stream's [`Head`] and idempotency
+//! entries from the store, decides, and hands the store a
+//! [`PlannedAppend`] — the exact records, their hashes, the battle state
+//! after them — to write atomically *if the stream's head is still the one
+//! it planned against*. A store that finds another head refuses with a
+//! [`Conflict`] and the journal plans again. So a store needs no policy of
+//! its own: an ordered key-value engine (sled, memory) checks the head
+//! under its one writer, a NATS JetStream stream with
+//! `Nats-Expected-Last-Subject-Sequence`, and several journal processes can
+//! share one log without forking a battle.
+//!
+//! - [`EventStore`]: async and narrow — heads and idempotency entries for
+//!   the planner, append planned groups (the store assigns global
+//!   positions), read a stream or the global log, verify a chain, wake
+//!   subscribers, an optional outbox cursor. Modelled on restate's bifrost
+//!   `Loglet`: a narrow trait and one conformance suite run against every
 //!   provider.
-//! - [`kv`]: the layout and the append, read and verify logic for an
+//! - [`kv`]: the layout, group writing, reads and chain verification for an
 //!   ordered key-value engine, written once; [`layout`] is its byte layout.
-//! - [`sled`]: the on-disk provider ([`SledStore`]), sled's types private
-//!   to it; [`memory`]: the in-memory provider ([`MemoryStore`]), complete
-//!   but not durable, for tests.
-//! - `conformance` (tests only): the suite both providers pass.
+//! - [`sled`]: the on-disk provider ([`SledStore`]: group commit, one flush
+//!   per group; sled's types private to it); [`memory`]: the in-memory
+//!   provider ([`MemoryStore`]), complete but not durable.
+//! - [`jetstream`]: the NATS JetStream provider ([`jetstream::JetStreamStore`]):
+//!   one message per planned append on a subject per battle, the expected
+//!   version as JetStream's expected last subject sequence; several journals
+//!   may share it.
+//! - [`conformance`] (feature `test-util`, and this crate's tests): the suite
+//!   every provider passes, callable from outside the crate.
 //!
-//! A provider for an engine that is not an ordered key-value store (a NATS
-//! JetStream cluster, say, with the per-subject expected sequence as the
-//! expected version) implements [`EventStore`] directly.
-//!
-//! Durability is the journal's business, not the store's: the committer
-//! calls [`EventStore::flush`] after each group and then raises a durable
-//! watermark (a global position); every read takes that watermark as
-//! `durable` and returns nothing at or past it, so no reader, subscriber or
-//! publisher ever sees an event before its append was acknowledged.
+//! Every answer a store gives is durable: an append resolves only once its
+//! records are (flushed, or acknowledged by a quorum), and reads, heads and
+//! idempotency entries show nothing that is not, so no reader, subscriber,
+//! retry or publisher ever sees an event before its append was acknowledged.
 
-#[cfg(test)]
-pub(crate) mod conformance;
+#[cfg(any(test, feature = "test-util"))]
+pub mod conformance;
 pub mod jetstream;
 pub mod kv;
+pub mod kv_store;
 pub mod memory;
-pub mod seam;
 pub mod sled;
 
+use std::future::Future;
+use std::pin::Pin;
+
 use battlelog_proto::v1::JournalRecord;
+use tokio::sync::watch;
 
 use crate::error::JournalError;
-use crate::guard::Checked;
-use crate::limits::{ExpectedVersion, NewEvent, ValidAppend};
+use crate::guard::BattleState;
 use crate::record::Hash;
 
 pub use self::kv::layout;
 pub use self::memory::MemoryStore;
 pub use self::sled::SledStore;
 
-/// A storage engine for the journal. All methods block (the committer runs
-/// on its own thread; reads are short).
+/// What a store's async methods return.
+pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, JournalError>> + Send + 'a>>;
+
+/// A log engine for the journal. Every method is async (a store may be a
+/// network away) and every answer is durable (see the module doc).
 pub trait EventStore: Send + Sync + std::fmt::Debug + 'static {
-    /// The first global position not yet written: where the next group
-    /// starts. Read once at open; the committer counts from there.
-    fn next_position(&self) -> Result<u64, JournalError>;
+    /// The engine's name, for logs and errors (`sled`, `memory`, `jetstream`).
+    fn engine(&self) -> &'static str;
 
-    /// Applies `group` in order, global positions from `first_position`,
-    /// each append checked (idempotency keys first, then the expected
-    /// version, then the battle guard) against the stream as the earlier
-    /// appends of the group left it. Each append writes all its records,
-    /// index entries, head and guard state, or (refused: the inner `Err`)
-    /// nothing; a crash never leaves part of one. The outer `Err` means the
-    /// engine failed and nothing of the group can be trusted.
-    ///
-    /// Not durable until [`EventStore::flush`] returns.
-    fn append_group(
-        &self,
-        group: &[GroupAppend<'_>],
-        first_position: u64,
-        now_micros: i64,
-    ) -> Result<Vec<Result<Applied, JournalError>>, JournalError>;
+    /// A stream's durable head, `None` for a stream without events.
+    fn head<'a>(&'a self, stream_id: &'a str) -> StoreFuture<'a, Option<Head>>;
 
-    /// Makes everything appended so far durable (one sync for however many
-    /// groups were appended since the last one).
-    fn flush(&self) -> Result<(), JournalError>;
+    /// What each of `keys` was recorded with in `stream_id` (in order;
+    /// `None` for a key never used there).
+    fn idempotency<'a>(&'a self, stream_id: &'a str, keys: &'a [String]) -> StoreFuture<'a, Vec<Option<KeyEntry>>>;
 
-    /// Events of a stream from `from_version` that lie below the global
-    /// position `durable`: at most `max_count`, and (after the first) at most
-    /// `max_bytes` as the page will be sent
+    /// Appends planned appends, each all or nothing and only if its stream's
+    /// head is still [`PlannedAppend::expected`]; otherwise that one is
+    /// refused with the head found ([`Conflict`]) and nothing of it is
+    /// written. The store assigns global positions, increasing in commit
+    /// order. Resolves once what it wrote is durable; the outer `Err` means
+    /// the engine failed and the outcome of the whole call is unknown.
+    fn append(&self, appends: Vec<PlannedAppend>) -> StoreFuture<'_, Vec<Result<Vec<u64>, Conflict>>>;
+
+    /// Events of a stream from `from_version`: at most `max_count`, and
+    /// (after the first) at most `max_bytes` as the page will be sent
     /// ([`battlelog_runtime::limits::recorded_event_wire_bytes`] of each).
-    fn read_stream(
-        &self,
-        stream_id: &str,
+    fn read_stream<'a>(
+        &'a self,
+        stream_id: &'a str,
         from_version: u64,
         max_count: usize,
         max_bytes: usize,
-        durable: u64,
-    ) -> Result<Vec<StoredEvent>, JournalError>;
+    ) -> StoreFuture<'a, Vec<StoredEvent>>;
 
-    /// Events of the global log from `from_position`, below `durable`, bounded
-    /// as [`EventStore::read_stream`].
-    fn read_all(
-        &self,
-        from_position: u64,
-        max_count: usize,
-        max_bytes: usize,
-        durable: u64,
-    ) -> Result<Vec<StoredEvent>, JournalError>;
-
-    /// The last event of a stream below `durable`.
-    fn stream_head(&self, stream_id: &str, durable: u64) -> Result<StreamHead, JournalError>;
+    /// Events of the global log from `from_position` (the first event at or
+    /// past it), bounded as [`EventStore::read_stream`].
+    fn read_all(&self, from_position: u64, max_count: usize, max_bytes: usize) -> StoreFuture<'_, Vec<StoredEvent>>;
 
     /// Recomputes a stream's chain from the stored bytes and names the first
-    /// version where it breaks (see [`ChainCheck`]); `durable` tells records
-    /// the head must cover from ones appended after it was read.
-    fn verify_chain(&self, stream_id: &str, durable: u64) -> Result<ChainCheck, JournalError>;
+    /// version where it breaks (see [`ChainCheck`]).
+    fn verify_chain<'a>(&'a self, stream_id: &'a str) -> StoreFuture<'a, ChainCheck>;
 
-    /// The outbox cursor: every global position below it is published.
-    fn outbox_cursor(&self) -> Result<u64, JournalError>;
+    /// Changes (to some larger number) whenever new events may have become
+    /// readable: subscriptions wait on it between reads.
+    fn changes(&self) -> watch::Receiver<u64>;
+
+    /// The outbox cursor (every global position below it is published), for
+    /// a store whose committed events must be fanned out by the journal;
+    /// `None` for a store whose log is itself the fan-out (JetStream).
+    fn outbox_cursor(&self) -> StoreFuture<'_, Option<u64>> {
+        Box::pin(async { Ok(None) })
+    }
 
     /// Moves the outbox cursor. Need not be durable on its own: a move lost
     /// in a crash only republishes (deduplicated by event id).
-    fn set_outbox_cursor(&self, next: u64) -> Result<(), JournalError>;
+    fn set_outbox_cursor(&self, next: u64) -> StoreFuture<'_, ()> {
+        let _ = next;
+        Box::pin(async { Ok(()) })
+    }
+
+    /// Finishes what is in flight and releases the engine (sled's lock on
+    /// its directory). Appends after this fail.
+    fn close(&self) -> StoreFuture<'_, ()>;
 }
 
-/// One append of a group, with the event ids the committer gave it.
-#[derive(Debug, Clone, Copy)]
-pub struct GroupAppend<'a> {
-    /// The validated append.
-    pub(crate) append: &'a ValidAppend,
-    /// One id per event.
-    pub(crate) event_ids: &'a [String],
+/// A stream's head as the planner needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Head {
+    /// The last version.
+    pub version: u64,
+    /// h(version).
+    pub hash: Hash,
+    /// The battle state after it; `None` for a stream stored before the
+    /// guard (the planner folds its records once).
+    pub state: Option<BattleState>,
 }
 
-impl<'a> GroupAppend<'a> {
-    pub(crate) fn new(append: &'a ValidAppend, event_ids: &'a [String]) -> Self {
-        Self { append, event_ids }
-    }
-
-    /// The stream appended to.
-    pub fn stream_id(&self) -> &'a str {
-        &self.append.stream_id
-    }
-
-    /// What the caller expects the stream's version to be.
-    pub fn expected(&self) -> ExpectedVersion {
-        self.append.expected
-    }
-
-    /// The events, validated against the limits.
-    pub fn events(&self) -> &'a [NewEvent] {
-        &self.append.events
-    }
-
-    /// What the battle guard needs of each event ([`crate::guard::apply`]).
-    pub fn checked(&self) -> &'a [Checked] {
-        &self.append.checked
-    }
-
-    /// The id of each event.
-    pub fn event_ids(&self) -> &'a [String] {
-        self.event_ids
-    }
+/// What an idempotency key remembers: the version it was appended at and
+/// [`crate::record::fingerprint`] of its event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyEntry {
+    /// Version of the keyed event.
+    pub version: u64,
+    /// Its type and payload, hashed.
+    pub fingerprint: Hash,
 }
 
-/// What applying one append did.
+/// One append, planned: everything the store writes, decided above it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Applied {
-    /// New events were written.
-    Appended(AppendOutcome),
-    /// Every key was known: the original result, nothing written.
-    Deduplicated(AppendOutcome),
+pub struct PlannedAppend {
+    /// The stream.
+    pub stream_id: String,
+    /// The head it was planned against (`None`: the stream must not exist).
+    /// The records follow on from it.
+    pub expected: Option<u64>,
+    /// The records, versions `expected + 1` on (0 on for a new stream).
+    pub records: Vec<PlannedRecord>,
+    /// The battle state after the last record.
+    pub state: BattleState,
+}
+
+impl PlannedAppend {
+    /// The version of the first record.
+    pub fn first_version(&self) -> u64 {
+        self.expected.map_or(0, |v| v + 1)
+    }
+
+    /// The version of the last record.
+    pub fn last_version(&self) -> u64 {
+        self.first_version() + self.records.len().saturating_sub(1) as u64
+    }
+
+    /// h(last version).
+    pub fn last_hash(&self) -> Option<Hash> {
+        self.records.last().map(|r| r.hash)
+    }
+}
+
+/// One record of a [`PlannedAppend`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedRecord {
+    /// The exact record bytes (PROTOCOL.md §4), stored and hashed as they are.
+    pub bytes: Vec<u8>,
+    /// h(version).
+    pub hash: Hash,
+    /// Its idempotency key and the event's fingerprint, if keyed.
+    pub key: Option<(String, Hash)>,
+}
+
+/// A [`PlannedAppend`] refused: its stream's head moved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Conflict {
+    /// The head version found.
+    pub actual: Option<u64>,
 }
 
 /// The engine failed (I/O, a poisoned lock, an internal bug). Engine-neutral:

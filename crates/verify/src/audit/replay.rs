@@ -11,7 +11,9 @@ use rules::{Action, Battle, Outcome};
 
 use super::rolls::{check_reveal, rederive};
 use super::{AuditReport, DisputeSeen, Problem, RulingSeen};
+use crate::chain::Hash;
 use crate::fold::{dispute_action, participants, resolved_parts, ruling_action};
+use crate::stream_state::{StreamEvent, StreamState, Violation};
 
 /// Checks the decoded events of a battle, in journal order.
 pub(super) fn check_battle(report: &mut AuditReport, events: &[(u64, Event)]) {
@@ -28,9 +30,13 @@ struct Replay {
     /// The rules state, once the battle opened under a known ruleset.
     battle: Option<Battle>,
     client_seed: String,
-    /// The current epoch.
-    epoch: u32,
+    /// Opened, the current epoch, whether it is revealed, the next nonce,
+    /// closed: the stream's fold, as recorded. The audit reports the rules
+    /// an event breaks and goes on from what was recorded.
+    stream: StreamState,
     commitments: BTreeMap<u32, String>,
+    /// The seeds revealed, by epoch, each against its epoch's commitment:
+    /// what every roll is re-derived from.
     revealed: BTreeMap<u32, String>,
     /// By nonce, the latest journaled: what an action's nonce refers to.
     rolls: BTreeMap<u64, DiceRolled>,
@@ -39,41 +45,78 @@ struct Replay {
     /// the real roll it duplicates).
     journaled_rolls: Vec<(u64, DiceRolled)>,
     used_nonces: HashSet<u64>,
-    next_nonce: u64,
     /// The close and the epoch current then: that epoch must be revealed.
     closed_at: Option<(u64, u32)>,
 }
 
+/// What the stream fold needs of `event`, for the audit. Its digests are
+/// left out (zero): the audit checks each revealed seed against its own
+/// epoch's commitment ([`check_reveal`], which also reports a seed that
+/// is not hex), so it never asks the fold to compare them, and a
+/// commitment that is not hex must not keep the fold from going on.
+fn stream_event(event: &Event) -> StreamEvent {
+    match event {
+        Event::BattleOpened(_) => StreamEvent::Opened { commitment: Hash::default() },
+        Event::SeedCommitted(committed) => {
+            StreamEvent::Committed { epoch: committed.epoch, commitment: Hash::default() }
+        }
+        Event::DiceRolled(rolled) => StreamEvent::Rolled { epoch: rolled.epoch, nonce: rolled.nonce },
+        Event::SeedRevealed(revealed) => StreamEvent::Revealed { epoch: revealed.epoch, seed_hash: Hash::default() },
+        Event::BattleClosed(_) => StreamEvent::Closed,
+        Event::DisputeRaised(_) | Event::JudgeRuling(_) => StreamEvent::Appeal,
+        Event::ActionResolved(_) => StreamEvent::Other,
+    }
+}
+
 impl Replay {
     fn event(&mut self, report: &mut AuditReport, version: u64, event: &Event) {
+        let step = stream_event(event);
+        let broken = self.stream.violations(&step);
         // A reveal is what closing does, and disputes and rulings may follow
         // in the appeal window (a policy of the resolver's clock, which an
         // offline audit cannot judge); anything else after it may not.
-        let after_close_allowed =
-            matches!(event, Event::SeedRevealed(_) | Event::DisputeRaised(_) | Event::JudgeRuling(_));
-        if self.closed_at.is_some() && !after_close_allowed {
+        if broken.contains(&Violation::Closed) {
             report.find(version, Problem::AfterClose);
         }
         match event {
-            Event::BattleOpened(opened) => self.battle_opened(report, version, opened),
-            _ if self.battle.is_none() && version == 0 => report.find(version, Problem::NotOpened),
-            Event::SeedCommitted(committed) => self.seed_committed(report, version, committed),
-            Event::DiceRolled(rolled) => self.dice_rolled(report, version, rolled),
+            // An opening out of place changes nothing.
+            Event::BattleOpened(opened) => {
+                if !self.battle_opened(report, version, opened, &broken) {
+                    return;
+                }
+            }
+            _ if !self.stream.opened && version == 0 => return report.find(version, Problem::NotOpened),
+            Event::SeedCommitted(committed) => self.seed_committed(report, version, committed, &broken),
+            Event::DiceRolled(rolled) => self.dice_rolled(report, version, rolled, &broken),
             Event::ActionResolved(resolved) => self.action_resolved(report, version, resolved),
             Event::DisputeRaised(dispute) => {
                 report.disputes.push(DisputeSeen::new(version, dispute));
                 self.fold_command(report, version, &dispute_action(dispute));
             }
             Event::JudgeRuling(ruling) => self.judge_ruling(report, version, ruling),
-            Event::SeedRevealed(reveal) => self.seed_revealed(report, version, reveal),
-            Event::BattleClosed(_) => self.closed_at = Some((version, self.epoch)),
+            // Only a reveal that matches its epoch's commitment reveals it.
+            Event::SeedRevealed(reveal) => {
+                if !self.seed_revealed(report, version, reveal) {
+                    return;
+                }
+            }
+            Event::BattleClosed(_) => self.closed_at = Some((version, self.stream.epoch)),
         }
+        self.stream.advance(&step);
     }
 
-    fn battle_opened(&mut self, report: &mut AuditReport, version: u64, opened: &BattleOpened) {
-        if version != 0 || self.battle.is_some() {
+    /// Whether this is the battle's opening: version 0, once (a finding
+    /// says why not).
+    fn battle_opened(
+        &mut self,
+        report: &mut AuditReport,
+        version: u64,
+        opened: &BattleOpened,
+        broken: &[Violation],
+    ) -> bool {
+        if version != 0 || broken.contains(&Violation::AlreadyOpened) {
             report.find(version, Problem::OpenedAgain);
-            return;
+            return false;
         }
         self.client_seed.clone_from(&opened.client_seed);
         self.commitments.insert(0, opened.commitment.clone());
@@ -81,28 +124,39 @@ impl Replay {
             Ok(battle) => self.battle = Some(battle),
             Err(problem) => report.find(version, problem),
         }
+        true
     }
 
-    fn seed_committed(&mut self, report: &mut AuditReport, version: u64, committed: &SeedCommitted) {
-        let previous = self.epoch;
-        if previous.checked_add(1) != Some(committed.epoch) {
-            report.find(version, Problem::EpochOutOfOrder { epoch: committed.epoch, previous });
+    fn seed_committed(
+        &mut self,
+        report: &mut AuditReport,
+        version: u64,
+        committed: &SeedCommitted,
+        broken: &[Violation],
+    ) {
+        let (epoch, previous) = (committed.epoch, self.stream.epoch);
+        for violation in broken {
+            match violation {
+                Violation::EpochMismatch { .. } => report.find(version, Problem::EpochOutOfOrder { epoch, previous }),
+                Violation::EpochNotRevealed { .. } => {
+                    report.find(version, Problem::EpochBeforeReveal { epoch, previous })
+                }
+                _ => {}
+            }
         }
-        if !self.revealed.contains_key(&previous) {
-            report.find(version, Problem::EpochBeforeReveal { epoch: committed.epoch, previous });
-        }
-        self.epoch = committed.epoch;
-        self.commitments.insert(committed.epoch, committed.commitment.clone());
+        self.commitments.insert(epoch, committed.commitment.clone());
     }
 
-    fn dice_rolled(&mut self, report: &mut AuditReport, version: u64, rolled: &DiceRolled) {
-        if rolled.nonce != self.next_nonce {
-            report.find(version, Problem::NonceOutOfOrder { nonce: rolled.nonce, next: self.next_nonce });
+    fn dice_rolled(&mut self, report: &mut AuditReport, version: u64, rolled: &DiceRolled, broken: &[Violation]) {
+        if let Some(&Violation::NonceOutOfOrder { nonce, next }) =
+            broken.iter().find(|v| matches!(v, Violation::NonceOutOfOrder { .. }))
+        {
+            report.find(version, Problem::NonceOutOfOrder { nonce, next });
         }
-        if rolled.epoch != self.epoch || self.revealed.contains_key(&rolled.epoch) {
-            report.find(version, Problem::RollOutsideEpoch { epoch: rolled.epoch, current: self.epoch });
+        // Outside the current epoch, or in it once it is revealed: one finding.
+        if broken.iter().any(|v| matches!(v, Violation::EpochMismatch { .. } | Violation::EpochRevealed { .. })) {
+            report.find(version, Problem::RollOutsideEpoch { epoch: rolled.epoch, current: self.stream.epoch });
         }
-        self.next_nonce = self.next_nonce.max(rolled.nonce).saturating_add(1);
         self.journaled_rolls.push((version, rolled.clone()));
         if self.rolls.insert(rolled.nonce, rolled.clone()).is_some() {
             report.find(version, Problem::NonceReused { nonce: rolled.nonce });
@@ -204,12 +258,18 @@ impl Replay {
         report.rulings.push(RulingSeen::new(version, ruling, before.as_ref(), after));
     }
 
-    fn seed_revealed(&mut self, report: &mut AuditReport, version: u64, reveal: &SeedRevealed) {
+    /// Whether the seed matches its epoch's commitment (a finding says
+    /// why not).
+    fn seed_revealed(&mut self, report: &mut AuditReport, version: u64, reveal: &SeedRevealed) -> bool {
         match check_reveal(&self.commitments, reveal.epoch, &reveal.server_seed) {
             Ok(()) => {
                 self.revealed.insert(reveal.epoch, reveal.server_seed.clone());
+                true
             }
-            Err(problem) => report.find(version, problem),
+            Err(problem) => {
+                report.find(version, problem);
+                false
+            }
         }
     }
 
@@ -295,4 +355,116 @@ fn check_resolution(
         return Err(Problem::SummaryDiffers);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use battlelog_proto::v1::{BattleClosed, DisputeRaised};
+    use sha2::{Digest, Sha256};
+
+    use super::*;
+
+    /// PROTOCOL.md §1: the seed of epoch `e` here is 32 bytes of `e + 1`,
+    /// its commitment the lowercase hex of its SHA-256.
+    fn seed(epoch: u32) -> String {
+        hex::encode([epoch as u8 + 1; 32])
+    }
+
+    fn commitment(epoch: u32) -> String {
+        hex::encode(Sha256::digest([epoch as u8 + 1; 32]))
+    }
+
+    fn opened() -> Event {
+        // No ruleset: the rules' findings stay out of the way.
+        Event::BattleOpened(BattleOpened { commitment: commitment(0), ..Default::default() })
+    }
+
+    fn rolled(epoch: u32, nonce: u64) -> Event {
+        Event::DiceRolled(DiceRolled { epoch, nonce, expression: "1d6".into(), ..Default::default() })
+    }
+
+    fn revealed(epoch: u32, seed: String) -> Event {
+        Event::SeedRevealed(SeedRevealed { epoch, server_seed: seed, credential: None })
+    }
+
+    fn closed() -> Event {
+        Event::BattleClosed(BattleClosed::default())
+    }
+
+    /// The findings about the stream's epochs, nonces, reveals and close.
+    fn stream_findings(events: Vec<Event>) -> Vec<(u64, Problem)> {
+        let mut report = AuditReport::default();
+        let events: Vec<(u64, Event)> = events.into_iter().enumerate().map(|(v, e)| (v as u64, e)).collect();
+        check_battle(&mut report, &events);
+        report
+            .findings
+            .into_iter()
+            .filter(|f| {
+                use Problem::*;
+                matches!(
+                    f.problem,
+                    OpenedAgain
+                        | NotOpened
+                        | AfterClose
+                        | EpochOutOfOrder { .. }
+                        | EpochBeforeReveal { .. }
+                        | NonceOutOfOrder { .. }
+                        | NonceReused { .. }
+                        | RollOutsideEpoch { .. }
+                        | SeedMismatch { .. }
+                        | ClosedUnrevealed { .. }
+                )
+            })
+            .map(|f| (f.version, f.problem))
+            .collect()
+    }
+
+    #[test]
+    fn every_rule_a_recorded_event_breaks_is_a_finding_and_the_audit_goes_on() {
+        let committed =
+            Event::SeedCommitted(SeedCommitted { epoch: 2, commitment: commitment(2), ..Default::default() });
+        let dispute = Event::DisputeRaised(DisputeRaised { by: "forum".into(), refers_to: 1, ..Default::default() });
+        let findings = stream_findings(vec![
+            opened(),
+            rolled(0, 1),         // 1: nonce 0 was next
+            rolled(1, 2),         // 2: epoch 0 is current; nonce 1 counted as used, so 2 is next
+            committed,            // 3: epoch 2 after 0, and 0 never revealed
+            revealed(2, seed(2)), // 4: matches epoch 2's commitment
+            closed(),             // 5
+            rolled(2, 3),         // 6: after the close, in a revealed epoch
+            opened(),             // 7: after the close, and again
+            dispute,              // 8: the appeal may follow
+            revealed(0, seed(1)), // 9: not epoch 0's seed
+        ]);
+        assert_eq!(
+            findings,
+            vec![
+                (1, Problem::NonceOutOfOrder { nonce: 1, next: 0 }),
+                (2, Problem::RollOutsideEpoch { epoch: 1, current: 0 }),
+                (3, Problem::EpochOutOfOrder { epoch: 2, previous: 0 }),
+                (3, Problem::EpochBeforeReveal { epoch: 2, previous: 0 }),
+                (6, Problem::AfterClose),
+                (6, Problem::RollOutsideEpoch { epoch: 2, current: 2 }),
+                (7, Problem::AfterClose),
+                (7, Problem::OpenedAgain),
+                (9, Problem::SeedMismatch { epoch: 0, commitment: commitment(0) }),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_stream_that_does_not_open_is_found_once_and_its_dice_are_still_checked() {
+        let findings = stream_findings(vec![rolled(0, 0), rolled(0, 0), opened(), rolled(0, 0), closed()]);
+        assert_eq!(
+            findings,
+            vec![
+                (0, Problem::NotOpened),
+                // Version 0 is not folded: nonce 0 is next at version 1.
+                (2, Problem::OpenedAgain),
+                (3, Problem::NonceOutOfOrder { nonce: 0, next: 1 }),
+                (3, Problem::NonceReused { nonce: 0 }),
+                (4, Problem::ClosedUnrevealed { epoch: 0 }),
+            ]
+        );
+    }
 }
