@@ -3,6 +3,7 @@
 //! store; the gRPC service is a thin layer over it, and other services in
 //! the same process can call it directly.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -62,6 +63,39 @@ struct Inner {
     /// Turns true when shutdown starts; ends subscriptions and the drain,
     /// and refuses new appends.
     closing: watch::Sender<bool>,
+    /// One append at a time per stream in this process (see [`Turn`]).
+    turns: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+/// A stream's turn to append. Appends to one stream in one journal take
+/// turns from planning to writing: planned at the same head they could
+/// not all land (only one append can follow a head), and a store whose
+/// writes take a network round trip (JetStream) would have the losers plan
+/// again and again — the last of eight appenders losing every race in a
+/// row. Across journal processes the store's expected-head check still
+/// decides. Appends to different streams do not wait for each other.
+struct Turn<'a> {
+    inner: &'a Inner,
+    stream_id: String,
+    lock: Arc<tokio::sync::Mutex<()>>,
+}
+
+impl<'a> Turn<'a> {
+    fn new(inner: &'a Inner, stream_id: &str) -> Self {
+        let mut turns = inner.turns.lock().unwrap_or_else(|e| e.into_inner());
+        let lock = turns.entry(stream_id.to_owned()).or_default().clone();
+        Self { inner, stream_id: stream_id.to_owned(), lock }
+    }
+}
+
+impl Drop for Turn<'_> {
+    /// The last one waiting on a stream removes its entry.
+    fn drop(&mut self) {
+        let mut turns = self.inner.turns.lock().unwrap_or_else(|e| e.into_inner());
+        if Arc::strong_count(&self.lock) == 2 {
+            turns.remove(&self.stream_id);
+        }
+    }
 }
 
 /// Events streamed by a subscription (catch-up, then live).
@@ -118,7 +152,14 @@ impl Journal {
             (None, None) => None,
         };
         Ok(Self {
-            inner: Arc::new(Inner { store, sled: None, limits: options.limits, drain: Mutex::new(drain), closing }),
+            inner: Arc::new(Inner {
+                store,
+                sled: None,
+                limits: options.limits,
+                drain: Mutex::new(drain),
+                closing,
+                turns: Mutex::new(HashMap::new()),
+            }),
         })
     }
 
@@ -148,6 +189,8 @@ impl Journal {
     ) -> Result<AppendOutcome, JournalError> {
         let append = limits::validate_append(&self.inner.limits, stream_id, expected, events)?;
         let store = &*self.inner.store;
+        let turn = Turn::new(&self.inner, &append.stream_id);
+        let _turn = turn.lock.lock().await;
         let mut last_conflict = None;
         for _ in 0..MAX_PLAN_ATTEMPTS {
             if *self.inner.closing.borrow() {

@@ -47,11 +47,17 @@ pub async fn plan(store: &dyn EventStore, append: &ValidAppend, now_micros: i64)
     let fingerprints: Vec<Hash> =
         append.events.iter().map(|e| record::fingerprint(&e.event_type, &e.payload)).collect();
 
+    // The head is read before the keys, so the keys are at least as new as
+    // it: a key committed at or before the head is seen (a repeat), and one
+    // committed after it has moved the head (this plan then conflicts and is
+    // made again). Read the other way round, a key committed between the two
+    // reads — by another append in flight, or another journal process —
+    // would be missed and written a second time.
+    let head = store.head(stream).await?;
     if let Some(repeat) = repeat_of_known_keys(store, append, &fingerprints).await? {
         return Ok(Plan::Repeat(repeat));
     }
 
-    let head = store.head(stream).await?;
     let actual = head.map(|h| h.version);
     let ok = match append.expected {
         ExpectedVersion::Any => true,

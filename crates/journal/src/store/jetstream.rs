@@ -61,9 +61,12 @@
 //! battle it touched, an index — the head, every key with its version and
 //! [`crate::record::fingerprint`], which message holds which versions —
 //! built by reading the battle's subject once and brought up to date by
-//! reading on from its last known message before every `head` and
-//! `idempotency` answer. A stale index is harmless: a plan made on it names
-//! an old expected sequence and conflicts. At most `jetstream_cache_streams`
+//! reading on from its last known message before every `head` answer (so
+//! that a head, and an expected version checked against it, are never
+//! stale). `idempotency` answers from the index as it is: the planner reads
+//! the head first, and the keys it then sees are at least as new as that
+//! head; a key committed by another journal after it has moved the head, so
+//! the plan conflicts and is made again. At most `jetstream_cache_streams`
 //! battles are indexed; past that the least recently used is dropped (and
 //! read again when next needed).
 //!
@@ -760,9 +763,14 @@ impl Inner {
     async fn idempotency(&self, stream_id: &str, keys: &[String]) -> Result<Vec<Option<KeyEntry>>, JournalError> {
         let slot = self.slot(stream_id);
         let mut index = slot.index.lock().await;
-        // Brought up to date here too: the keys must be at least as new as
-        // any head the planner read before them.
-        self.refresh(stream_id, &mut index).await?;
+        // The planner reads the head (which brings the index up to date)
+        // before the keys, and an index only moves forward: the keys are at
+        // least as new as that head, which is all a plan needs (a key
+        // committed after it has moved the head, so the plan conflicts). An
+        // index dropped and made again in between is read whole here.
+        if index.last_seq == 0 {
+            self.refresh(stream_id, &mut index).await?;
+        }
         Ok(keys.iter().map(|k| index.keys.get(k).copied()).collect())
     }
 
