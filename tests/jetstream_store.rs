@@ -13,14 +13,24 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use async_nats::jetstream;
+use battlelog_journal::ExpectedVersion;
 use battlelog_journal::guard::BattleState;
 use battlelog_journal::record::{self, Hash};
 use battlelog_journal::store::ChainCheck;
+use battlelog_journal::store::conformance;
 use battlelog_journal::store::jetstream::{JetStreamOptions, JetStreamStore, SUBJECT_PREFIX};
-use battlelog_journal::store::seam::{Conflict, EventStore, Head, PlannedAppend, PlannedRecord};
+use battlelog_journal::store::{
+    Conflict, EventStore, Head, KeyEntry, PlannedAppend, PlannedRecord, StoreFuture, StoredEvent,
+};
 use battlelog_proto::v1::{BattleOpened, JournalRecord, battle_event::Event};
-use battlelog_test_support::NatsServer;
+use battlelog_system_tests::{
+    any, append, check_chain, client, conflict_actual_version, exact, head, no_stream, opened as opened_event,
+    read_stream, rolled, verify,
+};
+use battlelog_test_support::{NatsServer, ServiceProcess, StartOptions};
 use tokio_stream::StreamExt;
+
+mod stack;
 
 /// A nats-server that takes the journal's largest append (the default
 /// `max_payload` of 1 MiB does not).
@@ -86,6 +96,31 @@ fn plan(stream_id: &str, head: Option<Head>, events: &[Event3]) -> PlannedAppend
 fn rand_suffix() -> u64 {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// A fresh store on a fresh server, for the conformance suite.
+async fn fresh_store() -> (Arc<dyn EventStore>, (NatsServer, tempfile::TempDir)) {
+    let (nats, dir) = nats();
+    let store = store(&nats.url()).await;
+    (Arc::new(store), (nats, dir))
+}
+
+/// The storage conformance suite, unchanged, on a real nats-server.
+mod suite {
+    battlelog_journal::conformance_tests!(super::fresh_store());
+}
+
+/// The suite's reopen check: a new store on the same server finds
+/// everything the last one held.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_survives_reopen() {
+    let (nats, _dir) = nats();
+    let url = nats.url();
+    conformance::survives_reopen(|| {
+        let url = url.clone();
+        async move { Arc::new(store(&url).await) as Arc<dyn EventStore> }
+    })
+    .await;
 }
 
 async fn append_one(store: &JetStreamStore, append: PlannedAppend) -> Result<Vec<u64>, Conflict> {
@@ -217,6 +252,22 @@ async fn two_journals_racing_on_one_battle_never_fork_it() {
         assert_eq!(store.head("race").await.unwrap().map(|h| h.version), Some(8 * PER_WRITER));
     }
     assert!(conflicts.load(Ordering::Relaxed) > 0, "eight writers on one battle raced at least once");
+    // The global log holds the same events (one battle here), read whole
+    // (reading ahead) or page by page from each last position + 1.
+    let log = stores[0].read_all(0, 10_000, usize::MAX).await.unwrap();
+    assert_eq!(log, events);
+    let mut paged: Vec<StoredEvent> = Vec::new();
+    loop {
+        let from = paged.last().map_or(0, |e| e.global_position + 1);
+        let page = stores[1].read_all(from, 7, usize::MAX).await.unwrap();
+        if page.is_empty() {
+            break;
+        }
+        paged.extend(page);
+    }
+    assert_eq!(paged, events);
+    let tail = stores[1].read_stream("race", 300, 10_000, usize::MAX).await.unwrap();
+    assert_eq!(tail, events[300..]);
 }
 
 #[tokio::test]
@@ -319,4 +370,259 @@ authorization {{
     tokio::time::timeout(Duration::from_secs(10), changes.changed()).await.expect("changes move").unwrap();
     let seen = tokio::time::timeout(Duration::from_secs(10), feed.next()).await.expect("forum-a's feed").unwrap();
     assert_eq!(seen.subject.as_str(), "battlelog.journal.forum-a.p2", "forum-a sees its battle, not forum-b's");
+}
+
+// ----------------------------------------------------------------------------
+// The real `battlelog-journal --backend jetstream` and `battlelog up`
+
+/// A journal process with its log in the JetStream stream at `nats_url`.
+async fn journal_process(dir: &std::path::Path, name: &str, nats_url: &str) -> ServiceProcess {
+    let options = StartOptions {
+        envs: vec![("BATTLELOG_JOURNAL_BACKEND".to_owned(), "jetstream".to_owned())],
+        ..StartOptions::default()
+    };
+    battlelog_test_support::journal_with(&dir.join(name), Some(nats_url), &options).await
+}
+
+/// Two journal processes on one stream, writers spread over both, every
+/// append guarded by the version its writer last saw: each version is
+/// acknowledged once, versions are consecutive, both journals read the same
+/// chain.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_journal_processes_on_one_stream_never_fork_a_battle() {
+    let (nats, _nats_dir) = nats();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let journals =
+        [journal_process(dir.path(), "a", &nats.url()).await, journal_process(dir.path(), "b", &nats.url()).await];
+    append(&mut client(&journals[0]).await, "hot", no_stream(), vec![opened_event("forum-a", "")]).await.expect("open");
+    const WRITERS: usize = 8;
+    const PER_WRITER: usize = 10;
+    let conflicts = Arc::new(AtomicU64::new(0));
+    let mut tasks = Vec::new();
+    for w in 0..WRITERS {
+        let mut c = client(&journals[w % 2]).await;
+        let conflicts = conflicts.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut mine = Vec::new();
+            let mut seen = head(&mut c, "hot").await;
+            while mine.len() < PER_WRITER {
+                // Version 0 is the opening, so version v carries nonce v - 1.
+                let nonce = seen.expect("the battle is open");
+                let roll = rolled(nonce, &format!("w{w}-{}", mine.len()), "");
+                match append(&mut c, "hot", exact(seen), vec![roll]).await {
+                    Ok(reply) => {
+                        let version = reply.events[0].version;
+                        assert_eq!(Some(version), seen.map(|v| v + 1), "right after the expected version");
+                        mine.push(version);
+                        seen = Some(version);
+                    }
+                    Err(status) => {
+                        let actual = conflict_actual_version(&status);
+                        assert!(actual > seen, "a conflict names a newer version");
+                        conflicts.fetch_add(1, Ordering::Relaxed);
+                        seen = actual;
+                    }
+                }
+            }
+            mine
+        }));
+    }
+    let mut acked = std::collections::BTreeSet::new();
+    for task in tasks {
+        for version in task.await.expect("writer") {
+            assert!(acked.insert(version), "version {version} acknowledged twice");
+        }
+    }
+    let total = (WRITERS * PER_WRITER) as u64;
+    assert_eq!(acked.into_iter().collect::<Vec<_>>(), (1..=total).collect::<Vec<_>>());
+    assert!(conflicts.load(Ordering::Relaxed) > 0, "writers on two journals met conflicts");
+    let a = read_stream(&mut client(&journals[0]).await, "hot").await;
+    let b = read_stream(&mut client(&journals[1]).await, "hot").await;
+    assert_eq!(a.len() as u64, total + 1);
+    assert_eq!(a, b, "both journals read the same battle");
+    check_chain("hot", &a);
+    for journal in &journals {
+        assert!(verify(&mut client(journal).await, "hot").await.ok);
+    }
+}
+
+/// A journal process that stops, and another started on the same NATS:
+/// every battle goes on from its head, and idempotency keys still answer
+/// with the original versions.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_journal_process_continues_every_battle() {
+    let (nats, _nats_dir) = nats();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let first = journal_process(dir.path(), "first", &nats.url()).await;
+    let mut c = client(&first).await;
+    let mut originals = Vec::new();
+    for battle in ["r1", "r2"] {
+        append(&mut c, battle, no_stream(), vec![opened_event("forum-a", &format!("{battle}-open"))])
+            .await
+            .expect("open");
+        let reply = append(&mut c, battle, exact(Some(0)), vec![rolled(0, "first", &format!("{battle}-roll"))])
+            .await
+            .expect("roll");
+        originals.push(reply);
+    }
+    first.kill_9();
+    let second = journal_process(dir.path(), "second", &nats.url()).await;
+    let mut c = client(&second).await;
+    for (battle, original) in ["r1", "r2"].into_iter().zip(originals) {
+        assert_eq!(head(&mut c, battle).await, Some(1));
+        let repeat =
+            append(&mut c, battle, any(), vec![rolled(0, "first", &format!("{battle}-roll"))]).await.expect("a retry");
+        assert!(repeat.deduplicated, "the key outlived the process");
+        assert_eq!(repeat.events, original.events);
+        let next = append(&mut c, battle, exact(Some(1)), vec![rolled(1, "second", "")]).await.expect("it goes on");
+        assert_eq!(next.events[0].version, 2);
+        assert!(verify(&mut c, battle).await.ok);
+    }
+}
+
+/// `battlelog up --journal-backend jetstream` with the nats-server it
+/// starts itself (its users and permissions): the demo plays, every battle
+/// exports and audits, and the journal's log is the JetStream stream — no
+/// second copy of the events.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn up_on_the_jetstream_journal_plays_the_demo_and_every_export_verifies() {
+    battlelog_test_support::nats_server_binary();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let up = stack::up(dir.path(), &["--journal-backend", "jetstream"]);
+    let events = up.banner.iter().find(|l| l.trim_start().starts_with("events")).expect("an events line").clone();
+    assert!(events.contains("BATTLELOG_JOURNAL") && events.contains("started by battlelog up"), "{events}");
+    let data = dir.path().display().to_string();
+    let resolver = up.resolver.clone();
+    let battles = tokio::task::spawn_blocking(move || {
+        let (code, stdout, stderr) = stack::cli(&["demo", "--resolver", &resolver, "--data-dir", &data]);
+        assert_eq!(code, Some(0), "demo: {stderr}\n{stdout}");
+        let exports: Vec<Vec<String>> = stdout
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("battlelog "))
+            .map(|l| l.split_whitespace().map(str::to_owned).collect::<Vec<_>>())
+            .filter(|words| words.first().map(String::as_str) == Some("export") && words.len() == 6)
+            .collect();
+        assert_eq!(exports.len(), 4, "one export per ruleset:\n{stdout}");
+        for words in &exports {
+            let words: Vec<&str> = words.iter().map(String::as_str).collect();
+            let (code, export, stderr) = stack::cli(&words);
+            assert_eq!(code, Some(0), "export {}: {stderr}", words[1]);
+            let file = std::path::Path::new(&data).join(format!("{}.jsonl", words[1]));
+            std::fs::write(&file, &export).expect("write the export");
+            let (code, output) = stack::audit_file(&file);
+            assert_eq!(code, Some(0), "audit --file {}:\n{output}", words[1]);
+        }
+        exports.into_iter().map(|w| w[1].clone()).collect::<Vec<_>>()
+    })
+    .await
+    .expect("demo");
+    // As the journal user of the server up started (its password is in the
+    // config up wrote): every battle is a chain in the journal's stream.
+    let config = std::fs::read_to_string(dir.path().join("nats").join("nats.conf")).expect("the NATS config");
+    let password = config
+        .lines()
+        .find(|l| l.contains(r#"user: "journal""#))
+        .and_then(|l| l.split(r#"password: ""#).nth(1))
+        .and_then(|rest| rest.split('"').next())
+        .expect("the journal's password");
+    let url = events.split_whitespace().nth(1).expect("the NATS URL");
+    let journal_url = url.replacen("nats://", &format!("nats://journal:{password}@"), 1);
+    let store = store(&journal_url).await;
+    for battle in &battles {
+        assert!(matches!(store.verify_chain(battle).await.unwrap(), ChainCheck::Ok { count, .. } if count > 0));
+    }
+    let client = battlelog_runtime::nats_url::NatsUrl::new(&journal_url);
+    let js = jetstream::new(client.connect_options().connect(client.address()).await.unwrap());
+    assert!(js.get_stream("BATTLELOG_EVENTS").await.is_err(), "no second copy of the events");
+    drop(up);
+}
+
+/// `--journal-backend jetstream` without NATS is refused, saying why.
+#[test]
+fn up_on_the_jetstream_journal_needs_nats() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let data = dir.path().display().to_string();
+    let (code, stdout, stderr) = stack::cli(&[
+        "up",
+        "--data-dir",
+        &data,
+        "--journal-backend",
+        "jetstream",
+        "--no-nats",
+        "--journal-listen",
+        "127.0.0.1:0",
+        "--roller-listen",
+        "127.0.0.1:0",
+        "--resolver-listen",
+        "127.0.0.1:0",
+        "--web-listen",
+        "127.0.0.1:0",
+    ]);
+    assert_ne!(code, Some(0), "{stdout}");
+    assert!(stderr.contains("--journal-backend jetstream") && stderr.contains("--no-nats"), "{stderr}");
+}
+
+/// A store that, right after answering the planner's first idempotency
+/// lookup, lets another journal (on the same NATS) commit an append with
+/// the same key: the answer it gives is then already stale.
+#[derive(Debug)]
+struct RacingStore {
+    inner: JetStreamStore,
+    other: battlelog_journal::Journal,
+    raced: std::sync::atomic::AtomicBool,
+}
+
+impl EventStore for RacingStore {
+    fn engine(&self) -> &'static str {
+        self.inner.engine()
+    }
+    fn head<'a>(&'a self, stream_id: &'a str) -> StoreFuture<'a, Option<Head>> {
+        self.inner.head(stream_id)
+    }
+    fn idempotency<'a>(&'a self, stream_id: &'a str, keys: &'a [String]) -> StoreFuture<'a, Vec<Option<KeyEntry>>> {
+        Box::pin(async move {
+            let answer = self.inner.idempotency(stream_id, keys).await?;
+            if !self.raced.swap(true, Ordering::SeqCst) {
+                let event = conformance::keyed(conformance::resolved("the other journal's"), "k");
+                self.other.append(stream_id.into(), ExpectedVersion::Any, vec![event]).await.expect("the race");
+            }
+            Ok(answer)
+        })
+    }
+    fn append(&self, appends: Vec<PlannedAppend>) -> StoreFuture<'_, Vec<Result<Vec<u64>, Conflict>>> {
+        self.inner.append(appends)
+    }
+    fn read_stream<'a>(&'a self, s: &'a str, from: u64, n: usize, b: usize) -> StoreFuture<'a, Vec<StoredEvent>> {
+        self.inner.read_stream(s, from, n, b)
+    }
+    fn read_all(&self, from: u64, n: usize, b: usize) -> StoreFuture<'_, Vec<StoredEvent>> {
+        self.inner.read_all(from, n, b)
+    }
+    fn verify_chain<'a>(&'a self, stream_id: &'a str) -> StoreFuture<'a, ChainCheck> {
+        self.inner.verify_chain(stream_id)
+    }
+    fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.inner.changes()
+    }
+    fn close(&self) -> StoreFuture<'_, ()> {
+        self.inner.close()
+    }
+}
+
+/// Two journals commit the same idempotency key at once, one of them just
+/// after the other's planner looked the key up: the key is written once,
+/// and the late one answers the other's append as a repeat.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_committed_by_another_journal_mid_plan_is_not_written_twice() {
+    let (nats, _dir) = nats();
+    let other = conformance::journal_on(Arc::new(store(&nats.url()).await)).await;
+    other.append("k1".into(), ExpectedVersion::NoStream, vec![conformance::opened("forum-a")]).await.unwrap();
+    let racing = RacingStore { inner: store(&nats.url()).await, other: other.clone(), raced: Default::default() };
+    let journal = conformance::journal_on(Arc::new(racing)).await;
+    let event = conformance::keyed(conformance::resolved("the other journal's"), "k");
+    let outcome = journal.append("k1".into(), ExpectedVersion::Any, vec![event]).await.expect("the append");
+    assert!(outcome.deduplicated, "the key was already committed: {outcome:?}");
+    assert_eq!(outcome.events.iter().map(|e| e.version).collect::<Vec<_>>(), [1]);
+    let events = journal.read_stream("k1", 0, 100).await.unwrap();
+    assert_eq!(events.len(), 2, "the opening and one keyed event, not two");
 }

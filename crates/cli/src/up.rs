@@ -7,6 +7,11 @@
 //! with users and permissions as in `deploy/nats/`); otherwise they fan out
 //! in-process to the resolver's cache, and `up` says so.
 //!
+//! `--journal-backend jetstream` keeps the journal's log in NATS JetStream
+//! instead of sled (the stream `BATTLELOG_JOURNAL` on the server `up` starts
+//! or is given): the log is then itself the fan-out, and the resolver
+//! follows `battlelog.journal.>`.
+//!
 //! With `--tls` every port serves TLS from a development PKI under the data
 //! directory, mutual between the services (see [`crate::tls`]).
 //!
@@ -38,6 +43,9 @@ use crate::Output;
 
 pub const NATS_STREAM: &str = "BATTLELOG_EVENTS";
 pub const NATS_SUBJECT_PREFIX: &str = "battlelog.events";
+/// The JetStream stream of the journal's log (`--journal-backend jetstream`).
+const JOURNAL_STREAM: &str = battlelog_journal::store::jetstream::DEFAULT_STREAM;
+const JOURNAL_SUBJECT_PREFIX: &str = battlelog_journal::store::jetstream::SUBJECT_PREFIX;
 /// The services' own tokens are minted at every start and live as long as
 /// a development stack plausibly runs.
 const SERVICE_TOKEN_TTL: Duration = Duration::from_secs(30 * 24 * 3600);
@@ -87,6 +95,17 @@ pub struct UpArgs {
     /// `rate_limit_burst`).
     #[arg(long, env = "BATTLELOG_RATE_LIMIT_BURST", default_value_t = TenantRateLimit::default().rate_limit_burst)]
     rate_limit_burst: u32,
+    /// Where the journal keeps its log: `sled` under the data dir, or
+    /// `jetstream` in the NATS server (started or given; one replica).
+    #[arg(long, value_enum, env = "BATTLELOG_JOURNAL_BACKEND", default_value = "sled")]
+    journal_backend: JournalBackend,
+}
+
+/// `--journal-backend`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum JournalBackend {
+    Sled,
+    Jetstream,
 }
 
 /// The development fan-out: each committed event, from the journal's
@@ -142,11 +161,14 @@ fn nats_config(journal_password: &str, resolver_password: &str) -> String {
     format!(
         r#"# Written by `battlelog up` at every start, with fresh random passwords.
 # The users and permissions of deploy/nats/nats.conf: the journal alone
-# publishes battlelog.events.>, the resolver only follows them.
+# publishes battlelog.events.> (and, with --journal-backend jetstream, its
+# log battlelog.journal.>), the resolver only follows them.
+# One append is one message with the JetStream journal: up to about 1.1 MiB.
+max_payload: 8MB
 authorization {{
   users: [
-    {{ user: "journal", password: "{journal_password}", permissions: {{ publish: {{ allow: ["battlelog.events.>", "$JS.API.STREAM.INFO.{NATS_STREAM}", "$JS.API.STREAM.CREATE.{NATS_STREAM}", "$JS.API.STREAM.MSG.GET.{NATS_STREAM}"] }}, subscribe: {{ allow: ["_INBOX.>"] }} }} }}
-    {{ user: "resolver", password: "{resolver_password}", permissions: {{ publish: {{ deny: [">"] }}, subscribe: {{ allow: ["battlelog.events.>"] }} }} }}
+    {{ user: "journal", password: "{journal_password}", permissions: {{ publish: {{ allow: ["battlelog.events.>", "$JS.API.STREAM.INFO.{NATS_STREAM}", "$JS.API.STREAM.CREATE.{NATS_STREAM}", "$JS.API.STREAM.MSG.GET.{NATS_STREAM}", "{JOURNAL_SUBJECT_PREFIX}.>", "$JS.API.STREAM.INFO.{JOURNAL_STREAM}", "$JS.API.STREAM.CREATE.{JOURNAL_STREAM}", "$JS.API.STREAM.MSG.GET.{JOURNAL_STREAM}", "$JS.API.CONSUMER.CREATE.{JOURNAL_STREAM}", "$JS.FC.>"] }}, subscribe: {{ allow: ["_INBOX.>"] }} }} }}
+    {{ user: "resolver", password: "{resolver_password}", permissions: {{ publish: {{ deny: [">"] }}, subscribe: {{ allow: ["battlelog.events.>", "{JOURNAL_SUBJECT_PREFIX}.>"] }} }} }}
   ]
 }}
 "#
@@ -325,7 +347,21 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
             None => None,
         },
     };
-    let (publisher, events_line): (Arc<dyn EventPublisher>, String) = match &nats_urls {
+    let jetstream = args.journal_backend == JournalBackend::Jetstream;
+    if jetstream && nats_urls.is_none() {
+        let why = if args.no_nats { "--no-nats was given" } else { "no NATS URL given and no nats-server found" };
+        anyhow::bail!("--journal-backend jetstream keeps the journal in NATS, but {why}");
+    }
+    let (publisher, events_line): (Option<Arc<dyn EventPublisher>>, String) = match &nats_urls {
+        Some((_, resolver_url, shown)) if jetstream => {
+            tokio::spawn(battlelog_resolver::server::warm_from_nats(
+                resolver.clone(),
+                resolver_url.clone(),
+                format!("{JOURNAL_SUBJECT_PREFIX}.>"),
+            ));
+            let started = if nats_server.is_some() { "started by battlelog up" } else { "given" };
+            (None, format!("{shown} (the journal's own JetStream stream {JOURNAL_STREAM}, {started})"))
+        }
         Some((journal_url, resolver_url, shown)) => {
             let publisher =
                 battlelog_journal::nats::JetStreamPublisher::connect(journal_url, NATS_STREAM, NATS_SUBJECT_PREFIX)
@@ -336,20 +372,27 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
                 format!("{NATS_SUBJECT_PREFIX}.>"),
             ));
             let started = if nats_server.is_some() { "started by battlelog up" } else { "given" };
-            (Arc::new(publisher), format!("{shown} (JetStream stream {NATS_STREAM}, {started})"))
+            (Some(Arc::new(publisher)), format!("{shown} (JetStream stream {NATS_STREAM}, {started})"))
         }
         None => {
             let why = if args.no_nats { "--no-nats" } else { "no NATS URL given and no nats-server found" };
             let line = format!("in-process ({why}; `battlelog watch --from-journal` follows the journal)");
-            (Arc::new(InProcessFanOut { resolver: resolver.clone() }), line)
+            (Some(Arc::new(InProcessFanOut { resolver: resolver.clone() })), line)
         }
     };
 
-    let journal = Journal::open(JournalOptions {
-        publisher: Some(publisher),
-        ..JournalOptions::new(args.data_dir.join("journal"))
-    })
-    .await
+    let options = JournalOptions { publisher, ..JournalOptions::new(args.data_dir.join("journal")) };
+    let journal = match &nats_urls {
+        Some((journal_nats, _, _)) if jetstream => {
+            let store = battlelog_journal::store::jetstream::JetStreamStore::connect(
+                battlelog_journal::store::jetstream::JetStreamOptions::new(journal_nats.clone()),
+            )
+            .await
+            .context("cannot open the journal's JetStream stream")?;
+            Journal::open_on(Arc::new(store), options).await
+        }
+        _ => Journal::open(options).await,
+    }
     .context("cannot open the journal")?;
     let master_key = MasterKey::read_or_create(&args.data_dir.join("roller").join("master.key"))?;
     let journal_client =

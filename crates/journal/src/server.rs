@@ -17,6 +17,7 @@ use crate::journal::{Journal, JournalOptions};
 use crate::nats::JetStreamPublisher;
 use crate::outbox::EventPublisher;
 use crate::service::JournalService;
+use crate::store::jetstream::JetStreamStore;
 
 /// Why serving failed.
 #[derive(Debug, thiserror::Error)]
@@ -62,6 +63,22 @@ pub async fn run(
 ) -> Result<(), ServeError> {
     let tls = config.server_tls.server_config()?;
     let verifier = verifier(config)?;
+    if let Some(options) = config.jetstream_options() {
+        // The log is in JetStream, and JetStream is its fan-out: no sled,
+        // no outbox, no publisher.
+        info!(
+            url = %crate::nats::redact_url(&options.nats_urls),
+            stream = %options.stream,
+            replicas = options.replicas,
+            "the journal's log is a NATS JetStream stream"
+        );
+        let store = JetStreamStore::connect(options).await?;
+        let journal = Journal::open_on(Arc::new(store), journal_options(config, None)).await?;
+        let served =
+            serve_limited(journal.clone(), listener, tls, verifier, config.grpc_limits.clone(), shutdown).await;
+        journal.shutdown().await?;
+        return served;
+    }
     let publisher: Option<Arc<dyn EventPublisher>> = match &config.nats_url {
         Some(url) => {
             let url_shown = crate::nats::redact_url(url);
@@ -73,18 +90,21 @@ pub async fn run(
             None
         }
     };
-    let journal = Journal::open(JournalOptions {
+    let journal = Journal::open(journal_options(config, publisher)).await?;
+    let served = serve_limited(journal.clone(), listener, tls, verifier, config.grpc_limits.clone(), shutdown).await;
+    // Whatever happened to the server, commit and flush what was queued.
+    journal.shutdown().await?;
+    served
+}
+
+fn journal_options(config: &Config, publisher: Option<Arc<dyn EventPublisher>>) -> JournalOptions {
+    JournalOptions {
         data_dir: config.data_dir.clone(),
         limits: config.limits(),
         max_commit_batch: config.max_commit_batch,
         cache_capacity_bytes: config.cache_capacity_bytes,
         publisher,
-    })
-    .await?;
-    let served = serve_limited(journal.clone(), listener, tls, verifier, config.grpc_limits.clone(), shutdown).await;
-    // Whatever happened to the server, commit and flush what was queued.
-    journal.shutdown().await?;
-    served
+    }
 }
 
 /// Serves an already open `journal` on `listener` until `shutdown` resolves.
