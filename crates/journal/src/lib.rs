@@ -13,8 +13,11 @@
 //!   its providers: [`SledStore`] on disk ([`store::sled`], the only module
 //!   that sees sled) and [`MemoryStore`] in memory, both a
 //!   [`store::kv_store::KvStore`] (group commit, the durable watermark) on
-//!   the key-value layout of [`store::kv`]; all pass one conformance suite
-//!   ([`store::conformance`], feature `test-util`).
+//!   the key-value layout of [`store::kv`]; and
+//!   [`store::jetstream::JetStreamStore`], the log in a NATS JetStream
+//!   stream that several journal processes share (`--backend jetstream`);
+//!   all pass one conformance suite ([`store::conformance`], feature
+//!   `test-util`).
 //! - [`journal`]: [`Journal`], the embeddable handle (append, read, subscribe,
 //!   verify, shutdown).
 //! - [`outbox`]: the drain that publishes committed events in order through an
