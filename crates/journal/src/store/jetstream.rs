@@ -115,7 +115,8 @@ pub const SUBJECT_PREFIX: &str = "battlelog.journal";
 pub const DEFAULT_STREAM: &str = "BATTLELOG_JOURNAL";
 /// Bits of a global position that index an event within its message.
 const INDEX_BITS: u32 = 16;
-/// Most events one message (one append) may hold: what fits in [`INDEX_BITS`].
+/// Most events one message (one append) may hold: what fits in the 16 low
+/// bits of a global position.
 pub const MAX_EVENTS_PER_MESSAGE: usize = 1 << INDEX_BITS;
 /// Payload bytes a record adds besides its own: its hash and length.
 const RECORD_FRAMING: usize = 32 + 4;
