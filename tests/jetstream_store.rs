@@ -534,7 +534,17 @@ async fn up_on_the_jetstream_journal_plays_the_demo_and_every_export_verifies() 
     let client = battlelog_runtime::nats_url::NatsUrl::new(&journal_url);
     let js = jetstream::new(client.connect_options().connect(client.address()).await.unwrap());
     assert!(js.get_stream("BATTLELOG_EVENTS").await.is_err(), "no second copy of the events");
-    drop(up);
+    // Ctrl-C stops up, and up stops the nats-server it started.
+    let mut up = up;
+    let pid = up.child.id().to_string();
+    assert!(std::process::Command::new("kill").args(["-INT", &pid]).status().expect("kill").success());
+    let status = tokio::task::spawn_blocking(move || up.child.wait().expect("wait for up")).await.expect("wait");
+    assert!(status.success(), "up exits 0 on SIGINT: {status:?}");
+    let port: u16 = url.rsplit(':').next().and_then(|p| p.parse().ok()).expect("a port");
+    battlelog_test_support::poll_until("up's nats-server to stop", Duration::from_secs(10), || async move {
+        tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err().then_some(())
+    })
+    .await;
 }
 
 /// `--journal-backend jetstream` without NATS is refused, saying why.
