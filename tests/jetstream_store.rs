@@ -636,3 +636,32 @@ async fn a_key_committed_by_another_journal_mid_plan_is_not_written_twice() {
     let events = journal.read_stream("k1", 0, 100).await.unwrap();
     assert_eq!(events.len(), 2, "the opening and one keyed event, not two");
 }
+
+/// A message on a battle's subject that does not chain (anyone allowed to
+/// publish there could write one) is found by `verify_chain` at its first
+/// version; reads refuse the battle rather than serve it.
+#[tokio::test]
+async fn a_message_that_does_not_chain_is_found_at_its_first_version() {
+    let (nats, _dir) = nats();
+    let store = store(&nats.url()).await;
+    let open = plan("t1", None, &[opening("forum-a", "open"), note("a", None)]);
+    append_one(&store, open.clone()).await.unwrap();
+    // The next append as planned, but with one byte of its record changed
+    // after hashing: the stored hash no longer matches the bytes.
+    let head = store.head("t1").await.unwrap();
+    let mut forged = plan("t1", head, &[note("b", None), note("c", None)]);
+    let last = forged.records[1].bytes.len() - 1;
+    forged.records[1].bytes[last] ^= 1;
+    append_one(&store, forged).await.expect("the store writes what it is given");
+    match store.verify_chain("t1").await.unwrap() {
+        ChainCheck::Broken { version, reason } => assert_eq!(version, 3, "{reason}"),
+        ok => panic!("a broken chain verified: {ok:?}"),
+    }
+    // A message that is not a journal message at all, on the subject.
+    let client = async_nats::connect(nats.url()).await.unwrap();
+    let js = jetstream::new(client);
+    js.publish(format!("{SUBJECT_PREFIX}.forum-a.t2"), "not a journal message".into()).await.unwrap().await.unwrap();
+    assert!(matches!(store.verify_chain("t2").await.unwrap(), ChainCheck::Broken { version: 0, .. }));
+    let fresh = self::store(&nats.url()).await;
+    assert!(fresh.read_stream("t2", 0, 10, usize::MAX).await.is_err(), "reads refuse what does not decode");
+}
