@@ -665,3 +665,35 @@ async fn a_message_that_does_not_chain_is_found_at_its_first_version() {
     let fresh = self::store(&nats.url()).await;
     assert!(fresh.read_stream("t2", 0, 10, usize::MAX).await.is_err(), "reads refuse what does not decode");
 }
+
+/// NATS down under a running journal: appends are `UNAVAILABLE` (retry
+/// later), not `INTERNAL`; NATS back, the retry with the same key lands
+/// once and the battle goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn appends_are_unavailable_while_nats_is_down_and_resume_after() {
+    let (mut nats, _nats_dir) = nats();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let options = StartOptions {
+        envs: vec![
+            ("BATTLELOG_JOURNAL_BACKEND".to_owned(), "jetstream".to_owned()),
+            ("BATTLELOG_JOURNAL_JETSTREAM_TIMEOUT_MS".to_owned(), "500".to_owned()),
+        ],
+        ..StartOptions::default()
+    };
+    let journal = battlelog_test_support::journal_with(&dir.path().join("j"), Some(&nats.url()), &options).await;
+    let mut c = client(&journal).await;
+    append(&mut c, "o1", no_stream(), vec![opened_event("forum-a", "open")]).await.expect("open");
+    nats.stop();
+    let status = append(&mut c, "o1", exact(Some(0)), vec![rolled(0, "during", "roll-0")]).await.unwrap_err();
+    assert_eq!(status.code(), tonic::Code::Unavailable, "{status:?}");
+    nats.restart();
+    let landed = battlelog_test_support::poll_until("appends to resume", Duration::from_secs(20), || {
+        let mut c = c.clone();
+        async move { append(&mut c, "o1", exact(Some(0)), vec![rolled(0, "during", "roll-0")]).await.ok() }
+    })
+    .await;
+    assert_eq!(landed.events[0].version, 1);
+    let stored = read_stream(&mut c, "o1").await;
+    assert_eq!(stored.len(), 2, "the roll once, however often it was tried");
+    assert!(verify(&mut c, "o1").await.ok);
+}

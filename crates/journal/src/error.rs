@@ -196,6 +196,10 @@ impl From<JournalError> for Status {
             }
             JournalError::ShuttingDown => Status::unavailable(message),
             JournalError::Corrupt { .. } => Status::data_loss(message),
+            // A log across the network (JetStream) that does not answer is an
+            // outage — a leader election, NATS restarting — not a bug: the
+            // caller retries (its idempotency keys make that safe).
+            JournalError::Storage(e) if e.engine == crate::store::jetstream::ENGINE => Status::unavailable(message),
             JournalError::Poisoned(_) | JournalError::Storage(_) | JournalError::Io(_) => Status::internal(message),
         }
     }

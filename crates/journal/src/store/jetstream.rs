@@ -107,7 +107,8 @@ use crate::limits::MAX_RECORD_OVERHEAD_BYTES;
 use crate::nats::NatsUrl;
 use crate::record::{self, Hash};
 
-const ENGINE: &str = "jetstream";
+/// The engine name in its errors ([`StorageError::engine`]).
+pub const ENGINE: &str = "jetstream";
 
 /// The subjects of the journal's stream: `battlelog.journal.<tenant>.<stream id>`.
 pub const SUBJECT_PREFIX: &str = "battlelog.journal";
@@ -1119,6 +1120,13 @@ impl EventStore for JetStreamStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unanswering_log_is_unavailable_and_a_failing_disk_internal() {
+        let status = |engine| tonic::Status::from(JournalError::Storage(StorageError::new(engine, "timed out")));
+        assert_eq!(status(ENGINE).code(), tonic::Code::Unavailable);
+        assert_eq!(status("sled").code(), tonic::Code::Internal);
+    }
 
     #[test]
     fn payloads_round_trip_and_refuse_truncation() {
