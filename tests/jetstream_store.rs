@@ -327,29 +327,19 @@ async fn a_server_too_small_for_the_largest_append_is_refused_at_connect() {
     assert!(error.contains("max_events_per_append"), "{error}");
 }
 
-/// The journal's NATS user needs no more than the crate README lists
-/// (*JetStream backend*), and a reader of one tenant sees that tenant's
-/// battles only.
+/// The shipped NATS config (`deploy/nats/nats.conf`) runs the JetStream
+/// backend: its journal user may do what the backend does (no more than the
+/// crate README lists), and a tenant's user reads that tenant's battles only.
 #[tokio::test]
-async fn the_documented_permissions_suffice() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let config = dir.path().join("nats.conf");
-    let s = "BATTLELOG_JOURNAL";
-    std::fs::write(
-        &config,
-        format!(
-            r#"max_payload: 8MB
-authorization {{
-  users: [
-    {{ user: "journal", password: "jp", permissions: {{ publish: {{ allow: ["battlelog.journal.>", "$JS.API.STREAM.INFO.{s}", "$JS.API.STREAM.CREATE.{s}", "$JS.API.STREAM.MSG.GET.{s}", "$JS.API.CONSUMER.CREATE.{s}", "$JS.FC.>"] }}, subscribe: {{ allow: ["_INBOX.>"] }} }} }}
-    {{ user: "forum-a", password: "ap", permissions: {{ publish: {{ deny: [">"] }}, subscribe: {{ allow: ["battlelog.journal.forum-a.>"] }} }} }}
-  ]
-}}
-"#
-        ),
-    )
-    .expect("write the NATS config");
-    let nats = NatsServer::start_with_config(&config, &[]);
+async fn the_shipped_nats_config_runs_the_jetstream_journal() {
+    let config = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../deploy/nats/nats.conf");
+    let passwords = [
+        ("JOURNAL_NATS_PASSWORD", "jp"),
+        ("RESOLVER_NATS_PASSWORD", "rp"),
+        ("FORUM_A_NATS_PASSWORD", "ap"),
+        ("FORUM_B_NATS_PASSWORD", "bp"),
+    ];
+    let nats = NatsServer::start_with_config(&config, &passwords);
     let port = nats.port();
     let store = store(&format!("nats://journal:jp@127.0.0.1:{port}")).await;
     let mut changes = store.changes();
@@ -361,6 +351,12 @@ authorization {{
         .unwrap();
     let mut feed = tenant.subscribe("battlelog.journal.forum-a.>").await.unwrap();
     tenant.flush().await.unwrap();
+    let resolver = async_nats::ConnectOptions::with_user_and_password("resolver".into(), "rp".into())
+        .connect(format!("127.0.0.1:{port}"))
+        .await
+        .unwrap();
+    let mut everything = resolver.subscribe("battlelog.journal.>").await.unwrap();
+    resolver.flush().await.unwrap();
     for (battle, forum) in [("p1", "forum-b"), ("p2", "forum-a")] {
         append_one(&store, plan(battle, None, &[opening(forum, "open")])).await.expect("the journal may publish");
         let head = store.head(battle).await.unwrap();
@@ -370,6 +366,8 @@ authorization {{
     tokio::time::timeout(Duration::from_secs(10), changes.changed()).await.expect("changes move").unwrap();
     let seen = tokio::time::timeout(Duration::from_secs(10), feed.next()).await.expect("forum-a's feed").unwrap();
     assert_eq!(seen.subject.as_str(), "battlelog.journal.forum-a.p2", "forum-a sees its battle, not forum-b's");
+    let first = tokio::time::timeout(Duration::from_secs(10), everything.next()).await.expect("the resolver's feed");
+    assert_eq!(first.unwrap().subject.as_str(), "battlelog.journal.forum-b.p1", "the resolver sees every tenant's");
 }
 
 // ----------------------------------------------------------------------------
