@@ -695,3 +695,24 @@ async fn appends_are_unavailable_while_nats_is_down_and_resume_after() {
     assert_eq!(stored.len(), 2, "the roll once, however often it was tried");
     assert!(verify(&mut c, "o1").await.ok);
 }
+
+/// `battlelog watch` over NATS follows the JetStream journal's log: each
+/// event of a group append, in order, each checked against the chain.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_over_nats_shows_the_jetstream_journals_events() {
+    let (nats, _nats_dir) = nats();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let journal = journal_process(dir.path(), "j", &nats.url()).await;
+    let token = battlelog_test_support::TestAuth::shared().service_token();
+    let journal_url = journal.url();
+    let args = ["--battle", "w1", "--nats-url", &nats.url(), "--journal", &journal_url, "--token", &token];
+    let (mut watch, said) = battlelog_system_tests::WatchProcess::start(&args).await;
+    assert!(said.starts_with("watching battlelog.events.*.w1 and battlelog.journal.*.w1 on "), "{said}");
+    let mut c = client(&journal).await;
+    append(&mut c, "w1", no_stream(), vec![opened_event("forum-a", ""), rolled(0, "first", "")]).await.expect("open");
+    append(&mut c, "w1", exact(Some(1)), vec![rolled(1, "second", "")]).await.expect("roll");
+    for expected in ["w1 #0 BattleOpened", "w1 #1 DiceRolled", "w1 #2 DiceRolled"] {
+        let line = watch.next_stdout().await;
+        assert!(line.starts_with(expected) && !line.contains("unconfirmed"), "{expected}: {line}");
+    }
+}

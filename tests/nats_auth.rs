@@ -294,12 +294,20 @@ async fn watch_follows_one_battle_on_the_tenant_subjects_with_credentials() {
     let (mut any_tenant, said) = watch(&["--battle", "a-battle", "--nats-url", &resolver_url]).await;
     assert_eq!(
         said,
-        format!("watching battlelog.events.*.a-battle on nats://resolver:***@127.0.0.1:{} (Ctrl-C stops)", nats.port())
+        format!(
+            "watching battlelog.events.*.a-battle and battlelog.journal.*.a-battle on nats://resolver:***@127.0.0.1:{} (Ctrl-C stops)",
+            nats.port()
+        )
     );
     let tenant_url = url_of("forum-a");
     let args = ["--tenant", "forum-a", "--battle", "a-battle", "--nats-url", &tenant_url];
     let (mut own_tenant, said) = watch(&args).await;
-    assert!(said.starts_with("watching battlelog.events.forum-a.a-battle on nats://forum-a:***@"), "{said}");
+    assert!(
+        said.starts_with(
+            "watching battlelog.events.forum-a.a-battle and battlelog.journal.forum-a.a-battle on nats://forum-a:***@"
+        ),
+        "{said}"
+    );
 
     // B's battle first, then A's: the journal publishes in that order, so
     // a B event that got through would come before A's.

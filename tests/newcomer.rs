@@ -276,7 +276,10 @@ async fn watch_shows_every_event_of_the_demo_in_order_from_nats_the_journal_and_
     let resolver_url = stack.resolver.url();
     // Never the journal: a NATS that does not work must fail this watch.
     let mut from_nats = Watching::start(&["--nats-url", &nats_url, "--journal", "http://127.0.0.1:9"]).await;
-    assert_eq!(from_nats.what, format!("watching battlelog.events.> on {nats_url} (Ctrl-C stops)"));
+    assert_eq!(
+        from_nats.what,
+        format!("watching battlelog.events.> and battlelog.journal.> on {nats_url} (Ctrl-C stops)")
+    );
     let service_token = auth.service_token();
     let mut from_journal =
         Watching::start(&["--from-journal", "--journal", &journal_url, "--token", &service_token]).await;

@@ -7,8 +7,11 @@
 //! The journal publishes each event to `battlelog.events.<tenant>.<battle>`
 //! (`_` for a battle without a tenant), so one battle is
 //! `battlelog.events.*.<battle>`, one tenant's battles
-//! `battlelog.events.<tenant>.>`. A tenant's NATS user may subscribe only
-//! under its own tenant (`deploy/nats/`): it watches with `--tenant`.
+//! `battlelog.events.<tenant>.>`; on the JetStream backend its log is
+//! itself the feed, `battlelog.journal.<tenant>.<battle>`, one message per
+//! append (a group of records). Both are followed. A tenant's NATS user may
+//! subscribe only under its own tenant (`deploy/nats/`): it watches with
+//! `--tenant`.
 //!
 //! The NATS feed is a hint, as it is to the resolver: anyone allowed to
 //! publish on it could put there what the journal never committed. So each
@@ -42,6 +45,7 @@ use crate::Output;
 use crate::client::{self, JournalEndpoint};
 use crate::export::describe_event;
 use crate::up::NATS_SUBJECT_PREFIX;
+use battlelog_journal::store::jetstream::SUBJECT_PREFIX as JOURNAL_SUBJECT_PREFIX;
 
 #[derive(Debug, Args)]
 pub struct WatchArgs {
@@ -87,12 +91,26 @@ fn print(line: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The subject that carries what `battle` and `tenant` select.
-fn subject(battle: Option<&str>, tenant: Option<&str>) -> String {
+/// The subject under `prefix` that carries what `battle` and `tenant` select.
+fn subject(prefix: &str, battle: Option<&str>, tenant: Option<&str>) -> String {
     match (tenant, battle) {
-        (tenant, Some(battle)) => format!("{NATS_SUBJECT_PREFIX}.{}.{battle}", tenant.unwrap_or("*")),
-        (Some(tenant), None) => format!("{NATS_SUBJECT_PREFIX}.{tenant}.>"),
-        (None, None) => format!("{NATS_SUBJECT_PREFIX}.>"),
+        (tenant, Some(battle)) => format!("{prefix}.{}.{battle}", tenant.unwrap_or("*")),
+        (Some(tenant), None) => format!("{prefix}.{tenant}.>"),
+        (None, None) => format!("{prefix}.>"),
+    }
+}
+
+/// The records a NATS message carries, each with the hash it claims: one
+/// from the sled journal's fan-out (payload = the record, hash in a
+/// header), or a group from the JetStream journal's log
+/// (battlelog_journal::store::jetstream, hashes in its payload).
+fn records_of(message: &async_nats::Message) -> Result<Vec<(Vec<u8>, Option<Hash>)>, String> {
+    use battlelog_journal::store::jetstream::{JournalMessage, headers};
+    match message.headers.as_ref().filter(|h| h.get(headers::FIRST_VERSION).is_some()) {
+        Some(found) => JournalMessage::decode(found, &message.payload)
+            .map(|m| m.records.into_iter().map(|(hash, bytes)| (bytes, Some(hash))).collect())
+            .map_err(|e| format!("not a journal message: {e}")),
+        None => Ok(vec![(message.payload.to_vec(), claimed_hash(message))]),
     }
 }
 
@@ -130,24 +148,38 @@ pub async fn watch(args: &WatchArgs) -> anyhow::Result<Output> {
             .await;
         match connected {
             Ok(nats) => {
-                let subject = subject(args.battle.as_deref(), args.tenant.as_deref());
-                let mut messages = nats.subscribe(subject.clone()).await?;
+                // The sled journal's fan-out and the JetStream journal's
+                // log: whichever the journal writes.
+                let subject = subject(NATS_SUBJECT_PREFIX, args.battle.as_deref(), args.tenant.as_deref());
+                let log = self::subject(JOURNAL_SUBJECT_PREFIX, args.battle.as_deref(), args.tenant.as_deref());
+                let mut messages = nats.subscribe(subject.clone()).await?.merge(nats.subscribe(log.clone()).await?);
                 // The server has the subscription once it answers a ping:
                 // every event committed after the next line is shown.
                 nats.flush().await?;
-                eprintln!("watching {subject} on {} (Ctrl-C stops)", url.redacted());
+                eprintln!("watching {subject} and {log} on {} (Ctrl-C stops)", url.redacted());
                 let mut checker = FeedCheck::new(Truth::new(args));
                 loop {
                     tokio::select! {
                         () = battlelog_runtime::shutdown_signal() => return Ok(Output::text("")),
                         message = messages.next() => {
                             let Some(message) = message else { anyhow::bail!("the NATS subscription ended") };
-                            match checker.check(&message.subject, &message.payload, claimed_hash(&message)).await {
-                                Verdict::Show(record) => print(&line(&record))?,
-                                Verdict::Unconfirmed(record, why) => {
-                                    print(&format!("{} [unconfirmed: {why}]", line(&record)))?;
+                            let records = match records_of(&message) {
+                                Ok(records) => records,
+                                Err(why) => {
+                                    eprintln!("dropped from the NATS feed: {}: {why}", message.subject);
+                                    continue;
                                 }
-                                Verdict::Drop(why) => eprintln!("dropped from the NATS feed: {}: {why}", message.subject),
+                            };
+                            for (payload, claimed) in records {
+                                match checker.check(&message.subject, &payload, claimed).await {
+                                    Verdict::Show(record) => print(&line(&record))?,
+                                    Verdict::Unconfirmed(record, why) => {
+                                        print(&format!("{} [unconfirmed: {why}]", line(&record)))?;
+                                    }
+                                    Verdict::Drop(why) => {
+                                        eprintln!("dropped from the NATS feed: {}: {why}", message.subject);
+                                    }
+                                }
                             }
                         }
                     }
@@ -366,9 +398,11 @@ mod tests {
 
     #[test]
     fn subjects_follow_the_tenant_layout() {
-        assert_eq!(subject(Some("b1"), None), "battlelog.events.*.b1");
-        assert_eq!(subject(Some("b1"), Some("forum-a")), "battlelog.events.forum-a.b1");
-        assert_eq!(subject(None, Some("forum-a")), "battlelog.events.forum-a.>");
-        assert_eq!(subject(None, None), "battlelog.events.>");
+        let p = NATS_SUBJECT_PREFIX;
+        assert_eq!(subject(p, Some("b1"), None), "battlelog.events.*.b1");
+        assert_eq!(subject(p, Some("b1"), Some("forum-a")), "battlelog.events.forum-a.b1");
+        assert_eq!(subject(p, None, Some("forum-a")), "battlelog.events.forum-a.>");
+        assert_eq!(subject(p, None, None), "battlelog.events.>");
+        assert_eq!(subject(JOURNAL_SUBJECT_PREFIX, Some("b1"), None), "battlelog.journal.*.b1");
     }
 }
