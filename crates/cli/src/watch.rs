@@ -100,11 +100,14 @@ fn subject(prefix: &str, battle: Option<&str>, tenant: Option<&str>) -> String {
     }
 }
 
+/// A record's bytes as received and the chain hash claimed for it.
+type Claimed = (Vec<u8>, Option<Hash>);
+
 /// The records a NATS message carries, each with the hash it claims: one
 /// from the sled journal's fan-out (payload = the record, hash in a
 /// header), or a group from the JetStream journal's log
 /// (battlelog_journal::store::jetstream, hashes in its payload).
-fn records_of(message: &async_nats::Message) -> Result<Vec<(Vec<u8>, Option<Hash>)>, String> {
+fn records_of(message: &async_nats::Message) -> Result<Vec<Claimed>, String> {
     use battlelog_journal::store::jetstream::{JournalMessage, headers};
     match message.headers.as_ref().filter(|h| h.get(headers::FIRST_VERSION).is_some()) {
         Some(found) => JournalMessage::decode(found, &message.payload)
