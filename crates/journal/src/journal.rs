@@ -3,6 +3,7 @@
 //! store; the gRPC service is a thin layer over it, and other services in
 //! the same process can call it directly.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -62,6 +63,41 @@ struct Inner {
     /// Turns true when shutdown starts; ends subscriptions and the drain,
     /// and refuses new appends.
     closing: watch::Sender<bool>,
+    /// One turn per stream: appends to one stream through this journal plan
+    /// and write one after another, so they never race each other into
+    /// conflicts (only appends through another journal process can).
+    turns: StreamTurns,
+}
+
+/// A lock per stream, held from planning to the store's answer; an entry
+/// lives only while somebody holds or waits for it.
+#[derive(Debug, Default)]
+struct StreamTurns(Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>);
+
+impl StreamTurns {
+    async fn take(&self, stream_id: &str) -> StreamTurn<'_> {
+        let turn = lock(&self.0).entry(stream_id.to_owned()).or_default().clone();
+        let guard = turn.clone().lock_owned().await;
+        StreamTurn { turns: self, stream_id: stream_id.to_owned(), turn, _guard: guard }
+    }
+}
+
+/// A stream's turn, released (and forgotten when nobody else wants it) on drop.
+struct StreamTurn<'a> {
+    turns: &'a StreamTurns,
+    stream_id: String,
+    turn: Arc<tokio::sync::Mutex<()>>,
+    _guard: tokio::sync::OwnedMutexGuard<()>,
+}
+
+impl Drop for StreamTurn<'_> {
+    fn drop(&mut self) {
+        let mut turns = lock(&self.turns.0);
+        // Held here, by the guard and by the map: nobody else waits.
+        if Arc::strong_count(&self.turn) <= 3 {
+            turns.remove(&self.stream_id);
+        }
+    }
 }
 
 /// Events streamed by a subscription (catch-up, then live).
@@ -71,7 +107,8 @@ pub type Subscription = mpsc::Receiver<Result<StoredEvent, JournalError>>;
 const SUBSCRIPTION_BATCH: usize = 256;
 
 /// How often one append is planned again after its stream moved under it
-/// (another append won the race) before the caller is told so.
+/// (an append through another journal process won the race) before the
+/// caller is told so.
 const MAX_PLAN_ATTEMPTS: usize = 16;
 
 impl Journal {
@@ -118,7 +155,14 @@ impl Journal {
             (None, None) => None,
         };
         Ok(Self {
-            inner: Arc::new(Inner { store, sled: None, limits: options.limits, drain: Mutex::new(drain), closing }),
+            inner: Arc::new(Inner {
+                store,
+                sled: None,
+                limits: options.limits,
+                drain: Mutex::new(drain),
+                closing,
+                turns: StreamTurns::default(),
+            }),
         })
     }
 
@@ -148,6 +192,7 @@ impl Journal {
     ) -> Result<AppendOutcome, JournalError> {
         let append = limits::validate_append(&self.inner.limits, stream_id, expected, events)?;
         let store = &*self.inner.store;
+        let _turn = self.inner.turns.take(&append.stream_id).await;
         let mut last_conflict = None;
         for _ in 0..MAX_PLAN_ATTEMPTS {
             if *self.inner.closing.borrow() {
