@@ -109,7 +109,7 @@ const SUBSCRIPTION_BATCH: usize = 256;
 /// How often one append is planned again after its stream moved under it
 /// (an append through another journal process won the race) before the
 /// caller is told so.
-const MAX_PLAN_ATTEMPTS: usize = 16;
+const MAX_PLAN_ATTEMPTS: usize = 64;
 
 impl Journal {
     /// Opens (or creates) the journal in `options.data_dir` on sled, starts
@@ -194,6 +194,7 @@ impl Journal {
         let store = &*self.inner.store;
         let _turn = self.inner.turns.take(&append.stream_id).await;
         let mut last_conflict = None;
+        let mut attempt = 0u32;
         for _ in 0..MAX_PLAN_ATTEMPTS {
             if *self.inner.closing.borrow() {
                 return Err(JournalError::ShuttingDown);
@@ -210,9 +211,17 @@ impl Journal {
                     }
                     return Ok(AppendOutcome { events, deduplicated: false });
                 }
-                // Another append moved the stream first: plan again against
-                // its new head (which may now make this a repeat, or refuse it).
-                Some(Err(conflict)) => last_conflict = Some(conflict),
+                // Another journal process moved the stream first: plan again
+                // against its new head (which may now make this a repeat, or
+                // refuse it), after a random pause that grows with each lost
+                // race, so that two processes racing for one battle do not
+                // keep colliding in step.
+                Some(Err(conflict)) => {
+                    last_conflict = Some(conflict);
+                    attempt += 1;
+                    let ceiling_micros = 100u64 << attempt.min(7);
+                    tokio::time::sleep(std::time::Duration::from_micros(random_u64() % ceiling_micros)).await;
+                }
                 None => return Err(JournalError::Poisoned("the store gave no answer".into())),
             }
         }
@@ -360,6 +369,13 @@ fn validate_limits(limits: &Limits) -> Result<(), JournalError> {
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// A random number for back-off jitter (std's hasher keys are random per
+/// process and per `RandomState`).
+fn random_u64() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    std::collections::hash_map::RandomState::new().build_hasher().finish()
 }
 
 fn now_micros() -> i64 {
