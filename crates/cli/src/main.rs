@@ -11,6 +11,7 @@
 //! - [`tls`]: `up --tls` and the client side of `https://` endpoints, and
 //!   the token a command calls with.
 //! - [`token`]: `token issue`, `token keygen` and `token revoke`, for operators.
+//! - [`journal`]: `journal copy`, a journal from one store to another (sled to JetStream).
 //!
 //! Every failure exits with status 2 and one line on stderr that names the
 //! problem; stdout then stays empty, so a script never mistakes a half
@@ -19,6 +20,7 @@
 mod client;
 mod demo;
 mod export;
+mod journal;
 mod roll;
 mod rules;
 mod tls;
@@ -68,6 +70,8 @@ enum Command {
     Watch(watch::WatchArgs),
     /// Issue and revoke bearer tokens, and make the key pair that signs them.
     Token(token::TokenArgs),
+    /// Operate on a journal's log itself: `journal copy --from sled:DIR --to jetstream:URL`.
+    Journal(journal::JournalArgs),
 }
 
 /// What a command prints on stdout, and the exit status.
@@ -121,6 +125,7 @@ fn main() -> ExitCode {
         Command::Replay(args) => block_on(export::replay(&args)),
         Command::Watch(args) => block_on(watch::watch(&args)),
         Command::Token(args) => token::run(&args),
+        Command::Journal(args) => block_on(journal::run(&args)),
     };
     match output {
         Ok(output) => {

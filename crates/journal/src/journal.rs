@@ -63,36 +63,38 @@ struct Inner {
     /// Turns true when shutdown starts; ends subscriptions and the drain,
     /// and refuses new appends.
     closing: watch::Sender<bool>,
-    /// One append at a time per stream in this process (see [`Turn`]).
-    turns: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    /// One turn per stream: appends to one stream through this journal plan
+    /// and write one after another, so they never race each other into
+    /// conflicts (only appends through another journal process can).
+    turns: StreamTurns,
 }
 
-/// A stream's turn to append. Appends to one stream in one journal take
-/// turns from planning to writing: planned at the same head they could
-/// not all land (only one append can follow a head), and a store whose
-/// writes take a network round trip (JetStream) would have the losers plan
-/// again and again — the last of eight appenders losing every race in a
-/// row. Across journal processes the store's expected-head check still
-/// decides. Appends to different streams do not wait for each other.
-struct Turn<'a> {
-    inner: &'a Inner,
-    stream_id: String,
-    lock: Arc<tokio::sync::Mutex<()>>,
-}
+/// A lock per stream, held from planning to the store's answer; an entry
+/// lives only while somebody holds or waits for it.
+#[derive(Debug, Default)]
+struct StreamTurns(Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>);
 
-impl<'a> Turn<'a> {
-    fn new(inner: &'a Inner, stream_id: &str) -> Self {
-        let mut turns = inner.turns.lock().unwrap_or_else(|e| e.into_inner());
-        let lock = turns.entry(stream_id.to_owned()).or_default().clone();
-        Self { inner, stream_id: stream_id.to_owned(), lock }
+impl StreamTurns {
+    async fn take(&self, stream_id: &str) -> StreamTurn<'_> {
+        let turn = lock(&self.0).entry(stream_id.to_owned()).or_default().clone();
+        let guard = turn.clone().lock_owned().await;
+        StreamTurn { turns: self, stream_id: stream_id.to_owned(), turn, _guard: guard }
     }
 }
 
-impl Drop for Turn<'_> {
-    /// The last one waiting on a stream removes its entry.
+/// A stream's turn, released (and forgotten when nobody else wants it) on drop.
+struct StreamTurn<'a> {
+    turns: &'a StreamTurns,
+    stream_id: String,
+    turn: Arc<tokio::sync::Mutex<()>>,
+    _guard: tokio::sync::OwnedMutexGuard<()>,
+}
+
+impl Drop for StreamTurn<'_> {
     fn drop(&mut self) {
-        let mut turns = self.inner.turns.lock().unwrap_or_else(|e| e.into_inner());
-        if Arc::strong_count(&self.lock) == 2 {
+        let mut turns = lock(&self.turns.0);
+        // Held here, by the guard and by the map: nobody else waits.
+        if Arc::strong_count(&self.turn) <= 3 {
             turns.remove(&self.stream_id);
         }
     }
@@ -105,8 +107,9 @@ pub type Subscription = mpsc::Receiver<Result<StoredEvent, JournalError>>;
 const SUBSCRIPTION_BATCH: usize = 256;
 
 /// How often one append is planned again after its stream moved under it
-/// (another append won the race) before the caller is told so.
-const MAX_PLAN_ATTEMPTS: usize = 16;
+/// (an append through another journal process won the race) before the
+/// caller is told so.
+const MAX_PLAN_ATTEMPTS: usize = 64;
 
 impl Journal {
     /// Opens (or creates) the journal in `options.data_dir` on sled, starts
@@ -158,7 +161,7 @@ impl Journal {
                 limits: options.limits,
                 drain: Mutex::new(drain),
                 closing,
-                turns: Mutex::new(HashMap::new()),
+                turns: StreamTurns::default(),
             }),
         })
     }
@@ -189,9 +192,9 @@ impl Journal {
     ) -> Result<AppendOutcome, JournalError> {
         let append = limits::validate_append(&self.inner.limits, stream_id, expected, events)?;
         let store = &*self.inner.store;
-        let turn = Turn::new(&self.inner, &append.stream_id);
-        let _turn = turn.lock.lock().await;
+        let _turn = self.inner.turns.take(&append.stream_id).await;
         let mut last_conflict = None;
+        let mut attempt = 0u32;
         for _ in 0..MAX_PLAN_ATTEMPTS {
             if *self.inner.closing.borrow() {
                 return Err(JournalError::ShuttingDown);
@@ -208,9 +211,17 @@ impl Journal {
                     }
                     return Ok(AppendOutcome { events, deduplicated: false });
                 }
-                // Another append moved the stream first: plan again against
-                // its new head (which may now make this a repeat, or refuse it).
-                Some(Err(conflict)) => last_conflict = Some(conflict),
+                // Another journal process moved the stream first: plan again
+                // against its new head (which may now make this a repeat, or
+                // refuse it), after a random pause that grows with each lost
+                // race, so that two processes racing for one battle do not
+                // keep colliding in step.
+                Some(Err(conflict)) => {
+                    last_conflict = Some(conflict);
+                    attempt += 1;
+                    let ceiling_micros = 100u64 << attempt.min(7);
+                    tokio::time::sleep(std::time::Duration::from_micros(random_u64() % ceiling_micros)).await;
+                }
                 None => return Err(JournalError::Poisoned("the store gave no answer".into())),
             }
         }
@@ -358,6 +369,13 @@ fn validate_limits(limits: &Limits) -> Result<(), JournalError> {
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// A random number for back-off jitter (std's hasher keys are random per
+/// process and per `RandomState`).
+fn random_u64() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    std::collections::hash_map::RandomState::new().build_hasher().finish()
 }
 
 fn now_micros() -> i64 {

@@ -18,6 +18,8 @@
 //!   stream that several journal processes share (`--backend jetstream`);
 //!   all pass one conformance suite ([`store::conformance`], feature
 //!   `test-util`).
+//! - [`copy`]: copying every stream from one store to another, exact to the
+//!   byte and verified on both sides (the migration from sled).
 //! - [`journal`]: [`Journal`], the embeddable handle (append, read, subscribe,
 //!   verify, shutdown).
 //! - [`outbox`]: the drain that publishes committed events in order through an
@@ -33,6 +35,7 @@
 //! gRPC; `journal.shutdown().await` commits what is queued and closes.
 
 pub mod config;
+pub mod copy;
 pub mod error;
 pub mod guard;
 pub mod journal;

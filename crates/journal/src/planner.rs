@@ -222,11 +222,8 @@ async fn fold_legacy(store: &dyn EventStore, stream: &str, head_version: u64) ->
                     reason: "record missing".into(),
                 });
             }
-            let record = &stored.event;
-            let step = guard::inspect(0, &record.event_type, &record.payload).and_then(|c| guard::apply(state, 0, &c));
-            match step {
-                // Counted as it stands, with no budget check: it is stored.
-                Ok(next) => state = Some(BattleState { bytes: next.bytes + stored.record.len() as u64, ..next }),
+            match fold_stored(state, &stored.event, stored.record.len()) {
+                Ok(next) => state = Some(next),
                 Err(v) => {
                     return Err(refused(
                         stream,
@@ -253,4 +250,16 @@ async fn fold_legacy(store: &dyn EventStore, stream: &str, head_version: u64) ->
         version: 0,
         reason: "a head without records".into(),
     })
+}
+
+/// The battle state after a stored record: the guard's fold, the record's
+/// bytes counted as they stand, with no budget check (it is stored). For
+/// streams the state was not stored with, and for copies between stores.
+pub fn fold_stored(
+    state: Option<BattleState>,
+    record: &JournalRecord,
+    record_bytes: usize,
+) -> Result<BattleState, Violation> {
+    let next = guard::inspect(0, &record.event_type, &record.payload).and_then(|c| guard::apply(state, 0, &c))?;
+    Ok(BattleState { bytes: next.bytes + record_bytes as u64, ..next })
 }

@@ -347,17 +347,19 @@ pub async fn heads_and_chains(store: Arc<dyn EventStore>) {
     j.shutdown().await.expect("shutdown");
 }
 
-/// Many appenders on one battle at once never fork it: with `any`, every
-/// append lands once, versions consecutive; with `exact`, of those
+/// Many appenders on one battle at once, through two journals on the same
+/// store (as two journal processes on one log), never fork it: with `any`,
+/// every append lands once, versions consecutive; with `exact`, of those
 /// expecting the same version exactly one wins.
 pub async fn concurrent_appends_never_fork(store: Arc<dyn EventStore>) {
     const TASKS: usize = 8;
     const EACH: usize = 5;
     let j = journal_on(store.clone()).await;
+    let other = journal_on(store.clone()).await;
     j.append("f".into(), ExpectedVersion::NoStream, vec![opened("")]).await.expect("open");
     let mut tasks = tokio::task::JoinSet::new();
     for t in 0..TASKS {
-        let j = j.clone();
+        let j = if t % 2 == 0 { j.clone() } else { other.clone() };
         tasks.spawn(async move {
             for i in 0..EACH {
                 j.append("f".into(), ExpectedVersion::Any, vec![resolved(&format!("{t}/{i}"))]).await.expect("append");
@@ -381,7 +383,7 @@ pub async fn concurrent_appends_never_fork(store: Arc<dyn EventStore>) {
     let head = events.len() as u64 - 1;
     let mut racers = tokio::task::JoinSet::new();
     for t in 0..TASKS {
-        let j = j.clone();
+        let j = if t % 2 == 0 { j.clone() } else { other.clone() };
         racers.spawn(async move {
             j.append("f".into(), ExpectedVersion::Exact(head), vec![resolved(&format!("race {t}"))]).await
         });
@@ -398,6 +400,7 @@ pub async fn concurrent_appends_never_fork(store: Arc<dyn EventStore>) {
         }
     }
     assert_eq!(won, 1, "exactly one racer per version");
+    other.begin_shutdown();
     j.shutdown().await.expect("shutdown");
 }
 
