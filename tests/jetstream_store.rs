@@ -716,3 +716,56 @@ async fn watch_over_nats_shows_the_jetstream_journals_events() {
         assert!(line.starts_with(expected) && !line.contains("unconfirmed"), "{expected}: {line}");
     }
 }
+
+/// `battlelog journal copy --from sled:DIR --to jetstream:URL`: every
+/// battle arrives byte for byte, chains verify, and a journal on the
+/// JetStream backend goes on with it (idempotency keys included).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sled_journal_copied_to_jetstream_goes_on_there() {
+    let (nats, _nats_dir) = nats();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let sled_dir = dir.path().join("sled");
+    let sled = battlelog_journal::Journal::open(battlelog_journal::JournalOptions::new(&sled_dir)).await.unwrap();
+    for battle in ["c1", "c2"] {
+        sled.append(battle.into(), ExpectedVersion::NoStream, vec![conformance::opened("forum-a")]).await.unwrap();
+        let roll = conformance::keyed(conformance::rolled(0, 0), "roll-0");
+        sled.append(battle.into(), ExpectedVersion::Exact(0), vec![roll]).await.unwrap();
+    }
+    let originals: Vec<_> = records_of_battles(&sled, &["c1", "c2"]).await;
+    sled.shutdown().await.unwrap();
+    drop(sled);
+    let args = [
+        "journal".to_owned(),
+        "copy".to_owned(),
+        "--from".to_owned(),
+        format!("sled:{}", sled_dir.display()),
+        "--to".to_owned(),
+        format!("jetstream:{}", nats.url()),
+    ];
+    let (code, stdout, stderr) =
+        tokio::task::spawn_blocking(move || stack::cli(&args.iter().map(String::as_str).collect::<Vec<_>>()))
+            .await
+            .expect("copy");
+    assert_eq!(code, Some(0), "copy: {stderr}\n{stdout}");
+    let journal = conformance::journal_on(Arc::new(store(&nats.url()).await)).await;
+    assert_eq!(records_of_battles(&journal, &["c1", "c2"]).await, originals, "byte for byte");
+    for battle in ["c1", "c2"] {
+        assert!(matches!(journal.verify_chain(battle).await.unwrap(), ChainCheck::Ok { count: 2, .. }));
+        let repeat = conformance::keyed(conformance::rolled(0, 0), "roll-0");
+        let again = journal.append(battle.into(), ExpectedVersion::Any, vec![repeat]).await.unwrap();
+        assert!(again.deduplicated, "the key came along");
+        let next = journal.append(battle.into(), ExpectedVersion::Exact(1), vec![conformance::rolled(0, 1)]).await;
+        assert_eq!(next.unwrap().events[0].version, 2);
+    }
+}
+
+/// Each battle's (version, hash, record bytes).
+async fn records_of_battles(journal: &battlelog_journal::Journal, battles: &[&str]) -> Vec<(u64, Hash, Vec<u8>)> {
+    let mut out = Vec::new();
+    for battle in battles {
+        for event in journal.read_stream(battle, 0, 0).await.unwrap() {
+            out.push((event.event.version, event.hash, event.record));
+        }
+    }
+    out
+}

@@ -12,6 +12,7 @@ use anyhow::Context;
 use battlelog_journal::SledStore;
 use battlelog_journal::copy::{self, StoreSpec};
 use battlelog_journal::store::EventStore;
+use battlelog_journal::store::jetstream::{JetStreamOptions, JetStreamStore};
 use clap::{Args, Subcommand};
 
 use crate::Output;
@@ -36,6 +37,10 @@ struct CopyArgs {
     /// Where to: sled:DIR or jetstream:URL[,URL...].
     #[arg(long)]
     to: StoreSpec,
+    /// The replicas of a JetStream stream this copy creates (3 on a
+    /// three-node cluster); an existing stream is used as it is.
+    #[arg(long, default_value_t = 1)]
+    replicas: usize,
 }
 
 pub async fn run(args: &JournalArgs) -> anyhow::Result<Output> {
@@ -48,8 +53,8 @@ async fn copy_command(args: &CopyArgs) -> anyhow::Result<Output> {
     if args.from == args.to {
         anyhow::bail!("--from and --to name the same store");
     }
-    let from = open(&args.from, "--from", true).await?;
-    let to = open(&args.to, "--to", false).await?;
+    let from = open(&args.from, "--from", true, args.replicas).await?;
+    let to = open(&args.to, "--to", false, args.replicas).await?;
     let copied = copy::copy(&*from, &*to).await;
     // Closed either way, so that what was written is flushed and sled's
     // directory lock is let go.
@@ -63,7 +68,7 @@ async fn copy_command(args: &CopyArgs) -> anyhow::Result<Output> {
     )))
 }
 
-async fn open(spec: &StoreSpec, flag: &str, must_exist: bool) -> anyhow::Result<Arc<dyn EventStore>> {
+async fn open(spec: &StoreSpec, flag: &str, must_exist: bool, replicas: usize) -> anyhow::Result<Arc<dyn EventStore>> {
     match spec {
         StoreSpec::Sled(dir) => {
             // sled creates what it opens: a mistyped source would copy nothing.
@@ -77,6 +82,12 @@ async fn open(spec: &StoreSpec, flag: &str, must_exist: bool) -> anyhow::Result<
                 .with_context(|| format!("{flag}: open sled"))?;
             Ok(Arc::new(store))
         }
-        StoreSpec::JetStream(_) => anyhow::bail!("{flag}: the JetStream store is not in this build"),
+        StoreSpec::JetStream(urls) => {
+            // The journal's defaults (stream name, limits): the same a
+            // journal on it would use.
+            let options = JetStreamOptions { replicas, ..JetStreamOptions::new(urls.join(",")) };
+            let store = JetStreamStore::connect(options).await.with_context(|| format!("{flag}: open JetStream"))?;
+            Ok(Arc::new(store))
+        }
     }
 }
