@@ -25,7 +25,7 @@ use battlelog_journal::store::{
 use battlelog_proto::v1::{BattleOpened, JournalRecord, battle_event::Event};
 use battlelog_system_tests::{
     any, append, check_chain, client, conflict_actual_version, exact, head, no_stream, opened as opened_event,
-    read_stream, rolled, verify,
+    read_stream, resolved as resolved_event, rolled, verify,
 };
 use battlelog_test_support::{NatsServer, ServiceProcess, StartOptions};
 use tokio_stream::StreamExt;
@@ -768,4 +768,105 @@ async fn records_of_battles(journal: &battlelog_journal::Journal, battles: &[&st
         }
     }
     out
+}
+
+/// Two journal processes on a three-node cluster (replicas 3), writers on
+/// both; the stream leader is killed mid-run. Appends
+/// that fail meanwhile are `UNAVAILABLE` and retried with their key; none
+/// acknowledged is lost or doubled, versions stay consecutive, the chain
+/// verifies on every journal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_journals_on_a_three_node_cluster_survive_a_killed_stream_leader() {
+    let mut cluster = battlelog_test_support::NatsCluster::start("jetstream-journal").await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let options = StartOptions {
+        envs: vec![
+            ("BATTLELOG_JOURNAL_BACKEND".to_owned(), "jetstream".to_owned()),
+            ("BATTLELOG_JOURNAL_REPLICAS".to_owned(), "3".to_owned()),
+            ("BATTLELOG_JOURNAL_JETSTREAM_TIMEOUT_MS".to_owned(), "2000".to_owned()),
+        ],
+        ..StartOptions::default()
+    };
+    let urls = cluster.client_urls_joined();
+    let journals = [
+        battlelog_test_support::journal_with(&dir.path().join("a"), Some(&urls), &options).await,
+        battlelog_test_support::journal_with(&dir.path().join("b"), Some(&urls), &options).await,
+    ];
+    append(&mut client(&journals[0]).await, "r3", no_stream(), vec![opened_event("forum-a", "open")]).await.unwrap();
+    assert_eq!(cluster.stream_current_replicas("BATTLELOG_JOURNAL").await, Some(3), "replicas 3");
+    const WRITERS: usize = 4;
+    const PER_WRITER: usize = 15;
+    let mut tasks = Vec::new();
+    for w in 0..WRITERS {
+        let mut c = client(&journals[w % 2]).await;
+        tasks.push(tokio::spawn(async move {
+            let mut acked = Vec::new();
+            let deadline = std::time::Instant::now() + Duration::from_secs(60);
+            while acked.len() < PER_WRITER {
+                assert!(std::time::Instant::now() < deadline, "writer {w} stalled at {}", acked.len());
+                let key = format!("w{w}-{}", acked.len());
+                match append(&mut c, "r3", any(), vec![resolved_event(&key, &key)]).await {
+                    Ok(reply) => acked.push((reply.events[0].version, key)),
+                    // An outage: the same key again (it lands once).
+                    Err(status) if status.code() == tonic::Code::Unavailable => {
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                    Err(status) => panic!("writer {w}: {status:?}"),
+                }
+            }
+            acked
+        }));
+    }
+    // Kill the stream's leader while they write: the other two elect one.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let leader = cluster.stream_leader("BATTLELOG_JOURNAL").await.expect("a stream leader");
+    cluster.kill(leader);
+    let mut acked = std::collections::BTreeMap::new();
+    for task in tasks {
+        for (version, key) in task.await.expect("writer") {
+            assert!(acked.insert(version, key).is_none(), "version {version} acknowledged twice");
+        }
+    }
+    assert_eq!(acked.len(), WRITERS * PER_WRITER);
+    let cluster = &cluster;
+    battlelog_test_support::poll_until("another node to lead the stream", Duration::from_secs(20), || async move {
+        cluster.stream_leader("BATTLELOG_JOURNAL").await.filter(|&now| now != leader)
+    })
+    .await;
+    for journal in &journals {
+        let mut c = client(journal).await;
+        // Reads too may meet the election's last moments: UNAVAILABLE, retried.
+        let stored = battlelog_test_support::poll_until("the battle read whole", Duration::from_secs(30), || {
+            let mut c = c.clone();
+            async move { read_whole(&mut c, "r3").await.ok() }
+        })
+        .await;
+        assert_eq!(stored.len(), 1 + WRITERS * PER_WRITER, "every acknowledged append once, nothing else");
+        for event in &stored[1..] {
+            let record = event.event.as_ref().expect("decoded");
+            assert_eq!(acked.get(&record.version), Some(&record.idempotency_key), "the acknowledged event is stored");
+        }
+        check_chain("r3", &stored);
+        assert!(verify(&mut c, "r3").await.ok);
+    }
+}
+
+/// Every event of a stream, paging through reads; the first error ends it.
+async fn read_whole(
+    c: &mut battlelog_system_tests::Client,
+    stream: &str,
+) -> Result<Vec<battlelog_proto::v1::RecordedEvent>, tonic::Status> {
+    let mut out: Vec<battlelog_proto::v1::RecordedEvent> = Vec::new();
+    loop {
+        let request = battlelog_proto::v1::ReadStreamRequest {
+            stream_id: stream.into(),
+            from_version: out.len() as u64,
+            max_count: 0,
+        };
+        let page = c.read_stream(request).await?.into_inner();
+        if page.events.is_empty() {
+            return Ok(out);
+        }
+        out.extend(page.events);
+    }
 }

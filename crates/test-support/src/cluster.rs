@@ -148,7 +148,9 @@ impl NatsCluster {
     }
 
     /// The config of node `index`: its ports (0 = let the server pick, on
-    /// the first start), its store and routes to every node, itself
+    /// the first start), messages up to 8 MB (as `deploy/nats/cluster/`: one
+    /// append of the journal's JetStream backend is one message), its store
+    /// and routes to every node, itself
     /// included (a server ignores its own route, and JetStream's clustering
     /// wants the configured routes to count the whole cluster).
     fn config(&self, index: usize) -> String {
@@ -157,7 +159,7 @@ impl NatsCluster {
         let routes: Vec<String> =
             self.nodes.iter().map(|n| format!("    nats-route://127.0.0.1:{}", n.cluster_port)).collect();
         format!(
-            "server_name: {name}\nhost: 127.0.0.1\nport: {client}\nhttp_port: {http}\n\
+            "server_name: {name}\nhost: 127.0.0.1\nport: {client}\nhttp_port: {http}\nmax_payload: 8MB\n\
              jetstream {{\n  store_dir: {store:?}\n  sync_interval: always\n}}\n\
              cluster {{\n  name: battlelog-test\n  listen: \"127.0.0.1:{cluster}\"\n  routes: [\n{routes}\n  ]\n}}\n",
             name = node.name,
