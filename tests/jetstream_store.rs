@@ -870,3 +870,20 @@ async fn read_whole(
         out.extend(page.events);
     }
 }
+
+/// A journal on the JetStream backend with no NATS to reach exits at start,
+/// non-zero, naming what it could not reach (it has no log without it).
+#[tokio::test]
+async fn a_jetstream_journal_without_nats_exits_at_start() {
+    // A port nothing listens on: bound, then let go.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let output = tokio::process::Command::new(battlelog_test_support::service_binary("battlelog-journal"))
+        .args(["--listen", "127.0.0.1:0", "--backend", "jetstream", "--jetstream-timeout-ms", "500"])
+        .args(["--nats-url", &format!("nats://127.0.0.1:{port}")])
+        .envs(battlelog_test_support::TestAuth::shared().env("journal"))
+        .output();
+    let output = tokio::time::timeout(Duration::from_secs(30), output).await.expect("it exits").expect("it runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    assert!(stderr.contains("jetstream"), "it says what failed: {stderr}");
+}
