@@ -24,7 +24,7 @@ async fn main() -> anyhow::Result<()> {
     let command_line = CommandLine::parse::<Config>(SERVICE, Cli::command());
     let config = Config::load(&Layers::from_process(SERVICE, command_line))?;
     let (listener, local) = battlelog_runtime::start(&config.log, config.log_format, config.listen).await?;
-    tracing::info!(%local, data_dir = %config.data_dir.display(), "battlelog-journal starting");
+    tracing::info!(%local, backend = ?config.backend, data_dir = %config.data_dir.display(), "battlelog-journal starting");
     // A bad TLS file stops the journal before its readiness line.
     config.server_tls.server_config()?;
     battlelog_journal::server::verifier(&config)?;
