@@ -838,7 +838,7 @@ async fn two_journals_on_a_three_node_cluster_survive_a_killed_stream_leader() {
         // Reads too may meet the election's last moments: UNAVAILABLE, retried.
         let stored = battlelog_test_support::poll_until("the battle read whole", Duration::from_secs(30), || {
             let mut c = c.clone();
-            async move { read_whole(&mut c, "r3").await.ok() }
+            async move { battlelog_system_tests::try_read_stream(&mut c, "r3").await.ok() }
         })
         .await;
         assert_eq!(stored.len(), 1 + WRITERS * PER_WRITER, "every acknowledged append once, nothing else");
@@ -848,26 +848,6 @@ async fn two_journals_on_a_three_node_cluster_survive_a_killed_stream_leader() {
         }
         check_chain("r3", &stored);
         assert!(verify(&mut c, "r3").await.ok);
-    }
-}
-
-/// Every event of a stream, paging through reads; the first error ends it.
-async fn read_whole(
-    c: &mut battlelog_system_tests::Client,
-    stream: &str,
-) -> Result<Vec<battlelog_proto::v1::RecordedEvent>, tonic::Status> {
-    let mut out: Vec<battlelog_proto::v1::RecordedEvent> = Vec::new();
-    loop {
-        let request = battlelog_proto::v1::ReadStreamRequest {
-            stream_id: stream.into(),
-            from_version: out.len() as u64,
-            max_count: 0,
-        };
-        let page = c.read_stream(request).await?.into_inner();
-        if page.events.is_empty() {
-            return Ok(out);
-        }
-        out.extend(page.events);
     }
 }
 

@@ -182,6 +182,20 @@ pub async fn read_stream(client: &mut Client, stream: &str) -> Vec<pb::RecordedE
     }
 }
 
+/// Every event of a stream, paging through reads; the first error ends it
+/// (for reads that may meet an outage, retried by the caller).
+pub async fn try_read_stream(client: &mut Client, stream: &str) -> Result<Vec<pb::RecordedEvent>, Status> {
+    let mut out: Vec<pb::RecordedEvent> = Vec::new();
+    loop {
+        let request = pb::ReadStreamRequest { stream_id: stream.into(), from_version: out.len() as u64, max_count: 0 };
+        let page = client.read_stream(request).await?.into_inner();
+        if page.events.is_empty() {
+            return Ok(out);
+        }
+        out.extend(page.events);
+    }
+}
+
 /// Verifies a stream over gRPC.
 pub async fn verify(client: &mut Client, stream: &str) -> pb::VerifyChainResponse {
     client.verify_chain(pb::VerifyChainRequest { stream_id: stream.into() }).await.expect("verify chain").into_inner()

@@ -1,0 +1,184 @@
+//! The journal on a replicated JetStream log, against a real three-node
+//! cluster (`NatsCluster`) and two real `battlelog-journal` processes on it
+//! (`--backend jetstream --replicas 3`): under continuous appends from
+//! several clients through both journals, the stream's leader is killed
+//! (`kill -9`), then a follower, each restarted, round after round, and a
+//! follower is frozen (SIGSTOP, as a partition looks). At the end no
+//! acknowledged append is lost or duplicated, every battle's versions are
+//! consecutive, every chain verifies, and appends came back after each
+//! kill within an election. Two clients on the two journals append to one
+//! battle throughout: it never forks.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use battlelog_system_tests::{
+    Client, append, check_chain, client, event_text, opened, resolved, try_read_stream, verify,
+};
+use battlelog_test_support::{NatsCluster, ServiceProcess, StartOptions, journal_with, poll_until, temp_dir};
+use tokio::sync::Mutex;
+
+/// The journal's JetStream stream (the backend's default name).
+const STREAM: &str = "BATTLELOG_JOURNAL";
+/// Kill rounds (each: the leader, then a follower).
+const ROUNDS: usize = 10;
+/// Clients with a battle of their own, spread over the two journals.
+const WRITERS: usize = 4;
+/// Longest wait for appends to resume after a kill: JetStream's election
+/// (a few seconds) plus a client's retry.
+const ELECTION: Duration = Duration::from_secs(30);
+/// Longest wait for a restarted node to be a current replica again.
+const REJOIN: Duration = Duration::from_secs(60);
+
+/// What the clients had acknowledged: battle → (idempotency key → version).
+type Acked = Arc<Mutex<BTreeMap<String, BTreeMap<String, u64>>>>;
+
+async fn start_journal(cluster: &NatsCluster, dir: &Path) -> ServiceProcess {
+    let options = StartOptions {
+        envs: vec![
+            ("BATTLELOG_JOURNAL_BACKEND".into(), "jetstream".into()),
+            ("BATTLELOG_JOURNAL_REPLICAS".into(), "3".into()),
+            // Short, so that a request lost with a killed node is retried soon.
+            ("BATTLELOG_JOURNAL_JETSTREAM_TIMEOUT_MS".into(), "2000".into()),
+        ],
+        ..StartOptions::default()
+    };
+    // The data dir is unused on this backend; the log goes beside it.
+    journal_with(dir, Some(&cluster.client_urls_joined()), &options).await
+}
+
+/// Appends `event` until a journal acknowledges it; a retry carries the
+/// same idempotency key, so an append that landed before its answer was
+/// lost is answered, not appended again.
+async fn append_acked(clients: &[Client], battle: &str, key: &str, text: &str, acked: &Acked) {
+    let mut turn = 0usize;
+    let version = poll_until(&format!("an acknowledgement of {battle}/{key}"), ELECTION, || {
+        turn += 1;
+        let mut client = clients[turn % clients.len()].clone();
+        async move {
+            let reply =
+                append(&mut client, battle, battlelog_system_tests::any(), vec![resolved(text, key)]).await.ok()?;
+            Some(reply.events[0].version)
+        }
+    })
+    .await;
+    acked.lock().await.entry(battle.to_owned()).or_default().insert(key.to_owned(), version);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn kills_and_partitions_lose_no_acknowledged_append_and_fork_no_battle() {
+    let mut cluster = NatsCluster::start("journal-chaos").await;
+    let dir = temp_dir("journal-chaos");
+    let journals =
+        [start_journal(&cluster, &dir.path().join("a")).await, start_journal(&cluster, &dir.path().join("b")).await];
+    let mut opener = client(&journals[0]).await;
+    let battles: Vec<String> = (0..WRITERS).map(|w| format!("chaos-{w}")).chain(["shared".to_owned()]).collect();
+    for battle in &battles {
+        append(
+            &mut opener,
+            battle,
+            battlelog_system_tests::no_stream(),
+            vec![opened("chaos", &format!("{battle}-open"))],
+        )
+        .await
+        .expect("open the battle");
+    }
+
+    let acked: Acked = Arc::default();
+    let stop = Arc::new(AtomicBool::new(false));
+    let progress = Arc::new(AtomicU64::new(0));
+    let mut writers = tokio::task::JoinSet::new();
+    // Each battle's writer talks to both journals (one first, by turns); the
+    // shared battle has two writers, one per journal.
+    let mut plan: Vec<(String, usize)> = (0..WRITERS).map(|w| (battles[w].clone(), w % 2)).collect();
+    plan.push(("shared".into(), 0));
+    plan.push(("shared".into(), 1));
+    for (index, (battle, first)) in plan.into_iter().enumerate() {
+        let clients = vec![client(&journals[first]).await, client(&journals[1 - first]).await];
+        let (acked, stop, progress) = (acked.clone(), stop.clone(), progress.clone());
+        writers.spawn(async move {
+            let mut i = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                let key = format!("w{index}-{i}");
+                append_acked(&clients, &battle, &key, &key, &acked).await;
+                progress.fetch_add(1, Ordering::Relaxed);
+                i += 1;
+            }
+        });
+    }
+
+    let resumed = |progress: Arc<AtomicU64>, what: String| async move {
+        let before = progress.load(Ordering::Relaxed);
+        let start = Instant::now();
+        poll_until(&what, ELECTION, || {
+            let progress = progress.clone();
+            async move { (progress.load(Ordering::Relaxed) >= before + 5).then_some(()) }
+        })
+        .await;
+        start.elapsed()
+    };
+    let mut slowest = Duration::ZERO;
+    for round in 0..ROUNDS {
+        let leader = poll_until("a stream leader", ELECTION, || cluster.stream_leader(STREAM)).await;
+        cluster.kill(leader);
+        slowest = slowest
+            .max(resumed(progress.clone(), format!("appends after killing leader {leader} (round {round})")).await);
+        cluster.restart(leader).await;
+        poll_until("three current replicas", REJOIN, || async {
+            (cluster.stream_current_replicas(STREAM).await == Some(3)).then_some(())
+        })
+        .await;
+
+        let leader = poll_until("a stream leader", ELECTION, || cluster.stream_leader(STREAM)).await;
+        let follower = (leader + 1 + round % 2) % 3;
+        if round == 0 {
+            // A partitioned follower: the quorum goes on without it.
+            cluster.stop(follower);
+            resumed(progress.clone(), format!("appends while node {follower} is frozen")).await;
+            cluster.cont(follower);
+        }
+        cluster.kill(follower);
+        resumed(progress.clone(), format!("appends after killing follower {follower} (round {round})")).await;
+        cluster.restart(follower).await;
+        poll_until("three current replicas", REJOIN, || async {
+            (cluster.stream_current_replicas(STREAM).await == Some(3)).then_some(())
+        })
+        .await;
+    }
+    stop.store(true, Ordering::Relaxed);
+    while let Some(done) = writers.join_next().await {
+        done.expect("a writer");
+    }
+    println!("slowest resumption after killing a leader: {slowest:?}");
+
+    let acked = acked.lock().await.clone();
+    for battle in &battles {
+        let mine = acked.get(battle).cloned().unwrap_or_default();
+        assert!(mine.len() > ROUNDS, "{battle}: appends went on through the rounds ({} acknowledged)", mine.len());
+        for journal in &journals {
+            let mut reader = client(journal).await;
+            // A read may still meet the last election's end: retried.
+            let events = poll_until(&format!("{battle} read whole"), ELECTION, || {
+                let mut reader = reader.clone();
+                async move { try_read_stream(&mut reader, battle).await.ok() }
+            })
+            .await;
+            check_chain(battle, &events);
+            let check = verify(&mut reader, battle).await;
+            assert!(check.ok, "{battle}: {}", check.reason);
+            let mut seen: BTreeMap<String, u64> = BTreeMap::new();
+            for event in &events[1..] {
+                let record = event.event.as_ref().expect("a record");
+                let text = event_text(&record.payload);
+                assert!(seen.insert(text.clone(), record.version).is_none(), "{battle}: {text} appended twice");
+            }
+            assert_eq!(seen, mine, "{battle}: every acknowledged append at its version, and nothing else");
+        }
+    }
+    for journal in journals {
+        assert!(journal.terminate().await, "the journals stop cleanly");
+    }
+}
