@@ -8,7 +8,10 @@
 //! 2. JetStream R1: one real `nats-server`, file storage, every write synced
 //!    (`sync_interval: always`, as the shipped cluster configs),
 //! 3. JetStream R3: a real three-node cluster on loopback (`NatsCluster`),
-//!    every write synced on every node, a Raft quorum per append.
+//!    every write synced on every node, a Raft quorum per append;
+//!
+//! and, to show what limits JetStream here, R1 again with JetStream's
+//! default sync (not per write, so not what ships).
 //!
 //! Each client appends to a battle of its own, opened first (not measured):
 //! one `DiceRolled` per append with the battle's next nonce, as the roller's.
@@ -35,6 +38,8 @@ async fn appends(journal: &Journal, label: &str, concurrency: usize, run: Durati
     let mut tasks = Vec::new();
     for c in 0..concurrency {
         let journal = journal.clone();
+        // Battle ids are [A-Za-z0-9_-]: anything else in the label becomes a dash.
+        let label: String = label.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
         let stream = format!("{label}-{concurrency}-{c}");
         journal.append(stream.clone(), ExpectedVersion::NoStream, vec![opened("bench")]).await.expect("open");
         tasks.push(stream);
@@ -81,7 +86,7 @@ async fn jetstream(urls: String, replicas: usize) -> Arc<dyn EventStore> {
     // stream for a moment ("no suitable peers"): try until it takes it.
     let store = poll_until("the journal's JetStream stream", Duration::from_secs(30), || {
         let options = options.clone();
-        async move { JetStreamStore::connect(options).await.ok() }
+        async move { JetStreamStore::connect(options).await.inspect_err(|e| eprintln!("not yet: {e}")).ok() }
     })
     .await;
     Arc::new(store)
@@ -97,9 +102,20 @@ fn main() {
         let sled = measure("sled", Arc::new(sled), run).await;
 
         let config = base.path().join("r1.conf");
-        std::fs::write(&config, "jetstream { sync_interval: always }\n").expect("write the R1 config");
+        // One append is one message: up to about 1.1 MiB at the default limits.
+        std::fs::write(&config, "max_payload: 8MB\njetstream { sync_interval: always }\n")
+            .expect("write the R1 config");
         let server = NatsServer::start_with_config(&config, &[]);
         let r1 = measure("JetStream R1", jetstream(server.url(), 1).await, run).await;
+        drop(server);
+
+        // What limits it: the same single node with JetStream's default
+        // sync (every 2 minutes, not per write) — not what ships, because an
+        // acknowledged write could then be lost on a power cut.
+        let lazy = base.path().join("r1-lazy.conf");
+        std::fs::write(&lazy, "max_payload: 8MB\n").expect("write the lazy R1 config");
+        let server = NatsServer::start_with_config(&lazy, &[]);
+        measure("JetStream R1, default sync", jetstream(server.url(), 1).await, run).await;
         drop(server);
 
         let cluster = NatsCluster::start("bench").await;

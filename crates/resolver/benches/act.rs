@@ -13,7 +13,9 @@
 //!   tokens (the services' clients always do): the header costs bytes on
 //!   the wire, nobody checks it. Its journal counts the calls it serves, so
 //!   that the run shows how many reads and appends one `Act` costs.
-//! - **secure**: the services' own `serve_with_tls` with token verifiers,
+//! - **secure**: the services' own servers with token verifiers (the
+//!   resolver's without its per-tenant rate limit: the bench's one forum
+//!   calls far faster than a tenant may),
 //!   as `battlelog up --tls` runs them — mutual TLS between the services
 //!   (the journal and the roller require the services' client
 //!   certificate), TLS on the resolver (the forum trusts the CA, no client
@@ -37,17 +39,21 @@
 //!    concurrency-64 append rate (each `Act` is two appends),
 //!
 //! on the plain stack (the floors are measured without TLS), with the
-//! secure stack's ratios beside them. `BATTLELOG_BENCH_SECONDS` sets the
+//! secure stack's ratios beside them. Last, the plain stack on a journal on
+//! a three-node JetStream cluster (replicas 3) against a fresh sled one:
+//! `Act` p50 at concurrency 1, and the aim of issue 19 (within 2× of sled). `BATTLELOG_BENCH_SECONDS` sets the
 //! seconds per case and stack (default 3); a case runs in one-second slices
 //! alternating between the stacks, so that a change in the machine's load
 //! falls on both alike.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use battlelog_auth::{AuthChannel, Caller, Role, authed};
 use battlelog_journal::service::JournalService;
+use battlelog_journal::store::jetstream::{JetStreamOptions, JetStreamStore};
 use battlelog_journal::{Journal, JournalOptions};
 use battlelog_proto::battle::json_to_struct;
 use battlelog_proto::v1 as pb;
@@ -59,11 +65,12 @@ use battlelog_proto::v1::roller_server::RollerServer;
 use battlelog_proto::v1::{ActRequest, OpenBattleRequest};
 use battlelog_roller::server::journal_client_with_tls;
 use battlelog_roller::{MasterKey, RollerService};
+use battlelog_runtime::edge::{GrpcLimits, TenantRateLimit};
 use battlelog_runtime::grpc::incoming;
 use battlelog_runtime::tls::{ServerTls, endpoint};
 use battlelog_test_support::auth::TEST_TENANT;
 use battlelog_test_support::bench::{Figures, figures, raw_sled_insert_flush, report, seconds_per_case};
-use battlelog_test_support::{TestAuth, TestPki};
+use battlelog_test_support::{NatsCluster, TestAuth, TestPki, poll_until};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tonic::service::interceptor::InterceptedService;
@@ -125,8 +132,12 @@ struct Stack {
 
 /// Without TLS and without token checks (see the module docs).
 async fn plain(data_dir: &Path, auth: &TestAuth) -> Stack {
+    plain_on(open_journal(data_dir).await, "plain", auth).await
+}
+
+/// [`plain`] on a journal of any store.
+async fn plain_on(journal: Journal, name: &'static str, auth: &TestAuth) -> Stack {
     let token = auth.service_token();
-    let journal = open_journal(data_dir).await;
     let (listener, journal_url) = listen("http").await;
     // The message size limits the journal's own server sets.
     let limit = journal.limits().grpc_message_limit();
@@ -166,7 +177,7 @@ async fn plain(data_dir: &Path, auth: &TestAuth) -> Stack {
     );
     let resolver_channel = channel(&resolver_url, None).await;
     Stack {
-        name: "plain",
+        name,
         journal,
         journal_url,
         resolver: ResolverClient::new(authed(resolver_channel.clone(), &auth.forum()).expect("token")),
@@ -210,11 +221,16 @@ async fn secure(data_dir: &Path, auth: &TestAuth, pki: &TestPki) -> Stack {
     let service = battlelog_resolver::server::service_for(&journal_url, &roller_url, Some(&between_services), &token)
         .expect("service");
     let (listener, resolver_url) = listen("https").await;
-    tokio::spawn(battlelog_resolver::serve_with_tls(
+    // Without the per-tenant rate limit: one test forum makes every call
+    // here, far past what a real one is allowed.
+    let unlimited = TenantRateLimit { rate_limit_per_sec: 0, ..TenantRateLimit::default() };
+    tokio::spawn(battlelog_resolver::server::serve_limited(
         service,
         listener,
         Some(public),
         auth.verifier(),
+        GrpcLimits::default(),
+        unlimited,
         std::future::pending(),
     ));
     let resolver_channel = channel(&resolver_url, Some(&pki.ca_only())).await;
@@ -486,6 +502,47 @@ fn main() {
             many[1].per_second,
         );
         for stack in stacks {
+            stack.journal.shutdown().await.expect("journal shutdown");
+        }
+
+        // The same plain stack with its journal on a three-node JetStream
+        // cluster (replicas 3, every write synced on every node: the
+        // production layout of deploy/nats/cluster), against a fresh sled
+        // one, in alternating slices as above.
+        println!("-- the journal on JetStream R3 (three local nodes) --");
+        let cluster = NatsCluster::start("act-bench").await;
+        let options = JetStreamOptions { replicas: 3, ..JetStreamOptions::new(cluster.client_urls_joined()) };
+        // A cluster that has just formed may refuse to place a replicated
+        // stream for a moment: try until it takes it.
+        let store = poll_until("the journal's JetStream stream", Duration::from_secs(30), || {
+            let options = options.clone();
+            async move { JetStreamStore::connect(options).await.ok() }
+        })
+        .await;
+        let on_jetstream = Journal::open_on(Arc::new(store), JournalOptions::new(dir.path().join("unused")))
+            .await
+            .expect("journal on JetStream");
+        let mut backends = [
+            plain(&dir.path().join("plain-again"), &auth).await,
+            plain_on(on_jetstream, "plain on JetStream R3", &auth).await,
+        ];
+        for stack in &mut backends {
+            stack.open("warm-up").await;
+            let mut warm = Samples::default();
+            let case = Case::Act { workers: 4, battle: |_| "warm-up".to_owned(), tag: "warm" };
+            stack.measure(case, Duration::from_millis(300), 0, &mut warm).await;
+            stack.open("solo").await;
+        }
+        let case = Case::Act { workers: 1, battle: |_| "solo".to_owned(), tag: "c1" };
+        let [sled, jetstream] = compare(&mut backends, "Act, concurrency 1", case, run).await;
+        let ratio = jetstream.p50.as_secs_f64() / sled.p50.as_secs_f64();
+        println!(
+            "aim: Act p50 on JetStream R3 {:.1} µs vs 2 × on sled {:.1} µs: {ratio:.2}× — {}",
+            jetstream.p50.as_secs_f64() * 1e6,
+            sled.p50.as_secs_f64() * 1e6,
+            if ratio <= 2.0 { "met" } else { "not met" }
+        );
+        for stack in backends {
             stack.journal.shutdown().await.expect("journal shutdown");
         }
     });
