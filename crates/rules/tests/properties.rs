@@ -26,8 +26,11 @@ use serde_json::{Value, json};
 /// The least share of each kind of action that must resolve over a
 /// property's cases. The scarcest, `@2` dodges, resolve at about 10 %: a
 /// dodge needs an unanswered attack that hit, crit or missed, and the
-/// strategies make three dodges for every four attacks.
-const KIND_SHARE: f64 = 0.04;
+/// strategies make three dodges for every four attacks. Far enough below
+/// that for the random cases: with about 100 dodges tried, 4 % failed about
+/// one run in fifty; 2 % fails about one in five hundred, and still catches
+/// a kind that (nearly) never resolves.
+const KIND_SHARE: f64 = 0.02;
 /// The least share of all a property's steps that must resolve (about 30 to
 /// 45 % do: unknown participants, bad values and unfitted steps are
 /// rejected on purpose).
