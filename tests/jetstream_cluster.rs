@@ -15,9 +15,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use battlelog_system_tests::{
-    Client, append, check_chain, client, event_text, opened, resolved, try_read_stream, verify,
-};
+use battlelog_proto::v1::VerifyChainRequest;
+use battlelog_system_tests::{Client, append, check_chain, client, event_text, opened, resolved, try_read_stream};
 use battlelog_test_support::{NatsCluster, ServiceProcess, StartOptions, journal_with, poll_until, temp_dir};
 use tokio::sync::Mutex;
 
@@ -159,15 +158,20 @@ async fn kills_and_partitions_lose_no_acknowledged_append_and_fork_no_battle() {
         let mine = acked.get(battle).cloned().unwrap_or_default();
         assert!(mine.len() > ROUNDS, "{battle}: appends went on through the rounds ({} acknowledged)", mine.len());
         for journal in &journals {
-            let mut reader = client(journal).await;
-            // A read may still meet the last election's end: retried.
-            let events = poll_until(&format!("{battle} read whole"), ELECTION, || {
+            let reader = client(journal).await;
+            // A read may still meet the end of the last election
+            // (UNAVAILABLE, which callers retry): retried.
+            let (events, check) = poll_until(&format!("{battle} read whole and verified"), ELECTION, || {
                 let mut reader = reader.clone();
-                async move { try_read_stream(&mut reader, battle).await.ok() }
+                async move {
+                    let events = try_read_stream(&mut reader, battle).await.ok()?;
+                    let request = VerifyChainRequest { stream_id: battle.clone() };
+                    let check = reader.verify_chain(request).await.ok()?.into_inner();
+                    Some((events, check))
+                }
             })
             .await;
             check_chain(battle, &events);
-            let check = verify(&mut reader, battle).await;
             assert!(check.ok, "{battle}: {}", check.reason);
             let mut seen: BTreeMap<String, u64> = BTreeMap::new();
             for event in &events[1..] {

@@ -268,6 +268,11 @@ impl JetStreamStore {
             .name("battlelog-journal")
             .connection_timeout(options.timeout)
             .request_timeout(Some(options.timeout))
+            // A server that stops answering without closing its connections
+            // (frozen, or cut off by a partition) is left for another of the
+            // list once two pings go unanswered — at the default ping
+            // interval of two minutes this journal would stall that long.
+            .ping_interval((options.timeout / 2).max(Duration::from_millis(50)))
             .max_reconnects(None)
             .reconnect_delay_callback(|attempts| Duration::from_millis((attempts as u64 * 100).min(1000)))
             .event_callback(|event| async move { info!(%event, "nats") })
