@@ -327,6 +327,52 @@ async fn a_server_too_small_for_the_largest_append_is_refused_at_connect() {
     assert!(error.contains("max_events_per_append"), "{error}");
 }
 
+/// `battlelog journal copy` to or from a JetStream log is the journal's
+/// NATS user's (under the shipped config): with a tenant's or the
+/// resolver's credentials it fails with one line naming the store, and
+/// nothing reaches the log; with the journal's it copies.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_the_journals_nats_user_may_copy_a_journal() {
+    let config = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../deploy/nats/nats.conf");
+    let passwords = [
+        ("JOURNAL_NATS_PASSWORD", "jp"),
+        ("RESOLVER_NATS_PASSWORD", "rp"),
+        ("FORUM_A_NATS_PASSWORD", "ap"),
+        ("FORUM_B_NATS_PASSWORD", "bp"),
+    ];
+    let nats = NatsServer::start_with_config(&config, &passwords);
+    let port = nats.port();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let sled_dir = dir.path().join("sled");
+    let sled = battlelog_journal::Journal::open(battlelog_journal::JournalOptions::new(&sled_dir)).await.unwrap();
+    sled.append("cp1".into(), ExpectedVersion::NoStream, vec![conformance::opened("forum-a")]).await.unwrap();
+    sled.shutdown().await.unwrap();
+    drop(sled);
+    let sled_arg = format!("sled:{}", sled_dir.display());
+    let copy = |from: String, to: String| async move {
+        let args = ["journal".to_owned(), "copy".to_owned(), "--from".to_owned(), from, "--to".to_owned(), to];
+        tokio::task::spawn_blocking(move || stack::cli(&args.iter().map(String::as_str).collect::<Vec<_>>()))
+            .await
+            .expect("copy")
+    };
+    for user in ["forum-a:ap", "resolver:rp"] {
+        let url = format!("jetstream:nats://{user}@127.0.0.1:{port}");
+        for (from, to, side) in [(sled_arg.clone(), url.clone(), "--to"), (url.clone(), sled_arg.clone(), "--from")] {
+            let (code, stdout, stderr) = copy(from, to).await;
+            assert_eq!(code, Some(2), "{user} {side}: {stdout}{stderr}");
+            assert!(stdout.is_empty(), "{user} {side}: {stdout}");
+            assert_eq!(stderr.trim_end().lines().count(), 1, "{user} {side}: one line: {stderr}");
+            assert!(stderr.starts_with(&format!("battlelog: {side}")) || stderr.contains(side), "{user}: {stderr}");
+        }
+    }
+    let journal_store = store(&format!("nats://journal:jp@127.0.0.1:{port}")).await;
+    assert!(journal_store.read_all(0, 10, usize::MAX).await.unwrap().is_empty(), "nothing reached the log");
+    let (code, stdout, stderr) = copy(sled_arg, format!("jetstream:nats://journal:jp@127.0.0.1:{port}")).await;
+    assert_eq!(code, Some(0), "the journal's user copies: {stderr}");
+    assert!(stdout.starts_with("copied 1 events"), "{stdout}");
+    assert_eq!(journal_store.read_all(0, 10, usize::MAX).await.unwrap().len(), 1);
+}
+
 /// The shipped NATS config (`deploy/nats/nats.conf`) runs the JetStream
 /// backend: its journal user may do what the backend does (no more than the
 /// crate README lists), and a tenant's user reads that tenant's battles only.
