@@ -327,12 +327,9 @@ async fn a_server_too_small_for_the_largest_append_is_refused_at_connect() {
     assert!(error.contains("max_events_per_append"), "{error}");
 }
 
-/// `battlelog journal copy` to or from a JetStream log is the journal's
-/// NATS user's (under the shipped config): with a tenant's or the
-/// resolver's credentials it fails with one line naming the store, and
-/// nothing reaches the log; with the journal's it copies.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn only_the_journals_nats_user_may_copy_a_journal() {
+/// A nats-server on the shipped `deploy/nats/nats.conf`, its users'
+/// passwords `jp` (journal), `rp` (resolver), `ap` (forum-a), `bp` (forum-b).
+fn shipped_nats() -> NatsServer {
     let config = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../deploy/nats/nats.conf");
     let passwords = [
         ("JOURNAL_NATS_PASSWORD", "jp"),
@@ -340,7 +337,16 @@ async fn only_the_journals_nats_user_may_copy_a_journal() {
         ("FORUM_A_NATS_PASSWORD", "ap"),
         ("FORUM_B_NATS_PASSWORD", "bp"),
     ];
-    let nats = NatsServer::start_with_config(&config, &passwords);
+    NatsServer::start_with_config(&config, &passwords)
+}
+
+/// `battlelog journal copy` to or from a JetStream log is the journal's
+/// NATS user's (under the shipped config): with a tenant's or the
+/// resolver's credentials it fails with one line naming the store, and
+/// nothing reaches the log; with the journal's it copies.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_the_journals_nats_user_may_copy_a_journal() {
+    let nats = shipped_nats();
     let port = nats.port();
     let dir = tempfile::tempdir().expect("temp dir");
     let sled_dir = dir.path().join("sled");
@@ -378,14 +384,7 @@ async fn only_the_journals_nats_user_may_copy_a_journal() {
 /// crate README lists), and a tenant's user reads that tenant's battles only.
 #[tokio::test]
 async fn the_shipped_nats_config_runs_the_jetstream_journal() {
-    let config = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../deploy/nats/nats.conf");
-    let passwords = [
-        ("JOURNAL_NATS_PASSWORD", "jp"),
-        ("RESOLVER_NATS_PASSWORD", "rp"),
-        ("FORUM_A_NATS_PASSWORD", "ap"),
-        ("FORUM_B_NATS_PASSWORD", "bp"),
-    ];
-    let nats = NatsServer::start_with_config(&config, &passwords);
+    let nats = shipped_nats();
     let port = nats.port();
     let store = store(&format!("nats://journal:jp@127.0.0.1:{port}")).await;
     let mut changes = store.changes();
