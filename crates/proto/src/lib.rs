@@ -5,10 +5,14 @@
 //!   feature the clients (`*_client`) and servers (`*_server`) of every
 //!   service.
 //! - [`battle`]: battle events to and from journal records and export JSON.
+//! - [`error`] (feature `grpc`): the one error vocabulary — every error's
+//!   reason, and the one place errors become gRPC statuses and back.
 //! - [`FILE_DESCRIPTOR_SET`]: the encoded descriptors of all of it, for gRPC
 //!   reflection.
 
 pub mod battle;
+#[cfg(feature = "grpc")]
+pub mod error;
 
 /// Package `battlelog.v1`.
 #[allow(missing_docs, clippy::all, clippy::pedantic, unused_qualifications, missing_debug_implementations)]
