@@ -1,42 +1,42 @@
 //! Tokens on the wire: the server interceptor and the client's bearer.
 
+use battlelog_proto::error::{AuthReason, Error};
 use tonic::metadata::{AsciiMetadataValue, errors::InvalidMetadataValue};
 use tonic::service::Interceptor;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
-use tonic::{Code, Request, Status};
-use tonic_types::{ErrorDetails, StatusExt};
+use tonic::{Request, Status};
 
 use crate::claims::{Caller, Role};
 use crate::token::{TokenError, Verifier};
 
-/// The `google.rpc.ErrorInfo` domain of battlelog's auth errors.
-pub const ERROR_DOMAIN: &str = "battlelog.dev/auth";
-
 impl TokenError {
     /// The `ErrorInfo` reason a client can branch on.
-    pub fn reason(&self) -> &'static str {
+    pub fn reason(&self) -> AuthReason {
         match self {
-            TokenError::Missing => "TOKEN_MISSING",
-            TokenError::Malformed(_) => "TOKEN_MALFORMED",
-            TokenError::Expired { .. } => "TOKEN_EXPIRED",
-            TokenError::UnknownKey { .. } => "TOKEN_UNKNOWN_KEY",
-            TokenError::BadSignature { .. } => "TOKEN_BAD_SIGNATURE",
-            TokenError::NotYetValid { .. } => "TOKEN_NOT_YET_VALID",
-            TokenError::IssuedInFuture { .. } => "TOKEN_ISSUED_IN_FUTURE",
-            TokenError::LifetimeTooLong { .. } => "TOKEN_LIFETIME_TOO_LONG",
-            TokenError::Revoked { .. } => "TOKEN_REVOKED",
+            TokenError::Missing => AuthReason::TokenMissing,
+            TokenError::Malformed(_) => AuthReason::TokenMalformed,
+            TokenError::Expired { .. } => AuthReason::TokenExpired,
+            TokenError::UnknownKey { .. } => AuthReason::TokenUnknownKey,
+            TokenError::BadSignature { .. } => AuthReason::TokenBadSignature,
+            TokenError::NotYetValid { .. } => AuthReason::TokenNotYetValid,
+            TokenError::IssuedInFuture { .. } => AuthReason::TokenIssuedInFuture,
+            TokenError::LifetimeTooLong { .. } => AuthReason::TokenLifetimeTooLong,
+            TokenError::Revoked { .. } => AuthReason::TokenRevoked,
         }
     }
 }
 
+impl From<TokenError> for Error {
+    fn from(error: TokenError) -> Self {
+        Error::new(error.reason(), error.to_string())
+    }
+}
+
+/// `UNAUTHENTICATED` with the token's reason (battlelog_proto::error).
 impl From<TokenError> for Status {
     fn from(error: TokenError) -> Self {
-        Status::with_error_details(
-            Code::Unauthenticated,
-            error.to_string(),
-            ErrorDetails::with_error_info(error.reason(), ERROR_DOMAIN, []),
-        )
+        Error::from(error).into_status()
     }
 }
 
@@ -48,11 +48,13 @@ impl Caller {
             return Ok(());
         }
         let needed = roles.iter().map(|r| r.as_str()).collect::<Vec<_>>().join(" or ");
-        Err(Status::with_error_details(
-            Code::PermissionDenied,
+        let error = Error::new(
+            AuthReason::RoleNotAllowed,
             format!("{call} needs the role {needed}; this token's role is {}", self.role),
-            ErrorDetails::with_error_info("ROLE_NOT_ALLOWED", ERROR_DOMAIN, [("needed".to_owned(), needed)]),
-        ))
+        )
+        .with_message_ru(format!("{call} требует роль {needed}; роль этого токена — {}", self.role))
+        .with("needed", needed);
+        Err(error.into_status())
     }
 }
 
@@ -105,22 +107,36 @@ pub fn caller<T>(request: &Request<T>) -> Result<Caller, Status> {
         .extensions()
         .get::<Caller>()
         .cloned()
-        .ok_or_else(|| Status::internal("the request reached its handler without authentication"))
+        .ok_or_else(|| Error::internal("the request reached its handler without authentication").into_status())
 }
 
 /// The client side: `authorization: Bearer <token>` on every call.
+/// With [`Bearer::with_accept_language`], calls also carry an
+/// `accept-language`: the language of the refusals' `LocalizedMessage`.
 #[derive(Debug, Clone)]
-pub struct Bearer(AsciiMetadataValue);
+pub struct Bearer {
+    token: AsciiMetadataValue,
+    accept_language: Option<AsciiMetadataValue>,
+}
 
 impl Bearer {
     pub fn new(token: &str) -> Result<Self, InvalidMetadataValue> {
-        format!("Bearer {}", token.trim()).parse().map(Self)
+        Ok(Self { token: format!("Bearer {}", token.trim()).parse()?, accept_language: None })
+    }
+
+    /// Every call also says `accept-language: <value>`.
+    pub fn with_accept_language(mut self, value: &str) -> Result<Self, InvalidMetadataValue> {
+        self.accept_language = Some(value.parse()?);
+        Ok(self)
     }
 }
 
 impl Interceptor for Bearer {
     fn call(&mut self, mut request: Request<()>) -> Result<Request<()>, Status> {
-        request.metadata_mut().insert("authorization", self.0.clone());
+        request.metadata_mut().insert("authorization", self.token.clone());
+        if let Some(language) = &self.accept_language {
+            request.metadata_mut().insert("accept-language", language.clone());
+        }
         Ok(request)
     }
 }
@@ -136,6 +152,8 @@ pub fn authed(channel: Channel, token: &str) -> Result<AuthChannel, InvalidMetad
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
+
+    use tonic::Code;
 
     use super::*;
     use crate::keys::{SigningKey, VerificationKeys};

@@ -28,8 +28,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use arbitrary::{Arbitrary, Unstructured};
 use battlelog_auth::claims::MAX_SUBJECT_BYTES;
-use battlelog_auth::grpc::ERROR_DOMAIN;
 use battlelog_auth::{Authenticator, Caller, Claims, Role, SigningKey, VerificationKeys, Verifier, caller};
+use battlelog_proto::error::DOMAIN as ERROR_DOMAIN;
 use ed25519_dalek::pkcs8::EncodePrivateKey;
 use ed25519_dalek::pkcs8::spki::der::pem::LineEnding;
 use tonic::metadata::AsciiMetadataValue;

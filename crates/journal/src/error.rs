@@ -1,56 +1,16 @@
-//! The journal's errors, and the one place they become gRPC statuses.
+//! The journal's errors, and their reasons in battlelog's one error
+//! vocabulary (`battlelog_proto::error`), which makes them gRPC statuses.
 //!
-//! Every `google.rpc.ErrorInfo` reason the journal sends is a `REASON_*`
-//! constant here (the battle guard's through [`Rule::reason`]); other
-//! services decode them, so they never change.
+//! Every `google.rpc.ErrorInfo` reason the journal sends is a
+//! [`JournalReason`] (the battle guard's through [`Rule::reason`]); other
+//! services decode them with `Error::from_status`, so they never change.
 
-use std::collections::HashMap;
-
+use battlelog_proto::error::{Error, JournalReason};
 use tonic::{Code, Status};
-use tonic_types::{ErrorDetails, FieldViolation, StatusExt};
 
 use crate::guard::Rule;
 use crate::limits::ExpectedVersion;
 use crate::store::StorageError;
-
-/// The `ErrorInfo.domain` of every structured error the journal returns.
-pub const ERROR_DOMAIN: &str = "journal.battlelog";
-/// `ErrorInfo.reason` of a stale expected version; metadata `actual_version`
-/// holds the stream's version (or `none`) and `expected_version` the guard.
-pub const REASON_WRONG_EXPECTED_VERSION: &str = "WRONG_EXPECTED_VERSION";
-/// `ErrorInfo.reason` of an idempotency key reused for a different event.
-pub const REASON_IDEMPOTENCY_KEY_REUSED: &str = "IDEMPOTENCY_KEY_REUSED";
-/// `ErrorInfo.reason` of an append mixing already-seen and new keys.
-pub const REASON_IDEMPOTENCY_PARTIAL_REPEAT: &str = "IDEMPOTENCY_PARTIAL_REPEAT";
-
-// The battle guard's reasons ([`Rule::reason`]); metadata `field` names the
-// refused event's field and `stream_id` the stream.
-/// [`Rule::EventUndecodable`].
-pub const REASON_EVENT_UNDECODABLE: &str = "EVENT_UNDECODABLE";
-/// [`Rule::EventTypeMismatch`].
-pub const REASON_EVENT_TYPE_MISMATCH: &str = "EVENT_TYPE_MISMATCH";
-/// [`Rule::EventMalformed`].
-pub const REASON_EVENT_MALFORMED: &str = "EVENT_MALFORMED";
-/// [`Rule::BattleNotOpened`].
-pub const REASON_BATTLE_NOT_OPENED: &str = "BATTLE_NOT_OPENED";
-/// [`Rule::BattleAlreadyOpened`].
-pub const REASON_BATTLE_ALREADY_OPENED: &str = "BATTLE_ALREADY_OPENED";
-/// [`Rule::NonceOutOfOrder`].
-pub const REASON_NONCE_OUT_OF_ORDER: &str = "NONCE_OUT_OF_ORDER";
-/// [`Rule::EpochMismatch`].
-pub const REASON_EPOCH_MISMATCH: &str = "EPOCH_MISMATCH";
-/// [`Rule::EpochRevealed`].
-pub const REASON_EPOCH_REVEALED: &str = "EPOCH_REVEALED";
-/// [`Rule::EpochNotRevealed`].
-pub const REASON_EPOCH_NOT_REVEALED: &str = "EPOCH_NOT_REVEALED";
-/// [`Rule::SeedMismatch`].
-pub const REASON_SEED_MISMATCH: &str = "SEED_MISMATCH";
-/// [`Rule::BattleClosed`].
-pub const REASON_BATTLE_CLOSED: &str = "BATTLE_CLOSED";
-/// [`Rule::StreamNotABattle`].
-pub const REASON_STREAM_NOT_A_BATTLE: &str = "STREAM_NOT_A_BATTLE";
-/// [`Rule::BattleBudgetExceeded`].
-pub const REASON_BATTLE_BUDGET_EXCEEDED: &str = "BATTLE_BUDGET_EXCEEDED";
 
 /// Everything the journal library can fail with.
 #[derive(Debug, thiserror::Error)]
@@ -138,69 +98,60 @@ fn fmt_version(v: &Option<u64>) -> String {
     v.map_or_else(|| "none".to_owned(), |v| v.to_string())
 }
 
-impl From<JournalError> for Status {
+impl From<JournalError> for Error {
     fn from(err: JournalError) -> Self {
         let message = err.to_string();
         match err {
-            JournalError::InvalidArgument { field, message: description } => Status::with_error_details(
-                Code::InvalidArgument,
-                message,
-                ErrorDetails::with_bad_request_violation(field, description),
-            ),
-            JournalError::WrongExpectedVersion { expected, actual, .. } => Status::with_error_details(
-                Code::Aborted,
-                message,
-                ErrorDetails::with_error_info(
-                    REASON_WRONG_EXPECTED_VERSION,
-                    ERROR_DOMAIN,
-                    HashMap::from([
-                        ("actual_version".to_owned(), fmt_version(&actual)),
-                        ("expected_version".to_owned(), expected.to_string()),
-                    ]),
-                ),
-            ),
-            JournalError::IdempotencyKeyReused { key, version, .. } => Status::with_error_details(
-                Code::FailedPrecondition,
-                message,
-                ErrorDetails::with_error_info(
-                    REASON_IDEMPOTENCY_KEY_REUSED,
-                    ERROR_DOMAIN,
-                    HashMap::from([("idempotency_key".to_owned(), key), ("version".to_owned(), version.to_string())]),
-                ),
-            ),
-            JournalError::IdempotencyPartialRepeat { repeated_index, new_index, .. } => Status::with_error_details(
-                Code::FailedPrecondition,
-                message,
-                ErrorDetails::with_error_info(
-                    REASON_IDEMPOTENCY_PARTIAL_REPEAT,
-                    ERROR_DOMAIN,
-                    HashMap::from([
-                        ("repeated_index".to_owned(), repeated_index.to_string()),
-                        ("new_index".to_owned(), new_index.to_string()),
-                    ]),
-                ),
-            ),
+            JournalError::InvalidArgument { field, message: description } => {
+                let mut error = Error::invalid_argument(&field, description);
+                error.message = message;
+                error
+            }
+            JournalError::WrongExpectedVersion { expected, actual, .. } => {
+                Error::new(JournalReason::WrongExpectedVersion, message)
+                    .with("actual_version", fmt_version(&actual))
+                    .with("expected_version", expected)
+            }
+            JournalError::IdempotencyKeyReused { key, version, .. } => {
+                Error::new(JournalReason::IdempotencyKeyReused, message)
+                    .with("idempotency_key", key)
+                    .with("version", version)
+            }
+            JournalError::IdempotencyPartialRepeat { repeated_index, new_index, .. } => {
+                Error::new(JournalReason::IdempotencyPartialRepeat, message)
+                    .with("repeated_index", repeated_index)
+                    .with("new_index", new_index)
+            }
             JournalError::EventRefused { stream_id, field, rule, message: description } => {
-                let info = HashMap::from([("stream_id".to_owned(), stream_id), ("field".to_owned(), field.clone())]);
-                let mut details = ErrorDetails::with_error_info(rule.reason(), ERROR_DOMAIN, info);
+                let mut error = Error::new(rule.reason(), message).with("stream_id", stream_id).with("field", &field);
                 // Malformed input whatever the stream holds: the caller's bug,
                 // named like every other bad field. Out of place in this
                 // stream now: the stream's state says no.
-                let code = if rule.is_malformed_input() {
-                    details.set_bad_request(vec![FieldViolation::new(field, description)]);
-                    Code::InvalidArgument
+                if rule.is_malformed_input() {
+                    error.violation = Some((field, description));
+                    error.code = Code::InvalidArgument;
                 } else {
-                    Code::FailedPrecondition
-                };
-                Status::with_error_details(code, message, details)
+                    error.code = Code::FailedPrecondition;
+                }
+                error
             }
-            JournalError::ShuttingDown => Status::unavailable(message),
-            JournalError::Corrupt { .. } => Status::data_loss(message),
+            JournalError::ShuttingDown => Error::new(JournalReason::JournalShuttingDown, message),
+            JournalError::Corrupt { .. } => Error::new(JournalReason::RecordCorrupt, message),
             // A log across the network (JetStream) that does not answer is an
             // outage — a leader election, NATS restarting — not a bug: the
             // caller retries (its idempotency keys make that safe).
-            JournalError::Storage(e) if e.engine == crate::store::jetstream::ENGINE => Status::unavailable(message),
-            JournalError::Poisoned(_) | JournalError::Storage(_) | JournalError::Io(_) => Status::internal(message),
+            JournalError::Storage(e) if e.engine == crate::store::jetstream::ENGINE => {
+                Error::new(JournalReason::StorageUnavailable, message)
+            }
+            JournalError::Poisoned(_) | JournalError::Storage(_) | JournalError::Io(_) => {
+                Error::new(JournalReason::StorageFailed, message)
+            }
         }
+    }
+}
+
+impl From<JournalError> for Status {
+    fn from(err: JournalError) -> Self {
+        Error::from(err).into_status()
     }
 }

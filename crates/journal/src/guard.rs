@@ -27,6 +27,7 @@
 use std::borrow::Cow;
 
 use battlelog_proto::battle;
+use battlelog_proto::error::Reason;
 use battlelog_proto::v1::BattleEvent;
 use battlelog_proto::v1::battle_event::Event;
 use battlelog_verify::stream_state::{StreamState, Violation as StreamViolation};
@@ -41,7 +42,7 @@ pub const TENANT_PLACEHOLDER: &str = "_";
 pub const MAX_TENANT_BYTES: usize = 128;
 
 /// The rule an event broke. [`Rule::reason`] is the `ErrorInfo.reason` the
-/// gRPC status carries (constants in [`crate::error`]).
+/// gRPC status carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rule {
     /// The payload is not exactly one `BattleEvent` (or holds fields this
@@ -77,23 +78,25 @@ pub enum Rule {
 }
 
 impl Rule {
-    /// The `google.rpc.ErrorInfo` reason.
-    pub fn reason(self) -> &'static str {
-        use crate::error as e;
+    /// The `google.rpc.ErrorInfo` reason (battlelog_proto::error). A
+    /// closed battle is the battle's own reason, the one the resolver and
+    /// roller answer with too.
+    pub fn reason(self) -> Reason {
+        use battlelog_proto::error::{BattleReason, JournalReason as J};
         match self {
-            Rule::EventUndecodable => e::REASON_EVENT_UNDECODABLE,
-            Rule::EventTypeMismatch => e::REASON_EVENT_TYPE_MISMATCH,
-            Rule::EventMalformed => e::REASON_EVENT_MALFORMED,
-            Rule::BattleNotOpened => e::REASON_BATTLE_NOT_OPENED,
-            Rule::BattleAlreadyOpened => e::REASON_BATTLE_ALREADY_OPENED,
-            Rule::NonceOutOfOrder => e::REASON_NONCE_OUT_OF_ORDER,
-            Rule::EpochMismatch => e::REASON_EPOCH_MISMATCH,
-            Rule::EpochRevealed => e::REASON_EPOCH_REVEALED,
-            Rule::EpochNotRevealed => e::REASON_EPOCH_NOT_REVEALED,
-            Rule::SeedMismatch => e::REASON_SEED_MISMATCH,
-            Rule::BattleClosed => e::REASON_BATTLE_CLOSED,
-            Rule::StreamNotABattle => e::REASON_STREAM_NOT_A_BATTLE,
-            Rule::BattleBudgetExceeded => e::REASON_BATTLE_BUDGET_EXCEEDED,
+            Rule::EventUndecodable => J::EventUndecodable.into(),
+            Rule::EventTypeMismatch => J::EventTypeMismatch.into(),
+            Rule::EventMalformed => J::EventMalformed.into(),
+            Rule::BattleNotOpened => J::BattleNotOpened.into(),
+            Rule::BattleAlreadyOpened => J::BattleAlreadyOpened.into(),
+            Rule::NonceOutOfOrder => J::NonceOutOfOrder.into(),
+            Rule::EpochMismatch => J::EpochMismatch.into(),
+            Rule::EpochRevealed => J::EpochRevealed.into(),
+            Rule::EpochNotRevealed => J::EpochNotRevealed.into(),
+            Rule::SeedMismatch => J::SeedMismatch.into(),
+            Rule::BattleClosed => BattleReason::BattleClosed.into(),
+            Rule::StreamNotABattle => J::StreamNotABattle.into(),
+            Rule::BattleBudgetExceeded => J::BattleBudgetExceeded.into(),
         }
     }
 
@@ -687,7 +690,7 @@ mod tests {
         let (i, v) = fold_within(budget, [full.clone(), vec![resolved()]].concat()).unwrap_err();
         assert_eq!((i, v.rule, v.field.as_str()), (4, Rule::BattleBudgetExceeded, "events[4]"));
         assert!(v.message.contains("max_battle_events is 6") && v.message.contains("close"), "{}", v.message);
-        assert_eq!(Rule::BattleBudgetExceeded.reason(), "BATTLE_BUDGET_EXCEEDED");
+        assert_eq!(Rule::BattleBudgetExceeded.reason().as_str(), "BATTLE_BUDGET_EXCEEDED");
         // The close and its reveal use the reserve: the battle fills exactly.
         let closed_battle = [full.clone(), vec![closed(), revealed(0, seed(0))]].concat();
         let state = fold_within(budget, closed_battle.clone()).expect("the close fits");

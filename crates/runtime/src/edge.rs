@@ -25,24 +25,21 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use battlelog_proto::error::{Error, LimitReason};
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_stream::{Stream, StreamExt};
+use tonic::Status;
 use tonic::codegen::http;
 use tonic::transport::Server;
 use tonic::transport::ServerTlsConfig;
 use tonic::transport::server::{Connected, TcpConnectInfo, TlsConnectInfo};
-use tonic::{Code, Status};
-use tonic_types::{ErrorDetails, StatusExt};
 use tower::layer::util::{Identity, Stack};
 use tower::{Layer, Service};
 
 use crate::config::ConfigError;
-
-/// The `google.rpc.ErrorInfo` domain of refusals at the edge.
-pub const ERROR_DOMAIN: &str = "battlelog.dev/edge";
 
 /// The connection and request limits of one gRPC server. Flattened into
 /// each service's config: the keys are top-level (`max_connections = 1000`,
@@ -284,17 +281,13 @@ pub struct Edge<S> {
 
 /// `RESOURCE_EXHAUSTED` for a request shed at `max` concurrent requests.
 pub fn overloaded(max: usize) -> Status {
-    let mut details = ErrorDetails::with_error_info(
-        "OVERLOADED",
-        ERROR_DOMAIN,
-        [("max_concurrent_requests".to_owned(), max.to_string())],
-    );
-    details.set_retry_info(Some(Duration::from_millis(100)));
-    Status::with_error_details(
-        Code::ResourceExhausted,
+    Error::new(
+        LimitReason::Overloaded,
         format!("the server is handling its limit of {max} requests at once (max_concurrent_requests); retry shortly"),
-        details,
     )
+    .with("max_concurrent_requests", max)
+    .with_retry_after(Duration::from_millis(100))
+    .into_status()
 }
 
 impl<S> Service<http::Request<tonic::body::Body>> for Edge<S>
@@ -435,29 +428,26 @@ impl<C: governor::clock::Clock> TenantLimiter<C> {
 
 /// `RESOURCE_EXHAUSTED` for `tenant` past its rate, retry after `wait`.
 fn rate_limited(tenant: &str, per_sec: u32, burst: u32, wait: Duration) -> Status {
-    let mut details = ErrorDetails::with_error_info(
-        "RATE_LIMITED",
-        ERROR_DOMAIN,
-        [
-            ("tenant".to_owned(), tenant.to_owned()),
-            ("rate_limit_per_sec".to_owned(), per_sec.to_string()),
-            ("rate_limit_burst".to_owned(), burst.to_string()),
-        ],
-    );
-    // At least a millisecond: a zero delay would invite an immediate retry.
-    details.set_retry_info(Some(wait.max(Duration::from_millis(1))));
-    Status::with_error_details(
-        Code::ResourceExhausted,
+    Error::new(
+        LimitReason::RateLimited,
         format!(
             "tenant {tenant} is over its rate limit of {per_sec} requests per second (burst {burst}); retry in {} ms",
             wait.as_millis().max(1)
         ),
-        details,
     )
+    .with("tenant", tenant)
+    .with("rate_limit_per_sec", per_sec)
+    .with("rate_limit_burst", burst)
+    // At least a millisecond: a zero delay would invite an immediate retry.
+    .with_retry_after(wait.max(Duration::from_millis(1)))
+    .into_status()
 }
 
 #[cfg(test)]
 mod tests {
+    use tonic::Code;
+    use tonic_types::StatusExt;
+
     use governor::clock::FakeRelativeClock;
 
     use super::*;

@@ -1,42 +1,33 @@
 //! gRPC pieces every service serves the same way.
 
+use battlelog_proto::error::{Error, Lang};
 use tonic::{Code, Status};
-use tonic_types::{ErrorDetails, StatusExt};
 
 use crate::limits::FieldError;
 
 /// Why the reflection service could not be built.
 pub use tonic_reflection::server::Error as ReflectionError;
 
-/// `INVALID_ARGUMENT` naming `field`, with a google.rpc `BadRequest` detail
-/// so that clients can point at the field programmatically.
+/// `INVALID_ARGUMENT` naming `field`: battlelog_proto's
+/// [`Error::invalid_argument`] (reason `INVALID_FIELD`, metadata `field`,
+/// a `BadRequest` violation) as a status.
 pub fn invalid_argument(field: &str, description: impl Into<String>) -> Status {
-    let description = description.into();
-    Status::with_error_details(
-        Code::InvalidArgument,
-        format!("{field}: {description}"),
-        ErrorDetails::with_bad_request_violation(field, description),
-    )
+    Error::invalid_argument(field, description).into_status()
 }
 
 /// A broken input limit leaves a service as [`invalid_argument`]: the
 /// message `<field>: <what was wrong>` and a `BadRequest` violation of the
-/// field, the one place where the plain error meets gRPC.
-impl From<FieldError> for Status {
+/// field.
+impl From<FieldError> for Error {
     fn from(error: FieldError) -> Self {
-        invalid_argument(&error.field, error.violation.to_string())
+        Error::invalid_argument(&error.field, error.violation.to_string())
     }
 }
 
-/// `FAILED_PRECONDITION` naming the rule that forbids the request, with a
-/// google.rpc `PreconditionFailure` detail.
-pub fn failed_precondition(subject: &str, rule: &str, description: impl Into<String>) -> Status {
-    let description = description.into();
-    Status::with_error_details(
-        Code::FailedPrecondition,
-        description.clone(),
-        ErrorDetails::with_precondition_failure_violation(rule, subject, description),
-    )
+impl From<FieldError> for Status {
+    fn from(error: FieldError) -> Self {
+        Error::from(error).into_status()
+    }
 }
 
 /// The standard health service; `set_serving` is called by the service
@@ -81,7 +72,10 @@ pub fn incoming(listener: tokio::net::TcpListener) -> tonic::transport::server::
 const UNDECODABLE: &str = "failed to decode Protobuf message";
 
 /// `service` answering a request that does not decode with
-/// `INVALID_ARGUMENT` (field `request`) instead of tonic's `INTERNAL`.
+/// `INVALID_ARGUMENT` (field `request`) instead of tonic's `INTERNAL`, and
+/// every error in the language the request's `accept-language` prefers:
+/// of the English and Russian `LocalizedMessage`s a battlelog status
+/// carries (battlelog_proto::error), only that one is sent.
 ///
 /// tonic follows gRPC's status code table, which files an unparseable
 /// request under `INTERNAL`; battlelog promises `INVALID_ARGUMENT` for
@@ -89,7 +83,8 @@ const UNDECODABLE: &str = "failed to decode Protobuf message";
 /// "you sent something we refuse" (e.g. a `Struct` nested past prost's
 /// recursion limit of 100 messages) from a fault of ours. Decoding happens
 /// before the handler runs, so its error always leaves as a trailers-only
-/// response whose headers this rewrites; everything else passes untouched.
+/// response whose headers this rewrites. A handler's error leaves the same
+/// way (a stream's own last status, in its trailers, keeps both messages).
 pub fn undecodable_is_invalid<S>(service: S) -> UndecodableIsInvalid<S> {
     UndecodableIsInvalid { inner: service }
 }
@@ -104,9 +99,12 @@ impl<S: tonic::server::NamedService> tonic::server::NamedService for Undecodable
     const NAME: &'static str = S::NAME;
 }
 
-impl<S, R> tonic::codegen::Service<R> for UndecodableIsInvalid<S>
+impl<S, B> tonic::codegen::Service<tonic::codegen::http::Request<B>> for UndecodableIsInvalid<S>
 where
-    S: tonic::codegen::Service<R, Response = tonic::codegen::http::Response<tonic::body::Body>>,
+    S: tonic::codegen::Service<
+            tonic::codegen::http::Request<B>,
+            Response = tonic::codegen::http::Response<tonic::body::Body>,
+        >,
     S::Future: Send + 'static,
 {
     type Response = S::Response;
@@ -117,20 +115,31 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, request: R) -> Self::Future {
+    fn call(&mut self, request: tonic::codegen::http::Request<B>) -> Self::Future {
+        let lang = request
+            .headers()
+            .get("accept-language")
+            .and_then(|value| value.to_str().ok())
+            .map_or(Lang::En, Lang::from_accept_language);
         let response = self.inner.call(request);
         Box::pin(async move {
             let mut response = response.await?;
-            if let Some(status) = Status::from_header_map(response.headers())
-                && status.code() == Code::Internal
-                && status.message().starts_with(UNDECODABLE)
-            {
-                let refused = invalid_argument("request", format!("does not decode: {}", status.message()));
-                let headers = response.headers_mut();
-                headers.remove("grpc-status-details-bin");
-                // Only fails on a header value it cannot encode; ours are ASCII.
-                let _ = refused.add_header(headers);
-            }
+            let Some(status) = Status::from_header_map(response.headers()) else {
+                return Ok(response);
+            };
+            let answer = if status.code() == Code::Internal && status.message().starts_with(UNDECODABLE) {
+                invalid_argument("request", format!("does not decode: {}", status.message()))
+            } else if status.code() != Code::Ok {
+                status
+            } else {
+                return Ok(response);
+            };
+            let answer = battlelog_proto::error::localize(&answer, lang);
+            let headers = response.headers_mut();
+            headers.remove("grpc-status-details-bin");
+            // Only fails on a header value it cannot encode; ours are ASCII
+            // (tonic percent-encodes the message).
+            let _ = answer.add_header(headers);
             Ok(response)
         })
     }
@@ -145,7 +154,7 @@ mod tests {
         let status = Status::from(crate::limits::battle_id("a.b").expect_err("a dot"));
         assert_eq!(status.code(), Code::InvalidArgument);
         assert_eq!(status.message(), "battle_id: may hold only letters A-Z a-z, digits, '-' and '_'");
-        let details = status.get_error_details();
+        let details = tonic_types::StatusExt::get_error_details(&status);
         let violations = details.bad_request().expect("a BadRequest detail").field_violations.clone();
         assert_eq!(violations.len(), 1);
         assert_eq!(violations[0].field, "battle_id");

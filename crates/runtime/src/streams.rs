@@ -21,15 +21,10 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use battlelog_proto::error::{Error, LimitReason};
 use tokio_stream::Stream;
+use tonic::Status;
 use tonic::metadata::MetadataMap;
-use tonic::{Code, Status};
-use tonic_types::{ErrorDetails, StatusExt};
-
-/// The google.rpc `ErrorInfo` domain of stream refusals.
-pub const ERROR_DOMAIN: &str = "battlelog.dev/streams";
-/// The `ErrorInfo` reason of a stream refused by a [`StreamCaps`] limit.
-pub const TOO_MANY_STREAMS: &str = "TOO_MANY_STREAMS";
 
 /// The deadline a caller gave its call in `grpc-timeout`, if any: at most
 /// 8 digits and a unit (`H`, `M`, `S`, `m`, `u`, `n`), as the gRPC HTTP/2
@@ -58,7 +53,8 @@ pub fn grpc_timeout(metadata: &MetadataMap) -> Option<Duration> {
 
 /// `DEADLINE_EXCEEDED` for a stream whose caller's deadline passed.
 pub fn deadline_exceeded(call: &str, timeout: Duration) -> Status {
-    Status::deadline_exceeded(format!("{call}: the call's deadline ({} ms) passed", timeout.as_millis()))
+    Error::new(LimitReason::DeadlinePassed, format!("{call}: the call's deadline ({} ms) passed", timeout.as_millis()))
+        .into_status()
 }
 
 /// A future that ends a stream: `Some(status)` is sent as the stream's
@@ -129,7 +125,7 @@ pub struct StreamLimits {
 
 /// Counts open streams per token and per connection, and refuses one past
 /// either limit with `RESOURCE_EXHAUSTED` (`ErrorInfo` reason
-/// [`TOO_MANY_STREAMS`]). Cheap to clone; clones share the counts.
+/// `TOO_MANY_STREAMS`). Cheap to clone; clones share the counts.
 #[derive(Debug, Clone)]
 pub struct StreamCaps {
     limits: StreamLimits,
@@ -199,15 +195,13 @@ impl StreamCaps {
 }
 
 fn too_many(call: &str, per: &str, limit: usize) -> Status {
-    Status::with_error_details(
-        Code::ResourceExhausted,
+    Error::new(
+        LimitReason::TooManyStreams,
         format!("{call}: this {per} already holds {limit} open streams, the limit; end one first"),
-        ErrorDetails::with_error_info(
-            TOO_MANY_STREAMS,
-            ERROR_DOMAIN,
-            [("per".to_owned(), per.to_owned()), ("limit".to_owned(), limit.to_string())],
-        ),
     )
+    .with("per", per)
+    .with("limit", limit)
+    .into_status()
 }
 
 /// An admitted stream's place under its limits, given back when dropped.
@@ -227,6 +221,9 @@ impl Drop for StreamSlot {
 
 #[cfg(test)]
 mod tests {
+    use tonic::Code;
+    use tonic_types::StatusExt;
+
     use tokio_stream::StreamExt;
 
     use super::*;
@@ -263,7 +260,7 @@ mod tests {
         let refused = caps.admit("Watch", "t/alice", connection(1)).expect_err("3rd on the connection");
         assert_eq!(refused.code(), Code::ResourceExhausted);
         let info = refused.get_error_details().error_info().cloned().expect("an ErrorInfo");
-        assert_eq!((info.reason.as_str(), info.domain.as_str()), (TOO_MANY_STREAMS, ERROR_DOMAIN));
+        assert_eq!((info.reason.as_str(), info.domain.as_str()), ("TOO_MANY_STREAMS", "battlelog.dev"));
         assert_eq!(info.metadata.get("per").map(String::as_str), Some("connection"));
         assert_eq!(caps.open_for_token("t/alice"), 2, "a refusal takes no slot");
 
