@@ -454,6 +454,21 @@ impl Error {
             .with("section", rejection.section())
     }
 
+    /// `BATTLE_CLOSED`: the battle takes nothing more but its appeal.
+    pub fn battle_closed(battle_id: &str) -> Error {
+        Error::new(BattleReason::BattleClosed, format!("battle {battle_id} is closed"))
+            .with_message_ru(format!("бой {battle_id} закрыт"))
+            .with("battle_id", battle_id)
+    }
+
+    /// `BATTLE_NOT_FOUND`: no battle `battle_id` has been opened (for this
+    /// tenant: another tenant's battle is not found either).
+    pub fn battle_not_found(battle_id: &str) -> Error {
+        Error::new(BattleReason::BattleNotFound, format!("battle {battle_id} has not been opened"))
+            .with_message_ru(format!("бой {battle_id} не открыт"))
+            .with("battle_id", battle_id)
+    }
+
     /// `INTERNAL`: an invariant of ours failed.
     pub fn internal(message: impl Into<String>) -> Error {
         Error::new(InternalReason::Internal, message)

@@ -14,13 +14,14 @@
 use std::sync::Arc;
 
 use battlelog_auth::AuthChannel;
+use battlelog_proto::error::{BattleReason, Error, JournalReason};
 use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::roller_server::Roller;
 use battlelog_proto::v1::{
     CommitmentRequest, CommitmentResponse, DiceRolled, NewEvent, RecordedRoll, RevealRequest, RevealResponse,
     RollRequest, RollResponse, SeedCommitted, SeedRevealed, StreamHead, battle_event::Event,
 };
-use battlelog_runtime::grpc::{failed_precondition, invalid_argument};
+use battlelog_runtime::grpc::invalid_argument;
 use battlelog_runtime::validate;
 use battlelog_stream::{DEFAULT_CACHE_BYTES, FoldCache, MAX_ATTEMPTS, StreamClient, StreamError};
 use tonic::{Request, Response, Status};
@@ -93,12 +94,11 @@ impl RollerService {
         versions
             .iter()
             .map(|&version| {
-                let record = records
-                    .iter()
-                    .find(|r| r.version == version)
-                    .ok_or_else(|| Status::data_loss(format!("battle {battle_id}: version {version} is missing")))?;
-                let event =
-                    events::decode(record).map_err(|e| Status::data_loss(format!("battle {battle_id}: {e}")))?;
+                let record = records.iter().find(|r| r.version == version).ok_or_else(|| {
+                    Error::data_loss(format!("battle {battle_id}: version {version} is missing")).into_status()
+                })?;
+                let event = events::decode(record)
+                    .map_err(|e| Error::data_loss(format!("battle {battle_id}: {e}")).into_status())?;
                 Ok((version, event))
             })
             .collect()
@@ -113,11 +113,12 @@ impl RollerService {
                 .zip(&request.rolls)
                 .all(|(r, spec)| r.roll.as_ref().is_some_and(|roll| roll.expression == spec.expression));
         if !same {
-            return Err(failed_precondition(
-                "request_id",
-                "IDEMPOTENCY_KEY_REUSED",
+            return Err(Error::new(
+                JournalReason::IdempotencyKeyReused,
                 format!("request_id {} was already used for other rolls", request.request_id),
-            ));
+            )
+            .with("field", "request_id")
+            .into_status());
         }
         debug!(battle_id = %request.battle_id, request_id = %request.request_id, "replaying recorded rolls");
         Ok(RollResponse { rolls, replayed: true })
@@ -281,20 +282,21 @@ impl Roller for RollerService {
                 return self.replay(&request, &versions).await.map(Response::new);
             }
             let (Some(client_seed), Some(head)) = (ledger.client_seed.clone(), ledger.head()) else {
-                return Err(Status::not_found(format!("battle {battle_id} has not been opened")));
+                return Err(Error::battle_not_found(battle_id).into_status());
             };
             if ledger.stream.closed {
-                return Err(failed_precondition(battle_id, "BATTLE_CLOSED", format!("battle {battle_id} is closed")));
+                return Err(Error::battle_closed(battle_id).into_status());
             }
             if !ledger.stream.epoch_secret() {
-                return Err(failed_precondition(
-                    battle_id,
-                    "EPOCH_REVEALED",
+                return Err(Error::new(
+                    JournalReason::EpochRevealed,
                     format!(
                         "the seed of epoch {} of battle {battle_id} is revealed and no new one is committed",
                         ledger.stream.epoch
                     ),
-                ));
+                )
+                .with("battle_id", battle_id)
+                .into_status());
             }
             let rolled = self.draw(&request, &expressions, &client_seed, ledger.stream.epoch, ledger.stream.next_nonce);
             let new_events = rolled
@@ -325,7 +327,12 @@ impl Roller for RollerService {
             debug!(battle_id, "lost the race for the next version; catching up");
         }
         warn!(battle_id, "gave up after {MAX_ATTEMPTS} conflicting appends");
-        Err(Status::aborted(format!("battle {battle_id} is too busy: {MAX_ATTEMPTS} appends in a row lost the race")))
+        Err(Error::new(
+            BattleReason::BattleBusy,
+            format!("battle {battle_id} is too busy: {MAX_ATTEMPTS} appends in a row lost the race"),
+        )
+        .with("battle_id", battle_id)
+        .into_status())
     }
 
     async fn reveal(&self, request: Request<RevealRequest>) -> Result<Response<RevealResponse>, Status> {
@@ -341,14 +348,15 @@ impl Roller for RollerService {
                 return Ok(Response::new(reveal_response(self.recorded(battle_id, &versions).await?)));
             }
             let Some(head) = ledger.head().filter(|_| ledger.is_open()) else {
-                return Err(Status::not_found(format!("battle {battle_id} has not been opened")));
+                return Err(Error::battle_not_found(battle_id).into_status());
             };
             if !ledger.stream.epoch_secret() {
-                return Err(failed_precondition(
-                    battle_id,
-                    "EPOCH_REVEALED",
+                return Err(Error::new(
+                    JournalReason::EpochRevealed,
                     format!("the seed of epoch {} of battle {battle_id} is already revealed", ledger.stream.epoch),
-                ));
+                )
+                .with("battle_id", battle_id)
+                .into_status());
             }
             let epoch = ledger.stream.epoch;
             let mut reveal = vec![Event::SeedRevealed(SeedRevealed {
@@ -382,7 +390,12 @@ impl Roller for RollerService {
                 Err(error) => return Err(error.into_status()),
             }
         }
-        Err(Status::aborted(format!("battle {battle_id} is too busy: {MAX_ATTEMPTS} appends in a row lost the race")))
+        Err(Error::new(
+            BattleReason::BattleBusy,
+            format!("battle {battle_id} is too busy: {MAX_ATTEMPTS} appends in a row lost the race"),
+        )
+        .with("battle_id", battle_id)
+        .into_status())
     }
 }
 

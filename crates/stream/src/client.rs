@@ -52,9 +52,10 @@ impl StreamClient {
             let fetched = page.events.len();
             for recorded in page.events {
                 let Some(record) = recorded.event else {
-                    return Err(StreamError::Journal(tonic::Status::internal(
-                        "journal sent an event without its record",
-                    )));
+                    return Err(StreamError::Journal(
+                        battlelog_proto::error::Error::internal("journal sent an event without its record")
+                            .into_status(),
+                    ));
                 };
                 if let Err(error) = state.apply(&record) {
                     *state = S::default();
