@@ -31,6 +31,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use battlelog_auth::share::SHARE_KEY_METADATA;
 use battlelog_auth::{AuthChannel, Caller, Role, ShareSecret, TokenError, caller};
 use battlelog_proto::battle::{self, StructError, check_struct, die_from_proto, json_to_struct, struct_to_json};
+use battlelog_proto::error::{BattleReason, Error, JournalReason};
 use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::resolver_server::Resolver;
 use battlelog_proto::v1::roller_client::RollerClient;
@@ -42,7 +43,7 @@ use battlelog_proto::v1::{
     RevealRequest, RevealSeedRequest, RevealSeedResponse, RollRequest, RollResponse, RollSpec, RuleRequest, StreamHead,
     SubscribeStreamRequest, WatchRequest, battle_event::Event,
 };
-use battlelog_runtime::grpc::{failed_precondition, invalid_argument};
+use battlelog_runtime::grpc::invalid_argument;
 use battlelog_runtime::streams::{Ending, StreamCaps, StreamEnd, StreamLimits, deadline_exceeded, grpc_timeout};
 use battlelog_runtime::validate;
 use battlelog_stream::{DEFAULT_CACHE_BYTES, FoldCache, MAX_ATTEMPTS, StreamClient, StreamError, downstream};
@@ -50,7 +51,7 @@ use battlelog_verify::audit::{AuditedRecord, audit_with_roller_key};
 use rules::{Action, ActionKind, Battle, RulesetId};
 use serde_json::{Map, Value};
 use tokio_stream::StreamExt;
-use tonic::{Code, Request, Response, Status};
+use tonic::{Request, Response, Status};
 use tracing::{debug, warn};
 
 use crate::battle_id::{self, BattleIdSecret};
@@ -82,7 +83,28 @@ pub mod rights {
 /// The answer for a battle this caller may not see, identical to the one
 /// for a battle that does not exist, so that no tenant learns of another's.
 fn not_found(battle_id: &str) -> Status {
-    Status::not_found(format!("battle {battle_id} has not been opened"))
+    Error::battle_not_found(battle_id).into_status()
+}
+
+/// An invariant of ours failed (battlelog_proto::error, `INTERNAL`).
+fn internal(message: impl Into<String>) -> Status {
+    Error::internal(message).into_status()
+}
+
+/// What the journal holds does not read back as a battle (`DATA_LOSS`).
+fn data_loss(message: impl Into<String>) -> Status {
+    Error::data_loss(message).into_status()
+}
+
+/// A request id reused for another request (`IDEMPOTENCY_KEY_REUSED`,
+/// metadata `field` = `request_id`).
+fn key_reused(message: String) -> Status {
+    Error::new(JournalReason::IdempotencyKeyReused, message).with("field", "request_id").into_status()
+}
+
+/// The battle cannot take the request now; the same request id may retry.
+fn busy(battle_id: &str, message: String) -> Status {
+    Error::new(BattleReason::BattleBusy, message).with("battle_id", battle_id).into_status()
 }
 
 /// The caller, if its role is one of `roles`.
@@ -200,7 +222,7 @@ fn to_struct(value: &impl serde::Serialize) -> Result<prost_types::Struct, Statu
     match serde_json::to_value(value) {
         Ok(Value::Object(fields)) => Ok(json_to_struct(&fields)),
         Ok(other) => Ok(json_to_struct(&Map::from_iter([("value".to_owned(), other)]))),
-        Err(e) => Err(Status::internal(format!("cannot encode: {e}"))),
+        Err(e) => Err(internal(format!("cannot encode: {e}"))),
     }
 }
 
@@ -208,7 +230,7 @@ fn to_struct(value: &impl serde::Serialize) -> Result<prost_types::Struct, Statu
 /// the ruleset is a field of its own in the reply, so the state is the
 /// inner object (empty for rulesets that keep none).
 fn state_struct(state: &rules::RulesState) -> Result<prost_types::Struct, Status> {
-    let value = serde_json::to_value(state).map_err(|e| Status::internal(format!("cannot encode the state: {e}")))?;
+    let value = serde_json::to_value(state).map_err(|e| internal(format!("cannot encode the state: {e}")))?;
     let inner = match value {
         Value::Object(outer) if outer.len() == 1 => outer.into_iter().next().map(|(_, inner)| inner),
         other => Some(other),
@@ -260,22 +282,18 @@ fn replay_event(
         Some(Journaled { event, hash }) if same_request(&event, asked) => {
             Ok(EventResponse { version, event: Some(BattleEvent { event: Some(event) }), permalink, head_hash: hash })
         }
-        _ => Err(failed_precondition(
-            "request_id",
-            "IDEMPOTENCY_KEY_REUSED",
-            format!(
-                "request_id {request_id} was already used for another request (version {version}); \
-                 a retry must repeat the {} it was first sent with",
-                battle::type_name(asked)
-            ),
-        )),
+        _ => Err(key_reused(format!(
+            "request_id {request_id} was already used for another request (version {version}); \
+             a retry must repeat the {} it was first sent with",
+            battle::type_name(asked)
+        ))),
     }
 }
 
 /// A record as the journal stores it, decoded, with its hash in hex.
 fn journaled(battle_id: &str, recorded: &RecordedEvent) -> Result<Journaled, Status> {
-    let record = recorded.event.as_ref().ok_or_else(|| Status::internal("journal sent an event without its record"))?;
-    let event = battle::decode(record).map_err(|e| Status::data_loss(format!("battle {battle_id}: {e}")))?;
+    let record = recorded.event.as_ref().ok_or_else(|| internal("journal sent an event without its record"))?;
+    let event = battle::decode(record).map_err(|e| data_loss(format!("battle {battle_id}: {e}")))?;
     Ok(Journaled { event, hash: hex::encode(&recorded.hash) })
 }
 
@@ -287,8 +305,16 @@ fn rolled_after(head: u64, rolled: &RollResponse, wanted: usize) -> bool {
         && rolled.rolls.iter().enumerate().all(|(i, r)| r.version == head + 1 + i as u64 && r.roll.is_some())
 }
 
+/// A refusal of the rules: its reason, RULES.md section and Russian
+/// message (battlelog_proto::error). Any other failure to resolve is ours:
+/// the dice the roller drew no longer fit, or a fold went wrong.
 fn rejected(battle_id: &str, error: &rules::ResolveError) -> Status {
-    failed_precondition(battle_id, "RULES", error.to_string())
+    match error {
+        rules::ResolveError::Rejected(rejection) => {
+            Error::rejection(rejection).with("battle_id", battle_id).into_status()
+        }
+        other => internal(format!("battle {battle_id}: {other}")),
+    }
 }
 
 fn open_key(request_id: &str) -> String {
@@ -511,7 +537,7 @@ impl ResolverService {
         let records = self.streams.records(battle_id, 0, version).await.map_err(StreamError::into_status)?;
         let mut view = BattleView::default();
         for record in &records {
-            view.apply(record).map_err(|e| Status::data_loss(format!("battle {battle_id}: {e}")))?;
+            view.apply(record).map_err(|e| data_loss(format!("battle {battle_id}: {e}")))?;
         }
         Ok(view)
     }
@@ -531,7 +557,7 @@ impl ResolverService {
     async fn recorded_opening(&self, battle_id: &str) -> Result<(BattleOpened, String), Status> {
         match self.recorded_event(battle_id, 0).await? {
             Some(Journaled { event: Event::BattleOpened(opened), hash }) => Ok((opened, hash)),
-            _ => Err(Status::data_loss(format!("battle {battle_id}: version 0 is not its BattleOpened"))),
+            _ => Err(data_loss(format!("battle {battle_id}: version 0 is not its BattleOpened"))),
         }
     }
 
@@ -546,7 +572,7 @@ impl ResolverService {
                 return Ok(hash);
             }
         }
-        Err(Status::internal(format!("battle {battle_id}: no SeedRevealed follows its close at version {closed}")))
+        Err(internal(format!("battle {battle_id}: no SeedRevealed follows its close at version {closed}")))
     }
 
     /// Whether the battle is within `reach`, from its `BattleOpened` alone:
@@ -583,7 +609,7 @@ impl ResolverService {
                 }
                 match (appended.events.first(), appended.events.last()) {
                     (Some(first), Some(last)) => Ok(Some((first.version, hex::encode(&last.hash)))),
-                    _ => Err(Status::internal("the journal acknowledged an append without its events")),
+                    _ => Err(internal("the journal acknowledged an append without its events")),
                 }
             }
             // Deduplicated: this request's key was recorded before.
@@ -608,14 +634,12 @@ impl ResolverService {
         let Some(Journaled { event: Event::ActionResolved(resolved), hash }) =
             self.recorded_event(battle_id, version).await?
         else {
-            return Err(Status::internal(format!("version {version} is not the recorded ActionResolved")));
+            return Err(internal(format!("version {version} is not the recorded ActionResolved")));
         };
         if resolved.action.as_ref() != Some(action) {
-            return Err(failed_precondition(
-                "request_id",
-                "IDEMPOTENCY_KEY_REUSED",
-                format!("request_id {request_id} was already used for another action (version {version})"),
-            ));
+            return Err(key_reused(format!(
+                "request_id {request_id} was already used for another action (version {version})"
+            )));
         }
         let versions: Vec<u64> = resolved
             .rolls
@@ -681,18 +705,26 @@ impl ResolverService {
             };
             let appeal = matches!(event, Event::DisputeRaised(_) | Event::JudgeRuling(_));
             let refusal = if view.closed() && !appeal {
-                Some(failed_precondition(battle_id, "BATTLE_CLOSED", format!("battle {battle_id} is closed")))
+                Some(Error::battle_closed(battle_id).into_status())
             } else if let Some(ends) = view.appeal_ends_unix_micros(self.appeal_window)
                 && unix_micros_now() >= ends
             {
-                Some(failed_precondition(
-                    battle_id,
-                    "BATTLE_FINAL",
-                    format!(
-                        "battle {battle_id} is final: its appeal window ended at {}; no dispute or ruling may follow",
+                Some(
+                    Error::new(
+                        BattleReason::BattleFinal,
+                        format!(
+                            "battle {battle_id} is final: its appeal window ended at {}; no dispute or ruling may follow",
+                            rfc3339(ends)
+                        ),
+                    )
+                    .with_message_ru(format!(
+                        "бой {battle_id} окончательный: срок обжалования истёк {}; споры и решения судьи больше не принимаются",
                         rfc3339(ends)
-                    ),
-                ))
+                    ))
+                    .with("battle_id", battle_id)
+                    .with("appeal_ended", rfc3339(ends))
+                    .into_status(),
+                )
             } else {
                 action
                     .as_ref()
@@ -716,7 +748,7 @@ impl ResolverService {
                 });
             }
         }
-        Err(Status::aborted(format!("battle {battle_id} is too busy; retry with the same request_id")))
+        Err(busy(battle_id, format!("battle {battle_id} is too busy; retry with the same request_id")))
     }
 }
 
@@ -806,7 +838,9 @@ impl Resolver for ResolverService {
             // Another tenant's battle under the same id: it exists (the id
             // was given explicitly), but nothing more of it is told.
             (_, Some(tenant)) if !caller.owns(&tenant) => {
-                Err(Status::already_exists(format!("battle {battle_id} already exists")))
+                Err(Error::new(BattleReason::BattleExists, format!("battle {battle_id} already exists"))
+                    .with("battle_id", &battle_id)
+                    .into_status())
             }
             (Some(0), Some(_)) => {
                 let (opened, head_hash) = match appended {
@@ -817,19 +851,17 @@ impl Resolver for ResolverService {
                     || opened.participants != sheets.iter().map(to_struct).collect::<Result<Vec<_>, _>>()?
                     || opened.client_seed != request.client_seed
                 {
-                    return Err(failed_precondition(
-                        "request_id",
-                        "IDEMPOTENCY_KEY_REUSED",
-                        format!(
-                            "request_id {} already opened battle {battle_id} with other settings",
-                            request.request_id
-                        ),
-                    ));
+                    return Err(key_reused(format!(
+                        "request_id {} already opened battle {battle_id} with other settings",
+                        request.request_id
+                    )));
                 }
                 let permalink = self.permalink(&battle_id, 0);
                 Ok(Response::new(OpenBattleResponse { battle_id, opened: Some(opened), permalink, head_hash }))
             }
-            _ => Err(Status::already_exists(format!("battle {battle_id} already exists"))),
+            _ => Err(Error::new(BattleReason::BattleExists, format!("battle {battle_id} already exists"))
+                .with("battle_id", &battle_id)
+                .into_status()),
         }
     }
 
@@ -886,9 +918,7 @@ impl Resolver for ResolverService {
             let refusal = match (check_owner(battle_id, &view, &caller), view.rules.as_ref()) {
                 (Err(status), _) => Err(status),
                 (Ok(()), None) => Err(not_found(battle_id)),
-                (Ok(()), Some(_)) if view.closed() => {
-                    Err(failed_precondition(battle_id, "BATTLE_CLOSED", format!("battle {battle_id} is closed")))
-                }
+                (Ok(()), Some(_)) if view.closed() => Err(Error::battle_closed(battle_id).into_status()),
                 // The rules speak before any die is drawn.
                 (Ok(()), Some(rules)) => rules.dice_needed(&action).map_err(|e| rejected(battle_id, &e.into())),
             };
@@ -898,7 +928,7 @@ impl Resolver for ResolverService {
                 Err(_) => continue,
             };
             let Some(head) = view.head() else {
-                return Err(Status::internal("the battle stream vanished"));
+                return Err(internal("the battle stream vanished"));
             };
             let specs: Vec<RollSpec> = match &needed {
                 rules::DiceRequest::Rolls(rolls) => rolls
@@ -933,18 +963,19 @@ impl Resolver for ResolverService {
                     Err(status) => return Err(downstream("roller", status)),
                 };
                 for (spec, recorded) in specs.iter().zip(&rolled.rolls) {
-                    let roll =
-                        recorded.roll.as_ref().ok_or_else(|| Status::internal("roller sent a roll without dice"))?;
+                    let roll = recorded.roll.as_ref().ok_or_else(|| internal("roller sent a roll without dice"))?;
                     if roll.expression != spec.expression {
                         // Only possible when another replica changed the
                         // battle between this request's roll and its retry.
-                        return Err(Status::aborted(format!(
-                            "the dice recorded for request {} ({}) no longer fit the action ({})",
-                            request.request_id, roll.expression, spec.expression
-                        )));
+                        return Err(busy(
+                            battle_id,
+                            format!(
+                                "the dice recorded for request {} ({}) no longer fit the action ({})",
+                                request.request_id, roll.expression, spec.expression
+                            ),
+                        ));
                     }
-                    let expression =
-                        dice::Expression::parse(&roll.expression).map_err(|e| Status::internal(e.to_string()))?;
+                    let expression = dice::Expression::parse(&roll.expression).map_err(|e| internal(e.to_string()))?;
                     let dice: Vec<dice::Die> = roll.dice.iter().map(die_from_proto).collect();
                     faces.extend(dice::raw_faces(&expression, &dice));
                     nonces.push(roll.nonce);
@@ -985,7 +1016,7 @@ impl Resolver for ResolverService {
                 rolls = rolled.rolls;
             }
             let (Some(head), Some(rules)) = (view.head(), view.rules.clone()) else {
-                return Err(Status::internal("the battle stream vanished"));
+                return Err(internal("the battle stream vanished"));
             };
             let resolution = rules.resolve(head + 1, &action, &faces).map_err(|e| rejected(battle_id, &e))?;
             let resolved = ActionResolved {
@@ -1012,7 +1043,7 @@ impl Resolver for ResolverService {
                 }));
             }
         }
-        Err(Status::aborted(format!("battle {battle_id} is too busy; retry with the same request_id")))
+        Err(busy(battle_id, format!("battle {battle_id} is too busy; retry with the same request_id")))
     }
 
     async fn dispute(&self, request: Request<DisputeRequest>) -> Result<Response<EventResponse>, Status> {
@@ -1131,12 +1162,14 @@ impl Resolver for ResolverService {
                 let version = revealed.into_inner().version;
                 match self.recorded_event(battle_id, version).await? {
                     Some(Journaled { event: Event::SeedRevealed(_), hash }) => hash,
-                    _ => return Err(Status::internal(format!("roller: version {version} is not its SeedRevealed"))),
+                    _ => return Err(internal(format!("roller: version {version} is not its SeedRevealed"))),
                 }
             }
             // Revealed already (by another close that got there first, or a
             // judge's reveal that raced this close): its reveal is the head.
-            Err(status) if status.code() == Code::FailedPrecondition => {
+            Err(status)
+                if Error::from_status(&status).is_some_and(|e| e.reason == JournalReason::EpochRevealed.into()) =>
+            {
                 self.closing_reveal_hash(battle_id, closed.version).await?
             }
             Err(status) => return Err(downstream("roller", status)),
@@ -1153,12 +1186,18 @@ impl Resolver for ResolverService {
         let head = view.head().unwrap_or_default();
         let view = match request.at_version {
             Some(version) if version > head => {
-                return Err(Status::out_of_range(format!("at_version {version} is past the head version {head}")));
+                return Err(Error::new(
+                    BattleReason::VersionPastHead,
+                    format!("at_version {version} is past the head version {head}"),
+                )
+                .with("field", "at_version")
+                .with("head_version", head)
+                .into_status());
             }
             Some(version) if version < head => self.view_as_of(&request.battle_id, version).await?,
             _ => view,
         };
-        let rules = view.rules.as_ref().ok_or_else(|| Status::internal("an opened battle without rules"))?;
+        let rules = view.rules.as_ref().ok_or_else(|| internal("an opened battle without rules"))?;
         Ok(Response::new(GetBattleResponse {
             battle_id: request.battle_id,
             ruleset: rules.ruleset().to_string(),
@@ -1180,7 +1219,7 @@ impl Resolver for ResolverService {
         let lines: Vec<AuditedRecord> =
             recorded.into_iter().map(|e| AuditedRecord::from_recorded(&request.battle_id, e)).collect();
         let Some(head_hash) = lines.last().map(|line| hex::encode(&line.hash)) else {
-            return Err(Status::not_found(format!("battle {} has no events", request.battle_id)));
+            return Err(not_found(&request.battle_id));
         };
         // Hold the battle to the key of the roller we work with: a
         // commitment signed by any other key is not our roller's.
@@ -1192,8 +1231,8 @@ impl Resolver for ResolverService {
             .map_err(|s| downstream("roller", s))?
             .into_inner()
             .roller_key;
-        let roller_key = dice::RollerKey::from_bytes(&roller_key)
-            .map_err(|e| Status::internal(format!("roller: its roller_key: {e}")))?;
+        let roller_key =
+            dice::RollerKey::from_bytes(&roller_key).map_err(|e| internal(format!("roller: its roller_key: {e}")))?;
         let report = audit_with_roller_key(&request.battle_id, &lines, Some(&roller_key));
         // Listed until the reply would pass one page: a forged battle can
         // fail every check, and its verdict must still reach the caller.
@@ -1228,7 +1267,7 @@ impl Resolver for ResolverService {
         let view = self.opened_view(battle_id, &Reach::Tenant(&caller)).await?;
         if view.closed() {
             // Closing revealed (or reveals) the last epoch; there is no next.
-            return Err(failed_precondition(battle_id, "BATTLE_CLOSED", format!("battle {battle_id} is closed")));
+            return Err(Error::battle_closed(battle_id).into_status());
         }
         let reveal = RevealRequest {
             battle_id: battle_id.to_owned(),

@@ -6,6 +6,7 @@
 //! that what a judge sees, checks and downloads is one thing.
 
 use battlelog_auth::share::SHARE_KEY_METADATA;
+use battlelog_proto::error::{AuthReason, Error};
 use battlelog_proto::v1::resolver_client::ResolverClient;
 use battlelog_proto::v1::{ExportRequest, RecordedEvent};
 use battlelog_runtime::limits::MAX_MESSAGE_BYTES;
@@ -35,11 +36,15 @@ impl Resolver {
         token: &str,
         share_key: Option<&str>,
     ) -> Result<Vec<RecordedEvent>, Status> {
-        let bearer: AsciiMetadataValue = format!("Bearer {}", token.trim())
-            .parse()
-            .map_err(|_| Status::unauthenticated("the token is not a valid header value"))?;
+        let bearer: AsciiMetadataValue = format!("Bearer {}", token.trim()).parse().map_err(|_| {
+            Error::new(AuthReason::TokenMalformed, "the token is not a valid header value").into_status()
+        })?;
         let share_key: Option<AsciiMetadataValue> = share_key
-            .map(|key| key.parse().map_err(|_| Status::permission_denied("the share key is not a valid header value")))
+            .map(|key| {
+                key.parse().map_err(|_| {
+                    Error::new(AuthReason::ShareKeyMalformed, "the share key is not a valid header value").into_status()
+                })
+            })
             .transpose()?;
         let mut client = ResolverClient::new(self.channel.clone()).max_decoding_message_size(MAX_MESSAGE_BYTES);
         let mut events: Vec<RecordedEvent> = Vec::new();
