@@ -54,11 +54,12 @@ fn counted_ruling(battle_id: &str, refers_to: u64, counted: bool, request_id: &s
     }
 }
 
-/// The `PreconditionFailure` violation type of a refusal.
+/// The `ErrorInfo` reason of a refusal, in battlelog's one domain.
 fn precondition(status: &Status) -> String {
     let details = status.get_error_details();
-    let failure = details.precondition_failure().unwrap_or_else(|| panic!("no PreconditionFailure: {status:?}"));
-    failure.violations.first().map(|v| v.r#type.clone()).unwrap_or_default()
+    let info = details.error_info().unwrap_or_else(|| panic!("no ErrorInfo: {status:?}"));
+    assert_eq!(info.domain, "battlelog.dev", "{status:?}");
+    info.reason.clone()
 }
 
 async fn get_battle(stack: &Stack, battle_id: &str, at_version: Option<u64>) -> pb::GetBattleResponse {

@@ -46,9 +46,9 @@ use tonic::transport::Channel;
 use tonic::{Code, Request, Status, Streaming};
 use tonic_types::StatusExt;
 
-/// The `ErrorInfo` domain of every authentication error (the brief of
-/// issue 8; crates/auth documents it).
-const AUTH_DOMAIN: &str = "battlelog.dev/auth";
+/// The `ErrorInfo` domain of every battlelog error, authentication's
+/// included (issue 20: one error vocabulary).
+const AUTH_DOMAIN: &str = "battlelog.dev";
 
 /// Sends exactly the `authorization` header it is given, or none: unlike
 /// the clients' bearer, it can also send nothing or garbage.

@@ -175,7 +175,7 @@ async fn a_watch_ends_unauthenticated_when_its_token_expires_and_at_its_deadline
         .expect_err("no event came, so the next item is the end");
     let ended_at = SystemTime::now().duration_since(UNIX_EPOCH).expect("clock").as_secs();
     assert_eq!(ended.code(), Code::Unauthenticated, "{ended:?}");
-    assert_eq!(reason(&ended), ("TOKEN_EXPIRED".to_owned(), battlelog_auth::grpc::ERROR_DOMAIN.to_owned()));
+    assert_eq!(reason(&ended), ("TOKEN_EXPIRED".to_owned(), "battlelog.dev".to_owned()));
     assert!(ended_at >= exp, "ended at {ended_at}, before the token's expiry {exp}");
     assert!(stream.next().await.is_none(), "nothing after the end");
 

@@ -69,8 +69,10 @@ def error_details(error):
     """The google.rpc details of a failed call, as short readable strings.
 
     The server puts a google.rpc.Status into the grpc-status-details-bin
-    trailer; its details say which field was wrong (BadRequest) or which
-    rule refused the request (PreconditionFailure).
+    trailer; its details say why (ErrorInfo: domain battlelog.dev, a stable
+    reason and metadata such as the rule's RULES.md section), which field
+    was wrong (BadRequest) and the message in the language asked for with
+    accept-language (LocalizedMessage; see docs/errors.md).
     """
     if not HAVE_RPC_STATUS:
         return []
@@ -84,10 +86,15 @@ def error_details(error):
             bad = error_details_pb2.BadRequest()
             detail.Unpack(bad)
             lines += [f"BadRequest: field {v.field!r}: {v.description}" for v in bad.field_violations]
-        elif detail.Is(error_details_pb2.PreconditionFailure.DESCRIPTOR):
-            failure = error_details_pb2.PreconditionFailure()
-            detail.Unpack(failure)
-            lines += [f"PreconditionFailure: {v.type} on {v.subject}: {v.description}" for v in failure.violations]
+        elif detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
+            info = error_details_pb2.ErrorInfo()
+            detail.Unpack(info)
+            metadata = ", ".join(f"{k}={v}" for k, v in sorted(info.metadata.items()))
+            lines.append(f"ErrorInfo: {info.reason} ({info.domain}) {metadata}".rstrip())
+        elif detail.Is(error_details_pb2.LocalizedMessage.DESCRIPTOR):
+            message = error_details_pb2.LocalizedMessage()
+            detail.Unpack(message)
+            lines.append(f"LocalizedMessage [{message.locale}]: {message.message}")
         else:
             lines.append(f"detail {detail.type_url}")
     return lines

@@ -2,12 +2,15 @@
 //! the ports `battlelog up` listens on, and the token every call carries.
 
 use anyhow::Context;
-use battlelog_auth::{AuthChannel, Role, authed};
+use battlelog_auth::grpc::Bearer;
+use battlelog_auth::{AuthChannel, Role};
+use battlelog_proto::error::Lang;
 use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::resolver_client::ResolverClient;
 use battlelog_proto::v1::{ExportRequest, RecordedEvent};
 use battlelog_runtime::limits::MAX_MESSAGE_BYTES;
 use clap::Args;
+use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 
 use crate::tls::TlsArgs;
@@ -29,6 +32,23 @@ pub struct ResolverEndpoint {
     /// The resolver's gRPC endpoint.
     #[arg(long = "resolver", env = "BATTLELOG_RESOLVER_URL", default_value = DEFAULT_RESOLVER)]
     pub resolver_url: String,
+}
+
+/// The language of the user's locale (`LC_ALL`, else `LC_MESSAGES`, else
+/// `LANG`, as POSIX orders them): Russian for a `ru…` locale, else English.
+/// The CLI asks the services for refusals in it (`accept-language`).
+pub fn language() -> Lang {
+    let locale = ["LC_ALL", "LC_MESSAGES", "LANG"]
+        .iter()
+        .find_map(|name| std::env::var(name).ok().filter(|value| !value.is_empty()))
+        .unwrap_or_default();
+    if locale.to_ascii_lowercase().starts_with("ru") { Lang::Ru } else { Lang::En }
+}
+
+/// `channel` with `token` and the user's [`language`] on every call.
+fn authed(channel: Channel, token: &str) -> anyhow::Result<AuthChannel> {
+    let bearer = Bearer::new(token)?.with_accept_language(language().tag())?;
+    Ok(InterceptedService::new(channel, bearer))
 }
 
 pub async fn channel(url: &str, tls: &TlsArgs) -> anyhow::Result<Channel> {

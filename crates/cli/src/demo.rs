@@ -154,7 +154,12 @@ async fn play(
             }
             Err(status) => {
                 versions.push(0);
-                writeln!(out, "\n[rejected] {}: {}", action["type"].as_str().unwrap_or("action"), status.message())?;
+                writeln!(
+                    out,
+                    "\n[rejected] {}: {}",
+                    action["type"].as_str().unwrap_or("action"),
+                    crate::tls::status_message(&status)
+                )?;
             }
         }
     }
@@ -166,7 +171,7 @@ async fn play(
             request_id: format!("{run}-{}-close", demo.ruleset),
         })
         .await
-        .map_err(|s| anyhow::anyhow!("close {battle_id}: {}", s.message()))?
+        .map_err(|s| anyhow::anyhow!("close {battle_id}: {}", crate::tls::status_message(&s)))?
         .into_inner();
     if let Some(Event::BattleClosed(_)) = closed.event.and_then(|e| e.event) {
         writeln!(out, "\nBattle closed; the server seed is revealed, so every roll can now be re-derived.")?;

@@ -177,11 +177,17 @@ impl TlsArgs {
     }
 }
 
-/// A failed call's message with the transport's causes, if any. A refused
-/// TLS handshake surfaces only at the first call (TLS 1.3 finishes the
-/// client's side before the server checks its certificate), and the status
-/// alone then says no more than "operation was canceled".
+/// A failed call's message: a battlelog error's in the user's language
+/// (read back with `Error::from_status`: the `LocalizedMessage` the server
+/// chose by the `accept-language` the CLI sent), else the status message
+/// with the transport's causes, if any. A refused TLS handshake surfaces
+/// only at the first call (TLS 1.3 finishes the client's side before the
+/// server checks its certificate), and the status alone then says no more
+/// than "operation was canceled".
 pub fn status_message(status: &tonic::Status) -> String {
+    if let Some(error) = battlelog_proto::error::Error::from_status(status) {
+        return error.localized(crate::client::language()).to_owned();
+    }
     let mut message = status.message().to_owned();
     let mut source = std::error::Error::source(status);
     while let Some(cause) = source {

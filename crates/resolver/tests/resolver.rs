@@ -820,8 +820,9 @@ async fn control_characters_are_refused_naming_the_field() {
 
 fn precondition_type(status: &tonic::Status) -> String {
     use tonic_types::StatusExt;
-    let details = status.get_details_precondition_failure().unwrap_or_else(|| panic!("{status:?}"));
-    details.violations.first().expect("a violation").r#type.clone()
+    let info = status.get_details_error_info().unwrap_or_else(|| panic!("{status:?}"));
+    assert_eq!(info.domain, "battlelog.dev", "{status:?}");
+    info.reason
 }
 
 fn expect_reused(status: tonic::Status) {
