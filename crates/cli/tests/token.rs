@@ -125,7 +125,7 @@ fn revoke_writes_the_list_the_services_read() {
     let verifier = verifier.with_revocations(list);
     for (token, by) in [(&leaked, "token id"), (&gone, "subject")] {
         let refused = verifier.verify(token).expect_err("revoked");
-        assert_eq!(refused.reason(), "TOKEN_REVOKED");
+        assert_eq!(refused.reason().as_str(), "TOKEN_REVOKED");
         assert!(refused.to_string().contains(by), "{refused}");
     }
     assert!(verifier.verify(&other).is_ok(), "the leaked token's sibling is not revoked");
