@@ -18,6 +18,9 @@
 //!   an `exchange_choice`, and a `fixed_roll` replaces a die; a `@2` move
 //!   takes its trait from the sheet and needs stakes).
 //! - [`common`]: rulings, disputes and free rolls (§5).
+//! - [`error`]: why an action was refused ([`error::Rejection`]), with each
+//!   rule's stable reason ([`error::RulesReason`], the services'
+//!   `ErrorInfo` reason), its RULES.md section and its Russian message.
 //! - [`dice_request`]: which dice to ask the roller for, and the check of
 //!   the faces handed back.
 //! - [`fraction`]: exact multipliers and round-half-up.
