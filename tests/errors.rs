@@ -313,6 +313,23 @@ async fn a_rule_refusal_names_its_rule_and_speaks_the_callers_language() {
     assert!(messages[0].1.contains("уклонений"), "{}", messages[0].1);
 }
 
+/// A refusal at the door, before any handler: no token at all.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_refusal_at_the_door_speaks_the_callers_language_too() {
+    let stack = Stack::start("errors-door", false).await;
+    let mut anonymous = battlelog_proto::v1::resolver_client::ResolverClient::new(stack.resolver.channel().await);
+    for (accept_language, locale) in [("ru", "ru"), ("en-US", "en")] {
+        let mut request = tonic::Request::new(pb::ListRulesetsRequest::default());
+        request.metadata_mut().insert("accept-language", accept_language.parse().expect("ASCII"));
+        let refused = anonymous.list_rulesets(request).await.expect_err("no token");
+        assert_eq!(refused.code(), Code::Unauthenticated, "{refused:?}");
+        let (reason, _, messages) = refusal(&refused);
+        assert_eq!(reason, "TOKEN_MISSING");
+        assert_eq!(messages.len(), 1, "{messages:?}");
+        assert_eq!(messages[0].0, locale);
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_cli_prints_the_refusal_in_the_users_language() {
     let stack = Stack::start("errors-cli", false).await;

@@ -264,13 +264,14 @@ pub async fn serve_limited(
         }
     };
     // Interceptors run outside in: the token is verified first, and the
-    // rate limit reads the tenant from the `Caller` it left.
-    let rate_limited =
-        InterceptedService::new(grpc::undecodable_is_invalid(ResolverServer::new(service)), TenantRate(rate.limiter()));
+    // rate limit reads the tenant from the `Caller` it left. Outside them
+    // both, every refusal leaves in the caller's language (accept-language),
+    // the door's own included (grpc::undecodable_is_invalid).
+    let rate_limited = InterceptedService::new(ResolverServer::new(service), TenantRate(rate.limiter()));
     edge::server(tls, &limits)?
         .add_service(health_service)
         .add_service(grpc::reflection(<ResolverServer<ResolverService> as tonic::server::NamedService>::NAME)?)
-        .add_service(InterceptedService::new(rate_limited, Authenticator::new(verifier)))
+        .add_service(grpc::undecodable_is_invalid(InterceptedService::new(rate_limited, Authenticator::new(verifier))))
         .serve_with_incoming_shutdown(edge::incoming(listener, &limits), on_shutdown)
         .await?;
     Ok(())

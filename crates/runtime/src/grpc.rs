@@ -99,12 +99,9 @@ impl<S: tonic::server::NamedService> tonic::server::NamedService for Undecodable
     const NAME: &'static str = S::NAME;
 }
 
-impl<S, B> tonic::codegen::Service<tonic::codegen::http::Request<B>> for UndecodableIsInvalid<S>
+impl<S, B, RB> tonic::codegen::Service<tonic::codegen::http::Request<B>> for UndecodableIsInvalid<S>
 where
-    S: tonic::codegen::Service<
-            tonic::codegen::http::Request<B>,
-            Response = tonic::codegen::http::Response<tonic::body::Body>,
-        >,
+    S: tonic::codegen::Service<tonic::codegen::http::Request<B>, Response = tonic::codegen::http::Response<RB>>,
     S::Future: Send + 'static,
 {
     type Response = S::Response;
