@@ -8,7 +8,12 @@
 use std::path::{Path, PathBuf};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../proto");
+    // The directory at run time, not `env!` at the build script's compile
+    // time: a build script compiled in one checkout and reused by another
+    // (a target directory shared by git worktrees) must read this
+    // checkout's protos.
+    let manifest_dir = std::env::var("CARGO_MANIFEST_DIR")?;
+    let root = Path::new(&manifest_dir).join("../../proto");
     let root = root.canonicalize().map_err(|e| format!("proto directory {}: {e}", root.display()))?;
     println!("cargo:rerun-if-changed={}", root.display());
 
