@@ -474,6 +474,7 @@ fn open_request(battle_id: &str) -> pb::OpenBattleRequest {
         client_seed: "auth matrix".into(),
         request_id: format!("open-{battle_id}"),
         battle_id: battle_id.into(),
+        ..Default::default()
     }
 }
 
@@ -538,8 +539,12 @@ impl Harness {
             Rpc::Act => {
                 let action =
                     json!({"type": "attack", "actor": "pikachu", "target": "meowth", "move": "Tackle", "power": 40});
-                let request =
-                    pb::ActRequest { battle_id: id, action: Some(obj(action)), request_id: "matrix-act".into() };
+                let request = pb::ActRequest {
+                    battle_id: id,
+                    action: Some(obj(action)),
+                    request_id: "matrix-act".into(),
+                    ..Default::default()
+                };
                 self.resolver(header).act(request).await.map(drop)
             }
             Rpc::Dispute => {
@@ -549,6 +554,7 @@ impl Harness {
                     refers_to: self.resolved_at,
                     reason: "I was behind a rock".into(),
                     request_id: "matrix-dispute".into(),
+                    ..Default::default()
                 };
                 self.resolver(header).dispute(request).await.map(drop)
             }
@@ -560,6 +566,7 @@ impl Harness {
                     text: "the result stands".into(),
                     r#override: None,
                     request_id: "matrix-rule".into(),
+                    ..Default::default()
                 };
                 self.resolver(header).rule(request).await.map(drop)
             }
@@ -569,6 +576,7 @@ impl Harness {
                     by: "the referee".into(),
                     reason: "the matrix is done with it".into(),
                     request_id: "matrix-close".into(),
+                    ..Default::default()
                 };
                 self.resolver(header).close(request).await.map(drop)
             }

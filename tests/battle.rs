@@ -323,6 +323,7 @@ async fn play_pokemon(stack: &Stack) -> Played {
         refers_to: attack_version,
         reason: "I was behind a rock".into(),
         request_id: "p-dispute".into(),
+        ..Default::default()
     };
     resolver.dispute(dispute).await.expect("dispute");
     let ruling = pb::RuleRequest {
@@ -332,6 +333,7 @@ async fn play_pokemon(stack: &Stack) -> Played {
         text: "the rock was too small; the result stands".into(),
         r#override: None,
         request_id: "p-ruling".into(),
+        ..Default::default()
     };
     judge_client(&stack.resolver).await.rule(ruling).await.expect("ruling");
     Played { battle_id: battle_id.into(), client_seed: client_seed.into(), replies }
@@ -1461,6 +1463,7 @@ async fn bad_input_is_refused_by_field_and_writes_nothing() {
         battle_id: battle.into(),
         action: action.map(obj),
         request_id: request_id.into(),
+        ..Default::default()
     };
     let act_cases = vec![
         (act_request(Some(good.clone()), "", battle_id), "request_id"),
@@ -2080,6 +2083,7 @@ async fn a_battle_replays_to_every_version_with_the_state_the_rules_give() {
         refers_to: first_dodge.version,
         reason: "that dodge should not count".into(),
         request_id: "rp-dispute".into(),
+        ..Default::default()
     };
     let disputed = resolver.dispute(dispute).await.expect("dispute").into_inner().version;
     let ruling = pb::RuleRequest {
@@ -2089,6 +2093,7 @@ async fn a_battle_replays_to_every_version_with_the_state_the_rules_give() {
         text: "the first dodge is overruled".into(),
         r#override: Some(obj(json!({"counted": !counted_first}))),
         request_id: "rp-ruling".into(),
+        ..Default::default()
     };
     let ruled = judge_client(&stack.resolver).await.rule(ruling).await.expect("ruling").into_inner().version;
     assert!(disputed < ruled);

@@ -119,6 +119,7 @@ async fn play(
             client_seed: format!("forum:demo/{run}/{}", demo.ruleset),
             request_id: format!("{run}-{}-open", demo.ruleset),
             battle_id: String::new(),
+            ..Default::default()
         })
         .await
         .map_err(|s| anyhow::anyhow!("open {}: {}", demo.ruleset, crate::tls::status_message(&s)))?
@@ -135,6 +136,7 @@ async fn play(
             battle_id: battle_id.clone(),
             action: Some(object(&action)),
             request_id: format!("{run}-{}-{i}", demo.ruleset),
+            ..Default::default()
         };
         match resolver.act(request).await {
             Ok(response) => {
@@ -164,6 +166,7 @@ async fn play(
             by: "demo judge".into(),
             reason: "the demo is over".into(),
             request_id: format!("{run}-{}-close", demo.ruleset),
+            ..Default::default()
         })
         .await
         .map_err(|s| anyhow::anyhow!("close {battle_id}: {}", s.message()))?

@@ -134,8 +134,5 @@ pub enum Event {
 
 /// The post of `event` at `place`, in `format`, in both languages.
 pub fn render(format: Format, event: &Event, place: &Place<'_>) -> Post {
-    Post {
-        ru: write(format, &document(Lang::Ru, event, place)),
-        en: write(format, &document(Lang::En, event, place)),
-    }
+    Post { ru: write(format, &document(Lang::Ru, event, place)), en: write(format, &document(Lang::En, event, place)) }
 }

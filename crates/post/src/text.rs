@@ -29,7 +29,10 @@ pub enum Block {
     Title(Vec<Span>),
     Line(Vec<Span>),
     /// The dice lines under a label: a spoiler in BBCode, `<details>` in HTML.
-    Calculation { label: String, lines: Vec<Vec<Span>> },
+    Calculation {
+        label: String,
+        lines: Vec<Vec<Span>>,
+    },
 }
 
 /// A post before it is written in a format.
@@ -166,7 +169,11 @@ pub fn document(lang: Lang, event: &Event, place: &Place<'_>) -> Document {
     }
     let version = place.version;
     blocks.push(Block::Line(vec![
-        Span::Text(pick(lang, format!("Хеш журнала на версии {version}: "), format!("Head hash at version {version}: "))),
+        Span::Text(pick(
+            lang,
+            format!("Хеш журнала на версии {version}: "),
+            format!("Head hash at version {version}: "),
+        )),
         Span::Code(place.head_hash.to_owned()),
     ]));
     Document { blocks }

@@ -92,7 +92,10 @@ fn cases() -> Vec<(&'static str, Event, u64)> {
         pokemon.clone(),
         "pikachu",
         &[
-            (json!({"type": "attack", "actor": "meowth", "target": "pikachu", "move": "Razor Leaf", "power": 65}), &[4]),
+            (
+                json!({"type": "attack", "actor": "meowth", "target": "pikachu", "move": "Razor Leaf", "power": 65}),
+                &[4],
+            ),
             (json!({"type": "dodge", "actor": "pikachu", "against": 0}), &[6]),
         ],
     );
@@ -101,7 +104,10 @@ fn cases() -> Vec<(&'static str, Event, u64)> {
         "pokemon-d6@1",
         pokemon,
         "pikachu",
-        &[(json!({"type": "roll", "actor": "pikachu", "expression": "4d6kh3 # to hit", "purpose": "attack"}), &[6, 5, 3, 1])],
+        &[(
+            json!({"type": "roll", "actor": "pikachu", "expression": "4d6kh3 # to hit", "purpose": "attack"}),
+            &[6, 5, 3, 1],
+        )],
     );
     cases.push(("pokemon-d6@1.roll", event, version));
     let arcana = json!([

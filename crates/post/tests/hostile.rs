@@ -116,7 +116,8 @@ fn hostile_names_add_no_markup_in_any_format() {
                 if format == Format::Html {
                     // An escaped character is an entity: the same tags, and
                     // entities only where the benign post has none or more.
-                    let tags = |found: &[String]| found.iter().filter(|t| t.starts_with('<')).cloned().collect::<Vec<_>>();
+                    let tags =
+                        |found: &[String]| found.iter().filter(|t| t.starts_with('<')).cloned().collect::<Vec<_>>();
                     assert_eq!(tags(&got), tags(&want), "{format:?} with {name:?}:\n{hostile}");
                 } else {
                     assert_eq!(got, want, "{format:?} with {name:?}:\n{hostile}");

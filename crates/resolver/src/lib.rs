@@ -5,6 +5,8 @@
 //!   the form no caller may choose.
 //! - [`service`]: the `Resolver` gRPC service: open, act, dispute, rule,
 //!   close, get, audit, list rulesets.
+//! - [`post`]: the forum post of each mutating reply, from the reply itself
+//!   (the writing is `battlelog-post`'s, pure).
 //! - [`server`]: [`run`] (config → serving until shutdown) and [`serve`].
 //! - [`config`]: defaults ← file ← `BATTLELOG_RESOLVER_*` ← flags.
 //!
@@ -18,6 +20,7 @@
 
 pub mod battle_id;
 pub mod config;
+pub mod post;
 pub mod server;
 pub mod service;
 pub mod view;

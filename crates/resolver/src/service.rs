@@ -39,8 +39,8 @@ use battlelog_proto::v1::{
     BattleOpened, CloseRequest, CommitmentRequest, Credential, DisputeRaised, DisputeRequest, EventResponse,
     ExportRequest, ExportResponse, GetBattleRequest, GetBattleResponse, JournalRecord, JudgeRuling,
     ListRulesetsRequest, ListRulesetsResponse, OpenBattleRequest, OpenBattleResponse, RecordedEvent, RecordedRoll,
-    RevealRequest, RevealSeedRequest, RevealSeedResponse, RollRequest, RollResponse, RollSpec, RuleRequest, StreamHead,
-    SubscribeStreamRequest, WatchRequest, battle_event::Event,
+    RevealRequest, RevealSeedRequest, RevealSeedResponse, RollRequest, RollResponse, RollSpec, RuleRequest,
+    SeedRevealed, StreamHead, SubscribeStreamRequest, WatchRequest, battle_event::Event,
 };
 use battlelog_runtime::grpc::{failed_precondition, invalid_argument};
 use battlelog_runtime::streams::{Ending, StreamCaps, StreamEnd, StreamLimits, deadline_exceeded, grpc_timeout};
@@ -54,6 +54,7 @@ use tonic::{Code, Request, Response, Status};
 use tracing::{debug, warn};
 
 use crate::battle_id::{self, BattleIdSecret};
+use crate::post;
 use crate::view::{BattleView, dispute_action, ruling_action};
 
 // The input limits live with every other service's (battlelog_runtime::limits).
@@ -220,7 +221,7 @@ fn state_struct(state: &rules::RulesState) -> Result<prost_types::Struct, Status
 }
 
 /// Who an action is for, as the roller's `actor`.
-fn actor_of(action: &Value) -> String {
+pub(crate) fn actor_of(action: &Value) -> String {
     let field = |name: &str| action.get(name).and_then(Value::as_str).map(str::to_owned);
     field("actor")
         .or_else(|| action.get("attacker").and_then(|a| a.get("id")).and_then(Value::as_str).map(str::to_owned))
@@ -257,9 +258,13 @@ fn replay_event(
     permalink: String,
 ) -> Result<EventResponse, Status> {
     match recorded {
-        Some(Journaled { event, hash }) if same_request(&event, asked) => {
-            Ok(EventResponse { version, event: Some(BattleEvent { event: Some(event) }), permalink, head_hash: hash })
-        }
+        Some(Journaled { event, hash }) if same_request(&event, asked) => Ok(EventResponse {
+            version,
+            event: Some(BattleEvent { event: Some(event) }),
+            permalink,
+            head_hash: hash,
+            post: None,
+        }),
         _ => Err(failed_precondition(
             "request_id",
             "IDEMPOTENCY_KEY_REUSED",
@@ -536,14 +541,14 @@ impl ResolverService {
     }
 
     /// The hash of the SeedRevealed that closed the battle whose
-    /// BattleClosed is at `closed`: the first one after it (a closed battle
-    /// has no seed left to reveal but that one's). Read from the journal;
-    /// a close is rare.
-    async fn closing_reveal_hash(&self, battle_id: &str, closed: u64) -> Result<String, Status> {
+    /// BattleClosed is at `closed`, and that reveal: the first one after it
+    /// (a closed battle has no seed left to reveal but that one's). Read
+    /// from the journal; a close is rare.
+    async fn closing_reveal(&self, battle_id: &str, closed: u64) -> Result<(String, SeedRevealed), Status> {
         let recorded = self.streams.recorded(battle_id, closed + 1).await.map_err(StreamError::into_status)?;
         for event in &recorded {
-            if let Journaled { event: Event::SeedRevealed(_), hash } = journaled(battle_id, event)? {
-                return Ok(hash);
+            if let Journaled { event: Event::SeedRevealed(revealed), hash } = journaled(battle_id, event)? {
+                return Ok((hash, revealed));
             }
         }
         Err(Status::internal(format!("battle {battle_id}: no SeedRevealed follows its close at version {closed}")))
@@ -641,6 +646,7 @@ impl ResolverService {
             rolls,
             permalink: self.permalink(battle_id, version),
             head_hash: hash,
+            post: None,
         })
     }
 
@@ -713,6 +719,7 @@ impl ResolverService {
                     event: Some(BattleEvent { event: Some(event) }),
                     permalink: self.permalink(battle_id, version),
                     head_hash,
+                    post: None,
                 });
             }
         }
@@ -725,6 +732,7 @@ impl Resolver for ResolverService {
     async fn open_battle(&self, request: Request<OpenBattleRequest>) -> Result<Response<OpenBattleResponse>, Status> {
         let caller = authorize(&request, "OpenBattle", rights::FORUM)?;
         let request = request.into_inner();
+        let format = post::format(request.post_format)?;
         validate::request_id(&request.request_id, MAX_REQUEST_ID_BYTES)?;
         // A generated id is keyed with the resolver's secret over the tenant
         // and the request id: a retried OpenBattle finds the battle its first
@@ -827,7 +835,8 @@ impl Resolver for ResolverService {
                     ));
                 }
                 let permalink = self.permalink(&battle_id, 0);
-                Ok(Response::new(OpenBattleResponse { battle_id, opened: Some(opened), permalink, head_hash }))
+                let reply = OpenBattleResponse { battle_id, opened: Some(opened), permalink, head_hash, post: None };
+                Ok(Response::new(post::opened(format, reply)))
             }
             _ => Err(Status::already_exists(format!("battle {battle_id} already exists"))),
         }
@@ -836,6 +845,7 @@ impl Resolver for ResolverService {
     async fn act(&self, request: Request<ActRequest>) -> Result<Response<ActResponse>, Status> {
         let caller = authorize(&request, "Act", rights::FORUM)?;
         let request = request.into_inner();
+        let format = post::format(request.post_format)?;
         validate::battle_id(&request.battle_id)?;
         validate::request_id(&request.request_id, MAX_REQUEST_ID_BYTES)?;
         let action_json = json_of("action", request.action.as_ref())?;
@@ -881,7 +891,7 @@ impl Resolver for ResolverService {
                 return self
                     .replay_act(battle_id, &view, version, &normalized, &request.request_id)
                     .await
-                    .map(Response::new);
+                    .map(|reply| Response::new(post::acted(format, reply)));
             }
             let refusal = match (check_owner(battle_id, &view, &caller), view.rules.as_ref()) {
                 (Err(status), _) => Err(status),
@@ -979,7 +989,7 @@ impl Resolver for ResolverService {
                         return self
                             .replay_act(battle_id, &view, version, &normalized, &request.request_id)
                             .await
-                            .map(Response::new);
+                            .map(|reply| Response::new(post::acted(format, reply)));
                     }
                 }
                 rolls = rolled.rolls;
@@ -1003,13 +1013,15 @@ impl Resolver for ResolverService {
             // The resolution is the last record an action writes: its hash,
             // from the journal's acknowledgement, is the new head.
             if let Some((version, head_hash)) = self.append(battle_id, &mut view, Some(head), vec![event]).await? {
-                return Ok(Response::new(ActResponse {
+                let reply = ActResponse {
                     resolved: Some(resolved),
                     version,
                     rolls,
                     permalink: self.permalink(battle_id, version),
                     head_hash,
-                }));
+                    post: None,
+                };
+                return Ok(Response::new(post::acted(format, reply)));
             }
         }
         Err(Status::aborted(format!("battle {battle_id} is too busy; retry with the same request_id")))
@@ -1018,6 +1030,7 @@ impl Resolver for ResolverService {
     async fn dispute(&self, request: Request<DisputeRequest>) -> Result<Response<EventResponse>, Status> {
         let caller = authorize(&request, "Dispute", rights::FORUM)?;
         let request = request.into_inner();
+        let format = post::format(request.post_format)?;
         validate::battle_id(&request.battle_id)?;
         validate::request_id(&request.request_id, MAX_REQUEST_ID_BYTES)?;
         validate::line("by", &request.by, MAX_TEXT_BYTES)?;
@@ -1030,8 +1043,8 @@ impl Resolver for ResolverService {
         };
         let action = dispute_action(&dispute);
         let key = dispute_key(&request.request_id);
-        Ok(Response::new(
-            self.append_checked(
+        let reply = self
+            .append_checked(
                 &caller,
                 &request.battle_id,
                 &request.request_id,
@@ -1039,13 +1052,14 @@ impl Resolver for ResolverService {
                 Some(action),
                 Event::DisputeRaised(dispute),
             )
-            .await?,
-        ))
+            .await?;
+        Ok(Response::new(post::event(format, reply, None)))
     }
 
     async fn rule(&self, request: Request<RuleRequest>) -> Result<Response<EventResponse>, Status> {
         let caller = authorize(&request, "Rule", rights::JUDGE)?;
         let request = request.into_inner();
+        let format = post::format(request.post_format)?;
         validate::battle_id(&request.battle_id)?;
         validate::request_id(&request.request_id, MAX_REQUEST_ID_BYTES)?;
         validate::line("judge", &request.judge, MAX_TEXT_BYTES)?;
@@ -1070,8 +1084,8 @@ impl Resolver for ResolverService {
         };
         let action = ruling_action(&ruling);
         let key = rule_key(&request.request_id);
-        Ok(Response::new(
-            self.append_checked(
+        let reply = self
+            .append_checked(
                 &caller,
                 &request.battle_id,
                 &request.request_id,
@@ -1079,13 +1093,14 @@ impl Resolver for ResolverService {
                 Some(action),
                 Event::JudgeRuling(ruling),
             )
-            .await?,
-        ))
+            .await?;
+        Ok(Response::new(post::event(format, reply, None)))
     }
 
     async fn close(&self, request: Request<CloseRequest>) -> Result<Response<EventResponse>, Status> {
         let caller = authorize(&request, "Close", rights::CLOSE)?;
         let request = request.into_inner();
+        let format = post::format(request.post_format)?;
         validate::battle_id(&request.battle_id)?;
         validate::request_id(&request.request_id, MAX_REQUEST_ID_BYTES)?;
         validate::line("by", &request.by, MAX_TEXT_BYTES)?;
@@ -1113,6 +1128,7 @@ impl Resolver for ResolverService {
                 permalink: self.permalink(battle_id, version),
                 // Set below, from the reveal.
                 head_hash: String::new(),
+                post: None,
             },
             (None, None) => {
                 self.append_checked(&caller, battle_id, &request.request_id, key.clone(), None, event).await?
@@ -1126,22 +1142,23 @@ impl Resolver for ResolverService {
         };
         // The close's last record is the SeedRevealed after the BattleClosed:
         // its hash is the head the reply gives.
-        closed.head_hash = match self.roller.clone().reveal(reveal).await {
+        let (head_hash, revealed) = match self.roller.clone().reveal(reveal).await {
             Ok(revealed) => {
                 let version = revealed.into_inner().version;
                 match self.recorded_event(battle_id, version).await? {
-                    Some(Journaled { event: Event::SeedRevealed(_), hash }) => hash,
+                    Some(Journaled { event: Event::SeedRevealed(revealed), hash }) => (hash, revealed),
                     _ => return Err(Status::internal(format!("roller: version {version} is not its SeedRevealed"))),
                 }
             }
             // Revealed already (by another close that got there first, or a
             // judge's reveal that raced this close): its reveal is the head.
             Err(status) if status.code() == Code::FailedPrecondition => {
-                self.closing_reveal_hash(battle_id, closed.version).await?
+                self.closing_reveal(battle_id, closed.version).await?
             }
             Err(status) => return Err(downstream("roller", status)),
         };
-        Ok(Response::new(closed))
+        closed.head_hash = head_hash;
+        Ok(Response::new(post::event(format, closed, Some(&revealed))))
     }
 
     async fn get_battle(&self, request: Request<GetBattleRequest>) -> Result<Response<GetBattleResponse>, Status> {
