@@ -138,8 +138,12 @@ fn the_hostile_markup_itself_is_nowhere() {
         }
         for post in posts(Format::Html, name) {
             let lower = post.to_ascii_lowercase();
-            for forbidden in ["<script", "<img", "javascript:alert(1)\"", "href=\"javascript", " onerror"] {
+            for forbidden in ["<script", "<img", "href=\"javascript"] {
                 assert!(!lower.contains(forbidden), "{forbidden} in\n{post}");
+            }
+            // `onerror=` may be read as text; inside a tag it would be a handler.
+            for tag in markup(Format::Html, &lower).iter().filter(|t| t.starts_with('<')) {
+                assert!(!tag.contains(" on") && !tag.contains("javascript"), "{tag} in\n{post}");
             }
             assert_eq!(lower.matches("<a ").count(), 1, "only the permalink is a link:\n{post}");
         }
@@ -148,10 +152,14 @@ fn the_hostile_markup_itself_is_nowhere() {
             assert!(!post.contains("<script") || post.contains("\\<script"), "{post}");
             assert_eq!(post.matches("](").count(), 1, "only the permalink is a link:\n{post}");
         }
-        for post in posts(Format::Plain, name) {
-            // Plain text shows the names exactly as given (folded onto one line).
+        for (i, post) in posts(Format::Plain, name).iter().enumerate() {
+            // Plain text shows the names exactly as given, and a participant
+            // or a reason of two lines (the opening's and the dispute's
+            // posts) folded onto one.
             assert!(post.contains(name), "{name} missing from\n{post}");
-            assert!(!post.contains(&format!("{name}\n{name}")), "a line break survived in\n{post}");
+            if matches!(i, 0 | 1 | 4 | 5) {
+                assert!(post.contains(&format!("{name} {name}")), "not folded in\n{post}");
+            }
         }
     }
 }
