@@ -155,8 +155,8 @@ pub fn document(lang: Lang, event: &Event, place: &Place<'_>) -> Document {
                 ]));
                 blocks.push(Block::Line(vec![words(
                     lang,
-                    "Теперь каждый бросок можно проверить по хешу сида из первого поста (battlelog audit).",
-                    "Every roll can now be checked against the commitment of the first post (battlelog audit).",
+                    "Теперь каждый бросок можно проверить по опубликованному хешу сида (battlelog audit).",
+                    "Every roll can now be checked against the seed's published commitment (battlelog audit).",
                 )]));
             }
         }
