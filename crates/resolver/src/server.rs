@@ -270,6 +270,7 @@ pub async fn serve_limited(
     edge::server(tls, &limits)?
         .add_service(health_service)
         .add_service(grpc::reflection(<ResolverServer<ResolverService> as tonic::server::NamedService>::NAME)?)
+        .add_service(grpc::reflection_v1alpha(<ResolverServer<ResolverService> as tonic::server::NamedService>::NAME)?)
         .add_service(InterceptedService::new(rate_limited, Authenticator::new(verifier)))
         .serve_with_incoming_shutdown(edge::incoming(listener, &limits), on_shutdown)
         .await?;
