@@ -362,7 +362,12 @@ async fn every_service_answers_health_and_reflection_without_a_token() {
         let Some(MessageResponse::ListServicesResponse(list)) = reply.message_response else { panic!("{reply:?}") };
         let mut names: Vec<&str> = list.service.iter().map(|s| s.name.as_str()).collect();
         names.sort_unstable();
-        let mut served = vec![service, "grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection"];
+        let mut served = vec![
+            service,
+            "grpc.health.v1.Health",
+            "grpc.reflection.v1.ServerReflection",
+            "grpc.reflection.v1alpha.ServerReflection",
+        ];
         served.sort_unstable();
         assert_eq!(names, served, "{service} lists the services it answers, and no other");
     }

@@ -187,20 +187,16 @@ impl Journal {
     }
 
     /// A page of one tenant's battles, newest first, after catching the
-    /// index up with everything durable now. `max_count` 0 means
-    /// `max_read_count`; more is refused.
+    /// index up with everything durable now. `max_count` is capped at
+    /// `max_read_count` (0 means it).
     pub async fn list_battles(&self, mut query: IndexQuery) -> Result<IndexPage, JournalError> {
         let l = &self.inner.limits;
         if query.tenant.is_empty() {
             return Err(JournalError::InvalidArgument { field: "tenant".into(), message: "is required".into() });
         }
-        if query.max_count > l.max_read_count {
-            return Err(JournalError::InvalidArgument {
-                field: "max_count".into(),
-                message: format!("{} exceeds the limit of {} (max_read_count)", query.max_count, l.max_read_count),
-            });
-        }
-        if query.max_count == 0 {
+        // As for reads: 0 or more than max_read_count is max_read_count (a
+        // page may be short and still have a next one).
+        if query.max_count == 0 || query.max_count > l.max_read_count {
             query.max_count = l.max_read_count;
         }
         self.inner.index.catch_up(&*self.inner.store, l.max_read_count, l.max_read_bytes).await?;

@@ -5,6 +5,8 @@
 //!   the form no caller may choose.
 //! - [`service`]: the `Resolver` gRPC service: open, act, dispute, rule,
 //!   close, get, audit, list rulesets.
+//! - [`listing`]: `ListBattles`, a tenant's battles newest first, paged,
+//!   from the journal's battle index.
 //! - [`server`]: [`run`] (config → serving until shutdown) and [`serve`].
 //! - [`config`]: defaults ← file ← `BATTLELOG_RESOLVER_*` ← flags.
 //!
@@ -18,6 +20,7 @@
 
 pub mod battle_id;
 pub mod config;
+pub mod listing;
 pub mod server;
 pub mod service;
 pub mod view;
