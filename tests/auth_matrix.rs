@@ -832,7 +832,7 @@ async fn every_rpc_answers_every_credential_as_the_rights_table_says() {
     );
 
     assert!(failures.is_empty(), "{} answers differ from the rights table:\n{}", failures.len(), failures.join("\n"));
-    assert_eq!(cells, 21 * 13, "every RPC of the three services against every credential");
+    assert_eq!(cells, 23 * 13, "every RPC of the three services against every credential");
     assert_eq!(journaled, expected_events, "every journaled event is one an admitted call asked for");
 }
 
