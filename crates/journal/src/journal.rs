@@ -73,6 +73,9 @@ struct Inner {
     turns: StreamTurns,
     /// Every battle's summary, for listings, folded from the global log.
     index: Arc<BattleIndex>,
+    /// The task keeping the index warm; it holds the store, so shutdown
+    /// ends it before the store is released.
+    follower: Mutex<Option<JoinHandle<()>>>,
 }
 
 /// A lock per stream, held from planning to the store's answer; an entry
@@ -161,7 +164,7 @@ impl Journal {
             (None, None) => None,
         };
         let index = Arc::new(BattleIndex::new(options.battle_index_bytes));
-        tokio::spawn(follow_index(
+        let follower = tokio::spawn(follow_index(
             index.clone(),
             store.clone(),
             options.limits.max_read_count,
@@ -177,6 +180,7 @@ impl Journal {
                 closing,
                 turns: StreamTurns::default(),
                 index,
+                follower: Mutex::new(Some(follower)),
             }),
         })
     }
@@ -393,6 +397,13 @@ impl Journal {
         let drain = lock(&self.inner.drain).take();
         if let Some(drain) = drain {
             let _ = drain.await;
+        }
+        // Derived state only: stopped mid-read loses nothing, and gives the
+        // store back (sled's lock) before this returns.
+        let follower = lock(&self.inner.follower).take();
+        if let Some(follower) = follower {
+            follower.abort();
+            let _ = follower.await;
         }
         self.inner.store.close().await?;
         info!("journal closed");
