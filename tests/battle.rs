@@ -1615,6 +1615,13 @@ impl pb::journal_server::Journal for DyingJournal {
     ) -> Result<Response<pb::StreamInfoResponse>, Status> {
         self.upstream.clone().stream_info(request.into_inner()).await
     }
+
+    async fn list_battle_index(
+        &self,
+        request: Request<pb::BattleIndexRequest>,
+    ) -> Result<Response<pb::BattleIndexResponse>, Status> {
+        self.upstream.clone().list_battle_index(request.into_inner()).await
+    }
 }
 
 /// Serves `journal` on a free loopback port: its URL.

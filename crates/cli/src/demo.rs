@@ -196,9 +196,10 @@ pub async fn demo(args: &DemoArgs) -> anyhow::Result<Output> {
     writeln!(out, "\nExport a battle, then audit the export offline (no server needed):")?;
     writeln!(out, "  battlelog export BATTLE > BATTLE.jsonl && battlelog audit --file BATTLE.jsonl")?;
     // Spell out a resolver that is not the default one, so the lines work as pasted.
+    // (One found through the running `up` is found again the same way.)
     let resolver = match &args.resolver.resolver_url {
-        url if url == client::DEFAULT_RESOLVER => String::new(),
-        url => format!(" --resolver {url}"),
+        Some(url) if url != client::DEFAULT_RESOLVER => format!(" --resolver {url}"),
+        _ => String::new(),
     };
     let tls = args.tls.flags();
     for battle_id in &battle_ids {

@@ -8,6 +8,8 @@
 //! - [`export`]: `export`, `audit` and `replay`, for judges.
 //! - [`watch`]: the live feed of committed events.
 //! - [`client`]: endpoints of a running stack.
+//! - [`endpoints`]: the data dir's lock of a running `up` and the endpoints
+//!   file it writes, which the other commands read.
 //! - [`tls`]: `up --tls` and the client side of `https://` endpoints, and
 //!   the token a command calls with.
 //! - [`token`]: `token issue`, `token keygen` and `token revoke`, for operators.
@@ -19,6 +21,7 @@
 
 mod client;
 mod demo;
+mod endpoints;
 mod export;
 mod journal;
 mod roll;

@@ -297,6 +297,9 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
     battlelog_runtime::logging::init("warn", battlelog_runtime::logging::LogFormat::Text)
         .map_err(anyhow::Error::msg)?;
     private_data_dir(&args.data_dir)?;
+    // Before anything binds or opens: a second `up` here is told so in one
+    // line, not by a port clash or sled's lock error. Held until `up` ends.
+    let data_dir_lock = crate::endpoints::lock(&args.data_dir)?;
     // Four servers share this process's files: each stays under its own
     // connection limit (the services' defaults), which together need more
     // than a soft limit of 1 024.
@@ -439,6 +442,14 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
 
     // Before the banner: a SIGTERM right after it shuts down gracefully.
     let shutdown = battlelog_runtime::shutdown_signal();
+    // For the commands that talk to this stack: they find it on any port.
+    data_dir_lock.publish(&crate::endpoints::UpEndpoints {
+        resolver: resolver_url.clone(),
+        roller: roller_url.clone(),
+        journal: journal_url.clone(),
+        web: web_url.clone(),
+        nats: nats_urls.as_ref().map(|(_, resolver_nats, _)| resolver_nats.clone()),
+    })?;
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "battlelog is up; data in {}", args.data_dir.display())?;
     writeln!(stdout, "  resolver  {resolver_url}")?;
@@ -503,5 +514,6 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
     if let Some(mut server) = nats_server {
         let _ = server.child.kill().await;
     }
+    drop(data_dir_lock);
     Ok(Output::text("battlelog stopped; every acknowledged event is on disk"))
 }

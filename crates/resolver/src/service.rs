@@ -170,6 +170,8 @@ pub struct ResolverService {
     stopping: tokio::sync::watch::Sender<bool>,
     /// Open `Watch` streams per token and per connection.
     watches: StreamCaps,
+    /// Most battles one `ListBattles` page holds.
+    max_list_page_size: u32,
 }
 
 fn json_of(field: &str, fields: Option<&prost_types::Struct>) -> Result<Value, Status> {
@@ -382,7 +384,15 @@ impl ResolverService {
             battle_ids: BattleIdSecret::generate(),
             stopping: tokio::sync::watch::Sender::new(false),
             watches: StreamCaps::new(DEFAULT_WATCH_LIMITS),
+            max_list_page_size: crate::listing::DEFAULT_MAX_PAGE_SIZE,
         }
+    }
+
+    /// The same resolver answering at most `max` battles per `ListBattles`
+    /// page.
+    pub fn with_max_list_page_size(mut self, max: u32) -> Self {
+        self.max_list_page_size = max;
+        self
     }
 
     /// The same resolver holding at most `limits` open `Watch` streams per
@@ -1314,5 +1324,14 @@ impl Resolver for ResolverService {
     ) -> Result<Response<ListRulesetsResponse>, Status> {
         authorize(&request, "ListRulesets", rights::READ)?;
         Ok(Response::new(ListRulesetsResponse { rulesets: RulesetId::ALL.iter().map(ToString::to_string).collect() }))
+    }
+
+    async fn list_battles(
+        &self,
+        request: Request<battlelog_proto::v1::ListBattlesRequest>,
+    ) -> Result<Response<battlelog_proto::v1::ListBattlesResponse>, Status> {
+        let caller = authorize(&request, "ListBattles", rights::READ)?;
+        let page = crate::listing::list_battles(&self.journal, &caller, request.into_inner(), self.max_list_page_size);
+        Ok(Response::new(page.await?))
     }
 }
