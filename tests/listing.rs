@@ -72,6 +72,7 @@ async fn open(token: &str, resolver: &ServiceProcess, battle_id: &str, forum_ref
         client_seed: String::new(),
         request_id: format!("open-{battle_id}"),
         battle_id: battle_id.into(),
+        ..Default::default()
     };
     client.open_battle(request).await.unwrap_or_else(|s| panic!("open {battle_id}: {s:?}"));
 }
