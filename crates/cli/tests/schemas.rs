@@ -42,7 +42,16 @@ fn the_committed_schemas_are_what_the_rules_generate() {
     let generated = tree(out.path());
     // Eight versions, three documents each, named after the version.
     assert_eq!(generated.len(), 24);
-    let rulesets = ["pokemon-d6@1", "pokemon-d6@2", "arcana-2d10@1", "arcana-2d10@2", "berserk@1", "berserk@2", "pbta-2d6@1", "pbta-2d6@2"];
+    let rulesets = [
+        "pokemon-d6@1",
+        "pokemon-d6@2",
+        "arcana-2d10@1",
+        "arcana-2d10@2",
+        "berserk@1",
+        "berserk@2",
+        "pbta-2d6@1",
+        "pbta-2d6@2",
+    ];
     for ruleset in rulesets {
         for name in ["sheet", "action", "outcome"] {
             let path = PathBuf::from(ruleset).join(format!("{name}.schema.json"));

@@ -153,7 +153,9 @@ mod tests {
         let unknown = refused(json!({"type": "pass", "actor": "a", "never_mis": true}));
         assert_eq!(unknown.path, "never_mis");
         assert!(unknown.message.starts_with("unknown field `never_mis`"), "{unknown}");
-        let nested = refused(json!({"type": "strike", "kind": "simple", "attacker": {"id": "a", "x": 1}, "defender": {"id": "d"}}));
+        let nested = refused(
+            json!({"type": "strike", "kind": "simple", "attacker": {"id": "a", "x": 1}, "defender": {"id": "d"}}),
+        );
         assert_eq!(nested.path, "attacker.x");
     }
 

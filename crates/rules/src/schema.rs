@@ -127,7 +127,13 @@ fn outcome_struct(kind: ActionKind, generator: &mut SchemaGenerator) -> Value {
 
 /// A document: `top`'s keywords, then `$defs` with the generator's
 /// definitions and `defs`.
-fn document(title: String, description: &str, top: Value, generator: SchemaGenerator, defs: Map<String, Value>) -> Value {
+fn document(
+    title: String,
+    description: &str,
+    top: Value,
+    generator: SchemaGenerator,
+    defs: Map<String, Value>,
+) -> Value {
     let mut document = json!({"$schema": DIALECT, "title": title, "description": description});
     let (Some(fields), Value::Object(top)) = (document.as_object_mut(), top) else { unreachable!("objects") };
     fields.extend(top);
@@ -375,7 +381,9 @@ mod tests {
     fn every_version_has_its_own_three_documents() {
         for id in RulesetId::ALL {
             let schemas = for_ruleset(id);
-            for (name, document) in [("sheet", &schemas.sheet), ("action", &schemas.action), ("outcome", &schemas.outcome)] {
+            for (name, document) in
+                [("sheet", &schemas.sheet), ("action", &schemas.action), ("outcome", &schemas.outcome)]
+            {
                 assert_eq!(document["$schema"], DIALECT, "{id} {name}");
                 assert_eq!(document["title"], format!("{id} {name}").replace("sheet", "participant"));
             }
