@@ -155,7 +155,7 @@ fn sheet(ruleset: RulesetId) -> Value {
         generator,
         Map::new(),
     );
-    version_differences(ruleset, &mut document);
+    version_differences(ruleset, Part::Sheet, &mut document);
     document
 }
 
@@ -197,7 +197,7 @@ fn action(ruleset: RulesetId) -> Value {
         generator,
         defs,
     );
-    version_differences(ruleset, &mut document);
+    version_differences(ruleset, Part::Action, &mut document);
     document
 }
 
@@ -216,17 +216,23 @@ fn outcome(ruleset: RulesetId) -> Value {
         generator,
         defs,
     );
-    version_differences(ruleset, &mut document);
+    version_differences(ruleset, Part::Outcome, &mut document);
     document
 }
 
+/// Which of a version's three documents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Part {
+    Sheet,
+    Action,
+    Outcome,
+}
+
 /// What one ruleset version accepts beyond its family's shared types
-/// (RULES.md §6, and each version module's doc), applied to any of its
-/// three documents: a pointer a document does not hold is skipped, so the
-/// table reads per ruleset, not per document.
-fn version_differences(ruleset: RulesetId, document: &mut Value) {
+/// (RULES.md §6, and each version module's doc), for one of its three
+/// documents; a pointer the document does not hold is skipped.
+fn version_differences(ruleset: RulesetId, part: Part, document: &mut Value) {
     let family = ruleset.family();
-    let is_outcome = document.get("title").and_then(Value::as_str).is_some_and(|title| title.ends_with(" outcome"));
     let mut at = |pointer: &str, change: &dyn Fn(&mut Map<String, Value>)| {
         if let Some(Value::Object(schema)) = document.pointer_mut(pointer) {
             change(schema);
@@ -234,8 +240,8 @@ fn version_differences(ruleset: RulesetId, document: &mut Value) {
     };
     // Sheets (§§1-4, §6.2.1): a sheet part only its family reads; an id
     // that is not blank; the six traits.
-    at("", &|sheet| {
-        if sheet.get("title").and_then(Value::as_str).is_some_and(|title| title.ends_with(" participant")) {
+    if part == Part::Sheet {
+        at("", &|sheet| {
             narrow(sheet, "id", json!({"pattern": "\\S"}));
             if family != Family::Arcana2d10 {
                 narrow(sheet, "abilities", json!({"maxProperties": 0}));
@@ -245,8 +251,37 @@ fn version_differences(ruleset: RulesetId, document: &mut Value) {
             } else {
                 narrow(sheet, "traits", json!({"maxProperties": 0}));
             }
+        });
+        sheet_differences(ruleset, &mut at);
+    }
+    if part == Part::Action {
+        action_differences(ruleset, &mut at);
+    }
+    if part == Part::Outcome {
+        // The fields only `@2` writes are absent under `@1` and always
+        // present under `@2` (see each family's `fits_version`); a
+        // `pending_choice` is present as `null` when nobody may choose.
+        let fields: &[(&str, &str, bool)] = match family {
+            Family::PokemonD6 => &[("/$defs/dodge", "result", false), ("/$defs/status_move", "breaks_charge", false)],
+            Family::Berserk => &[("/$defs/strike", "pending_choice", true)],
+            Family::Arcana2d10 | Family::Pbta2d6 => &[],
+        };
+        let v2 = ruleset.version() >= 2;
+        for &(pointer, field, nullable) in fields {
+            at(pointer, &|outcome| match (v2, nullable) {
+                (false, _) => forbid(outcome, field),
+                (true, false) => require(outcome, field),
+                (true, true) => present(outcome, field),
+            });
         }
-    });
+    }
+}
+
+/// Applies a change to the schema at a JSON pointer of the document.
+type At<'a> = dyn FnMut(&str, &dyn Fn(&mut Map<String, Value>)) + 'a;
+
+/// §6.2.1: `magical` and `min_points` came with `arcana-2d10@2`.
+fn sheet_differences(ruleset: RulesetId, at: &mut At<'_>) {
     match ruleset {
         RulesetId::Arcana2d10V1 => at("/$defs/AbilitySheet", &|ability| {
             forbid(ability, "magical");
@@ -257,8 +292,11 @@ fn version_differences(ruleset: RulesetId, document: &mut Value) {
         }
         _ => {}
     }
-    // Actions.
-    match family {
+}
+
+/// The action vocabulary's ranges (§§2, 4) and §6's per-version fields.
+fn action_differences(ruleset: RulesetId, at: &mut At<'_>) {
+    match ruleset.family() {
         Family::Arcana2d10 => {
             for kind in ["/$defs/cast", "/$defs/defend"] {
                 at(kind, &|check| narrow(check, "skill_points", json!({"minimum": 1, "maximum": 12})));
@@ -295,19 +333,6 @@ fn version_differences(ruleset: RulesetId, document: &mut Value) {
         }),
         _ => {}
     }
-    // Outcomes: the fields only `@2` writes are absent under `@1` and
-    // always present under `@2` (see each family's `fits_version`).
-    let outcome_fields: &[(&str, &str)] = match family {
-        Family::PokemonD6 => &[("/$defs/dodge", "result"), ("/$defs/status_move", "breaks_charge")],
-        Family::Berserk => &[("/$defs/strike", "pending_choice")],
-        Family::Arcana2d10 | Family::Pbta2d6 => &[],
-    };
-    if is_outcome {
-        for (pointer, field) in outcome_fields {
-            let v2 = ruleset.version() >= 2;
-            at(pointer, &|outcome| if v2 { require(outcome, field) } else { forbid(outcome, field) });
-        }
-    }
 }
 
 fn object<'a>(schema: &'a mut Value, pointer: &str) -> &'a mut Map<String, Value> {
@@ -333,6 +358,14 @@ fn forbid(schema: &mut Map<String, Value>, field: &str) {
     }
 }
 
+/// The field must be there, `null` or not.
+fn present(schema: &mut Map<String, Value>, field: &str) {
+    match schema.entry("required").or_insert_with(|| json!([])) {
+        Value::Array(required) if !required.iter().any(|name| name == field) => required.push(json!(field)),
+        _ => {}
+    }
+}
+
 /// The field must be sent, and not as `null`.
 fn require(schema: &mut Map<String, Value>, field: &str) {
     if let Some(Value::Object(property)) = properties(schema).get_mut(field)
@@ -349,10 +382,7 @@ fn require(schema: &mut Map<String, Value>, field: &str) {
     {
         any.retain(|choice| choice.get("type").and_then(Value::as_str) != Some("null"));
     }
-    match schema.entry("required").or_insert_with(|| json!([])) {
-        Value::Array(required) if !required.iter().any(|name| name == field) => required.push(json!(field)),
-        _ => {}
-    }
+    present(schema, field);
 }
 
 /// More keywords on a field's schema.
@@ -417,6 +447,8 @@ mod tests {
         assert!(property(&p1.action, "/$defs/dodge", "against").is_none());
         assert!(required(&p2.action, "/$defs/dodge", "against"));
         assert_eq!(property(&p2.action, "/$defs/dodge", "against").map(|a| &a["type"]), Some(&json!("integer")));
+        // An action's rules stay in the action's document.
+        assert!(!required(&p2.outcome, "/$defs/dodge", "against"));
         assert!(property(&p1.outcome, "/$defs/dodge", "result").is_none());
         assert!(required(&p2.outcome, "/$defs/dodge", "result"));
         assert!(property(&p1.outcome, "/$defs/status_move", "breaks_charge").is_none());
