@@ -6,7 +6,7 @@
 //!
 //! The versions of a family share their Rust types, so the derived schema
 //! is then narrowed to what one version accepts in one place,
-//! [`version_differences`] (RULES.md §6): a schema also holds the rules a
+//! `version_differences` (RULES.md §6): a schema also holds the rules a
 //! version checks on a field's mere presence or form (a `@2` dodge needs
 //! `against`, `@2` moves refuse `trait_value` …), which the server answers
 //! as rule refusals (FAILED_PRECONDITION) rather than as unreadable input.
