@@ -26,6 +26,7 @@ pub struct Cast {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ability: Option<String>,
     /// 1..=12; anything else is rejected by the rules, not by the parser.
+    #[schemars(description = "The skill's points, 1 to 12.")]
     pub skill_points: i64,
     #[serde(default = "yes")]
     pub specialization_matches: bool,

@@ -40,7 +40,10 @@ pub struct Attacker {
     /// Kept as sent, so anything else is a rejection naming the rule rather
     /// than a parse error; `null` is kept too, so it is refused as well.
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "sent")]
-    #[schemars(schema_with = "fixed_roll_schema")]
+    #[schemars(
+        schema_with = "fixed_roll_schema",
+        description = "A feature that replaces this side's die: it draws none."
+    )]
     pub fixed_roll: Option<Value>,
 }
 
@@ -78,7 +81,10 @@ pub struct Defender {
     pub avoid_exchange: Option<bool>,
     /// `@2` only, as [`Attacker::fixed_roll`]; ignored without a fight.
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "sent")]
-    #[schemars(schema_with = "fixed_roll_schema")]
+    #[schemars(
+        schema_with = "fixed_roll_schema",
+        description = "A feature that replaces this side's die: it draws none; ignored without a fight."
+    )]
     pub fixed_roll: Option<Value>,
 }
 
@@ -121,10 +127,11 @@ pub struct ExchangeChoice {
     /// index of the strike's action line). Optional in the vocabulary so
     /// that a missing one is a rejection naming the rule.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(description = "The battle version of the strike this choice answers.")]
     pub against: Option<Version>,
     /// Kept as sent: anything but a boolean is a rejection naming the rule.
     #[serde(default)]
-    #[schemars(with = "bool")]
+    #[schemars(with = "bool", description = "Step one row toward zero and take no blow.")]
     pub avoid: Value,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,

@@ -86,6 +86,7 @@ pub struct Dodge {
     /// dodge answers. Optional in the vocabulary so that a missing one is a
     /// rejection naming the rule, not a parse error.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(description = "The battle version of the attack this dodge answers.")]
     pub against: Option<Version>,
     /// The attack was a priority move: −1 on the dodge die. Ignored under
     /// `@2`, which takes it from the attack.
