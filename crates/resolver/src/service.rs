@@ -40,7 +40,7 @@ use battlelog_proto::v1::{
     ExportRequest, ExportResponse, GetBattleRequest, GetBattleResponse, JournalRecord, JudgeRuling,
     ListRulesetsRequest, ListRulesetsResponse, OpenBattleRequest, OpenBattleResponse, RecordedEvent, RecordedRoll,
     RevealRequest, RevealSeedRequest, RevealSeedResponse, RollRequest, RollResponse, RollSpec, RuleRequest,
-    SeedRevealed, StreamHead, SubscribeStreamRequest, WatchRequest, battle_event::Event,
+    RulesetInfo, SeedRevealed, StreamHead, SubscribeStreamRequest, WatchRequest, battle_event::Event,
 };
 use battlelog_runtime::grpc::{failed_precondition, invalid_argument};
 use battlelog_runtime::streams::{Ending, StreamCaps, StreamEnd, StreamLimits, deadline_exceeded, grpc_timeout};
@@ -185,6 +185,67 @@ fn json_of(field: &str, fields: Option<&prost_types::Struct>) -> Result<Value, S
         return Err(invalid_argument(field, format!("is {size} bytes as JSON; the limit is {MAX_JSON_BYTES}")));
     }
     Ok(json)
+}
+
+/// The refusal of a value the rules' types cannot read, naming its JSON
+/// path under `field` (`action.power`, `participants[1].abilities.X.per_episode`)
+/// in the message and as the `BadRequest` violation's field.
+fn unreadable(field: &str, error: rules::read::FieldError) -> Status {
+    invalid_argument(&error.path_under(field), error.message)
+}
+
+/// The refusal of sheets that read but do not open a battle, naming the
+/// field at fault where the error tells which.
+fn sheets_refused(sheets: &[rules::Participant], error: &rules::OpenError) -> Status {
+    use rules::OpenError;
+    let index_of = |id: &str| sheets.iter().position(|sheet| sheet.id == id);
+    let field = match error {
+        OpenError::EmptyId { index } => Some(format!("participants[{index}].id")),
+        // The second sheet with the id is the one at fault.
+        OpenError::DuplicateParticipant { id } => sheets
+            .iter()
+            .enumerate()
+            .filter(|(_, sheet)| &sheet.id == id)
+            .nth(1)
+            .map(|(index, _)| format!("participants[{index}].id")),
+        OpenError::SheetPartNotForRuleset { id, part, .. } => {
+            index_of(id).map(|index| format!("participants[{index}].{part}"))
+        }
+        OpenError::UnknownTrait { id, .. } => index_of(id).map(|index| format!("participants[{index}].traits")),
+        OpenError::AbilityFieldNotInVersion { id, ability, field, .. } => {
+            index_of(id).map(|index| format!("participants[{index}].abilities.{ability}.{field}"))
+        }
+        OpenError::MinPointsOutOfRange { id, ability, .. } => {
+            index_of(id).map(|index| format!("participants[{index}].abilities.{ability}.min_points"))
+        }
+        _ => None,
+    };
+    invalid_argument(field.as_deref().unwrap_or("participants"), error.to_string())
+}
+
+/// A Struct as JSON text, its whole numbers as integers (what the
+/// `*_json` mirror fields of the replies carry).
+fn json_text(fields: Option<&prost_types::Struct>) -> String {
+    fields.map(|fields| Value::Object(struct_to_json(fields)).to_string()).unwrap_or_default()
+}
+
+/// Every ruleset with its schemas, as ListRulesets answers: built once.
+fn ruleset_infos() -> Vec<RulesetInfo> {
+    static INFOS: std::sync::LazyLock<Vec<RulesetInfo>> = std::sync::LazyLock::new(|| {
+        RulesetId::ALL
+            .into_iter()
+            .map(|id| {
+                let schemas = rules::schema::for_ruleset(id);
+                RulesetInfo {
+                    id: id.to_string(),
+                    sheet_schema: rules::schema::text(&schemas.sheet),
+                    action_schema: rules::schema::text(&schemas.action),
+                    outcome_schema: rules::schema::text(&schemas.outcome),
+                }
+            })
+            .collect()
+    });
+    INFOS.clone()
 }
 
 /// The refusal of a caller's `Struct`: a value that is wrong names its path
@@ -651,6 +712,7 @@ impl ResolverService {
             }
         }
         Ok(ActResponse {
+            outcome_json: json_text(resolved.outcome.as_ref()),
             resolved: Some(resolved),
             version,
             rolls,
@@ -772,16 +834,13 @@ impl Resolver for ResolverService {
         for (i, participant) in request.participants.iter().enumerate() {
             let field = format!("participants[{i}]");
             let json = json_of(&field, Some(participant))?;
-            sheets.push(
-                serde_json::from_value::<rules::Participant>(json)
-                    .map_err(|e| invalid_argument(&field, e.to_string()))?,
-            );
+            sheets.push(rules::read::participant(json).map_err(|e| unreadable(&field, e))?);
         }
         for (i, sheet) in sheets.iter().enumerate() {
             // A participant's id becomes the roller's `actor`: the same limit.
             validate::line(&format!("participants[{i}].id"), &sheet.id, MAX_ACTOR_BYTES)?;
         }
-        Battle::new(ruleset, sheets.clone()).map_err(|e| invalid_argument("participants", e.to_string()))?;
+        Battle::new(ruleset, sheets.clone()).map_err(|e| sheets_refused(&sheets, &e))?;
 
         let mut view = self.views.lock(&battle_id).await;
         // A cached battle knows its version 0, which is all an open needs.
@@ -859,8 +918,7 @@ impl Resolver for ResolverService {
         validate::battle_id(&request.battle_id)?;
         validate::request_id(&request.request_id, MAX_REQUEST_ID_BYTES)?;
         let action_json = json_of("action", request.action.as_ref())?;
-        let action: Action =
-            serde_json::from_value(action_json.clone()).map_err(|e| invalid_argument("action", e.to_string()))?;
+        let action: Action = rules::read::action(action_json.clone()).map_err(|e| unreadable("action", e))?;
         if matches!(action.kind(), ActionKind::Ruling | ActionKind::Dispute) {
             return Err(invalid_argument("action", "rulings and disputes have their own calls, Rule and Dispute"));
         }
@@ -1024,6 +1082,7 @@ impl Resolver for ResolverService {
             // from the journal's acknowledgement, is the new head.
             if let Some((version, head_hash)) = self.append(battle_id, &mut view, Some(head), vec![event]).await? {
                 let reply = ActResponse {
+                    outcome_json: json_text(resolved.outcome.as_ref()),
                     resolved: Some(resolved),
                     version,
                     rolls,
@@ -1186,11 +1245,13 @@ impl Resolver for ResolverService {
             _ => view,
         };
         let rules = view.rules.as_ref().ok_or_else(|| Status::internal("an opened battle without rules"))?;
+        let state = state_struct(rules.state())?;
         Ok(Response::new(GetBattleResponse {
+            state_json: json_text(Some(&state)),
             battle_id: request.battle_id,
             ruleset: rules.ruleset().to_string(),
             version: view.head().unwrap_or_default(),
-            state: Some(state_struct(rules.state())?),
+            state: Some(state),
             closed: view.closed(),
             next_nonce: view.next_nonce(),
             epoch: view.stream.epoch,
@@ -1323,7 +1384,10 @@ impl Resolver for ResolverService {
         request: Request<ListRulesetsRequest>,
     ) -> Result<Response<ListRulesetsResponse>, Status> {
         authorize(&request, "ListRulesets", rights::READ)?;
-        Ok(Response::new(ListRulesetsResponse { rulesets: RulesetId::ALL.iter().map(ToString::to_string).collect() }))
+        Ok(Response::new(ListRulesetsResponse {
+            rulesets: RulesetId::ALL.iter().map(ToString::to_string).collect(),
+            ruleset_infos: ruleset_infos(),
+        }))
     }
 
     async fn list_battles(
