@@ -24,6 +24,8 @@ use http_body_util::BodyExt;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+mod stack;
+
 const DEADLINE: Duration = Duration::from_secs(60);
 /// The tenants' secrets (Standard Webhooks form: `whsec_` + base64 of the key).
 const SECRET_A: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
@@ -480,4 +482,219 @@ async fn a_failing_endpoints_deliveries_are_parked_in_order_reported_and_replaye
         m
     });
     assert_eq!(by_battle.len(), 1);
+}
+
+/// A child process whose stdout lines are read as they come.
+struct Lines {
+    child: std::process::Child,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl Lines {
+    fn spawn(command: &mut std::process::Command) -> Self {
+        use std::io::BufRead;
+        let mut child = command
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {command:?}: {e}"));
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        Self { child, lines }
+    }
+
+    fn next(&self) -> String {
+        self.lines.recv_timeout(DEADLINE).expect("a line within the deadline")
+    }
+
+    /// The lines printed so far, without waiting.
+    fn ready(&self) -> Vec<String> {
+        self.lines.try_iter().collect()
+    }
+}
+
+impl Drop for Lines {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn example(name: &str) -> String {
+    format!("{}/../examples/webhooks/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A POST to `url` signed with `secret` (by this test's HMAC), or with a
+/// signature of another body when `forged`: the status.
+async fn post_signed(url: &str, secret: &str, id: &str, body: &str, forged: bool) -> u16 {
+    let timestamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs().to_string();
+    let key = BASE64.decode(secret.strip_prefix("whsec_").unwrap()).unwrap();
+    let signed = if forged { format!("{id}.{timestamp}.{body} ") } else { format!("{id}.{timestamp}.{body}") };
+    let signature = format!("v1,{}", BASE64.encode(hmac_sha256(&key, signed.as_bytes())));
+    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+        .build_http::<http_body_util::Full<hyper::body::Bytes>>();
+    let request = hyper::Request::post(url)
+        .header("content-type", "application/json")
+        .header("webhook-id", id)
+        .header("webhook-timestamp", timestamp)
+        .header("webhook-signature", signature)
+        .body(http_body_util::Full::new(hyper::body::Bytes::from(body.to_owned())))
+        .unwrap();
+    client.request(request).await.unwrap_or_else(|e| panic!("POST {url}: {e}")).status().as_u16()
+}
+
+fn sample_body(version: u64) -> String {
+    serde_json::json!({"type": "battlelog.event", "timestamp": "2026-12-01T00:00:00Z", "data": {
+        "tenant": "forum-a", "battle_id": "b-1", "version": version, "event_type": "DiceRolled", "event": {}
+    }})
+    .to_string()
+}
+
+/// What an example receiver must do with deliveries: `post` sends one and
+/// gives its status; `events` is what the receiver recorded so far.
+async fn check_receiver<F, Fut>(post: F, events: impl Fn() -> Vec<Value>)
+where
+    F: Fn(&'static str, String, bool) -> Fut,
+    Fut: Future<Output = u16>,
+{
+    assert_eq!(post("msg_1", sample_body(0), false).await, 200, "a valid delivery is accepted");
+    assert_eq!(post("msg_2", sample_body(1), true).await, 401, "a bad signature is refused");
+    assert_eq!(post("msg_1", sample_body(0), false).await, 200, "a repeat is answered 2xx, so it is not retried");
+    assert_eq!(post("msg_3", sample_body(2), false).await, 200);
+    let events = poll_until("the receiver's events", DEADLINE, || {
+        let events = events();
+        async move { (events.len() >= 2).then_some(events) }
+    })
+    .await;
+    let ids: Vec<&str> = events.iter().map(|e| e["webhook_id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["msg_1", "msg_3"], "once each, the forged one not at all");
+    assert_eq!(events[1]["version"], 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_receiver_checks_signatures_and_dedupes() {
+    let receiver = Lines::spawn(
+        std::process::Command::new("python3")
+            .arg(example("receiver.py"))
+            .args(["--port", "0"])
+            .env("WEBHOOK_SECRET", SECRET_A),
+    );
+    let listening = receiver.next();
+    let addr = listening.strip_prefix("listening on ").unwrap_or_else(|| panic!("{listening}")).to_owned();
+    let url = format!("http://{addr}/");
+    let seen = Mutex::new(Vec::new());
+    check_receiver(
+        |id, body, forged| {
+            let url = url.clone();
+            async move { post_signed(&url, SECRET_A, id, &body, forged).await }
+        },
+        || {
+            let mut seen = seen.lock().unwrap();
+            seen.extend(receiver.ready().iter().map(|l| serde_json::from_str::<Value>(l).expect("a JSON line")));
+            seen.clone()
+        },
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_php_receiver_checks_signatures_and_dedupes() {
+    let dir = temp_dir("webhooks-php");
+    // PHP's built-in server takes no port 0: a free one, found by binding.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let _server = Lines::spawn(
+        std::process::Command::new("php")
+            .args(["-S", &format!("127.0.0.1:{port}"), &example("receiver.php")])
+            .env("WEBHOOK_SECRET", SECRET_A)
+            .env("WEBHOOK_DATA_DIR", dir.path())
+            .stderr(std::process::Stdio::null()),
+    );
+    poll_until("php -S to listen", DEADLINE, || async move {
+        tokio::net::TcpStream::connect(("127.0.0.1", port)).await.ok()
+    })
+    .await;
+    let url = format!("http://127.0.0.1:{port}/");
+    let events = dir.path().join("events.jsonl");
+    check_receiver(
+        |id, body, forged| {
+            let url = url.clone();
+            async move { post_signed(&url, SECRET_A, id, &body, forged).await }
+        },
+        || {
+            std::fs::read_to_string(&events)
+                .unwrap_or_default()
+                .lines()
+                .map(|l| serde_json::from_str::<Value>(l).expect("a JSON line"))
+                .collect()
+        },
+    )
+    .await;
+}
+
+/// `battlelog up --webhook URL` with the Python example as the receiver,
+/// reading the secret `up` wrote: the demo's battles arrive whole, in order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn up_with_a_webhook_delivers_the_demo_to_the_example_receiver() {
+    let dir = temp_dir("webhooks-up");
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let secret_file = data.join("webhooks").join("secret");
+    let receiver = Lines::spawn(
+        std::process::Command::new("python3")
+            .arg(example("receiver.py"))
+            .args(["--port", "0", "--secret-file"])
+            .arg(&secret_file),
+    );
+    let listening = receiver.next();
+    let url = format!("http://{}/", listening.strip_prefix("listening on ").unwrap());
+    let up = stack::up(&data, &["--webhook", &url, "--webhooks-listen", "127.0.0.1:0"]);
+    let line =
+        up.banner.iter().find(|l| l.trim_start().starts_with("webhooks")).unwrap_or_else(|| panic!("{:?}", up.banner));
+    let admin = line.split("--webhooks ").nth(1).unwrap_or_else(|| panic!("{line}")).trim().to_owned();
+    assert!(line.contains(&secret_file.display().to_string()), "the banner names the secret's file: {line}");
+    assert!(std::fs::read_to_string(&secret_file).unwrap().starts_with("whsec_"));
+
+    let data_arg = data.display().to_string();
+    let (code, stdout, stderr) = stack::cli(&["demo", "--resolver", &up.resolver, "--data-dir", &data_arg]);
+    assert_eq!(code, Some(0), "demo: {stderr}\n{stdout}");
+    let battles: Vec<String> = stdout
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("battlelog "))
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|words| words.first() == Some(&"export") && words.len() == 6)
+        .map(|words| words[1].to_owned())
+        .collect();
+    assert_eq!(battles.len(), 4, "{stdout}");
+
+    let mut events: Vec<Value> = Vec::new();
+    let closed = |events: &[Value]| {
+        battles.iter().all(|b| events.iter().any(|e| e["battle_id"] == b.as_str() && e["event_type"] == "BattleClosed"))
+    };
+    poll_until("every demo battle closed at the receiver", DEADLINE, || {
+        events.extend(receiver.ready().iter().map(|l| serde_json::from_str::<Value>(l).expect("a JSON line")));
+        let done = closed(&events);
+        async move { done.then_some(()) }
+    })
+    .await;
+    for battle in &battles {
+        let versions: Vec<u64> = events
+            .iter()
+            .filter(|e| e["battle_id"] == battle.as_str())
+            .map(|e| e["version"].as_u64().unwrap())
+            .collect();
+        let expected: Vec<u64> = (0..versions.len() as u64).collect();
+        assert_eq!(versions, expected, "{battle}: every event, once, in order");
+        assert!(events.iter().filter(|e| e["battle_id"] == battle.as_str()).all(|e| e["tenant"] == "dev"));
+    }
+    // The operator's view, with the development token of the data dir.
+    let (code, parked, stderr) = stack::cli(&["webhooks", "parked", "--webhooks", &admin, "--data-dir", &data_arg]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(parked.trim(), "0 parked");
 }

@@ -18,11 +18,6 @@ pub const DEFAULT_WEBHOOKS: &str = "http://127.0.0.1:50054";
 pub struct WebhooksArgs {
     #[command(subcommand)]
     command: WebhooksCommand,
-    /// The HTTP port of battlelog-webhooks.
-    #[arg(long = "webhooks", env = "BATTLELOG_WEBHOOKS_URL", default_value = DEFAULT_WEBHOOKS, global = true)]
-    url: String,
-    #[command(flatten)]
-    tls: crate::tls::TlsArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -41,6 +36,11 @@ struct Selection {
     /// Only this battle's.
     #[arg(long)]
     battle: Option<String>,
+    /// The HTTP port of battlelog-webhooks.
+    #[arg(long = "webhooks", env = "BATTLELOG_WEBHOOKS_URL", default_value = DEFAULT_WEBHOOKS)]
+    url: String,
+    #[command(flatten)]
+    tls: crate::tls::TlsArgs,
 }
 
 impl Selection {
@@ -59,7 +59,7 @@ impl Selection {
     }
 }
 
-async fn call(args: &WebhooksArgs, method: &str, path: &str) -> anyhow::Result<Value> {
+async fn call(args: &Selection, method: &str, path: &str) -> anyhow::Result<Value> {
     let token = args.tls.token_for(Role::Service, "battlelog-cli")?;
     let url = format!("{}{path}", args.url.trim_end_matches('/'));
     let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
@@ -98,14 +98,14 @@ fn line(entry: &Value) -> String {
 pub async fn run(args: &WebhooksArgs) -> anyhow::Result<Output> {
     match &args.command {
         WebhooksCommand::Parked(selection) => {
-            let answer = call(args, "GET", &format!("/v1/parked{}", selection.query())).await?;
+            let answer = call(selection, "GET", &format!("/v1/parked{}", selection.query())).await?;
             let entries = answer["parked"].as_array().cloned().unwrap_or_default();
             let mut lines: Vec<String> = entries.iter().map(line).collect();
             lines.push(format!("{} parked", entries.len()));
             Ok(Output::text(lines.join("\n")))
         }
         WebhooksCommand::Replay(selection) => {
-            let answer = call(args, "POST", &format!("/v1/replay{}", selection.query())).await?;
+            let answer = call(selection, "POST", &format!("/v1/replay{}", selection.query())).await?;
             let battles = answer["battles"].as_array().map_or(0, Vec::len);
             Ok(Output::text(format!("{} replayed, of {battles} battles", answer["replayed"])))
         }

@@ -49,8 +49,9 @@ fn json_response(body: serde_json::Value) -> Response {
     (StatusCode::OK, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
 }
 
-/// The caller, refused unless it presents a valid `service` token.
-fn authorize(admin: &Admin, headers: &HeaderMap) -> Result<(), Response> {
+/// The refusal of a caller that presents no valid `service` token; None
+/// for one that does.
+fn refusal(admin: &Admin, headers: &HeaderMap) -> Option<Response> {
     let token = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -58,15 +59,15 @@ fn authorize(admin: &Admin, headers: &HeaderMap) -> Result<(), Response> {
         .map(str::trim)
         .filter(|t| !t.is_empty());
     let Some(token) = token else {
-        return Err(text(StatusCode::UNAUTHORIZED, "a bearer token of the service role is required\n".into()));
+        return Some(text(StatusCode::UNAUTHORIZED, "a bearer token of the service role is required\n".into()));
     };
     match admin.verifier.verify(token) {
-        Ok(claims) if claims.role == Role::Service => Ok(()),
-        Ok(claims) => Err(text(
+        Ok(claims) if claims.role == Role::Service => None,
+        Ok(claims) => Some(text(
             StatusCode::FORBIDDEN,
             format!("the {} role may not use the webhooks' admin endpoints; the service role may\n", claims.role),
         )),
-        Err(error) => Err(text(StatusCode::UNAUTHORIZED, format!("token refused: {error}\n"))),
+        Err(error) => Some(text(StatusCode::UNAUTHORIZED, format!("token refused: {error}\n"))),
     }
 }
 
@@ -75,7 +76,7 @@ fn internal(error: impl std::fmt::Display) -> Response {
 }
 
 async fn metrics(State(admin): State<Admin>, headers: HeaderMap) -> Response {
-    if let Err(refused) = authorize(&admin, &headers) {
+    if let Some(refused) = refusal(&admin, &headers) {
         return refused;
     }
     match admin.store.parked_by_tenant() {
@@ -90,7 +91,7 @@ async fn metrics(State(admin): State<Admin>, headers: HeaderMap) -> Response {
 }
 
 async fn parked(State(admin): State<Admin>, headers: HeaderMap, Query(filter): Query<Filter>) -> Response {
-    if let Err(refused) = authorize(&admin, &headers) {
+    if let Some(refused) = refusal(&admin, &headers) {
         return refused;
     }
     match admin.store.parked(&filter) {
@@ -100,7 +101,7 @@ async fn parked(State(admin): State<Admin>, headers: HeaderMap, Query(filter): Q
 }
 
 async fn replay(State(admin): State<Admin>, headers: HeaderMap, Query(filter): Query<Filter>) -> Response {
-    if let Err(refused) = authorize(&admin, &headers) {
+    if let Some(refused) = refusal(&admin, &headers) {
         return refused;
     }
     let (battles, count) = match admin.store.replay(&filter) {

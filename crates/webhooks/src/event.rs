@@ -147,9 +147,9 @@ mod tests {
         assert!(body["data"]["event_error"].is_string());
 
         assert_eq!(
-            super::entry("battlelog.events", "battlelog.events.forum-a.b2", None, &record.encode_to_vec()),
+            entry("battlelog.events", "battlelog.events.forum-a.b2", None, &record.encode_to_vec()),
             Err(MessageError::Battle { record: "b1".into(), subject: "b2".into() })
         );
-        assert!(matches!(super::entry("battlelog.events", "elsewhere.a.b1", None, &[]), Err(MessageError::Subject(_))));
+        assert!(matches!(entry("battlelog.events", "elsewhere.a.b1", None, &[]), Err(MessageError::Subject(_))));
     }
 }
