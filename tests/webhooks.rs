@@ -698,3 +698,26 @@ async fn up_with_a_webhook_delivers_the_demo_to_the_example_receiver() {
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(parked.trim(), "0 parked");
 }
+
+/// Under the shipped nats.conf, as its `webhooks` user (the journal as
+/// `journal`): the permissions listed there are enough to follow the
+/// fan-out with the durable consumer and acknowledge it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_shipped_nats_users_permissions_suffice() {
+    let nats = battlelog_system_tests::shipped_nats();
+    let port = nats.port();
+    let dir = temp_dir("webhooks-shipped");
+    let journal_url = format!("nats://journal:jp@127.0.0.1:{port}");
+    let journal = battlelog_test_support::journal(&dir.path().join("journal"), Some(&journal_url)).await;
+    let mut journal_client = client(&journal).await;
+    let receiver = Receiver::start().await;
+    let url = receiver.url();
+    let webhooks_url = format!("nats://webhooks:wp@127.0.0.1:{port}");
+    let service = webhooks(&dir.path().join("webhooks"), &webhooks_url, &[("forum-a", &url, SECRET_A)], &[]).await;
+    append(&mut journal_client, "wh-shipped", no_stream(), vec![opened("forum-a", "open"), resolved("one", "a1")])
+        .await
+        .unwrap();
+    poll_until("both events", DEADLINE, || async { (receiver.state.deduped().len() == 2).then_some(()) }).await;
+    check_deliveries(&receiver.state, SECRET_A, "forum-a", &mut journal_client, &["wh-shipped"]).await;
+    assert!(!service.log().contains("Permissions Violation"), "{}", service.log());
+}
