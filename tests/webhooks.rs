@@ -642,6 +642,16 @@ async fn the_php_receiver_checks_signatures_and_dedupes() {
 /// reading the secret `up` wrote: the demo's battles arrive whole, in order.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn up_with_a_webhook_delivers_the_demo_to_the_example_receiver() {
+    up_delivers_the_demo(&[]).await;
+}
+
+/// The same with the journal's log in JetStream: the webhooks follow the log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn up_with_a_webhook_and_the_jetstream_journal_delivers_the_demo() {
+    up_delivers_the_demo(&["--journal-backend", "jetstream"]).await;
+}
+
+async fn up_delivers_the_demo(extra: &[&str]) {
     let dir = temp_dir("webhooks-up");
     let data = dir.path().join("data");
     std::fs::create_dir_all(&data).unwrap();
@@ -654,7 +664,9 @@ async fn up_with_a_webhook_delivers_the_demo_to_the_example_receiver() {
     );
     let listening = receiver.next();
     let url = format!("http://{}/", listening.strip_prefix("listening on ").unwrap());
-    let up = stack::up(&data, &["--webhook", &url, "--webhooks-listen", "127.0.0.1:0"]);
+    let mut flags = vec!["--webhook", url.as_str(), "--webhooks-listen", "127.0.0.1:0"];
+    flags.extend(extra);
+    let up = stack::up(&data, &flags);
     let line =
         up.banner.iter().find(|l| l.trim_start().starts_with("webhooks")).unwrap_or_else(|| panic!("{:?}", up.banner));
     let admin = line.split("--webhooks ").nth(1).unwrap_or_else(|| panic!("{line}")).trim().to_owned();
@@ -720,4 +732,39 @@ async fn the_shipped_nats_users_permissions_suffice() {
     poll_until("both events", DEADLINE, || async { (receiver.state.deduped().len() == 2).then_some(()) }).await;
     check_deliveries(&receiver.state, SECRET_A, "forum-a", &mut journal_client, &["wh-shipped"]).await;
     assert!(!service.log().contains("Permissions Violation"), "{}", service.log());
+}
+
+/// The JetStream journal: its log is one message per append (several events
+/// in one), which the webhooks split into their events, each with the hash
+/// and global position the journal reports. Under the shipped nats.conf
+/// (whose max_payload the JetStream journal needs), as its users.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_jetstream_journals_log_is_followed_event_by_event() {
+    let nats = battlelog_system_tests::shipped_nats();
+    let port = nats.port();
+    let dir = temp_dir("webhooks-jetstream");
+    let options = battlelog_test_support::StartOptions {
+        envs: vec![("BATTLELOG_JOURNAL_BACKEND".to_owned(), "jetstream".to_owned())],
+        ..Default::default()
+    };
+    let journal_nats = format!("nats://journal:jp@127.0.0.1:{port}");
+    let journal =
+        battlelog_test_support::journal_with(&dir.path().join("journal"), Some(&journal_nats), &options).await;
+    let mut journal_client = client(&journal).await;
+    let receiver = Receiver::start().await;
+    let url = receiver.url();
+    let envs = [
+        ("BATTLELOG_WEBHOOKS_NATS_STREAM", "BATTLELOG_JOURNAL"),
+        ("BATTLELOG_WEBHOOKS_NATS_SUBJECT_PREFIX", "battlelog.journal"),
+    ];
+    let webhooks_nats = format!("nats://webhooks:wp@127.0.0.1:{port}");
+    let _service = webhooks(&dir.path().join("webhooks"), &webhooks_nats, &[("forum-a", &url, SECRET_A)], &envs).await;
+    let battle = "wh-log";
+    append(&mut journal_client, battle, no_stream(), vec![opened("forum-a", "open")]).await.unwrap();
+    let act = vec![rolled(0, "x", "r0"), resolved("one", "a1"), resolved("two", "a2")];
+    append(&mut journal_client, battle, battlelog_system_tests::any(), act).await.unwrap();
+    append(&mut journal_client, battle, battlelog_system_tests::any(), vec![closed("close")]).await.unwrap();
+    poll_until("every event of the log", DEADLINE, || async { (receiver.state.deduped().len() == 5).then_some(()) })
+        .await;
+    check_deliveries(&receiver.state, SECRET_A, "forum-a", &mut journal_client, &[battle]).await;
 }

@@ -16,8 +16,8 @@
 //! battlelog_webhooks): every committed event of the development tenant
 //! is POSTed to URL, signed with the secret in `<data-dir>/webhooks/secret`
 //! (created on first start), through a durable consumer of the fan-out, as
-//! its NATS user `webhooks`. It needs NATS and the sled journal (whose
-//! fan-out it follows).
+//! its NATS user `webhooks`. It needs NATS: it follows the sled journal's
+//! fan-out, or with `--journal-backend jetstream` the journal's log.
 //!
 //! With `--tls` every port serves TLS from a development PKI under the data
 //! directory, mutual between the services (see [`crate::tls`]).
@@ -176,7 +176,23 @@ struct NatsServer {
 /// journal and resolver users (no tenant users: `up` is one developer's
 /// stack), with these passwords.
 fn nats_config(journal_password: &str, resolver_password: &str, webhooks_password: &str) -> String {
-    let durable = WEBHOOKS_CONSUMER;
+    // The webhooks' durable consumer on the fan-out or on the journal's log.
+    let webhooks_allow = [NATS_STREAM, JOURNAL_STREAM]
+        .iter()
+        .flat_map(|stream| {
+            let durable = WEBHOOKS_CONSUMER;
+            [
+                format!("\"$JS.API.STREAM.INFO.{stream}\""),
+                format!("\"$JS.API.CONSUMER.INFO.{stream}.{durable}\""),
+                format!("\"$JS.API.CONSUMER.CREATE.{stream}.{durable}\""),
+                format!("\"$JS.API.CONSUMER.CREATE.{stream}.{durable}.>\""),
+                format!("\"$JS.API.CONSUMER.DURABLE.CREATE.{stream}.{durable}\""),
+                format!("\"$JS.API.CONSUMER.MSG.NEXT.{stream}.{durable}\""),
+                format!("\"$JS.ACK.{stream}.{durable}.>\""),
+            ]
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
     format!(
         r#"# Written by `battlelog up` at every start, with fresh random passwords.
 # The users and permissions of deploy/nats/nats.conf: the journal alone
@@ -188,7 +204,7 @@ authorization {{
   users: [
     {{ user: "journal", password: "{journal_password}", permissions: {{ publish: {{ allow: ["battlelog.events.>", "$JS.API.STREAM.INFO.{NATS_STREAM}", "$JS.API.STREAM.CREATE.{NATS_STREAM}", "$JS.API.STREAM.MSG.GET.{NATS_STREAM}", "{JOURNAL_SUBJECT_PREFIX}.>", "$JS.API.STREAM.INFO.{JOURNAL_STREAM}", "$JS.API.STREAM.CREATE.{JOURNAL_STREAM}", "$JS.API.STREAM.MSG.GET.{JOURNAL_STREAM}", "$JS.API.CONSUMER.CREATE.{JOURNAL_STREAM}", "$JS.FC.>"] }}, subscribe: {{ allow: ["_INBOX.>"] }} }} }}
     {{ user: "resolver", password: "{resolver_password}", permissions: {{ publish: {{ deny: [">"] }}, subscribe: {{ allow: ["battlelog.events.>", "{JOURNAL_SUBJECT_PREFIX}.>"] }} }} }}
-    {{ user: "webhooks", password: "{webhooks_password}", permissions: {{ publish: {{ allow: ["$JS.API.STREAM.INFO.{NATS_STREAM}", "$JS.API.CONSUMER.INFO.{NATS_STREAM}.{durable}", "$JS.API.CONSUMER.CREATE.{NATS_STREAM}.{durable}", "$JS.API.CONSUMER.CREATE.{NATS_STREAM}.{durable}.>", "$JS.API.CONSUMER.DURABLE.CREATE.{NATS_STREAM}.{durable}", "$JS.API.CONSUMER.MSG.NEXT.{NATS_STREAM}.{durable}", "$JS.ACK.{NATS_STREAM}.{durable}.>"] }}, subscribe: {{ allow: ["_INBOX.>"] }} }} }}
+    {{ user: "webhooks", password: "{webhooks_password}", permissions: {{ publish: {{ allow: [{webhooks_allow}] }}, subscribe: {{ allow: ["_INBOX.>"] }} }} }}
   ]
 }}
 "#
@@ -399,12 +415,10 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
         let why = if args.no_nats { "--no-nats was given" } else { "no NATS URL given and no nats-server found" };
         anyhow::bail!("--journal-backend jetstream keeps the journal in NATS, but {why}");
     }
-    // battlelog-webhooks follows the sled journal's JetStream fan-out.
+    // battlelog-webhooks follows the sled journal's JetStream fan-out, or
+    // the JetStream journal's log.
     let webhooks_nats = match &args.webhook {
         None => None,
-        Some(_) if jetstream => anyhow::bail!(
-            "--webhook follows the fan-out of the sled journal; it does not run with --journal-backend jetstream"
-        ),
         Some(_) => match (&nats_server, &nats_urls) {
             (Some(server), _) => Some(server.webhooks_url.clone()),
             (None, Some((url, _, _))) => Some(url.clone()),
@@ -504,10 +518,12 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
             let (listener, admin_url) = bind(args.webhooks_listen, "webhooks", "http").await?;
             let secret_path = args.data_dir.join("webhooks").join("secret");
             let secret = webhook_secret(&secret_path)?;
+            let (stream, prefix) =
+                if jetstream { (JOURNAL_STREAM, JOURNAL_SUBJECT_PREFIX) } else { (NATS_STREAM, NATS_SUBJECT_PREFIX) };
             let config = battlelog_webhooks::Config {
                 nats_url,
-                nats_stream: NATS_STREAM.into(),
-                nats_subject_prefix: NATS_SUBJECT_PREFIX.into(),
+                nats_stream: stream.into(),
+                nats_subject_prefix: prefix.into(),
                 consumer: WEBHOOKS_CONSUMER.into(),
                 data_dir: args.data_dir.join("webhooks").join("store"),
                 tenants: [(

@@ -4,6 +4,11 @@
 //! any point leaves it either in the store or still unacknowledged in
 //! JetStream, which delivers it again (and the store knows it then).
 //!
+//! The sled journal's fan-out carries one event a message; the JetStream
+//! journal's log (`nats_stream = "BATTLELOG_JOURNAL"`, `nats_subject_prefix
+//! = "battlelog.journal"`) one append a message, all of one battle: either
+//! is followed the same way.
+//!
 //! The stream is the journal's to create (on its first publish); until it
 //! exists this waits for it, so the services may start in any order.
 
@@ -101,11 +106,16 @@ async fn follow_once(
     info!(stream = %options.stream, consumer = %options.durable, "following the journal's committed events");
     while let Some(message) = messages.next().await {
         let message = message.map_err(|e| format!("receiving: {e}"))?;
-        Metrics::add(&metrics.received, 1);
-        let routed =
-            crate::event::entry(&options.subject_prefix, &message.subject, message.headers.as_ref(), &message.payload);
-        let entry = match routed {
-            Ok(entry) => entry,
+        let sequence = message.info().map(|info| info.stream_sequence).unwrap_or_default();
+        let routed = crate::event::entries(
+            &options.subject_prefix,
+            &message.subject,
+            message.headers.as_ref(),
+            &message.payload,
+            sequence,
+        );
+        let entries = match routed {
+            Ok(entries) => entries,
             Err(error) => {
                 // Not an event of the fan-out (nothing the journal
                 // publishes): counted and logged, and acknowledged so that
@@ -116,18 +126,29 @@ async fn follow_once(
                 continue;
             }
         };
-        if !deliverer.serves(&entry.tenant) {
-            Metrics::add(&metrics.skipped_no_endpoint, 1);
+        let Some(first) = entries.first() else {
+            message.ack().await.map_err(|e| format!("ack: {e}"))?;
+            continue;
+        };
+        if !deliverer.serves(&first.tenant) {
+            Metrics::add(&metrics.skipped_no_endpoint, entries.len() as u64);
             message.ack().await.map_err(|e| format!("ack: {e}"))?;
             continue;
         }
-        let placed = store.enqueue(&entry).map_err(|e| format!("store: {e}"))?;
+        Metrics::add(&metrics.received, entries.len() as u64);
+        let mut placed = Vec::with_capacity(entries.len());
+        for entry in &entries {
+            placed.push(store.enqueue(entry).map_err(|e| format!("store: {e}"))?);
+        }
         store.flush().await.map_err(|e| format!("store: {e}"))?;
         message.ack().await.map_err(|e| format!("ack: {e}"))?;
-        match placed {
-            Enqueued::Queued => deliverer.wake(entry.battle_key()),
-            Enqueued::ParkedBehind => Metrics::add(&metrics.parked, 1),
-            Enqueued::AlreadySeen => {}
+        let battle = first.battle_key();
+        for placed in placed {
+            match placed {
+                Enqueued::Queued => deliverer.wake(battle.clone()),
+                Enqueued::ParkedBehind => Metrics::add(&metrics.parked, 1),
+                Enqueued::AlreadySeen => {}
+            }
         }
     }
     Err("the consumer's messages ended".into())

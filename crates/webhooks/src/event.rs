@@ -1,6 +1,8 @@
 //! A committed event as the journal's fan-out carries it (subject
 //! `<prefix>.<tenant>.<battle>`, payload the exact record bytes, headers
-//! `Battlelog-*`), turned into the JSON body a tenant's endpoint receives:
+//! `Battlelog-*`) — or as the JetStream journal's own log does (one message
+//! per append, its records framed with their hashes) — turned into the JSON
+//! body a tenant's endpoint receives:
 //!
 //! ```json
 //! {"type": "battlelog.event", "timestamp": "2026-12-01T21:00:00.123456Z",
@@ -55,20 +57,63 @@ fn rfc3339(micros: i64) -> Value {
     time.map_or(Value::Null, Value::String)
 }
 
-/// The delivery of one fan-out message.
+/// The deliveries of one message: a record of the sled journal's fan-out,
+/// or the records of one append in the JetStream journal's own log (its
+/// message at stream `sequence`, with a `Battlelog-First-Version` header;
+/// battlelog_journal::store::jetstream), in version order.
+pub fn entries(
+    prefix: &str,
+    subject: &str,
+    headers: Option<&async_nats::HeaderMap>,
+    payload: &[u8],
+    sequence: u64,
+) -> Result<Vec<Entry>, MessageError> {
+    use battlelog_journal::store::jetstream::{JournalMessage, headers as log_headers, position};
+    match headers.filter(|h| h.get(log_headers::FIRST_VERSION).is_some()) {
+        Some(found) => {
+            let message = JournalMessage::decode(found, payload).map_err(MessageError::Record)?;
+            message
+                .records
+                .iter()
+                .enumerate()
+                .map(|(index, (hash, bytes))| {
+                    record_entry(prefix, subject, bytes, Some(position(sequence, index)), Some(hex::encode(hash)))
+                })
+                .collect()
+        }
+        None => {
+            let header = |name: &str| headers.and_then(|h| h.get(name)).map(|v| v.as_str().to_owned());
+            let position = header(headers::POSITION).and_then(|p| p.parse::<u64>().ok());
+            Ok(vec![record_entry(prefix, subject, payload, position, header(headers::HASH))?])
+        }
+    }
+}
+
+/// The delivery of one fan-out message (the sled journal's).
 pub fn entry(
     prefix: &str,
     subject: &str,
     headers: Option<&async_nats::HeaderMap>,
     payload: &[u8],
 ) -> Result<Entry, MessageError> {
+    let header = |name: &str| headers.and_then(|h| h.get(name)).map(|v| v.as_str().to_owned());
+    let position = header(headers::POSITION).and_then(|p| p.parse::<u64>().ok());
+    record_entry(prefix, subject, payload, position, header(headers::HASH))
+}
+
+/// The delivery of one record's exact bytes, published on `subject`.
+fn record_entry(
+    prefix: &str,
+    subject: &str,
+    payload: &[u8],
+    position: Option<u64>,
+    hash: Option<String>,
+) -> Result<Entry, MessageError> {
     let (tenant, battle) = subject_parts(prefix, subject).ok_or_else(|| MessageError::Subject(subject.to_owned()))?;
     let record = JournalRecord::decode(payload).map_err(|e| MessageError::Record(e.to_string()))?;
     if record.stream_id != battle {
         return Err(MessageError::Battle { record: record.stream_id, subject: battle.to_owned() });
     }
-    let header = |name: &str| headers.and_then(|h| h.get(name)).map(|v| v.as_str().to_owned());
-    let position = header(headers::POSITION).and_then(|p| p.parse::<u64>().ok());
     let (event, event_error) = match battlelog_proto::battle::decode(&record) {
         Ok(event) => (battlelog_proto::battle::event_to_json(&event), None),
         Err(e) => (Value::Null, Some(e.to_string())),
@@ -81,7 +126,7 @@ pub fn entry(
         "global_position": position,
         "event_id": record.event_id,
         "event_type": record.event_type,
-        "hash": header(headers::HASH),
+        "hash": hash,
         "recorded_at": recorded_at,
         "recorded_at_unix_micros": record.recorded_at_unix_micros,
         "event": event,
