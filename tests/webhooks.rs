@@ -768,3 +768,36 @@ async fn the_jetstream_journals_log_is_followed_event_by_event() {
         .await;
     check_deliveries(&receiver.state, SECRET_A, "forum-a", &mut journal_client, &[battle]).await;
 }
+
+/// `ack_wait_ms` and `max_ack_pending` are the durable consumer's, as
+/// JetStream reports them, and a restart with other values updates it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_consumer_takes_ack_wait_and_max_ack_pending_from_the_config() {
+    let nats = NatsServer::start();
+    let dir = temp_dir("webhooks-consumer");
+    let journal = battlelog_test_support::journal(&dir.path().join("journal"), Some(&nats.url())).await;
+    let mut journal_client = client(&journal).await;
+    // The journal creates the stream with its first event.
+    append(&mut journal_client, "wh-consumer", no_stream(), vec![opened("forum-z", "open")]).await.unwrap();
+    let receiver = Receiver::start().await;
+    let url = receiver.url();
+    let context = async_nats::jetstream::new(async_nats::connect(nats.url()).await.expect("connect"));
+    for (ack_wait, pending) in [("1234", "7"), ("4321", "1")] {
+        let envs = [("BATTLELOG_WEBHOOKS_ACK_WAIT_MS", ack_wait), ("BATTLELOG_WEBHOOKS_MAX_ACK_PENDING", pending)];
+        let service = webhooks(&dir.path().join("webhooks"), &nats.url(), &[("forum-a", &url, SECRET_A)], &envs).await;
+        let config = poll_until("the consumer with this config", DEADLINE, || {
+            let context = context.clone();
+            async move {
+                let stream = context.get_stream("BATTLELOG_EVENTS").await.ok()?;
+                let mut consumer: async_nats::jetstream::consumer::PullConsumer =
+                    stream.get_consumer("battlelog-webhooks").await.ok()?;
+                let config = consumer.info().await.ok()?.config.clone();
+                (config.ack_wait == Duration::from_millis(ack_wait.parse().unwrap())).then_some(config)
+            }
+        })
+        .await;
+        assert_eq!(config.max_ack_pending.to_string(), pending);
+        assert_eq!(config.durable_name.as_deref(), Some("battlelog-webhooks"));
+        assert!(service.terminate().await);
+    }
+}

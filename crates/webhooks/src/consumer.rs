@@ -98,10 +98,10 @@ async fn follow_once(
         max_ack_pending: options.max_ack_pending,
         ..Default::default()
     };
-    let consumer = stream
-        .get_or_create_consumer(&options.durable, config)
-        .await
-        .map_err(|e| format!("consumer {}: {e}", options.durable))?;
+    // Created, or updated to this config (ack_wait, max_ack_pending): a
+    // changed key takes effect at the next start.
+    let consumer: jetstream::consumer::PullConsumer =
+        stream.create_consumer(config).await.map_err(|e| format!("consumer {}: {e}", options.durable))?;
     let mut messages = consumer.messages().await.map_err(|e| format!("consumer {}: {e}", options.durable))?;
     info!(stream = %options.stream, consumer = %options.durable, "following the journal's committed events");
     while let Some(message) = messages.next().await {
