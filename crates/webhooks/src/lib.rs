@@ -9,7 +9,8 @@
 //!   the JSON body a tenant receives.
 //! - [`store`]: the queue, the parked deliveries and what was delivered,
 //!   in sled under `data_dir` (why sled: see there).
-//! - [`consumer`]: the durable JetStream consumer of the journal's fan-out.
+//! - [`consumer`]: the durable JetStream consumer of the journal's fan-out
+//!   (or of the JetStream journal's log).
 //! - [`deliver`]: one worker per battle, POSTs with backoff and jitter,
 //!   parking.
 //! - [`metrics`]: the counters and gauges of `/metrics`.
