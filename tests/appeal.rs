@@ -38,6 +38,7 @@ fn dispute(battle_id: &str, refers_to: u64, request_id: &str) -> pb::DisputeRequ
         refers_to,
         reason: "I was behind a rock".into(),
         request_id: request_id.into(),
+        ..Default::default()
     }
 }
 
@@ -51,6 +52,7 @@ fn counted_ruling(battle_id: &str, refers_to: u64, counted: bool, request_id: &s
         text: "the rock was in the way: the dodge counts the other way".into(),
         r#override: Some(obj(json!({"counted": !counted}))),
         request_id: request_id.into(),
+        ..Default::default()
     }
 }
 

@@ -323,6 +323,7 @@ async fn play_pokemon(stack: &Stack) -> Played {
         refers_to: attack_version,
         reason: "I was behind a rock".into(),
         request_id: "p-dispute".into(),
+        ..Default::default()
     };
     resolver.dispute(dispute).await.expect("dispute");
     let ruling = pb::RuleRequest {
@@ -332,6 +333,7 @@ async fn play_pokemon(stack: &Stack) -> Played {
         text: "the rock was too small; the result stands".into(),
         r#override: None,
         request_id: "p-ruling".into(),
+        ..Default::default()
     };
     judge_client(&stack.resolver).await.rule(ruling).await.expect("ruling");
     Played { battle_id: battle_id.into(), client_seed: client_seed.into(), replies }
@@ -1450,7 +1452,8 @@ async fn bad_input_is_refused_by_field_and_writes_nothing() {
         (open_request(&|r| r.battle_id = "no spaces".into()), "battle_id"),
         (open_request(&|r| r.client_seed = "s".repeat(1001)), "client_seed"),
         (open_request(&|r| r.title = "bell\u{7}".into()), "title"),
-        (open_request(&|r| r.participants.push(obj(json!({"name": "no id"})))), "participants[1]"),
+        // An unknown field is named itself (its sheet would also lack `id`).
+        (open_request(&|r| r.participants.push(obj(json!({"name": "no id"})))), "participants[1].name"),
     ];
     for (request, field) in open_cases {
         let status = resolver.open_battle(request).await.unwrap_err();
@@ -1461,13 +1464,14 @@ async fn bad_input_is_refused_by_field_and_writes_nothing() {
         battle_id: battle.into(),
         action: action.map(obj),
         request_id: request_id.into(),
+        ..Default::default()
     };
     let act_cases = vec![
         (act_request(Some(good.clone()), "", battle_id), "request_id"),
         (act_request(Some(good.clone()), "has space", battle_id), "request_id"),
         (act_request(Some(good.clone()), "ok-2", "bad/id"), "battle_id"),
         (act_request(None, "ok-2", battle_id), "action"),
-        (act_request(Some(json!({"type": "teleport_everyone"})), "ok-2", battle_id), "action"),
+        (act_request(Some(json!({"type": "teleport_everyone"})), "ok-2", battle_id), "action.type"),
         (act_request(Some(json!({"actor": "meowth"})), "ok-2", battle_id), "action"),
         (
             act_request(
@@ -1611,6 +1615,13 @@ impl pb::journal_server::Journal for DyingJournal {
         request: Request<pb::StreamInfoRequest>,
     ) -> Result<Response<pb::StreamInfoResponse>, Status> {
         self.upstream.clone().stream_info(request.into_inner()).await
+    }
+
+    async fn list_battle_index(
+        &self,
+        request: Request<pb::BattleIndexRequest>,
+    ) -> Result<Response<pb::BattleIndexResponse>, Status> {
+        self.upstream.clone().list_battle_index(request.into_inner()).await
     }
 }
 
@@ -2080,6 +2091,7 @@ async fn a_battle_replays_to_every_version_with_the_state_the_rules_give() {
         refers_to: first_dodge.version,
         reason: "that dodge should not count".into(),
         request_id: "rp-dispute".into(),
+        ..Default::default()
     };
     let disputed = resolver.dispute(dispute).await.expect("dispute").into_inner().version;
     let ruling = pb::RuleRequest {
@@ -2089,6 +2101,7 @@ async fn a_battle_replays_to_every_version_with_the_state_the_rules_give() {
         text: "the first dodge is overruled".into(),
         r#override: Some(obj(json!({"counted": !counted_first}))),
         request_id: "rp-ruling".into(),
+        ..Default::default()
     };
     let ruled = judge_client(&stack.resolver).await.rule(ruling).await.expect("ruling").into_inner().version;
     assert!(disputed < ruled);

@@ -233,6 +233,7 @@ async fn act_in(
         battle_id: battle_id.into(),
         action: Some(obj(action)),
         request_id: request_id.into(),
+        ..Default::default()
     });
     if let Some(value) = accept_language {
         request.metadata_mut().insert("accept-language", value.parse().expect("ASCII"));

@@ -131,6 +131,7 @@ async fn rule_as_anyone(stack: &Stack) {
         text: "the tackle stands".into(),
         r#override: None,
         request_id: request_id.into(),
+        ..Default::default()
     };
     let before = head(stack).await;
 
@@ -197,6 +198,7 @@ async fn another_tenant(stack: &Stack) {
         client_seed: String::new(),
         request_id: request_id.into(),
         battle_id: String::new(),
+        ..Default::default()
     };
     let ours = home.open_battle(generated("same-request")).await.expect("open in our tenant").into_inner();
     let theirs = stranger.open_battle(generated("same-request")).await.expect("open in theirs").into_inner();

@@ -280,6 +280,7 @@ async fn another_tenant_cannot_take_a_generated_battle_id() {
         client_seed: "ids".into(),
         request_id: request_id.into(),
         battle_id: battle_id.into(),
+        ..Default::default()
     };
 
     // Tenant B works out the id A's next open would have had when ids were

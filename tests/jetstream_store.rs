@@ -330,14 +330,7 @@ async fn a_server_too_small_for_the_largest_append_is_refused_at_connect() {
 /// A nats-server on the shipped `deploy/nats/nats.conf`, its users'
 /// passwords `jp` (journal), `rp` (resolver), `ap` (forum-a), `bp` (forum-b).
 fn shipped_nats() -> NatsServer {
-    let config = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../deploy/nats/nats.conf");
-    let passwords = [
-        ("JOURNAL_NATS_PASSWORD", "jp"),
-        ("RESOLVER_NATS_PASSWORD", "rp"),
-        ("FORUM_A_NATS_PASSWORD", "ap"),
-        ("FORUM_B_NATS_PASSWORD", "bp"),
-    ];
-    NatsServer::start_with_config(&config, &passwords)
+    battlelog_system_tests::shipped_nats()
 }
 
 /// `battlelog journal copy` to or from a JetStream log is the journal's

@@ -309,3 +309,18 @@ impl WatchProcess {
         tokio::time::timeout(WATCH_WAIT, self.child.wait()).await.expect("watch exits in time").expect("status")
     }
 }
+
+/// A nats-server with the shipped `deploy/nats/nats.conf` (its users and
+/// permissions), every password it reads set: `journal` `jp`, `resolver`
+/// `rp`, `webhooks` `wp`, `forum-a` `ap`, `forum-b` `bp`.
+pub fn shipped_nats() -> battlelog_test_support::NatsServer {
+    let config = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../deploy/nats/nats.conf");
+    let passwords = [
+        ("JOURNAL_NATS_PASSWORD", "jp"),
+        ("RESOLVER_NATS_PASSWORD", "rp"),
+        ("WEBHOOKS_NATS_PASSWORD", "wp"),
+        ("FORUM_A_NATS_PASSWORD", "ap"),
+        ("FORUM_B_NATS_PASSWORD", "bp"),
+    ];
+    battlelog_test_support::NatsServer::start_with_config(&config, &passwords)
+}

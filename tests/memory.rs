@@ -99,6 +99,7 @@ async fn twenty_thousand_acts_over_two_thousand_battles_stay_within_the_cache_bu
                 battle_id: format!("mem-{}", i % BATTLES),
                 action: Some(object(action)),
                 request_id: format!("act-{i}"),
+                ..Default::default()
             })
             .await
             .expect("act")

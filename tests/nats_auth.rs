@@ -18,9 +18,10 @@ use tokio_stream::StreamExt;
 const WAIT: Duration = Duration::from_secs(30);
 
 /// Test-only passwords, given to nats-server the way deploy/nats/README.md says.
-const PASSWORDS: [(&str, &str, &str); 4] = [
+const PASSWORDS: [(&str, &str, &str); 5] = [
     ("JOURNAL_NATS_PASSWORD", "journal", "journal-test-password"),
     ("RESOLVER_NATS_PASSWORD", "resolver", "resolver-test-password"),
+    ("WEBHOOKS_NATS_PASSWORD", "webhooks", "webhooks-test-password"),
     ("FORUM_A_NATS_PASSWORD", "forum-a", "forum-a-test-password"),
     ("FORUM_B_NATS_PASSWORD", "forum-b", "forum-b-test-password"),
 ];

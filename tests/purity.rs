@@ -1,11 +1,12 @@
-//! DESIGN.md invariant 7 and the layout's rule: `dice`, `rules` and
-//! `verify` are pure — no I/O, no clock, no randomness of their own.
+//! DESIGN.md invariant 7 and the layout's rule: `dice`, `rules`,
+//! `verify` and `post` (the forum posts) are pure — no I/O, no clock, no
+//! randomness of their own.
 //!
 //! Their code is held to it by clippy: each crate's `clippy.toml` forbids
 //! the calls, types and macros that reach files, sockets, processes, the
 //! environment, threads, the clock and the terminal, and
 //! `cargo clippy --workspace --all-targets -- -D warnings` fails on any of
-//! them. This test keeps that honest — the three files are there and
+//! them. This test keeps that honest — the files are there and
 //! agree, they name the calls that matter, and no source of a pure crate
 //! silences the lints — and checks what clippy cannot see: the crates'
 //! manifests and their resolved dependencies, so that no async runtime,
@@ -33,7 +34,7 @@ fn crate_dir(name: &str) -> PathBuf {
 }
 
 /// The pure crates, by directory under `crates/`.
-const PURE: &[&str] = &["dice", "rules", "verify"];
+const PURE: &[&str] = &["dice", "rules", "verify", "post"];
 
 /// Calls, types and macros every pure crate's `clippy.toml` must forbid:
 /// one or more of each kind of impurity, so that a file emptied or cut
@@ -168,6 +169,11 @@ fn the_rules_crate_depends_on_nothing_impure() {
 #[test]
 fn the_verify_crate_depends_on_nothing_impure() {
     assert_pure("verify", "battlelog-verify", "normal");
+}
+
+#[test]
+fn the_post_crate_depends_on_nothing_impure() {
+    assert_pure("post", "battlelog-post", "normal,build");
 }
 
 /// Every pure crate carries the same clippy.toml, and it forbids at least

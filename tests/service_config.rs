@@ -362,8 +362,51 @@ async fn every_service_answers_health_and_reflection_without_a_token() {
         let Some(MessageResponse::ListServicesResponse(list)) = reply.message_response else { panic!("{reply:?}") };
         let mut names: Vec<&str> = list.service.iter().map(|s| s.name.as_str()).collect();
         names.sort_unstable();
-        let mut served = vec![service, "grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection"];
+        let mut served = vec![
+            service,
+            "grpc.health.v1.Health",
+            "grpc.reflection.v1.ServerReflection",
+            "grpc.reflection.v1alpha.ServerReflection",
+        ];
         served.sort_unstable();
         assert_eq!(names, served, "{service} lists the services it answers, and no other");
+
+        // The same under v1alpha, which older clients (Python's
+        // grpcio-reflection) ask; it also describes the service.
+        use tonic_reflection::pb::v1alpha as alpha;
+        let mut reflection = alpha::server_reflection_client::ServerReflectionClient::new(process.channel().await);
+        let requests = [
+            alpha::ServerReflectionRequest {
+                host: String::new(),
+                message_request: Some(alpha::server_reflection_request::MessageRequest::ListServices(String::new())),
+            },
+            alpha::ServerReflectionRequest {
+                host: String::new(),
+                message_request: Some(alpha::server_reflection_request::MessageRequest::FileContainingSymbol(
+                    service.to_owned(),
+                )),
+            },
+        ];
+        let mut replies = reflection
+            .server_reflection_info(tokio_stream::iter(requests))
+            .await
+            .unwrap_or_else(|s| panic!("{service}: v1alpha reflection without a token: {s:?}"))
+            .into_inner();
+        let reply = replies.message().await.expect("a reply").expect("a v1alpha list");
+        let Some(alpha::server_reflection_response::MessageResponse::ListServicesResponse(list)) =
+            reply.message_response
+        else {
+            panic!("{reply:?}")
+        };
+        let mut alpha_names: Vec<&str> = list.service.iter().map(|s| s.name.as_str()).collect();
+        alpha_names.sort_unstable();
+        assert_eq!(alpha_names, served, "{service}: v1alpha lists the same services");
+        let reply = replies.message().await.expect("a reply").expect("a v1alpha file");
+        let Some(alpha::server_reflection_response::MessageResponse::FileDescriptorResponse(files)) =
+            reply.message_response
+        else {
+            panic!("{service}: {reply:?}")
+        };
+        assert!(!files.file_descriptor_proto.is_empty(), "{service}: described under v1alpha");
     }
 }

@@ -171,6 +171,7 @@ pub async fn open(
         client_seed: client_seed.into(),
         request_id: format!("open-{battle_id}"),
         battle_id: battle_id.into(),
+        ..Default::default()
     };
     let opened = resolver.open_battle(request).await.unwrap_or_else(|s| panic!("open {battle_id}: {s:?}")).into_inner();
     assert_eq!(opened.battle_id, battle_id);
@@ -199,6 +200,7 @@ pub async fn act(
         battle_id: battle_id.into(),
         action: Some(obj(action.clone())),
         request_id: request_id.into(),
+        ..Default::default()
     };
     resolver.act(request).await.map(tonic::Response::into_inner)
 }
@@ -209,6 +211,7 @@ pub async fn close(resolver: &mut ResolverClient<AuthChannel>, battle_id: &str) 
         by: "judge".into(),
         reason: "the test is over".into(),
         request_id: format!("close-{battle_id}"),
+        ..Default::default()
     };
     resolver.close(request).await.unwrap_or_else(|s| panic!("close {battle_id}: {s:?}")).into_inner()
 }

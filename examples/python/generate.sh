@@ -9,6 +9,13 @@ here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 out="${1:-$here/gen}"
 python="${PYTHON:-python3}"
+# A relative path (PYTHON=.venv/bin/python) means one from where the script
+# was started: make it absolute before the `cd` below changes directory. A
+# bare name (python3) is looked up on PATH and stays as it is.
+case "$python" in
+  /*) ;;
+  */*) python="$PWD/$python" ;;
+esac
 
 # google/protobuf/struct.proto ships inside grpc_tools; protoc needs its
 # directory on the include path to resolve the import.

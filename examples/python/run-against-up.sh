@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # CI check for the Python example: brings up the whole stack with
-# `battlelog up --tls` on free ports, runs forum_client.py against it over TLS
+# `battlelog up --tls` on free ports, checks with reflection_check.py that
+# grpcio-reflection (v1alpha) lists each port's services, runs
+# forum_client.py against it over TLS
 # (trusting the development CA `up` generated), then exports the battle it
 # played and audits the export offline against the head hash Close gave. Prints a final
 #   python-example: 1 passed, 0 failed
@@ -55,7 +57,9 @@ if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
 fi
 "$venv/bin/pip" install --quiet --disable-pip-version-check --only-binary=:all: -r "$here/requirements.txt" >&2
-PYTHON="$venv/bin/python" "$here/generate.sh" "$here/gen"
+# A relative PYTHON, as the README and generate.sh's own usage show it: the
+# script must find it from where it was started.
+(cd "$repo" && PYTHON=.tools/venv/bin/python examples/python/generate.sh "$here/gen")
 
 up_start --tls --data-dir "$work/data" --no-nats \
   --resolver-listen 127.0.0.1:0 --roller-listen 127.0.0.1:0 --journal-listen 127.0.0.1:0 --web-listen 127.0.0.1:0
@@ -64,11 +68,22 @@ echo "python-example: stack up, resolver $resolver" >&2
 
 # The development CA `up --tls` wrote under its data dir.
 ca="$work/data/tls/ca.pem"
+
+# Server reflection as grpcio-reflection asks it (v1alpha), on every port:
+# each lists its own services. The journal and roller want the client
+# certificate `up --tls` made.
+"$venv/bin/python" "$here/reflection_check.py" --ca-file "$ca" \
+  --client-cert "$work/data/tls/client.pem" --client-key "$work/data/tls/client.key" \
+  "resolver=${resolver#https://}" "roller=$(up_url roller | sed 's|^https://||')" \
+  "journal=$(up_url journal | sed 's|^https://||')"
 # A forum's token, signed with the development key `up` keeps under its data
 # dir (an operator issues one with `--key` instead).
 token="$("$battlelog" token issue --role forum --tenant dev --subject python-forum --ttl 10m --data-dir "$work/data")"
 BATTLELOG_TOKEN="$token" "$venv/bin/python" "$here/forum_client.py" --resolver "${resolver#https://}" --ca-file "$ca" \
   | tee "$work/client.out"
+# The published JSON Schemas, checked with Python's jsonschema against the
+# rules vectors (BATTLELOG_VECTORS) and this resolver's refusals.
+BATTLELOG_TOKEN="$token" "$venv/bin/python" "$here/schema_check.py" --resolver "${resolver#https://}" --ca-file "$ca"
 battle_id="$(sed -n 's/^battle-id: //p' "$work/client.out")"
 head_hash="$(sed -n 's/^head-hash: //p' "$work/client.out")"
 if [ -z "$battle_id" ] || [ -z "$head_hash" ]; then

@@ -1,5 +1,6 @@
-//! Connecting to a running stack: endpoints and their defaults, which are
-//! the ports `battlelog up` listens on, and the token every call carries.
+//! Connecting to a running stack: endpoints — given, else those of the
+//! `battlelog up` running on the data dir ([`crate::endpoints`]), else the
+//! ports `up` listens on by default — and the token every call carries.
 
 use anyhow::Context;
 use battlelog_auth::grpc::Bearer;
@@ -21,17 +22,41 @@ pub const DEFAULT_JOURNAL: &str = "http://127.0.0.1:50053";
 /// Where the journal is.
 #[derive(Debug, Clone, Args)]
 pub struct JournalEndpoint {
-    /// The journal's gRPC endpoint.
-    #[arg(long = "journal", env = "BATTLELOG_JOURNAL_URL", default_value = DEFAULT_JOURNAL)]
-    pub journal_url: String,
+    /// The journal's gRPC endpoint. Default: the journal of the `battlelog
+    /// up` running on --data-dir (it says where in its data dir), else
+    /// http://127.0.0.1:50053.
+    #[arg(long = "journal", env = "BATTLELOG_JOURNAL_URL")]
+    pub journal_url: Option<String>,
+}
+
+impl JournalEndpoint {
+    /// The flag (or variable), else the running `up`'s, else the default.
+    pub fn url(&self, tls: &TlsArgs) -> String {
+        self.journal_url
+            .clone()
+            .or_else(|| crate::endpoints::running(&tls.data_dir).map(|up| up.journal))
+            .unwrap_or_else(|| DEFAULT_JOURNAL.to_owned())
+    }
 }
 
 /// Where the resolver is.
 #[derive(Debug, Clone, Args)]
 pub struct ResolverEndpoint {
-    /// The resolver's gRPC endpoint.
-    #[arg(long = "resolver", env = "BATTLELOG_RESOLVER_URL", default_value = DEFAULT_RESOLVER)]
-    pub resolver_url: String,
+    /// The resolver's gRPC endpoint. Default: the resolver of the
+    /// `battlelog up` running on --data-dir (it says where in its data dir),
+    /// else http://127.0.0.1:50051.
+    #[arg(long = "resolver", env = "BATTLELOG_RESOLVER_URL")]
+    pub resolver_url: Option<String>,
+}
+
+impl ResolverEndpoint {
+    /// The flag (or variable), else the running `up`'s, else the default.
+    pub fn url(&self, tls: &TlsArgs) -> String {
+        self.resolver_url
+            .clone()
+            .or_else(|| crate::endpoints::running(&tls.data_dir).map(|up| up.resolver))
+            .unwrap_or_else(|| DEFAULT_RESOLVER.to_owned())
+    }
 }
 
 /// The language of the user's locale (`LC_ALL`, else `LC_MESSAGES`, else
@@ -59,7 +84,7 @@ pub async fn channel(url: &str, tls: &TlsArgs) -> anyhow::Result<Channel> {
 /// The journal admits only the `service` role: a token for it comes from
 /// `--token`, or is minted with the development key of `battlelog up`.
 pub async fn journal(endpoint: &JournalEndpoint, tls: &TlsArgs) -> anyhow::Result<JournalClient<AuthChannel>> {
-    let channel = channel(&endpoint.journal_url, tls).await?;
+    let channel = channel(&endpoint.url(tls), tls).await?;
     let token = tls.token_for(Role::Service, "battlelog-cli")?;
     Ok(JournalClient::new(authed(channel, &token)?).max_decoding_message_size(MAX_MESSAGE_BYTES))
 }
@@ -71,7 +96,7 @@ pub async fn resolver(
     tls: &TlsArgs,
     role: Role,
 ) -> anyhow::Result<ResolverClient<AuthChannel>> {
-    let channel = channel(&endpoint.resolver_url, tls).await?;
+    let channel = channel(&endpoint.url(tls), tls).await?;
     let token = tls.token_for(role, "battlelog-cli")?;
     Ok(ResolverClient::new(authed(channel, &token)?).max_decoding_message_size(MAX_MESSAGE_BYTES))
 }

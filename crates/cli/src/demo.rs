@@ -119,6 +119,7 @@ async fn play(
             client_seed: format!("forum:demo/{run}/{}", demo.ruleset),
             request_id: format!("{run}-{}-open", demo.ruleset),
             battle_id: String::new(),
+            ..Default::default()
         })
         .await
         .map_err(|s| anyhow::anyhow!("open {}: {}", demo.ruleset, crate::tls::status_message(&s)))?
@@ -135,6 +136,7 @@ async fn play(
             battle_id: battle_id.clone(),
             action: Some(object(&action)),
             request_id: format!("{run}-{}-{i}", demo.ruleset),
+            ..Default::default()
         };
         match resolver.act(request).await {
             Ok(response) => {
@@ -169,6 +171,7 @@ async fn play(
             by: "demo judge".into(),
             reason: "the demo is over".into(),
             request_id: format!("{run}-{}-close", demo.ruleset),
+            ..Default::default()
         })
         .await
         .map_err(|s| anyhow::anyhow!("close {battle_id}: {}", crate::tls::status_message(&s)))?
@@ -198,9 +201,10 @@ pub async fn demo(args: &DemoArgs) -> anyhow::Result<Output> {
     writeln!(out, "\nExport a battle, then audit the export offline (no server needed):")?;
     writeln!(out, "  battlelog export BATTLE > BATTLE.jsonl && battlelog audit --file BATTLE.jsonl")?;
     // Spell out a resolver that is not the default one, so the lines work as pasted.
+    // (One found through the running `up` is found again the same way.)
     let resolver = match &args.resolver.resolver_url {
-        url if url == client::DEFAULT_RESOLVER => String::new(),
-        url => format!(" --resolver {url}"),
+        Some(url) if url != client::DEFAULT_RESOLVER => format!(" --resolver {url}"),
+        _ => String::new(),
     };
     let tls = args.tls.flags();
     for battle_id in &battle_ids {

@@ -8,10 +8,13 @@
 //! - [`export`]: `export`, `audit` and `replay`, for judges.
 //! - [`watch`]: the live feed of committed events.
 //! - [`client`]: endpoints of a running stack.
+//! - [`endpoints`]: the data dir's lock of a running `up` and the endpoints
+//!   file it writes, which the other commands read.
 //! - [`tls`]: `up --tls` and the client side of `https://` endpoints, and
 //!   the token a command calls with.
 //! - [`token`]: `token issue`, `token keygen` and `token revoke`, for operators.
 //! - [`journal`]: `journal copy`, a journal from one store to another (sled to JetStream).
+//! - [`webhooks`]: `webhooks parked` and `webhooks replay`, for operators of battlelog-webhooks.
 //!
 //! Every failure exits with status 2 and one line on stderr that names the
 //! problem; stdout then stays empty, so a script never mistakes a half
@@ -19,6 +22,7 @@
 
 mod client;
 mod demo;
+mod endpoints;
 mod export;
 mod journal;
 mod roll;
@@ -27,6 +31,7 @@ mod tls;
 mod token;
 mod up;
 mod watch;
+mod webhooks;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -72,6 +77,8 @@ enum Command {
     Token(token::TokenArgs),
     /// Operate on a journal's log itself: `journal copy --from sled:DIR --to jetstream:URL`.
     Journal(journal::JournalArgs),
+    /// The deliveries battlelog-webhooks parked: `webhooks parked`, `webhooks replay [--tenant T] [--battle B]`.
+    Webhooks(webhooks::WebhooksArgs),
 }
 
 /// What a command prints on stdout, and the exit status.
@@ -126,6 +133,7 @@ fn main() -> ExitCode {
         Command::Watch(args) => block_on(watch::watch(&args)),
         Command::Token(args) => token::run(&args),
         Command::Journal(args) => block_on(journal::run(&args)),
+        Command::Webhooks(args) => block_on(webhooks::run(&args)),
     };
     match output {
         Ok(output) => {

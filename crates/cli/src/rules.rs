@@ -1,6 +1,7 @@
 //! `battlelog rules play`: plays a JSON Lines battle script offline through
 //! the rules engine. The playing itself is `rules::script`; this module only
-//! reads the file or stdin.
+//! reads the file or stdin. `battlelog rules schemas` writes every ruleset
+//! version's JSON Schemas (`rules::schema`) as files.
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -19,6 +20,18 @@ enum RulesCommand {
     /// Play a battle script offline: what would these dice have meant?
     #[command(after_long_help = PLAY_HELP)]
     Play(PlayArgs),
+    /// Write every ruleset version's JSON Schemas (draft 2020-12):
+    /// OUT/<ruleset@version>/{sheet,action,outcome}.schema.json, the same
+    /// documents ListRulesets returns. The repository keeps them in
+    /// docs/schemas (`battlelog rules schemas --out docs/schemas`).
+    Schemas(SchemasArgs),
+}
+
+#[derive(Debug, Args)]
+struct SchemasArgs {
+    /// The directory to write into (created if missing).
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -55,7 +68,22 @@ exit status 2, nothing on stdout, one line on stderr naming the line number."#;
 pub fn run(args: &RulesArgs) -> anyhow::Result<String> {
     match &args.command {
         RulesCommand::Play(play) => play_script(play),
+        RulesCommand::Schemas(schemas) => write_schemas(schemas),
     }
+}
+
+fn write_schemas(args: &SchemasArgs) -> anyhow::Result<String> {
+    let mut written = 0;
+    for ruleset in ::rules::RulesetId::ALL {
+        let dir = args.out.join(ruleset.as_str());
+        std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        for (name, text) in ::rules::schema::for_ruleset(ruleset).files() {
+            let path = dir.join(name);
+            std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+            written += 1;
+        }
+    }
+    Ok(format!("wrote {written} schemas under {}", args.out.display()))
 }
 
 fn play_script(args: &PlayArgs) -> anyhow::Result<String> {

@@ -12,6 +12,13 @@
 //! or is given): the log is then itself the fan-out, and the resolver
 //! follows `battlelog.journal.>`.
 //!
+//! `--webhook URL` also runs `battlelog-webhooks` (see
+//! battlelog_webhooks): every committed event of the development tenant
+//! is POSTed to URL, signed with the secret in `<data-dir>/webhooks/secret`
+//! (created on first start), through a durable consumer of the fan-out, as
+//! its NATS user `webhooks`. It needs NATS: it follows the sled journal's
+//! fan-out, or with `--journal-backend jetstream` the journal's log.
+//!
 //! With `--tls` every port serves TLS from a development PKI under the data
 //! directory, mutual between the services (see [`crate::tls`]).
 //!
@@ -43,6 +50,8 @@ use crate::Output;
 
 pub const NATS_STREAM: &str = "BATTLELOG_EVENTS";
 pub const NATS_SUBJECT_PREFIX: &str = "battlelog.events";
+/// The durable consumer of `--webhook`'s battlelog-webhooks.
+const WEBHOOKS_CONSUMER: &str = "battlelog-webhooks";
 /// The JetStream stream of the journal's log (`--journal-backend jetstream`).
 const JOURNAL_STREAM: &str = battlelog_journal::store::jetstream::DEFAULT_STREAM;
 const JOURNAL_SUBJECT_PREFIX: &str = battlelog_journal::store::jetstream::SUBJECT_PREFIX;
@@ -99,6 +108,13 @@ pub struct UpArgs {
     /// `jetstream` in the NATS server (started or given; one replica).
     #[arg(long, value_enum, env = "BATTLELOG_JOURNAL_BACKEND", default_value = "sled")]
     journal_backend: JournalBackend,
+    /// POST every committed event of tenant `dev` to this URL, signed the
+    /// Standard Webhooks way with the secret in `<data-dir>/webhooks/secret`.
+    #[arg(long, env = "BATTLELOG_WEBHOOK_URL")]
+    webhook: Option<String>,
+    /// The webhooks' HTTP port (`/metrics`, parked deliveries), with --webhook.
+    #[arg(long, default_value = "127.0.0.1:50054")]
+    webhooks_listen: SocketAddr,
 }
 
 /// `--journal-backend`.
@@ -150,6 +166,8 @@ struct NatsServer {
     journal_url: String,
     /// As the `resolver` user.
     resolver_url: String,
+    /// As the `webhooks` user.
+    webhooks_url: String,
     /// The config file, with the passwords.
     config: PathBuf,
 }
@@ -157,7 +175,24 @@ struct NatsServer {
 /// The config `up` gives its own nats-server: `deploy/nats/nats.conf`'s
 /// journal and resolver users (no tenant users: `up` is one developer's
 /// stack), with these passwords.
-fn nats_config(journal_password: &str, resolver_password: &str) -> String {
+fn nats_config(journal_password: &str, resolver_password: &str, webhooks_password: &str) -> String {
+    // The webhooks' durable consumer on the fan-out or on the journal's log.
+    let webhooks_allow = [NATS_STREAM, JOURNAL_STREAM]
+        .iter()
+        .flat_map(|stream| {
+            let durable = WEBHOOKS_CONSUMER;
+            [
+                format!("\"$JS.API.STREAM.INFO.{stream}\""),
+                format!("\"$JS.API.CONSUMER.INFO.{stream}.{durable}\""),
+                format!("\"$JS.API.CONSUMER.CREATE.{stream}.{durable}\""),
+                format!("\"$JS.API.CONSUMER.CREATE.{stream}.{durable}.>\""),
+                format!("\"$JS.API.CONSUMER.DURABLE.CREATE.{stream}.{durable}\""),
+                format!("\"$JS.API.CONSUMER.MSG.NEXT.{stream}.{durable}\""),
+                format!("\"$JS.ACK.{stream}.{durable}.>\""),
+            ]
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
     format!(
         r#"# Written by `battlelog up` at every start, with fresh random passwords.
 # The users and permissions of deploy/nats/nats.conf: the journal alone
@@ -169,6 +204,7 @@ authorization {{
   users: [
     {{ user: "journal", password: "{journal_password}", permissions: {{ publish: {{ allow: ["battlelog.events.>", "$JS.API.STREAM.INFO.{NATS_STREAM}", "$JS.API.STREAM.CREATE.{NATS_STREAM}", "$JS.API.STREAM.MSG.GET.{NATS_STREAM}", "{JOURNAL_SUBJECT_PREFIX}.>", "$JS.API.STREAM.INFO.{JOURNAL_STREAM}", "$JS.API.STREAM.CREATE.{JOURNAL_STREAM}", "$JS.API.STREAM.MSG.GET.{JOURNAL_STREAM}", "$JS.API.CONSUMER.CREATE.{JOURNAL_STREAM}", "$JS.FC.>"] }}, subscribe: {{ allow: ["_INBOX.>"] }} }} }}
     {{ user: "resolver", password: "{resolver_password}", permissions: {{ publish: {{ deny: [">"] }}, subscribe: {{ allow: ["battlelog.events.>", "{JOURNAL_SUBJECT_PREFIX}.>"] }} }} }}
+    {{ user: "webhooks", password: "{webhooks_password}", permissions: {{ publish: {{ allow: [{webhooks_allow}] }}, subscribe: {{ allow: ["_INBOX.>"] }} }} }}
   ]
 }}
 "#
@@ -203,6 +239,30 @@ fn write_private(path: &Path, text: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The development webhook secret at `path`: read, or made (random,
+/// `whsec_…`, owner-only) on first start, so that a receiver configured
+/// with it keeps working across restarts.
+fn webhook_secret(path: &Path) -> anyhow::Result<String> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => {
+            let secret = text.trim().to_owned();
+            battlelog_webhooks::signature::Secret::parse(&secret)
+                .map_err(|e| anyhow::anyhow!("{}: the webhook secret {e}", path.display()))?;
+            Ok(secret)
+        }
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            let secret = battlelog_webhooks::signature::Secret::generate()
+                .map_err(|e| anyhow::anyhow!("cannot make a webhook secret: {e}"))?;
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            write_private(path, &format!("{secret}\n"))?;
+            Ok(secret)
+        }
+        Err(error) => Err(error).with_context(|| format!("cannot read {}", path.display())),
+    }
+}
+
 /// NATS's usual port, so that `battlelog watch` finds the server without
 /// being told; a free one when it is taken.
 const NATS_DEFAULT_PORT: u16 = 4222;
@@ -217,8 +277,9 @@ async fn start_nats(binary: &Path, store: &Path) -> anyhow::Result<NatsServer> {
     std::fs::create_dir_all(store).with_context(|| format!("cannot create {}", store.display()))?;
     let journal_password = random_password()?;
     let resolver_password = random_password()?;
+    let webhooks_password = random_password()?;
     let config = store.join("nats.conf");
-    write_private(&config, &nats_config(&journal_password, &resolver_password))?;
+    write_private(&config, &nats_config(&journal_password, &resolver_password, &webhooks_password))?;
     let child = tokio::process::Command::new(binary)
         .arg("-c")
         .arg(&config)
@@ -240,6 +301,7 @@ async fn start_nats(binary: &Path, store: &Path) -> anyhow::Result<NatsServer> {
         url: format!("nats://127.0.0.1:{port}"),
         journal_url: format!("nats://journal:{journal_password}@127.0.0.1:{port}"),
         resolver_url: format!("nats://resolver:{resolver_password}@127.0.0.1:{port}"),
+        webhooks_url: format!("nats://webhooks:{webhooks_password}@127.0.0.1:{port}"),
         config,
     })
 }
@@ -297,6 +359,9 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
     battlelog_runtime::logging::init("warn", battlelog_runtime::logging::LogFormat::Text)
         .map_err(anyhow::Error::msg)?;
     private_data_dir(&args.data_dir)?;
+    // Before anything binds or opens: a second `up` here is told so in one
+    // line, not by a port clash or sled's lock error. Held until `up` ends.
+    let data_dir_lock = crate::endpoints::lock(&args.data_dir)?;
     // Four servers share this process's files: each stays under its own
     // connection limit (the services' defaults), which together need more
     // than a soft limit of 1 024.
@@ -315,6 +380,7 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
     let signing_key = SigningKey::read_or_create(&signing_key_path)?;
     let verifier =
         Verifier::new(VerificationKeys::from(&signing_key)).with_revocations(revocation_list(&args.data_dir)?);
+    let webhooks_verifier = verifier.clone();
     let service_token = signing_key.issue("battlelog-up", "battlelog", Role::Service, SERVICE_TOKEN_TTL)?;
     // The web pages read a shared battle as a reader of the development
     // tenant; share links are keyed by a secret kept under the data dir.
@@ -352,6 +418,20 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
         let why = if args.no_nats { "--no-nats was given" } else { "no NATS URL given and no nats-server found" };
         anyhow::bail!("--journal-backend jetstream keeps the journal in NATS, but {why}");
     }
+    // battlelog-webhooks follows the sled journal's JetStream fan-out, or
+    // the JetStream journal's log.
+    let webhooks_nats = match &args.webhook {
+        None => None,
+        Some(_) => match (&nats_server, &nats_urls) {
+            (Some(server), _) => Some(server.webhooks_url.clone()),
+            (None, Some((url, _, _))) => Some(url.clone()),
+            (None, None) => {
+                let why =
+                    if args.no_nats { "--no-nats was given" } else { "no NATS URL given and no nats-server found" };
+                anyhow::bail!("--webhook follows the events in NATS JetStream, but {why}");
+            }
+        },
+    };
     let (publisher, events_line): (Option<Arc<dyn EventPublisher>>, String) = match &nats_urls {
         Some((_, resolver_url, shown)) if jetstream => {
             tokio::spawn(battlelog_resolver::server::warm_from_nats(
@@ -435,10 +515,49 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
     ));
     let web_channel = battlelog_runtime::tls::endpoint(&resolver_url, client_tls.as_ref())?.connect_lazy();
     let pages = battlelog_web::Pages::new(battlelog_web::source::Resolver::new(web_channel), &web_token, share_secret);
-    let web_server = tokio::spawn(battlelog_web::serve(pages, web_listener, until_stopped(stopped)));
+    let web_server = tokio::spawn(battlelog_web::serve(pages, web_listener, until_stopped(stopped.clone())));
+    let webhooks = match (&args.webhook, webhooks_nats) {
+        (Some(url), Some(nats_url)) => {
+            let (listener, admin_url) = bind(args.webhooks_listen, "webhooks", "http").await?;
+            let secret_path = args.data_dir.join("webhooks").join("secret");
+            let secret = webhook_secret(&secret_path)?;
+            let (stream, prefix) =
+                if jetstream { (JOURNAL_STREAM, JOURNAL_SUBJECT_PREFIX) } else { (NATS_STREAM, NATS_SUBJECT_PREFIX) };
+            let config = battlelog_webhooks::Config {
+                nats_url,
+                nats_stream: stream.into(),
+                nats_subject_prefix: prefix.into(),
+                consumer: WEBHOOKS_CONSUMER.into(),
+                data_dir: args.data_dir.join("webhooks").join("store"),
+                tenants: [(
+                    crate::tls::DEV_TENANT.to_owned(),
+                    battlelog_webhooks::config::TenantEndpoint { url: url.clone(), secret },
+                )]
+                .into(),
+                ..battlelog_webhooks::Config::default()
+            };
+            let service = battlelog_webhooks::Webhooks::open_with_verifier(&config, webhooks_verifier)
+                .context("cannot start the webhooks")?;
+            let line = format!(
+                "POST {url} (tenant `{}`), signed with the secret in {}; parked: battlelog webhooks parked --webhooks {admin_url}",
+                crate::tls::DEV_TENANT,
+                secret_path.display()
+            );
+            Some((tokio::spawn(service.serve(listener, until_stopped(stopped))), line))
+        }
+        _ => None,
+    };
 
     // Before the banner: a SIGTERM right after it shuts down gracefully.
     let shutdown = battlelog_runtime::shutdown_signal();
+    // For the commands that talk to this stack: they find it on any port.
+    data_dir_lock.publish(&crate::endpoints::UpEndpoints {
+        resolver: resolver_url.clone(),
+        roller: roller_url.clone(),
+        journal: journal_url.clone(),
+        web: web_url.clone(),
+        nats: nats_urls.as_ref().map(|(_, resolver_nats, _)| resolver_nats.clone()),
+    })?;
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "battlelog is up; data in {}", args.data_dir.display())?;
     writeln!(stdout, "  resolver  {resolver_url}")?;
@@ -446,6 +565,9 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
     writeln!(stdout, "  roller    {roller_url}")?;
     writeln!(stdout, "  journal   {journal_url}")?;
     writeln!(stdout, "  events    {events_line}")?;
+    if let Some((_, line)) = &webhooks {
+        writeln!(stdout, "  webhooks  {line}")?;
+    }
     writeln!(
         stdout,
         "  auth      tokens signed by {} (tenant `{}` for the commands below; `battlelog token issue` mints others)",
@@ -499,9 +621,13 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
     }
     stop.send_replace(true);
     let _ = tokio::join!(journal_server, roller_server, resolver_server, web_server);
+    if let Some((task, _)) = webhooks {
+        let _ = task.await;
+    }
     journal.shutdown().await.context("closing the journal")?;
     if let Some(mut server) = nats_server {
         let _ = server.child.kill().await;
     }
+    drop(data_dir_lock);
     Ok(Output::text("battlelog stopped; every acknowledged event is on disk"))
 }

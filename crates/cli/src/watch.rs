@@ -58,9 +58,10 @@ pub struct WatchArgs {
     #[arg(long)]
     tenant: Option<String>,
     /// The NATS server the journal publishes to; credentials may be given
-    /// in it (`nats://forum-a:<password>@host:4222`).
-    #[arg(long, env = "BATTLELOG_NATS_URL", default_value = "nats://127.0.0.1:4222")]
-    nats_url: String,
+    /// in it (`nats://forum-a:<password>@host:4222`). Default: the NATS of
+    /// the `battlelog up` running on --data-dir, else nats://127.0.0.1:4222.
+    #[arg(long, env = "BATTLELOG_NATS_URL")]
+    nats_url: Option<String>,
     /// Follow the journal's subscription from the start of the log instead of NATS.
     #[arg(long, conflicts_with = "from_resolver")]
     from_journal: bool,
@@ -136,7 +137,12 @@ pub async fn watch(args: &WatchArgs) -> anyhow::Result<Output> {
         return from_resolver(args, battle).await;
     }
     if !args.from_journal {
-        let url = NatsUrl::new(&args.nats_url);
+        let nats_url = args
+            .nats_url
+            .clone()
+            .or_else(|| crate::endpoints::running(&args.tls.data_dir).and_then(|up| up.nats))
+            .unwrap_or_else(|| "nats://127.0.0.1:4222".to_owned());
+        let url = NatsUrl::new(&nats_url);
         // A refused subscription (another tenant's subjects) is reported
         // by the server asynchronously: say so instead of staying silent.
         let connected = url
@@ -209,7 +215,7 @@ pub async fn watch(args: &WatchArgs) -> anyhow::Result<Output> {
         .await
         .map_err(|s| anyhow::anyhow!("journal: {}", s.message()))?
         .into_inner();
-    eprintln!("watching the journal at {} from the start (Ctrl-C stops)", args.journal.journal_url);
+    eprintln!("watching the journal at {} from the start (Ctrl-C stops)", args.journal.url(&args.tls));
     loop {
         tokio::select! {
             () = battlelog_runtime::shutdown_signal() => return Ok(Output::text("")),
@@ -380,7 +386,7 @@ async fn from_resolver(args: &WatchArgs, battle: &str) -> anyhow::Result<Output>
         .await
         .map_err(|s| anyhow::anyhow!("resolver: {}", crate::tls::status_message(&s)))?
         .into_inner();
-    eprintln!("watching battle {battle} at {} (Ctrl-C stops)", args.resolver.resolver_url);
+    eprintln!("watching battle {battle} at {} (Ctrl-C stops)", args.resolver.url(&args.tls));
     loop {
         tokio::select! {
             () = battlelog_runtime::shutdown_signal() => return Ok(Output::text("")),

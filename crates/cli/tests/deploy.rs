@@ -251,3 +251,44 @@ fn nats_serves_monitoring_on_loopback_only() {
     let compose = deploy_file("docker-compose.yml");
     assert!(!compose.contains("8222"), "compose publishes no monitoring port");
 }
+
+#[test]
+fn the_webhooks_config_loads_and_its_tenant_example_too() {
+    let layers = battlelog_webhooks::config::Layers::new(battlelog_webhooks::config::SERVICE)
+        .file(Some(config("webhooks.toml")));
+    let loaded = battlelog_webhooks::Config::load(&layers).expect("webhooks.toml");
+    assert_eq!(loaded.listen.port(), 50054);
+    assert_eq!((loaded.nats_stream.as_str(), loaded.consumer.as_str()), ("BATTLELOG_EVENTS", "battlelog-webhooks"));
+    assert_eq!(loaded.auth_keys.len(), 1, "admin tokens are checked against the operator's public key");
+    assert!(loaded.tenants.is_empty(), "the tenants are the deployment's");
+    // The commented example, uncommented with a real secret, loads.
+    let text = std::fs::read_to_string(config("webhooks.toml")).expect("webhooks.toml");
+    let example: String = text
+        .lines()
+        .map(|line| match line.strip_prefix("# ") {
+            Some(rest) if rest.starts_with("[tenants.") || rest.starts_with("url = ") => rest.to_owned(),
+            Some(rest) if rest.starts_with("secret = ") => "secret = \"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\"".into(),
+            _ => line.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("webhooks.toml");
+    std::fs::write(&file, example).expect("write");
+    let layers = battlelog_webhooks::config::Layers::new(battlelog_webhooks::config::SERVICE).file(Some(file));
+    let loaded = battlelog_webhooks::Config::load(&layers).expect("the example tenant");
+    assert_eq!(loaded.tenants["forum-a"].url, "https://forum-a.example/battlelog/webhook");
+}
+
+#[test]
+fn compose_runs_the_webhooks_as_their_nats_user() {
+    let compose = deploy_file("docker-compose.yml");
+    assert!(
+        compose.contains(r#"command: ["battlelog-webhooks", "--config", "/etc/battlelog-webhooks/webhooks.toml"]"#)
+    );
+    assert!(compose.contains("BATTLELOG_WEBHOOKS_NATS_URL: nats://webhooks:${WEBHOOKS_NATS_PASSWORD:?}@nats:4222"));
+    assert!(compose.contains("WEBHOOKS_NATS_PASSWORD: ${WEBHOOKS_NATS_PASSWORD:?"), "the nats service gets it");
+    let nats_conf = deploy_file("nats/nats.conf");
+    assert!(nats_conf.contains("user: webhooks, password: $WEBHOOKS_NATS_PASSWORD"));
+    assert!(deploy_file("Dockerfile").contains("--bin battlelog-webhooks"));
+}

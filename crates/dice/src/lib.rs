@@ -26,7 +26,7 @@ pub mod terms;
 
 pub use expr::{EvalError, ExprError, Expression, Limits, evaluate, evaluate_keeping_dice};
 pub use record::{Die, Roll};
-pub use render::render;
+pub use render::{Piece, pieces, render};
 pub use seed::{Commitment, RollKey, SeedError, ServerSeed};
 pub use signature::{CommitmentSigner, RollerKey, SignatureError, commitment_message};
 pub use stream::{RollStream, WordSource, draw_die};

@@ -1,10 +1,11 @@
 //! The record of one roll: every die in draw order with its flags, and the
 //! total. This is what the journal keeps and what an auditor re-derives.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// One drawn die.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Die {
     /// Faces of the die as drawn: a fudge die is a d3.
     pub sides: u32,

@@ -224,6 +224,24 @@ fn rendering_strikes_out_dropped_dice_and_marks_explosions() {
 }
 
 #[test]
+fn pieces_tell_the_players_text_and_the_uncounted_dice_apart() {
+    use dice::Piece::{Fixed, Struck, Text};
+    let pieces_of = |expression: &str, words: &[u32]| {
+        dice::pieces(&Expression::parse(expression).expect("parses"), &eval_with(expression, words))
+    };
+    let s = |text: &str| text.to_owned();
+    assert_eq!(
+        pieces_of("1d6r1 # to [b]hit", &[0, 4]),
+        [Text(s("1d6r1")), Fixed(s(": [")), Struck(s("1")), Fixed(s(", 5] = 5 — ")), Text(s("to [b]hit"))]
+    );
+    assert_eq!(
+        pieces_of("4d6kh3", &[5, 4, 2, 0]),
+        [Text(s("4d6kh3")), Fixed(s(": [6, 5, 3, ")), Struck(s("1")), Fixed(s("] = 14"))]
+    );
+    assert_eq!(pieces_of("2+2", &[]), [Text(s("2+2")), Fixed(s(" = 4"))]);
+}
+
+#[test]
 fn a_failed_evaluation_still_hands_back_its_dice() {
     let parsed = Expression::parse("1d6/(1d2-1)+1d6").expect("parses");
     let (drawn, total) = dice::evaluate_keeping_dice(&parsed, &mut Words([3u32, 0].into_iter()));

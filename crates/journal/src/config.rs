@@ -82,6 +82,9 @@ pub struct Config {
     pub max_battle_events: u64,
     /// Most record bytes one battle may hold.
     pub max_battle_bytes: u64,
+    /// About how much memory the battle index (listings) may take; past it
+    /// the battles opened longest ago are forgotten (`crate::index`).
+    pub battle_index_bytes: usize,
     /// Log filter, in `tracing_subscriber::EnvFilter` syntax (`RUST_LOG` wins when set).
     pub log: String,
     /// Log format.
@@ -131,6 +134,7 @@ impl Default for Config {
             max_read_bytes: limits.max_read_bytes,
             max_battle_events: limits.max_battle_events,
             max_battle_bytes: limits.max_battle_bytes,
+            battle_index_bytes: crate::index::DEFAULT_INDEX_BYTES,
             log: "info".into(),
             log_format: LogFormat::Text,
             auth_keys: Vec::new(),
@@ -232,6 +236,9 @@ impl Config {
         }
         if self.cache_capacity_bytes < 1024 * 1024 {
             return invalid("cache_capacity_bytes", "must be at least 1 MiB".into());
+        }
+        if self.battle_index_bytes == 0 {
+            return invalid("battle_index_bytes", "must be at least 1".into());
         }
         if let Err(message) = self.limits().validate() {
             return invalid("limits", message);
@@ -393,5 +400,20 @@ mod tests {
             let config = Config { auth_keys: vec![PathBuf::from("token.pub")], ..config };
             assert!(config.validate().is_err(), "{config:?}");
         }
+    }
+
+    /// `battle_index_bytes` layers like every key and needs at least 1.
+    #[test]
+    fn battle_index_bytes_needs_at_least_one() {
+        let layered = |value: &str| {
+            Config::load(&Layers::new(SERVICE).flags([
+                ("auth_keys".to_owned(), "token.pub".to_owned()),
+                ("battle_index_bytes".to_owned(), value.to_owned()),
+            ]))
+        };
+        assert_eq!(Config::default().battle_index_bytes, crate::index::DEFAULT_INDEX_BYTES);
+        assert_eq!(layered("1").expect("1 is enough").battle_index_bytes, 1);
+        let err = layered("0").expect_err("0 is refused").to_string();
+        assert!(err.contains("battle_index_bytes"), "{err}");
     }
 }

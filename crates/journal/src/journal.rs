@@ -13,6 +13,7 @@ use tokio::task::JoinHandle;
 use tracing::{info, warn};
 
 use crate::error::JournalError;
+use crate::index::{BattleIndex, IndexPage, IndexQuery};
 use crate::limits::{self, ExpectedVersion, Limits, NewEvent};
 use crate::outbox::{self, EventPublisher};
 use crate::planner::{self, Plan};
@@ -32,6 +33,8 @@ pub struct JournalOptions {
     pub cache_capacity_bytes: u64,
     /// Where committed events fan out to; `None` keeps them in the outbox.
     pub publisher: Option<Arc<dyn EventPublisher>>,
+    /// About how many bytes the battle index may take ([`crate::index`]).
+    pub battle_index_bytes: usize,
 }
 
 impl JournalOptions {
@@ -43,6 +46,7 @@ impl JournalOptions {
             max_commit_batch: 1024,
             cache_capacity_bytes: 256 * 1024 * 1024,
             publisher: None,
+            battle_index_bytes: crate::index::DEFAULT_INDEX_BYTES,
         }
     }
 }
@@ -67,6 +71,11 @@ struct Inner {
     /// and write one after another, so they never race each other into
     /// conflicts (only appends through another journal process can).
     turns: StreamTurns,
+    /// Every battle's summary, for listings, folded from the global log.
+    index: Arc<BattleIndex>,
+    /// The task keeping the index warm; it holds the store, so shutdown
+    /// ends it before the store is released.
+    follower: Mutex<Option<JoinHandle<()>>>,
 }
 
 /// A lock per stream, held from planning to the store's answer; an entry
@@ -154,6 +163,14 @@ impl Journal {
             }
             (None, None) => None,
         };
+        let index = Arc::new(BattleIndex::new(options.battle_index_bytes));
+        let follower = tokio::spawn(follow_index(
+            index.clone(),
+            store.clone(),
+            options.limits.max_read_count,
+            options.limits.max_read_bytes,
+            closing.subscribe(),
+        ));
         Ok(Self {
             inner: Arc::new(Inner {
                 store,
@@ -162,8 +179,32 @@ impl Journal {
                 drain: Mutex::new(drain),
                 closing,
                 turns: StreamTurns::default(),
+                index,
+                follower: Mutex::new(Some(follower)),
             }),
         })
+    }
+
+    /// The battle index (for its size; list with [`Self::list_battles`]).
+    pub fn battle_index(&self) -> &BattleIndex {
+        &self.inner.index
+    }
+
+    /// A page of one tenant's battles, newest first, after catching the
+    /// index up with everything durable now. `max_count` is capped at
+    /// `max_read_count` (0 means it).
+    pub async fn list_battles(&self, mut query: IndexQuery) -> Result<IndexPage, JournalError> {
+        let l = &self.inner.limits;
+        if query.tenant.is_empty() {
+            return Err(JournalError::InvalidArgument { field: "tenant".into(), message: "is required".into() });
+        }
+        // As for reads: 0 or more than max_read_count is max_read_count (a
+        // page may be short and still have a next one).
+        if query.max_count == 0 || query.max_count > l.max_read_count {
+            query.max_count = l.max_read_count;
+        }
+        self.inner.index.catch_up(&*self.inner.store, l.max_read_count, l.max_read_bytes).await?;
+        Ok(self.inner.index.query(&query))
     }
 
     /// The limits this journal enforces.
@@ -357,9 +398,54 @@ impl Journal {
         if let Some(drain) = drain {
             let _ = drain.await;
         }
+        // Derived state only: stopped mid-read loses nothing, and gives the
+        // store back (sled's lock) before this returns.
+        let follower = lock(&self.inner.follower).take();
+        if let Some(follower) = follower {
+            follower.abort();
+            let _ = follower.await;
+        }
         self.inner.store.close().await?;
         info!("journal closed");
         Ok(())
+    }
+}
+
+/// Keeps the battle index warm: folds the log as it grows, so that a
+/// listing usually finds little left to catch up. A failed read is retried
+/// after a second (a listing meanwhile catches up itself, or reports the
+/// store's error); ends at shutdown.
+async fn follow_index(
+    index: Arc<BattleIndex>,
+    store: Arc<dyn EventStore>,
+    page: usize,
+    max_bytes: usize,
+    mut closing: watch::Receiver<bool>,
+) {
+    let mut changes = store.changes();
+    loop {
+        if *closing.borrow() {
+            return;
+        }
+        // Marked seen before reading: a change after the read wakes the wait.
+        changes.borrow_and_update();
+        let retry = match index.catch_up(&*store, page, max_bytes).await {
+            Ok(()) => None,
+            Err(e) => {
+                warn!(error = %e, "battle index: reading the log failed; retrying");
+                Some(tokio::time::sleep(std::time::Duration::from_secs(1)))
+            }
+        };
+        match retry {
+            Some(pause) => tokio::select! {
+                () = pause => {}
+                _ = closing.changed() => return,
+            },
+            None => tokio::select! {
+                changed = changes.changed() => if changed.is_err() { return },
+                _ = closing.changed() => return,
+            },
+        }
     }
 }
 

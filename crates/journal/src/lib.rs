@@ -21,7 +21,9 @@
 //! - [`copy`]: copying every stream from one store to another, exact to the
 //!   byte and verified on both sides (the migration from sled).
 //! - [`journal`]: [`Journal`], the embeddable handle (append, read, subscribe,
-//!   verify, shutdown).
+//!   verify, list battles, shutdown).
+//! - [`index`]: the battle index behind listings, folded from the global log
+//!   by every journal process (the same on every backend), bounded in bytes.
 //! - [`outbox`]: the drain that publishes committed events in order through an
 //!   [`EventPublisher`]; [`nats`]: the JetStream one.
 //! - [`service`]: the gRPC service; [`error`]: errors and their gRPC codes
@@ -38,6 +40,7 @@ pub mod config;
 pub mod copy;
 pub mod error;
 pub mod guard;
+pub mod index;
 pub mod journal;
 pub mod limits;
 pub mod nats;

@@ -104,6 +104,7 @@ fn journal_options(config: &Config, publisher: Option<Arc<dyn EventPublisher>>) 
         max_commit_batch: config.max_commit_batch,
         cache_capacity_bytes: config.cache_capacity_bytes,
         publisher,
+        battle_index_bytes: config.battle_index_bytes,
     }
 }
 
@@ -147,8 +148,9 @@ pub async fn serve_limited(
     let local = listener.local_addr().map_err(JournalError::Io)?;
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<JournalServer<JournalService>>().await;
-    let reflection =
-        battlelog_runtime::grpc::reflection(<JournalServer<JournalService> as tonic::server::NamedService>::NAME)?;
+    let name = <JournalServer<JournalService> as tonic::server::NamedService>::NAME;
+    let reflection = battlelog_runtime::grpc::reflection(name)?;
+    let reflection_v1alpha = battlelog_runtime::grpc::reflection_v1alpha(name)?;
     let limit = journal.limits().grpc_message_limit();
     let service = JournalServer::new(JournalService::new(journal.clone()))
         .max_decoding_message_size(limit)
@@ -171,6 +173,7 @@ pub async fn serve_limited(
     edge::server(tls, &limits)?
         .add_service(health_service)
         .add_service(reflection)
+        .add_service(reflection_v1alpha)
         .add_service(service)
         .serve_with_incoming_shutdown(incoming, on_shutdown)
         .await?;

@@ -11,6 +11,7 @@ use tokio_stream::{Stream, StreamExt};
 use tonic::{Request, Response, Status};
 
 use crate::error::JournalError;
+use crate::index::IndexQuery;
 use crate::journal::{Journal, Subscription};
 use crate::limits::{ExpectedVersion, NewEvent};
 use crate::store::{ChainCheck, StoredEvent};
@@ -177,6 +178,34 @@ impl JournalRpc for JournalService {
             exists: head.version.is_some(),
             head_version: head.version,
             head_hash: head.hash.to_vec(),
+        }))
+    }
+
+    async fn list_battle_index(
+        &self,
+        request: Request<pb::BattleIndexRequest>,
+    ) -> Result<Response<pb::BattleIndexResponse>, Status> {
+        let request = request.into_inner();
+        let status = pb::BattleStatus::try_from(request.status).map_err(|_| JournalError::InvalidArgument {
+            field: "status".into(),
+            message: format!("{} is not a BattleStatus", request.status),
+        })?;
+        let query = IndexQuery {
+            tenant: request.tenant,
+            forum_ref: request.forum_ref,
+            status,
+            before: request.before_position,
+            max_count: request.max_count as usize,
+        };
+        let page = self.journal.list_battles(query).await?;
+        Ok(Response::new(pb::BattleIndexResponse {
+            battles: page
+                .battles
+                .into_iter()
+                .map(|(opened_position, summary)| pb::IndexedBattle { summary: Some(summary), opened_position })
+                .collect(),
+            next_before_position: page.next_before,
+            older_forgotten: page.older_forgotten,
         }))
     }
 }

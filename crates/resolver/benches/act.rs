@@ -301,6 +301,7 @@ impl Stack {
                                     battle_id: battle_id.clone(),
                                     action: Some(action),
                                     request_id: format!("{tag}-{slice}-{w}-{i}"),
+                                    ..Default::default()
                                 };
                                 let began = Instant::now();
                                 resolver.act(request).await.expect("act");

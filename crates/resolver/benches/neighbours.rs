@@ -108,6 +108,7 @@ fn act(battle_id: &str, request_id: String) -> ActRequest {
         battle_id: battle_id.into(),
         action: Some(json_to_struct(action.as_object().expect("an object"))),
         request_id,
+        ..Default::default()
     }
 }
 

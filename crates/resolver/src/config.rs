@@ -71,6 +71,9 @@ pub struct Config {
     pub max_watches_per_token: usize,
     /// Most `Watch` streams one client connection holds open at once.
     pub max_watches_per_connection: usize,
+    /// Most battles one `ListBattles` page holds; a larger `page_size` is
+    /// `INVALID_ARGUMENT`.
+    pub max_list_page_size: u32,
     /// TLS keys `tls_cert`, `tls_key`, `tls_client_ca` (battlelog_runtime::tls).
     #[serde(flatten)]
     pub server_tls: ServerTls,
@@ -109,6 +112,7 @@ impl Default for Config {
             battle_id_secret_file: None,
             max_watches_per_token: crate::service::DEFAULT_WATCH_LIMITS.per_token,
             max_watches_per_connection: crate::service::DEFAULT_WATCH_LIMITS.per_connection,
+            max_list_page_size: crate::listing::DEFAULT_MAX_PAGE_SIZE,
             server_tls: ServerTls::default(),
             client_tls: ClientTls::default(),
             grpc_limits: GrpcLimits::default(),
@@ -164,6 +168,14 @@ impl Config {
                     message: "must be at least 1: 0 would refuse every Watch".into(),
                 });
             }
+        }
+        // The journal's index answers at most its max_read_count (default
+        // 1000) per call; a page is one call.
+        if !(1..=1000).contains(&self.max_list_page_size) {
+            return Err(ConfigError::Invalid {
+                key: "max_list_page_size",
+                message: format!("{} is not in 1..=1000", self.max_list_page_size),
+            });
         }
         battlelog_runtime::config::require_auth_keys(&self.auth_keys)?;
         battlelog_runtime::config::require_token_lifetime(self.token_max_lifetime_secs)?;
@@ -241,6 +253,18 @@ mod tests {
         for bad in ["battles.example.org", "ftp://battles.example.org", "https://x.org/?a=1", "https://x.org/#top"] {
             let error = with(&[("web_url", bad), ("share_secret_file", "s")]).unwrap_err().to_string();
             assert!(error.starts_with("invalid config web_url: "), "{bad}: {error}");
+        }
+    }
+
+    #[test]
+    fn max_list_page_size_is_one_to_a_thousand() {
+        assert_eq!(with(&[]).unwrap().max_list_page_size, 100);
+        for ok in ["1", "1000"] {
+            assert_eq!(with(&[("max_list_page_size", ok)]).unwrap().max_list_page_size.to_string(), ok);
+        }
+        for bad in ["0", "1001"] {
+            let error = with(&[("max_list_page_size", bad)]).unwrap_err().to_string();
+            assert!(error.contains("max_list_page_size") && error.contains("1..=1000"), "{error}");
         }
     }
 }

@@ -5,6 +5,10 @@
 //!   the form no caller may choose.
 //! - [`service`]: the `Resolver` gRPC service: open, act, dispute, rule,
 //!   close, get, audit, list rulesets.
+//! - [`listing`]: `ListBattles`, a tenant's battles newest first, paged,
+//!   from the journal's battle index.
+//! - [`post`]: the forum post of each mutating reply, from the reply itself
+//!   (the writing is `battlelog-post`'s, pure).
 //! - [`server`]: [`run`] (config → serving until shutdown) and [`serve`].
 //! - [`config`]: defaults ← file ← `BATTLELOG_RESOLVER_*` ← flags.
 //!
@@ -18,6 +22,8 @@
 
 pub mod battle_id;
 pub mod config;
+pub mod listing;
+pub mod post;
 pub mod server;
 pub mod service;
 pub mod view;

@@ -82,6 +82,7 @@ pub fn service(config: &Config) -> Result<ResolverService, ServeError> {
     let service = service_for(&config.journal_url, &config.roller_url, tls.as_ref(), &token)?
         .with_cache_bytes(config.cache_bytes)
         .with_appeal_window(Duration::from_secs(config.appeal_window_secs))
+        .with_max_list_page_size(config.max_list_page_size)
         .with_watch_limits(battlelog_runtime::streams::StreamLimits {
             per_token: config.max_watches_per_token,
             per_connection: config.max_watches_per_connection,
@@ -271,6 +272,7 @@ pub async fn serve_limited(
     edge::server(tls, &limits)?
         .add_service(health_service)
         .add_service(grpc::reflection(<ResolverServer<ResolverService> as tonic::server::NamedService>::NAME)?)
+        .add_service(grpc::reflection_v1alpha(<ResolverServer<ResolverService> as tonic::server::NamedService>::NAME)?)
         .add_service(grpc::undecodable_is_invalid(InterceptedService::new(rate_limited, Authenticator::new(verifier))))
         .serve_with_incoming_shutdown(edge::incoming(listener, &limits), on_shutdown)
         .await?;

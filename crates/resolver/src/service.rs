@@ -40,8 +40,8 @@ use battlelog_proto::v1::{
     BattleOpened, CloseRequest, CommitmentRequest, Credential, DisputeRaised, DisputeRequest, EventResponse,
     ExportRequest, ExportResponse, GetBattleRequest, GetBattleResponse, JournalRecord, JudgeRuling,
     ListRulesetsRequest, ListRulesetsResponse, OpenBattleRequest, OpenBattleResponse, RecordedEvent, RecordedRoll,
-    RevealRequest, RevealSeedRequest, RevealSeedResponse, RollRequest, RollResponse, RollSpec, RuleRequest, StreamHead,
-    SubscribeStreamRequest, WatchRequest, battle_event::Event,
+    RevealRequest, RevealSeedRequest, RevealSeedResponse, RollRequest, RollResponse, RollSpec, RuleRequest,
+    RulesetInfo, SeedRevealed, StreamHead, SubscribeStreamRequest, WatchRequest, battle_event::Event,
 };
 use battlelog_runtime::grpc::invalid_argument;
 use battlelog_runtime::streams::{Ending, StreamCaps, StreamEnd, StreamLimits, deadline_exceeded, grpc_timeout};
@@ -55,6 +55,7 @@ use tonic::{Request, Response, Status};
 use tracing::{debug, warn};
 
 use crate::battle_id::{self, BattleIdSecret};
+use crate::post;
 use crate::view::{BattleView, dispute_action, ruling_action};
 
 // The input limits live with every other service's (battlelog_runtime::limits).
@@ -191,6 +192,8 @@ pub struct ResolverService {
     stopping: tokio::sync::watch::Sender<bool>,
     /// Open `Watch` streams per token and per connection.
     watches: StreamCaps,
+    /// Most battles one `ListBattles` page holds.
+    max_list_page_size: u32,
 }
 
 fn json_of(field: &str, fields: Option<&prost_types::Struct>) -> Result<Value, Status> {
@@ -204,6 +207,67 @@ fn json_of(field: &str, fields: Option<&prost_types::Struct>) -> Result<Value, S
         return Err(invalid_argument(field, format!("is {size} bytes as JSON; the limit is {MAX_JSON_BYTES}")));
     }
     Ok(json)
+}
+
+/// The refusal of a value the rules' types cannot read, naming its JSON
+/// path under `field` (`action.power`, `participants[1].abilities.X.per_episode`)
+/// in the message and as the `BadRequest` violation's field.
+fn unreadable(field: &str, error: rules::read::FieldError) -> Status {
+    invalid_argument(&error.path_under(field), error.message)
+}
+
+/// The refusal of sheets that read but do not open a battle, naming the
+/// field at fault where the error tells which.
+fn sheets_refused(sheets: &[rules::Participant], error: &rules::OpenError) -> Status {
+    use rules::OpenError;
+    let index_of = |id: &str| sheets.iter().position(|sheet| sheet.id == id);
+    let field = match error {
+        OpenError::EmptyId { index } => Some(format!("participants[{index}].id")),
+        // The second sheet with the id is the one at fault.
+        OpenError::DuplicateParticipant { id } => sheets
+            .iter()
+            .enumerate()
+            .filter(|(_, sheet)| &sheet.id == id)
+            .nth(1)
+            .map(|(index, _)| format!("participants[{index}].id")),
+        OpenError::SheetPartNotForRuleset { id, part, .. } => {
+            index_of(id).map(|index| format!("participants[{index}].{part}"))
+        }
+        OpenError::UnknownTrait { id, .. } => index_of(id).map(|index| format!("participants[{index}].traits")),
+        OpenError::AbilityFieldNotInVersion { id, ability, field, .. } => {
+            index_of(id).map(|index| format!("participants[{index}].abilities.{ability}.{field}"))
+        }
+        OpenError::MinPointsOutOfRange { id, ability, .. } => {
+            index_of(id).map(|index| format!("participants[{index}].abilities.{ability}.min_points"))
+        }
+        _ => None,
+    };
+    invalid_argument(field.as_deref().unwrap_or("participants"), error.to_string())
+}
+
+/// A Struct as JSON text, its whole numbers as integers (what the
+/// `*_json` mirror fields of the replies carry).
+fn json_text(fields: Option<&prost_types::Struct>) -> String {
+    fields.map(|fields| Value::Object(struct_to_json(fields)).to_string()).unwrap_or_default()
+}
+
+/// Every ruleset with its schemas, as ListRulesets answers: built once.
+fn ruleset_infos() -> Vec<RulesetInfo> {
+    static INFOS: std::sync::LazyLock<Vec<RulesetInfo>> = std::sync::LazyLock::new(|| {
+        RulesetId::ALL
+            .into_iter()
+            .map(|id| {
+                let schemas = rules::schema::for_ruleset(id);
+                RulesetInfo {
+                    id: id.to_string(),
+                    sheet_schema: rules::schema::text(&schemas.sheet),
+                    action_schema: rules::schema::text(&schemas.action),
+                    outcome_schema: rules::schema::text(&schemas.outcome),
+                }
+            })
+            .collect()
+    });
+    INFOS.clone()
 }
 
 /// The refusal of a caller's `Struct`: a value that is wrong names its path
@@ -242,7 +306,7 @@ fn state_struct(state: &rules::RulesState) -> Result<prost_types::Struct, Status
 }
 
 /// Who an action is for, as the roller's `actor`.
-fn actor_of(action: &Value) -> String {
+pub(crate) fn actor_of(action: &Value) -> String {
     let field = |name: &str| action.get(name).and_then(Value::as_str).map(str::to_owned);
     field("actor")
         .or_else(|| action.get("attacker").and_then(|a| a.get("id")).and_then(Value::as_str).map(str::to_owned))
@@ -279,9 +343,13 @@ fn replay_event(
     permalink: String,
 ) -> Result<EventResponse, Status> {
     match recorded {
-        Some(Journaled { event, hash }) if same_request(&event, asked) => {
-            Ok(EventResponse { version, event: Some(BattleEvent { event: Some(event) }), permalink, head_hash: hash })
-        }
+        Some(Journaled { event, hash }) if same_request(&event, asked) => Ok(EventResponse {
+            version,
+            event: Some(BattleEvent { event: Some(event) }),
+            permalink,
+            head_hash: hash,
+            post: None,
+        }),
         _ => Err(key_reused(format!(
             "request_id {request_id} was already used for another request (version {version}); \
              a retry must repeat the {} it was first sent with",
@@ -403,7 +471,15 @@ impl ResolverService {
             battle_ids: BattleIdSecret::generate(),
             stopping: tokio::sync::watch::Sender::new(false),
             watches: StreamCaps::new(DEFAULT_WATCH_LIMITS),
+            max_list_page_size: crate::listing::DEFAULT_MAX_PAGE_SIZE,
         }
+    }
+
+    /// The same resolver answering at most `max` battles per `ListBattles`
+    /// page.
+    pub fn with_max_list_page_size(mut self, max: u32) -> Self {
+        self.max_list_page_size = max;
+        self
     }
 
     /// The same resolver holding at most `limits` open `Watch` streams per
@@ -562,14 +638,14 @@ impl ResolverService {
     }
 
     /// The hash of the SeedRevealed that closed the battle whose
-    /// BattleClosed is at `closed`: the first one after it (a closed battle
-    /// has no seed left to reveal but that one's). Read from the journal;
-    /// a close is rare.
-    async fn closing_reveal_hash(&self, battle_id: &str, closed: u64) -> Result<String, Status> {
+    /// BattleClosed is at `closed`, and that reveal: the first one after it
+    /// (a closed battle has no seed left to reveal but that one's). Read
+    /// from the journal; a close is rare.
+    async fn closing_reveal(&self, battle_id: &str, closed: u64) -> Result<(String, SeedRevealed), Status> {
         let recorded = self.streams.recorded(battle_id, closed + 1).await.map_err(StreamError::into_status)?;
         for event in &recorded {
-            if let Journaled { event: Event::SeedRevealed(_), hash } = journaled(battle_id, event)? {
-                return Ok(hash);
+            if let Journaled { event: Event::SeedRevealed(revealed), hash } = journaled(battle_id, event)? {
+                return Ok((hash, revealed));
             }
         }
         Err(internal(format!("battle {battle_id}: no SeedRevealed follows its close at version {closed}")))
@@ -660,11 +736,13 @@ impl ResolverService {
             }
         }
         Ok(ActResponse {
+            outcome_json: json_text(resolved.outcome.as_ref()),
             resolved: Some(resolved),
             version,
             rolls,
             permalink: self.permalink(battle_id, version),
             head_hash: hash,
+            post: None,
         })
     }
 
@@ -745,6 +823,7 @@ impl ResolverService {
                     event: Some(BattleEvent { event: Some(event) }),
                     permalink: self.permalink(battle_id, version),
                     head_hash,
+                    post: None,
                 });
             }
         }
@@ -757,6 +836,7 @@ impl Resolver for ResolverService {
     async fn open_battle(&self, request: Request<OpenBattleRequest>) -> Result<Response<OpenBattleResponse>, Status> {
         let caller = authorize(&request, "OpenBattle", rights::FORUM)?;
         let request = request.into_inner();
+        let format = post::format(request.post_format)?;
         validate::request_id(&request.request_id, MAX_REQUEST_ID_BYTES)?;
         // A generated id is keyed with the resolver's secret over the tenant
         // and the request id: a retried OpenBattle finds the battle its first
@@ -786,16 +866,13 @@ impl Resolver for ResolverService {
         for (i, participant) in request.participants.iter().enumerate() {
             let field = format!("participants[{i}]");
             let json = json_of(&field, Some(participant))?;
-            sheets.push(
-                serde_json::from_value::<rules::Participant>(json)
-                    .map_err(|e| invalid_argument(&field, e.to_string()))?,
-            );
+            sheets.push(rules::read::participant(json).map_err(|e| unreadable(&field, e))?);
         }
         for (i, sheet) in sheets.iter().enumerate() {
             // A participant's id becomes the roller's `actor`: the same limit.
             validate::line(&format!("participants[{i}].id"), &sheet.id, MAX_ACTOR_BYTES)?;
         }
-        Battle::new(ruleset, sheets.clone()).map_err(|e| invalid_argument("participants", e.to_string()))?;
+        Battle::new(ruleset, sheets.clone()).map_err(|e| sheets_refused(&sheets, &e))?;
 
         let mut view = self.views.lock(&battle_id).await;
         // A cached battle knows its version 0, which is all an open needs.
@@ -857,7 +934,8 @@ impl Resolver for ResolverService {
                     )));
                 }
                 let permalink = self.permalink(&battle_id, 0);
-                Ok(Response::new(OpenBattleResponse { battle_id, opened: Some(opened), permalink, head_hash }))
+                let reply = OpenBattleResponse { battle_id, opened: Some(opened), permalink, head_hash, post: None };
+                Ok(Response::new(post::opened(format, reply)))
             }
             _ => Err(Error::new(BattleReason::BattleExists, format!("battle {battle_id} already exists"))
                 .with("battle_id", &battle_id)
@@ -868,11 +946,11 @@ impl Resolver for ResolverService {
     async fn act(&self, request: Request<ActRequest>) -> Result<Response<ActResponse>, Status> {
         let caller = authorize(&request, "Act", rights::FORUM)?;
         let request = request.into_inner();
+        let format = post::format(request.post_format)?;
         validate::battle_id(&request.battle_id)?;
         validate::request_id(&request.request_id, MAX_REQUEST_ID_BYTES)?;
         let action_json = json_of("action", request.action.as_ref())?;
-        let action: Action =
-            serde_json::from_value(action_json.clone()).map_err(|e| invalid_argument("action", e.to_string()))?;
+        let action: Action = rules::read::action(action_json.clone()).map_err(|e| unreadable("action", e))?;
         if matches!(action.kind(), ActionKind::Ruling | ActionKind::Dispute) {
             return Err(invalid_argument("action", "rulings and disputes have their own calls, Rule and Dispute"));
         }
@@ -913,7 +991,7 @@ impl Resolver for ResolverService {
                 return self
                     .replay_act(battle_id, &view, version, &normalized, &request.request_id)
                     .await
-                    .map(Response::new);
+                    .map(|reply| Response::new(post::acted(format, reply)));
             }
             let refusal = match (check_owner(battle_id, &view, &caller), view.rules.as_ref()) {
                 (Err(status), _) => Err(status),
@@ -1010,7 +1088,7 @@ impl Resolver for ResolverService {
                         return self
                             .replay_act(battle_id, &view, version, &normalized, &request.request_id)
                             .await
-                            .map(Response::new);
+                            .map(|reply| Response::new(post::acted(format, reply)));
                     }
                 }
                 rolls = rolled.rolls;
@@ -1034,13 +1112,16 @@ impl Resolver for ResolverService {
             // The resolution is the last record an action writes: its hash,
             // from the journal's acknowledgement, is the new head.
             if let Some((version, head_hash)) = self.append(battle_id, &mut view, Some(head), vec![event]).await? {
-                return Ok(Response::new(ActResponse {
+                let reply = ActResponse {
+                    outcome_json: json_text(resolved.outcome.as_ref()),
                     resolved: Some(resolved),
                     version,
                     rolls,
                     permalink: self.permalink(battle_id, version),
                     head_hash,
-                }));
+                    post: None,
+                };
+                return Ok(Response::new(post::acted(format, reply)));
             }
         }
         Err(busy(battle_id, format!("battle {battle_id} is too busy; retry with the same request_id")))
@@ -1049,6 +1130,7 @@ impl Resolver for ResolverService {
     async fn dispute(&self, request: Request<DisputeRequest>) -> Result<Response<EventResponse>, Status> {
         let caller = authorize(&request, "Dispute", rights::FORUM)?;
         let request = request.into_inner();
+        let format = post::format(request.post_format)?;
         validate::battle_id(&request.battle_id)?;
         validate::request_id(&request.request_id, MAX_REQUEST_ID_BYTES)?;
         validate::line("by", &request.by, MAX_TEXT_BYTES)?;
@@ -1061,8 +1143,8 @@ impl Resolver for ResolverService {
         };
         let action = dispute_action(&dispute);
         let key = dispute_key(&request.request_id);
-        Ok(Response::new(
-            self.append_checked(
+        let reply = self
+            .append_checked(
                 &caller,
                 &request.battle_id,
                 &request.request_id,
@@ -1070,13 +1152,14 @@ impl Resolver for ResolverService {
                 Some(action),
                 Event::DisputeRaised(dispute),
             )
-            .await?,
-        ))
+            .await?;
+        Ok(Response::new(post::event(format, reply, None)))
     }
 
     async fn rule(&self, request: Request<RuleRequest>) -> Result<Response<EventResponse>, Status> {
         let caller = authorize(&request, "Rule", rights::JUDGE)?;
         let request = request.into_inner();
+        let format = post::format(request.post_format)?;
         validate::battle_id(&request.battle_id)?;
         validate::request_id(&request.request_id, MAX_REQUEST_ID_BYTES)?;
         validate::line("judge", &request.judge, MAX_TEXT_BYTES)?;
@@ -1101,8 +1184,8 @@ impl Resolver for ResolverService {
         };
         let action = ruling_action(&ruling);
         let key = rule_key(&request.request_id);
-        Ok(Response::new(
-            self.append_checked(
+        let reply = self
+            .append_checked(
                 &caller,
                 &request.battle_id,
                 &request.request_id,
@@ -1110,13 +1193,14 @@ impl Resolver for ResolverService {
                 Some(action),
                 Event::JudgeRuling(ruling),
             )
-            .await?,
-        ))
+            .await?;
+        Ok(Response::new(post::event(format, reply, None)))
     }
 
     async fn close(&self, request: Request<CloseRequest>) -> Result<Response<EventResponse>, Status> {
         let caller = authorize(&request, "Close", rights::CLOSE)?;
         let request = request.into_inner();
+        let format = post::format(request.post_format)?;
         validate::battle_id(&request.battle_id)?;
         validate::request_id(&request.request_id, MAX_REQUEST_ID_BYTES)?;
         validate::line("by", &request.by, MAX_TEXT_BYTES)?;
@@ -1144,6 +1228,7 @@ impl Resolver for ResolverService {
                 permalink: self.permalink(battle_id, version),
                 // Set below, from the reveal.
                 head_hash: String::new(),
+                post: None,
             },
             (None, None) => {
                 self.append_checked(&caller, battle_id, &request.request_id, key.clone(), None, event).await?
@@ -1157,11 +1242,11 @@ impl Resolver for ResolverService {
         };
         // The close's last record is the SeedRevealed after the BattleClosed:
         // its hash is the head the reply gives.
-        closed.head_hash = match self.roller.clone().reveal(reveal).await {
+        let (head_hash, revealed) = match self.roller.clone().reveal(reveal).await {
             Ok(revealed) => {
                 let version = revealed.into_inner().version;
                 match self.recorded_event(battle_id, version).await? {
-                    Some(Journaled { event: Event::SeedRevealed(_), hash }) => hash,
+                    Some(Journaled { event: Event::SeedRevealed(revealed), hash }) => (hash, revealed),
                     _ => return Err(internal(format!("roller: version {version} is not its SeedRevealed"))),
                 }
             }
@@ -1170,11 +1255,12 @@ impl Resolver for ResolverService {
             Err(status)
                 if Error::from_status(&status).is_some_and(|e| e.reason == JournalReason::EpochRevealed.into()) =>
             {
-                self.closing_reveal_hash(battle_id, closed.version).await?
+                self.closing_reveal(battle_id, closed.version).await?
             }
             Err(status) => return Err(downstream("roller", status)),
         };
-        Ok(Response::new(closed))
+        closed.head_hash = head_hash;
+        Ok(Response::new(post::event(format, closed, Some(&revealed))))
     }
 
     async fn get_battle(&self, request: Request<GetBattleRequest>) -> Result<Response<GetBattleResponse>, Status> {
@@ -1198,11 +1284,13 @@ impl Resolver for ResolverService {
             _ => view,
         };
         let rules = view.rules.as_ref().ok_or_else(|| internal("an opened battle without rules"))?;
+        let state = state_struct(rules.state())?;
         Ok(Response::new(GetBattleResponse {
+            state_json: json_text(Some(&state)),
             battle_id: request.battle_id,
             ruleset: rules.ruleset().to_string(),
             version: view.head().unwrap_or_default(),
-            state: Some(state_struct(rules.state())?),
+            state: Some(state),
             closed: view.closed(),
             next_nonce: view.next_nonce(),
             epoch: view.stream.epoch,
@@ -1335,6 +1423,18 @@ impl Resolver for ResolverService {
         request: Request<ListRulesetsRequest>,
     ) -> Result<Response<ListRulesetsResponse>, Status> {
         authorize(&request, "ListRulesets", rights::READ)?;
-        Ok(Response::new(ListRulesetsResponse { rulesets: RulesetId::ALL.iter().map(ToString::to_string).collect() }))
+        Ok(Response::new(ListRulesetsResponse {
+            rulesets: RulesetId::ALL.iter().map(ToString::to_string).collect(),
+            ruleset_infos: ruleset_infos(),
+        }))
+    }
+
+    async fn list_battles(
+        &self,
+        request: Request<battlelog_proto::v1::ListBattlesRequest>,
+    ) -> Result<Response<battlelog_proto::v1::ListBattlesResponse>, Status> {
+        let caller = authorize(&request, "ListBattles", rights::READ)?;
+        let page = crate::listing::list_battles(&self.journal, &caller, request.into_inner(), self.max_list_page_size);
+        Ok(Response::new(page.await?))
     }
 }

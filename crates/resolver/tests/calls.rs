@@ -106,8 +106,12 @@ async fn open(stack: &mut Stack, battle_id: &str) {
 /// A pbta move (one 2d6 roll); returns the resolution's version and nonces.
 async fn act(stack: &mut Stack, battle_id: &str, request_id: &str) -> (u64, Vec<u64>) {
     let action = json!({"type": "move", "actor": "ash", "trait": "cool", "stakes": "x"});
-    let request =
-        ActRequest { battle_id: battle_id.into(), action: Some(object(action)), request_id: request_id.into() };
+    let request = ActRequest {
+        battle_id: battle_id.into(),
+        action: Some(object(action)),
+        request_id: request_id.into(),
+        ..Default::default()
+    };
     let response = stack.resolver.act(request).await.expect("act").into_inner();
     (response.version, response.resolved.expect("resolved").rolls)
 }

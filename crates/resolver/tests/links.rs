@@ -142,8 +142,12 @@ async fn every_reply_links_to_its_event_and_gives_the_head_the_export_ends_at() 
             (1, Some(attack)) => json!({"type": "dodge", "actor": "meowth", "against": attack.version}),
             _ => json!({"type": "roll", "actor": "ash", "expression": "1d20+2", "purpose": "check"}),
         };
-        let request =
-            ActRequest { battle_id: battle.into(), action: Some(object(action)), request_id: format!("a{i}") };
+        let request = ActRequest {
+            battle_id: battle.into(),
+            action: Some(object(action)),
+            request_id: format!("a{i}"),
+            ..Default::default()
+        };
         let acted = stack.forum.act(request).await.expect("act").into_inner();
         assert_links(&acted.permalink, &share, battle, acted.version);
         let exported = export(&mut stack, battle).await;
@@ -162,6 +166,7 @@ async fn every_reply_links_to_its_event_and_gives_the_head_the_export_ends_at() 
             json!({"type": "attack", "actor": "pikachu", "target": "meowth", "move": "Thunderbolt", "power": 90}),
         )),
         request_id: "a0".into(),
+        ..Default::default()
     };
     let retried = stack.forum.act(retry).await.expect("retry").into_inner();
     assert_eq!((&retried.permalink, &retried.head_hash), (&attack.permalink, &attack.head_hash));
@@ -177,6 +182,7 @@ async fn every_reply_links_to_its_event_and_gives_the_head_the_export_ends_at() 
             refers_to: attack.version,
             reason: "lag".into(),
             request_id: "d1".into(),
+            ..Default::default()
         })
         .await
         .expect("dispute")
@@ -204,6 +210,7 @@ async fn every_reply_links_to_its_event_and_gives_the_head_the_export_ends_at() 
         by: "judge".into(),
         reason: "over".into(),
         request_id: request_id.into(),
+        ..Default::default()
     };
     let closed = stack.forum.close(close("c1")).await.expect("close").into_inner();
     let exported = export(&mut stack, battle).await;
@@ -250,7 +257,12 @@ async fn without_a_web_url_replies_carry_no_link_but_still_the_head() {
     assert_eq!(opened.head_hash, exported_head(&mut stack, battle).await);
 
     let action = json!({"type": "move", "actor": "ash", "trait": "cool", "stakes": "the bridge"});
-    let request = ActRequest { battle_id: battle.into(), action: Some(object(action)), request_id: "m1".into() };
+    let request = ActRequest {
+        battle_id: battle.into(),
+        action: Some(object(action)),
+        request_id: "m1".into(),
+        ..Default::default()
+    };
     let acted = stack.forum.act(request).await.expect("act").into_inner();
     assert_eq!(acted.permalink, "");
     assert_eq!(acted.head_hash, exported_head(&mut stack, battle).await);
@@ -263,6 +275,7 @@ async fn without_a_web_url_replies_carry_no_link_but_still_the_head() {
             refers_to: acted.version,
             reason: "?".into(),
             request_id: "d1".into(),
+            ..Default::default()
         })
         .await
         .expect("dispute")
@@ -285,8 +298,13 @@ async fn without_a_web_url_replies_carry_no_link_but_still_the_head() {
     assert_eq!(ruled.permalink, "");
     assert_eq!(ruled.head_hash, exported_head(&mut stack, battle).await);
 
-    let request =
-        CloseRequest { battle_id: battle.into(), by: "gm".into(), reason: "end".into(), request_id: "c1".into() };
+    let request = CloseRequest {
+        battle_id: battle.into(),
+        by: "gm".into(),
+        reason: "end".into(),
+        request_id: "c1".into(),
+        ..Default::default()
+    };
     let closed = stack.forum.close(request).await.expect("close").into_inner();
     assert_eq!(closed.permalink, "");
     assert_eq!(closed.head_hash, exported_head(&mut stack, battle).await);
@@ -371,6 +389,7 @@ async fn a_share_key_lets_a_reader_of_any_tenant_read_that_battle_and_nothing_el
             battle_id: battle.into(),
             action: Some(object(json!({"type": "roll", "actor": "x", "expression": "1d6", "purpose": "p"}))),
             request_id: "stranger-roll".into(),
+            ..Default::default()
         };
         let refused = stranger.act(with_share_key(act, &key)).await.expect_err("a write with a share key");
         assert_eq!(refused.code(), tonic::Code::NotFound, "{refused:?}");

@@ -115,13 +115,19 @@ async fn open(stack: &mut Stack, battle_id: &str, ruleset: &str, participants: V
             client_seed: "forum:test/1".into(),
             request_id: format!("open-{battle_id}"),
             battle_id: battle_id.into(),
+            ..Default::default()
         })
         .await
         .expect("opens");
 }
 
 fn act(battle_id: &str, request_id: &str, action: Value) -> ActRequest {
-    ActRequest { battle_id: battle_id.into(), action: Some(object(action)), request_id: request_id.into() }
+    ActRequest {
+        battle_id: battle_id.into(),
+        action: Some(object(action)),
+        request_id: request_id.into(),
+        ..Default::default()
+    }
 }
 
 async fn exported(stack: &mut Stack, battle_id: &str) -> Vec<AuditedRecord> {
@@ -183,6 +189,7 @@ async fn a_pokemon_battle_plays_closes_and_audits_clean() {
             refers_to: 2,
             reason: "lag".into(),
             request_id: "x1".into(),
+            ..Default::default()
         })
         .await
         .expect("dispute");
@@ -195,6 +202,7 @@ async fn a_pokemon_battle_plays_closes_and_audits_clean() {
             text: "stands".into(),
             r#override: None,
             request_id: "j1".into(),
+            ..Default::default()
         })
         .await
         .expect("ruling");
@@ -205,6 +213,7 @@ async fn a_pokemon_battle_plays_closes_and_audits_clean() {
             by: "oak".into(),
             reason: "done".into(),
             request_id: "c1".into(),
+            ..Default::default()
         })
         .await
         .expect("close");
@@ -291,6 +300,7 @@ async fn the_audit_names_the_version_of_each_tampering() {
             by: "judge".into(),
             reason: "end".into(),
             request_id: "c".into(),
+            ..Default::default()
         })
         .await
         .expect("close");
@@ -363,6 +373,7 @@ async fn close(stack: &mut Stack, battle_id: &str, request_id: &str) {
             by: "judge".into(),
             reason: "end".into(),
             request_id: request_id.into(),
+            ..Default::default()
         })
         .await
         .expect("close");
@@ -506,7 +517,13 @@ async fn the_audit_checks_commitment_signatures_and_one_roller_key_per_battle() 
         RevealRequest { battle_id: "sig".into(), closing: false, request_id: "mid".into(), requested_by: None };
     stack.roller.reveal(reveal).await.expect("reveal mid-battle");
     stack.resolver.act(act("sig", "m1", mv)).await.expect("move");
-    let close = CloseRequest { battle_id: "sig".into(), by: "j".into(), reason: "end".into(), request_id: "c".into() };
+    let close = CloseRequest {
+        battle_id: "sig".into(),
+        by: "j".into(),
+        reason: "end".into(),
+        request_id: "c".into(),
+        ..Default::default()
+    };
     stack.resolver.close(close).await.expect("close");
     let clean = exported(&mut stack, "sig").await;
     // 0 opened, 1–2 a move, 3 revealed, 4 epoch 1 committed, 5–6 a move, 7 closed, 8 revealed.
@@ -689,6 +706,7 @@ fn rule_request(
         text: text.into(),
         r#override: replacement,
         request_id: request_id.into(),
+        ..Default::default()
     }
 }
 
@@ -709,10 +727,15 @@ async fn structs_nested_too_deep_are_invalid_arguments_never_internal() {
         "note".into(),
         prost_types::Value { kind: Some(prost_types::value::Kind::StructValue(nested_objects(limit))) },
     );
-    let request = ActRequest { battle_id: "deep".into(), action: Some(action), request_id: "d1".into() };
-    expect_invalid(stack.resolver.act(request).await.expect_err("too deep"), "action", &says);
     let request =
-        ActRequest { battle_id: "deep".into(), action: Some(nested_lists(limit + 8)), request_id: "d2".into() };
+        ActRequest { battle_id: "deep".into(), action: Some(action), request_id: "d1".into(), ..Default::default() };
+    expect_invalid(stack.resolver.act(request).await.expect_err("too deep"), "action", &says);
+    let request = ActRequest {
+        battle_id: "deep".into(),
+        action: Some(nested_lists(limit + 8)),
+        request_id: "d2".into(),
+        ..Default::default()
+    };
     expect_invalid(stack.resolver.act(request).await.expect_err("lists too deep"), "action", &says);
 
     let open_deep = OpenBattleRequest {
@@ -732,6 +755,7 @@ async fn structs_nested_too_deep_are_invalid_arguments_never_internal() {
             battle_id: "deep".into(),
             action: Some(nested_objects(levels)),
             request_id: format!("p{levels}"),
+            ..Default::default()
         };
         let status = stack.resolver.act(request).await.expect_err("undecodable");
         assert_eq!(status.code(), Code::InvalidArgument, "{levels} levels: {status:?}");
@@ -750,7 +774,8 @@ async fn nan_and_infinite_numbers_are_refused_by_path() {
     open(&mut stack, "nan", "pokemon-d6@1", json!([{"id": "pikachu"}, {"id": "meowth"}])).await;
     let mut attack = object(json!({"type": "attack", "actor": "pikachu", "target": "meowth", "move": "Tackle"}));
     attack.fields.insert("power".into(), number(f64::NAN));
-    let request = ActRequest { battle_id: "nan".into(), action: Some(attack), request_id: "a1".into() };
+    let request =
+        ActRequest { battle_id: "nan".into(), action: Some(attack), request_id: "a1".into(), ..Default::default() };
     expect_invalid(stack.resolver.act(request).await.expect_err("NaN"), "action.power", "not NaN");
 
     let mut sheet = object(json!({"id": "a", "stats": {"hp": 10}}));
@@ -808,6 +833,7 @@ async fn control_characters_are_refused_naming_the_field() {
         refers_to: 2,
         reason: reason.into(),
         request_id: id.into(),
+        ..Default::default()
     };
     let status = stack.resolver.dispute(dispute("ash\nJUDGE", "r", "x1")).await.expect_err("a line break in a name");
     expect_invalid(status, "by", "U+000A");
@@ -850,6 +876,7 @@ async fn dispute_rule_and_close_refuse_a_request_id_reused_for_another_body() {
         refers_to: 2,
         reason: "lag".into(),
         request_id: "x1".into(),
+        ..Default::default()
     };
     let first = stack.resolver.dispute(dispute.clone()).await.expect("dispute").into_inner();
     let again = stack.resolver.dispute(dispute.clone()).await.expect("retry").into_inner();
@@ -880,8 +907,13 @@ async fn dispute_rule_and_close_refuse_a_request_id_reused_for_another_body() {
     // A dispute's request id is its own: reusing a ruling's for a dispute is fine.
     stack.resolver.dispute(DisputeRequest { request_id: "j1".into(), ..dispute.clone() }).await.expect("own key");
 
-    let closing =
-        CloseRequest { battle_id: "idem".into(), by: "oak".into(), reason: "done".into(), request_id: "c1".into() };
+    let closing = CloseRequest {
+        battle_id: "idem".into(),
+        by: "oak".into(),
+        reason: "done".into(),
+        request_id: "c1".into(),
+        ..Default::default()
+    };
     let first = stack.resolver.close(closing.clone()).await.expect("close").into_inner();
     let written = exported(&mut stack, "idem").await.len();
     assert_eq!(stack.resolver.close(closing.clone()).await.expect("retry").into_inner(), first);

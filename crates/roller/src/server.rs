@@ -125,6 +125,7 @@ pub async fn serve_limited(
     edge::server(tls, &limits)?
         .add_service(health_service)
         .add_service(grpc::reflection(<RollerServer<RollerService> as tonic::server::NamedService>::NAME)?)
+        .add_service(grpc::reflection_v1alpha(<RollerServer<RollerService> as tonic::server::NamedService>::NAME)?)
         .add_service(InterceptedService::new(
             RollerServer::new(service),
             Authenticator::only(verifier, "Roller", &[Role::Service]),

@@ -55,6 +55,30 @@ pub enum ActionKind {
 }
 
 impl ActionKind {
+    /// Every kind, in the order of [`Action`]'s variants.
+    pub const ALL: [ActionKind; 15] = [
+        ActionKind::Attack,
+        ActionKind::StatusMove,
+        ActionKind::Dodge,
+        ActionKind::Metronome,
+        ActionKind::Pass,
+        ActionKind::Cast,
+        ActionKind::Defend,
+        ActionKind::StartEpisode,
+        ActionKind::Strike,
+        ActionKind::Effect,
+        ActionKind::ExchangeChoice,
+        ActionKind::Move,
+        ActionKind::Ruling,
+        ActionKind::Dispute,
+        ActionKind::Roll,
+    ];
+
+    /// The kind whose JSON `type` is `name`.
+    pub fn from_name(name: &str) -> Option<ActionKind> {
+        ActionKind::ALL.into_iter().find(|kind| kind.name() == name)
+    }
+
     /// The JSON `type` string.
     pub fn name(self) -> &'static str {
         match self {

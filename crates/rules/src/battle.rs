@@ -11,6 +11,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::action::{Action, Split};
@@ -28,7 +29,7 @@ pub type Version = u64;
 /// One participant's sheet, e.g. `{"id": "mage", "abilities": {"Рука крови":
 /// {"per_episode": 2, "min_points": 5, "magical": true}}}` (`magical` and
 /// `min_points` under `arcana-2d10@2` only).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Participant {
     pub id: String,
@@ -47,7 +48,7 @@ impl Participant {
 }
 
 /// One ability on an `arcana-2d10` sheet.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AbilitySheet {
     /// Uses allowed per episode; no limit without it.

@@ -3,6 +3,7 @@
 //! `override` replaces fields of an earlier outcome, and replay folds the
 //! battle again on top of it.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -16,7 +17,7 @@ use crate::summary::Summary;
 
 /// A judge's ruling on an earlier action (§5.1). Only the judge role may
 /// append it; checking roles is the service's business, not the rules'.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Ruling {
     pub judge: String,
@@ -31,7 +32,7 @@ pub struct Ruling {
 }
 
 /// A participant contests a result (§5.1); a judge answers with a ruling.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Dispute {
     pub by: String,
@@ -44,7 +45,7 @@ pub struct Dispute {
 /// A free roll of any dice expression (§5.2), resolved by no ruleset.
 /// `actor` is whoever rolls: in a Pokémon battle that is often the trainer,
 /// who is no participant, so it is not checked against the sheets.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FreeRoll {
     pub actor: String,
@@ -54,13 +55,13 @@ pub struct FreeRoll {
     pub note: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RulingResult {
     Ruling,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RulingOutcome {
     pub result: RulingResult,
@@ -69,20 +70,20 @@ pub struct RulingOutcome {
     pub overridden: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DisputeResult {
     Disputed,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DisputeOutcome {
     pub result: DisputeResult,
     pub refers_to: Version,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RollOutcome {
     /// The expression's value; 0 when `error` is set.
@@ -127,7 +128,9 @@ pub(crate) fn overridden(
         Err(err) => return Err(invalid(err.to_string())),
     };
     fields.extend(replacement.iter().map(|(name, value)| (name.clone(), value.clone())));
-    let outcome = Outcome::from_json(kind, Value::Object(fields)).map_err(|err| invalid(err.to_string()))?;
+    // The fields laid over came from the override: a refused one is named there.
+    let outcome = Outcome::from_json(kind, Value::Object(fields))
+        .map_err(|err| invalid(format!("{}: {}", err.path_under("override"), err.message)))?;
     crate::outcome::fits_version(ruleset, &outcome).map_err(invalid)?;
     Ok(outcome)
 }

@@ -103,6 +103,17 @@ impl Serialize for Fraction {
     }
 }
 
+/// A fraction is written as text: `"2/3"`, or `"1"` for a whole one.
+impl schemars::JsonSchema for Fraction {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Fraction".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": "string", "pattern": "^[0-9]+(/[0-9]+)?$"})
+    }
+}
+
 impl<'de> Deserialize<'de> for Fraction {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let text = String::deserialize(deserializer)?;

@@ -26,6 +26,9 @@
 //! - [`fraction`]: exact multipliers and round-half-up.
 //! - [`summary`]: one-line Russian and English forum summaries.
 //! - [`script`]: the JSON Lines player behind `battlelog rules play`.
+//! - [`schema`]: each ruleset version's JSON Schemas (sheet, actions,
+//!   outcomes), derived from these types and narrowed per version.
+//! - [`read`]: JSON into these types, naming the path of a refused value.
 
 pub mod action;
 pub mod arcana;
@@ -38,7 +41,9 @@ pub mod fraction;
 pub mod outcome;
 pub mod pbta;
 pub mod pokemon;
+pub mod read;
 pub mod ruleset;
+pub mod schema;
 pub mod script;
 pub mod summary;
 

@@ -7,6 +7,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::action::ActionKind;
+use crate::read::FieldError;
 use crate::ruleset::RulesetId;
 use crate::{arcana, berserk, common, pbta, pokemon};
 
@@ -58,8 +59,9 @@ impl Outcome {
 
     /// Reads the outcome of a `kind` action from its JSON fields (a journal
     /// record, or an outcome with a judge's override laid over it).
-    pub fn from_json(kind: ActionKind, fields: Value) -> Result<Outcome, serde_json::Error> {
-        use serde_json::from_value as read;
+    /// A refusal names the field's path, as [`crate::read`] does.
+    pub fn from_json(kind: ActionKind, fields: Value) -> Result<Outcome, FieldError> {
+        use crate::read::typed as read;
         Ok(match kind {
             ActionKind::Attack => Outcome::Attack(read(fields)?),
             ActionKind::StatusMove => Outcome::StatusMove(read(fields)?),

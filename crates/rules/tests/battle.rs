@@ -199,11 +199,13 @@ fn invalid_rulings_and_disputes_are_rejected() {
         action(json!({"type": "ruling", "judge": "Oak", "refers_to": refers_to, "text": "t", "override": replacement}))
     };
     assert_eq!(battle.dice_needed(&ruling(5, json!({}))), Err(Rejection::UnknownReference { refers_to: 5 }));
-    assert!(matches!(
-        battle.dice_needed(&ruling(0, json!({"counted": "yes"}))),
-        Err(Rejection::OverrideInvalid { .. })
-    ));
-    assert!(matches!(battle.dice_needed(&ruling(0, json!({"luck": 1}))), Err(Rejection::OverrideInvalid { .. })));
+    // The refused field is named by its path in the override.
+    let reason = |replacement: Value| match battle.dice_needed(&ruling(0, replacement)) {
+        Err(Rejection::OverrideInvalid { reason, .. }) => reason,
+        other => panic!("not an invalid override: {other:?}"),
+    };
+    assert_eq!(reason(json!({"counted": "yes"})), "override.counted: invalid type: string \"yes\", expected a boolean");
+    assert!(reason(json!({"luck": 1})).starts_with("override.luck: unknown field `luck`"));
     let dispute = action(json!({"type": "dispute", "by": "ash", "refers_to": 0, "reason": "meowth is slow"}));
     let resolution = battle.resolve(1, &dispute, &[]).expect("disputes");
     assert_eq!(fields(&resolution.outcome), json!({"result": "disputed", "refers_to": 0}));

@@ -41,22 +41,46 @@ pub fn health() -> (
 
 /// Server reflection over every battlelog proto, so `grpcurl` and friends
 /// work without the `.proto` files. It lists `service` (the full name, e.g.
-/// `battlelog.v1.Roller`), health and reflection: the services this server
-/// answers. Left to itself the builder would list every service in the
-/// descriptors, the other battlelog services' too.
+/// `battlelog.v1.Roller`), health and both reflection versions: the
+/// services this server answers. Left to itself the builder would list
+/// every service in the descriptors, the other battlelog services' too.
+/// Serve [`reflection_v1alpha`] beside it.
 pub fn reflection(
     service: &str,
 ) -> Result<
     tonic_reflection::server::v1::ServerReflectionServer<impl tonic_reflection::server::v1::ServerReflection>,
     tonic_reflection::server::Error,
 > {
+    reflection_builder(service).build_v1()
+}
+
+/// The same reflection under `grpc.reflection.v1alpha`, served beside
+/// [`reflection`]: many clients still ask only v1alpha (Python's
+/// `grpcio-reflection`, older `grpcurl`) and would get `UNIMPLEMENTED`
+/// from a v1-only server. Both list the same services.
+pub fn reflection_v1alpha(
+    service: &str,
+) -> Result<
+    tonic_reflection::server::v1alpha::ServerReflectionServer<impl tonic_reflection::server::v1alpha::ServerReflection>,
+    tonic_reflection::server::Error,
+> {
+    reflection_builder(service).build_v1alpha()
+}
+
+/// What both reflection versions describe. Each builder adds its own
+/// version's descriptors; the other's are registered here so that every
+/// service listed can also be described (a file registered twice is kept
+/// once).
+fn reflection_builder(service: &str) -> tonic_reflection::server::Builder<'static> {
     tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(battlelog_proto::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_reflection::pb::v1::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_reflection::pb::v1alpha::FILE_DESCRIPTOR_SET)
         .with_service_name(service)
         .with_service_name("grpc.health.v1.Health")
         .with_service_name("grpc.reflection.v1.ServerReflection")
-        .build_v1()
+        .with_service_name("grpc.reflection.v1alpha.ServerReflection")
 }
 
 /// The connections `listener` accepts, with Nagle's algorithm off: small

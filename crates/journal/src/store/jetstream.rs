@@ -475,7 +475,10 @@ fn decode_payload(mut payload: &[u8]) -> Result<Vec<(Hash, Vec<u8>)>, String> {
     Ok(out)
 }
 
-fn position(sequence: u64, index: usize) -> u64 {
+/// The global position of the `index`th record of the message at stream
+/// `sequence` (what reads report; battlelog-webhooks computes it from a
+/// message it consumes).
+pub fn position(sequence: u64, index: usize) -> u64 {
     (sequence << INDEX_BITS) | index as u64
 }
 

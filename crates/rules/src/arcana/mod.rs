@@ -13,23 +13,26 @@ pub mod v2;
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::battle::Version;
 
 /// Use an ability or a skill (§2.1).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Cast {
     pub actor: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ability: Option<String>,
     /// 1..=12; anything else is rejected by the rules, not by the parser.
+    #[schemars(description = "The skill's points, 1 to 12.")]
     pub skill_points: i64,
     #[serde(default = "yes")]
     pub specialization_matches: bool,
     /// Only one artifact counts: a list is read as its maximum.
     #[serde(default, deserialize_with = "one_artifact")]
+    #[schemars(schema_with = "artifact_bonus_schema")]
     pub artifact_bonus: u32,
     #[serde(default)]
     pub berserk_bonus: u32,
@@ -43,7 +46,7 @@ pub struct Cast {
 
 /// The defence in an exchange of blows (§2.2): a cast of its own against an
 /// earlier cast.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Defend {
     pub actor: String,
@@ -53,6 +56,7 @@ pub struct Defend {
     #[serde(default = "yes")]
     pub specialization_matches: bool,
     #[serde(default, deserialize_with = "one_artifact")]
+    #[schemars(schema_with = "artifact_bonus_schema")]
     pub artifact_bonus: u32,
     #[serde(default)]
     pub berserk_bonus: u32,
@@ -66,7 +70,7 @@ pub struct Defend {
 }
 
 /// Resets every per-episode counter (§2.3).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StartEpisode {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -75,6 +79,12 @@ pub struct StartEpisode {
 
 fn yes() -> bool {
     true
+}
+
+/// What `one_artifact` reads: one bonus, or a list read as its maximum.
+fn artifact_bonus_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let bonus = generator.subschema_for::<u32>();
+    schemars::json_schema!({"anyOf": [bonus, {"type": "array", "items": bonus}]})
 }
 
 fn one_artifact<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u32, D::Error> {
@@ -133,7 +143,7 @@ impl Defend {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CastResult {
     CriticalSuccess,
@@ -154,7 +164,7 @@ impl CastResult {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CastOutcome {
     pub result: CastResult,
@@ -163,7 +173,7 @@ pub struct CastOutcome {
     pub concentration_broken: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DefendOutcome {
     pub result: CastResult,
@@ -173,13 +183,13 @@ pub struct DefendOutcome {
     pub attack_lands: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum EpisodeResult {
     EpisodeStarted,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EpisodeOutcome {
     pub result: EpisodeResult,

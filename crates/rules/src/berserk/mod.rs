@@ -12,6 +12,7 @@
 pub mod v1;
 pub mod v2;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
@@ -20,7 +21,7 @@ use crate::outcome::{Outcome, present_or_null};
 use crate::ruleset::RulesetId;
 
 /// The attacking card of a strike.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Attacker {
     pub id: String,
@@ -33,12 +34,24 @@ pub struct Attacker {
     pub die_modifier: i32,
     /// `@1` only (absent reads as `false`); `@2` refuses it.
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "sent")]
+    #[schemars(with = "bool")]
     pub avoid_exchange: Option<bool>,
     /// `@2` only: a feature that replaces this side's die (an integer 1–6).
     /// Kept as sent, so anything else is a rejection naming the rule rather
     /// than a parse error; `null` is kept too, so it is refused as well.
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "sent")]
+    #[schemars(
+        schema_with = "fixed_roll_schema",
+        description = "A feature that replaces this side's die: it draws none."
+    )]
     pub fixed_roll: Option<Value>,
+}
+
+/// What a `fixed_roll` may be (§6.3.2): an integer 1–6. The parser keeps
+/// whatever is sent, so that `berserk@2` refuses anything else by its rule;
+/// the schema says what the rule accepts.
+fn fixed_roll_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": "integer", "minimum": 1, "maximum": 6})
 }
 
 /// A field that is `Some` whenever it is sent — a `null` too (as
@@ -49,7 +62,7 @@ fn sent<'de, D: Deserializer<'de>, T: Deserialize<'de>>(deserializer: D) -> Resu
 }
 
 /// The defending card of a strike.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Defender {
     pub id: String,
@@ -64,13 +77,18 @@ pub struct Defender {
     pub closed: bool,
     /// `@1` only (absent reads as `false`); `@2` refuses it.
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "sent")]
+    #[schemars(with = "bool")]
     pub avoid_exchange: Option<bool>,
     /// `@2` only, as [`Attacker::fixed_roll`]; ignored without a fight.
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "sent")]
+    #[schemars(
+        schema_with = "fixed_roll_schema",
+        description = "A feature that replaces this side's die: it draws none; ignored without a fight."
+    )]
     pub fixed_roll: Option<Value>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StrikeKind {
     Simple,
@@ -84,7 +102,7 @@ pub enum StrikeKind {
 }
 
 /// One strike (§3.1).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Strike {
     pub attacker: Attacker,
@@ -100,7 +118,7 @@ pub struct Strike {
 /// `berserk@2` (RULES.md §6.3.1): the side that rolled higher in a fight
 /// whose row has both sides striking chooses, knowing the dice, whether to
 /// step one row toward zero and take no blow. Draws no dice.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExchangeChoice {
     /// That side's `id` in the strike.
@@ -109,16 +127,18 @@ pub struct ExchangeChoice {
     /// index of the strike's action line). Optional in the vocabulary so
     /// that a missing one is a rejection naming the rule.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(description = "The battle version of the strike this choice answers.")]
     pub against: Option<Version>,
     /// Kept as sent: anything but a boolean is a rejection naming the rule.
     #[serde(default)]
+    #[schemars(with = "bool", description = "Step one row toward zero and take no blow.")]
     pub avoid: Value,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
 
 /// A spell or effect of strength X-Y-Z (§3.2).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Effect {
     pub actor: String,
@@ -129,7 +149,7 @@ pub struct Effect {
     pub note: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Tier {
     Weak,
@@ -156,7 +176,7 @@ impl Tier {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StrikeOutcome {
     pub fight: bool,
@@ -173,11 +193,12 @@ pub struct StrikeOutcome {
     /// `@2` always (§6.3.1): the side that may still choose to avoid the
     /// exchange, or `null`. Absent under `@1`.
     #[serde(default, skip_serializing_if = "Option::is_none", with = "present_or_null")]
+    #[schemars(with = "Option<Side>")]
     pub pending_choice: Option<Option<Side>>,
 }
 
 /// A side of a strike.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Side {
     Attacker,
@@ -195,7 +216,7 @@ impl Side {
 }
 
 /// The outcome of an [`ExchangeChoice`] (§6.3.1): the strike's final row.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExchangeOutcome {
     pub exchange_avoided: bool,
@@ -210,7 +231,7 @@ pub struct ExchangeOutcome {
     pub defender_damage: Option<u32>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum EffectTier {
     X,
@@ -218,7 +239,7 @@ pub enum EffectTier {
     Z,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EffectOutcome {
     pub tier: EffectTier,

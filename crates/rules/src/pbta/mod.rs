@@ -8,13 +8,14 @@
 pub mod v1;
 pub mod v2;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The six traits of a trainer's sheet.
 pub const TRAITS: [&str; 6] = ["brawn", "grace", "charm", "grit", "wits", "cool"];
 
 /// A move (§4.1).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Move {
     pub actor: String,
@@ -35,7 +36,7 @@ pub struct Move {
     pub note: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum MoveResult {
     FullSuccess,
@@ -43,7 +44,7 @@ pub enum MoveResult {
     Miss,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MoveOutcome {
     pub result: MoveResult,

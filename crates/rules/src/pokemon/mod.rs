@@ -13,6 +13,7 @@ pub mod v2;
 
 use std::collections::BTreeMap;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::battle::Version;
@@ -21,7 +22,7 @@ use crate::outcome::{Outcome, present_or_null};
 use crate::ruleset::RulesetId;
 
 /// A physical or special move (§1.1).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Attack {
     pub actor: String,
@@ -55,7 +56,7 @@ pub struct Attack {
 }
 
 /// What a `high_crit` move with an `effect` takes on a 5.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Prefer {
     #[default]
@@ -64,7 +65,7 @@ pub enum Prefer {
 }
 
 /// A status attack (§1.2).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StatusMove {
     pub actor: String,
@@ -77,7 +78,7 @@ pub struct StatusMove {
 }
 
 /// The defender's reaction (§1.3, and §6.1.3 under `@2`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Dodge {
     pub actor: String,
@@ -85,6 +86,7 @@ pub struct Dodge {
     /// dodge answers. Optional in the vocabulary so that a missing one is a
     /// rejection naming the rule, not a parse error.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(description = "The battle version of the attack this dodge answers.")]
     pub against: Option<Version>,
     /// The attack was a priority move: −1 on the dodge die. Ignored under
     /// `@2`, which takes it from the attack.
@@ -101,7 +103,7 @@ pub struct Dodge {
 }
 
 /// A move picked at random from a list (§1.4).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Metronome {
     pub actor: String,
@@ -111,7 +113,7 @@ pub struct Metronome {
 }
 
 /// Skipping a turn (§1.5).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Pass {
     pub actor: String,
@@ -119,7 +121,7 @@ pub struct Pass {
     pub note: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum AttackResult {
     Miss,
@@ -133,7 +135,7 @@ pub enum AttackResult {
 
 /// The outcome of an [`Attack`]. Which fields are present depends on the
 /// result, exactly as RULES.md §1.1 lists them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AttackOutcome {
     pub result: AttackResult,
@@ -148,6 +150,7 @@ pub struct AttackOutcome {
     pub damage: Option<u64>,
     /// With `hit` and `crit`: `Some(None)` is written `null` (no effect).
     #[serde(default, skip_serializing_if = "Option::is_none", with = "present_or_null")]
+    #[schemars(with = "Option<String>")]
     pub effect_applied: Option<Option<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interrupts_target: Option<bool>,
@@ -174,7 +177,7 @@ impl AttackOutcome {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StatusMoveResult {
     Success,
@@ -183,7 +186,7 @@ pub enum StatusMoveResult {
     Flinched,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StatusMoveOutcome {
     pub result: StatusMoveResult,
@@ -196,7 +199,7 @@ pub struct StatusMoveOutcome {
 }
 
 /// How a `@2` dodge went (§6.1.3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DodgeResult {
     /// The dodge die was rolled and read on the table of §1.3.
@@ -207,7 +210,7 @@ pub enum DodgeResult {
     Flinched,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DodgeOutcome {
     /// `@2` only; absent under `@1`.
@@ -220,19 +223,19 @@ pub struct DodgeOutcome {
     pub damage_after: Option<u64>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MetronomeOutcome {
     pub picked: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PassResult {
     Pass,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PassOutcome {
     pub result: PassResult,

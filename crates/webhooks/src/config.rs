@@ -1,0 +1,282 @@
+//! Configuration: defaults ← TOML file ← `BATTLELOG_WEBHOOKS_*` environment
+//! ← flags, validated before anything starts (battlelog_runtime::config).
+//!
+//! The endpoints are per tenant, in the file only (a table per tenant):
+//!
+//! ```toml
+//! [tenants.forum-a]
+//! url = "https://forum-a.example/battlelog/webhook"
+//! secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+//! ```
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub use battlelog_runtime::config::{ConfigError, Layers};
+use battlelog_runtime::logging::LogFormat;
+use serde::{Deserialize, Serialize};
+
+use crate::signature::Secret;
+
+/// The service name in its variables (`BATTLELOG_WEBHOOKS_*`).
+pub const SERVICE: &str = "webhooks";
+
+/// One tenant's endpoint.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TenantEndpoint {
+    /// Where its events are POSTed: `http://` or `https://`.
+    pub url: String,
+    /// The signing secret, `whsec_<base64>` (Standard Webhooks).
+    pub secret: String,
+}
+
+/// The webhooks service's configuration.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// The HTTP listen address of `/metrics` and the admin endpoints.
+    pub listen: SocketAddr,
+    /// The NATS server with the journal's JetStream fan-out; credentials
+    /// may be given in it (`nats://webhooks:<password>@host:4222`).
+    pub nats_url: String,
+    /// The JetStream stream the journal publishes committed events to
+    /// (the journal's `nats_stream`).
+    pub nats_stream: String,
+    /// Their subject prefix (the journal's `nats_subject_prefix`).
+    pub nats_subject_prefix: String,
+    /// The durable consumer's name: a restart resumes where it left off.
+    pub consumer: String,
+    /// How long JetStream waits for this service to acknowledge a message
+    /// before it delivers it again, in milliseconds.
+    pub ack_wait_ms: u64,
+    /// Most messages JetStream hands this service unacknowledged at once.
+    pub max_ack_pending: u64,
+    /// Where the queue of deliveries and the parked ones are kept (sled).
+    pub data_dir: PathBuf,
+    /// How long one POST may take (connecting included), in milliseconds.
+    pub request_timeout_ms: u64,
+    /// The first retry's delay, in milliseconds; each next one doubles, up
+    /// to `retry_max_ms`, with jitter (a delay is drawn in [d/2, d]).
+    pub retry_initial_ms: u64,
+    /// The longest delay between two attempts, in milliseconds.
+    pub retry_max_ms: u64,
+    /// Attempts of one delivery before it is parked.
+    pub retry_max_attempts: u32,
+    /// How long after it was received a delivery that still fails is
+    /// parked, in seconds, whatever its attempts.
+    pub retry_max_age_secs: u64,
+    /// Most POSTs in flight at once, all tenants together.
+    pub max_concurrent_deliveries: usize,
+    /// Log filter (`RUST_LOG` wins when set).
+    pub log: String,
+    pub log_format: LogFormat,
+    /// Public key files (PEM) whose tokens the admin endpoints accept
+    /// (the `service` role only).
+    #[serde(deserialize_with = "battlelog_runtime::config::comma_separated")]
+    pub auth_keys: Vec<PathBuf>,
+    /// The longest a token may be valid (`exp` − `iat`), in seconds.
+    pub token_max_lifetime_secs: u64,
+    /// The revocation list (battlelog_auth::revoke). None: no list.
+    pub revoked_tokens_file: Option<PathBuf>,
+    /// How often, at most, the revocation list is re-read, in milliseconds.
+    pub revoked_tokens_reload_ms: u64,
+    /// Each tenant's endpoint, by tenant (`BattleOpened.tenant`); events of
+    /// a tenant without one are not delivered (and counted as skipped).
+    pub tenants: BTreeMap<String, TenantEndpoint>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            listen: SocketAddr::from(([127, 0, 0, 1], 50054)),
+            nats_url: "nats://127.0.0.1:4222".into(),
+            nats_stream: "BATTLELOG_EVENTS".into(),
+            nats_subject_prefix: "battlelog.events".into(),
+            consumer: "battlelog-webhooks".into(),
+            ack_wait_ms: 30_000,
+            max_ack_pending: 1_000,
+            data_dir: PathBuf::from("data/webhooks"),
+            request_timeout_ms: 10_000,
+            retry_initial_ms: 500,
+            retry_max_ms: 60_000,
+            retry_max_attempts: 12,
+            retry_max_age_secs: 3_600,
+            max_concurrent_deliveries: 64,
+            log: "info".into(),
+            log_format: LogFormat::Text,
+            auth_keys: Vec::new(),
+            token_max_lifetime_secs: battlelog_auth::DEFAULT_MAX_LIFETIME.as_secs(),
+            revoked_tokens_file: None,
+            revoked_tokens_reload_ms: battlelog_auth::revoke::DEFAULT_RELOAD_EVERY.as_millis() as u64,
+            tenants: BTreeMap::new(),
+        }
+    }
+}
+
+/// The retry schedule of one delivery.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retry {
+    pub initial: Duration,
+    pub max: Duration,
+    pub max_attempts: u32,
+    pub max_age: Duration,
+}
+
+impl Config {
+    /// Defaults, then the file, the environment and the flags, then validation.
+    pub fn load(layers: &Layers) -> Result<Self, ConfigError> {
+        let mut config: Config = layers.extract()?;
+        config.revoked_tokens_file = config.revoked_tokens_file.filter(|path| !path.as_os_str().is_empty());
+        config.validate()?;
+        Ok(config)
+    }
+
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let invalid = |key: &'static str, message: String| Err(ConfigError::Invalid { key, message });
+        if !self.nats_url.split(',').all(|url| url.trim().starts_with("nats://") || url.trim().starts_with("tls://")) {
+            return invalid("nats_url", "must be one or more nats:// or tls:// URLs, comma-separated".into());
+        }
+        for (key, value) in [
+            ("nats_stream", &self.nats_stream),
+            ("nats_subject_prefix", &self.nats_subject_prefix),
+            ("consumer", &self.consumer),
+        ] {
+            if value.is_empty() || value.contains(|c: char| c.is_whitespace() || c == '*' || c == '>') {
+                return invalid(key, format!("{value:?} must be a non-empty NATS name without spaces or wildcards"));
+            }
+        }
+        let at_least_one = [
+            ("ack_wait_ms", self.ack_wait_ms),
+            ("max_ack_pending", self.max_ack_pending),
+            ("request_timeout_ms", self.request_timeout_ms),
+            ("retry_initial_ms", self.retry_initial_ms),
+            ("retry_max_attempts", u64::from(self.retry_max_attempts)),
+            ("retry_max_age_secs", self.retry_max_age_secs),
+            ("max_concurrent_deliveries", self.max_concurrent_deliveries as u64),
+        ];
+        for (key, value) in at_least_one {
+            if value == 0 {
+                return invalid(key, "must be at least 1".into());
+            }
+        }
+        if i64::try_from(self.max_ack_pending).is_err() {
+            return invalid("max_ack_pending", format!("must be at most {}", i64::MAX));
+        }
+        if self.retry_max_ms < self.retry_initial_ms {
+            return invalid("retry_max_ms", format!("must be at least retry_initial_ms ({})", self.retry_initial_ms));
+        }
+        battlelog_runtime::config::require_auth_keys(&self.auth_keys)?;
+        battlelog_runtime::config::require_token_lifetime(self.token_max_lifetime_secs)?;
+        for (tenant, endpoint) in &self.tenants {
+            if tenant.is_empty() || tenant.contains(|c: char| c == '.' || c == '*' || c == '>' || c.is_whitespace()) {
+                return invalid("tenants", format!("{tenant:?} is not a tenant name (a NATS subject token)"));
+            }
+            let url = endpoint.url.parse::<hyper::Uri>();
+            let scheme_ok = url.as_ref().is_ok_and(|u| matches!(u.scheme_str(), Some("http" | "https")));
+            if !scheme_ok || url.as_ref().is_ok_and(|u| u.host().is_none()) {
+                return invalid(
+                    "tenants",
+                    format!("tenants.{tenant}.url {:?} must be an http:// or https:// URL", endpoint.url),
+                );
+            }
+            if let Err(e) = Secret::parse(&endpoint.secret) {
+                return invalid("tenants", format!("tenants.{tenant}.secret: {e}"));
+            }
+        }
+        Ok(())
+    }
+
+    /// The retry schedule as configured.
+    pub fn retry(&self) -> Retry {
+        Retry {
+            initial: Duration::from_millis(self.retry_initial_ms),
+            max: Duration::from_millis(self.retry_max_ms),
+            max_attempts: self.retry_max_attempts,
+            max_age: Duration::from_secs(self.retry_max_age_secs),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key_file() -> (tempfile::TempDir, Layers) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let key = dir.path().join("auth.pub.pem");
+        std::fs::write(&key, "not read by validation").expect("write");
+        let layers = Layers::new(SERVICE).env([("BATTLELOG_WEBHOOKS_AUTH_KEYS".to_owned(), key.display().to_string())]);
+        (dir, layers)
+    }
+
+    fn with_file(dir: &tempfile::TempDir, layers: Layers, text: &str) -> Layers {
+        let path = dir.path().join("webhooks.toml");
+        std::fs::write(&path, text).expect("write");
+        layers.file(Some(path))
+    }
+
+    fn refused_key(layers: &Layers) -> String {
+        match Config::load(layers) {
+            Err(ConfigError::Invalid { key, .. }) => key.to_owned(),
+            Err(ConfigError::Value { key, .. }) => key,
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn tenants_come_from_the_file_and_are_checked() {
+        let (dir, layers) = key_file();
+        let good = "[tenants.forum-a]\nurl = \"https://forum-a.example/hook\"\nsecret = \"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\"\n";
+        let config = Config::load(&with_file(&dir, layers.clone(), good)).expect("valid");
+        assert_eq!(config.tenants["forum-a"].url, "https://forum-a.example/hook");
+
+        for bad in [
+            "[tenants.forum-a]\nurl = \"ftp://forum-a.example/hook\"\nsecret = \"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\"\n",
+            "[tenants.forum-a]\nurl = \"https://forum-a.example/hook\"\nsecret = \"MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\"\n",
+            "[tenants.forum-a]\nurl = \"https://forum-a.example/hook\"\nsecret = \"whsec_!!!\"\n",
+            "[tenants.\"a.b\"]\nurl = \"https://forum-a.example/hook\"\nsecret = \"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\"\n",
+        ] {
+            assert_eq!(refused_key(&with_file(&dir, layers.clone(), bad)), "tenants", "{bad}");
+        }
+        let unknown = "[tenants.forum-a]\nurl = \"https://x.example/\"\nsecret = \"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\"\nsecrte = \"\"\n";
+        assert!(Config::load(&with_file(&dir, layers, unknown)).is_err());
+    }
+
+    #[test]
+    fn every_limit_must_be_at_least_one_and_the_backoff_must_grow() {
+        let (_dir, layers) = key_file();
+        assert!(Config::load(&layers).is_ok(), "the defaults are valid");
+        for key in [
+            "ack_wait_ms",
+            "max_ack_pending",
+            "request_timeout_ms",
+            "retry_initial_ms",
+            "retry_max_attempts",
+            "retry_max_age_secs",
+            "max_concurrent_deliveries",
+        ] {
+            let zero = layers.clone().flags([(key.to_owned(), "0".to_owned())]);
+            assert_eq!(refused_key(&zero), key);
+            let one = layers.clone().flags([(key.to_owned(), "1".to_owned())]);
+            assert!(Config::load(&one).is_ok(), "{key} = 1 is allowed");
+        }
+        // retry_max_ms: just under retry_initial_ms is refused, equal is fine.
+        let flags = |max: &str| {
+            layers
+                .clone()
+                .flags([("retry_initial_ms".to_owned(), "100".to_owned()), ("retry_max_ms".to_owned(), max.to_owned())])
+        };
+        assert_eq!(refused_key(&flags("99")), "retry_max_ms");
+        assert!(Config::load(&flags("100")).is_ok());
+        let pending = layers.clone().flags([("max_ack_pending".to_owned(), (i64::MAX as u64 + 1).to_string())]);
+        assert_eq!(refused_key(&pending), "max_ack_pending");
+    }
+
+    #[test]
+    fn admin_tokens_need_a_key() {
+        assert_eq!(refused_key(&Layers::new(SERVICE)), "auth_keys");
+    }
+}

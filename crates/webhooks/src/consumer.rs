@@ -1,0 +1,155 @@
+//! Following the journal's JetStream fan-out with a durable pull consumer:
+//! each message is routed into the store (crate::store), the store is
+//! flushed, and only then is the message acknowledged, so that a crash at
+//! any point leaves it either in the store or still unacknowledged in
+//! JetStream, which delivers it again (and the store knows it then).
+//!
+//! The sled journal's fan-out carries one event a message; the JetStream
+//! journal's log (`nats_stream = "BATTLELOG_JOURNAL"`, `nats_subject_prefix
+//! = "battlelog.journal"`) one append a message, all of one battle: either
+//! is followed the same way.
+//!
+//! The stream is the journal's to create (on its first publish); until it
+//! exists this waits for it, so the services may start in any order.
+
+use std::time::Duration;
+
+use async_nats::jetstream::{self, consumer::AckPolicy, consumer::DeliverPolicy, consumer::pull};
+use battlelog_runtime::nats_url::NatsUrl;
+use tokio::sync::watch;
+use tokio_stream::StreamExt;
+use tracing::{info, warn};
+
+use crate::deliver::Deliverer;
+use crate::metrics::Metrics;
+use crate::store::{Enqueued, Store};
+
+/// What the consumer needs from the config.
+#[derive(Debug, Clone)]
+pub struct ConsumerOptions {
+    pub nats_url: String,
+    pub stream: String,
+    pub subject_prefix: String,
+    pub durable: String,
+    pub ack_wait: Duration,
+    pub max_ack_pending: i64,
+}
+
+/// How long to wait before trying NATS again after a failure.
+const RETRY_NATS: Duration = Duration::from_secs(1);
+
+/// Follows the stream until `stop`; reconnects after any failure.
+pub async fn follow(
+    options: ConsumerOptions,
+    store: std::sync::Arc<Store>,
+    deliverer: Deliverer,
+    metrics: std::sync::Arc<Metrics>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let url = NatsUrl::new(&options.nats_url);
+    let client = url
+        .connect_options()
+        .name("battlelog-webhooks")
+        .retry_on_initial_connect()
+        .max_reconnects(None)
+        .connection_timeout(Duration::from_secs(2))
+        .reconnect_delay_callback(|attempts| Duration::from_millis((attempts as u64 * 100).min(1000)))
+        .event_callback(|event| async move { info!(%event, "nats") })
+        .connect(url.address())
+        .await;
+    let client = match client {
+        Ok(client) => client,
+        Err(error) => {
+            // Only a malformed address fails here (it retries otherwise).
+            warn!(%error, "cannot connect to NATS; no events are followed");
+            return;
+        }
+    };
+    let context = jetstream::new(client);
+    loop {
+        let result = tokio::select! {
+            result = follow_once(&options, &context, &store, &deliverer, &metrics) => result,
+            _ = stop.wait_for(|stop| *stop) => return,
+        };
+        if let Err(error) = result {
+            warn!(%error, stream = %options.stream, "following the journal's events failed; trying again");
+        }
+        tokio::select! {
+            () = tokio::time::sleep(RETRY_NATS) => {}
+            _ = stop.wait_for(|stop| *stop) => return,
+        }
+    }
+}
+
+async fn follow_once(
+    options: &ConsumerOptions,
+    context: &jetstream::Context,
+    store: &Store,
+    deliverer: &Deliverer,
+    metrics: &Metrics,
+) -> Result<(), String> {
+    let stream = context.get_stream(&options.stream).await.map_err(|e| format!("stream {}: {e}", options.stream))?;
+    let config = pull::Config {
+        durable_name: Some(options.durable.clone()),
+        filter_subject: format!("{}.>", options.subject_prefix),
+        deliver_policy: DeliverPolicy::All,
+        ack_policy: AckPolicy::Explicit,
+        ack_wait: options.ack_wait,
+        max_ack_pending: options.max_ack_pending,
+        ..Default::default()
+    };
+    // Created, or updated to this config (ack_wait, max_ack_pending): a
+    // changed key takes effect at the next start.
+    let consumer: jetstream::consumer::PullConsumer =
+        stream.create_consumer(config).await.map_err(|e| format!("consumer {}: {e}", options.durable))?;
+    let mut messages = consumer.messages().await.map_err(|e| format!("consumer {}: {e}", options.durable))?;
+    info!(stream = %options.stream, consumer = %options.durable, "following the journal's committed events");
+    while let Some(message) = messages.next().await {
+        let message = message.map_err(|e| format!("receiving: {e}"))?;
+        let sequence = message.info().map(|info| info.stream_sequence).unwrap_or_default();
+        let routed = crate::event::entries(
+            &options.subject_prefix,
+            &message.subject,
+            message.headers.as_ref(),
+            &message.payload,
+            sequence,
+        );
+        let entries = match routed {
+            Ok(entries) => entries,
+            Err(error) => {
+                // Not an event of the fan-out (nothing the journal
+                // publishes): counted and logged, and acknowledged so that
+                // it does not block the stream.
+                Metrics::add(&metrics.undecodable, 1);
+                warn!(%error, subject = %message.subject, "not a committed event; skipped");
+                message.ack().await.map_err(|e| format!("ack: {e}"))?;
+                continue;
+            }
+        };
+        let Some(first) = entries.first() else {
+            message.ack().await.map_err(|e| format!("ack: {e}"))?;
+            continue;
+        };
+        if !deliverer.serves(&first.tenant) {
+            Metrics::add(&metrics.skipped_no_endpoint, entries.len() as u64);
+            message.ack().await.map_err(|e| format!("ack: {e}"))?;
+            continue;
+        }
+        Metrics::add(&metrics.received, entries.len() as u64);
+        let mut placed = Vec::with_capacity(entries.len());
+        for entry in &entries {
+            placed.push(store.enqueue(entry).map_err(|e| format!("store: {e}"))?);
+        }
+        store.flush().await.map_err(|e| format!("store: {e}"))?;
+        message.ack().await.map_err(|e| format!("ack: {e}"))?;
+        let battle = first.battle_key();
+        for placed in placed {
+            match placed {
+                Enqueued::Queued => deliverer.wake(battle.clone()),
+                Enqueued::ParkedBehind => Metrics::add(&metrics.parked, 1),
+                Enqueued::AlreadySeen => {}
+            }
+        }
+    }
+    Err("the consumer's messages ended".into())
+}

@@ -1,0 +1,134 @@
+//! The battlelog webhooks: every committed event of a tenant's battles
+//! POSTed to the tenant's endpoint, signed the Standard Webhooks way,
+//! retried in order per battle, parked when it keeps failing, replayable.
+//!
+//! - [`config`]: defaults ← file ← `BATTLELOG_WEBHOOKS_*` ← flags; the
+//!   per-tenant endpoints and secrets (file only).
+//! - [`signature`]: `whsec_` secrets and the `webhook-signature` HMAC.
+//! - [`event`]: a fan-out message (subject, headers, record bytes) into
+//!   the JSON body a tenant receives.
+//! - [`store`]: the queue, the parked deliveries and what was delivered,
+//!   in sled under `data_dir` (why sled: see there).
+//! - [`consumer`]: the durable JetStream consumer of the journal's fan-out
+//!   (or of the JetStream journal's log).
+//! - [`deliver`]: one worker per battle, POSTs with backoff and jitter,
+//!   parking.
+//! - [`metrics`]: the counters and gauges of `/metrics`.
+//! - [`admin`]: the HTTP port — `/metrics`, `/v1/parked`, `/v1/replay`
+//!   (`service` tokens only), `/healthz`.
+//!
+//! One instance per data dir: the store is its alone (sled locks it).
+
+pub mod admin;
+pub mod config;
+pub mod consumer;
+pub mod deliver;
+pub mod event;
+pub mod metrics;
+pub mod signature;
+pub mod store;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use battlelog_auth::Verifier;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+pub use config::Config;
+
+/// The service, its files read and its store open, not yet serving.
+#[derive(Debug)]
+pub struct Webhooks {
+    config: Config,
+    store: Arc<store::Store>,
+    endpoints: BTreeMap<String, deliver::Endpoint>,
+    verifier: Verifier,
+}
+
+impl Webhooks {
+    /// As configured: the admin tokens verified with `auth_keys`.
+    pub fn open(config: &Config) -> anyhow::Result<Self> {
+        let verifier = Verifier::configured(
+            &config.auth_keys,
+            Duration::from_secs(config.token_max_lifetime_secs),
+            config.revoked_tokens_file.as_deref(),
+            Duration::from_millis(config.revoked_tokens_reload_ms),
+        )
+        .context("auth_keys")?;
+        Self::open_with_verifier(config, verifier)
+    }
+
+    /// With this verifier of admin tokens (`battlelog up`'s).
+    pub fn open_with_verifier(config: &Config, verifier: Verifier) -> anyhow::Result<Self> {
+        let endpoints = config
+            .tenants
+            .iter()
+            .map(|(tenant, endpoint)| {
+                deliver::Endpoint::new(endpoint).map(|e| (tenant.clone(), e)).map_err(anyhow::Error::msg)
+            })
+            .collect::<anyhow::Result<_>>()
+            .context("tenants")?;
+        std::fs::create_dir_all(&config.data_dir)
+            .with_context(|| format!("cannot create data_dir {}", config.data_dir.display()))?;
+        let store = store::Store::open(&config.data_dir).with_context(|| {
+            format!("cannot open the store in {} (is another instance using it?)", config.data_dir.display())
+        })?;
+        Ok(Self { config: config.clone(), store: Arc::new(store), endpoints, verifier })
+    }
+
+    /// Follows the journal's events and serves the HTTP port on `listener`
+    /// until `shutdown` resolves. Deliveries in progress then stop; what
+    /// they had not delivered is in the store, for the next start.
+    pub async fn serve(
+        self,
+        listener: TcpListener,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> anyhow::Result<()> {
+        let config = &self.config;
+        let metrics = Arc::new(metrics::Metrics::default());
+        let (stop, stopped) = watch::channel(false);
+        let deliverer = deliver::Deliverer::new(
+            self.store.clone(),
+            self.endpoints,
+            deliver::http_client(),
+            config.retry(),
+            Duration::from_millis(config.request_timeout_ms),
+            config.max_concurrent_deliveries,
+            metrics.clone(),
+            stopped.clone(),
+        );
+        // What was queued when the service last stopped goes first.
+        for battle in self.store.queued_battles()? {
+            deliverer.wake(battle);
+        }
+        let options = consumer::ConsumerOptions {
+            nats_url: config.nats_url.clone(),
+            stream: config.nats_stream.clone(),
+            subject_prefix: config.nats_subject_prefix.clone(),
+            durable: config.consumer.clone(),
+            ack_wait: Duration::from_millis(config.ack_wait_ms),
+            // Validated to fit.
+            max_ack_pending: i64::try_from(config.max_ack_pending).unwrap_or(i64::MAX),
+        };
+        let following =
+            tokio::spawn(consumer::follow(options, self.store.clone(), deliverer.clone(), metrics.clone(), stopped));
+        let admin = admin::Admin { store: self.store.clone(), deliverer, metrics, verifier: self.verifier };
+        let served = axum::serve(listener, admin::router(admin)).with_graceful_shutdown(shutdown).await;
+        stop.send_replace(true);
+        let _ = following.await;
+        self.store.flush().await?;
+        served.context("serving the HTTP port")
+    }
+}
+
+/// Runs the service as configured on `listener` until `shutdown` resolves.
+pub async fn run(
+    config: &Config,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    Webhooks::open(config)?.serve(listener, shutdown).await
+}
