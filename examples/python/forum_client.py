@@ -15,28 +15,26 @@ when the server stops keeping one.
 """
 
 import argparse
+import json
 import os
 import re
 import sys
 import time
 
 import grpc
+import jsonschema
 from google.protobuf import json_format, struct_pb2
+from google.rpc import error_details_pb2, status_pb2
 
 # generate.sh writes the battlelog.v1 package next to this file.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "gen"))
 from battlelog.v1 import resolver_pb2, resolver_pb2_grpc  # noqa: E402
 
-# Decoding google.rpc error details needs grpcio-status. Without it the
-# client still works and prints the plain status message instead.
-try:
-    from google.rpc import error_details_pb2, status_pb2
-
-    HAVE_RPC_STATUS = True
-except ImportError:
-    HAVE_RPC_STATUS = False
 
 RULESET = "pokemon-d6@2"
+# Posts come back in the format the forum's engine speaks: BBCode for phpBB,
+# XenForo and vBulletin.
+POST_FORMAT = resolver_pb2.POST_FORMAT_BBCODE
 # Every call gets a deadline: a forum request must never hang on the server.
 TIMEOUT = 10.0
 
@@ -54,10 +52,23 @@ def struct(fields):
     return message
 
 
+def whole(value):
+    """Whole doubles as ints, all the way down."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: whole(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [whole(v) for v in value]
+    return value
+
+
 def plain(message):
-    """A Struct back to a dict; whole numbers come back as ints."""
-    value = json_format.MessageToDict(message)
-    return {k: int(v) if isinstance(v, float) and v.is_integer() else v for k, v in value.items()}
+    """A Struct back to a dict. A Struct holds every number as a double;
+    replies that carry outcomes also give them as JSON text
+    (`outcome_json`) with whole numbers whole, which is what a forum should
+    read. This is for the Structs that have no such twin."""
+    return whole(json_format.MessageToDict(message))
 
 
 def battle_id_for(thread_ref):
@@ -74,8 +85,6 @@ def error_details(error):
     was wrong (BadRequest) and the message in the language asked for with
     accept-language (LocalizedMessage; see docs/errors.md).
     """
-    if not HAVE_RPC_STATUS:
-        return []
     raw = dict(error.trailing_metadata() or ()).get("grpc-status-details-bin")
     if raw is None:
         return []
@@ -100,6 +109,26 @@ def error_details(error):
     return lines
 
 
+def error_info(error):
+    """The refusal's google.rpc ErrorInfo (domain, stable reason, metadata)
+    and its LocalizedMessages by locale: what a forum branches on and shows
+    its players, never the English status text."""
+    raw = dict(error.trailing_metadata() or ()).get("grpc-status-details-bin")
+    check(raw is not None, "a refusal carries google.rpc details")
+    status = status_pb2.Status.FromString(raw)
+    info, messages = None, {}
+    for detail in status.details:
+        if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
+            info = error_details_pb2.ErrorInfo()
+            detail.Unpack(info)
+        elif detail.Is(error_details_pb2.LocalizedMessage.DESCRIPTOR):
+            message = error_details_pb2.LocalizedMessage()
+            detail.Unpack(message)
+            messages[message.locale] = message.message
+    check(info is not None, "a refusal carries a google.rpc ErrorInfo")
+    return info, messages
+
+
 def expect_error(code, call, *args, **kwargs):
     """Calls `call`, which must fail with `code`; returns the RpcError."""
     try:
@@ -122,14 +151,21 @@ class Thread:
     """One forum thread playing one battle: keeps the posts and checks that
     the dice nonces run 0, 1, 2 … with no gap and no repeat."""
 
-    def __init__(self, resolver, battle_id):
+    def __init__(self, resolver, battle_id, action_schema):
         self.resolver = resolver
         self.battle_id = battle_id
+        # The ruleset's published action schema (ListRulesets): an action is
+        # checked before it is sent, so a mistake is caught with the field's
+        # path on the forum's side, the same path the server would name.
+        self.validator = jsonschema.Draft202012Validator(action_schema)
         self.next_nonce = 0
         self.posts = []
 
     def act(self, request_id, action):
-        request = resolver_pb2.ActRequest(battle_id=self.battle_id, action=struct(action), request_id=request_id)
+        problems = [f"{e.json_path}: {e.message}" for e in self.validator.iter_errors(action)]
+        check(not problems, f"the action does not fit {RULESET}'s schema: {problems}")
+        request = resolver_pb2.ActRequest(battle_id=self.battle_id, action=struct(action), request_id=request_id,
+                                          post_format=POST_FORMAT)
         response = self.resolver.Act(request, timeout=TIMEOUT)
         check(is_hash(response.head_hash), f"Act's head_hash is 64 lowercase hex digits: {response.head_hash!r}")
         check(response.permalink == "" or response.permalink.endswith(f"#v{response.version}"),
@@ -142,19 +178,23 @@ class Thread:
         return request, response
 
     def post(self, action, response):
-        """What the forum pastes under the player's post."""
-        resolved = response.resolved
-        lines = [f"[#{response.version}] {action['type']} by {action.get('actor', '?')}"]
-        lines += [f"  🎲 {r.rendering}   (nonce {r.roll.nonce})" for r in response.rolls]
-        lines.append(f"  RU: {resolved.summary_ru}")
-        lines.append(f"  EN: {resolved.summary_en}")
-        # The event on the battle's page (when the server links to a web
-        # service), and the head hash: whoever reads the post can check later
-        # that an export of the battle reaches it (battlelog audit --head).
-        if response.permalink:
-            lines.append(f"  Link / Ссылка: {response.permalink}")
-        lines.append(f"  Head hash / Хеш цепочки: {response.head_hash}")
-        self.posts.append("\n".join(lines))
+        """What the forum pastes under the player's post: the server writes
+        it, in the format asked for (BBCode here), in Russian and English,
+        with the event's link on the battle's page (when the server has a web
+        service) and the head hash, which lets whoever reads the post check
+        later that an export of the battle reaches it (battlelog audit
+        --head)."""
+        post = response.post
+        check(post.format == POST_FORMAT, f"the post comes in the format asked for, not {post.format}")
+        for language, text in (("ru", post.ru), ("en", post.en)):
+            check(response.head_hash in text, f"the {language} post carries the head hash")
+            check(not response.permalink or f"[url={response.permalink}]" in text,
+                  f"the {language} post links the event: {text}")
+        # The outcome as JSON text keeps whole numbers whole (a Struct makes
+        # every number a double).
+        outcome = json.loads(response.outcome_json)
+        check(outcome == plain(response.resolved.outcome), "outcome_json is the journaled outcome")
+        self.posts.append(f"{post.ru}\n\n{post.en}")
         nonces = ", ".join(str(r.roll.nonce) for r in response.rolls) or "none"
         print(f"  {action['type']} -> version {response.version}, dice nonces {nonces}")
 
@@ -165,16 +205,24 @@ class Thread:
 
 def play(resolver, thread_ref):
     print("== ListRulesets")
-    rulesets = list(resolver.ListRulesets(resolver_pb2.ListRulesetsRequest(), timeout=TIMEOUT).rulesets)
-    print("  " + ", ".join(rulesets))
-    check(RULESET in rulesets, f"{RULESET} is not served")
+    listed = resolver.ListRulesets(resolver_pb2.ListRulesetsRequest(), timeout=TIMEOUT)
+    print("  " + ", ".join(listed.rulesets))
+    infos = {info.id: info for info in listed.ruleset_infos}
+    check(RULESET in infos, f"{RULESET} is not served")
+    # The ruleset's JSON Schemas (draft 2020-12): a sheet, each action, each
+    # outcome. The sheets and actions below are checked against them.
+    sheet_schema = json.loads(infos[RULESET].sheet_schema)
+    action_schema = json.loads(infos[RULESET].action_schema)
+    participants = [{"id": "pikachu"}, {"id": "meowth"}]
+    for sheet in participants:
+        jsonschema.validate(sheet, sheet_schema, cls=jsonschema.Draft202012Validator)
 
     print("\n== OpenBattle")
     open_request = resolver_pb2.OpenBattleRequest(
         ruleset=RULESET,
         title="Pikachu vs Meowth",
         forum_ref=thread_ref,
-        participants=[struct({"id": "pikachu"}), struct({"id": "meowth"})],
+        participants=[struct(sheet) for sheet in participants],
         # Public and mixed into every roll: the thread itself, so players
         # know the server could not pick the dice before the thread existed.
         client_seed=thread_ref,
@@ -183,6 +231,7 @@ def play(resolver, thread_ref):
         # (after a timeout) find the first one instead of opening a second.
         battle_id=battle_id_for(thread_ref),
         request_id=f"{thread_ref}/open",
+        post_format=POST_FORMAT,
     )
     opened = resolver.OpenBattle(open_request, timeout=TIMEOUT)
     battle_id = opened.battle_id
@@ -190,7 +239,8 @@ def play(resolver, thread_ref):
     reopened = resolver.OpenBattle(open_request, timeout=TIMEOUT)
     check(reopened == opened, "a resent OpenBattle must answer with the same battle")
     print("  resent with the same request id -> the same battle, the same commitment")
-    thread = Thread(resolver, battle_id)
+    check(opened.opened.commitment in opened.post.en, "the opening post carries the seed commitment")
+    thread = Thread(resolver, battle_id, action_schema)
 
     print("\n== Act: an attack, a dodge, a free roll")
     attack_request, attack = thread.act(
@@ -231,6 +281,30 @@ def play(resolver, thread_ref):
     )
     check(thread.server_next_nonce() == thread.next_nonce, "a rejected action must draw no dice")
 
+    print("\n== A rules rejection in Russian: a second dodge of the same attack (accept-language: ru)")
+    # A forum branches on the stable reason, shows its players the message
+    # in their language, and can link the rule (RULES.md §6.1, item 3: a
+    # dodge answers one attack).
+    error = expect_error(
+        grpc.StatusCode.FAILED_PRECONDITION,
+        resolver.Act,
+        resolver_pb2.ActRequest(
+            battle_id=battle_id,
+            action=struct({"type": "dodge", "actor": "meowth", "against": attack.version}),
+            request_id=f"{thread_ref}/post-5",
+        ),
+        metadata=(("accept-language", "ru-RU,ru;q=0.9,en;q=0.5"),),
+    )
+    info, messages = error_info(error)
+    check(info.domain == "battlelog.dev", f"the refusal's domain: {info.domain}")
+    check(info.reason == "ATTACK_ALREADY_DODGED", f"the refusal's reason: {info.reason}")
+    check(info.metadata.get("section") == "RULES.md §6.1.3", f"the refusal names its rule: {dict(info.metadata)}")
+    russian = messages.get("ru", "")
+    check(re.search("[а-яё]", russian, re.IGNORECASE), f"the refusal speaks Russian when asked: {messages}")
+    check(set(messages) == {"ru"}, f"only the language asked for comes back: {sorted(messages)}")
+    print(f"  -> {info.reason}: «{russian}»")
+    check(thread.server_next_nonce() == thread.next_nonce, "a rejected action must draw no dice")
+
     print("\n== Bad input: a request without a request id")
     error = expect_error(
         grpc.StatusCode.INVALID_ARGUMENT,
@@ -240,13 +314,12 @@ def play(resolver, thread_ref):
             action=struct({"type": "roll", "actor": "ash", "expression": "1d6"}),
         ),
     )
-    if HAVE_RPC_STATUS:
-        check(any("'request_id'" in line for line in error_details(error)), "BadRequest must name request_id")
+    check(any("'request_id'" in line for line in error_details(error)), "BadRequest must name request_id")
 
     print("\n== Close")
     closed = resolver.Close(
         resolver_pb2.CloseRequest(battle_id=battle_id, by="forum moderator", reason="the thread is over",
-                                  request_id=f"{thread_ref}/close"),
+                                  request_id=f"{thread_ref}/close", post_format=POST_FORMAT),
         timeout=TIMEOUT,
     )
     check(closed.event.WhichOneof("event") == "battle_closed", f"Close answered {closed}")
@@ -257,12 +330,10 @@ def play(resolver, thread_ref):
     if closed.permalink:
         print(f"  the battle's page: {closed.permalink.split('#')[0]}")
 
-    print("\n== The forum thread")
-    print(f"Battle {battle_id} ({RULESET}), seed commitment {opened.opened.commitment}")
-    print("\n\n".join(thread.posts))
-    print("Battle closed; the server seed is revealed, every roll can be re-checked.")
-    print("Бой окончен; сид сервера раскрыт — любой бросок можно перепроверить.")
-    print(f"Head hash / Хеш цепочки: {closed.head_hash}")
+    check(closed.head_hash in closed.post.ru and closed.head_hash in closed.post.en, "the closing post's head hash")
+
+    print("\n== The forum thread, in BBCode")
+    print("\n\n".join([f"{opened.post.ru}\n\n{opened.post.en}"] + thread.posts + [f"{closed.post.ru}\n\n{closed.post.en}"]))
     return battle_id, closed.head_hash
 
 
