@@ -12,7 +12,7 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -800,4 +800,73 @@ async fn the_consumer_takes_ack_wait_and_max_ack_pending_from_the_config() {
         assert_eq!(config.durable_name.as_deref(), Some("battlelog-webhooks"));
         assert!(service.terminate().await);
     }
+}
+
+/// Reads until the server closes the connection; how long after `since`
+/// that was, or `None` if it is still open `deadline` after `since`.
+async fn closed_by_server(stream: &mut tokio::net::TcpStream, since: Instant, deadline: Duration) -> Option<Duration> {
+    use tokio::io::AsyncReadExt;
+    let mut buf = [0u8; 1024];
+    loop {
+        let left = deadline.checked_sub(since.elapsed())?;
+        match tokio::time::timeout(left, stream.read(&mut buf)).await {
+            Err(_) => return None,
+            Ok(Ok(0) | Err(_)) => return Some(since.elapsed()),
+            Ok(Ok(_)) => {}
+        }
+    }
+}
+
+/// The HTTP port is served the web's way (battlelog_runtime::http), with
+/// its own keys: a connection that sends nothing is closed at
+/// `http_header_read_timeout_ms` (not before); with `http_max_connections`
+/// held, one more is closed at once — long before the header-read timeout
+/// that would close it otherwise — and the port serves again once they go.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_http_port_closes_silent_connections_and_those_past_its_limit() {
+    let nats = NatsServer::start();
+    let dir = temp_dir("webhooks-http-limits");
+
+    let timeout = Duration::from_millis(1_500);
+    let envs = [("BATTLELOG_WEBHOOKS_HTTP_HEADER_READ_TIMEOUT_MS", "1500")];
+    let service = webhooks(&dir.path().join("timeout"), &nats.url(), &[], &envs).await;
+    let mut silent = tokio::net::TcpStream::connect(service.addr()).await.expect("connect");
+    let closed = closed_by_server(&mut silent, Instant::now(), timeout * 5).await.expect("a silent connection closed");
+    assert!(closed >= timeout.mul_f64(0.9), "closed after {closed:?}, before the timeout of {timeout:?}");
+    assert!(service.terminate().await);
+
+    // The header-read timeout stays at its default (10 s) here, so a close
+    // within it is the limit's.
+    let envs = [("BATTLELOG_WEBHOOKS_HTTP_MAX_CONNECTIONS", "3")];
+    let service = webhooks(&dir.path().join("limit"), &nats.url(), &[], &envs).await;
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        held.push(tokio::net::TcpStream::connect(service.addr()).await.expect("connect"));
+    }
+    let mut past = tokio::net::TcpStream::connect(service.addr()).await.expect("connect");
+    let closed = closed_by_server(&mut past, Instant::now(), Duration::from_secs(8)).await;
+    assert!(closed.is_some(), "the connection past http_max_connections = 3 is closed before the header-read timeout");
+    drop(held);
+    poll_until("the port serving again once the held connections are gone", DEADLINE, || async {
+        let (status, _) = admin_probe(&service).await?;
+        (status == 200).then_some(())
+    })
+    .await;
+    assert!(service.terminate().await);
+}
+
+/// `/healthz` on the HTTP port, or `None` when the connection is refused or cut.
+async fn admin_probe(process: &ServiceProcess) -> Option<(u16, String)> {
+    let url = format!("http://{}/healthz", process.addr());
+    tokio::time::timeout(Duration::from_secs(2), async {
+        let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+            .build_http::<http_body_util::Empty<hyper::body::Bytes>>();
+        let response = client.get(url.parse().ok()?).await.ok()?;
+        let status = response.status().as_u16();
+        let body = response.into_body().collect().await.ok()?.to_bytes();
+        Some((status, String::from_utf8_lossy(&body).into_owned()))
+    })
+    .await
+    .ok()
+    .flatten()
 }

@@ -9,6 +9,8 @@
 //! - [`edge`]: what every gRPC server does before a handler runs —
 //!   connection limit, first-request deadline, HTTP/2 keepalive, load
 //!   shedding, per-tenant rate limits — and their config keys.
+//! - [`http`]: the one way plain HTTP is served (web pages, the webhooks
+//!   admin port): header-read timeout, connection cap, request timeout.
 //! - [`grpc`]: `INVALID_ARGUMENT` with google.rpc `BadRequest` details, and
 //!   the health and reflection services.
 //! - [`limits`]: every input limit, and the checks of battle ids, request
@@ -24,6 +26,7 @@
 pub mod config;
 pub mod edge;
 pub mod grpc;
+pub mod http;
 pub mod limits;
 pub mod logging;
 pub mod nats_url;

@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 pub use battlelog_runtime::config::{ConfigError, Layers};
+pub use battlelog_runtime::http::HttpLimits;
 use battlelog_runtime::logging::LogFormat;
 use battlelog_runtime::tls::ClientTls;
 use serde::{Deserialize, Serialize};
@@ -40,49 +41,6 @@ pub struct Config {
     /// `header_read_timeout_ms`, `request_timeout_ms`.
     #[serde(flatten)]
     pub http_limits: HttpLimits,
-}
-
-/// The web server's connection and request limits.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct HttpLimits {
-    /// Connections served at once; one more is closed as soon as it is
-    /// accepted.
-    #[serde(deserialize_with = "battlelog_runtime::config::number")]
-    pub max_connections: usize,
-    /// Milliseconds a client has to send a request's whole head (request
-    /// line and headers), counted from when the server starts waiting for
-    /// it: on a new connection, and on a kept-alive one after each response,
-    /// so it is the idle timeout too. Past it, the server closes the
-    /// connection (hyper's `header_read_timeout`).
-    #[serde(deserialize_with = "battlelog_runtime::config::number")]
-    pub header_read_timeout_ms: u64,
-    /// Milliseconds a request may take to be answered; past it, 503
-    /// (tower-http's `TimeoutLayer`).
-    #[serde(deserialize_with = "battlelog_runtime::config::number")]
-    pub request_timeout_ms: u64,
-}
-
-impl Default for HttpLimits {
-    fn default() -> Self {
-        Self { max_connections: 1_000, header_read_timeout_ms: 10_000, request_timeout_ms: 30_000 }
-    }
-}
-
-impl HttpLimits {
-    /// Every limit is at least 1: a zero would refuse or cut everything.
-    pub fn validate(&self) -> Result<(), ConfigError> {
-        for (key, value) in [
-            ("max_connections", self.max_connections as u64),
-            ("header_read_timeout_ms", self.header_read_timeout_ms),
-            ("request_timeout_ms", self.request_timeout_ms),
-        ] {
-            if value == 0 {
-                return Err(ConfigError::Invalid { key, message: "must be at least 1".into() });
-            }
-        }
-        Ok(())
-    }
 }
 
 impl Default for Config {

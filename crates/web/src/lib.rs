@@ -228,66 +228,15 @@ pub async fn serve(
 }
 
 /// Serves the pages on `listener` until `shutdown` resolves, then lets the
-/// requests in flight finish.
-///
-/// hyper's own HTTP/1 server rather than `axum::serve`, which does not
-/// expose it: `header_read_timeout` closes a connection that does not send
-/// a request head in time — a silent one, a slowloris one, an idle
-/// kept-alive one. At most `max_connections` are served at once; one more
-/// is closed as soon as it is accepted, so that a flood costs the process
-/// no more file descriptors than the limit. tower-http's `TimeoutLayer`
-/// answers a request not done within `request_timeout_ms` with 503.
+/// requests in flight finish, within `limits`
+/// ([`battlelog_runtime::http::serve_limited`]).
 pub async fn serve_limited(
     pages: Pages,
     listener: TcpListener,
     limits: HttpLimits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    use hyper_util::rt::{TokioIo, TokioTimer};
-    use hyper_util::server::graceful::GracefulShutdown;
-    use hyper_util::service::TowerToHyperService;
-
-    let timeout = std::time::Duration::from_millis(limits.request_timeout_ms);
-    let app = router(pages).layer(tower_http::timeout::TimeoutLayer::with_status_code(
-        axum::http::StatusCode::SERVICE_UNAVAILABLE,
-        timeout,
-    ));
-    let mut http = hyper::server::conn::http1::Builder::new();
-    http.timer(TokioTimer::new()).header_read_timeout(std::time::Duration::from_millis(limits.header_read_timeout_ms));
-    let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
-    let graceful = GracefulShutdown::new();
-    let mut shutdown = std::pin::pin!(shutdown);
-    loop {
-        let stream = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
-                Err(error) => {
-                    // Out of file descriptors, most likely: the listener
-                    // stays readable, so wait a little rather than spin.
-                    tracing::warn!(%error, "cannot accept a connection");
-                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
-            () = &mut shutdown => break,
-        };
-        let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else {
-            tracing::debug!(max_connections = limits.max_connections, "connection refused: at the limit");
-            continue;
-        };
-        let _ = stream.set_nodelay(true);
-        let connection =
-            graceful.watch(http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(app.clone())));
-        tokio::spawn(async move {
-            if let Err(error) = connection.await {
-                tracing::debug!(%error, "connection closed");
-            }
-            drop(slot);
-        });
-    }
-    drop(listener);
-    graceful.shutdown().await;
-    Ok(())
+    battlelog_runtime::http::serve_limited(router(pages), listener, limits, shutdown).await
 }
 
 /// Builds the service from `config` (reading its token and secret files,

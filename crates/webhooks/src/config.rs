@@ -15,6 +15,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use battlelog_runtime::config::{ConfigError, Layers};
+use battlelog_runtime::http::HttpLimits;
 use battlelog_runtime::logging::LogFormat;
 use serde::{Deserialize, Serialize};
 
@@ -70,6 +71,16 @@ pub struct Config {
     pub retry_max_age_secs: u64,
     /// Most POSTs in flight at once, all tenants together.
     pub max_concurrent_deliveries: usize,
+    /// The HTTP port's connections served at once; one more is closed as
+    /// soon as it is accepted (the web's `max_connections`).
+    pub http_max_connections: usize,
+    /// Milliseconds a client of the HTTP port has to send a request's head;
+    /// past it the connection is closed (the web's `header_read_timeout_ms`).
+    pub http_header_read_timeout_ms: u64,
+    /// Milliseconds an HTTP port request may take; past it, 503 (the web's
+    /// `request_timeout_ms`; the webhooks' own `request_timeout_ms` is a
+    /// delivery's POST).
+    pub http_request_timeout_ms: u64,
     /// Log filter (`RUST_LOG` wins when set).
     pub log: String,
     pub log_format: LogFormat,
@@ -105,6 +116,9 @@ impl Default for Config {
             retry_max_attempts: 12,
             retry_max_age_secs: 3_600,
             max_concurrent_deliveries: 64,
+            http_max_connections: HttpLimits::default().max_connections,
+            http_header_read_timeout_ms: HttpLimits::default().header_read_timeout_ms,
+            http_request_timeout_ms: HttpLimits::default().request_timeout_ms,
             log: "info".into(),
             log_format: LogFormat::Text,
             auth_keys: Vec::new(),
@@ -126,6 +140,15 @@ pub struct Retry {
 }
 
 impl Config {
+    /// The HTTP port's limits.
+    pub fn http_limits(&self) -> HttpLimits {
+        HttpLimits {
+            max_connections: self.http_max_connections,
+            header_read_timeout_ms: self.http_header_read_timeout_ms,
+            request_timeout_ms: self.http_request_timeout_ms,
+        }
+    }
+
     /// Defaults, then the file, the environment and the flags, then validation.
     pub fn load(layers: &Layers) -> Result<Self, ConfigError> {
         let mut config: Config = layers.extract()?;
@@ -156,6 +179,9 @@ impl Config {
             ("retry_max_attempts", u64::from(self.retry_max_attempts)),
             ("retry_max_age_secs", self.retry_max_age_secs),
             ("max_concurrent_deliveries", self.max_concurrent_deliveries as u64),
+            ("http_max_connections", self.http_max_connections as u64),
+            ("http_header_read_timeout_ms", self.http_header_read_timeout_ms),
+            ("http_request_timeout_ms", self.http_request_timeout_ms),
         ];
         for (key, value) in at_least_one {
             if value == 0 {

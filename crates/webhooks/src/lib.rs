@@ -116,7 +116,9 @@ impl Webhooks {
         let following =
             tokio::spawn(consumer::follow(options, self.store.clone(), deliverer.clone(), metrics.clone(), stopped));
         let admin = admin::Admin { store: self.store.clone(), deliverer, metrics, verifier: self.verifier };
-        let served = axum::serve(listener, admin::router(admin)).with_graceful_shutdown(shutdown).await;
+        let served =
+            battlelog_runtime::http::serve_limited(admin::router(admin), listener, config.http_limits(), shutdown)
+                .await;
         stop.send_replace(true);
         let _ = following.await;
         self.store.flush().await?;
