@@ -169,6 +169,30 @@ async fn tenants_see_only_their_events_and_only_the_journal_publishes() {
     assert!(server.log().contains("journal:***@"), "the journal logs its NATS URL masked:\n{}", server.log());
 }
 
+/// The `webhooks` user reads the fan-out only through its own durable
+/// consumer (which the webhooks system test shows is enough): it may not
+/// subscribe to event subjects, publish under them, delete the stream, or
+/// make or read another consumer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_webhooks_user_reaches_nothing_but_its_own_consumer() {
+    let nats = start_nats();
+    let (webhooks, mut events) = connect_as(&nats, "webhooks").await;
+    let _subscription = webhooks.subscribe("battlelog.events.>").await.expect("subscribe");
+    webhooks.flush().await.expect("flush");
+    violation(&mut events, r#"Subscription to "battlelog.events.>""#).await;
+    for subject in [
+        "battlelog.events.forum-a.a-battle",
+        "battlelog.journal.forum-a.a-battle",
+        "$JS.API.STREAM.DELETE.BATTLELOG_EVENTS",
+        "$JS.API.CONSUMER.CREATE.BATTLELOG_EVENTS.someone-else",
+        "$JS.API.CONSUMER.MSG.NEXT.BATTLELOG_EVENTS.someone-else",
+    ] {
+        webhooks.publish(subject, "forged".into()).await.expect("sent");
+        webhooks.flush().await.expect("flush");
+        violation(&mut events, &format!(r#"Publish to "{subject}""#)).await;
+    }
+}
+
 /// Logging in takes the right password; and async-nats 0.51 ignores
 /// credentials written in the URL (why `battlelog_runtime::nats_url::NatsUrl`
 /// hands them over as connect options). Should async-nats start reading
