@@ -158,14 +158,19 @@ async fn act_answers_the_bbcode_post_with_its_permalink_and_head_hash() {
     let closed = judge.close(close_request.clone()).await.expect("closes").into_inner();
     let post = closed.post.as_ref().expect("the close's post");
     assert_footer(post, &closed.permalink, &closed.head_hash);
-    let seed = journaled(&stack, battle)
+    let (seed, reveal_version) = journaled(&stack, battle)
         .await
         .into_iter()
-        .find_map(|e| match e.event {
-            pb::battle_event::Event::SeedRevealed(revealed) => Some(revealed.server_seed),
+        .find_map(|e| match &e.event {
+            pb::battle_event::Event::SeedRevealed(revealed) => Some((revealed.server_seed.clone(), e.version())),
             _ => None,
         })
         .expect("the close revealed the seed");
+    // The close's head is the SeedRevealed after the BattleClosed: the post
+    // names that version beside the hash, not the close's own.
+    assert!(reveal_version > closed.version, "the reveal follows the close");
+    assert!(post.en.contains(&format!("Head hash at version {reveal_version}: {}", closed.head_hash)), "{}", post.en);
+    assert!(post.ru.contains(&format!("Хеш журнала на версии {reveal_version}: {}", closed.head_hash)), "{}", post.ru);
     assert!(post.en.contains("[b]Battle closed by judge-anna[/b]"), "{}", post.en);
     assert!(post.en.contains(&format!("Server seed of epoch 0 revealed: {seed}")), "{}", post.en);
     assert!(post.ru.contains(&format!("Раскрыт серверный сид эпохи 0: {seed}")), "{}", post.ru);

@@ -10,9 +10,10 @@ resolver.
    rules-next, required): the `open` line's participants validate against
    the version's sheet schema; every action line the vectors resolve
    validates against its action schema, and its expected outcome against
-   the outcome schema's $defs/<type>. An action line the schema refuses
-   must be one the vectors expect the rules to refuse: a schema also holds
-   the rules a version checks on a field's presence or form.
+   the outcome schema's $defs/<type>. Every action line validates, those
+   the vectors expect the rules to reject included: a schema holds what the
+   server reads, and notes in a field's description what the rules check
+   of it (refused as FAILED_PRECONDITION with the reason the note names).
 3. A table of wrong actions and sheets is refused by both the schema and
    the server, each naming the same field path (the server in the
    google.rpc.BadRequest violation of its INVALID_ARGUMENT).
@@ -79,13 +80,14 @@ WRONG_SHEETS = [
     ("pokemon-d6@1", {"id": "pikachu", "hp": 35}, "hp"),
 ]
 
-# Fields a version refuses by its rules, not its types: the schema refuses
-# them at the path, the server as a rule (FAILED_PRECONDITION) whose message
-# names the field.
+# Fields a version refuses by its rules, not its types: the schema takes
+# them and notes the rule on the field (the JSON pointer here); the server
+# refuses them as a rule (FAILED_PRECONDITION) with the reason the note names.
 VERSION_RULES = [
-    ("pokemon-d6@1", {"type": "dodge", "actor": "meowth", "against": 0}, "against"),
+    ("pokemon-d6@1", {"type": "dodge", "actor": "meowth", "against": 0}, "/$defs/dodge/properties/against"),
+    ("pokemon-d6@2", {"type": "dodge", "actor": "meowth"}, "/$defs/dodge/properties/against"),
     ("berserk@2", {"type": "strike", "kind": "simple", "attacker": {"id": "a", "avoid_exchange": True},
-                   "defender": {"id": "d"}}, "attacker.avoid_exchange"),
+                   "defender": {"id": "d"}}, "/$defs/Attacker/properties/avoid_exchange"),
 ]
 
 BATTLES = {
@@ -141,6 +143,25 @@ def bad_request_field(error):
     raise AssertionError(f"no BadRequest in {error.details()}")
 
 
+def error_reason(error):
+    """The google.rpc ErrorInfo reason of a refusal."""
+    raw = dict(error.trailing_metadata() or ()).get("grpc-status-details-bin")
+    check(raw is not None, f"no error details: {error.details()}")
+    for detail in status_pb2.Status.FromString(raw).details:
+        if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
+            info = error_details_pb2.ErrorInfo()
+            detail.Unpack(info)
+            return info.reason
+    raise AssertionError(f"no ErrorInfo in {error.details()}")
+
+
+def at_pointer(document, pointer):
+    """The part of `document` a JSON pointer (RFC 6901) names."""
+    for token in pointer.split("/")[1:]:
+        document = document[token.replace("~1", "/").replace("~0", "~")]
+    return document
+
+
 def refused(call, request):
     try:
         call(request, timeout=TIMEOUT)
@@ -179,7 +200,7 @@ def vector_scripts():
 
 
 def check_vectors(schemas):
-    validated = refused_by_rules = outcomes = 0
+    validated = rejected_by_rules = outcomes = 0
     versions = set()
     for script in vector_scripts():
         with open(script, encoding="utf-8") as f:
@@ -197,20 +218,15 @@ def check_vectors(schemas):
         for index, (line, want) in enumerate(zip(actions, expected)):
             action = line["action"]
             where = schema_refusal(schema["action"], action)
-            if where is None:
-                validated += 1
-            else:
-                # The schema holds the version's rules on a field's presence
-                # or form: what it refuses, the rules refuse too.
-                check("rejected" in want, f"{script} line {index + 2}: {action} resolves, but the schema refuses "
-                                          f"it at {where!r}")
-                refused_by_rules += 1
+            check(where is None, f"{script} line {index + 2}: {action} refused by the schema at {where!r}")
+            validated += 1
+            rejected_by_rules += "rejected" in want
             if "outcome" in want:
                 where = schema_refusal(definition(schema["outcome"], action["type"]), want["outcome"])
                 check(where is None, f"{script} line {index + 2}: outcome {want['outcome']} refused at {where!r}")
                 outcomes += 1
     check(len(versions) == 8, f"vectors of every version, got {sorted(versions)}")
-    print(f"vectors: {validated} actions valid, {refused_by_rules} refused by schema and rules alike, "
+    print(f"vectors: {validated} actions valid ({rejected_by_rules} of them rejected by the rules), "
           f"{outcomes} outcomes valid")
 
 
@@ -243,15 +259,16 @@ def check_wrong_input(resolver, schemas):
         want = f"participants[0].{path}"
         check(bad_request_field(error) == want, f"{participant}: the server names {bad_request_field(error)!r}")
         print(f"  {ruleset} sheet {json.dumps(participant, ensure_ascii=False)}: both refuse at {want}")
-    for i, (ruleset, action, path) in enumerate(VERSION_RULES):
-        schema_path = schema_refusal(schemas[ruleset]["action"], action)
-        check(schema_path == path, f"{ruleset} {action}: the schema names {schema_path!r}, not {path!r}")
+    for i, (ruleset, action, pointer) in enumerate(VERSION_RULES):
+        where = schema_refusal(schemas[ruleset]["action"], action)
+        check(where is None, f"{ruleset} {action}: the schema refuses it at {where!r}: a rule is not the schema's")
         error = refused(resolver.Act, resolver_pb2.ActRequest(
             battle_id=battles[ruleset], action=struct(action), request_id=f"rule-{i}"))
         check(error.code() == grpc.StatusCode.FAILED_PRECONDITION, f"{action}: {error.code()} {error.details()}")
-        field = path.split(".")[-1]
-        check(field in error.details(), f"{action}: the rule's refusal does not name {field}: {error.details()}")
-        print(f"  {ruleset} {json.dumps(action)}: the schema refuses at {path}, the rules too")
+        reason = error_reason(error)
+        note = at_pointer(schemas[ruleset]["action"], pointer).get("description", "")
+        check(reason in note, f"{ruleset} {action}: the server's reason {reason} is not in the field's note {note!r}")
+        print(f"  {ruleset} {json.dumps(action)}: the schema takes it and notes {reason}, the rules refuse it")
 
 
 def main():

@@ -61,12 +61,14 @@ pub struct Post {
     pub en: String,
 }
 
-/// Where the event stands in its battle: its version, its place on the
-/// battle's web page (empty when the resolver has no web address) and the
-/// chain hash of the battle's head right after the call.
+/// Where the event stands in its battle: its place on the battle's web page
+/// (empty when the resolver has no web address) and the battle's head right
+/// after the call — the version of the call's last record and its chain
+/// hash. The head is the event itself except for a close, whose last record
+/// is the SeedRevealed written after its BattleClosed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Place<'a> {
-    pub version: u64,
+    pub head_version: u64,
     pub permalink: &'a str,
     pub head_hash: &'a str,
 }

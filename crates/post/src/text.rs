@@ -167,7 +167,7 @@ pub fn document(lang: Lang, event: &Event, place: &Place<'_>) -> Document {
             url: place.permalink.to_owned(),
         }]));
     }
-    let version = place.version;
+    let version = place.head_version;
     blocks.push(Block::Line(vec![
         Span::Text(pick(
             lang,

@@ -56,7 +56,7 @@ fn events(name: &str) -> Vec<Event> {
 }
 
 fn posts(format: Format, name: &str) -> Vec<String> {
-    let place = Place { version: 3, permalink: PERMALINK, head_hash: HEAD };
+    let place = Place { head_version: 3, permalink: PERMALINK, head_hash: HEAD };
     events(name)
         .iter()
         .flat_map(|event| {

@@ -23,14 +23,14 @@ pub fn format(value: i32) -> Result<PostFormat, Status> {
     })
 }
 
-fn write(format: PostFormat, event: &Event, version: u64, permalink: &str, head_hash: &str) -> Post {
+fn write(format: PostFormat, event: &Event, head_version: u64, permalink: &str, head_hash: &str) -> Post {
     let (written, format) = match format {
         PostFormat::Unspecified | PostFormat::Plain => (Format::Plain, PostFormat::Plain),
         PostFormat::Markdown => (Format::Markdown, PostFormat::Markdown),
         PostFormat::Bbcode => (Format::Bbcode, PostFormat::Bbcode),
         PostFormat::Html => (Format::Html, PostFormat::Html),
     };
-    let post = post::render(written, event, &Place { version, permalink, head_hash });
+    let post = post::render(written, event, &Place { head_version, permalink, head_hash });
     Post { format: format.into(), ru: post.ru, en: post.en }
 }
 
@@ -87,8 +87,9 @@ pub fn acted(format: PostFormat, mut reply: ActResponse) -> ActResponse {
 }
 
 /// The reply to Dispute, Rule or Close with its post; `revealed` is the
-/// seed a close revealed.
-pub fn event(format: PostFormat, mut reply: EventResponse, revealed: Option<&SeedRevealed>) -> EventResponse {
+/// seed a close revealed and its version, the head whose hash a close's
+/// reply gives.
+pub fn event(format: PostFormat, mut reply: EventResponse, revealed: Option<(&SeedRevealed, u64)>) -> EventResponse {
     let event = match reply.event.as_ref().and_then(|event| event.event.as_ref()) {
         Some(battle_event::Event::DisputeRaised(dispute)) => {
             Event::Disputed { by: dispute.by.clone(), refers_to: dispute.refers_to, reason: dispute.reason.clone() }
@@ -102,11 +103,12 @@ pub fn event(format: PostFormat, mut reply: EventResponse, revealed: Option<&See
         Some(battle_event::Event::BattleClosed(closed)) => Event::Closed {
             by: closed.by.clone(),
             reason: closed.reason.clone(),
-            revealed: revealed.map(|seed| Revealed { epoch: seed.epoch, server_seed: seed.server_seed.clone() }),
+            revealed: revealed.map(|(seed, _)| Revealed { epoch: seed.epoch, server_seed: seed.server_seed.clone() }),
         },
         _ => return reply,
     };
-    reply.post = Some(write(format, &event, reply.version, &reply.permalink, &reply.head_hash));
+    let head_version = revealed.map_or(reply.version, |(_, version)| version);
+    reply.post = Some(write(format, &event, head_version, &reply.permalink, &reply.head_hash));
     reply
 }
 

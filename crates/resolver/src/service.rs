@@ -641,11 +641,12 @@ impl ResolverService {
     /// BattleClosed is at `closed`, and that reveal: the first one after it
     /// (a closed battle has no seed left to reveal but that one's). Read
     /// from the journal; a close is rare.
-    async fn closing_reveal(&self, battle_id: &str, closed: u64) -> Result<(String, SeedRevealed), Status> {
+    async fn closing_reveal(&self, battle_id: &str, closed: u64) -> Result<(String, SeedRevealed, u64), Status> {
         let recorded = self.streams.recorded(battle_id, closed + 1).await.map_err(StreamError::into_status)?;
         for event in &recorded {
             if let Journaled { event: Event::SeedRevealed(revealed), hash } = journaled(battle_id, event)? {
-                return Ok((hash, revealed));
+                let version = event.event.as_ref().map_or(closed + 1, |record| record.version);
+                return Ok((hash, revealed, version));
             }
         }
         Err(internal(format!("battle {battle_id}: no SeedRevealed follows its close at version {closed}")))
@@ -1242,11 +1243,11 @@ impl Resolver for ResolverService {
         };
         // The close's last record is the SeedRevealed after the BattleClosed:
         // its hash is the head the reply gives.
-        let (head_hash, revealed) = match self.roller.clone().reveal(reveal).await {
+        let (head_hash, revealed, head_version) = match self.roller.clone().reveal(reveal).await {
             Ok(revealed) => {
                 let version = revealed.into_inner().version;
                 match self.recorded_event(battle_id, version).await? {
-                    Some(Journaled { event: Event::SeedRevealed(revealed), hash }) => (hash, revealed),
+                    Some(Journaled { event: Event::SeedRevealed(revealed), hash }) => (hash, revealed, version),
                     _ => return Err(internal(format!("roller: version {version} is not its SeedRevealed"))),
                 }
             }
@@ -1260,7 +1261,7 @@ impl Resolver for ResolverService {
             Err(status) => return Err(downstream("roller", status)),
         };
         closed.head_hash = head_hash;
-        Ok(Response::new(post::event(format, closed, Some(&revealed))))
+        Ok(Response::new(post::event(format, closed, Some((&revealed, head_version)))))
     }
 
     async fn get_battle(&self, request: Request<GetBattleRequest>) -> Result<Response<GetBattleResponse>, Status> {

@@ -294,44 +294,101 @@ fn sheet_differences(ruleset: RulesetId, at: &mut At<'_>) {
     }
 }
 
-/// The action vocabulary's ranges (§§2, 4) and §6's per-version fields.
+/// What the rules check of an action's fields, noted on each field rather
+/// than held as a constraint. A schema holds what the server reads — a value
+/// it cannot read is `INVALID_ARGUMENT` naming the field — and the rules
+/// decide the rest (ranges, a version's required or absent fields), refusing
+/// with `FAILED_PRECONDITION` and the reason each note names (docs/errors.md).
+/// So an action is valid under its schema exactly when the server reads it,
+/// as every action line of the rules vectors is, the rejected ones included.
 fn action_differences(ruleset: RulesetId, at: &mut At<'_>) {
     match ruleset.family() {
         Family::Arcana2d10 => {
             for kind in ["/$defs/cast", "/$defs/defend"] {
-                at(kind, &|check| narrow(check, "skill_points", json!({"minimum": 1, "maximum": 12})));
+                at(kind, &|check| {
+                    rule(check, "skill_points", "The rules take 1 to 12 (RULES.md §2); else SKILL_POINTS_OUT_OF_RANGE.")
+                });
             }
         }
-        Family::Pbta2d6 => at("/$defs/move", &|action| narrow(action, "trait", json!({"enum": pbta::TRAITS}))),
+        Family::Pbta2d6 => at("/$defs/move", &|action| {
+            rule(
+                action,
+                "trait",
+                "One of brawn, grace, charm, grit, wits, cool (RULES.md §4); else UNKNOWN_TRAIT (@2: the trait must be \
+                 on the actor's sheet, else TRAIT_NOT_ON_SHEET).",
+            )
+        }),
         Family::PokemonD6 | Family::Berserk => {}
     }
     match ruleset {
-        // §6.1.3: a dodge names the attack it answers.
-        RulesetId::PokemonD6V1 => at("/$defs/dodge", &|dodge| forbid(dodge, "against")),
-        RulesetId::PokemonD6V2 => at("/$defs/dodge", &|dodge| require(dodge, "against")),
-        // §6.3: the exchange is chosen after the roll; fixed rolls.
+        RulesetId::PokemonD6V1 => at("/$defs/dodge", &|dodge| {
+            rule(dodge, "against", "Not part of @1 (RULES.md §6.1.3 adds it in @2): refused as FIELD_NOT_IN_VERSION.")
+        }),
+        RulesetId::PokemonD6V2 => at("/$defs/dodge", &|dodge| {
+            rule(
+                dodge,
+                "against",
+                "Required by @2's rules (RULES.md §6.1.3): the version of the attack this dodge answers; without it, \
+                 or naming no resolved attack, DODGE_NOT_AGAINST_AN_ATTACK.",
+            )
+        }),
         RulesetId::BerserkV1 => {
             for side in ["/$defs/Attacker", "/$defs/Defender"] {
-                at(side, &|side| forbid(side, "fixed_roll"));
+                at(side, &|side| {
+                    rule(side, "fixed_roll", "@2 only (RULES.md §6.3.2): refused under @1 as FIELD_NOT_IN_VERSION.")
+                });
             }
         }
         RulesetId::BerserkV2 => {
             for side in ["/$defs/Attacker", "/$defs/Defender"] {
-                at(side, &|side| forbid(side, "avoid_exchange"));
+                at(side, &|side| {
+                    rule(
+                        side,
+                        "avoid_exchange",
+                        "Not in @2, where the exchange is chosen after the roll with `exchange_choice` (RULES.md \
+                         §6.3.1): refused as AVOID_EXCHANGE_BEFORE_ROLL.",
+                    );
+                    rule(
+                        side,
+                        "fixed_roll",
+                        "The rules take an integer from 1 to 6 (RULES.md §6.3.2); else FIXED_ROLL_OUT_OF_RANGE.",
+                    );
+                });
             }
             at("/$defs/exchange_choice", &|choice| {
-                require(choice, "against");
-                require(choice, "avoid");
+                rule(
+                    choice,
+                    "against",
+                    "Required by the rules (RULES.md §6.3.1): the strike awaiting its choice; else NOT_AWAITING_CHOICE.",
+                );
+                rule(
+                    choice,
+                    "avoid",
+                    "Required by the rules (RULES.md §6.3.1): true or false; else AVOID_NOT_BOOLEAN.",
+                );
             });
         }
-        // §6.4: the trait from the sheet, stakes required, helpers others.
         RulesetId::Pbta2d6V2 => at("/$defs/move", &|action| {
-            forbid(action, "trait_value");
-            require(action, "stakes");
-            narrow(action, "stakes", json!({"pattern": "\\S"}));
-            narrow(action, "helpers", json!({"uniqueItems": true}));
+            rule(
+                action,
+                "trait_value",
+                "Not in @2, where the value comes from the sheet (RULES.md §6.4.1): refused as TRAIT_VALUE_FROM_SHEET.",
+            );
+            rule(action, "stakes", "Required by @2's rules, not blank (RULES.md §6.4.2); else STAKES_REQUIRED.");
+            rule(action, "helpers", "Others than the actor, each once (RULES.md §6.4.3); else HELPERS_NOT_OTHERS.");
         }),
         _ => {}
+    }
+}
+
+/// Appends what the rules check of `field` to its description.
+fn rule(schema: &mut Map<String, Value>, field: &str, note: &str) {
+    if let Some(Value::Object(property)) = properties(schema).get_mut(field) {
+        let description = match property.get("description").and_then(Value::as_str) {
+            Some(existing) if !existing.is_empty() => format!("{existing} {note}"),
+            _ => note.to_owned(),
+        };
+        property.insert("description".to_owned(), Value::String(description));
     }
 }
 
@@ -440,13 +497,19 @@ mod tests {
         assert!(action_kinds(RulesetId::BerserkV2).contains(&ActionKind::ExchangeChoice));
     }
 
+    fn note<'a>(document: &'a Value, pointer: &str, field: &str) -> &'a str {
+        property(document, pointer, field).and_then(|p| p["description"].as_str()).unwrap_or_default()
+    }
+
     #[test]
     fn versions_differ_where_rules_md_section_6_says() {
+        // What the rules check is noted, never a constraint: the rules
+        // refuse it (FAILED_PRECONDITION), the schema accepts what is read.
         let p1 = for_ruleset(RulesetId::PokemonD6V1);
         let p2 = for_ruleset(RulesetId::PokemonD6V2);
-        assert!(property(&p1.action, "/$defs/dodge", "against").is_none());
-        assert!(required(&p2.action, "/$defs/dodge", "against"));
-        assert_eq!(property(&p2.action, "/$defs/dodge", "against").map(|a| &a["type"]), Some(&json!("integer")));
+        assert!(note(&p1.action, "/$defs/dodge", "against").contains("FIELD_NOT_IN_VERSION"));
+        assert!(!required(&p2.action, "/$defs/dodge", "against"));
+        assert!(note(&p2.action, "/$defs/dodge", "against").contains("§6.1.3"));
         // An action's rules stay in the action's document.
         assert!(!required(&p2.outcome, "/$defs/dodge", "against"));
         assert!(property(&p1.outcome, "/$defs/dodge", "result").is_none());
@@ -460,23 +523,24 @@ mod tests {
         assert!(property(&a1.sheet, "/$defs/AbilitySheet", "min_points").is_none());
         assert!(property(&a2.sheet, "/$defs/AbilitySheet", "magical").is_some());
         assert_eq!(property(&a2.sheet, "/$defs/AbilitySheet", "min_points").map(|m| &m["maximum"]), Some(&json!(12)));
+        assert!(note(&a1.action, "/$defs/cast", "skill_points").contains("SKILL_POINTS_OUT_OF_RANGE"));
 
         let b1 = for_ruleset(RulesetId::BerserkV1);
         let b2 = for_ruleset(RulesetId::BerserkV2);
-        assert!(property(&b1.action, "/$defs/Attacker", "fixed_roll").is_none());
+        assert!(note(&b1.action, "/$defs/Attacker", "fixed_roll").contains("FIELD_NOT_IN_VERSION"));
         assert!(property(&b1.action, "/$defs/Attacker", "avoid_exchange").is_some());
-        assert!(property(&b2.action, "/$defs/Defender", "avoid_exchange").is_none());
-        assert_eq!(property(&b2.action, "/$defs/Defender", "fixed_roll").map(|f| &f["maximum"]), Some(&json!(6)));
-        assert!(required(&b2.action, "/$defs/exchange_choice", "avoid"));
+        assert!(note(&b2.action, "/$defs/Defender", "avoid_exchange").contains("AVOID_EXCHANGE_BEFORE_ROLL"));
+        assert!(note(&b2.action, "/$defs/Defender", "fixed_roll").contains("FIXED_ROLL_OUT_OF_RANGE"));
+        assert!(note(&b2.action, "/$defs/exchange_choice", "avoid").contains("§6.3.1"));
         assert!(property(&b1.outcome, "/$defs/strike", "pending_choice").is_none());
         assert!(required(&b2.outcome, "/$defs/strike", "pending_choice"));
 
         let m1 = for_ruleset(RulesetId::Pbta2d6V1);
         let m2 = for_ruleset(RulesetId::Pbta2d6V2);
         assert!(property(&m1.action, "/$defs/move", "trait_value").is_some());
-        assert!(!required(&m1.action, "/$defs/move", "stakes"));
-        assert!(property(&m2.action, "/$defs/move", "trait_value").is_none());
-        assert!(required(&m2.action, "/$defs/move", "stakes"));
+        assert!(!note(&m1.action, "/$defs/move", "stakes").contains("STAKES_REQUIRED"));
+        assert!(note(&m2.action, "/$defs/move", "trait_value").contains("TRAIT_VALUE_FROM_SHEET"));
+        assert!(note(&m2.action, "/$defs/move", "stakes").contains("STAKES_REQUIRED"));
     }
 
     #[test]

@@ -47,11 +47,11 @@ pub struct Attacker {
     pub fixed_roll: Option<Value>,
 }
 
-/// What a `fixed_roll` may be (§6.3.2): an integer 1–6. The parser keeps
-/// whatever is sent, so that `berserk@2` refuses anything else by its rule;
-/// the schema says what the rule accepts.
+/// What a `fixed_roll` may be: any JSON value, since the parser keeps
+/// whatever is sent so that `berserk@2` refuses anything but an integer 1–6
+/// by its rule (§6.3.2); the schema notes that rule (`rules::schema`).
 fn fixed_roll_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::json_schema!({"type": "integer", "minimum": 1, "maximum": 6})
+    schemars::json_schema!({})
 }
 
 /// A field that is `Some` whenever it is sent — a `null` too (as
@@ -131,7 +131,7 @@ pub struct ExchangeChoice {
     pub against: Option<Version>,
     /// Kept as sent: anything but a boolean is a rejection naming the rule.
     #[serde(default)]
-    #[schemars(with = "bool", description = "Step one row toward zero and take no blow.")]
+    #[schemars(with = "Value", description = "Step one row toward zero and take no blow.")]
     pub avoid: Value,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
