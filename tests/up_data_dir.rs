@@ -74,3 +74,21 @@ fn a_second_up_on_a_data_dir_in_use_says_so_in_one_line() {
     let next = stack::up(dir.path(), &["--no-nats"]);
     assert_ne!(next.child.id(), pid);
 }
+
+/// `--webhook` takes an http:// or https:// URL, checked before anything
+/// starts: one line naming the flag, a non-zero exit, no data dir made.
+#[test]
+fn up_refuses_a_webhook_that_is_not_an_http_url() {
+    let dir = temp_dir("up-webhook-url");
+    let data = dir.path().join("data");
+    let refused = battlelog()
+        .args(["up", "--data-dir", &data.display().to_string(), "--webhook", "ftp://forum.example/hook"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run battlelog up");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_ne!(refused.status.code(), Some(0), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr:?}");
+    assert!(stderr.contains("--webhook \"ftp://forum.example/hook\" must be an http:// or https:// URL"), "{stderr}");
+    assert!(!data.exists(), "nothing was made");
+}

@@ -846,6 +846,14 @@ async fn the_http_port_closes_silent_connections_and_those_past_its_limit() {
     let mut past = tokio::net::TcpStream::connect(service.addr()).await.expect("connect");
     let closed = closed_by_server(&mut past, Instant::now(), Duration::from_secs(8)).await;
     assert!(closed.is_some(), "the connection past http_max_connections = 3 is closed before the header-read timeout");
+    // The three held ones are served.
+    for stream in &mut held {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        stream.write_all(b"GET /healthz HTTP/1.1\r\nhost: webhooks\r\n\r\n").await.expect("a request");
+        let mut answer = [0u8; 12];
+        stream.read_exact(&mut answer).await.expect("an answer");
+        assert_eq!(&answer, b"HTTP/1.1 200", "a held connection is served");
+    }
     drop(held);
     poll_until("the port serving again once the held connections are gone", DEADLINE, || async {
         let (status, _) = admin_probe(&service).await?;

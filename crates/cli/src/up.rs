@@ -358,6 +358,14 @@ fn revocation_list(data_dir: &Path) -> anyhow::Result<RevocationList> {
 pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
     battlelog_runtime::logging::init("warn", battlelog_runtime::logging::LogFormat::Text)
         .map_err(anyhow::Error::msg)?;
+    // A receiver's address is checked before anything starts, as the
+    // service's own config checks `tenants.<name>.url`: a typo must not
+    // start a stack that parks every delivery.
+    if let Some(url) = &args.webhook
+        && !(url.starts_with("http://") || url.starts_with("https://"))
+    {
+        anyhow::bail!("--webhook {url:?} must be an http:// or https:// URL");
+    }
     private_data_dir(&args.data_dir)?;
     // Before anything binds or opens: a second `up` here is told so in one
     // line, not by a port clash or sled's lock error. Held until `up` ends.
