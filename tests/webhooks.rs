@@ -389,6 +389,94 @@ async fn every_event_arrives_once_in_order_through_failures_an_outage_and_a_rest
     assert!(service.terminate().await, "a clean shutdown");
 }
 
+/// The durable consumer's (delivered but unacknowledged, not yet delivered)
+/// counts, as JetStream reports them.
+async fn consumer_counts(context: &async_nats::jetstream::Context) -> Option<(usize, u64)> {
+    let stream = context.get_stream("BATTLELOG_EVENTS").await.ok()?;
+    let mut consumer: async_nats::jetstream::consumer::PullConsumer =
+        stream.get_consumer("battlelog-webhooks").await.ok()?;
+    let info = consumer.info().await.ok()?;
+    Some((info.num_ack_pending, info.num_pending))
+}
+
+/// Sends `signal` (`STOP`, `CONT`) to the service's process.
+fn signal(process: &ServiceProcess, signal: &str) {
+    let status = std::process::Command::new("kill")
+        .args([format!("-{signal}"), process.pid().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(status.success(), "kill -{signal}");
+}
+
+/// The service is killed holding events JetStream handed it but it had not
+/// stored (frozen with SIGSTOP once its pull is waiting, so JetStream hands
+/// them to it, then SIGKILL): JetStream offers those again only after
+/// `ack_wait_ms`, and the next event, published after the restart, comes
+/// first. It must wait for them: every event is delivered once, in order,
+/// and the wait is counted; nothing is given up as a gap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_a_killed_instance_held_unacknowledged_are_delivered_before_later_ones() {
+    let nats = NatsServer::start();
+    let dir = temp_dir("webhooks-held");
+    let journal = battlelog_test_support::journal(&dir.path().join("journal"), Some(&nats.url())).await;
+    let mut journal_client = client(&journal).await;
+    let receiver = Receiver::start().await;
+    let tenants = [("forum-a", receiver.url(), SECRET_A)];
+    let tenants: Vec<(&str, &str, &str)> = tenants.iter().map(|(t, u, s)| (*t, u.as_str(), *s)).collect();
+    let service_dir = dir.path().join("webhooks");
+    // Long enough for the restart and the next event to come well before
+    // the held ones are offered again; the gap is waited for far longer.
+    let envs = [
+        ("BATTLELOG_WEBHOOKS_ACK_WAIT_MS", "5000"),
+        ("BATTLELOG_WEBHOOKS_GAP_WAIT_MS", "60000"),
+        ("BATTLELOG_WEBHOOKS_GAP_RETRY_MS", "200"),
+    ];
+    let mut service = webhooks(&service_dir, &nats.url(), &tenants, &envs).await;
+    let context = async_nats::jetstream::new(async_nats::connect(nats.url()).await.expect("connect"));
+
+    let battle = "wh-held";
+    append(&mut journal_client, battle, no_stream(), vec![opened("forum-a", "open")]).await.expect("open");
+    poll_until("the first event delivered and acknowledged", DEADLINE, || async {
+        let acked = consumer_counts(&context).await == Some((0, 0));
+        (acked && receiver.state.deduped().len() == 1).then_some(())
+    })
+    .await;
+
+    // Frozen: its pull request stays open, so JetStream hands it the next
+    // two events, which it cannot store.
+    signal(&service, "STOP");
+    append(
+        &mut journal_client,
+        battle,
+        battlelog_system_tests::any(),
+        vec![rolled(0, "attack", "r0"), resolved("hit", "a1")],
+    )
+    .await
+    .expect("act 1");
+    poll_until("two events handed to the frozen service", DEADLINE, || async {
+        (consumer_counts(&context).await == Some((2, 0))).then_some(())
+    })
+    .await;
+    service.kill_9_in_place();
+    service = webhooks(&service_dir, &nats.url(), &tenants, &envs).await;
+    append(&mut journal_client, battle, battlelog_system_tests::any(), vec![closed("close")]).await.expect("close");
+
+    // Done when the last event was delivered and nothing is left anywhere:
+    // JetStream has every message acknowledged, the queue is empty.
+    poll_until("the last event delivered and everything acknowledged", DEADLINE, || async {
+        let last = receiver.state.deduped().iter().any(|d| d.version() == 3);
+        let settled = consumer_counts(&context).await == Some((0, 0));
+        (last && settled && metric(&service, "battlelog_webhooks_queued").await == 0).then_some(())
+    })
+    .await;
+    assert_eq!(read_stream(&mut journal_client, battle).await.len(), 4);
+    check_deliveries(&receiver.state, SECRET_A, "forum-a", &mut journal_client, &[battle]).await;
+    // The last event did come first (what this test is about), and waited.
+    assert!(metric(&service, "battlelog_webhooks_out_of_order_total").await >= 1);
+    assert_eq!(metric(&service, "battlelog_webhooks_gaps_total").await, 0);
+    assert!(service.terminate().await, "a clean shutdown");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failing_endpoints_deliveries_are_parked_in_order_reported_and_replayed() {
     let nats = NatsServer::start();

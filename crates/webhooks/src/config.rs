@@ -55,6 +55,14 @@ pub struct Config {
     pub ack_wait_ms: u64,
     /// Most messages JetStream hands this service unacknowledged at once.
     pub max_ack_pending: u64,
+    /// How long a battle waits for a missing event (a later one arrived
+    /// first) before it is given up as gone and the later ones delivered,
+    /// in milliseconds; at least `ack_wait_ms`, since an event handed to
+    /// an instance that died comes again only after that.
+    pub gap_wait_ms: u64,
+    /// How long JetStream waits before offering again an event that came
+    /// before its battle's missing one, in milliseconds.
+    pub gap_retry_ms: u64,
     /// Where the queue of deliveries and the parked ones are kept (sled).
     pub data_dir: PathBuf,
     /// How long one POST may take (connecting included), in milliseconds.
@@ -109,6 +117,8 @@ impl Default for Config {
             consumer: "battlelog-webhooks".into(),
             ack_wait_ms: 30_000,
             max_ack_pending: 1_000,
+            gap_wait_ms: 60_000,
+            gap_retry_ms: 1_000,
             data_dir: PathBuf::from("data/webhooks"),
             request_timeout_ms: 10_000,
             retry_initial_ms: 500,
@@ -174,6 +184,8 @@ impl Config {
         let at_least_one = [
             ("ack_wait_ms", self.ack_wait_ms),
             ("max_ack_pending", self.max_ack_pending),
+            ("gap_wait_ms", self.gap_wait_ms),
+            ("gap_retry_ms", self.gap_retry_ms),
             ("request_timeout_ms", self.request_timeout_ms),
             ("retry_initial_ms", self.retry_initial_ms),
             ("retry_max_attempts", u64::from(self.retry_max_attempts)),
@@ -190,6 +202,9 @@ impl Config {
         }
         if i64::try_from(self.max_ack_pending).is_err() {
             return invalid("max_ack_pending", format!("must be at most {}", i64::MAX));
+        }
+        if self.gap_wait_ms < self.ack_wait_ms {
+            return invalid("gap_wait_ms", format!("must be at least ack_wait_ms ({})", self.ack_wait_ms));
         }
         if self.retry_max_ms < self.retry_initial_ms {
             return invalid("retry_max_ms", format!("must be at least retry_initial_ms ({})", self.retry_initial_ms));
@@ -276,8 +291,8 @@ mod tests {
         let (_dir, layers) = key_file();
         assert!(Config::load(&layers).is_ok(), "the defaults are valid");
         for key in [
-            "ack_wait_ms",
             "max_ack_pending",
+            "gap_retry_ms",
             "request_timeout_ms",
             "retry_initial_ms",
             "retry_max_attempts",
@@ -289,6 +304,21 @@ mod tests {
             let one = layers.clone().flags([(key.to_owned(), "1".to_owned())]);
             assert!(Config::load(&one).is_ok(), "{key} = 1 is allowed");
         }
+        // ack_wait_ms and gap_wait_ms: 0 refused, 1 allowed with both at 1;
+        // gap_wait_ms just under ack_wait_ms refused, equal or over fine.
+        let waits = |ack: &str, gap: &str| {
+            layers
+                .clone()
+                .flags([("ack_wait_ms".to_owned(), ack.to_owned()), ("gap_wait_ms".to_owned(), gap.to_owned())])
+        };
+        assert_eq!(refused_key(&waits("0", "1")), "ack_wait_ms");
+        assert_eq!(refused_key(&waits("1", "0")), "gap_wait_ms");
+        assert!(Config::load(&waits("1", "1")).is_ok());
+        assert_eq!(refused_key(&waits("1000", "999")), "gap_wait_ms");
+        assert!(Config::load(&waits("1000", "1000")).is_ok());
+        assert!(Config::load(&waits("1000", "1001")).is_ok());
+        let default_ack = layers.clone().flags([("gap_wait_ms".to_owned(), "29999".to_owned())]);
+        assert_eq!(refused_key(&default_ack), "gap_wait_ms", "the default ack_wait_ms is 30000");
         // retry_max_ms: just under retry_initial_ms is refused, equal is fine.
         let flags = |max: &str| {
             layers

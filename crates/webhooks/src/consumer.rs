@@ -9,12 +9,19 @@
 //! = "battlelog.journal"`) one append a message, all of one battle: either
 //! is followed the same way.
 //!
+//! An event ahead of its battle (its predecessor not stored yet: JetStream
+//! handed that one to an instance that died, and offers it again only after
+//! `ack_wait_ms`) is not acknowledged but refused (NAK) with a delay of
+//! `gap_retry_ms`, so JetStream offers it again after the missing one;
+//! `gap_wait_ms` into such a gap, the missing events are taken as gone and
+//! the gap is logged and counted (crate::store).
+//!
 //! The stream is the journal's to create (on its first publish); until it
 //! exists this waits for it, so the services may start in any order.
 
 use std::time::Duration;
 
-use async_nats::jetstream::{self, consumer::AckPolicy, consumer::DeliverPolicy, consumer::pull};
+use async_nats::jetstream::{self, AckKind, consumer::AckPolicy, consumer::DeliverPolicy, consumer::pull};
 use battlelog_runtime::nats_url::NatsUrl;
 use tokio::sync::watch;
 use tokio_stream::StreamExt;
@@ -22,7 +29,7 @@ use tracing::{info, warn};
 
 use crate::deliver::Deliverer;
 use crate::metrics::Metrics;
-use crate::store::{Enqueued, Store};
+use crate::store::{Enqueued, Store, now_ms};
 
 /// What the consumer needs from the config.
 #[derive(Debug, Clone)]
@@ -33,6 +40,10 @@ pub struct ConsumerOptions {
     pub durable: String,
     pub ack_wait: Duration,
     pub max_ack_pending: i64,
+    /// How long a battle waits for a missing version before giving it up.
+    pub gap_wait: Duration,
+    /// The delay before JetStream offers an event ahead of its battle again.
+    pub gap_retry: Duration,
 }
 
 /// How long to wait before trying NATS again after a failure.
@@ -135,19 +146,46 @@ async fn follow_once(
             message.ack().await.map_err(|e| format!("ack: {e}"))?;
             continue;
         }
-        Metrics::add(&metrics.received, entries.len() as u64);
         let mut placed = Vec::with_capacity(entries.len());
+        let mut ahead = None;
         for entry in &entries {
-            placed.push(store.enqueue(entry).map_err(|e| format!("store: {e}"))?);
+            let routed = store.enqueue(entry, options.gap_wait, now_ms()).map_err(|e| format!("store: {e}"))?;
+            if let Some(missing) = &routed.skipped {
+                Metrics::add(&metrics.gaps, 1);
+                warn!(
+                    tenant = %entry.tenant,
+                    battle = %entry.battle,
+                    missing_from = missing.start,
+                    missing_to = missing.end - 1,
+                    version = entry.version,
+                    gap_wait_ms = options.gap_wait.as_millis() as u64,
+                    "a battle's events never arrived (gone from the stream?); delivering its later ones without them"
+                );
+            }
+            if let Enqueued::Ahead { expected } = routed.placed {
+                ahead = Some((entry, expected));
+                break;
+            }
+            placed.push(routed.placed);
         }
+        Metrics::add(&metrics.received, placed.len() as u64);
         store.flush().await.map_err(|e| format!("store: {e}"))?;
-        message.ack().await.map_err(|e| format!("ack: {e}"))?;
+        if let Some((entry, expected)) = ahead {
+            // Not acknowledged: JetStream offers it again once its
+            // predecessors had their chance to arrive.
+            Metrics::add(&metrics.out_of_order, 1);
+            info!(tenant = %entry.tenant, battle = %entry.battle, version = entry.version, expected, "an event ahead of its battle; offered again later");
+            message.ack_with(AckKind::Nak(Some(options.gap_retry))).await.map_err(|e| format!("nak: {e}"))?;
+        } else {
+            message.ack().await.map_err(|e| format!("ack: {e}"))?;
+        }
         let battle = first.battle_key();
         for placed in placed {
             match placed {
                 Enqueued::Queued => deliverer.wake(battle.clone()),
                 Enqueued::ParkedBehind => Metrics::add(&metrics.parked, 1),
-                Enqueued::AlreadySeen => {}
+                Enqueued::Duplicate => Metrics::add(&metrics.duplicates, 1),
+                Enqueued::Ahead { .. } => {}
             }
         }
     }

@@ -112,6 +112,8 @@ impl Webhooks {
             ack_wait: Duration::from_millis(config.ack_wait_ms),
             // Validated to fit.
             max_ack_pending: i64::try_from(config.max_ack_pending).unwrap_or(i64::MAX),
+            gap_wait: Duration::from_millis(config.gap_wait_ms),
+            gap_retry: Duration::from_millis(config.gap_retry_ms),
         };
         let following =
             tokio::spawn(consumer::follow(options, self.store.clone(), deliverer.clone(), metrics.clone(), stopped));

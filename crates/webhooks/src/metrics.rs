@@ -19,6 +19,12 @@ pub struct Metrics {
     pub skipped_no_endpoint: AtomicU64,
     /// Messages on the stream that are not a committed event.
     pub undecodable: AtomicU64,
+    /// Events received again after they were stored: acknowledged, not sent.
+    pub duplicates: AtomicU64,
+    /// Events refused (NAK) because their battle's previous one was missing.
+    pub out_of_order: AtomicU64,
+    /// Gaps given up after `gap_wait_ms`: events that never arrived.
+    pub gaps: AtomicU64,
 }
 
 impl Metrics {
@@ -38,6 +44,17 @@ impl Metrics {
             ("replayed", "Parked deliveries put back in the queue by a replay.", &self.replayed),
             ("skipped_no_endpoint", "Events of tenants without a configured endpoint.", &self.skipped_no_endpoint),
             ("undecodable", "Messages that are not a committed event of the fan-out.", &self.undecodable),
+            (
+                "duplicates",
+                "Events received again after they were stored (redeliveries), not sent again.",
+                &self.duplicates,
+            ),
+            (
+                "out_of_order",
+                "Events refused for now because an earlier one of their battle was missing.",
+                &self.out_of_order,
+            ),
+            ("gaps", "Missing events of a battle given up after gap_wait_ms (see the log).", &self.gaps),
         ];
         for (name, help, counter) in counters {
             let _ = writeln!(out, "# HELP battlelog_webhooks_{name}_total {help}");

@@ -19,11 +19,25 @@
 //! shared by several instances could not keep in order per battle anyway.
 //!
 //! Every change that decides where an event goes (queued, parked behind
-//! its battle's parked one, or already seen) happens under one lock, so a
-//! battle being parked and its next event arriving cannot cross.
+//! its battle's parked one, a duplicate, or ahead of its battle) happens
+//! under one lock, so a battle being parked and its next event arriving
+//! cannot cross.
+//!
+//! A battle takes only its exact next version (0, its `BattleOpened`, for
+//! a battle never seen): one after the highest delivered, queued or
+//! parked. JetStream may hand out a later event before an earlier one (the
+//! earlier one was handed to an instance that died before storing it, and
+//! comes again only after `ack_wait_ms`), so an event ahead of its battle
+//! is refused, to be offered again, until its battle's gap has lasted
+//! `gap_wait_ms`; then the missing events are taken as gone (the stream's
+//! retention, a consumer created after them) and the event is taken, the
+//! gap reported by the caller.
 
+use std::collections::HashMap;
+use std::ops::Range;
 use std::path::Path;
 use std::sync::Mutex;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use sled::Transactional;
@@ -90,8 +104,28 @@ pub enum Enqueued {
     Queued,
     /// Parked behind an earlier parked event of its battle.
     ParkedBehind,
-    /// Queued, parked or delivered before: a JetStream redelivery.
-    AlreadySeen,
+    /// Below its battle's next version (queued, parked or delivered
+    /// before): a JetStream redelivery, nothing to do.
+    Duplicate,
+    /// Above its battle's next version, `expected`, and the gap is younger
+    /// than `gap_wait`: not taken; it must be offered again later.
+    Ahead { expected: u64 },
+}
+
+/// What [`Store::enqueue`] did with an event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Routed {
+    pub placed: Enqueued,
+    /// The versions given up as gone: the event was ahead of its battle
+    /// for `gap_wait` and was taken after all.
+    pub skipped: Option<Range<u64>>,
+}
+
+/// A battle waiting for its version `expected` since `since_ms`.
+#[derive(Debug, Clone, Copy)]
+struct Gap {
+    expected: u64,
+    since_ms: u64,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -134,8 +168,10 @@ pub struct Store {
     queue: sled::Tree,
     parked: sled::Tree,
     delivered: sled::Tree,
-    /// Held by every change that routes an event (see the module docs).
-    route: Mutex<()>,
+    /// Held by every change that routes an event (see the module docs);
+    /// the battles with an open gap. In memory: after a restart a gap
+    /// waits its `gap_wait` again, later but never wrong.
+    route: Mutex<HashMap<BattleKey, Gap>>,
 }
 
 fn decode(bytes: &[u8]) -> Result<Entry, StoreError> {
@@ -155,11 +191,11 @@ impl Store {
             parked: db.open_tree("parked")?,
             delivered: db.open_tree("delivered")?,
             db,
-            route: Mutex::new(()),
+            route: Mutex::new(HashMap::new()),
         })
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, ()> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<BattleKey, Gap>> {
         self.route.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -178,28 +214,59 @@ impl Store {
             .map(u64::from_be_bytes))
     }
 
-    /// Routes a received event: to the queue, behind its battle's parked
-    /// events, or nowhere when it was seen before.
-    pub fn enqueue(&self, entry: &Entry) -> Result<Enqueued, StoreError> {
-        let _route = self.lock();
+    /// The version `battle` takes next: one after the highest delivered,
+    /// queued or parked; 0 for a battle never seen.
+    fn next_version(&self, battle: &BattleKey) -> Result<u64, StoreError> {
+        let last = |tree: &sled::Tree| -> Result<Option<u64>, StoreError> {
+            Ok(tree
+                .scan_prefix(battle.prefix())
+                .next_back()
+                .transpose()?
+                .and_then(|(key, _)| <[u8; 8]>::try_from(&key[key.len().saturating_sub(8)..]).ok())
+                .map(u64::from_be_bytes))
+        };
+        let highest =
+            [self.delivered_version(battle)?, last(&self.queue)?, last(&self.parked)?].into_iter().flatten().max();
+        Ok(highest.map_or(0, |v| v.saturating_add(1)))
+    }
+
+    /// Routes a received event at `now_ms`: to the queue, behind its
+    /// battle's parked events, nowhere when it was seen before, or back to
+    /// the caller when it is ahead of its battle for less than `gap_wait`.
+    pub fn enqueue(&self, entry: &Entry, gap_wait: Duration, now_ms: u64) -> Result<Routed, StoreError> {
+        let mut gaps = self.lock();
         let battle = entry.battle_key();
         let key = entry.key();
-        if self.delivered_version(&battle)?.is_some_and(|v| v >= entry.version)
-            || self.queue.contains_key(&key)?
-            || self.parked.contains_key(&key)?
-        {
-            return Ok(Enqueued::AlreadySeen);
+        let expected = self.next_version(&battle)?;
+        let mut skipped = None;
+        if entry.version < expected {
+            return Ok(Routed { placed: Enqueued::Duplicate, skipped });
         }
+        if entry.version > expected {
+            let gap = match gaps.get(&battle) {
+                Some(gap) if gap.expected == expected => *gap,
+                _ => {
+                    let gap = Gap { expected, since_ms: now_ms };
+                    gaps.insert(battle.clone(), gap);
+                    gap
+                }
+            };
+            if u128::from(now_ms.saturating_sub(gap.since_ms)) < gap_wait.as_millis() {
+                return Ok(Routed { placed: Enqueued::Ahead { expected }, skipped });
+            }
+            skipped = Some(expected..entry.version);
+        }
+        gaps.remove(&battle);
         if let Some(first) = self.parked.scan_prefix(battle.prefix()).next() {
             let first = decode(&first?.1)?;
             let mut parked = entry.clone();
             parked.last_error = Some(format!("waits behind version {} of its battle, parked", first.version));
-            parked.parked_at_ms = Some(now_ms());
+            parked.parked_at_ms = Some(now_ms);
             self.parked.insert(key, encode(&parked))?;
-            return Ok(Enqueued::ParkedBehind);
+            return Ok(Routed { placed: Enqueued::ParkedBehind, skipped });
         }
         self.queue.insert(key, encode(entry))?;
-        Ok(Enqueued::Queued)
+        Ok(Routed { placed: Enqueued::Queued, skipped })
     }
 
     /// The battle's next delivery, if any.
@@ -353,6 +420,15 @@ mod tests {
         }
     }
 
+    const LONG: Duration = Duration::from_secs(3600);
+
+    /// Routes `entry` now, with a gap wait longer than any test.
+    fn put(store: &Store, entry: &Entry) -> Enqueued {
+        let routed = store.enqueue(entry, LONG, now_ms()).unwrap();
+        assert_eq!(routed.skipped, None);
+        routed.placed
+    }
+
     fn versions(entries: &[Entry]) -> Vec<u64> {
         entries.iter().map(|e| e.version).collect()
     }
@@ -363,18 +439,19 @@ mod tests {
         let store = Store::open(dir.path()).expect("open");
         let b = BattleKey { tenant: "t".into(), battle: "b".into() };
         for v in 0..3 {
-            assert_eq!(store.enqueue(&entry("t", "b", v)).unwrap(), Enqueued::Queued);
+            assert_eq!(put(&store, &entry("t", "b", v)), Enqueued::Queued);
         }
-        assert_eq!(store.enqueue(&entry("t", "other", 0)).unwrap(), Enqueued::Queued);
-        assert_eq!(store.enqueue(&entry("t", "b", 1)).unwrap(), Enqueued::AlreadySeen, "a redelivery");
+        assert_eq!(put(&store, &entry("t", "other", 0)), Enqueued::Queued);
+        assert_eq!(put(&store, &entry("t", "b", 1)), Enqueued::Duplicate, "a redelivery");
         let head = store.head(&b).unwrap().expect("v0");
         store.delivered(&head).unwrap();
-        assert_eq!(store.enqueue(&entry("t", "b", 0)).unwrap(), Enqueued::AlreadySeen, "delivered before");
+        assert_eq!(put(&store, &entry("t", "b", 0)), Enqueued::Duplicate, "delivered before");
         let head = store.head(&b).unwrap().expect("v1");
         assert_eq!(head.version, 1);
         assert_eq!(store.park(&head, "HTTP 500").unwrap(), 2);
         assert_eq!(store.head(&b).unwrap(), None);
-        assert_eq!(store.enqueue(&entry("t", "b", 3)).unwrap(), Enqueued::ParkedBehind);
+        assert_eq!(put(&store, &entry("t", "b", 4)), Enqueued::Ahead { expected: 3 }, "parked ones count");
+        assert_eq!(put(&store, &entry("t", "b", 3)), Enqueued::ParkedBehind);
         let parked = store.parked(&Filter::default()).unwrap();
         assert_eq!(versions(&parked), [1, 2, 3]);
         assert_eq!(parked[0].last_error.as_deref(), Some("HTTP 500"));
@@ -405,11 +482,63 @@ mod tests {
         let dir = tempfile::tempdir().expect("temp dir");
         {
             let store = Store::open(dir.path()).expect("open");
-            store.enqueue(&entry("t", "b", 4)).unwrap();
+            assert_eq!(put(&store, &entry("t", "b", 0)), Enqueued::Queued);
             futures_flush(&store);
         }
         let store = Store::open(dir.path()).expect("reopen");
         assert_eq!(store.queued_battles().unwrap(), [BattleKey { tenant: "t".into(), battle: "b".into() }]);
+        // What the queue holds counts after a reopen: 1 is next.
+        assert_eq!(put(&store, &entry("t", "b", 0)), Enqueued::Duplicate);
+        assert_eq!(put(&store, &entry("t", "b", 2)), Enqueued::Ahead { expected: 1 });
+        assert_eq!(put(&store, &entry("t", "b", 1)), Enqueued::Queued);
+    }
+
+    #[test]
+    fn a_battle_takes_only_its_next_version_until_a_gap_has_lasted_gap_wait() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = Store::open(dir.path()).expect("open");
+        let b = BattleKey { tenant: "t".into(), battle: "b".into() };
+        let wait = Duration::from_millis(1_000);
+        let at = |version: u64, now: u64| store.enqueue(&entry("t", "b", version), wait, now).unwrap();
+        let placed = |version: u64, now: u64| {
+            let routed = at(version, now);
+            assert_eq!(routed.skipped, None, "v{version} at {now}");
+            routed.placed
+        };
+
+        // A battle never seen starts at 0 (its BattleOpened).
+        assert_eq!(placed(1, 10_000), Enqueued::Ahead { expected: 0 });
+        assert_eq!(placed(0, 10_000), Enqueued::Queued, "the exact next");
+        assert_eq!(placed(0, 10_001), Enqueued::Duplicate, "queued before");
+        assert_eq!(placed(1, 10_002), Enqueued::Queued, "the gap closed: no wait left over");
+        store.delivered(&store.head(&b).unwrap().expect("v0")).unwrap();
+        store.delivered(&store.head(&b).unwrap().expect("v1")).unwrap();
+        assert_eq!(placed(1, 10_003), Enqueued::Duplicate, "delivered before");
+        assert_eq!(placed(0, 10_003), Enqueued::Duplicate);
+
+        // 2 is missing; 4 arrives at 20 000, then again, then 3.
+        assert_eq!(placed(4, 20_000), Enqueued::Ahead { expected: 2 });
+        assert_eq!(placed(3, 20_500), Enqueued::Ahead { expected: 2 }, "the gap is the battle's, not the event's");
+        assert_eq!(placed(4, 20_999), Enqueued::Ahead { expected: 2 }, "just under gap_wait");
+        assert_eq!(store.head(&b).unwrap(), None, "nothing ahead was queued");
+        // At gap_wait exactly, 2 is given up: the event is taken, the gap said.
+        let routed = at(4, 21_000);
+        assert_eq!(routed, Routed { placed: Enqueued::Queued, skipped: Some(2..4) });
+        assert_eq!(placed(2, 21_001), Enqueued::Duplicate, "too late: behind what was taken");
+        assert_eq!(placed(5, 21_002), Enqueued::Queued);
+
+        // A new gap waits its own gap_wait, from when it was first seen.
+        assert_eq!(placed(7, 30_000), Enqueued::Ahead { expected: 6 });
+        assert_eq!(placed(6, 30_999), Enqueued::Queued, "arrived in time");
+        assert_eq!(placed(8, 31_500), Enqueued::Ahead { expected: 7 }, "a fresh gap, not 6's");
+        let routed = at(8, 32_500);
+        assert_eq!(routed, Routed { placed: Enqueued::Queued, skipped: Some(7..8) }, "past its wait");
+        let mut order = Vec::new();
+        while let Some(head) = store.head(&b).unwrap() {
+            order.push(head.version);
+            store.delivered(&head).unwrap();
+        }
+        assert_eq!(order, [4, 5, 6, 8]);
     }
 
     fn futures_flush(store: &Store) {

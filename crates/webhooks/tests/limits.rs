@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use battlelog_webhooks::config::{Retry, TenantEndpoint};
 use battlelog_webhooks::deliver::{Deliverer, Endpoint, http_client};
 use battlelog_webhooks::metrics::Metrics;
-use battlelog_webhooks::store::{BattleKey, Entry, Filter, Store, now_ms};
+use battlelog_webhooks::store::{BattleKey, Enqueued, Entry, Filter, Store, now_ms};
 use tokio::sync::watch;
 
 const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
@@ -111,7 +111,8 @@ fn entry(battle: &str, version: u64, received_at_ms: u64) -> Entry {
 }
 
 fn queue(setup: &Setup, entry: &Entry) {
-    setup.store.enqueue(entry).expect("enqueue");
+    let routed = setup.store.enqueue(entry, Duration::from_secs(3600), now_ms()).expect("enqueue");
+    assert_eq!(routed.placed, Enqueued::Queued, "each battle's first event, version 0");
     setup.deliverer.wake(entry.battle_key());
 }
 
