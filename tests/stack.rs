@@ -427,7 +427,10 @@ pub async fn assert_jetstream_has(nats_url: &str, battles: &HashMap<String, Vec<
 }
 
 /// A running `battlelog up`: the banner it printed up to the "Try it"
-/// line, and what it prints after that, line by line. Killed when dropped.
+/// line, and what it prints after that, line by line. Stopped when dropped:
+/// SIGTERM first, so that it stops the nats-server it started (a SIGKILL
+/// would leave that child running after the test), SIGKILL if it has not
+/// exited within a deadline. A test that means a crash kills `child` itself.
 pub struct Up {
     pub child: std::process::Child,
     pub banner: Vec<String>,
@@ -438,6 +441,13 @@ pub struct Up {
 
 impl Drop for Up {
     fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = std::process::Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status();
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+            while matches!(self.child.try_wait(), Ok(None)) && std::time::Instant::now() < deadline {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }

@@ -70,6 +70,9 @@ fn a_second_up_on_a_data_dir_in_use_says_so_in_one_line() {
     let demo = battlelog().args(["demo", "--data-dir", &data]).output().expect("run battlelog demo");
     assert_eq!(demo.status.code(), Some(0), "{}", String::from_utf8_lossy(&demo.stderr));
     // Killed (SIGKILL), it leaves its lock to the OS: the next `up` starts.
+    let mut first = first;
+    first.child.kill().expect("SIGKILL the first up");
+    first.child.wait().expect("reap it");
     drop(first);
     let next = stack::up(dir.path(), &["--no-nats"]);
     assert_ne!(next.child.id(), pid);
