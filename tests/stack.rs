@@ -442,10 +442,10 @@ pub struct Up {
 impl Drop for Up {
     fn drop(&mut self) {
         if matches!(self.child.try_wait(), Ok(None)) {
-            let _ = std::process::Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status();
-            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+            let _ = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status();
+            let deadline = std::time::Instant::now() + Duration::from_secs(20);
             while matches!(self.child.try_wait(), Ok(None)) && std::time::Instant::now() < deadline {
-                std::thread::sleep(std::time::Duration::from_millis(20));
+                std::thread::sleep(Duration::from_millis(20));
             }
         }
         let _ = self.child.kill();
