@@ -566,6 +566,22 @@ def check_language(env: Env, browser: Browser, results: Results, battle: str, li
             results.crashed(name)
 
 
+def more_checks() -> list[tuple[str, object]]:
+    """The checks kept in their own files beside this one: every
+    `checks_*.py` here, in name order, each with
+    `run(env, browser, results, battles)` (it may `import browser_tests` for
+    the helpers above)."""
+    import importlib
+
+    here = Path(__file__).resolve().parent
+    sys.path.insert(0, str(here))
+    found = []
+    for path in sorted(here.glob("checks_*.py")):
+        module = importlib.import_module(path.stem)
+        found.append((path.stem, module.run))
+    return found
+
+
 def main() -> int:
     env = Env.from_environ()
     results = Results()
@@ -590,6 +606,11 @@ def main() -> int:
                 check_verify(env, browser, results, source, f"{env.web}/verify", "/verify", shoot=True)
                 check_verify_from_disk(env, browser, results, source)
             check_open_battle(env, browser, results)
+            for name, check in more_checks():
+                try:
+                    check(env, browser, results, battles)
+                except Exception:
+                    results.crashed(name)
             browser.close()
     except Exception:
         results.crashed("setup")
