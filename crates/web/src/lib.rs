@@ -21,7 +21,8 @@
 //! - [`dice`]: dice as SVG pictures.
 //! - [`verify_page`]: `/verify`, which verifies an export file in the browser.
 //! - [`assets`]: the inlined JavaScript verifier, the pages' scripts and
-//!   style, and the Content-Security-Policy that admits only them.
+//!   script elements, and the Content-Security-Policy that admits only them.
+//! - [`style`]: the pages' style sheet.
 //! - [`i18n`]: English and Russian labels, and choosing between them.
 //! - [`error`]: why a page is refused, as an HTTP status.
 //!
@@ -35,6 +36,7 @@ pub mod error;
 pub mod i18n;
 pub mod page;
 pub mod source;
+pub mod style;
 pub mod verify_page;
 
 use std::future::Future;

@@ -17,9 +17,10 @@ use battlelog_verify::judging::{Author, RulingSeen};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 use serde_json::Value;
 
-use crate::assets::{BATTLE_SCRIPT, STYLE};
+use crate::assets::battle_script;
 use crate::dice::{Die, die};
 use crate::i18n::Lang;
+use crate::style::STYLE;
 
 /// What a battle page shows.
 #[derive(Debug)]
@@ -118,7 +119,7 @@ impl BattlePage<'_> {
                     h2 { (lang.t("timeline")) }
                     (self.timeline())
                     script type="application/x-ndjson" id="battle-export" { (PreEscaped(embeddable(self.export))) }
-                    script type="module" { (PreEscaped(&*BATTLE_SCRIPT)) }
+                    (battle_script())
                 }
             }
         }

@@ -5,8 +5,9 @@
 
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 
-use crate::assets::{STYLE, VERIFY_SCRIPT};
+use crate::assets::verify_script;
 use crate::i18n::Lang;
+use crate::style::STYLE;
 
 pub fn render(lang: Lang) -> Markup {
     html! {
@@ -43,7 +44,7 @@ pub fn render(lang: Lang) -> Markup {
                 p { span #first-failure {} span { " ← " (lang.t("first_failure")) } }
                 noscript { p { (lang.t("no_js")) } }
                 div #results {}
-                script type="module" { (PreEscaped(&*VERIFY_SCRIPT)) }
+                (verify_script())
             }
         }
     }
