@@ -1,8 +1,9 @@
-//! Dice as pictures (SVG): a d6 with pips, other dice as numbered
+//! Rolls and their dice as pictures (SVG): a d6 with pips, other dice as numbered
 //! polygons of their usual shape; a dropped die is faded and struck
 //! through, a rerolled one dashed, an exploded one gold-rimmed with a star.
 
 use maud::{Markup, html};
+use serde_json::Value;
 
 use crate::i18n::Lang;
 
@@ -19,7 +20,7 @@ pub struct Die {
 impl Die {
     /// A die from an export's readable `dice` entry; `None` when a field is
     /// missing (the page then shows the number alone).
-    pub fn from_json(die: &serde_json::Value) -> Option<Die> {
+    pub fn from_json(die: &Value) -> Option<Die> {
         Some(Die {
             sides: die.get("sides")?.as_u64()?,
             value: die.get("value")?.as_u64()?,
@@ -159,5 +160,45 @@ mod tests {
         let svg = die(&wild, Lang::En).into_string();
         assert!(svg.contains("die rerolled exploded") && svg.contains("✶"), "{svg}");
         assert!(svg.contains("d10: 10, rerolled, exploded"), "{svg}");
+    }
+}
+
+fn text<'v>(event: &'v Value, field: &str) -> &'v str {
+    event.get(field).and_then(Value::as_str).unwrap_or_default()
+}
+
+fn number(event: &Value, field: &str) -> Option<u64> {
+    event.get(field).and_then(Value::as_u64)
+}
+
+/// A total as a judge reads it.
+fn plain(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        Value::Null => "—".into(),
+        other => other.to_string(),
+    }
+}
+
+/// A `DiceRolled` event's roll: who rolled what for what, every die drawn,
+/// the total (the DOM contract's roll element).
+pub fn roll(event: &Value, lang: Lang) -> Markup {
+    let dice: Vec<Die> = event
+        .get("dice")
+        .and_then(Value::as_array)
+        .map(|d| d.iter().filter_map(Die::from_json).collect())
+        .unwrap_or_default();
+    html! {
+        div.roll data-nonce=(number(event, "nonce").unwrap_or_default()) {
+            span.check {}
+            span { (text(event, "actor")) " " (lang.t("for")) " " (lang.t("quote_open")) (text(event, "purpose")) (lang.t("quote_close")) ": " code { (text(event, "expression")) } }
+            @for d in &dice { (die(d, lang)) }
+            span { "= " strong.total { (event.get("total").map(plain).unwrap_or_default()) } }
+            @if let Some(error) = event.get("error").and_then(Value::as_str).filter(|e| !e.is_empty()) {
+                span.problems { (error) }
+            }
+            span.muted { (lang.t("nonce")) " " (number(event, "nonce").unwrap_or_default()) ", "
+                (lang.t("epoch").to_lowercase()) " " (number(event, "epoch").unwrap_or_default()) }
+        }
     }
 }

@@ -18,7 +18,7 @@
 //!   visitor or as the service.
 //! - [`page`]: the battle page, server-rendered HTML with the DOM contract
 //!   the in-page verifier marks.
-//! - [`dice`]: dice as SVG pictures.
+//! - [`dice`]: a roll and its dice as SVG pictures.
 //! - [`verify_page`]: `/verify`, which verifies an export file in the browser.
 //! - [`assets`]: the inlined JavaScript verifier, the pages' scripts and
 //!   script elements, and the Content-Security-Policy that admits only them.

@@ -18,7 +18,7 @@ use maud::{DOCTYPE, Markup, PreEscaped, html};
 use serde_json::Value;
 
 use crate::assets::battle_script;
-use crate::dice::{Die, die};
+use crate::dice::roll;
 use crate::i18n::Lang;
 use crate::style::STYLE;
 
@@ -286,7 +286,7 @@ impl BattlePage<'_> {
                 }
                 "DiceRolled" => {
                     (heading(lang.t("roll")))
-                    (self.roll(event))
+                    (roll(event, lang))
                 }
                 "ActionResolved" => {
                     (heading(lang.t("action")))
@@ -367,28 +367,6 @@ impl BattlePage<'_> {
                     (heading(other))
                     pre { code { (event.to_string()) } }
                 }
-            }
-        }
-    }
-
-    fn roll(&self, event: &Value) -> Markup {
-        let lang = self.lang;
-        let dice: Vec<Die> = event
-            .get("dice")
-            .and_then(Value::as_array)
-            .map(|d| d.iter().filter_map(Die::from_json).collect())
-            .unwrap_or_default();
-        html! {
-            div.roll data-nonce=(number(event, "nonce").unwrap_or_default()) {
-                span.check {}
-                span { (text(event, "actor")) " " (lang.t("for")) " " (lang.t("quote_open")) (text(event, "purpose")) (lang.t("quote_close")) ": " code { (text(event, "expression")) } }
-                @for d in &dice { (die(d, lang)) }
-                span { "= " strong.total { (event.get("total").map(plain).unwrap_or_default()) } }
-                @if let Some(error) = event.get("error").and_then(Value::as_str).filter(|e| !e.is_empty()) {
-                    span.problems { (error) }
-                }
-                span.muted { (lang.t("nonce")) " " (number(event, "nonce").unwrap_or_default()) ", "
-                    (lang.t("epoch").to_lowercase()) " " (number(event, "epoch").unwrap_or_default()) }
             }
         }
     }
