@@ -123,46 +123,6 @@ pub fn die(die: &Die, lang: Lang) -> Markup {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn d(sides: u64, value: u64) -> Die {
-        Die { sides, value, kept: true, rerolled: false, exploded: false }
-    }
-
-    #[test]
-    fn a_d6_shows_as_many_pips_as_its_value() {
-        for value in 1..=6 {
-            let svg = die(&d(6, value), Lang::En).into_string();
-            assert_eq!(svg.matches("class=\"pip\"").count(), value as usize, "{svg}");
-            assert!(!svg.contains("<text class=\"value\""), "a d6 has no number: {svg}");
-        }
-    }
-
-    #[test]
-    fn other_dice_show_their_number_in_their_shape() {
-        let d20 = die(&d(20, 17), Lang::En).into_string();
-        assert!(d20.contains(">17</text>") && d20.contains("<polygon"), "{d20}");
-        let d4 = die(&d(4, 3), Lang::En).into_string();
-        assert_eq!(d4.split("points=\"").nth(1).unwrap().split('"').next().unwrap().split(' ').count(), 3);
-        let d100 = die(&d(100, 100), Lang::En).into_string();
-        assert!(d100.contains("<circle class=\"face\"") && d100.contains(">100</text>"), "{d100}");
-    }
-
-    #[test]
-    fn marks_are_drawn_and_named() {
-        let dropped = Die { kept: false, ..d(6, 2) };
-        let svg = die(&dropped, Lang::Ru).into_string();
-        assert!(svg.contains("class=\"die dropped\"") && svg.contains("class=\"strike\""), "{svg}");
-        assert!(svg.contains("d6: 2, отброшен"), "{svg}");
-        let wild = Die { rerolled: true, exploded: true, ..d(10, 10) };
-        let svg = die(&wild, Lang::En).into_string();
-        assert!(svg.contains("die rerolled exploded") && svg.contains("✶"), "{svg}");
-        assert!(svg.contains("d10: 10, rerolled, exploded"), "{svg}");
-    }
-}
-
 fn text<'v>(event: &'v Value, field: &str) -> &'v str {
     event.get(field).and_then(Value::as_str).unwrap_or_default()
 }
@@ -200,5 +160,45 @@ pub fn roll(event: &Value, lang: Lang) -> Markup {
             span.muted { (lang.t("nonce")) " " (number(event, "nonce").unwrap_or_default()) ", "
                 (lang.t("epoch").to_lowercase()) " " (number(event, "epoch").unwrap_or_default()) }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d(sides: u64, value: u64) -> Die {
+        Die { sides, value, kept: true, rerolled: false, exploded: false }
+    }
+
+    #[test]
+    fn a_d6_shows_as_many_pips_as_its_value() {
+        for value in 1..=6 {
+            let svg = die(&d(6, value), Lang::En).into_string();
+            assert_eq!(svg.matches("class=\"pip\"").count(), value as usize, "{svg}");
+            assert!(!svg.contains("<text class=\"value\""), "a d6 has no number: {svg}");
+        }
+    }
+
+    #[test]
+    fn other_dice_show_their_number_in_their_shape() {
+        let d20 = die(&d(20, 17), Lang::En).into_string();
+        assert!(d20.contains(">17</text>") && d20.contains("<polygon"), "{d20}");
+        let d4 = die(&d(4, 3), Lang::En).into_string();
+        assert_eq!(d4.split("points=\"").nth(1).unwrap().split('"').next().unwrap().split(' ').count(), 3);
+        let d100 = die(&d(100, 100), Lang::En).into_string();
+        assert!(d100.contains("<circle class=\"face\"") && d100.contains(">100</text>"), "{d100}");
+    }
+
+    #[test]
+    fn marks_are_drawn_and_named() {
+        let dropped = Die { kept: false, ..d(6, 2) };
+        let svg = die(&dropped, Lang::Ru).into_string();
+        assert!(svg.contains("class=\"die dropped\"") && svg.contains("class=\"strike\""), "{svg}");
+        assert!(svg.contains("d6: 2, отброшен"), "{svg}");
+        let wild = Die { rerolled: true, exploded: true, ..d(10, 10) };
+        let svg = die(&wild, Lang::En).into_string();
+        assert!(svg.contains("die rerolled exploded") && svg.contains("✶"), "{svg}");
+        assert!(svg.contains("d10: 10, rerolled, exploded"), "{svg}");
     }
 }
