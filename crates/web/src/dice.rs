@@ -18,9 +18,10 @@
 //! the number needs. Marks are shapes and signs as well as colours, and each
 //! die has an accessible name in the page's language ("d6: 4, dropped"):
 //! a dropped die is faded and struck through; a rerolled one faded, dashed
-//! and marked ↻; the die that exploded carries a star ✶, and the die its
-//! explosion drew follows it after an arrow; a die that counts as a success
-//! is ticked ✓.
+//! and followed by ↻ before its replacement; the die that exploded is
+//! rimmed and carries a star ✶, and the die its explosion drew follows it
+//! after an arrow; a die that counts as a success is outlined bold and
+//! followed by a tick ✓.
 
 use dice::expr::ast::BinaryOp;
 use dice::expr::{DiceTerm, Expr, Expression, Sides};
@@ -302,7 +303,6 @@ pub fn die(die: &Die, lang: Lang) -> Markup {
         (false, true, n) if n >= 3 => "11",
         _ => "14",
     };
-    let right = f64::from(width) - 7.0;
     html! {
         svg class=(class) viewBox={ "0 0 " (width) " 40" } width=(width) height="40" role="img" aria-label=(label)
             data-face=(die.value) data-sides=(die.sides) data-fudge=[die.fudge.then_some("1")] {
@@ -323,14 +323,10 @@ pub fn die(die: &Die, lang: Lang) -> Markup {
             @if !die.kept && !die.rerolled {
                 line class="strike" x1="4" y1="36" x2=(width - 4) y2="4" {}
             }
-            @if die.rerolled {
-                text class="mark" x="7" y="11" text-anchor="middle" font-size="11" { "↻" }
-            }
             @if die.exploded {
-                text class="star" x=(right) y="10" text-anchor="middle" font-size="11" { "✶" }
-            }
-            @if die.success == Some(true) {
-                text class="mark tick" x=(right) y="38" text-anchor="middle" font-size="12" { "✓" }
+                // On the top edge, clear of every pip and number.
+                text class="star" x=(f64::from(width) / 2.0) y="6" text-anchor="middle" dominant-baseline="middle"
+                    font-size="12" { "✶" }
             }
         }
     }
@@ -357,11 +353,15 @@ fn error_text(error: &str, lang: Lang) -> String {
     }
 }
 
-fn group(group: &Group, show_subtotal: bool, lang: Lang) -> Markup {
+/// A term's dice in a box; with other terms around it (`alone` false), its
+/// name and subtotal too.
+fn group(group: &Group, alone: bool, lang: Lang) -> Markup {
     let counts_successes = group.term.is_some_and(|t| t.success.is_some());
     html! {
         span.term {
-            span.term-name { (group.term.map_or("?", |t| t.text.as_str())) }
+            @if !alone {
+                span.term-name { (group.term.map_or("?", |t| t.text.as_str())) }
+            }
             @if group.dice.is_empty() {
                 span.muted { (lang.t("not_rolled")) }
             }
@@ -370,11 +370,19 @@ fn group(group: &Group, show_subtotal: bool, lang: Lang) -> Markup {
                     span.explosion-arrow aria-hidden="true" { "→" }
                 }
                 (die(d, lang))
+                // Signs beside the die rather than on it, where they would
+                // cover a pip; the die's name already says them.
+                @if d.rerolled {
+                    span.die-mark.reroll-mark aria-hidden="true" { "↻" }
+                }
+                @if d.success == Some(true) {
+                    span.die-mark.success-mark aria-hidden="true" { "✓" }
+                }
             }
             @if !group.dice.is_empty() {
                 @if counts_successes {
                     span.subtotal { (lang.t("successes")) ": " strong { (group.subtotal()) } }
-                } @else if show_subtotal {
+                } @else if !alone {
                     span.subtotal { "= " (group.subtotal()) }
                 }
             }
@@ -407,9 +415,9 @@ pub fn roll(event: &Value, lang: Lang) -> Markup {
             tokens.push(Token::Term(0));
         }
     }
-    // A lone term's subtotal is the total; with others around it, each
-    // term's own value helps a judge follow the sum.
-    let show_subtotals = tokens.len() > 1;
+    // A lone term's subtotal is the total and its name the expression; with
+    // others around it, each term's name and value help a judge follow the sum.
+    let alone = tokens.len() == 1;
     let error = text(event, "error");
     let total = match event.get("total") {
         Some(Value::Number(n)) if error.is_empty() => n.to_string(),
@@ -427,7 +435,7 @@ pub fn roll(event: &Value, lang: Lang) -> Markup {
                         Token::Close => span.paren { ")" },
                         Token::Op(op) => span.op { (op) },
                         Token::Number(n) => span.constant { (n) },
-                        Token::Term(i) => { @if let Some(g) = groups.get(*i) { (group(g, show_subtotals, lang)) } },
+                        Token::Term(i) => { @if let Some(g) = groups.get(*i) { (group(g, alone, lang)) } },
                     }
                 }
             }
@@ -634,7 +642,9 @@ mod tests {
         let drawn = seen(&markup);
         assert!(drawn[0].class.contains("rerolled") && !drawn[0].class.contains("dropped"), "{:?}", drawn[0]);
         assert_eq!(drawn[0].label, "d6: 1, rerolled");
-        assert!(markup.contains("↻"), "marked by a sign, not only a dashed line");
+        assert_eq!(markup.matches("↻").count(), 1, "marked by a sign, not only a dashed line");
+        let after_first = markup.split("</svg>").nth(1).unwrap();
+        assert!(after_first.trim_start().starts_with("<span class=\"die-mark reroll-mark\""), "{markup}");
         assert_total(&markup, "15");
     }
 

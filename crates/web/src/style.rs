@@ -55,6 +55,8 @@ ul.problems { color: var(--bad); }
 .roll .roll-error { font-weight: 600; }
 svg.die.wide { width: auto; }
 svg.die.rerolled { opacity: .45; }
-svg.die .mark { fill: CanvasText; font-weight: 700; }
+svg.die .star { stroke: Canvas; stroke-width: 3px; paint-order: stroke; }
+.roll .die-mark { font-weight: 700; margin-left: -.2rem; }
+svg.die.dropped { opacity: .5; }
 svg.die.success .face { stroke-width: 3.5; }
 "#;
