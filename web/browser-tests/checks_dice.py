@@ -210,7 +210,9 @@ def run(env: bt.Env, browser, results: bt.Results, battles) -> None:
                 or any(named(d["label"], x) for x in {"dropped", "rerolled", "exploded", "success"} - m)
             ]
             results.check(
-                f"{label}: every die an image named with exactly its marks", not unnamed, f"{unnamed}"
+                f"{label}: every die an image named with exactly its marks",
+                len(dice) == len(roll["dice"]) and not unnamed,
+                f"{len(dice)} drawn of {len(roll['dice'])}; {unnamed}",
             )
             results.check(f"{label}: ticked ok", element["check"] == "ok", f"data-check {element['check']!r}")
     results.check(f"{name}: data-audit verified", verdict == "verified", f"got {verdict!r}")

@@ -698,6 +698,17 @@ mod tests {
     }
 
     #[test]
+    fn a_term_the_failed_arithmetic_never_reached_is_shown_not_rolled() {
+        let (event, record, error) = rolled("1/(1d1-1)+2d6", &[1, 5, 5]);
+        assert!(error.is_some() && record.dice.len() == 1, "the 2d6 is never drawn: {record:?}");
+        let markup = roll(&event, Lang::En).into_string();
+        assert_drawn_in_order(&markup, &record);
+        let last = markup.split("<span class=\"term\">").nth(2).expect("the 2d6 term is shown");
+        assert!(last.contains(">2d6<") && last.contains("not rolled"), "{last}");
+        assert_total(&markup, "");
+    }
+
+    #[test]
     fn dice_after_the_expressions_terms_are_still_drawn() {
         // A record with one die more than `1d6` draws: it shows, so the
         // verifier can count it, and the d6 is still a d6.
