@@ -16,7 +16,8 @@ export`, where every expected value comes from):
     success of a success count;
   - the verifier ends `verified` and ticks every roll `ok`;
   - at 390 px no roll is wider than the viewport.
-Screenshots: target/browser/gallery.png (desktop) and gallery-390.png.
+Screenshots: target/browser/gallery.png (desktop), gallery-390.png and
+gallery-dark.png (dark mode).
 """
 
 from __future__ import annotations
@@ -116,7 +117,7 @@ def named(label: str, mark: str) -> bool:
 def run(env: bt.Env, browser, results: bt.Results, battles) -> None:
     name = "dice gallery"
     # Stale pictures of an earlier run must not pass for this run's.
-    for shot in ("gallery.png", "gallery-390.png"):
+    for shot in ("gallery.png", "gallery-390.png", "gallery-dark.png"):
         (env.shots / shot).unlink(missing_ok=True)
     battle = bt.run(
         [env.node, str(Path(__file__).resolve().parent / "gallery.mjs"), env.resolver, *EXPRESSIONS],
@@ -227,5 +228,9 @@ def run(env: bt.Env, browser, results: bt.Results, battles) -> None:
     )
     results.check(f"{name}: at 390 px every roll fits the viewport", not too_wide, f"{too_wide}")
     page.screenshot(path=str(env.shots / "gallery-390.png"), full_page=True)
+    # For a human look at the marks in dark mode (no assertion on pixels).
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.emulate_media(color_scheme="dark")
+    page.screenshot(path=str(env.shots / "gallery-dark.png"), full_page=True)
     context.close()
     results.check("screenshot gallery.png saved", (env.shots / "gallery.png").is_file())
