@@ -140,6 +140,15 @@ const LABELS: &[(&str, &str, &str)] = &[
         "Хеш вершины из поста на форуме (необязательно): обрезанный экспорт тогда не пройдёт",
     ),
     ("drop_here", "Drop the file here", "Перетащите файл сюда"),
+    // A roll's dice (dice.rs).
+    ("explosion_die", "explosion die", "от взрыва"),
+    ("success", "success", "успех"),
+    ("no_success", "not a success", "не успех"),
+    ("successes", "successes", "успехов"),
+    ("not_rolled", "not rolled", "не брошены"),
+    ("roll_error", "no total", "итога нет"),
+    ("division_by_zero_at", "division by zero at character", "деление на ноль в символе"),
+    ("overflow_at", "arithmetic overflow (beyond 64 bits) at character", "переполнение (больше 64 бит) в символе"),
 ];
 
 #[cfg(test)]

@@ -43,4 +43,20 @@ table.changes td, table.changes th { border: 1px solid var(--muted); padding: .1
 #drop-zone { border: 2px dashed var(--muted); padding: 2rem; text-align: center; margin: 1rem 0; }
 #drop-zone.over { border-color: Highlight; }
 ul.problems { color: var(--bad); }
+/* A roll's dice by term (dice.rs): marks are signs and shapes, colour only adds. */
+.roll .expr { display: inline-flex; flex-wrap: wrap; align-items: center; gap: .35rem; max-width: 100%; }
+.roll .term { display: inline-flex; flex-wrap: wrap; align-items: center; gap: .25rem; max-width: 100%;
+  border: 1px solid color-mix(in srgb, CanvasText 25%, transparent); border-radius: .5rem; padding: .15rem .4rem; }
+.roll .term-name { font-family: ui-monospace, monospace; font-size: .8em; color: var(--muted); }
+.roll .op, .roll .paren { font-weight: 700; font-size: 1.15em; }
+.roll .constant { font-weight: 700; }
+.roll .subtotal { font-size: .9em; white-space: nowrap; }
+.roll .explosion-arrow { color: #bf8700; font-weight: 700; margin: 0 -.15rem; }
+.roll .roll-error { font-weight: 600; }
+svg.die.wide { width: auto; }
+svg.die.rerolled { opacity: .45; }
+svg.die .star { stroke: Canvas; stroke-width: 3px; paint-order: stroke; }
+.roll .die-mark { font-weight: 700; margin-left: -.2rem; }
+svg.die.dropped { opacity: .5; }
+svg.die.success .face { stroke-width: 3.5; }
 "#;
