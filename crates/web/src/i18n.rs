@@ -140,6 +140,8 @@ const LABELS: &[(&str, &str, &str)] = &[
         "Хеш вершины из поста на форуме (необязательно): обрезанный экспорт тогда не пройдёт",
     ),
     ("drop_here", "Drop the file here", "Перетащите файл сюда"),
+    // The error pages (error.rs).
+    ("error_title", "Error", "Ошибка"),
 ];
 
 #[cfg(test)]
