@@ -332,6 +332,13 @@ pub async fn serve_limited(
     limits: HttpLimits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    // Live streams do not end by themselves: they are ended at the shutdown,
+    // so that the requests in flight can finish.
+    let live = pages.live.clone();
+    let shutdown = async move {
+        shutdown.await;
+        live.stop();
+    };
     battlelog_runtime::http::serve_limited(router(pages), listener, limits, shutdown).await
 }
 

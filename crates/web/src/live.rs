@@ -14,8 +14,9 @@
 //! ```
 //!
 //! and keep-alive comments while the battle is quiet. When the battle's
-//! `BattleClosed` has been sent (or, for a battle already closed, its head),
-//! one `event: closed` and the stream ends.
+//! close has been sent (its `BattleClosed` and the `SeedRevealed` that
+//! follows it; for a battle already closed, its head), one `event: closed`
+//! and the stream ends.
 //!
 //! Each stream holds one of `live_max_streams` slots for as long as it is
 //! open; one more is refused with 503 and `Retry-After` (as the README's
@@ -29,7 +30,7 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use battlelog_proto::v1::RecordedEvent;
 use battlelog_verify::export;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
 use tokio_stream::wrappers::ReceiverStream;
 
 use crate::error::PageError;
@@ -55,11 +56,21 @@ impl Default for LiveLimits {
 pub struct Live {
     slots: Arc<Semaphore>,
     limits: LiveLimits,
+    /// Set when the server shuts down: every stream ends, so that the
+    /// graceful shutdown, which waits for the responses in flight, is not
+    /// held by streams that would otherwise never end.
+    stopping: Arc<watch::Sender<bool>>,
 }
 
 impl Live {
     pub fn new(limits: LiveLimits) -> Self {
-        Self { slots: Arc::new(Semaphore::new(limits.max_streams)), limits }
+        let (stopping, _) = watch::channel(false);
+        Self { slots: Arc::new(Semaphore::new(limits.max_streams)), limits, stopping: Arc::new(stopping) }
+    }
+
+    /// Ends every stream open, and every one opened from now on.
+    pub fn stop(&self) {
+        self.stopping.send_replace(true);
     }
 
     /// A slot for one more stream, or 503 when all are taken.
@@ -99,7 +110,8 @@ pub async fn stream(
         drop(slot);
     } else {
         let watch = resolver.watch(battle_id, from_version, token, share_key).await?;
-        tokio::spawn(forward(battle_id.to_owned(), watch, sender, end_at, slot));
+        let stopping = live.stopping.subscribe();
+        tokio::spawn(forward(battle_id.to_owned(), watch, sender, end_at, slot, stopping));
     }
     let keep_alive = KeepAlive::new().interval(live.limits.keep_alive);
     Ok(Sse::new(ReceiverStream::new(receiver)).keep_alive(keep_alive).into_response())
@@ -114,12 +126,16 @@ async fn forward(
     sender: mpsc::Sender<Result<Event, Infallible>>,
     end_at: Option<u64>,
     _slot: OwnedSemaphorePermit,
+    mut stopping: watch::Receiver<bool>,
 ) {
+    let mut closing = false;
     loop {
         let message = tokio::select! {
             message = watch.message() => message,
             // A quiet battle must not keep a slot for a client gone.
             () = sender.closed() => return,
+            // The browser reconnects to another instance, or this one restarted.
+            _ = stopping.wait_for(|stop| *stop) => return,
         };
         let event = match message {
             Ok(Some(event)) => event,
@@ -130,9 +146,18 @@ async fn forward(
                 return;
             }
         };
-        let (version, closes) = event.event.as_ref().map_or((0, false), |record| {
-            (record.version, record.event_type == "BattleClosed" || end_at.is_some_and(|head| record.version >= head))
-        });
+        let (version, event_type) =
+            event.event.as_ref().map_or((0, ""), |record| (record.version, record.event_type.as_str()));
+        // A close is two records: the BattleClosed, then the SeedRevealed
+        // of its epoch, which the page needs to check the last rolls.
+        let closes = match event_type {
+            "BattleClosed" => {
+                closing = true;
+                false
+            }
+            "SeedRevealed" if closing => true,
+            _ => !closing && end_at.is_some_and(|head| version >= head),
+        };
         let line = match export::write(&battle_id, std::slice::from_ref(&event)) {
             Ok(line) => line,
             Err(error) => {
