@@ -62,11 +62,13 @@ struct Live {
     ended: bool,
 }
 
-/// Opens `url` as an `EventSource` would (`Accept: text/event-stream`).
+/// Opens `url` as an `EventSource` in a browser would.
 async fn live(url: &str, headers: &[(&str, &str)]) -> Live {
     let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
         .build_http::<http_body_util::Empty<tonic::codegen::Bytes>>();
-    let mut request = hyper::Request::get(url).header("accept", "text/event-stream");
+    // As a browser asks: compression accepted, which a stream must not get.
+    let mut request =
+        hyper::Request::get(url).header("accept", "text/event-stream").header("accept-encoding", "gzip, br");
     for (name, value) in headers {
         request = request.header(*name, *value);
     }

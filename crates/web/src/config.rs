@@ -162,3 +162,61 @@ impl Config {
         self.client_tls.validate(&[("resolver_url", &self.resolver_url)])
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KEY: &str = "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a";
+    const OTHER: &str = "3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c";
+
+    fn layers(env: &[(&str, &str)], flags: &[(&str, &str)]) -> Layers {
+        let mut all = vec![("token_file", "t"), ("share_secret_file", "s")];
+        all.extend_from_slice(flags);
+        Layers::new(SERVICE)
+            .env(env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())))
+            .flags(all.into_iter().map(|(k, v)| (k.to_owned(), v.to_owned())))
+    }
+
+    #[test]
+    fn the_live_limits_default_and_refuse_a_zero() {
+        let config = Config::load(&layers(&[], &[])).expect("the defaults");
+        assert_eq!(
+            (config.live_max_streams, config.live_keep_alive_ms, config.live_retry_after_secs),
+            (256, 15_000, 5)
+        );
+        assert!(config.trusted_roller_keys.is_empty() && config.roller_keys_file.is_none());
+        for key in ["live_max_streams", "live_keep_alive_ms", "live_retry_after_secs"] {
+            let error = Config::load(&layers(&[], &[(key, "0")])).expect_err(key).to_string();
+            assert!(error.contains(key) && error.contains("at least 1"), "{error}");
+            let config = Config::load(&layers(&[], &[(key, "1")])).expect("1 is a limit");
+            let limits = config.live_limits();
+            assert!(limits.max_streams >= 1 && limits.retry_after_secs >= 1);
+        }
+        let env = [("BATTLELOG_WEB_LIVE_MAX_STREAMS", "7")];
+        assert_eq!(Config::load(&layers(&env, &[])).expect("env").live_max_streams, 7);
+        let flag = [("live_max_streams", "9")];
+        assert_eq!(Config::load(&layers(&env, &flag)).expect("flag").live_max_streams, 9, "a flag wins");
+    }
+
+    #[test]
+    fn trusted_keys_are_a_list_or_comma_separated_and_a_bad_one_is_named() {
+        let env = [("BATTLELOG_WEB_TRUSTED_ROLLER_KEYS", &*format!("{KEY}, {}", OTHER.to_ascii_uppercase()))];
+        let config = Config::load(&layers(&env, &[])).expect("two keys");
+        assert_eq!(config.roller_keys().expect("valid"), vec![KEY.to_owned(), OTHER.to_owned()]);
+
+        let dir = std::env::temp_dir().join(format!("battlelog-web-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a dir");
+        let file = dir.join("web.toml");
+        std::fs::write(&file, format!("trusted_roller_keys = [\"{KEY}\"]\n")).expect("write");
+        let config = Config::load(&layers(&[], &[]).file(Some(file))).expect("a TOML list");
+        assert_eq!(config.trusted_roller_keys, vec![KEY.to_owned()]);
+        let _ = std::fs::remove_dir_all(&dir);
+
+        let error = Config::load(&layers(&[], &[("trusted_roller_keys", &format!("{KEY},beef"))]))
+            .expect_err("a short key")
+            .to_string();
+        assert!(error.contains("trusted_roller_keys") && error.contains("\"beef\""), "{error}");
+        assert_eq!(error.lines().count(), 1, "one line: {error}");
+    }
+}
