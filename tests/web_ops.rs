@@ -284,6 +284,7 @@ async fn an_open_battle_streams_its_new_events_until_it_closes() {
     assert_eq!(stream.status, 200);
     assert_eq!(stream.headers["content-type"], "text/event-stream");
     assert!(stream.headers.get("content-encoding").is_none(), "events are not held in a compressor");
+    assert_eq!(stream.headers["x-accel-buffering"], "no", "nor in a proxy's buffer");
     // Quiet: keep-alive comments.
     stream.until("a keep-alive comment", |text| text.lines().any(|l| l.starts_with(':'))).await;
     let mut shared = live(&format!("{url}&k={}", share.key_for("web-live")), &[]).await;

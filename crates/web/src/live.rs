@@ -114,7 +114,10 @@ pub async fn stream(
         tokio::spawn(forward(battle_id.to_owned(), watch, sender, end_at, slot, stopping));
     }
     let keep_alive = KeepAlive::new().interval(live.limits.keep_alive);
-    Ok(Sse::new(ReceiverStream::new(receiver)).keep_alive(keep_alive).into_response())
+    let mut response = Sse::new(ReceiverStream::new(receiver)).keep_alive(keep_alive).into_response();
+    // A reverse proxy (nginx) would otherwise hold the events in its buffer.
+    response.headers_mut().insert("x-accel-buffering", axum::http::HeaderValue::from_static("no"));
+    Ok(response)
 }
 
 /// Copies the `Watch` stream to the client until the battle closes, the
