@@ -483,6 +483,9 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
     }
     .context("cannot open the journal")?;
     let master_key = MasterKey::read_or_create(&args.data_dir.join("roller").join("master.key"))?;
+    // The web pages pin the key of the roller started here (what
+    // `battlelog roller-key` prints for this master key).
+    let roller_key = master_key.commitment_signer().roller_key().to_string();
     let journal_client =
         battlelog_roller::server::journal_client_with_tls(&journal_url, client_tls.as_ref(), &service_token)?;
     let roller = RollerService::new(journal_client, master_key).with_cache_bytes(args.cache_bytes / 4);
@@ -522,7 +525,8 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
         until_stopped(stopped.clone()),
     ));
     let web_channel = battlelog_runtime::tls::endpoint(&resolver_url, client_tls.as_ref())?.connect_lazy();
-    let pages = battlelog_web::Pages::new(battlelog_web::source::Resolver::new(web_channel), &web_token, share_secret);
+    let pages = battlelog_web::Pages::new(battlelog_web::source::Resolver::new(web_channel), &web_token, share_secret)
+        .with_trusted_roller_keys(&[roller_key])?;
     let web_server = tokio::spawn(battlelog_web::serve(pages, web_listener, until_stopped(stopped.clone())));
     let webhooks = match (&args.webhook, webhooks_nats) {
         (Some(url), Some(nats_url)) => {

@@ -8,7 +8,7 @@ pub use battlelog_runtime::config::{ConfigError, Layers};
 pub use battlelog_runtime::http::HttpLimits;
 use battlelog_runtime::logging::LogFormat;
 use battlelog_runtime::tls::ClientTls;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, de};
 
 /// The service name in its variables (`BATTLELOG_WEB_*`).
 pub const SERVICE: &str = "web";
@@ -41,6 +41,43 @@ pub struct Config {
     /// `header_read_timeout_ms`, `request_timeout_ms`.
     #[serde(flatten)]
     pub http_limits: HttpLimits,
+    /// The roller keys (Ed25519 public keys, 64 hex digits each) whose
+    /// signatures this site trusts: served at
+    /// `/.well-known/battlelog/roller-keys` and given to the pages, whose
+    /// verifier fails a battle signed by any other key. A list in the file,
+    /// keys separated by commas in the environment or a flag.
+    #[serde(deserialize_with = "comma_separated_keys")]
+    pub trusted_roller_keys: Vec<String>,
+    /// A file of more trusted roller keys: one per line, blank lines and
+    /// `#` comments ignored (what `battlelog roller-key` prints, collected).
+    pub roller_keys_file: Option<PathBuf>,
+    /// Live streams (`/battles/{id}/live`) open at once on this instance;
+    /// one more is refused with 503 and `Retry-After`.
+    pub live_max_streams: usize,
+    /// Milliseconds between the keep-alive comments of a quiet live stream
+    /// (so that proxies do not cut it).
+    pub live_keep_alive_ms: u64,
+    /// Seconds a client refused for `live_max_streams` is told to wait
+    /// (`Retry-After`).
+    pub live_retry_after_secs: u64,
+}
+
+/// A list in the file, or text separated by commas (`a,b`) in the
+/// environment or a flag.
+fn comma_separated_keys<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OneOrMany {
+        Many(Vec<String>),
+        Text(String),
+    }
+    match OneOrMany::deserialize(deserializer) {
+        Ok(OneOrMany::Many(keys)) => Ok(keys),
+        Ok(OneOrMany::Text(text)) => {
+            Ok(text.split(',').map(str::trim).filter(|k| !k.is_empty()).map(str::to_owned).collect())
+        }
+        Err(_) => Err(de::Error::custom("expected a list of keys, or keys separated by commas")),
+    }
 }
 
 impl Default for Config {
@@ -54,6 +91,11 @@ impl Default for Config {
             log_format: LogFormat::Text,
             client_tls: ClientTls::default(),
             http_limits: HttpLimits::default(),
+            trusted_roller_keys: Vec::new(),
+            roller_keys_file: None,
+            live_max_streams: 256,
+            live_keep_alive_ms: 15_000,
+            live_retry_after_secs: 5,
         }
     }
 }
@@ -65,6 +107,22 @@ impl Config {
         let config: Config = layers.extract()?;
         config.validate()?;
         Ok(config)
+    }
+
+    /// The live streams' limits.
+    pub fn live_limits(&self) -> crate::live::LiveLimits {
+        crate::live::LiveLimits {
+            max_streams: self.live_max_streams,
+            keep_alive: std::time::Duration::from_millis(self.live_keep_alive_ms),
+            retry_after_secs: self.live_retry_after_secs,
+        }
+    }
+
+    /// Every trusted roller key, the configured ones then the file's, in
+    /// lowercase hex, without repeats; a key that is not one fails naming it
+    /// (and the file's line).
+    pub fn roller_keys(&self) -> anyhow::Result<Vec<String>> {
+        crate::keys::collect(&self.trusted_roller_keys, self.roller_keys_file.as_deref())
     }
 
     pub fn validate(&self) -> Result<(), ConfigError> {
@@ -88,7 +146,77 @@ impl Config {
                 message: "a file holding the share secret (64 hex digits, the resolver's too) is required".into(),
             });
         }
+        for (key, value) in [
+            ("live_max_streams", self.live_max_streams as u64),
+            ("live_keep_alive_ms", self.live_keep_alive_ms),
+            ("live_retry_after_secs", self.live_retry_after_secs),
+        ] {
+            if value == 0 {
+                return Err(ConfigError::Invalid { key, message: "must be at least 1".into() });
+            }
+        }
+        for key in &self.trusted_roller_keys {
+            crate::keys::parse(key).map_err(|message| ConfigError::Invalid { key: "trusted_roller_keys", message })?;
+        }
         self.http_limits.validate()?;
         self.client_tls.validate(&[("resolver_url", &self.resolver_url)])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KEY: &str = "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a";
+    const OTHER: &str = "3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c";
+
+    fn layers(env: &[(&str, &str)], flags: &[(&str, &str)]) -> Layers {
+        let mut all = vec![("token_file", "t"), ("share_secret_file", "s")];
+        all.extend_from_slice(flags);
+        Layers::new(SERVICE)
+            .env(env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())))
+            .flags(all.into_iter().map(|(k, v)| (k.to_owned(), v.to_owned())))
+    }
+
+    #[test]
+    fn the_live_limits_default_and_refuse_a_zero() {
+        let config = Config::load(&layers(&[], &[])).expect("the defaults");
+        assert_eq!(
+            (config.live_max_streams, config.live_keep_alive_ms, config.live_retry_after_secs),
+            (256, 15_000, 5)
+        );
+        assert!(config.trusted_roller_keys.is_empty() && config.roller_keys_file.is_none());
+        for key in ["live_max_streams", "live_keep_alive_ms", "live_retry_after_secs"] {
+            let error = Config::load(&layers(&[], &[(key, "0")])).expect_err(key).to_string();
+            assert!(error.contains(key) && error.contains("at least 1"), "{error}");
+            let config = Config::load(&layers(&[], &[(key, "1")])).expect("1 is a limit");
+            let limits = config.live_limits();
+            assert!(limits.max_streams >= 1 && limits.retry_after_secs >= 1);
+        }
+        let env = [("BATTLELOG_WEB_LIVE_MAX_STREAMS", "7")];
+        assert_eq!(Config::load(&layers(&env, &[])).expect("env").live_max_streams, 7);
+        let flag = [("live_max_streams", "9")];
+        assert_eq!(Config::load(&layers(&env, &flag)).expect("flag").live_max_streams, 9, "a flag wins");
+    }
+
+    #[test]
+    fn trusted_keys_are_a_list_or_comma_separated_and_a_bad_one_is_named() {
+        let env = [("BATTLELOG_WEB_TRUSTED_ROLLER_KEYS", &*format!("{KEY}, {}", OTHER.to_ascii_uppercase()))];
+        let config = Config::load(&layers(&env, &[])).expect("two keys");
+        assert_eq!(config.roller_keys().expect("valid"), vec![KEY.to_owned(), OTHER.to_owned()]);
+
+        let dir = std::env::temp_dir().join(format!("battlelog-web-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a dir");
+        let file = dir.join("web.toml");
+        std::fs::write(&file, format!("trusted_roller_keys = [\"{KEY}\"]\n")).expect("write");
+        let config = Config::load(&layers(&[], &[]).file(Some(file))).expect("a TOML list");
+        assert_eq!(config.trusted_roller_keys, vec![KEY.to_owned()]);
+        let _ = std::fs::remove_dir_all(&dir);
+
+        let error = Config::load(&layers(&[], &[("trusted_roller_keys", &format!("{KEY},beef"))]))
+            .expect_err("a short key")
+            .to_string();
+        assert!(error.contains("trusted_roller_keys") && error.contains("\"beef\""), "{error}");
+        assert_eq!(error.lines().count(), 1, "one line: {error}");
     }
 }

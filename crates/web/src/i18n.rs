@@ -149,6 +149,8 @@ const LABELS: &[(&str, &str, &str)] = &[
     ("roll_error", "no total", "итога нет"),
     ("division_by_zero_at", "division by zero at character", "деление на ноль в символе"),
     ("overflow_at", "arithmetic overflow (beyond 64 bits) at character", "переполнение (больше 64 бит) в символе"),
+    // The error pages (error.rs).
+    ("error_title", "Error", "Ошибка"),
 ];
 
 #[cfg(test)]

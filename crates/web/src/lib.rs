@@ -10,12 +10,22 @@
 //!   resolver checks too (so the link opens a battle of any tenant). No credential: 401; a share key
 //!   that does not open this battle, or a role that may not read: 403; a
 //!   battle that does not exist or is another tenant's: 404.
-//! - `GET /verify` and `GET /healthz`: anyone; `/verify` sends nothing back.
+//! - `GET /battles/{id}/live?after=<version>`: the same callers as the
+//!   page, the battle's new events as server-sent events ([`live`]).
+//! - `GET /verify`, `GET /healthz` and `GET /.well-known/battlelog/roller-keys`
+//!   (the roller keys this site trusts, [`keys`]): anyone; `/verify` sends
+//!   nothing back.
+//!
+//! Every response is compressed (gzip or br) when the client accepts it and
+//! it is worth it (tower-http's `CompressionLayer`; not the live streams,
+//! whose events must not wait in a compressor's buffer).
 //!
 //! Modules:
 //! - [`config`]: the service's configuration keys.
 //! - [`source`]: reading a battle's export from the resolver, as the
-//!   visitor or as the service.
+//!   visitor or as the service, and following it (`Watch`).
+//! - [`live`]: a battle's new events as server-sent events.
+//! - [`keys`]: the roller keys this site trusts, checked and published.
 //! - [`page`]: the battle page, server-rendered HTML with the DOM contract
 //!   the in-page verifier marks.
 //! - [`dice`]: a roll and its dice as SVG pictures.
@@ -24,7 +34,8 @@
 //!   script elements, and the Content-Security-Policy that admits only them.
 //! - [`style`]: the pages' style sheet.
 //! - [`i18n`]: English and Russian labels, and choosing between them.
-//! - [`error`]: why a page is refused, as an HTTP status.
+//! - [`error`]: why a page is refused, as an HTTP status and a page in the
+//!   visitor's language.
 //!
 //! [`serve`] runs the pages on a listener until a shutdown signal, as the
 //! gRPC services' `serve` functions do; [`run`] does it from a [`Config`].
@@ -34,6 +45,8 @@ pub mod config;
 pub mod dice;
 pub mod error;
 pub mod i18n;
+pub mod keys;
+pub mod live;
 pub mod page;
 pub mod source;
 pub mod style;
@@ -58,6 +71,8 @@ use tokio::net::TcpListener;
 pub use crate::config::{Config, HttpLimits};
 use crate::error::PageError;
 use crate::i18n::Lang;
+use crate::live::Live;
+pub use crate::live::LiveLimits;
 use crate::source::Resolver;
 
 /// What every request shares.
@@ -68,11 +83,41 @@ pub struct Pages {
     /// the token's tenant does not matter then).
     service_token: Arc<str>,
     share: ShareSecret,
+    /// The roller keys this site trusts, checked, in lowercase hex.
+    trusted_roller_keys: Arc<[String]>,
+    live: Live,
 }
 
 impl Pages {
     pub fn new(resolver: Resolver, service_token: &str, share: ShareSecret) -> Self {
-        Self { resolver, service_token: service_token.trim().into(), share }
+        Self {
+            resolver,
+            service_token: service_token.trim().into(),
+            share,
+            trusted_roller_keys: Arc::from(Vec::new()),
+            live: Live::new(LiveLimits::default()),
+        }
+    }
+
+    /// These pages trusting `keys` (each 64 hex digits of an Ed25519 public
+    /// key; checked, so a bad one fails here naming it, not in a browser).
+    pub fn with_trusted_roller_keys(mut self, keys: &[String]) -> anyhow::Result<Self> {
+        self.trusted_roller_keys = keys::collect(keys, None)?.into();
+        Ok(self)
+    }
+
+    /// These pages with the live streams' `limits`.
+    pub fn with_live_limits(mut self, limits: LiveLimits) -> Self {
+        self.live = Live::new(limits);
+        self
+    }
+
+    /// The roller keys this site trusts (lowercase hex), as
+    /// `/.well-known/battlelog/roller-keys` serves them: what the battle
+    /// page and `/verify` embed for their verifier to pin
+    /// (`BattlePage.trusted_roller_keys`).
+    pub fn trusted_roller_keys(&self) -> &[String] {
+        &self.trusted_roller_keys
     }
 }
 
@@ -81,7 +126,18 @@ impl Pages {
 pub struct PageQuery {
     /// A share key.
     k: Option<String>,
+    /// An unknown language is as if none were given (never a 400).
+    #[serde(default, deserialize_with = "error::lenient_lang")]
     lang: Option<Lang>,
+}
+
+/// The query of a live stream.
+#[derive(Debug, Deserialize)]
+pub struct LiveQuery {
+    /// A share key.
+    k: Option<String>,
+    /// The last version the page holds: the stream starts after it.
+    after: Option<u64>,
 }
 
 /// The token to read `battle_id` with: the visitor's own, or the
@@ -173,7 +229,34 @@ async fn export_file(
 
 #[derive(Debug, Deserialize)]
 struct LangQuery {
+    #[serde(default, deserialize_with = "error::lenient_lang")]
     lang: Option<Lang>,
+}
+
+/// The browser's `Last-Event-ID` when an `EventSource` reconnects: the
+/// last version it received.
+fn last_event_id(headers: &HeaderMap) -> Option<u64> {
+    headers.get("last-event-id")?.to_str().ok()?.trim().parse().ok()
+}
+
+async fn live_stream(
+    State(pages): State<Pages>,
+    Path(battle_id): Path<String>,
+    Query(query): Query<LiveQuery>,
+    headers: HeaderMap,
+) -> Result<Response, PageError> {
+    battlelog_runtime::limits::battle_id(&battle_id)?;
+    let token = credential(&pages, &headers, &battle_id, query.k.as_deref())?;
+    // A reconnecting EventSource resumes after what it already has.
+    let after = match (query.after, last_event_id(&headers)) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    };
+    live::stream(&pages.live, &pages.resolver, &battle_id, after, token, query.k.as_deref()).await
+}
+
+async fn roller_keys(State(pages): State<Pages>) -> Response {
+    keys::response(&pages.trusted_roller_keys)
 }
 
 async fn verify(Query(query): Query<LangQuery>, headers: HeaderMap) -> Response {
@@ -203,7 +286,11 @@ async fn security_headers(request: axum::extract::Request, next: middleware::Nex
     }
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    // A response that says how it may be cached (the public roller keys)
+    // keeps it.
+    if !headers.contains_key(header::CACHE_CONTROL) {
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
     response
 }
 
@@ -213,8 +300,15 @@ pub fn router(pages: Pages) -> Router {
         .route("/battles/{battle_id}", get(battle_page))
         .route("/battles/{battle_id}/export.jsonl", get(export_file))
         .route("/verify", get(verify))
+        .route("/battles/{battle_id}/live", get(live_stream))
+        .route(keys::WELL_KNOWN_PATH, get(roller_keys))
         .route("/healthz", get(|| async { "ok\n" }))
+        .fallback(|| async { PageError::NoSuchPage })
+        .layer(middleware::from_fn(error::error_pages))
         .layer(middleware::from_fn(security_headers))
+        // Outside the error pages, so that they are compressed too; SSE is
+        // left alone by the default predicate (text/event-stream).
+        .layer(tower_http::compression::CompressionLayer::new().gzip(true).br(true))
         .layer(middleware::from_fn(access_log))
         .with_state(pages)
 }
@@ -238,6 +332,13 @@ pub async fn serve_limited(
     limits: HttpLimits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    // Live streams do not end by themselves: they are ended at the shutdown,
+    // so that the requests in flight can finish.
+    let live = pages.live.clone();
+    let shutdown = async move {
+        shutdown.await;
+        live.stop();
+    };
     battlelog_runtime::http::serve_limited(router(pages), listener, limits, shutdown).await
 }
 
@@ -259,7 +360,10 @@ pub fn pages(config: &Config) -> anyhow::Result<Pages> {
     let token = battlelog_auth::read_token_file(token_file)?;
     let secret_file = config.share_secret_file.as_deref().context("share_secret_file is required")?;
     let share = ShareSecret::read(secret_file)?;
+    let trusted_roller_keys = config.roller_keys()?;
     let tls = config.client_tls.client_config()?;
     let channel = battlelog_runtime::tls::endpoint(&config.resolver_url, tls.as_ref())?.connect_lazy();
-    Ok(Pages::new(Resolver::new(channel), &token, share))
+    Ok(Pages::new(Resolver::new(channel), &token, share)
+        .with_trusted_roller_keys(&trusted_roller_keys)?
+        .with_live_limits(config.live_limits()))
 }

@@ -8,11 +8,44 @@
 use battlelog_auth::share::SHARE_KEY_METADATA;
 use battlelog_proto::error::{AuthReason, Error};
 use battlelog_proto::v1::resolver_client::ResolverClient;
-use battlelog_proto::v1::{ExportRequest, RecordedEvent};
+use battlelog_proto::v1::{ExportRequest, GetBattleRequest, RecordedEvent, WatchRequest};
 use battlelog_runtime::limits::MAX_MESSAGE_BYTES;
 use tonic::metadata::AsciiMetadataValue;
 use tonic::transport::Channel;
-use tonic::{Request, Status};
+use tonic::{Request, Status, Streaming};
+
+/// The metadata of a call read for a visitor: the token and, for a share
+/// link, its key.
+#[derive(Debug, Clone)]
+struct Credentials {
+    bearer: AsciiMetadataValue,
+    share_key: Option<AsciiMetadataValue>,
+}
+
+impl Credentials {
+    fn new(token: &str, share_key: Option<&str>) -> Result<Self, Status> {
+        let bearer: AsciiMetadataValue = format!("Bearer {}", token.trim()).parse().map_err(|_| {
+            Error::new(AuthReason::TokenMalformed, "the token is not a valid header value").into_status()
+        })?;
+        let share_key: Option<AsciiMetadataValue> = share_key
+            .map(|key| {
+                key.parse().map_err(|_| {
+                    Error::new(AuthReason::ShareKeyMalformed, "the share key is not a valid header value").into_status()
+                })
+            })
+            .transpose()?;
+        Ok(Self { bearer, share_key })
+    }
+
+    fn request<T>(&self, message: T) -> Request<T> {
+        let mut request = Request::new(message);
+        request.metadata_mut().insert("authorization", self.bearer.clone());
+        if let Some(key) = &self.share_key {
+            request.metadata_mut().insert(SHARE_KEY_METADATA, key.clone());
+        }
+        request
+    }
+}
 
 /// The resolver, reached over one shared channel; each call carries the
 /// token of whoever the page is read for.
@@ -36,30 +69,44 @@ impl Resolver {
         token: &str,
         share_key: Option<&str>,
     ) -> Result<Vec<RecordedEvent>, Status> {
-        let bearer: AsciiMetadataValue = format!("Bearer {}", token.trim()).parse().map_err(|_| {
-            Error::new(AuthReason::TokenMalformed, "the token is not a valid header value").into_status()
-        })?;
-        let share_key: Option<AsciiMetadataValue> = share_key
-            .map(|key| {
-                key.parse().map_err(|_| {
-                    Error::new(AuthReason::ShareKeyMalformed, "the share key is not a valid header value").into_status()
-                })
-            })
-            .transpose()?;
+        let credentials = Credentials::new(token, share_key)?;
         let mut client = ResolverClient::new(self.channel.clone()).max_decoding_message_size(MAX_MESSAGE_BYTES);
         let mut events: Vec<RecordedEvent> = Vec::new();
         loop {
-            let mut request =
-                Request::new(ExportRequest { battle_id: battle_id.to_owned(), from_version: events.len() as u64 });
-            request.metadata_mut().insert("authorization", bearer.clone());
-            if let Some(key) = &share_key {
-                request.metadata_mut().insert(SHARE_KEY_METADATA, key.clone());
-            }
+            let request = credentials
+                .request(ExportRequest { battle_id: battle_id.to_owned(), from_version: events.len() as u64 });
             let page = client.export(request).await?.into_inner().events;
             if page.is_empty() {
                 return Ok(events);
             }
             events.extend(page);
         }
+    }
+
+    /// Whether `battle_id` is closed, and its head version, read as
+    /// [`Self::export`] reads (the same refusals).
+    pub async fn status(&self, battle_id: &str, token: &str, share_key: Option<&str>) -> Result<(bool, u64), Status> {
+        let credentials = Credentials::new(token, share_key)?;
+        let mut client = ResolverClient::new(self.channel.clone()).max_decoding_message_size(MAX_MESSAGE_BYTES);
+        let battle = client
+            .get_battle(credentials.request(GetBattleRequest { battle_id: battle_id.to_owned(), at_version: None }))
+            .await?
+            .into_inner();
+        Ok((battle.closed, battle.version))
+    }
+
+    /// `battle_id`'s records from `from_version` on, then live as they are
+    /// committed (the resolver's `Watch`), read as [`Self::export`] reads.
+    pub async fn watch(
+        &self,
+        battle_id: &str,
+        from_version: u64,
+        token: &str,
+        share_key: Option<&str>,
+    ) -> Result<Streaming<RecordedEvent>, Status> {
+        let credentials = Credentials::new(token, share_key)?;
+        let mut client = ResolverClient::new(self.channel.clone()).max_decoding_message_size(MAX_MESSAGE_BYTES);
+        let request = credentials.request(WatchRequest { battle_id: battle_id.to_owned(), from_version });
+        Ok(client.watch(request).await?.into_inner())
     }
 }
