@@ -483,6 +483,8 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
     }
     .context("cannot open the journal")?;
     let master_key = MasterKey::read_or_create(&args.data_dir.join("roller").join("master.key"))?;
+    // The key a judge pins the audit to: printed with the commands to try.
+    let roller_key = master_key.commitment_signer().roller_key().to_string();
     let journal_client =
         battlelog_roller::server::journal_client_with_tls(&journal_url, client_tls.as_ref(), &service_token)?;
     let roller = RollerService::new(journal_client, master_key).with_cache_bytes(args.cache_bytes / 4);
@@ -612,7 +614,8 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
     writeln!(stdout, "Try it: battlelog demo{resolver_flag}")?;
     writeln!(
         stdout,
-        "  then: battlelog export <battle-id>{resolver_flag} > battle.jsonl && battlelog audit --file battle.jsonl"
+        "  then: battlelog export <battle-id>{resolver_flag} > battle.jsonl && battlelog audit --file battle.jsonl \
+         --roller-key {roller_key}"
     )?;
     writeln!(
         stdout,
