@@ -1285,9 +1285,20 @@ async fn the_audit_catches_an_inserted_record_by_version() {
 /// finding is of that check (the chain and shown event were kept in step).
 fn assert_caught_only(stack: &Stack, name: &str, lines: &Lines, version: usize, check: &str) {
     assert_caught(stack, name, lines, version, check);
-    let (_, output) = audit_file(&stack.dir.path().join(format!("{name}.jsonl")));
-    for finding in output.lines().filter(|l| l.starts_with("version ")) {
-        assert!(finding.starts_with(&format!("version {version}: {check}: ")), "{name}: only {check}:\n{output}");
+    // The findings of the JSON report: the text also lists the close (and
+    // any dispute or ruling) by version.
+    let path = stack.dir.path().join(format!("{name}.jsonl"));
+    let (_, stdout, stderr) =
+        cli(&["audit", "--file", &path.display().to_string(), "--roller-key", ROLLER_KEY_HEX, "--json"]);
+    let report: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{name}: {e}: {stdout}{stderr}"));
+    let findings = report["findings"].as_array().expect("findings");
+    assert!(!findings.is_empty(), "{name}: {stdout}");
+    for finding in findings {
+        assert_eq!(
+            (finding["version"].as_u64(), finding["check"].as_str()),
+            (Some(version as u64), Some(check)),
+            "{name}: only {check}:\n{stdout}"
+        );
     }
 }
 
