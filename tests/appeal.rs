@@ -136,6 +136,28 @@ async fn a_ruling_after_the_close_within_the_window_is_journaled_and_audits_clea
     assert!(stdout.contains(JUDGE) && stdout.contains("the rock was in the way"), "replay shows the ruling:\n{stdout}");
     let change = format!("counted: {counted} -> {}", !counted);
     assert!(stdout.contains(&change), "replay shows the override's before and after ({change}):\n{stdout}");
+    // Issue 21: the ruling is marked as made after the close, and the
+    // state line names the appeal deadline the resolver holds to.
+    let ruling_line = stdout
+        .lines()
+        .find(|l| l.starts_with(&format!("#{} ", ruled.version)))
+        .unwrap_or_else(|| panic!("replay shows the ruling:\n{stdout}"));
+    assert!(ruling_line.contains("(after the close, within the appeal window)"), "{ruling_line}");
+    let deadline = after.appeal_deadline_unix_micros.expect("a closed battle has an appeal deadline");
+    let close_recorded = events[close_version as usize].record.recorded_at_unix_micros;
+    assert_eq!(deadline, close_recorded + 14 * 24 * 60 * 60 * 1_000_000, "the default window from the close");
+    assert!(stdout.contains(", closed, appeals until "), "{stdout}");
+    // `replay --final`: the dodge's outcome after the ruling, naming it.
+    let (code, stdout, stderr) =
+        cli(&["replay", battle_id, "--final", "--resolver", &stack.resolver.url(), "--token", &reader]);
+    assert_eq!(code, Some(0), "replay --final: {stderr}");
+    let dodge_line = stdout
+        .lines()
+        .find(|l| l.starts_with(&format!("#{} ", dodged.version)))
+        .unwrap_or_else(|| panic!("replay --final shows the dodge:\n{stdout}"));
+    assert!(dodge_line.ends_with(&format!("[ruling #{}]", ruled.version)), "{dodge_line}");
+    assert!(dodge_line.contains(&format!("\"counted\":{}", !counted)), "the final outcome: {dodge_line}");
+    assert!(!stdout.contains(&format!("#{} ", ruled.version)), "only actions in the final view:\n{stdout}");
 
     // The battle page shows the same: the ruling, who made it, what it
     // changed, linked to the action it rules on and the dispute beside it.

@@ -1285,9 +1285,20 @@ async fn the_audit_catches_an_inserted_record_by_version() {
 /// finding is of that check (the chain and shown event were kept in step).
 fn assert_caught_only(stack: &Stack, name: &str, lines: &Lines, version: usize, check: &str) {
     assert_caught(stack, name, lines, version, check);
-    let (_, output) = audit_file(&stack.dir.path().join(format!("{name}.jsonl")));
-    for finding in output.lines().filter(|l| l.starts_with("version ")) {
-        assert!(finding.starts_with(&format!("version {version}: {check}: ")), "{name}: only {check}:\n{output}");
+    // The findings of the JSON report: the text also lists the close (and
+    // any dispute or ruling) by version.
+    let path = stack.dir.path().join(format!("{name}.jsonl"));
+    let (_, stdout, stderr) =
+        cli(&["audit", "--file", &path.display().to_string(), "--roller-key", ROLLER_KEY_HEX, "--json"]);
+    let report: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{name}: {e}: {stdout}{stderr}"));
+    let findings = report["findings"].as_array().expect("findings");
+    assert!(!findings.is_empty(), "{name}: {stdout}");
+    for finding in findings {
+        assert_eq!(
+            (finding["version"].as_u64(), finding["check"].as_str()),
+            (Some(version as u64), Some(check)),
+            "{name}: only {check}:\n{stdout}"
+        );
     }
 }
 
@@ -1343,13 +1354,18 @@ async fn the_audit_checks_the_signature_of_every_commitment() {
         o.commitment_signature = forger.sign(battle_id, 0, &o.commitment).to_vec();
         o.roller_key = forger.roller_key().to_bytes().to_vec();
     });
-    let (code, output) = audit_file(&path);
-    assert_eq!(code, Some(0), "consistently signed, it verifies without a trusted key:\n{output}");
+    // Consistently signed, it passes every other check: without a pinned
+    // key the audit says so and exits 3 (issue 21), never 0.
+    let (code, output) = audit_file_unpinned(&path, &[]);
+    assert_eq!(code, Some(3), "consistently signed, the key is not pinned:\n{output}");
     assert!(output.contains(&format!("roller key {forger_key} signed")), "the report names the key it saw:\n{output}");
+    assert!(output.contains("NOT PINNED"), "{output}");
+    let (code, output) = audit_file_unpinned(&path, &["--accept-any-roller-key"]);
+    assert_eq!(code, Some(0), "any key accepted explicitly:\n{output}");
     let (code, output) = audit_file_with_key(&path, ROLLER_KEY_HEX);
     assert_eq!(code, Some(1), "not the roller's key:\n{output}");
     assert!(output.contains("DOES NOT VERIFY") && output.contains("version 0: signature: "), "{output}");
-    assert!(output.contains(&format!("not the one given with --roller-key ({ROLLER_KEY_HEX})")), "{output}");
+    assert!(output.contains(&format!("not the trusted one: expected {ROLLER_KEY_HEX}")), "{output}");
 
     // And the untouched export against someone else's key.
     let (code, output) = audit_file_with_key(&stack.dir.path().join("original.jsonl"), &forger_key);
@@ -1989,6 +2005,13 @@ impl Mon {
     }
 }
 
+/// µs since the Unix epoch as RFC 3339, UTC (as `replay` shows times).
+fn rfc3339(micros: i64) -> String {
+    let seconds = micros.div_euclid(1_000_000);
+    let nanos = i32::try_from(micros.rem_euclid(1_000_000) * 1_000).expect("under a second");
+    prost_types::Timestamp { seconds, nanos }.to_string()
+}
+
 fn pokemon_state(pikachu: &Mon, meowth: &Mon) -> Value {
     json!({"pokemon": {"pikachu": pikachu.json(), "meowth": meowth.json()}})
 }
@@ -2122,6 +2145,8 @@ async fn a_battle_replays_to_every_version_with_the_state_the_rules_give() {
         assert_rederives(battle_id, client_seed, &roll);
     }
     let head = events.len() as u64 - 1;
+    let recorded_at = |v: u64| events[v as usize].record.recorded_at_unix_micros;
+    let appeal_deadline = recorded_at(closed_at) + 14 * 24 * 60 * 60 * 1_000_000;
     let expected = |v: u64| states.range(..=v).next_back().map(|(_, state)| state.clone()).expect("a state");
     let nonces_by = |v: u64| rolls_of(&events).iter().filter(|(at, _)| *at <= v).count() as u64;
     let mut reader = resolver_as(&stack.resolver, &TestAuth::shared().reader()).await;
@@ -2134,6 +2159,9 @@ async fn a_battle_replays_to_every_version_with_the_state_the_rules_give() {
         assert_eq!((got.version, got.ruleset.as_str()), (v, "pokemon-d6@1"), "at {v}");
         assert_eq!(struct_json(got.state.as_ref()), expected(v), "the state at version {v}");
         assert_eq!((got.next_nonce, got.epoch, got.closed), (nonces_by(v), 0, v >= closed_at), "at {v}");
+        // The appeal deadline: the close's journaled time plus the
+        // resolver's (default, 14-day) window, once closed.
+        assert_eq!(got.appeal_deadline_unix_micros, (v >= closed_at).then_some(appeal_deadline), "at {v}");
     }
     let past = reader
         .get_battle(pb::GetBattleRequest { battle_id: battle_id.into(), at_version: Some(head + 1) })
@@ -2152,18 +2180,54 @@ async fn a_battle_replays_to_every_version_with_the_state_the_rules_give() {
             lines.iter().filter(|l| !l.starts_with(' ')).filter_map(|l| l.split_whitespace().next()).collect();
         let versions: Vec<String> = (0..=v).map(|i| format!("#{i}")).collect();
         assert_eq!(shown, versions, "replay --at {at:?} shows the events up to version {v}:\n{lines:?}");
-        let closed = if v >= closed_at { ", closed" } else { "" };
+        let closed = if v >= closed_at {
+            format!(", closed, appeals until {}", rfc3339(appeal_deadline))
+        } else {
+            String::new()
+        };
         assert_eq!(
             header,
             format!("state at version {v} (pokemon-d6@1, next nonce {}, epoch 0{closed}):", nonces_by(v))
         );
+        // Every event shows its journaled time; a command its credential.
+        let line_of = |version: u64| {
+            lines.iter().find(|l| l.starts_with(&format!("#{version} "))).unwrap_or_else(|| panic!("#{version}"))
+        };
+        assert!(line_of(0).ends_with(&format!("[forum test-forum, {}]", rfc3339(recorded_at(0)))), "{}", line_of(0));
+        assert!(line_of(1).ends_with(&format!(" [{}]", rfc3339(recorded_at(1)))), "a roll: {}", line_of(1));
+        if v >= closed_at {
+            // The forum's token closed it; "judge" is only its free text.
+            assert_eq!(
+                *line_of(closed_at),
+                format!(
+                    "#{closed_at} closed by forum test-forum (note: \"judge\"): the test is over [forum test-forum, {}]",
+                    rfc3339(recorded_at(closed_at))
+                )
+            );
+        }
         assert_eq!(state, expected(v), "replay --at {at:?}: the state at version {v}");
         if v >= ruled {
             // The ruling names its judge's credential and, under it, the
             // overridden dodge's count before and after.
             let at_ruling = lines.iter().position(|l| l.starts_with(&format!("#{ruled} "))).expect("the ruling");
-            assert!(lines[at_ruling].ends_with("[judge judge-jenny]"), "{}", lines[at_ruling]);
+            let ruled_at = rfc3339(recorded_at(ruled));
+            assert!(lines[at_ruling].ends_with(&format!("[judge judge-jenny, {ruled_at}]")), "{}", lines[at_ruling]);
+            assert!(!lines[at_ruling].contains("after the close"), "ruled before the close: {}", lines[at_ruling]);
             assert_eq!(lines[at_ruling + 1], format!("    counted: {counted_first} -> {}", !counted_first));
+            // Under the overruled dodge: what contests it, its final
+            // outcome after the ruling and the recorded one.
+            let dodge = first_dodge.version;
+            let at_dodge = lines.iter().position(|l| l.starts_with(&format!("#{dodge} "))).expect("the dodge");
+            assert_eq!(lines[at_dodge + 1], format!("    contested by dispute #{disputed}, ruling #{ruled}"));
+            let recorded = outcome(&first_dodge);
+            let mut ruled_outcome = recorded.clone();
+            ruled_outcome["counted"] = json!(!counted_first);
+            let final_line = lines[at_dodge + 2].strip_prefix(&format!("    final outcome after ruling #{ruled}: "));
+            let final_json: Value = serde_json::from_str(final_line.expect("the final outcome")).expect("json");
+            assert_eq!(final_json, ruled_outcome);
+            let recorded_line =
+                lines[at_dodge + 3].strip_prefix("    recorded outcome (overruled): ").expect("recorded");
+            assert_eq!(serde_json::from_str::<Value>(recorded_line).expect("json"), recorded);
         }
     }
     assert_ne!(expected(ruled - 1), expected(ruled), "the ruling changed the state");
@@ -2182,7 +2246,8 @@ async fn battlelog_audit_on_the_server_verifies_a_clean_battle_and_names_a_bad_c
     let reader = TestAuth::shared().reader();
     let url = stack.resolver.url();
     let audit = |battle_id: &str| {
-        let (code, stdout, stderr) = cli(&["audit", battle_id, "--resolver", &url, "--token", &reader]);
+        let (code, stdout, stderr) =
+            cli(&["audit", battle_id, "--resolver", &url, "--token", &reader, "--roller-key", ROLLER_KEY_HEX]);
         (code, format!("{stdout}{stderr}"))
     };
 

@@ -545,7 +545,7 @@ async fn up_on_the_jetstream_journal_plays_the_demo_and_every_export_verifies() 
             assert_eq!(code, Some(0), "export {}: {stderr}", words[1]);
             let file = std::path::Path::new(&data).join(format!("{}.jsonl", words[1]));
             std::fs::write(&file, &export).expect("write the export");
-            let (code, output) = stack::audit_file(&file);
+            let (code, output) = stack::audit_file_with_key(&file, &stack::up_roller_key(std::path::Path::new(&data)));
             assert_eq!(code, Some(0), "audit --file {}:\n{output}", words[1]);
         }
         exports.into_iter().map(|w| w[1].clone()).collect::<Vec<_>>()

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::Command;
 
 use battlelog_test_support::{NatsServer, STARTUP_DEADLINE, temp_dir};
-use stack::{Up, audit_file, cli, jetstream_messages, up};
+use stack::{Up, audit_file_with_key, cli, jetstream_messages, up, up_roller_key};
 
 /// Sends `signal` to `up` and waits (with a deadline) for it to exit;
 /// returns its exit status and what it printed after the banner.
@@ -69,7 +69,7 @@ fn demo_exports_verify(up: &Up, dir: &Path) -> usize {
         events += export.lines().count();
         let file = dir.join(format!("{battle}.jsonl"));
         std::fs::write(&file, &export).expect("write the export");
-        let (code, output) = audit_file(&file);
+        let (code, output) = audit_file_with_key(&file, &up_roller_key(dir));
         assert_eq!(code, Some(0), "audit --file {battle}:\n{output}");
         assert!(output.contains(&format!("battle {battle} verifies")), "{output}");
         assert!(!output.contains("await their seed"), "the demo closed the battle, so every roll re-derives: {output}");

@@ -171,7 +171,11 @@ async fn act_answers_the_bbcode_post_with_its_permalink_and_head_hash() {
     assert!(reveal_version > closed.version, "the reveal follows the close");
     assert!(post.en.contains(&format!("Head hash at version {reveal_version}: {}", closed.head_hash)), "{}", post.en);
     assert!(post.ru.contains(&format!("Хеш журнала на версии {reveal_version}: {}", closed.head_hash)), "{}", post.ru);
-    assert!(post.en.contains("[b]Battle closed by judge-anna[/b]"), "{}", post.en);
+    // Issue 21: who closed is the credential, never the request's free
+    // text (a note any token may fill with a name).
+    assert!(post.en.contains("[b]Battle closed by judge judge-jenny[/b]"), "{}", post.en);
+    assert!(post.ru.contains("[b]Бой закрыт: judge judge-jenny[/b]"), "{}", post.ru);
+    assert!(!post.en.contains("judge-anna") && !post.ru.contains("judge-anna"), "{}", post.en);
     assert!(post.en.contains(&format!("Server seed of epoch 0 revealed: {seed}")), "{}", post.en);
     assert!(post.ru.contains(&format!("Раскрыт серверный сид эпохи 0: {seed}")), "{}", post.ru);
     let again = judge.close(close_request).await.expect("a retried close").into_inner();

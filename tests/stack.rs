@@ -338,9 +338,19 @@ pub fn export_to(resolver_url: &str, battle_id: &str, path: &Path) -> String {
     stdout
 }
 
-/// `battlelog audit --file PATH`: (exit code, stdout + stderr).
+/// `battlelog audit --file PATH --roller-key <the test stacks' roller key>`:
+/// (exit code, stdout + stderr). The key pinned, as a judge runs it.
 pub fn audit_file(path: &Path) -> (Option<i32>, String) {
-    let (code, stdout, stderr) = cli(&["audit", "--file", &path.display().to_string()]);
+    audit_file_with_key(path, ROLLER_KEY_HEX)
+}
+
+/// `battlelog audit --file PATH` with no roller key: exit 3 at best (the
+/// key is not pinned).
+pub fn audit_file_unpinned(path: &Path, extra: &[&str]) -> (Option<i32>, String) {
+    let path = path.display().to_string();
+    let mut args = vec!["audit", "--file", path.as_str()];
+    args.extend(extra);
+    let (code, stdout, stderr) = cli(&args);
     (code, format!("{stdout}{stderr}"))
 }
 
@@ -350,23 +360,33 @@ pub fn audit_file_with_key(path: &Path, roller_key: &str) -> (Option<i32>, Strin
     (code, format!("{stdout}{stderr}"))
 }
 
-/// `audit --file` verifies, whatever roller signed (a stack with its own
-/// development master key, such as `battlelog up`'s). Returns the report.
-pub fn assert_audit_file_clean(path: &Path, battle_id: &str) -> String {
-    let (code, output) = audit_file(path);
-    assert_eq!(code, Some(0), "audit --file of {battle_id} exits 0:\n{output}");
+/// The roller key of the development master key in a `battlelog up` data
+/// dir, as `battlelog roller-key` prints it: what its operator publishes.
+pub fn up_roller_key(data_dir: &Path) -> String {
+    let master_key = data_dir.join("roller").join("master.key").display().to_string();
+    let (code, stdout, stderr) = cli(&["roller-key", "--master-key-file", &master_key]);
+    assert_eq!(code, Some(0), "roller-key: {stderr}");
+    stdout.trim().to_owned()
+}
+
+/// `audit --file --roller-key ROLLER_KEY` verifies (e.g. a `battlelog up`'s
+/// battle against [`up_roller_key`]). Returns the report.
+pub fn assert_audit_file_clean(path: &Path, battle_id: &str, roller_key: &str) -> String {
+    let (code, output) = audit_file_with_key(path, roller_key);
+    assert_eq!(code, Some(0), "audit --file of {battle_id} --roller-key {roller_key} exits 0:\n{output}");
     assert!(output.contains(&format!("battle {battle_id} verifies")), "{output}");
     assert!(!output.contains("DOES NOT VERIFY"), "{output}");
+    assert!(output.contains(&format!("roller key {roller_key} signed the commitments: pinned")), "{output}");
     output
 }
 
-/// `audit --file` verifies, and the commitments were signed by the roller
-/// of [`MASTER_KEY_HEX`].
+/// `audit --file` verifies against the roller key of [`MASTER_KEY_HEX`];
+/// without a key it says the key is not pinned (exit 3).
 pub fn assert_audit_file_verifies(path: &Path, battle_id: &str) {
-    let output = assert_audit_file_clean(path, battle_id);
-    assert!(output.contains(&format!("roller key {ROLLER_KEY_HEX} signed")), "names the roller key:\n{output}");
-    let (code, output) = audit_file_with_key(path, ROLLER_KEY_HEX);
-    assert_eq!(code, Some(0), "audit --file of {battle_id} --roller-key <the roller's> exits 0:\n{output}");
+    assert_audit_file_clean(path, battle_id, ROLLER_KEY_HEX);
+    let (code, output) = audit_file_unpinned(path, &[]);
+    assert_eq!(code, Some(3), "audit --file of {battle_id} without a roller key exits 3:\n{output}");
+    assert!(output.contains("NOT PINNED"), "{output}");
 }
 
 /// The resolver's Audit RPC finds nothing.

@@ -13,7 +13,7 @@ use battlelog_test_support::{ServiceProcess, TestPki, temp_dir};
 use serde_json::json;
 use stack::{
     MASTER_KEY_HEX, act, assert_audit_file_clean, assert_audit_file_verifies, assert_audit_rpc_ok, cli, close, open,
-    resolver_client, up,
+    resolver_client, up, up_roller_key,
 };
 use tonic::transport::{ClientTlsConfig, Endpoint};
 use tonic_health::pb::HealthCheckRequest;
@@ -215,7 +215,7 @@ fn up_tls_serves_https_that_the_cli_uses() {
         assert_eq!(code, Some(0), "export {battle} over mutual TLS as printed: {stderr}");
         let file = dir.path().join(format!("{battle}.jsonl"));
         std::fs::write(&file, export).expect("write the export");
-        assert_audit_file_clean(&file, battle);
+        assert_audit_file_clean(&file, battle, &up_roller_key(dir.path()));
     }
 
     let nowhere = temp_dir("up-tls-no-ca");

@@ -94,9 +94,12 @@ fi
 # The export comes from the resolver, which checks that the battle is this
 # tenant's; --data-dir finds the CA and mints a reader token of tenant `dev`.
 "$battlelog" export "$battle_id" --resolver "$resolver" --data-dir "$work/data" >"$work/battle.jsonl"
+# Pinned to the roller key the operator publishes: here the one of the
+# development master key `up` keeps under its data dir.
+roller_key="$("$battlelog" roller-key --master-key-file "$work/data/roller/master.key")"
 # The head the Close reply gave, as a forum would have posted it: the export
 # must end exactly there.
-"$battlelog" audit --file "$work/battle.jsonl" --head "$head_hash"
+"$battlelog" audit --file "$work/battle.jsonl" --head "$head_hash" --roller-key "$roller_key"
 
 up_stop
 passed=1

@@ -198,8 +198,12 @@ pub async fn demo(args: &DemoArgs) -> anyhow::Result<Output> {
     for demo in battles() {
         battle_ids.push(play(&mut resolver, &demo, &run, &mut out).await?);
     }
-    writeln!(out, "\nExport a battle, then audit the export offline (no server needed):")?;
-    writeln!(out, "  battlelog export BATTLE > BATTLE.jsonl && battlelog audit --file BATTLE.jsonl")?;
+    writeln!(out, "\nExport a battle, then audit the export offline (no server needed), against the roller key")?;
+    writeln!(
+        out,
+        "the operator publishes (`battlelog up` prints it; `battlelog roller-key` reads it from a master key):"
+    )?;
+    writeln!(out, "  battlelog export BATTLE > BATTLE.jsonl && battlelog audit --file BATTLE.jsonl --roller-key KEY")?;
     // Spell out a resolver that is not the default one, so the lines work as pasted.
     // (One found through the running `up` is found again the same way.)
     let resolver = match &args.resolver.resolver_url {

@@ -9,8 +9,8 @@ use anyhow::Context;
 use battlelog_proto::battle;
 use battlelog_proto::v1::GetBattleRequest;
 use battlelog_proto::v1::battle_event::Event;
-use battlelog_verify::audit::{AuditReport, AuditedRecord, Trusted, audit, audit_trusting};
-use battlelog_verify::judging::{FieldChange, RulingSeen};
+use battlelog_verify::audit::{AuditReport, AuditedRecord, audit, audit_pinned};
+use battlelog_verify::judging::{Author, FieldChange, RulingSeen};
 use battlelog_verify::{Hash, export, hash_from_hex};
 use clap::Args;
 use serde_json::Value;
@@ -29,6 +29,28 @@ pub struct ExportArgs {
     tls: crate::tls::TlsArgs,
 }
 
+/// What `battlelog audit --help` says of its exit statuses (the README's
+/// "Auditing" section says the same).
+pub const AUDIT_EXIT_CODES: &str = "\
+Exit status:
+  0  the battle verifies, signed by a pinned roller key (--roller-key or
+     --trusted-roller-keys), or by any one key with --accept-any-roller-key
+  1  it does not verify: a finding, including commitments signed by a key
+     other than the pinned one(s)
+  2  the audit could not run: bad arguments, an unreadable export or keys
+     file, an unreachable resolver
+  3  everything else verifies, but the roller key is not pinned: whoever
+     re-signs a whole export with a key of their own passes every other
+     check, so give the key the operator publishes (or accept any key
+     explicitly)
+
+A trusted-keys file holds one roller key (64 hex digits) per line; blank
+lines and text after `#` are ignored.";
+
+/// `audit`'s exit status when everything verifies but nothing pinned the
+/// roller key (see [`AUDIT_EXIT_CODES`]).
+pub const EXIT_ROLLER_KEY_NOT_PINNED: u8 = 3;
+
 #[derive(Debug, Args)]
 pub struct AuditArgs {
     /// The battle id, exported by the resolver and audited here.
@@ -37,14 +59,24 @@ pub struct AuditArgs {
     /// An export (`battlelog export` output) to audit offline: no server needed.
     #[arg(long, value_name = "EXPORT")]
     file: Option<PathBuf>,
-    /// Print the report as JSON.
+    /// Print the report as JSON (with `roller_key_status`: pinned,
+    /// mismatch, unpinned or any).
     #[arg(long)]
     json: bool,
     /// The roller key the operator publishes (64 hex digits): every
-    /// commitment must be signed by it. Without it, any one key is accepted
-    /// and the report names it.
-    #[arg(long, value_name = "HEX")]
+    /// commitment must be signed by it.
+    #[arg(long, value_name = "HEX", conflicts_with = "accept_any_roller_key")]
     roller_key: Option<String>,
+    /// A file of trusted roller keys, one (64 hex digits) a line, `#`
+    /// comments: every commitment must be signed by one of them. With
+    /// --roller-key too, by one of either.
+    #[arg(long, value_name = "FILE", conflicts_with = "accept_any_roller_key")]
+    trusted_roller_keys: Option<PathBuf>,
+    /// Accept whichever one key signed the commitments (the report names
+    /// it). Without a pinned key a re-signed export verifies too: this says
+    /// that you compare the key yourself.
+    #[arg(long)]
+    accept_any_roller_key: bool,
     /// The head hash the battle should end at (64 hex digits), e.g. the one
     /// the forum posted: an export that ends anywhere else, such as one cut
     /// short, is a finding.
@@ -56,6 +88,88 @@ pub struct AuditArgs {
     tls: crate::tls::TlsArgs,
 }
 
+/// How the audit holds the roller key.
+#[derive(Debug)]
+enum Pin {
+    /// Signed by one of these (from --roller-key and the keys file).
+    Keys(Vec<dice::RollerKey>),
+    /// --accept-any-roller-key.
+    Any,
+    /// Nothing given.
+    Unpinned,
+}
+
+impl Pin {
+    fn of(args: &AuditArgs) -> anyhow::Result<Pin> {
+        if args.accept_any_roller_key {
+            return Ok(Pin::Any);
+        }
+        let mut keys = Vec::new();
+        if let Some(hex) = &args.roller_key {
+            keys.push(dice::RollerKey::from_hex(hex).context("--roller-key")?);
+        }
+        if let Some(path) = &args.trusted_roller_keys {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("--trusted-roller-keys: cannot read {}", path.display()))?;
+            let from_file =
+                read_trusted_keys(&text).with_context(|| format!("--trusted-roller-keys: {}", path.display()))?;
+            keys.extend(from_file);
+        }
+        Ok(if keys.is_empty() { Pin::Unpinned } else { Pin::Keys(keys) })
+    }
+
+    fn keys(&self) -> &[dice::RollerKey] {
+        match self {
+            Pin::Keys(keys) => keys,
+            Pin::Any | Pin::Unpinned => &[],
+        }
+    }
+
+    /// `pinned`, `mismatch`, `unpinned` or `any`: the words of the battle
+    /// page's `data-roller-key`, and `any` for an explicit acceptance.
+    fn status(&self, report: &AuditReport) -> &'static str {
+        match self {
+            Pin::Keys(keys) => {
+                let signer = report.roller_key.as_deref();
+                if signer.is_some_and(|signer| keys.iter().any(|k| k.to_string() == signer)) && !mismatched(report) {
+                    "pinned"
+                } else {
+                    "mismatch"
+                }
+            }
+            Pin::Any => "any",
+            Pin::Unpinned => "unpinned",
+        }
+    }
+}
+
+/// Some commitment is signed by a key the auditor does not trust.
+fn mismatched(report: &AuditReport) -> bool {
+    report.findings.iter().any(|f| {
+        matches!(
+            f.problem,
+            battlelog_verify::Problem::RollerKeyUntrusted { .. }
+                | battlelog_verify::Problem::RollerKeyNotAmongTrusted { .. }
+        )
+    })
+}
+
+/// The keys of a trusted-keys file: one roller key (64 hex digits) a line;
+/// blank lines and anything after `#` are skipped. A file with no key is
+/// refused: it would pin nothing.
+pub fn read_trusted_keys(text: &str) -> anyhow::Result<Vec<dice::RollerKey>> {
+    let mut keys = Vec::new();
+    for (number, line) in text.lines().enumerate() {
+        let key = line.split_once('#').map_or(line, |(key, _)| key).trim();
+        if key.is_empty() {
+            continue;
+        }
+        keys.push(dice::RollerKey::from_hex(key).with_context(|| format!("line {}", number + 1))?);
+    }
+    anyhow::ensure!(!keys.is_empty(), "names no roller key");
+    Ok(keys)
+}
+
 #[derive(Debug, Args)]
 pub struct ReplayArgs {
     /// The battle id.
@@ -63,6 +177,10 @@ pub struct ReplayArgs {
     /// Replay up to and including this version (default: the head).
     #[arg(long)]
     at: Option<u64>,
+    /// Instead of every event, each action's final outcome after every
+    /// ruling (up to --at), with the rulings that changed it.
+    #[arg(long = "final")]
+    final_outcomes: bool,
     #[command(flatten)]
     resolver: ResolverEndpoint,
     #[command(flatten)]
@@ -76,7 +194,7 @@ pub async fn export(args: &ExportArgs) -> anyhow::Result<Output> {
 }
 
 pub async fn audit_command(args: &AuditArgs) -> anyhow::Result<Output> {
-    let trusted = args.roller_key.as_deref().map(dice::RollerKey::from_hex).transpose().context("--roller-key")?;
+    let pin = Pin::of(args)?;
     let (battle_id, records) = match (&args.file, &args.battle) {
         (Some(path), _) => {
             let text =
@@ -92,34 +210,67 @@ pub async fn audit_command(args: &AuditArgs) -> anyhow::Result<Output> {
         }
         (None, None) => anyhow::bail!("name a battle or --file EXPORT"),
     };
-    let report = audit_trusting(&battle_id, &records, &Trusted { roller_key: trusted.as_ref(), head: args.head });
+    let report = audit_pinned(&battle_id, &records, pin.keys(), args.head);
+    let status = pin.status(&report);
     let text = if args.json {
-        serde_json::to_string_pretty(&report)?
+        let mut json = serde_json::to_value(&report)?;
+        if let Value::Object(fields) = &mut json {
+            fields.insert("roller_key_status".into(), Value::from(status));
+        }
+        serde_json::to_string_pretty(&json)?
     } else {
-        describe(&battle_id, &report, trusted.as_ref(), args.head.is_some())
+        describe(&battle_id, &report, &pin, args.head.is_some())
     };
-    Ok(Output { stdout: text, code: if report.ok() { 0 } else { 1 } })
+    let code = match (report.ok(), &pin) {
+        (false, _) => 1,
+        (true, Pin::Unpinned) => EXIT_ROLLER_KEY_NOT_PINNED,
+        (true, _) => 0,
+    };
+    Ok(Output { stdout: text, code })
 }
 
-fn describe(battle_id: &str, report: &AuditReport, trusted: Option<&dice::RollerKey>, head_given: bool) -> String {
+fn describe(battle_id: &str, report: &AuditReport, pin: &Pin, head_given: bool) -> String {
     let mut text = String::new();
     for finding in &report.findings {
         let _ = writeln!(text, "version {}: {}: {}", finding.version, finding.check.as_str(), finding.problem);
     }
-    // Disputes and rulings interleaved in version order, as they happened;
-    // a ruling's changed fields follow it, indented.
+    // Disputes, rulings, the close and what the rulings left of each
+    // action, interleaved in version order as they happened; a ruling's
+    // changed fields follow it, indented.
     let mut judging: Vec<(u64, String)> = Vec::new();
     for dispute in &report.disputes {
-        let by =
-            dispute.by.as_ref().map_or("an unrecorded credential".to_owned(), |a| format!("{} {}", a.role, a.subject));
-        let line = format!("dispute of #{} for {} by {by}: {}", dispute.contests, dispute.party, dispute.reason);
+        let line = format!(
+            "dispute of #{} for {} by {}{}: {}",
+            dispute.contests,
+            dispute.party,
+            who(dispute.by.as_ref()),
+            after_close(dispute.after_close),
+            dispute.reason
+        );
         judging.push((dispute.version, line));
     }
     for ruling in &report.rulings {
         let role = ruling.role.as_deref().unwrap_or("unrecorded credential");
-        let mut line = format!("ruling on #{} by judge {} ({role}): {}", ruling.contests, ruling.judge, ruling.text);
+        let mut line = format!(
+            "ruling on #{} by judge {} ({role}){}: {}",
+            ruling.contests,
+            ruling.judge,
+            after_close(ruling.after_close),
+            ruling.text
+        );
         write_changes(&mut line, ruling);
         judging.push((ruling.version, line));
+    }
+    if let Some(closed) = &report.closed {
+        judging.push((
+            closed.version,
+            format!("closed by {}{}: {}", who(closed.by.as_ref()), note(&closed.note), closed.reason),
+        ));
+    }
+    for (version, fin) in &report.final_outcomes {
+        if !fin.rulings.is_empty() {
+            judging.push((*version, format!("final outcome after {}: {}", ruling_list(&fin.rulings), fin.outcome)));
+        }
     }
     judging.sort_by_key(|(version, _)| *version);
     for (version, line) in judging {
@@ -128,17 +279,24 @@ fn describe(battle_id: &str, report: &AuditReport, trusted: Option<&dice::Roller
     for (epoch, commitment) in &report.commitments {
         let _ = writeln!(text, "epoch {epoch} commitment {commitment}");
     }
-    let _ = match (&report.roller_key, trusted) {
-        (Some(key), None) => {
-            writeln!(text, "roller key {key} signed the commitments (compare it with the one the operator publishes)")
-        }
-        (Some(key), Some(trusted)) if *key == trusted.to_string() => {
-            writeln!(text, "roller key {key} signed the commitments: the one given with --roller-key")
-        }
-        (Some(key), Some(trusted)) => {
-            writeln!(text, "roller key {key} signed the commitments, not the one given with --roller-key ({trusted})")
-        }
+    let keys = pin.keys().iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
+    let _ = match (&report.roller_key, pin.status(report)) {
         (None, _) => writeln!(text, "no roller key signed the commitments"),
+        (Some(key), "pinned") => writeln!(text, "roller key {key} signed the commitments: pinned, a trusted key"),
+        (Some(key), "mismatch") => {
+            writeln!(text, "roller key {key} signed the commitments, not the trusted one: expected {keys}")
+        }
+        (Some(key), "any") => writeln!(
+            text,
+            "roller key {key} signed the commitments; any key accepted (--accept-any-roller-key): compare it \
+             with the one the operator publishes"
+        ),
+        (Some(key), _) => writeln!(
+            text,
+            "roller key {key} signed the commitments, but the roller key is NOT PINNED: a whole export re-signed \
+             with someone else's key would verify too. Give the key the operator publishes with --roller-key HEX \
+             or --trusted-roller-keys FILE (or --accept-any-roller-key to accept it as is)"
+        ),
     };
     let _ = if !head_given {
         writeln!(text, "head hash {} (compare it with the journal's, or the one the forum posted)", report.head_hash)
@@ -147,10 +305,11 @@ fn describe(battle_id: &str, report: &AuditReport, trusted: Option<&dice::Roller
     } else {
         writeln!(text, "head hash {}: the one given with --head", report.head_hash)
     };
-    let verdict = match (report.ok(), report.rolls_pending_reveal.len()) {
-        (false, _) => "DOES NOT VERIFY".to_owned(),
-        (true, 0) => "verifies".to_owned(),
-        (true, pending) => format!("verifies as far as it can yet: {pending} rolls await their seed's reveal"),
+    let verdict = match (report.ok(), report.rolls_pending_reveal.len(), pin) {
+        (false, _, _) => "DOES NOT VERIFY".to_owned(),
+        (true, _, Pin::Unpinned) => "verifies only against its own roller key: the key is NOT PINNED".to_owned(),
+        (true, 0, _) => "verifies".to_owned(),
+        (true, pending, _) => format!("verifies as far as it can yet: {pending} rolls await their seed's reveal"),
     };
     let _ = write!(
         text,
@@ -161,6 +320,27 @@ fn describe(battle_id: &str, report: &AuditReport, trusted: Option<&dice::Roller
         report.findings.len()
     );
     text
+}
+
+/// Who made a command: its recorded credential's role and subject.
+fn who(author: Option<&Author>) -> String {
+    author.map_or("an unrecorded credential".to_owned(), |a| format!("{} {}", a.role, a.subject))
+}
+
+/// The mark of a dispute or ruling journaled after the close.
+fn after_close(after: bool) -> &'static str {
+    if after { " (after the close, within the appeal window)" } else { "" }
+}
+
+/// A close's free-text `by`, shown as the note it is.
+fn note(note: &str) -> String {
+    if note.trim().is_empty() { String::new() } else { format!(" (note: {note:?})") }
+}
+
+/// `ruling #12` or `rulings #12, #14`.
+fn ruling_list(versions: &[u64]) -> String {
+    let list = versions.iter().map(|v| format!("#{v}")).collect::<Vec<_>>().join(", ");
+    if versions.len() == 1 { format!("ruling {list}") } else { format!("rulings {list}") }
 }
 
 /// One indented line per outcome field a ruling's override changed,
@@ -181,27 +361,52 @@ pub async fn replay(args: &ReplayArgs) -> anyhow::Result<Output> {
     let events = client::read_battle(&mut resolver, &args.battle).await?;
     let shown: Vec<_> =
         events.into_iter().take_while(|e| e.event.as_ref().is_some_and(|r| r.version <= state.version)).collect();
-    // What each ruling changed is the audit's to work out (one fold, the
-    // same as `battlelog audit` shows); its findings are the audit's to report.
+    // What each ruling changed, and what the rulings left of each action,
+    // are the audit's to work out (one fold, the same as `battlelog audit`
+    // shows); its findings are the audit's to report.
     let records: Vec<_> = shown.iter().map(|e| AuditedRecord::from_recorded(&args.battle, e.clone())).collect();
-    let rulings = audit(&args.battle, &records).rulings;
+    let report = audit(&args.battle, &records);
     let mut text = String::new();
+    if args.final_outcomes {
+        writeln!(text, "final outcomes after every ruling up to version {}:", state.version)?;
+    }
     for recorded in &shown {
         let Some(record) = &recorded.event else { continue };
-        let line = match battle::decode(record) {
-            Ok(event) => describe_event(&event),
-            Err(e) => format!("undecodable: {e}"),
+        let event = match battle::decode(record) {
+            Ok(event) => event,
+            Err(e) => {
+                if !args.final_outcomes {
+                    writeln!(text, "#{} undecodable: {e}", record.version)?;
+                }
+                continue;
+            }
         };
-        write!(text, "#{} {}", record.version, line)?;
-        if let Some(ruling) = rulings.iter().find(|r| r.version == record.version) {
+        if args.final_outcomes {
+            if let (Event::ActionResolved(resolved), Some(fin)) = (&event, report.final_outcomes.get(&record.version)) {
+                let ruled =
+                    if fin.rulings.is_empty() { String::new() } else { format!(" [{}]", ruling_list(&fin.rulings)) };
+                writeln!(text, "#{} {}: {}{ruled}", record.version, resolved.summary_en, fin.outcome)?;
+            }
+            continue;
+        }
+        write!(text, "#{} {}", record.version, describe_event_at(&event, &report, record.version))?;
+        write!(text, " [{}]", provenance(&event, record.recorded_at_unix_micros))?;
+        if let Some(ruling) = report.rulings.iter().find(|r| r.version == record.version) {
             write_changes(&mut text, ruling);
+        }
+        if let Event::ActionResolved(resolved) = &event {
+            write_judged(&mut text, &report, record.version, resolved);
         }
         writeln!(text)?;
     }
     let state_json = state.state.as_ref().map(|s| Value::Object(battle::struct_to_json(s))).unwrap_or(Value::Null);
+    let appeal = state
+        .appeal_deadline_unix_micros
+        .map(|deadline| format!(", appeals until {}", rfc3339(deadline)))
+        .unwrap_or_default();
     writeln!(
         text,
-        "state at version {} ({}, next nonce {}, epoch {}{}):",
+        "state at version {} ({}, next nonce {}, epoch {}{}{appeal}):",
         state.version,
         state.ruleset,
         state.next_nonce,
@@ -212,17 +417,59 @@ pub async fn replay(args: &ReplayArgs) -> anyhow::Result<Output> {
     Ok(Output::text(text))
 }
 
-/// One line per event, in English, for a judge reading a replay; a command
-/// event names the credential that caused it.
-pub fn describe_event(event: &Event) -> String {
-    let line = describe_event_only(event);
-    match battle::credential(event) {
-        Some(credential) => format!("{line} [{} {}]", credential.role, credential.subject),
-        None => line,
+/// Under an action, indented: the disputes and rulings that contest it
+/// and, when rulings changed its outcome, the final outcome (with the
+/// rulings that made it) and the recorded one it replaced.
+fn write_judged(text: &mut String, report: &AuditReport, version: u64, resolved: &battlelog_proto::v1::ActionResolved) {
+    let mut contested: Vec<String> =
+        report.disputes.iter().filter(|d| d.contests == version).map(|d| format!("dispute #{}", d.version)).collect();
+    contested.extend(report.rulings.iter().filter(|r| r.contests == version).map(|r| format!("ruling #{}", r.version)));
+    if !contested.is_empty() {
+        let _ = write!(text, "\n    contested by {}", contested.join(", "));
+    }
+    if let Some(fin) = report.final_outcomes.get(&version).filter(|fin| !fin.rulings.is_empty()) {
+        let recorded =
+            resolved.outcome.as_ref().map(|o| Value::Object(battle::struct_to_json(o))).unwrap_or(Value::Null);
+        let _ = write!(text, "\n    final outcome after {}: {}", ruling_list(&fin.rulings), fin.outcome);
+        let _ = write!(text, "\n    recorded outcome (overruled): {recorded}");
     }
 }
 
-fn describe_event_only(event: &Event) -> String {
+/// Who and when: the event's recorded credential (role and subject), when
+/// it has one, and the journal's time.
+pub fn provenance(event: &Event, recorded_at_unix_micros: i64) -> String {
+    let time = rfc3339(recorded_at_unix_micros);
+    match battle::credential(event) {
+        Some(credential) => format!("{} {}, {time}", credential.role, credential.subject),
+        None => time,
+    }
+}
+
+/// µs since the Unix epoch as RFC 3339, UTC.
+fn rfc3339(micros: i64) -> String {
+    prost_types::Timestamp {
+        seconds: micros.div_euclid(1_000_000),
+        nanos: i32::try_from(micros.rem_euclid(1_000_000) * 1_000).unwrap_or(0),
+    }
+    .to_string()
+}
+
+/// [`describe_event`], with a ruling or dispute marked when it came after
+/// the close.
+fn describe_event_at(event: &Event, report: &AuditReport, version: u64) -> String {
+    let line = describe_event(event);
+    let late = match event {
+        Event::JudgeRuling(_) => report.rulings.iter().any(|r| r.version == version && r.after_close),
+        Event::DisputeRaised(_) => report.disputes.iter().any(|d| d.version == version && d.after_close),
+        _ => false,
+    };
+    if late { format!("{line}{}", after_close(true)) } else { line }
+}
+
+/// One line per event, in English, for a judge reading a replay. A
+/// close names who closed it by its recorded credential; its free-text
+/// `by` is only a note.
+pub fn describe_event(event: &Event) -> String {
     match event {
         Event::BattleOpened(e) => format!("opened {} with {} participants", e.ruleset, e.participants.len()),
         Event::SeedCommitted(e) => format!("epoch {} committed: {}", e.epoch, e.commitment),
@@ -233,6 +480,12 @@ fn describe_event_only(event: &Event) -> String {
         Event::DisputeRaised(e) => format!("{} disputes #{}: {}", e.by, e.refers_to, e.reason),
         Event::JudgeRuling(e) => format!("judge {} rules on #{}: {}", e.judge, e.refers_to, e.text),
         Event::SeedRevealed(e) => format!("epoch {} seed revealed: {}", e.epoch, e.server_seed),
-        Event::BattleClosed(e) => format!("closed by {}: {}", e.by, e.reason),
+        Event::BattleClosed(e) => {
+            let by = e
+                .credential
+                .as_ref()
+                .map_or("an unrecorded credential".to_owned(), |c| format!("{} {}", c.role, c.subject));
+            format!("closed by {by}{}: {}", note(&e.by), e.reason)
+        }
     }
 }

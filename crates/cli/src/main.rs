@@ -67,7 +67,9 @@ enum Command {
     Demo(demo::DemoArgs),
     /// Print a battle as JSON Lines (PROTOCOL.md §4) for auditing.
     Export(export::ExportArgs),
-    /// Audit a battle (from the journal, or an export with --file): exit 0 only when it verifies.
+    /// Audit a battle (from the journal, or an export with --file): exit 0 only when it verifies
+    /// against a pinned roller key (see the exit statuses below).
+    #[command(after_help = export::AUDIT_EXIT_CODES)]
     Audit(export::AuditArgs),
     /// Show a battle replayed to a version: its events and the state then.
     Replay(export::ReplayArgs),

@@ -483,7 +483,7 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
     }
     .context("cannot open the journal")?;
     let master_key = MasterKey::read_or_create(&args.data_dir.join("roller").join("master.key"))?;
-    // The web pages pin the key of the roller started here (what
+    // The key the web pages pin and a judge pins the audit to (what
     // `battlelog roller-key` prints for this master key).
     let roller_key = master_key.commitment_signer().roller_key().to_string();
     let journal_client =
@@ -616,7 +616,8 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
     writeln!(stdout, "Try it: battlelog demo{resolver_flag}")?;
     writeln!(
         stdout,
-        "  then: battlelog export <battle-id>{resolver_flag} > battle.jsonl && battlelog audit --file battle.jsonl"
+        "  then: battlelog export <battle-id>{resolver_flag} > battle.jsonl && battlelog audit --file battle.jsonl \
+         --roller-key {roller_key}"
     )?;
     writeln!(
         stdout,

@@ -43,7 +43,7 @@ use tokio_stream::StreamExt;
 
 use crate::Output;
 use crate::client::{self, JournalEndpoint};
-use crate::export::describe_event;
+use crate::export::{describe_event, provenance};
 use crate::up::NATS_SUBJECT_PREFIX;
 use battlelog_journal::store::jetstream::SUBJECT_PREFIX as JOURNAL_SUBJECT_PREFIX;
 
@@ -79,7 +79,7 @@ pub struct WatchArgs {
 
 fn line(record: &JournalRecord) -> String {
     let text = match battle::decode(record) {
-        Ok(event) => describe_event(&event),
+        Ok(event) => format!("{} [{}]", describe_event(&event), provenance(&event, record.recorded_at_unix_micros)),
         Err(e) => format!("undecodable: {e}"),
     };
     format!("{} #{} {}: {}", record.stream_id, record.version, record.event_type, text)

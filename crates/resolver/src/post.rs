@@ -5,7 +5,8 @@
 
 use battlelog_proto::battle::{die_from_proto, struct_to_json};
 use battlelog_proto::v1::{
-    ActResponse, DiceRolled, EventResponse, OpenBattleResponse, Post, PostFormat, SeedRevealed, battle_event,
+    ActResponse, BattleClosed, DiceRolled, EventResponse, OpenBattleResponse, Post, PostFormat, SeedRevealed,
+    battle_event,
 };
 use battlelog_runtime::grpc::invalid_argument;
 use post::{DiceLine, Event, Format, Place, Revealed};
@@ -101,7 +102,10 @@ pub fn event(format: PostFormat, mut reply: EventResponse, revealed: Option<(&Se
             overrides: ruling.r#override.is_some(),
         },
         Some(battle_event::Event::BattleClosed(closed)) => Event::Closed {
-            by: closed.by.clone(),
+            // Who closed is the credential the resolver recorded; the
+            // request's free-text `by` is only a note, which any forum token
+            // could fill with a judge's name.
+            by: closed_by(closed),
             reason: closed.reason.clone(),
             revealed: revealed.map(|(seed, _)| Revealed { epoch: seed.epoch, server_seed: seed.server_seed.clone() }),
         },
@@ -110,6 +114,13 @@ pub fn event(format: PostFormat, mut reply: EventResponse, revealed: Option<(&Se
     let head_version = revealed.map_or(reply.version, |(_, version)| version);
     reply.post = Some(write(format, &event, head_version, &reply.permalink, &reply.head_hash));
     reply
+}
+
+/// The closer as a post names it: the recorded credential's role and
+/// subject, e.g. `forum forum-pokeboard`; empty for a close recorded
+/// without one.
+fn closed_by(closed: &BattleClosed) -> String {
+    closed.credential.as_ref().map(|c| format!("{} {}", c.role, c.subject)).unwrap_or_default()
 }
 
 #[cfg(test)]

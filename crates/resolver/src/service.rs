@@ -1295,6 +1295,8 @@ impl Resolver for ResolverService {
             closed: view.closed(),
             next_nonce: view.next_nonce(),
             epoch: view.stream.epoch,
+            // The view as of `at_version`: before the close, no deadline yet.
+            appeal_deadline_unix_micros: view.appeal_ends_unix_micros(self.appeal_window),
         }))
     }
 

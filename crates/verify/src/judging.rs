@@ -7,9 +7,25 @@
 //! have changed it) and "after" the one the ruling leaves.
 //!
 //! The audit's replay computes these in its one fold of the battle;
-//! `battlelog replay` and `battlelog audit` both show the audit's lists.
+//! `battlelog replay` and `battlelog audit` both show the audit's lists, and
+//! the battle page renders them. Their JSON field names (the `--json`
+//! report's) are stable:
+//!
+//! - [`DisputeSeen`]: `version`, `contests` (the action's version), `party`,
+//!   `reason`, `by` ([`Author`] or `null`), `after_close` (bool).
+//! - [`RulingSeen`]: `version`, `contests`, `judge`, `role`, `by`, `text`,
+//!   `changes` (a list of [`FieldChange`]: `field`, `before`, `after`; a
+//!   field whose value the ruling left as it was is never listed), and
+//!   `after_close` (bool: the battle was closed when the ruling was
+//!   journaled, which the resolver takes only within its appeal window).
+//! - [`CloseSeen`]: `version`, `by` (the credential that closed: the
+//!   identity), `note` (the request's free-text `by`: a note, never who
+//!   closed), `reason`.
+//! - [`FinalOutcome`]: for each action's version, `outcome` (its effective
+//!   outcome after every ruling, as JSON) and `rulings` (the versions of the
+//!   rulings that changed it, in order; empty when none did).
 
-use battlelog_proto::v1::{Credential, DisputeRaised, JudgeRuling};
+use battlelog_proto::v1::{BattleClosed, Credential, DisputeRaised, JudgeRuling};
 use rules::Battle;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -28,8 +44,8 @@ impl Author {
     }
 }
 
-/// One field of an outcome as a ruling found it and as it left it. A field
-/// the outcome did not have is `null`.
+/// One field of an outcome as a ruling found it and as it left it, listed
+/// only when the two differ. A field the outcome did not have is `null`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FieldChange {
     pub field: String,
@@ -49,11 +65,14 @@ pub struct DisputeSeen {
     /// The credential that raised it; `None` for disputes from before
     /// credentials were recorded.
     pub by: Option<Author>,
+    /// Raised after the battle's close (in the resolver's appeal window).
+    pub after_close: bool,
 }
 
 impl DisputeSeen {
-    pub fn new(version: u64, dispute: &DisputeRaised) -> DisputeSeen {
+    pub fn new(version: u64, dispute: &DisputeRaised, after_close: bool) -> DisputeSeen {
         DisputeSeen {
+            after_close,
             version,
             contests: dispute.refers_to,
             party: dispute.by.clone(),
@@ -78,24 +97,34 @@ pub struct RulingSeen {
     /// The credential the ruling was recorded with.
     pub by: Option<Author>,
     pub text: String,
-    /// Every field the override names, and any other field whose value it
-    /// changed, by field name; empty without an override, or when the
-    /// override could not be applied (the audit then has a finding).
+    /// Every field whose value the override changed, by field name (a
+    /// field it names but leaves as it was is not listed); empty without an
+    /// override, when it changed nothing, or when it could not be applied
+    /// (the audit then has a finding).
     pub changes: Vec<FieldChange>,
+    /// Made after the battle's close: the resolver takes a ruling then only
+    /// within its appeal window (`appeal_window_secs`), a policy of its clock
+    /// that an offline audit does not judge.
+    pub after_close: bool,
 }
 
 impl RulingSeen {
     /// The ruling at `version`; `before` and `after` are the battle folded
     /// up to just before it and with it, `after` being `None` when it did
-    /// not fold.
-    pub fn new(version: u64, ruling: &JudgeRuling, before: Option<&Battle>, after: Option<&Battle>) -> RulingSeen {
+    /// not fold; `after_close`: the battle was closed by then.
+    pub fn new(
+        version: u64,
+        ruling: &JudgeRuling,
+        before: Option<&Battle>,
+        after: Option<&Battle>,
+        after_close: bool,
+    ) -> RulingSeen {
         let changes = match (&ruling.r#override, before, after) {
-            (Some(replacement), Some(before), Some(after)) => {
-                let named: Vec<String> = replacement.fields.keys().cloned().collect();
+            (Some(_), Some(before), Some(after)) => {
                 let effective = |battle: &Battle| {
                     battle.entry(ruling.refers_to).map(|entry| outcome_fields(&entry.effective)).unwrap_or_default()
                 };
-                field_changes(&effective(before), &effective(after), &named)
+                field_changes(&effective(before), &effective(after))
             }
             _ => Vec::new(),
         };
@@ -107,8 +136,45 @@ impl RulingSeen {
             by: Author::of(ruling.credential.as_ref()),
             text: ruling.text.clone(),
             changes,
+            after_close,
         }
     }
+}
+
+/// The battle's close as recorded: who closed it is the credential the
+/// resolver recorded from the caller's token; the request's free-text `by`
+/// is only a note (a forum's token may write any name there).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CloseSeen {
+    pub version: u64,
+    /// Who closed it; `None` for closes from before credentials were
+    /// recorded.
+    pub by: Option<Author>,
+    /// The close's free text `by` (`BattleClosed.by`): a note, not an
+    /// identity.
+    pub note: String,
+    pub reason: String,
+}
+
+impl CloseSeen {
+    pub fn new(version: u64, closed: &BattleClosed) -> CloseSeen {
+        CloseSeen {
+            version,
+            by: Author::of(closed.credential.as_ref()),
+            note: closed.by.clone(),
+            reason: closed.reason.clone(),
+        }
+    }
+}
+
+/// An action's outcome once every ruling is applied.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FinalOutcome {
+    /// The effective outcome, as JSON (the recorded one when no ruling
+    /// changed it).
+    pub outcome: Value,
+    /// The versions of the rulings that changed it, in version order.
+    pub rulings: Vec<u64>,
 }
 
 fn outcome_fields(outcome: &rules::Outcome) -> Map<String, Value> {
@@ -118,11 +184,11 @@ fn outcome_fields(outcome: &rules::Outcome) -> Map<String, Value> {
     }
 }
 
-/// The fields `named` (an override's, even one that sets a field to the
-/// value it had: the judge ruled on it) and every other field whose value
-/// differs between `before` and `after`, in field-name order.
-pub fn field_changes(before: &Map<String, Value>, after: &Map<String, Value>, named: &[String]) -> Vec<FieldChange> {
-    let mut fields: Vec<&String> = before.keys().chain(after.keys()).chain(named).collect();
+/// Every field whose value differs between `before` and `after`, in
+/// field-name order. A field an override names but sets to the value it
+/// had is no change, and listing it would read as one ("— → —").
+pub fn field_changes(before: &Map<String, Value>, after: &Map<String, Value>) -> Vec<FieldChange> {
+    let mut fields: Vec<&String> = before.keys().chain(after.keys()).collect();
     fields.sort();
     fields.dedup();
     fields
@@ -130,7 +196,7 @@ pub fn field_changes(before: &Map<String, Value>, after: &Map<String, Value>, na
         .filter_map(|field| {
             let before = before.get(field).cloned().unwrap_or(Value::Null);
             let after = after.get(field).cloned().unwrap_or(Value::Null);
-            (before != after || named.contains(field)).then(|| FieldChange { field: field.clone(), before, after })
+            (before != after).then(|| FieldChange { field: field.clone(), before, after })
         })
         .collect()
 }
@@ -147,15 +213,14 @@ mod tests {
     }
 
     #[test]
-    fn named_fields_and_changed_fields_are_listed_in_name_order() {
-        let before = map(json!({"result": "dodge", "counted": true, "face": 4}));
+    fn changed_fields_are_listed_in_name_order_and_unchanged_ones_never() {
+        let before = map(json!({"result": "dodge", "counted": true, "face": 4, "damage": null}));
         let after = map(json!({"result": "dodge", "counted": false, "face": 4, "note": "overruled"}));
-        let changes = field_changes(&before, &after, &["face".to_owned(), "counted".to_owned()]);
+        let changes = field_changes(&before, &after);
         assert_eq!(
             changes,
             vec![
                 FieldChange { field: "counted".into(), before: json!(true), after: json!(false) },
-                FieldChange { field: "face".into(), before: json!(4), after: json!(4) },
                 FieldChange { field: "note".into(), before: Value::Null, after: json!("overruled") },
             ]
         );

@@ -11,8 +11,10 @@
 //! - [`mod@audit`]: the audit of an export or a stream — chain, records,
 //!   commitments and their signatures, re-derived rolls, re-resolved
 //!   actions — with typed findings by version.
-//! - [`judging`]: disputes and rulings as a judge follows them — who made
-//!   each, what it contests, the before and after of an override's fields.
+//! - [`judging`]: disputes, rulings and the close as a judge follows them —
+//!   who made each (the recorded credential), what it contests, the before
+//!   and after of an override's fields, whether it came after the close,
+//!   and each action's final outcome after every ruling.
 //! - [`fold`]: battle events read back into rules types (participants, an
 //!   action and its outcome, disputes and rulings as actions), shared with
 //!   the resolver's view.
@@ -29,7 +31,8 @@ pub mod judging;
 pub mod stream_state;
 
 pub use audit::{
-    AuditReport, AuditedRecord, Check, Finding, Problem, Trusted, audit, audit_trusting, audit_with_roller_key,
+    AuditReport, AuditedRecord, Check, Finding, Problem, Trusted, audit, audit_pinned, audit_trusting,
+    audit_with_roller_key,
 };
 pub use chain::{Hash, HashHexError, chain_hash, genesis_hash, hash_from_hex};
 pub use export::{ExportError, ExportLine};

@@ -6,12 +6,14 @@
 
 mod built;
 
+use battlelog_proto::battle::struct_to_json;
 use battlelog_proto::v1::{DisputeRaised, JudgeRuling, battle_event::Event};
 use battlelog_verify::audit::{
-    AuditReport, AuditedRecord, Check, DisputeSeen, Problem, Trusted, audit, audit_trusting, audit_with_roller_key,
+    AuditReport, AuditedRecord, Check, DisputeSeen, Problem, Trusted, audit, audit_pinned, audit_trusting,
+    audit_with_roller_key,
 };
 use battlelog_verify::export::{self, ExportError};
-use battlelog_verify::judging::{Author, FieldChange};
+use battlelog_verify::judging::{Author, CloseSeen, FieldChange, FinalOutcome};
 use built::{BATTLE, Built, MASTER_KEY, credential, ruling};
 use serde_json::{Value, json};
 
@@ -133,6 +135,26 @@ fn another_roller_key_is_found_at_the_commitment() {
 }
 
 #[test]
+fn pinned_to_a_set_of_keys_the_signer_must_be_one_of_them() {
+    let lines = Built::played().audited();
+    let ours = dice::CommitmentSigner::derive(&MASTER_KEY).roller_key();
+    let (a, b) =
+        (dice::CommitmentSigner::derive(&[9; 32]).roller_key(), dice::CommitmentSigner::derive(&[8; 32]).roller_key());
+    assert!(audit_pinned(BATTLE, &lines, &[a, ours], None).ok(), "ours is among the trusted keys");
+    let report = audit_pinned(BATTLE, &lines, &[a, b], None);
+    assert_eq!(problems(&report), vec![(0, Check::Signature)]);
+    assert!(
+        matches!(&report.findings[0].problem, Problem::RollerKeyNotAmongTrusted { epoch: 0, key, trusted }
+            if *key == ours.to_string() && *trusted == vec![a.to_string(), b.to_string()]),
+        "{:?}",
+        report.findings
+    );
+    let message = report.findings[0].problem.to_string();
+    assert!(message.contains(&ours.to_string()) && message.contains(&a.to_string()), "{message}");
+    assert!(audit_pinned(BATTLE, &lines, &[], None).ok(), "no key: any one key, as audit does");
+}
+
+#[test]
 fn a_report_serializes_findings_with_their_check_and_message() {
     let mut lines = Built::played().audited();
     lines[2].hash[0] ^= 1;
@@ -188,6 +210,7 @@ fn disputes_and_rulings_are_listed_with_their_author_and_what_each_override_chan
             party: "brock".into(),
             reason: "she slipped".into(),
             by: Some(Author { subject: "forum-kanto".into(), role: "forum".into() }),
+            after_close: false,
         }]
     );
     let seen: Vec<_> = report.rulings.iter().map(|r| (r.version, r.contests, r.judge.as_str(), &r.by)).collect();
@@ -207,9 +230,87 @@ fn disputes_and_rulings_are_listed_with_their_author_and_what_each_override_chan
             "version": 5, "contests": 2, "judge": "oak", "role": "judge",
             "by": {"subject": "oak", "role": "judge"}, "text": "on reflection, a full success",
             "changes": [{"field": "result", "before": "miss", "after": "full_success"}],
+            "after_close": false,
         })
     );
     assert_eq!(json["disputes"][0]["by"], json!({"subject": "forum-kanto", "role": "forum"}));
+}
+
+/// The recorded outcome of the action at `version`, as JSON.
+fn recorded_outcome(built: &Built, version: usize) -> serde_json::Map<String, Value> {
+    let Event::ActionResolved(resolved) = &built.events[version] else { panic!("version {version} is no action") };
+    struct_to_json(resolved.outcome.as_ref().expect("an outcome"))
+}
+
+/// Issue 21: a ruling that names a field and sets it to the value it had
+/// changed nothing there; listing it read "— → —".
+#[test]
+fn a_field_an_override_leaves_as_it_was_is_not_listed_as_a_change() {
+    let mut built = Built::open();
+    built.act(json!({"type": "move", "actor": "misty", "trait": "grace", "stakes": "cross"}));
+    let recorded = recorded_outcome(&built, 2);
+    let result = recorded["result"].clone();
+    built.command(ruling("oak", 2, "same band, with help", json!({"result": result, "help": 1})));
+    let report = audit(BATTLE, &built.audited());
+    assert!(report.ok(), "{:?}", report.findings);
+    assert_eq!(
+        report.rulings[0].changes,
+        vec![FieldChange { field: "help".into(), before: json!(0), after: json!(1) }],
+        "only help changed; the result named at its own value is no change"
+    );
+}
+
+/// Issue 21: who closed is the recorded credential (the free text is a
+/// note); a dispute or ruling after the close is marked; each action has
+/// its final outcome after every ruling, with the rulings that changed it.
+#[test]
+fn the_close_names_its_credential_late_rulings_are_marked_and_final_outcomes_are_reported() {
+    let mut built = Built::open();
+    built.act(json!({"type": "move", "actor": "misty", "trait": "grace", "stakes": "cross"}));
+    built.act(json!({"type": "move", "actor": "brock", "trait": "grit", "stakes": "hold the door"}));
+    built.command(Event::DisputeRaised(DisputeRaised {
+        by: "brock".into(),
+        refers_to: 2,
+        reason: "she slipped".into(),
+        credential: credential("forum-kanto", "forum"),
+    })); // 5
+    built.close_as("judge-anna (judge)", credential("forum-pokeboard", "forum")); // 6, reveal 7
+    built.command(ruling("oak", 2, "a miss, with help", json!({"result": "miss", "help": 1}))); // 8
+    built.command(ruling("oak", 4, "it stands", json!({}))); // 9: names nothing, changes nothing
+
+    let report = audit(BATTLE, &built.audited());
+    assert!(report.ok(), "{:?}", report.findings);
+    assert_eq!(
+        report.closed,
+        Some(CloseSeen {
+            version: 6,
+            by: Some(Author { subject: "forum-pokeboard".into(), role: "forum".into() }),
+            note: "judge-anna (judge)".into(),
+            reason: "done".into(),
+        })
+    );
+    assert!(!report.disputes[0].after_close, "the dispute came before the close");
+    let late: Vec<(u64, bool)> = report.rulings.iter().map(|r| (r.version, r.after_close)).collect();
+    assert_eq!(late, vec![(8, true), (9, true)]);
+
+    let mut ruled = recorded_outcome(&built, 2);
+    ruled.insert("result".into(), json!("miss"));
+    ruled.insert("help".into(), json!(1));
+    let expected = std::collections::BTreeMap::from([
+        (2, FinalOutcome { outcome: Value::Object(ruled), rulings: vec![8] }),
+        (4, FinalOutcome { outcome: Value::Object(recorded_outcome(&built, 4)), rulings: vec![] }),
+    ]);
+    assert_eq!(report.final_outcomes, expected);
+
+    let json = serde_json::to_value(&report).expect("json");
+    assert_eq!(json["final_outcomes"]["2"]["rulings"], json!([8]));
+    assert_eq!(json["final_outcomes"]["2"]["outcome"]["result"], json!("miss"));
+    assert_eq!(json["rulings"][0]["after_close"], json!(true));
+    assert_eq!(
+        json["closed"],
+        json!({"version": 6, "by": {"subject": "forum-pokeboard", "role": "forum"},
+               "note": "judge-anna (judge)", "reason": "done"})
+    );
 }
 
 #[test]

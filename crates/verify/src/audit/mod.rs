@@ -5,7 +5,9 @@
 //! Every difference is a [`Finding`] at the version where it is. Given the
 //! head hash the battle should end at ([`Trusted`]), an export that ends
 //! elsewhere is one too. The report also lists every dispute and ruling,
-//! with what each ruling's override changed (`crate::judging`).
+//! with what each ruling's override changed, the close with who made it,
+//! and each action's final outcome after every ruling (`crate::judging`
+//! documents those fields).
 //!
 //! It also checks that every commitment is signed by the roller
 //! (`docs/PROTOCOL-signatures.md`): without that, whoever could append to
@@ -23,6 +25,8 @@ mod problem;
 mod replay;
 mod rolls;
 
+use std::collections::BTreeMap;
+
 use battlelog_proto::battle::{self, event_to_json};
 use battlelog_proto::v1::{JournalRecord, RecordedEvent, battle_event::Event};
 use prost::Message;
@@ -31,7 +35,7 @@ use serde_json::Value;
 
 pub use problem::{Check, Problem};
 
-pub use crate::judging::{DisputeSeen, RulingSeen};
+pub use crate::judging::{CloseSeen, DisputeSeen, FinalOutcome, RulingSeen};
 
 use crate::chain::{Hash, chain_hash, genesis_hash};
 
@@ -111,6 +115,14 @@ pub struct AuditReport {
     /// Every ruling, in version order: who ruled on what, and the before
     /// and after of each outcome field its override changed.
     pub rulings: Vec<RulingSeen>,
+    /// The battle's close: who closed it (the recorded credential), the
+    /// free-text note and the reason; `None` while it is open.
+    pub closed: Option<CloseSeen>,
+    /// By action version (JSON: the version as a string key), each action's
+    /// outcome after every ruling and the rulings that changed it. Only
+    /// actions the audit could fold (the battle opened under a known
+    /// ruleset) are in it.
+    pub final_outcomes: BTreeMap<u64, FinalOutcome>,
 }
 
 impl AuditReport {
@@ -154,13 +166,27 @@ pub struct Trusted<'a> {
 
 /// [`audit`] against what the auditor trusts.
 pub fn audit_trusting(battle_id: &str, lines: &[AuditedRecord], trusted: &Trusted<'_>) -> AuditReport {
+    audit_pinned(battle_id, lines, trusted.roller_key.map(std::slice::from_ref).unwrap_or_default(), trusted.head)
+}
+
+/// [`audit`] with the roller key pinned to a set: every commitment must be
+/// signed by one of `roller_keys` (none given: any one key, as [`audit`]),
+/// and with `head` given the export must end at it. A commitment signed by
+/// another key is a `signature` finding naming it and the trusted key(s).
+pub fn audit_pinned(
+    battle_id: &str,
+    lines: &[AuditedRecord],
+    roller_keys: &[dice::RollerKey],
+    head: Option<Hash>,
+) -> AuditReport {
+    let trusted = Trusted { roller_key: None, head };
     let mut report = AuditReport {
         events: lines.len() as u64,
         head_hash: hex::encode(lines.last().map_or(genesis_hash(battle_id).to_vec(), |l| l.hash.clone())),
         ..AuditReport::default()
     };
     let decoded = check_chain_and_records(&mut report, battle_id, lines);
-    check_signatures(&mut report, battle_id, &decoded, trusted.roller_key);
+    check_signatures(&mut report, battle_id, &decoded, roller_keys);
     replay::check_battle(&mut report, &decoded);
     if let Some(head) = trusted.head
         && report.head_hash != hex::encode(head)
@@ -230,12 +256,7 @@ fn check_chain_and_records(report: &mut AuditReport, battle_id: &str, lines: &[A
 /// Every commitment (BattleOpened's for epoch 0, each SeedCommitted's) is
 /// signed, verifies with the key it names, and that key is the battle's one
 /// and, when given, the trusted one.
-fn check_signatures(
-    report: &mut AuditReport,
-    battle_id: &str,
-    events: &[(u64, Event)],
-    trusted: Option<&dice::RollerKey>,
-) {
+fn check_signatures(report: &mut AuditReport, battle_id: &str, events: &[(u64, Event)], trusted: &[dice::RollerKey]) {
     let mut battle_key: Option<dice::RollerKey> = None;
     for (version, event) in events {
         let version = *version;
@@ -265,13 +286,21 @@ fn check_signatures(
                 .find(version, Problem::RollerKeyChanged { epoch, key: key.to_string(), first: first.to_string() }),
             Some(_) => {}
         }
-        if let Some(trusted) = trusted
-            && key != *trusted
-        {
-            report.find(
+        match trusted {
+            [] => {}
+            [trusted] if key != *trusted => report.find(
                 version,
                 Problem::RollerKeyUntrusted { epoch, key: key.to_string(), trusted: trusted.to_string() },
-            );
+            ),
+            keys if !keys.contains(&key) => report.find(
+                version,
+                Problem::RollerKeyNotAmongTrusted {
+                    epoch,
+                    key: key.to_string(),
+                    trusted: keys.iter().map(ToString::to_string).collect(),
+                },
+            ),
+            _ => {}
         }
         if let Err(source) = key.verify(battle_id, epoch, commitment, signature) {
             report.find(

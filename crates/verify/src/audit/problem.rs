@@ -116,6 +116,8 @@ pub enum Problem {
     RollerKeyChanged { epoch: u32, key: String, first: String },
     #[error("epoch {epoch} is signed by roller key {key}, not by the trusted roller key {trusted}")]
     RollerKeyUntrusted { epoch: u32, key: String, trusted: String },
+    #[error("epoch {epoch} is signed by roller key {key}, none of the trusted roller keys ({})", .trusted.join(", "))]
+    RollerKeyNotAmongTrusted { epoch: u32, key: String, trusted: Vec<String> },
     #[error("epoch {epoch}: commitment {commitment} with roller key {key}: {source}")]
     SignatureInvalid { epoch: u32, commitment: String, key: String, source: dice::SignatureError },
 
@@ -206,6 +208,7 @@ impl Problem {
             | RollerKeyMalformed { .. }
             | RollerKeyChanged { .. }
             | RollerKeyUntrusted { .. }
+            | RollerKeyNotAmongTrusted { .. }
             | SignatureInvalid { .. } => Check::Signature,
             NonceOutOfOrder { .. } | NonceReused { .. } => Check::Nonce,
             RollOutsideEpoch { .. } | RollUnused { .. } | RollExpression { .. } | RollDiffers { .. } => Check::Roll,

@@ -10,7 +10,7 @@ use battlelog_proto::v1::{
 use rules::{Action, Battle, Outcome};
 
 use super::rolls::{check_reveal, rederive};
-use super::{AuditReport, DisputeSeen, Problem, RulingSeen};
+use super::{AuditReport, CloseSeen, DisputeSeen, FinalOutcome, Problem, RulingSeen};
 use crate::chain::Hash;
 use crate::fold::{dispute_action, participants, resolved_parts, ruling_action};
 use crate::stream_state::{StreamEvent, StreamState, Violation};
@@ -47,6 +47,8 @@ struct Replay {
     used_nonces: HashSet<u64>,
     /// The close and the epoch current then: that epoch must be revealed.
     closed_at: Option<(u64, u32)>,
+    /// The versions of the actions folded, for their final outcomes.
+    actions: Vec<u64>,
 }
 
 /// What the stream fold needs of `event`, for the audit. Its digests are
@@ -90,7 +92,7 @@ impl Replay {
             Event::DiceRolled(rolled) => self.dice_rolled(report, version, rolled, &broken),
             Event::ActionResolved(resolved) => self.action_resolved(report, version, resolved),
             Event::DisputeRaised(dispute) => {
-                report.disputes.push(DisputeSeen::new(version, dispute));
+                report.disputes.push(DisputeSeen::new(version, dispute, self.closed_at.is_some()));
                 self.fold_command(report, version, &dispute_action(dispute));
             }
             Event::JudgeRuling(ruling) => self.judge_ruling(report, version, ruling),
@@ -100,7 +102,14 @@ impl Replay {
                     return;
                 }
             }
-            Event::BattleClosed(_) => self.closed_at = Some((version, self.stream.epoch)),
+            Event::BattleClosed(closed) => {
+                // The first close is the battle's; a second one is a
+                // finding (after the close) and changes nothing.
+                if self.closed_at.is_none() {
+                    report.closed = Some(CloseSeen::new(version, closed));
+                    self.closed_at = Some((version, self.stream.epoch));
+                }
+            }
         }
         self.stream.advance(&step);
     }
@@ -187,6 +196,7 @@ impl Replay {
             Ok(next) => self.battle = Some(next),
             Err(e) => report.find(version, Problem::CannotReplay(e)),
         }
+        self.actions.push(version);
     }
 
     /// The rolls an action names, in order. Each one that cannot be used
@@ -255,7 +265,8 @@ impl Replay {
         let before = self.battle.clone();
         let folded = self.fold_command(report, version, &ruling_action(ruling));
         let after = if folded { self.battle.as_ref() } else { None };
-        report.rulings.push(RulingSeen::new(version, ruling, before.as_ref(), after));
+        let after_close = self.closed_at.is_some();
+        report.rulings.push(RulingSeen::new(version, ruling, before.as_ref(), after, after_close));
     }
 
     /// Whether the seed matches its epoch's commitment (a finding says
@@ -300,6 +311,21 @@ impl Replay {
             }
         }
         report.commitments = self.commitments.into_iter().collect();
+        // Each action's effective outcome once every ruling is in, and the
+        // rulings that changed it: what a reader needs at the action itself.
+        if let Some(battle) = &self.battle {
+            for version in self.actions {
+                let Some(entry) = battle.entry(version) else { continue };
+                let rulings = report
+                    .rulings
+                    .iter()
+                    .filter(|r| r.contests == version && !r.changes.is_empty())
+                    .map(|r| r.version)
+                    .collect();
+                let outcome = serde_json::to_value(&entry.effective).unwrap_or_default();
+                report.final_outcomes.insert(version, FinalOutcome { outcome, rulings });
+            }
+        }
     }
 }
 

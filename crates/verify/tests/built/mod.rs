@@ -118,11 +118,12 @@ impl Built {
     }
 
     pub fn close(&mut self) {
-        self.events.push(Event::BattleClosed(BattleClosed {
-            by: "forum".into(),
-            reason: "done".into(),
-            credential: None,
-        }));
+        self.close_as("forum", None);
+    }
+
+    /// Closes with the request's free-text `by` and the caller's credential.
+    pub fn close_as(&mut self, by: &str, credential: Option<Credential>) {
+        self.events.push(Event::BattleClosed(BattleClosed { by: by.into(), reason: "done".into(), credential }));
         self.events.push(Event::SeedRevealed(SeedRevealed {
             epoch: 0,
             server_seed: self.seed.to_hex(),
