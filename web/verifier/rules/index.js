@@ -1,0 +1,336 @@
+// The rules engine in JavaScript: an independent implementation of the
+// rulesets of RULES.md (every version), written from RULES.md alone, so
+// that a mistake in it or in the Rust rules shows up as a disagreement.
+// No dependencies and no Node-only APIs: it runs in a page, a Web Worker
+// and under node. Modules: common.js (rejections, fractions, field
+// reading), pokemon.js, arcana.js, berserk.js, pbta.js (one per ruleset,
+// both versions inside), this file (battles, rulings, exports).
+//
+// API
+//   rulesetIds: string[]                      the supported `name@version` ids
+//   openBattle(rulesetId, participants) → state
+//       throws RulesRejection {reason, message} (unknown ruleset, a sheet
+//       without an id, an id twice) or RulesInputError.
+//   resolveAction(state, action, dice, at?) →
+//       { outcome, state }                     resolved; `state` is the next
+//                                              state (the one given is never
+//                                              changed)
+//     | { rejected: message, reason }          the rules forbid the action
+//     | { error: message, reason }             the dice do not fit it (count,
+//                                              a face out of range), or the
+//                                              action is not one of the
+//                                              ruleset's (reason INVALID_INPUT)
+//       `dice` are the faces in draw order; `at` is the key later actions
+//       name it by (`against`, `refers_to`): the battle version in a
+//       battle, the 0-based action line in a script (default: one after
+//       the last recorded). Rulings ({type:"ruling", judge, refers_to,
+//       text, override?}) lay `override` over the referred outcome and
+//       fold the state again from the opening; disputes ({type:"dispute",
+//       by, refers_to, reason}) only refer.
+//   recordAction(state, action, outcome, at) → state
+//       the state after an outcome that was recorded (not re-derived): what
+//       checkOutcomes goes on from, as the audit does.
+//   playScript(text) → [line]                 plays a script in the format of
+//       `battlelog rules play` (an `open` line, then `action` lines with
+//       `dice`) and returns one output line per action line:
+//       {outcome} | {rejected} | {error}.
+//   checkOutcomes(lines) → [{ version, ok, expected, recorded, problem, reason }]
+//       `lines` are an export's parsed lines (`{version, event_type?, event}`,
+//       `event` the readable event with its `type`, as export.jsonl holds
+//       it or as verify.js's decodeRecord gives it; lines without a
+//       `version` are skipped). Opens the battle from BattleOpened's
+//       ruleset and participants, then re-resolves every ActionResolved
+//       from the faces of the DiceRolled events its `rolls` nonces name
+//       (every die's value, in recorded order; each die's sides must be
+//       the sides the rules ask for), folding DisputeRaised and
+//       JudgeRuling (with its override) in between. One entry per
+//       ActionResolved, in order, plus one for an opening, dispute or
+//       ruling that does not fold: `ok` true when the rules give exactly
+//       the recorded outcome (deep-equal JSON); else `problem` is a short
+//       English sentence naming what differs (the first differing
+//       outcome field, or the rejection), `reason` a code
+//       (OUTCOME_DIFFERS, REJECTED, DICE_MISMATCH, ROLL_MISSING,
+//       NOT_OPENED, OPEN_REJECTED, RULING_REJECTED, DISPUTE_REJECTED,
+//       FREE_ROLL_DIFFERS, INVALID_ACTION), `expected` what the rules give
+//       (null when they give nothing) and `recorded` the recorded outcome.
+//       It stops at nothing: after a difference it goes on from the
+//       recorded outcome, so one bad action is one entry. Summaries
+//       (summary_en/summary_ru) are not checked here.
+import { DiceMismatch, RulesInputError, RulesRejection, checkDice, copy, invalid, isObject, reject } from './common.js';
+import { arcana } from './arcana.js';
+import { berserk } from './berserk.js';
+import { pbta } from './pbta.js';
+import { pokemon } from './pokemon.js';
+
+export { RulesRejection, RulesInputError, DiceMismatch };
+
+const RULESETS = {
+  'pokemon-d6@1': pokemon(1),
+  'pokemon-d6@2': pokemon(2),
+  'arcana-2d10@1': arcana(1),
+  'arcana-2d10@2': arcana(2),
+  'berserk@1': berserk(1),
+  'berserk@2': berserk(2),
+  'pbta-2d6@1': pbta(1),
+  'pbta-2d6@2': pbta(2),
+};
+
+export const rulesetIds = Object.freeze(Object.keys(RULESETS));
+
+function rulesOf(state) {
+  return RULESETS[state.ruleset];
+}
+
+export function openBattle(rulesetId, participants) {
+  const rules = RULESETS[rulesetId];
+  if (!rules) reject('UNKNOWN_RULESET', `unknown ruleset ${rulesetId}`);
+  if (!Array.isArray(participants)) invalid('participants: a list of sheets');
+  const seen = new Set();
+  participants.forEach((p, i) => {
+    if (!isObject(p) || typeof p.id !== 'string') invalid(`participants[${i}]: a sheet with an id`);
+    if (seen.has(p.id)) reject('DUPLICATE_PARTICIPANT', `participant ${p.id} is listed twice`);
+    seen.add(p.id);
+  });
+  const sheets = copy(participants);
+  return Object.freeze({ ruleset: rulesetId, participants: sheets, data: rules.init(sheets), log: [] });
+}
+
+/** The context a ruleset module reads: its state and the battle's log. */
+function context(state) {
+  const byAt = new Map(state.log.map((e) => [e.at, e]));
+  return { data: state.data, entry: (at) => byAt.get(at) };
+}
+
+const COMMON = ['ruling', 'dispute'];
+
+function readCommon(type, action) {
+  const allowed = type === 'ruling' ? ['judge', 'refers_to', 'text', 'override'] : ['by', 'refers_to', 'reason'];
+  for (const name of Object.keys(action)) {
+    if (name !== 'type' && name !== 'note' && !allowed.includes(name)) invalid(`unknown field ${name}`);
+  }
+  if (!Number.isInteger(action.refers_to) || action.refers_to < 0) invalid('refers_to: a version');
+  if (type === 'ruling' && action.override !== undefined && action.override !== null && !isObject(action.override)) {
+    invalid('override: an object');
+  }
+  return { ...action };
+}
+
+/** Reads an action: its type and its fields with their defaults. */
+function read(state, action) {
+  if (!isObject(action) || typeof action.type !== 'string') invalid('an action is an object with a type');
+  const type = action.type;
+  if (COMMON.includes(type)) return { type, a: readCommon(type, action) };
+  const rules = rulesOf(state);
+  if (!rules.actions.includes(type)) invalid(`${type} is not an action of ${state.ruleset}`);
+  return { type, a: rules.read(type, action) };
+}
+
+function nextAt(state) {
+  return state.log.length === 0 ? 0 : state.log[state.log.length - 1].at + 1;
+}
+
+export function resolveAction(state, action, dice, at = nextAt(state)) {
+  try {
+    const { type, a } = read(state, action);
+    const ctx = context(state);
+    let outcome;
+    if (COMMON.includes(type)) {
+      const entry = ctx.entry(a.refers_to);
+      if (!entry) reject('UNKNOWN_REFERENCE', `refers_to ${a.refers_to} names no action`);
+      checkDice([], dice);
+      outcome = type === 'dispute'
+        ? { result: 'disputed', refers_to: a.refers_to }
+        : { result: 'ruling', refers_to: a.refers_to, overridden: isObject(a.override) };
+      if (type === 'ruling' && isObject(a.override) && COMMON.includes(entry.type)) {
+        reject('OVERRIDE_NOT_ALLOWED', `a ${entry.type} has no outcome to override`);
+      }
+    } else {
+      const rules = rulesOf(state);
+      // A scratch copy: the modules read it, nothing here writes it.
+      const sides = rules.need(ctx, type, a);
+      checkDice(sides, dice);
+      outcome = rules.resolve(ctx, type, a, dice);
+    }
+    return { outcome, state: record(state, type, a, outcome, at) };
+  } catch (e) {
+    if (e instanceof RulesRejection) return { rejected: e.message, reason: e.reason };
+    if (e instanceof DiceMismatch || e instanceof RulesInputError) return { error: e.message, reason: e.reason };
+    throw e;
+  }
+}
+
+/** The state after `outcome` of `action`, recorded as `at`. */
+function record(state, type, a, outcome, at) {
+  const rules = rulesOf(state);
+  const entry = { at, type, action: a, outcome, effective: outcome };
+  let log = [...state.log, entry];
+  let data = copy(state.data);
+  if (type === 'ruling' && isObject(a.override)) {
+    // RULES.md §5.1: a ruling never changes an earlier event; replay lays
+    // its override over the referred outcome, and the state follows.
+    log = log.map((e) => (e.at === a.refers_to ? { ...e, effective: { ...e.effective, ...a.override } } : e));
+    data = rules.init(copy(state.participants));
+    for (const e of log) {
+      if (!COMMON.includes(e.type)) rules.apply(data, e.type, e.action, e.effective, e.at);
+    }
+  } else if (!COMMON.includes(type)) {
+    rules.apply(data, type, a, outcome, at);
+  }
+  return Object.freeze({ ...state, data, log });
+}
+
+export function recordAction(state, action, outcome, at = nextAt(state)) {
+  const { type, a } = read(state, action);
+  return record(state, type, a, outcome, at);
+}
+
+/** Plays a script of `battlelog rules play`'s format. */
+export function playScript(text) {
+  const lines = text.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l));
+  if (lines.length === 0 || !isObject(lines[0].open)) throw new RulesInputError('the first line opens the battle');
+  let state = openBattle(lines[0].open.ruleset, lines[0].open.participants);
+  return lines.slice(1).map((line, index) => {
+    const r = resolveAction(state, line.action, line.dice ?? [], index);
+    if ('outcome' in r) {
+      state = r.state;
+      return { outcome: r.outcome };
+    }
+    return 'rejected' in r ? { rejected: r.rejected, reason: r.reason } : { error: r.error, reason: r.reason };
+  });
+}
+
+/** Deep equality of JSON values (key order ignored). */
+export function sameJson(a, b) {
+  if (a === b) return true;
+  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((v, i) => sameJson(v, b[i]));
+  if (isObject(a) && isObject(b)) {
+    const ka = Object.keys(a);
+    return ka.length === Object.keys(b).length && ka.every((k) => Object.prototype.hasOwnProperty.call(b, k) && sameJson(a[k], b[k]));
+  }
+  return false;
+}
+
+/** The first field where two outcomes differ, as a sentence. */
+function difference(expected, recorded) {
+  if (!isObject(recorded)) return 'the recorded outcome is not an object';
+  const names = [...new Set([...Object.keys(expected), ...Object.keys(recorded)])];
+  for (const name of names) {
+    const has = (o) => Object.prototype.hasOwnProperty.call(o, name);
+    if (!has(recorded)) return `outcome field ${name}: the rules give ${JSON.stringify(expected[name])}, the record has none`;
+    if (!has(expected)) return `outcome field ${name}: recorded ${JSON.stringify(recorded[name])}, the rules give none`;
+    if (!sameJson(expected[name], recorded[name])) {
+      return `outcome field ${name}: recorded ${JSON.stringify(recorded[name])}, the rules give ${JSON.stringify(expected[name])}`;
+    }
+  }
+  return 'the outcomes differ';
+}
+
+const eventType = (line) => line.event?.type ?? line.event_type;
+
+export function checkOutcomes(lines) {
+  const results = [];
+  const rolls = new Map();
+  let state = null;
+  const bad = (version, reason, problem, expected = null, recorded = null) =>
+    results.push({ version, ok: false, expected, recorded, problem, reason });
+  for (const line of lines) {
+    if (!line || typeof line !== 'object' || !('version' in line)) continue;
+    const { version, event } = line;
+    const type = eventType(line);
+    if (type === 'BattleOpened') {
+      try {
+        state = openBattle(event.ruleset, event.participants);
+      } catch (e) {
+        bad(version, 'OPEN_REJECTED', `the battle does not open under the rules: ${e.message}`);
+      }
+    } else if (type === 'DiceRolled') {
+      rolls.set(String(event.nonce), event);
+    } else if (type === 'ActionResolved') {
+      if (!state) {
+        bad(version, 'NOT_OPENED', 'an action before the battle was opened', null, event.outcome);
+        continue;
+      }
+      state = checkAction(state, version, event, rolls, results, bad);
+    } else if (type === 'DisputeRaised' || type === 'JudgeRuling') {
+      if (!state) continue;
+      const action = type === 'DisputeRaised'
+        ? { type: 'dispute', by: event.by, refers_to: Number(event.refers_to), reason: event.reason }
+        : { type: 'ruling', judge: event.judge, refers_to: Number(event.refers_to), text: event.text, override: event.override ?? null };
+      const r = resolveAction(state, action, [], version);
+      if ('outcome' in r) state = r.state;
+      else bad(version, type === 'DisputeRaised' ? 'DISPUTE_REJECTED' : 'RULING_REJECTED', `the rules refuse this ${action.type}: ${r.rejected ?? r.error}`);
+    }
+  }
+  return results;
+}
+
+function checkAction(state, version, event, rolls, results, bad) {
+  const recorded = event.outcome;
+  const action = event.action;
+  const dice = [];
+  for (const nonce of event.rolls ?? []) {
+    const roll = rolls.get(String(nonce));
+    if (!roll) {
+      bad(version, 'ROLL_MISSING', `the action names roll ${nonce}, which is not in the log`, null, recorded);
+      return goOn(state, action, recorded, version);
+    }
+    dice.push(...(roll.dice ?? []));
+  }
+  if (action?.type === 'roll') {
+    // A free roll (RULES.md §5.2) is resolved by no ruleset: its outcome is
+    // the roll itself, which the dice check re-derives.
+    const roll = rolls.get(String((event.rolls ?? [])[0]));
+    const expected = { dice: roll.dice, total: roll.total };
+    if (roll.error) expected.error = roll.error;
+    const ok = sameJson(expected, recorded);
+    results.push({ version, ok, expected, recorded, problem: ok ? null : difference(expected, recorded), reason: ok ? null : 'FREE_ROLL_DIFFERS' });
+    return goOn(state, action, recorded, version);
+  }
+  const faces = dice.map((d) => Number(d.value));
+  let r;
+  try {
+    r = resolveAction(state, action, faces, version);
+  } catch (e) {
+    r = { error: e.message, reason: 'INVALID_ACTION' };
+  }
+  if ('rejected' in r) {
+    bad(version, 'REJECTED', `the rules forbid this action: ${r.rejected}`, null, recorded);
+    return goOn(state, action, recorded, version);
+  }
+  if ('error' in r) {
+    bad(version, r.reason === 'DICE_MISMATCH' ? 'DICE_MISMATCH' : 'INVALID_ACTION', `the action's dice or fields do not fit the rules: ${r.error}`, null, recorded);
+    return goOn(state, action, recorded, version);
+  }
+  const sides = sidesNeeded(state, action);
+  const wrongSides = sides && dice.findIndex((d, i) => Number(d.sides) !== sides[i]);
+  if (sides && wrongSides >= 0) {
+    bad(version, 'DICE_MISMATCH', `die ${wrongSides + 1} of the action's rolls is a d${dice[wrongSides].sides}, the rules ask for a d${sides[wrongSides]}`, r.outcome, recorded);
+    return goOn(state, action, recorded, version);
+  }
+  if (sameJson(r.outcome, recorded)) {
+    results.push({ version, ok: true, expected: r.outcome, recorded, problem: null, reason: null });
+    return r.state;
+  }
+  bad(version, 'OUTCOME_DIFFERS', difference(r.outcome, recorded), r.outcome, recorded);
+  return goOn(state, action, recorded, version);
+}
+
+/** The sides of the dice an action needs now (null when it is refused). */
+function sidesNeeded(state, action) {
+  try {
+    const { type, a } = read(state, action);
+    if (COMMON.includes(type)) return [];
+    return rulesOf(state).need(context(state), type, a);
+  } catch {
+    return null;
+  }
+}
+
+/** The audit goes on from what was recorded: one bad action, one entry. */
+function goOn(state, action, recorded, version) {
+  try {
+    return recordAction(state, action, recorded ?? {}, version);
+  } catch {
+    return state;
+  }
+}
