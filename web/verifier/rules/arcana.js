@@ -1,7 +1,7 @@
 // arcana-2d10@1 and @2 (RULES.md §2 and §6.2): roll-under 2d10 skill checks.
 // State: uses of each (actor, ability) in the episode; the (actor, post)
 // pairs whose concentration is broken.
-import { REQUIRED, fields, invalid, isInt, reject } from './common.js';
+import { REQUIRED, fields, invalid, isInt, participantOf, reject } from './common.js';
 
 const USE = {
   actor: ['string', REQUIRED], ability: ['string?', null], skill_points: ['int', REQUIRED],
@@ -54,19 +54,18 @@ function ability(data, actor, name) {
 function need(version, ctx, type, a) {
   if (type === 'start_episode') return [];
   const data = ctx.data;
-  if (!(a.actor in data.sheets)) reject('UNKNOWN_PARTICIPANT', `${a.actor} is not a participant`);
-  if (a.skill_points < 1 || a.skill_points > 12) reject('SKILL_POINTS_OUT_OF_RANGE', 'skill points must be 1 to 12');
-  if (type === 'defend') {
-    const entry = ctx.entry(a.against);
-    if (!entry || entry.type !== 'cast') reject('DEFEND_NOT_AGAINST_A_CAST', 'against is not a resolved cast');
+  participantOf(data.sheets, 'actor', a.actor);
+  if (a.skill_points < 1 || a.skill_points > 12) {
+    reject('SKILL_POINTS_OUT_OF_RANGE', `skill_points ${a.skill_points} is outside 1..=12`);
   }
+  if (version === 2) notAgainstACast(ctx, type, a, version);
   if (a.ability !== null) {
     const ab = ability(data, a.actor, a.ability);
     if (version === 2 && ab.minPoints !== null && ab.minPoints > a.skill_points) {
       reject('ABILITY_NEEDS_MORE_POINTS', 'ability needs more skill points');
     }
     if (ab.perEpisode !== null && (data.uses[useKey(a.actor, a.ability)] ?? 0) >= ab.perEpisode) {
-      reject('ABILITY_USED_UP', 'ability used up for this episode');
+      reject('ABILITY_USED_UP', `ability «${a.ability}» of ${a.actor} is used up for this episode (${ab.perEpisode} per episode)`);
     }
   }
   if (data.broken.includes(postKey(a.actor, a.post))) {
@@ -75,7 +74,17 @@ function need(version, ctx, type, a) {
       reject('CONCENTRATION_BROKEN', 'concentration broken in this post: no magical abilities');
     }
   }
+  if (version === 1) notAgainstACast(ctx, type, a, version);
   return [10, 10];
+}
+
+/** §2.2: a defence answers a resolved cast. */
+function notAgainstACast(ctx, type, a, version) {
+  if (type !== 'defend') return;
+  const entry = ctx.entry(a.against);
+  if (!entry || entry.type !== 'cast') {
+    reject('DEFEND_NOT_AGAINST_A_CAST', version === 1 ? `against ${a.against}: not a resolved cast of this battle` : 'against is not a resolved cast');
+  }
 }
 
 function specialization(points) {

@@ -1,6 +1,6 @@
 // berserk@1 and @2 (RULES.md §3 and §6.3): the Berserk card game's strike
 // table. State (@2 only): the strike awaiting its exchange choice.
-import { REQUIRED, fields, invalid, isObject, reject } from './common.js';
+import { REQUIRED, fields, invalid, isObject, participantOf, reject } from './common.js';
 
 const SIDE = {
   id: ['string', REQUIRED], strike: ['any', null], die_modifier: ['int', 0],
@@ -19,7 +19,11 @@ export function berserk(version) {
   const specs = version === 1 ? { strike: SPECS.strike, effect: SPECS.effect } : SPECS;
   return {
     actions: Object.keys(specs),
-    init: () => ({ pending: null }),
+    init(participants) {
+      const ids = {};
+      for (const p of participants) ids[p.id] = true;
+      return { ids, pending: null };
+    },
     read(type, action) {
       const a = fields(action, specs[type]);
       if (type === 'strike') {
@@ -61,14 +65,20 @@ function need(version, ctx, type, a) {
     if (typeof a.avoid !== 'boolean') reject('AVOID_NOT_BOOLEAN', 'avoid must be true or false');
     return [];
   }
+  const { attacker, defender } = a;
+  if (type === 'effect') participantOf(ctx.data.ids, 'actor', a.actor);
+  else {
+    participantOf(ctx.data.ids, 'attacker.id', attacker.id);
+    participantOf(ctx.data.ids, 'defender.id', defender.id);
+  }
+  if (type === 'strike' && version === 1) {
+    for (const [name, s] of [['attacker', attacker], ['defender', defender]]) {
+      if (s.fixed_roll !== undefined) reject('FIELD_NOT_IN_VERSION', `\`strike\` has no field \`${name}.fixed_roll\` in berserk@1`);
+    }
+  }
   if (version === 2 && ctx.data.pending) reject('EXCHANGE_CHOICE_PENDING', 'a strike awaits its exchange choice');
   if (type === 'effect') return [6];
-  const { attacker, defender } = a;
-  if (version === 1) {
-    if (attacker.fixed_roll !== undefined || defender.fixed_roll !== undefined) {
-      reject('FIELD_NOT_IN_VERSION', 'fixed_roll is not part of berserk@1');
-    }
-  } else {
+  if (version === 2) {
     if (attacker.avoid_exchange !== undefined || defender.avoid_exchange !== undefined) {
       reject('AVOID_EXCHANGE_BEFORE_ROLL', '@2: avoid_exchange is chosen after the roll (exchange_choice)');
     }

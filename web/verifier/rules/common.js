@@ -38,6 +38,15 @@ export function reject(reason, message) {
   throw new RulesRejection(reason, message);
 }
 
+/** RULES.md's participants: an action's actor (or target, or side) must
+ * be one of the battle's sheets. `field` names the field in the message. */
+export function participantOf(ids, field, id) {
+  if (!Object.prototype.hasOwnProperty.call(ids, id)) {
+    reject('UNKNOWN_PARTICIPANT', `${field} \`${id}\` is not a participant of this battle`);
+  }
+  return ids[id];
+}
+
 export function invalid(message) {
   throw new RulesInputError(message);
 }

@@ -27,6 +27,9 @@
 //       text, override?}) lay `override` over the referred outcome and
 //       fold the state again from the opening; disputes ({type:"dispute",
 //       by, refers_to, reason}) only refer.
+//   diceNeeded(state, action) → [sides] | null
+//       the dice the action needs now (their sides, in draw order), null
+//       when the rules refuse it.
 //   recordAction(state, action, outcome, at) → state
 //       the state after an outcome that was recorded (not re-derived): what
 //       checkOutcomes goes on from, as the audit does.
@@ -132,17 +135,21 @@ function nextAt(state) {
 export function resolveAction(state, action, dice, at = nextAt(state)) {
   try {
     const { type, a } = read(state, action);
+    // Faces are counts of pips: anything else is no die face at all,
+    // whatever the action (the rules never see it).
+    const notFace = Array.isArray(dice) ? dice.findIndex((f) => !Number.isInteger(f) || f < 0) : -1;
+    if (notFace >= 0) throw new DiceMismatch(`face ${dice[notFace]} at position ${notFace + 1} is not a die face`);
     const ctx = context(state);
     let outcome;
     if (COMMON.includes(type)) {
       const entry = ctx.entry(a.refers_to);
-      if (!entry) reject('UNKNOWN_REFERENCE', `refers_to ${a.refers_to} names no action`);
+      if (!entry) reject('UNKNOWN_REFERENCE', `refers_to ${a.refers_to}: not a resolved action of this battle`);
       checkDice([], dice);
       outcome = type === 'dispute'
         ? { result: 'disputed', refers_to: a.refers_to }
         : { result: 'ruling', refers_to: a.refers_to, overridden: isObject(a.override) };
       if (type === 'ruling' && isObject(a.override) && COMMON.includes(entry.type)) {
-        reject('OVERRIDE_NOT_ALLOWED', `a ${entry.type} has no outcome to override`);
+        reject('OVERRIDE_NOT_ALLOWED', `a ruling cannot override the outcome of a \`${entry.type}\``);
       }
     } else {
       const rules = rulesOf(state);
@@ -301,7 +308,7 @@ function checkAction(state, version, event, rolls, results, bad) {
     bad(version, r.reason === 'DICE_MISMATCH' ? 'DICE_MISMATCH' : 'INVALID_ACTION', `the action's dice or fields do not fit the rules: ${r.error}`, null, recorded);
     return goOn(state, action, recorded, version);
   }
-  const sides = sidesNeeded(state, action);
+  const sides = diceNeeded(state, action);
   const wrongSides = sides && dice.findIndex((d, i) => Number(d.sides) !== sides[i]);
   if (sides && wrongSides >= 0) {
     bad(version, 'DICE_MISMATCH', `die ${wrongSides + 1} of the action's rolls is a d${dice[wrongSides].sides}, the rules ask for a d${sides[wrongSides]}`, r.outcome, recorded);
@@ -315,8 +322,9 @@ function checkAction(state, version, event, rolls, results, bad) {
   return goOn(state, action, recorded, version);
 }
 
-/** The sides of the dice an action needs now (null when it is refused). */
-function sidesNeeded(state, action) {
+/** The sides of the dice an action needs now, in draw order (null when
+ * the rules refuse it or it is no action of the ruleset). */
+export function diceNeeded(state, action) {
   try {
     const { type, a } = read(state, action);
     if (COMMON.includes(type)) return [];

@@ -1,6 +1,6 @@
 // pbta-2d6@1 and @2 (RULES.md §4 and §6.4): narrative Pokémon trainers.
 // No state: the service records the roll and its band.
-import { REQUIRED, fields, reject } from './common.js';
+import { REQUIRED, fields, participantOf, reject } from './common.js';
 
 const TRAITS = ['brawn', 'grace', 'charm', 'grit', 'wits', 'cool'];
 const SPECS = {
@@ -30,11 +30,13 @@ export function pbta(version) {
 }
 
 function need(version, ctx, a) {
-  const sheet = ctx.data.traits[a.actor];
-  if (!sheet) reject('UNKNOWN_PARTICIPANT', `${a.actor} is not a participant`);
-  if (!TRAITS.includes(a.trait)) reject('UNKNOWN_TRAIT', 'unknown trait');
+  const sheet = participantOf(ctx.data.traits, 'actor', a.actor);
+  if (version === 1 && !TRAITS.includes(a.trait)) {
+    reject('UNKNOWN_TRAIT', `unknown trait \`${a.trait}\`; the traits are ${TRAITS.join(', ')}`);
+  }
   if (version === 2) {
     if (a.trait_value !== null) reject('TRAIT_VALUE_FROM_SHEET', '@2: the trait value comes from the sheet');
+    if (!TRAITS.includes(a.trait)) reject('UNKNOWN_TRAIT', 'unknown trait');
     if (!(a.trait in sheet)) reject('TRAIT_NOT_ON_SHEET', "the actor's sheet has no such trait");
     if (a.stakes.trim() === '') reject('STAKES_REQUIRED', 'stakes are required');
     if (a.helpers.includes(a.actor) || new Set(a.helpers).size !== a.helpers.length) {

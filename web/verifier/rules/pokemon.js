@@ -1,7 +1,7 @@
 // pokemon-d6@1 and @2 (RULES.md §1 and §6.1): forum Pokémon battles.
 // State per Pokémon: dodges_used, statuses (name → turns left), charging
 // (the two-turn move being prepared, or null), flinched.
-import { REQUIRED, fields, fractionText, invalid, reject, roundHalfUp } from './common.js';
+import { REQUIRED, fields, fractionText, invalid, participantOf, reject, roundHalfUp } from './common.js';
 
 const MAX_DODGES = 5;
 // §1.1 step 3: the condition dice, in this fixed order.
@@ -48,10 +48,8 @@ export function pokemon(version) {
   };
 }
 
-function mon(data, id) {
-  const m = data.mons[id];
-  if (!m) reject('UNKNOWN_PARTICIPANT', `${id} is not a participant`);
-  return m;
+function mon(data, id, field = 'actor') {
+  return participantOf(data.mons, field, id);
 }
 
 /** The condition dice the actor rolls (§1.1 step 3), in order. */
@@ -73,23 +71,29 @@ function answeredAttack(ctx, a) {
 
 function need(version, ctx, type, a) {
   const data = ctx.data;
+  if (type === 'dodge' && version === 1 && a.against !== null) {
+    reject('FIELD_NOT_IN_VERSION', '`dodge` has no field `against` in pokemon-d6@1');
+  }
   const actor = mon(data, a.actor);
   switch (type) {
     case 'attack': {
-      mon(data, a.target);
-      if (a.multi_hit && a.variable_power) reject('MULTI_HIT_AND_VARIABLE_POWER', 'multi_hit and variable_power together are invalid');
+      mon(data, a.target, 'target');
+      if (a.multi_hit && a.variable_power) {
+        reject('MULTI_HIT_AND_VARIABLE_POWER', 'multi_hit and variable_power cannot be combined in one attack');
+      }
       if (actor.flinched) return [];
       if (a.two_turn && actor.charging !== a.move) return [];
       return [6, ...conditions(actor).map(() => 6)];
     }
     case 'status_move':
-      mon(data, a.target);
+      mon(data, a.target, 'target');
       if (actor.flinched) return [];
       return [6, ...conditions(actor).map(() => 6)];
     case 'dodge': {
       if (version === 1) {
-        if (a.against !== null) reject('FIELD_NOT_IN_VERSION', 'against is not part of pokemon-d6@1');
-        if (actor.dodges_used >= MAX_DODGES) reject('NO_DODGES_LEFT', 'no dodges left');
+        if (actor.dodges_used >= MAX_DODGES) {
+          reject('NO_DODGES_LEFT', `${a.actor} has already used all ${MAX_DODGES} dodges of this battle`);
+        }
         return [6];
       }
       const attack = answeredAttack(ctx, a);
@@ -109,13 +113,20 @@ function need(version, ctx, type, a) {
 /** §1.1 step 4 (and §6.1.1): result, multiplier [num, den], hits and
  * whether the move's effect may apply, from the power die alone. */
 function powerRow(version, a, p) {
+  // RULES.md does not say what `never_miss` does together with
+  // `variable_power` or (@1) `multi_hit`, whose own tables make p = 1 a
+  // miss. Read here as "never misses: p = 1 is the weakest hit of the table
+  // in use" (the general table's 1/3 is its p = 2 row), which is also what
+  // the Rust rules do (found by the differential run; reported so that
+  // RULES.md can say it).
+  const q = p === 1 && a.never_miss ? 2 : p;
   if (a.variable_power) {
-    if (p === 1) return { result: 'miss', mult: [0, 1] };
-    return { result: 'hit', mult: [p - 1, 5], effect: p === 5 };
+    if (q === 1) return { result: 'miss', mult: [0, 1] };
+    return { result: 'hit', mult: [q - 1, 5], effect: p === 5 };
   }
   if (a.multi_hit && version === 1) {
-    if (p === 1) return { result: 'miss', mult: [0, 1] };
-    return { result: 'hit', mult: [1, 1], hits: p - 1, effect: p === 5 };
+    if (q === 1) return { result: 'miss', mult: [0, 1] };
+    return { result: 'hit', mult: [1, 1], hits: q - 1, effect: p === 5 };
   }
   let row;
   switch (p) {
