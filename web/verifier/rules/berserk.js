@@ -127,10 +127,13 @@ function resolve(version, ctx, type, a, faces) {
     return { tier, value: a.values[{ x: 0, y: 1, z: 2 }[tier]] };
   }
   if (type === 'exchange_choice') {
+    // §6.3.1: the final tiers are the strike's as they stand (a ruling may
+    // have changed them, RULES.md §5.1), or the row one up when avoided.
     const p = ctx.data.pending;
     const strike = ctx.entry(p.at);
-    const diff = a.avoid ? STEP[p.diff] : p.diff;
-    const [at, dt] = row(diff, p.A);
+    const avoided = a.avoid && p.diff in STEP;
+    const diff = avoided ? STEP[p.diff] : p.diff;
+    const [at, dt] = avoided ? row(diff, null) : p.tiers;
     return damages({ exchange_avoided: a.avoid, attacker_tier: at, defender_tier: dt, diff }, strike.action, at, dt);
   }
   const dice = [...faces];
@@ -171,7 +174,7 @@ function resolve(version, ctx, type, a, faces) {
 function apply(data, type, a, o, at) {
   if (type === 'strike' && o.pending_choice) {
     const chooser = o.pending_choice === 'attacker' ? a.attacker.id : a.defender.id;
-    data.pending = { at, chooser, diff: o.diff, A: null };
+    data.pending = { at, chooser, diff: o.diff, tiers: [o.attacker_tier, o.defender_tier] };
   } else if (type === 'exchange_choice') {
     data.pending = null;
   }

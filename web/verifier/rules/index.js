@@ -144,13 +144,13 @@ export function resolveAction(state, action, dice, at = nextAt(state)) {
     if (COMMON.includes(type)) {
       const entry = ctx.entry(a.refers_to);
       if (!entry) reject('UNKNOWN_REFERENCE', `refers_to ${a.refers_to}: not a resolved action of this battle`);
+      if (type === 'ruling' && isObject(a.override) && COMMON.includes(entry.type)) {
+        reject('OVERRIDE_NOT_ALLOWED', `a ruling cannot override the outcome of a \`${entry.type}\``);
+      }
       checkDice([], dice);
       outcome = type === 'dispute'
         ? { result: 'disputed', refers_to: a.refers_to }
         : { result: 'ruling', refers_to: a.refers_to, overridden: isObject(a.override) };
-      if (type === 'ruling' && isObject(a.override) && COMMON.includes(entry.type)) {
-        reject('OVERRIDE_NOT_ALLOWED', `a ruling cannot override the outcome of a \`${entry.type}\``);
-      }
     } else {
       const rules = rulesOf(state);
       // A scratch copy: the modules read it, nothing here writes it.

@@ -71,10 +71,10 @@ function answeredAttack(ctx, a) {
 
 function need(version, ctx, type, a) {
   const data = ctx.data;
+  const actor = mon(data, a.actor);
   if (type === 'dodge' && version === 1 && a.against !== null) {
     reject('FIELD_NOT_IN_VERSION', '`dodge` has no field `against` in pokemon-d6@1');
   }
-  const actor = mon(data, a.actor);
   switch (type) {
     case 'attack': {
       mon(data, a.target, 'target');

@@ -53,7 +53,10 @@ const TRAITS = ['brawn', 'grace', 'charm', 'grit', 'wits', 'cool'];
 
 function participants(ruleset) {
   const count = int(2, 3);
-  const names = ruleset.startsWith('berserk') && chance(0.95) ? NAMES.filter((n) => n !== 'a' && n !== 'b') : NAMES;
+  // A strike names its sides by id: berserk battles are mostly between
+  // `a` and `b` (the generator's sides), now and then between others.
+  const berserkPair = ruleset.startsWith('berserk') && chance(0.95);
+  const names = berserkPair ? NAMES.filter((n) => n !== 'a' && n !== 'b') : NAMES;
   const ids = [...names].sort(() => random() - 0.5).slice(0, count);
   return ids.map((id) => {
     if (ruleset.startsWith('arcana')) {
@@ -69,11 +72,11 @@ function participants(ruleset) {
     }
     if (ruleset.startsWith('pbta')) {
       const traits = {};
-      for (const t of TRAITS) if (chance(0.75)) traits[t] = int(-2, 3);
+      for (const t of TRAITS) if (chance(0.85)) traits[t] = int(-2, 3);
       return { id, traits };
     }
     return { id };
-  }).map((p, i) => (ruleset.startsWith('berserk') && i < 2 && chance(0.95) ? { id: 'ab'[i] } : p));
+  }).map((p, i) => (berserkPair && i < 2 ? { id: 'ab'[i] } : p));
 }
 
 // --------------------------------------------------------------- actions
@@ -105,8 +108,10 @@ function pokemonAction(ids, lines, version) {
     return { type: 'status_move', actor, target, move: pick(['Thunder Wave', 'Attract', 'Supersonic']), status: pick(STATUSES) };
   }
   if (r < 0.85) {
+    // Mostly the target of the latest attack, which is who would dodge it.
+    const lastAttack = [...lines].reverse().find((l) => l.action.type === 'attack');
     return obj({
-      type: 'dodge', actor, priority: maybe(0.5, chance(0.4)), teleport: maybe(0.5, chance(0.4)),
+      type: 'dodge', actor: lastAttack && chance(0.7) ? lastAttack.action.target : actor, priority: maybe(0.5, chance(0.4)), teleport: maybe(0.5, chance(0.4)),
       incoming_damage: maybe(0.5, pick([0, 47, 60, 101, 13])),
       against: version === 2 ? maybe(0.95, ref(lines, 'attack')) : maybe(0.03, 0),
     });
@@ -144,11 +149,14 @@ function side(version, attacker) {
   });
 }
 
-function berserkAction(ids, lines, version) {
+function berserkAction(ids, lines, version, state) {
   const r = random();
-  if (version === 2 && r < 0.25) {
-    const against = ref(lines, 'strike', 0.95);
-    return { type: 'exchange_choice', actor: chance(0.8) ? pick(['a', 'b']) : 'c', against, avoid: chance(0.97) ? chance(0.5) : pick(['yes', 1]) };
+  const pending = state.data.pending;
+  // A strike awaiting its choice is mostly answered, by the right side.
+  if (version === 2 && (r < 0.1 || (pending && chance(0.75)))) {
+    const against = pending && chance(0.85) ? pending.at : ref(lines, 'strike', 0.95);
+    const actor = pending && chance(0.8) ? pending.chooser : chance(0.9) ? pick(['a', 'b']) : 'c';
+    return { type: 'exchange_choice', actor, against, avoid: chance(0.97) ? chance(0.5) : pick(['yes', 1]) };
   }
   if (r < 0.85) {
     return obj({
@@ -162,12 +170,13 @@ function berserkAction(ids, lines, version) {
 
 function pbtaAction(ids, lines, version) {
   const actor = chance(0.97) ? pick(ids) : 'nobody';
-  const helpers = chance(0.5) ? [] : [...Array(int(1, 3))].map(() => (chance(0.8) ? pick([...ids, 'pikachu']) : actor));
+  const others = [...ids, 'pikachu'].filter((id) => id !== actor);
+  const helpers = chance(0.5) ? [] : chance(0.8) ? [pick(others)] : [...Array(int(1, 3))].map(() => (chance(0.8) ? pick(others) : actor));
   return obj({
     type: 'move', actor, trait: chance(0.95) ? pick(TRAITS) : pick(['luck', 'Brawn']),
     trait_value: maybe(version === 1 ? 0.4 : 0.05, int(-2, 3)),
     helpers: maybe(0.8, helpers),
-    stakes: maybe(version === 2 ? 0.95 : 0.5, pick(['the bridge holds', '  ', '', 'Misty trusts you'])),
+    stakes: maybe(version === 2 ? 0.97 : 0.5, chance(0.9) ? pick(['the bridge holds', 'Misty trusts you']) : pick(['  ', ''])),
   });
 }
 
@@ -222,7 +231,7 @@ function battle(ruleset, actions) {
   const lines = [];
   let state = openBattle(open.ruleset, open.participants);
   for (let i = 0; i < actions; i++) {
-    const action = chance(0.08) ? commonAction(lines) : generate(ids, lines, version);
+    const action = chance(0.08) ? commonAction(lines) : generate(ids, lines, version, state);
     const line = { action, dice: dice(diceNeeded(state, action)) };
     const r = resolveAction(state, action, line.dice, i);
     if ('outcome' in r) state = r.state;
@@ -236,6 +245,7 @@ fs.mkdirSync(dir, { recursive: true });
 const target = Number(countArg);
 let played = 0;
 let disagreements = 0;
+const kinds = { outcome: 0, rejected: 0, error: 0 };
 const shown = [];
 let n = 0;
 while (played < target) {
@@ -254,6 +264,7 @@ while (played < target) {
   const js = playScript(text);
   lines.forEach((line, i) => {
     const [r, j] = [rust[i], js[i]];
+    if (r) kinds['outcome' in r ? 'outcome' : 'rejected' in r ? 'rejected' : 'error'] += 1;
     const agree = r && (('outcome' in r && 'outcome' in j && sameJson(r.outcome, j.outcome))
       || ('rejected' in r && 'rejected' in j && r.rejected === j.rejected)
       || ('error' in r && 'error' in j));
@@ -268,6 +279,6 @@ while (played < target) {
   n += 1;
 }
 for (const s of shown) process.stdout.write(`${s}\n`);
-process.stdout.write(`rules-differential: ${played} actions, ${disagreements} disagreements (seed ${seedArg}, ${n} battles${keep ? `, scripts in ${dir}` : ''})\n`);
+process.stdout.write(`rules-differential: ${played} actions, ${disagreements} disagreements (seed ${seedArg}, ${n} battles; the Rust rules gave ${kinds.outcome} outcomes, ${kinds.rejected} rejections, ${kinds.error} dice errors${keep ? `, scripts in ${dir}` : ''})\n`);
 if (!keep) fs.rmSync(dir, { recursive: true, force: true });
 process.exit(disagreements === 0 ? 0 : 1);
