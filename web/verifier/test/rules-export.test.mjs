@@ -1,0 +1,143 @@
+// Outcomes of real exports re-resolved by the JavaScript rules
+// (rules/index.js checkOutcomes): every action of the fixture exports
+// (battles played by the real services) re-resolves to its recorded
+// outcome; an export whose one outcome was forged — in the hashed record
+// and the readable event, the chain recomputed, as tools/tamper.mjs does —
+// fails at that version and names the field; rulings' overrides reach the
+// state after them.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { checkOutcomes, openBattle, resolveAction, rulesetIds, RulesRejection } from '../rules/index.js';
+import { base64ToBytes, decodeRecord } from '../verify.js';
+import { changeOutcome, forgedOutcome } from '../tools/tamper.mjs';
+
+const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures');
+const exportFiles = fs.readdirSync(fixtures).filter((f) => f.endsWith('.jsonl')).sort();
+
+const parse = (text) => text.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l));
+/** The events as their hashed records hold them (what a verifier trusts). */
+const fromRecords = (lines) => lines.filter((l) => 'version' in l)
+  .map((l) => ({ version: l.version, event: decodeRecord(base64ToBytes(l.record)).event }));
+const rulesActions = (lines) => lines.filter((l) => l.event?.type === 'ActionResolved' && l.event.action.type !== 'roll');
+
+test('the fixtures hold battles of several rulesets, with actions to re-resolve', () => {
+  const rulesets = new Set(exportFiles.map((f) => parse(fs.readFileSync(path.join(fixtures, f), 'utf8'))[0].event.ruleset));
+  assert.ok(rulesets.size >= 4, `rulesets: ${[...rulesets]}`);
+  for (const r of rulesets) assert.ok(rulesetIds.includes(r), r);
+});
+
+for (const file of exportFiles) {
+  const text = fs.readFileSync(path.join(fixtures, file), 'utf8');
+
+  test(`${file}: every action re-resolves to its recorded outcome`, () => {
+    for (const lines of [parse(text), fromRecords(parse(text))]) {
+      const results = checkOutcomes(lines);
+      const actions = lines.filter((l) => (l.event?.type ?? l.event_type) === 'ActionResolved');
+      assert.equal(results.length, actions.length, 'one entry per action');
+      assert.deepEqual(results.filter((r) => !r.ok), []);
+      assert.deepEqual(results.map((r) => r.version), actions.map((l) => l.version));
+    }
+  });
+
+  if (rulesActions(parse(text)).length === 0) continue;
+
+  test(`${file}: an outcome forged in record and event fails at its version`, async () => {
+    const forged = await changeOutcome(text);
+    const results = checkOutcomes(fromRecords(parse(forged.text)));
+    const bad = results.filter((r) => !r.ok);
+    assert.equal(bad.length, 1, JSON.stringify(bad));
+    assert.equal(bad[0].version, forged.version);
+    assert.equal(bad[0].reason, 'OUTCOME_DIFFERS');
+    assert.match(bad[0].problem, /^outcome field [a-z_]+: recorded /);
+    // The readable copy carries the same forgery.
+    assert.equal(checkOutcomes(parse(forged.text)).find((r) => !r.ok)?.version, forged.version);
+  });
+}
+
+test('a hit forged into a crit is named by its result field', async () => {
+  const text = fs.readFileSync(path.join(fixtures, 'demo-pokemon-closed.jsonl'), 'utf8');
+  const hit = rulesActions(parse(text)).find((l) => l.event.outcome.result === 'hit');
+  assert.ok(hit, 'the fixture has a hit');
+  const forged = await changeOutcome(text, hit.version);
+  const bad = checkOutcomes(fromRecords(parse(forged.text))).filter((r) => !r.ok);
+  assert.deepEqual(bad.map((r) => r.version), [hit.version]);
+  assert.match(bad[0].problem, /^outcome field (result|multiplier|damage): /);
+  assert.equal(bad[0].recorded.result, 'crit');
+  assert.equal(bad[0].expected.result, 'hit');
+});
+
+test('forgedOutcome changes something', () => {
+  assert.deepEqual(forgedOutcome({ result: 'hit', multiplier: '1', damage: 40 }), { result: 'crit', multiplier: '2', damage: 81 });
+  assert.deepEqual(forgedOutcome({ result: 'success', turns: 2 }), { result: 'success', turns: 3 });
+  assert.deepEqual(forgedOutcome({ counted: true }), { counted: false });
+});
+
+// A battle built by hand from RULES.md: the expected values come from the
+// text's tables, not from the engine.
+function pokemonExport(events) {
+  return events.map((event, version) => ({ version, event }));
+}
+
+test('a ruling that overrides a dodge reaches the dodges counted after it', () => {
+  // pokemon-d6@1 §1.3: d = 4 → 60 %, counted, 4 left; the judge rules it
+  // not counted; the next dodge (d = 3 → 50 %, counted) leaves 4, not 3.
+  const opened = { type: 'BattleOpened', ruleset: 'pokemon-d6@1', participants: [{ id: 'pikachu' }, { id: 'meowth' }] };
+  const roll = (nonce, value) => ({ type: 'DiceRolled', nonce, dice: [{ sides: 6, value, kept: true, rerolled: false, exploded: false }], total: value });
+  const dodge = { type: 'dodge', actor: 'meowth', priority: false, teleport: false };
+  const lines = pokemonExport([
+    opened,
+    roll(0, 4),
+    { type: 'ActionResolved', action: dodge, rolls: [0], outcome: { reduction_percent: 60, counted: true, dodges_left: 4 } },
+    { type: 'JudgeRuling', judge: 'anna', refers_to: 2, text: 'the dodge does not count', override: { counted: false } },
+    roll(1, 3),
+    { type: 'ActionResolved', action: dodge, rolls: [1], outcome: { reduction_percent: 50, counted: true, dodges_left: 4 } },
+  ]);
+  assert.deepEqual(checkOutcomes(lines).map((r) => [r.version, r.ok]), [[2, true], [5, true]]);
+  // Without the ruling the same record is wrong: 3 dodges are left.
+  const without = lines.filter((l) => l.version !== 3);
+  const bad = checkOutcomes(without).filter((r) => !r.ok);
+  assert.deepEqual(bad.map((r) => r.version), [5]);
+  assert.match(bad[0].problem, /dodges_left: recorded 4, the rules give 3/);
+});
+
+test('an action the rules forbid, dice of the wrong sides and a missing roll are each one failing entry', () => {
+  const opened = { type: 'BattleOpened', ruleset: 'arcana-2d10@1', participants: [{ id: 'mage', abilities: { Shield: { per_episode: 1 } } }] };
+  const die = (sides, value) => ({ sides, value, kept: true, rerolled: false, exploded: false });
+  const cast = { type: 'cast', actor: 'mage', ability: 'Shield', skill_points: 5, specialization_matches: true, artifact_bonus: 0, berserk_bonus: 0, aux_bonus: 0, post: 'p1' };
+  // §2.1: 5 points + 2 = 7; 3 + 4 = 7 ≤ 7 is a success.
+  const success = { result: 'success', sum: 7, total_skill: 7, concentration_broken: false };
+  const lines = pokemonExport([
+    opened,
+    { type: 'DiceRolled', nonce: 0, dice: [die(10, 3), die(10, 4)], total: 7 },
+    { type: 'ActionResolved', action: cast, rolls: [0], outcome: success },
+    { type: 'DiceRolled', nonce: 1, dice: [die(10, 3), die(10, 4)], total: 7 },
+    // The per-episode limit of 1 is used up.
+    { type: 'ActionResolved', action: cast, rolls: [1], outcome: success },
+    { type: 'DiceRolled', nonce: 2, dice: [die(6, 3), die(6, 4)], total: 7 },
+    { type: 'ActionResolved', action: { ...cast, ability: null }, rolls: [2], outcome: success },
+    { type: 'ActionResolved', action: { ...cast, ability: null }, rolls: [9], outcome: success },
+  ]);
+  const results = checkOutcomes(lines);
+  assert.deepEqual(results.map((r) => [r.version, r.ok, r.reason]), [
+    [2, true, null], [4, false, 'REJECTED'], [6, false, 'DICE_MISMATCH'], [7, false, 'ROLL_MISSING'],
+  ]);
+  assert.match(results[1].problem, /used up/);
+});
+
+test('the API: rejections, errors, and a state never changed in place', () => {
+  assert.throws(() => openBattle('chess@1', []), (e) => e instanceof RulesRejection && e.reason === 'UNKNOWN_RULESET');
+  const state = openBattle('pbta-2d6@1', [{ id: 'ash', traits: { wits: 2 } }]);
+  const snapshot = JSON.stringify(state);
+  // §4.1: 4 + 3 + wits 2 + help 1 = 10 → full success.
+  const r = resolveAction(state, { type: 'move', actor: 'ash', trait: 'wits', helpers: ['misty'] }, [4, 3]);
+  assert.deepEqual(r.outcome, { result: 'full_success', total: 10, help: 1, exposed: ['misty'] });
+  assert.equal(JSON.stringify(state), snapshot);
+  assert.equal(resolveAction(state, { type: 'move', actor: 'ash', trait: 'luck' }, [4, 3]).reason, 'UNKNOWN_TRAIT');
+  assert.equal(resolveAction(state, { type: 'move', actor: 'ash', trait: 'wits' }, [4]).reason, 'DICE_MISMATCH');
+  assert.equal(resolveAction(state, { type: 'move', actor: 'ash', trait: 'wits' }, [4, 7]).reason, 'DICE_MISMATCH');
+  assert.equal(resolveAction(state, { type: 'attack', actor: 'ash' }, []).reason, 'INVALID_INPUT');
+});
