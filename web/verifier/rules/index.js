@@ -104,13 +104,18 @@ function context(state) {
   return { data: state.data, entry: (at) => byAt.get(at) };
 }
 
-const COMMON = ['ruling', 'dispute'];
+// Actions of every ruleset (RULES.md §5): they change no ruleset state. A
+// free roll is resolved by no ruleset: its outcome is its roll, which the
+// dice check re-derives; it is recorded so that disputes and rulings can
+// refer to it.
+const COMMON = ['ruling', 'dispute', 'roll'];
 
 function readCommon(type, action) {
-  const allowed = type === 'ruling' ? ['judge', 'refers_to', 'text', 'override'] : ['by', 'refers_to', 'reason'];
+  const allowed = { ruling: ['judge', 'refers_to', 'text', 'override'], dispute: ['by', 'refers_to', 'reason'], roll: ['actor', 'expression', 'purpose'] }[type];
   for (const name of Object.keys(action)) {
     if (name !== 'type' && name !== 'note' && !allowed.includes(name)) invalid(`unknown field ${name}`);
   }
+  if (type === 'roll') return { ...action };
   if (!Number.isInteger(action.refers_to) || action.refers_to < 0) invalid('refers_to: a version');
   if (type === 'ruling' && action.override !== undefined && action.override !== null && !isObject(action.override)) {
     invalid('override: an object');
@@ -141,6 +146,7 @@ export function resolveAction(state, action, dice, at = nextAt(state)) {
     if (notFace >= 0) throw new DiceMismatch(`face ${dice[notFace]} at position ${notFace + 1} is not a die face`);
     const ctx = context(state);
     let outcome;
+    if (type === 'roll') invalid('a free roll is resolved by no ruleset: its dice are checked, not its outcome');
     if (COMMON.includes(type)) {
       const entry = ctx.entry(a.refers_to);
       if (!entry) reject('UNKNOWN_REFERENCE', `refers_to ${a.refers_to}: not a resolved action of this battle`);
@@ -287,6 +293,10 @@ function checkAction(state, version, event, rolls, results, bad) {
     // A free roll (RULES.md §5.2) is resolved by no ruleset: its outcome is
     // the roll itself, which the dice check re-derives.
     const roll = rolls.get(String((event.rolls ?? [])[0]));
+    if (!roll || (event.rolls ?? []).length !== 1) {
+      bad(version, 'ROLL_MISSING', 'a free roll names exactly one roll of the log', null, recorded);
+      return goOn(state, action, recorded, version);
+    }
     const expected = { dice: roll.dice, total: roll.total };
     if (roll.error) expected.error = roll.error;
     const ok = sameJson(expected, recorded);

@@ -1,6 +1,8 @@
 // Outcomes of real exports re-resolved by the JavaScript rules
 // (rules/index.js checkOutcomes): every action of the fixture exports
-// (battles played by the real services) re-resolves to its recorded
+// (battles played by the real services: the demo's, and random battles of
+// tools/rules-battle.mjs with disputes, rulings and overrides, free rolls,
+// refused actions) re-resolves to its recorded
 // outcome; an export whose one outcome was forged — in the hashed record
 // and the readable event, the chain recomputed, as tools/tamper.mjs does —
 // fails at that version and names the field; rulings' overrides reach the
@@ -24,10 +26,12 @@ const fromRecords = (lines) => lines.filter((l) => 'version' in l)
   .map((l) => ({ version: l.version, event: decodeRecord(base64ToBytes(l.record)).event }));
 const rulesActions = (lines) => lines.filter((l) => l.event?.type === 'ActionResolved' && l.event.action.type !== 'roll');
 
-test('the fixtures hold battles of several rulesets, with actions to re-resolve', () => {
-  const rulesets = new Set(exportFiles.map((f) => parse(fs.readFileSync(path.join(fixtures, f), 'utf8'))[0].event.ruleset));
-  assert.ok(rulesets.size >= 4, `rulesets: ${[...rulesets]}`);
-  for (const r of rulesets) assert.ok(rulesetIds.includes(r), r);
+test('the fixtures hold battles of every ruleset version, with rulings that override', () => {
+  const all = exportFiles.map((f) => parse(fs.readFileSync(path.join(fixtures, f), 'utf8')));
+  const rulesets = new Set(all.map((lines) => lines[0].event.ruleset));
+  assert.deepEqual([...rulesets].sort(), [...rulesetIds].sort());
+  const overrides = all.flat().filter((l) => l.event?.type === 'JudgeRuling' && l.event.override);
+  assert.ok(overrides.length >= 2, `${overrides.length} overriding rulings`);
 });
 
 for (const file of exportFiles) {
@@ -126,6 +130,21 @@ test('an action the rules forbid, dice of the wrong sides and a missing roll are
     [2, true, null], [4, false, 'REJECTED'], [6, false, 'DICE_MISMATCH'], [7, false, 'ROLL_MISSING'],
   ]);
   assert.match(results[1].problem, /used up/);
+});
+
+test('a dispute may refer to a free roll', () => {
+  const opened = { type: 'BattleOpened', ruleset: 'pbta-2d6@2', participants: [{ id: 'ash' }] };
+  const dice = [{ sides: 20, value: 5, kept: true, rerolled: false, exploded: false }];
+  const lines = pokemonExport([
+    opened,
+    { type: 'DiceRolled', nonce: 0, dice, total: 7 },
+    { type: 'ActionResolved', action: { type: 'roll', actor: 'ash', expression: '1d20+2', purpose: 'luck' }, rolls: [0], outcome: { dice, total: 7 } },
+    { type: 'DisputeRaised', by: 'misty', refers_to: 2, reason: 'loaded' },
+  ]);
+  assert.deepEqual(checkOutcomes(lines).map((r) => [r.version, r.ok]), [[2, true]]);
+  // A free roll whose outcome is not its roll fails.
+  lines[2].event.outcome = { dice, total: 8 };
+  assert.deepEqual(checkOutcomes(lines).map((r) => [r.version, r.ok, r.reason]), [[2, false, 'FREE_ROLL_DIFFERS']]);
 });
 
 test('the API: rejections, errors, and a state never changed in place', () => {

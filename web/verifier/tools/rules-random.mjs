@@ -4,12 +4,13 @@
 // with overrides, and dice mostly right. Seeded: the same seed gives the
 // same battles.
 //
-//   const g = generator(seed);
+//   const g = generator(seed, { common: 0.08 });   (common: the share of
+//       disputes and rulings among the actions)
 //   g.participants(ruleset) → sheets
 //   g.action(ruleset, ids, lines, state) → action   (lines: the script's
 //       action lines so far, {action, dice}; state: the JS rules' state)
 //   g.dice(sides | null) → faces
-export function generator(seed) {
+export function generator(seed, { common = 0.08 } = {}) {
   // A small seeded PRNG (mulberry32): the run is reproducible from its seed.
   let seedState = Number(seed) >>> 0;
   function random() {
@@ -204,7 +205,7 @@ export function generator(seed) {
   function action(ruleset, ids, lines, state) {
     const version = Number(ruleset.split('@')[1]);
     const generate = GENERATORS[ruleset.split(/[-@]/)[0]];
-    return chance(0.08) ? commonAction(lines) : generate(ids, lines, version, state);
+    return chance(common) ? commonAction(lines) : generate(ids, lines, version, state);
   }
 
   return { participants, action, dice, random, chance, int, pick };
