@@ -153,6 +153,18 @@ check "open battle $open_battle" "$work/open.jsonl" unrevealed none
 version="$("$node" "$here/tools/tamper.mjs" drop "$work/open.jsonl" "$work/open.drop.jsonl" first-roll)"
 check "open battle, version $version removed" "$work/open.drop.jsonl" failed "$version"
 
+# Random battles of every ruleset version played through the resolver, with
+# disputes, rulings (a judge's token) and overrides: every outcome must
+# re-resolve, and verify.
+judge_token="$("$battlelog" token issue --role judge --tenant dev --subject judge-anna --ttl 10m --data-dir "$work/data")"
+BATTLELOG_TOKEN="$token" BATTLELOG_JUDGE_TOKEN="$judge_token" \
+  "$node" "$here/tools/rules-battle.mjs" "$resolver" 30 "${JS_RULES_BATTLE_SEED:-8}" >"$work/rules-battles.txt"
+while read -r battle ruleset taken refused; do
+  "$battlelog" export "$battle" --resolver "$resolver" --data-dir "$work/data" >"$work/$battle.jsonl"
+  check "random $ruleset battle $battle ($taken actions taken, $refused refused)" "$work/$battle.jsonl" verified none
+  check_outcomes "random $ruleset battle $battle" "$work/$battle.jsonl" none
+done <"$work/rules-battles.txt"
+
 up_stop || true
 
 # The two implementations on random expressions, valid and not: every die,

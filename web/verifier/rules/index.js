@@ -4,7 +4,8 @@
 // No dependencies and no Node-only APIs: it runs in a page, a Web Worker
 // and under node. Modules: common.js (rejections, fractions, field
 // reading), pokemon.js, arcana.js, berserk.js, pbta.js (one per ruleset,
-// both versions inside), this file (battles, rulings, exports).
+// both versions inside), outcomes.js (the fields an outcome may carry: what
+// a ruling may override), this file (battles, rulings, exports).
 //
 // API
 //   rulesetIds: string[]                      the supported `name@version` ids
@@ -61,6 +62,7 @@
 //       (summary_en/summary_ru) are not checked here.
 import { DiceMismatch, RulesInputError, RulesRejection, checkDice, copy, invalid, isObject, reject } from './common.js';
 import { arcana } from './arcana.js';
+import { overrideProblem } from './outcomes.js';
 import { berserk } from './berserk.js';
 import { pbta } from './pbta.js';
 import { pokemon } from './pokemon.js';
@@ -150,8 +152,12 @@ export function resolveAction(state, action, dice, at = nextAt(state)) {
     if (COMMON.includes(type)) {
       const entry = ctx.entry(a.refers_to);
       if (!entry) reject('UNKNOWN_REFERENCE', `refers_to ${a.refers_to}: not a resolved action of this battle`);
-      if (type === 'ruling' && isObject(a.override) && COMMON.includes(entry.type)) {
-        reject('OVERRIDE_NOT_ALLOWED', `a ruling cannot override the outcome of a \`${entry.type}\``);
+      if (type === 'ruling' && isObject(a.override)) {
+        if (entry.type === 'ruling' || entry.type === 'dispute') {
+          reject('OVERRIDE_NOT_ALLOWED', `a ruling cannot override the outcome of a \`${entry.type}\``);
+        }
+        const problem = overrideProblem(state.ruleset, entry.type, a.override);
+        if (problem) reject('OVERRIDE_INVALID', `the override does not fit the outcome of \`${entry.type}\`: ${problem}`);
       }
       checkDice([], dice);
       outcome = type === 'dispute'

@@ -132,6 +132,28 @@ test('an action the rules forbid, dice of the wrong sides and a missing roll are
   assert.match(results[1].problem, /used up/);
 });
 
+test('a ruling whose override is no outcome of the action is refused, and changes nothing', () => {
+  // pokemon-d6@1 §1.3: d = 4 → 60 %, counted, 4 left; then d = 3 → 3 left.
+  const opened = { type: 'BattleOpened', ruleset: 'pokemon-d6@1', participants: [{ id: 'meowth' }] };
+  const roll = (nonce, value) => ({ type: 'DiceRolled', nonce, dice: [{ sides: 6, value, kept: true, rerolled: false, exploded: false }], total: value });
+  const dodge = { type: 'dodge', actor: 'meowth', priority: false, teleport: false };
+  const lines = pokemonExport([
+    opened,
+    roll(0, 4),
+    { type: 'ActionResolved', action: dodge, rolls: [0], outcome: { reduction_percent: 60, counted: true, dodges_left: 4 } },
+    // `counted` is a boolean; `result` is not part of a @1 dodge (§6.1.3 adds it in @2).
+    { type: 'JudgeRuling', judge: 'anna', refers_to: 2, text: 'no', override: { counted: 'no' } },
+    { type: 'JudgeRuling', judge: 'anna', refers_to: 2, text: 'no', override: { result: 'rolled' } },
+    roll(1, 3),
+    { type: 'ActionResolved', action: dodge, rolls: [1], outcome: { reduction_percent: 50, counted: true, dodges_left: 3 } },
+  ]);
+  const results = checkOutcomes(lines);
+  assert.deepEqual(results.map((r) => [r.version, r.ok, r.reason]), [
+    [2, true, null], [3, false, 'RULING_REJECTED'], [4, false, 'RULING_REJECTED'], [6, true, null],
+  ]);
+  assert.match(results[2].problem, /`result` is not part of a pokemon-d6@1 dodge outcome/);
+});
+
 test('a dispute may refer to a free roll', () => {
   const opened = { type: 'BattleOpened', ruleset: 'pbta-2d6@2', participants: [{ id: 'ash' }] };
   const dice = [{ sides: 20, value: 5, kept: true, rerolled: false, exploded: false }];

@@ -182,8 +182,21 @@ export function generator(seed, { common = 0.08 } = {}) {
     if (chance(0.4)) return { type: 'dispute', by: 'ash', refers_to: refersTo, reason: 'that was a 5' };
     const ruling = { type: 'ruling', judge: 'judge-anna', refers_to: refersTo, text: 'so ruled' };
     const referred = lines[refersTo]?.action;
-    if (referred && chance(0.6)) ruling.override = override(referred);
+    if (referred && chance(0.6)) ruling.override = chance(0.8) ? override(referred) : badOverride(referred);
     return ruling;
+  }
+
+  // Overrides that are no outcome of the referred action: an unknown field,
+  // a value of the wrong type or out of range, a field of the other version.
+  function badOverride(action) {
+    const fields = {
+      attack: ['result', 'damage', 'hits', 'effect_applied', 'multiplier'], status_move: ['turns', 'result', 'breaks_charge'],
+      dodge: ['result', 'counted', 'reduction_percent', 'damage_after'], cast: ['sum', 'result', 'concentration_broken'],
+      defend: ['attack_lands', 'total_skill'], strike: ['diff', 'attacker_tier', 'pending_choice', 'attacker_damage'],
+      effect: ['value', 'tier'], exchange_choice: ['diff', 'exchange_avoided'], move: ['total', 'help', 'exposed', 'result'],
+      metronome: ['picked'], pass: ['result'], start_episode: ['result'], roll: ['total'],
+    }[action.type] ?? ['result'];
+    return { [chance(0.15) ? pick(['bogus', 'damage_total', 'tier']) : pick(fields)]: pick([-3, 2.5, 'x', true, null, 'miss', 'crit', 7, [1], {}]) };
   }
 
   const GENERATORS = { pokemon: pokemonAction, arcana: arcanaAction, berserk: berserkAction, pbta: pbtaAction };
