@@ -17,6 +17,8 @@ const SPECS = {
 export function arcana(version) {
   return {
     actions: Object.keys(SPECS),
+    // §2.1 "Dice: 2d10": one roll of two dice.
+    oneRoll: true,
     init(participants) {
       const sheets = {};
       for (const p of participants) sheets[p.id] = p.abilities ?? {};

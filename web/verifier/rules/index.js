@@ -31,6 +31,9 @@
 //   diceNeeded(state, action) → [sides] | null
 //       the dice the action needs now (their sides, in draw order), null
 //       when the rules refuse it.
+//   rollsNeeded(state, action) → [expression]
+//       the same as the rolls the service asks the roller for: ['2d10'],
+//       ['1d6', '1d6'] (checkOutcomes holds an action's rolls to it).
 //   recordAction(state, action, outcome, at) → state
 //       the state after an outcome that was recorded (not re-derived): what
 //       checkOutcomes goes on from, as the audit does.
@@ -324,10 +327,13 @@ function checkAction(state, version, event, rolls, results, bad) {
     bad(version, r.reason === 'DICE_MISMATCH' ? 'DICE_MISMATCH' : 'INVALID_ACTION', `the action's dice or fields do not fit the rules: ${r.error}`, null, recorded);
     return goOn(state, action, recorded, version);
   }
-  const sides = diceNeeded(state, action);
-  const wrongSides = sides && dice.findIndex((d, i) => Number(d.sides) !== sides[i]);
-  if (sides && wrongSides >= 0) {
-    bad(version, 'DICE_MISMATCH', `die ${wrongSides + 1} of the action's rolls is a d${dice[wrongSides].sides}, the rules ask for a d${sides[wrongSides]}`, r.outcome, recorded);
+  const wanted = rollsNeeded(state, action);
+  const used = (event.rolls ?? []).map((nonce) => rolls.get(String(nonce)).expression);
+  const wrongSides = dice.findIndex((d, i) => Number(d.sides) !== (diceNeeded(state, action) ?? [])[i]);
+  if (!sameJson(used, wanted) || wrongSides >= 0) {
+    const what = !sameJson(used, wanted) ? `the action's rolls are [${used.join(', ')}], the rules ask for [${wanted.join(', ')}]`
+      : `die ${wrongSides + 1} of the action's rolls is a d${dice[wrongSides].sides}, the rules ask for a d${diceNeeded(state, action)[wrongSides]}`;
+    bad(version, 'DICE_MISMATCH', what, r.outcome, recorded);
     return goOn(state, action, recorded, version);
   }
   if (sameJson(r.outcome, recorded)) {
@@ -336,6 +342,18 @@ function checkAction(state, version, event, rolls, results, bad) {
   }
   bad(version, 'OUTCOME_DIFFERS', difference(r.outcome, recorded), r.outcome, recorded);
   return goOn(state, action, recorded, version);
+}
+
+/** The rolls an action asks for, as dice expressions in draw order: one
+ * roll of all its dice where RULES.md rolls them as one ("Dice: 2d10",
+ * "Dice: 2d6"), else one roll per die ("one d6 power die; then one d6
+ * condition die for each condition"; "the attacker's d6, then the
+ * defender's"). Empty when the rules refuse the action. */
+export function rollsNeeded(state, action) {
+  const sides = diceNeeded(state, action) ?? [];
+  if (sides.length === 0) return [];
+  if (rulesOf(state).oneRoll) return [`${sides.length}d${sides[0]}`];
+  return sides.map((s) => `1d${s}`);
 }
 
 /** The sides of the dice an action needs now, in draw order (null when

@@ -13,6 +13,8 @@ const SPECS = {
 export function pbta(version) {
   return {
     actions: Object.keys(SPECS),
+    // §4.1 "Dice: 2d6": one roll of two dice.
+    oneRoll: true,
     init(participants) {
       const traits = {};
       for (const p of participants) traits[p.id] = p.traits ?? {};

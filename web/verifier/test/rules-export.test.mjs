@@ -90,7 +90,7 @@ test('a ruling that overrides a dodge reaches the dodges counted after it', () =
   // pokemon-d6@1 §1.3: d = 4 → 60 %, counted, 4 left; the judge rules it
   // not counted; the next dodge (d = 3 → 50 %, counted) leaves 4, not 3.
   const opened = { type: 'BattleOpened', ruleset: 'pokemon-d6@1', participants: [{ id: 'pikachu' }, { id: 'meowth' }] };
-  const roll = (nonce, value) => ({ type: 'DiceRolled', nonce, dice: [{ sides: 6, value, kept: true, rerolled: false, exploded: false }], total: value });
+  const roll = (nonce, value) => ({ type: 'DiceRolled', nonce, expression: '1d6', dice: [{ sides: 6, value, kept: true, rerolled: false, exploded: false }], total: value });
   const dodge = { type: 'dodge', actor: 'meowth', priority: false, teleport: false };
   const lines = pokemonExport([
     opened,
@@ -116,26 +116,31 @@ test('an action the rules forbid, dice of the wrong sides and a missing roll are
   const success = { result: 'success', sum: 7, total_skill: 7, concentration_broken: false };
   const lines = pokemonExport([
     opened,
-    { type: 'DiceRolled', nonce: 0, dice: [die(10, 3), die(10, 4)], total: 7 },
+    { type: 'DiceRolled', nonce: 0, expression: '2d10', dice: [die(10, 3), die(10, 4)], total: 7 },
     { type: 'ActionResolved', action: cast, rolls: [0], outcome: success },
-    { type: 'DiceRolled', nonce: 1, dice: [die(10, 3), die(10, 4)], total: 7 },
+    { type: 'DiceRolled', nonce: 1, expression: '2d10', dice: [die(10, 3), die(10, 4)], total: 7 },
     // The per-episode limit of 1 is used up.
     { type: 'ActionResolved', action: cast, rolls: [1], outcome: success },
-    { type: 'DiceRolled', nonce: 2, dice: [die(6, 3), die(6, 4)], total: 7 },
+    { type: 'DiceRolled', nonce: 2, expression: '2d6', dice: [die(6, 3), die(6, 4)], total: 7 },
     { type: 'ActionResolved', action: { ...cast, ability: null }, rolls: [2], outcome: success },
     { type: 'ActionResolved', action: { ...cast, ability: null }, rolls: [9], outcome: success },
+    // Two rolls of one d10 each: the right faces, not the roll §2.1 asks for.
+    { type: 'DiceRolled', nonce: 3, expression: '1d10', dice: [die(10, 3)], total: 3 },
+    { type: 'DiceRolled', nonce: 4, expression: '1d10', dice: [die(10, 4)], total: 4 },
+    { type: 'ActionResolved', action: { ...cast, ability: null }, rolls: [3, 4], outcome: success },
   ]);
   const results = checkOutcomes(lines);
   assert.deepEqual(results.map((r) => [r.version, r.ok, r.reason]), [
-    [2, true, null], [4, false, 'REJECTED'], [6, false, 'DICE_MISMATCH'], [7, false, 'ROLL_MISSING'],
+    [2, true, null], [4, false, 'REJECTED'], [6, false, 'DICE_MISMATCH'], [7, false, 'ROLL_MISSING'], [10, false, 'DICE_MISMATCH'],
   ]);
+  assert.match(results[4].problem, /rolls are \[1d10, 1d10\], the rules ask for \[2d10\]/);
   assert.match(results[1].problem, /used up/);
 });
 
 test('a ruling whose override is no outcome of the action is refused, and changes nothing', () => {
   // pokemon-d6@1 §1.3: d = 4 → 60 %, counted, 4 left; then d = 3 → 3 left.
   const opened = { type: 'BattleOpened', ruleset: 'pokemon-d6@1', participants: [{ id: 'meowth' }] };
-  const roll = (nonce, value) => ({ type: 'DiceRolled', nonce, dice: [{ sides: 6, value, kept: true, rerolled: false, exploded: false }], total: value });
+  const roll = (nonce, value) => ({ type: 'DiceRolled', nonce, expression: '1d6', dice: [{ sides: 6, value, kept: true, rerolled: false, exploded: false }], total: value });
   const dodge = { type: 'dodge', actor: 'meowth', priority: false, teleport: false };
   const lines = pokemonExport([
     opened,
