@@ -100,13 +100,52 @@ export function openBattle(rulesetId, participants) {
     seen.add(p.id);
   });
   const sheets = copy(participants);
-  return Object.freeze({ ruleset: rulesetId, participants: sheets, data: rules.init(sheets), log: [] });
+  return Object.freeze({ ruleset: rulesetId, participants: sheets, data: rules.init(sheets), log: emptyLog() });
+}
+
+// The battle's log: its entries in the order of their `at` (which only
+// grows). States share one array and each reads only its first `length`
+// entries, so that recording is not a copy of the whole log per action
+// (a battle of thousands of actions stays linear); a state that records
+// from an older point, or a ruling that changes an entry, copies.
+function makeLog(entries, length) {
+  // What a state's log holds is its first `length` entries, also as JSON.
+  return Object.freeze({ entries, length, toJSON: () => entries.slice(0, length) });
+}
+
+function emptyLog() {
+  return makeLog([], 0);
+}
+
+function logEntries(log) {
+  return log.entries.length === log.length ? log.entries : log.entries.slice(0, log.length);
+}
+
+function logLast(log) {
+  return log.length === 0 ? undefined : log.entries[log.length - 1];
+}
+
+function logAppend(log, entry) {
+  const entries = log.entries.length === log.length ? log.entries : log.entries.slice(0, log.length);
+  entries.push(entry);
+  return makeLog(entries, log.length + 1);
+}
+
+function logFind(log, at) {
+  let [lo, hi] = [0, log.length - 1];
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const e = log.entries[mid];
+    if (e.at === at) return e;
+    if (e.at < at) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return undefined;
 }
 
 /** The context a ruleset module reads: its state and the battle's log. */
 function context(state) {
-  const byAt = new Map(state.log.map((e) => [e.at, e]));
-  return { data: state.data, entry: (at) => byAt.get(at) };
+  return { data: state.data, entry: (at) => logFind(state.log, at) };
 }
 
 // Actions of every ruleset (RULES.md §5): they change no ruleset state. A
@@ -139,7 +178,8 @@ function read(state, action) {
 }
 
 function nextAt(state) {
-  return state.log.length === 0 ? 0 : state.log[state.log.length - 1].at + 1;
+  const last = logLast(state.log);
+  return last === undefined ? 0 : last.at + 1;
 }
 
 export function resolveAction(state, action, dice, at = nextAt(state)) {
@@ -184,15 +224,18 @@ export function resolveAction(state, action, dice, at = nextAt(state)) {
 /** The state after `outcome` of `action`, recorded as `at`. */
 function record(state, type, a, outcome, at) {
   const rules = rulesOf(state);
+  const last = logLast(state.log);
+  if (!Number.isInteger(at) || (last !== undefined && at <= last.at)) invalid(`at ${at}: each action comes after the last (${last?.at})`);
   const entry = { at, type, action: a, outcome, effective: outcome };
-  let log = [...state.log, entry];
+  let log = logAppend(state.log, entry);
   let data = copy(state.data);
   if (type === 'ruling' && isObject(a.override)) {
     // RULES.md §5.1: a ruling never changes an earlier event; replay lays
     // its override over the referred outcome, and the state follows.
-    log = log.map((e) => (e.at === a.refers_to ? { ...e, effective: { ...e.effective, ...a.override } } : e));
+    const entries = logEntries(log).map((e) => (e.at === a.refers_to ? { ...e, effective: { ...e.effective, ...a.override } } : e));
+    log = makeLog(entries, entries.length);
     data = rules.init(copy(state.participants));
-    for (const e of log) {
+    for (const e of entries) {
       if (!COMMON.includes(e.type)) rules.apply(data, e.type, e.action, e.effective, e.at);
     }
   } else if (!COMMON.includes(type)) {
