@@ -91,12 +91,15 @@ function rulesOf(state) {
 
 export function openBattle(rulesetId, participants) {
   const rules = RULESETS[rulesetId];
-  if (!rules) reject('UNKNOWN_RULESET', `unknown ruleset ${rulesetId}`);
+  if (!rules) reject('UNKNOWN_RULESET', `unknown ruleset \`${rulesetId}\``);
   if (!Array.isArray(participants)) invalid('participants: a list of sheets');
+  if (participants.length === 0) reject('NO_PARTICIPANTS', 'a battle needs at least one participant');
+  // The sheets are read whole before the rules judge them.
+  participants.forEach((p, i) => readSheet(p, i));
   const seen = new Set();
   participants.forEach((p, i) => {
-    if (!isObject(p) || typeof p.id !== 'string') invalid(`participants[${i}]: a sheet with an id`);
-    if (seen.has(p.id)) reject('DUPLICATE_PARTICIPANT', `participant ${p.id} is listed twice`);
+    checkSheet(rulesetId, p);
+    if (seen.has(p.id)) reject('DUPLICATE_PARTICIPANT', `participant \`${p.id}\` is listed twice`);
     seen.add(p.id);
   });
   const sheets = copy(participants);
@@ -141,6 +144,59 @@ function logFind(log, at) {
     else hi = mid - 1;
   }
   return undefined;
+}
+
+const TRAITS = ['brawn', 'grace', 'charm', 'grit', 'wits', 'cool'];
+
+/** A participant's sheet, read (RULES.md §2: abilities with an optional
+ * `per_episode` limit, §6.2.1 `magical` and `min_points`; §4: traits,
+ * small integers). Every ruleset reads the same sheet shape. */
+function readSheet(p, i) {
+  if (!isObject(p) || typeof p.id !== 'string') invalid(`participants[${i}]: a sheet with an id`);
+  for (const key of Object.keys(p)) if (!['id', 'abilities', 'traits'].includes(key)) invalid(`participants[${i}]: unknown field ${key}`);
+  if (p.abilities !== undefined && p.abilities !== null) {
+    if (!isObject(p.abilities)) invalid(`participants[${i}].abilities: an object`);
+    const kinds = { per_episode: (v) => Number.isInteger(v) && v >= 0, magical: (v) => typeof v === 'boolean', min_points: (v) => Number.isInteger(v) && v >= 0 };
+    for (const [name, ability] of Object.entries(p.abilities)) {
+      if (!isObject(ability)) invalid(`participants[${i}].abilities.${name}: an object`);
+      for (const [key, value] of Object.entries(ability)) {
+        if (!(key in kinds)) invalid(`participants[${i}].abilities.${name}: unknown field ${key}`);
+        if (value !== null && !kinds[key](value)) invalid(`participants[${i}].abilities.${name}.${key}: invalid value`);
+      }
+    }
+  }
+  if (p.traits !== undefined && p.traits !== null) {
+    if (!isObject(p.traits)) invalid(`participants[${i}].traits: an object`);
+    for (const [name, value] of Object.entries(p.traits)) {
+      if (!Number.isInteger(value)) invalid(`participants[${i}].traits.${name}: an integer`);
+    }
+  }
+}
+
+/** What the rules say of a sheet that reads. */
+function checkSheet(rulesetId, p) {
+  const who = `participant \`${p.id}\``;
+  // Abilities are arcana's (§2), traits pbta's (§4): another ruleset's
+  // sheet has none to give.
+  const [name] = rulesetId.split('@');
+  for (const [key, owner] of [['abilities', 'arcana-2d10'], ['traits', 'pbta-2d6']]) {
+    if (isObject(p[key]) && Object.keys(p[key]).length > 0 && name !== owner) {
+      reject('SHEET_OF_ANOTHER_RULESET', `${who}: ${key} belong to sheets of ${owner}, not ${rulesetId}`);
+    }
+  }
+  for (const [ability, fields] of Object.entries(p.abilities ?? {})) {
+    const where = `${who}, ability «${ability}»`;
+    for (const key of ['magical', 'min_points']) {
+      if (fields[key] !== undefined && fields[key] !== null && rulesetId === 'arcana-2d10@1') {
+        reject('FIELD_NOT_IN_VERSION', `${where}: \`${key}\` is not part of arcana-2d10@1's sheets (arcana-2d10@2 has it)`);
+      }
+    }
+    const min = fields.min_points;
+    if (min !== undefined && min !== null && (min < 1 || min > 12)) reject('MIN_POINTS_OUT_OF_RANGE', `${where}: min_points ${min} is outside 1..=12`);
+  }
+  for (const trait of Object.keys(p.traits ?? {})) {
+    if (!TRAITS.includes(trait)) reject('UNKNOWN_TRAIT', `${who}: unknown trait \`${trait}\`; the traits are ${TRAITS.join(', ')}`);
+  }
 }
 
 /** The context a ruleset module reads: its state and the battle's log. */

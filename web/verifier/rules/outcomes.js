@@ -18,7 +18,9 @@ const ARCANA_RESULT = enumOf('critical_success', 'success', 'failure', 'ordinary
 
 // A field is [check, options]: `optional` when RULES.md has it only on
 // some outcomes (a null then stands for "absent"), `versions` when only
-// those versions of the ruleset have it (and always have it).
+// those versions of the ruleset have it (and always have it), `nullable`
+// when null is one of its values (then even a null is a value, which the
+// other version cannot carry).
 const opt = (check, more = {}) => [check, { optional: true, ...more }];
 const req = (check, more = {}) => [check, more];
 
@@ -41,7 +43,7 @@ function shapes(name) {
       pass: { result: req(enumOf('pass')) },
     };
     case 'arcana-2d10': {
-      const cast = { result: req(ARCANA_RESULT), sum: req(uint), total_skill: req(uint), concentration_broken: req(bool) };
+      const cast = { result: req(ARCANA_RESULT), sum: req(uint), total_skill: req(int), concentration_broken: req(bool) };
       return { cast, defend: { ...cast, attack_lands: req(bool) }, start_episode: { result: req(enumOf('episode_started')) } };
     }
     case 'berserk': return {
@@ -83,7 +85,7 @@ export function overrideProblem(rulesetId, type, override) {
     const { versions, nullable: mayBeNull } = fields[field][1];
     if (!versions) continue;
     const has = versions.includes(Number(v));
-    if (!has && value !== null) return `\`${field}\` is not part of a ${rulesetId} ${type} outcome`;
+    if (!has && (value !== null || mayBeNull)) return `\`${field}\` is not part of a ${rulesetId} ${type} outcome`;
     if (has && value === null && !mayBeNull) return `a ${rulesetId} ${type} outcome needs \`${field}\``;
   }
   return null;

@@ -176,6 +176,23 @@ test('a dispute may refer to a free roll', () => {
 
 test('the API: rejections, errors, and a state never changed in place', () => {
   assert.throws(() => openBattle('chess@1', []), (e) => e instanceof RulesRejection && e.reason === 'UNKNOWN_RULESET');
+  const refused = (ruleset, sheets) => {
+    try {
+      openBattle(ruleset, sheets);
+    } catch (e) {
+      return e.reason;
+    }
+    return 'opened';
+  };
+  assert.equal(refused('pokemon-d6@1', []), 'NO_PARTICIPANTS');
+  assert.equal(refused('pokemon-d6@1', [{ id: 'a' }, { id: 'a' }]), 'DUPLICATE_PARTICIPANT');
+  // §6.2.1: min_points is 1..12, and @2's; §4: six traits, on pbta's sheets.
+  assert.equal(refused('arcana-2d10@2', [{ id: 'a', abilities: { x: { min_points: 13 } } }]), 'MIN_POINTS_OUT_OF_RANGE');
+  assert.equal(refused('arcana-2d10@1', [{ id: 'a', abilities: { x: { min_points: 3 } } }]), 'FIELD_NOT_IN_VERSION');
+  assert.equal(refused('pbta-2d6@1', [{ id: 'a', traits: { luck: 1 } }]), 'UNKNOWN_TRAIT');
+  assert.equal(refused('berserk@1', [{ id: 'a', traits: { wits: 1 } }]), 'SHEET_OF_ANOTHER_RULESET');
+  assert.equal(refused('pbta-2d6@1', [{ id: 'a', traits: { wits: 'x' } }]), 'INVALID_INPUT');
+  assert.equal(refused('arcana-2d10@2', [{ id: 'a', abilities: { x: { min_points: 12, magical: false } } }]), 'opened');
   const state = openBattle('pbta-2d6@1', [{ id: 'ash', traits: { wits: 2 } }]);
   const snapshot = JSON.stringify(state);
   // §4.1: 4 + 3 + wits 2 + help 1 = 10 → full success.

@@ -20,7 +20,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { diceNeeded, openBattle, playScript, resolveAction, rulesetIds, sameJson } from '../rules/index.js';
+import { RulesInputError, RulesRejection, diceNeeded, openBattle, playScript, resolveAction, rulesetIds, sameJson } from '../rules/index.js';
 import { generator } from './rules-random.mjs';
 
 const args = process.argv.slice(2);
@@ -63,6 +63,39 @@ function battle(ruleset, actions) {
   return { open, lines };
 }
 
+// Sheets a battle cannot open with: the CLI fails the whole script on its
+// first line, naming why; the JS engine must refuse the opening alike.
+function brokenSheets(ruleset) {
+  const arcana = ruleset.startsWith('arcana');
+  return g.pick([
+    () => [{ id: 'a' }, { id: 'b' }, { id: 'a' }],
+    () => [],
+    () => [{ id: 'a', abilities: { Щит: { min_points: g.pick([0, 1, 12, 13, 20]) } } }],
+    () => [{ id: 'a', abilities: { Меч: { magical: false, per_episode: 2 } } }],
+    () => [{ id: 'a', traits: { [g.pick(['luck', 'Wits', 'wits'])]: 1 } }],
+    () => [{ id: 'a', traits: { grit: 'x' } }],
+    () => [{ id: 'a', hp: 30 }],
+    () => [{ id: 'a', abilities: { Щит: { per_episode: g.pick([0, 2]) } } }, { id: arcana ? 'b' : 'a' }],
+  ])();
+}
+
+/** Whether an opening is refused alike: the CLI's stderr names the reason
+ * (`cannot open the battle: …`, or `not an open line` for a sheet it cannot
+ * read), the JS engine throws a RulesRejection with the same words or a
+ * RulesInputError. */
+function openingAgrees(run, open) {
+  let js = null;
+  try {
+    openBattle(open.ruleset, open.participants);
+  } catch (e) {
+    js = e;
+  }
+  if (run.status === 0) return js === null;
+  const refused = /line 1: cannot open the battle: (.*)$/m.exec(run.stderr);
+  if (refused) return js instanceof RulesRejection && js.message === refused[1].trim();
+  return /line 1: not an open line/.test(run.stderr) && js instanceof RulesInputError;
+}
+
 const dir = keep ?? fs.mkdtempSync(path.join(os.tmpdir(), 'rules-differential-'));
 fs.mkdirSync(dir, { recursive: true });
 const target = Number(countArg);
@@ -71,8 +104,28 @@ let disagreements = 0;
 const kinds = { outcome: 0, rejected: 0, error: 0 };
 const shown = [];
 let n = 0;
+let openings = 0;
 while (played < target) {
   const ruleset = rulesetIds[n % rulesetIds.length];
+  if (g.chance(0.04)) {
+    const open = { ruleset, participants: brokenSheets(ruleset) };
+    const file = path.join(dir, `${String(n).padStart(4, '0')}-${ruleset.replace('@', '_')}.open.script.jsonl`);
+    fs.writeFileSync(file, `${JSON.stringify({ open })}\n${JSON.stringify({ action: { type: 'roll', actor: 'a', expression: '1d6', purpose: 'x' }, dice: [3] })}\n`);
+    const run = spawnSync(binary, ['rules', 'play', '--script', file], { encoding: 'utf8' });
+    openings += 1;
+    if (!openingAgrees(run, open)) {
+      disagreements += 1;
+      let js = 'opened';
+      try {
+        openBattle(open.ruleset, open.participants);
+      } catch (e) {
+        js = `${e.name}: ${e.message}`;
+      }
+      shown.push(`${path.basename(file)} line 1: ${JSON.stringify({ open })}\n  rust: exit ${run.status} ${run.stderr.trim()}\n  js:   ${js}`);
+    }
+    n += 1;
+    continue;
+  }
   const size = Math.min(target - played, g.int(8, 40));
   const { open, lines } = battle(ruleset, size);
   const text = [JSON.stringify({ open }), ...lines.map((l) => JSON.stringify(l))].join('\n') + '\n';
@@ -102,6 +155,6 @@ while (played < target) {
   n += 1;
 }
 for (const s of shown) process.stdout.write(`${s}\n`);
-process.stdout.write(`rules-differential: ${played} actions, ${disagreements} disagreements (seed ${seedArg}, ${n} battles; the Rust rules gave ${kinds.outcome} outcomes, ${kinds.rejected} rejections, ${kinds.error} dice errors${keep ? `, scripts in ${dir}` : ''})\n`);
+process.stdout.write(`rules-differential: ${played} actions, ${disagreements} disagreements (seed ${seedArg}, ${n} battles, ${openings} of them refused sheets; the Rust rules gave ${kinds.outcome} outcomes, ${kinds.rejected} rejections, ${kinds.error} dice errors${keep ? `, scripts in ${dir}` : ''})\n`);
 if (!keep) fs.rmSync(dir, { recursive: true, force: true });
 process.exit(disagreements === 0 ? 0 : 1);
