@@ -10,8 +10,10 @@
 // API
 //   rulesetIds: string[]                      the supported `name@version` ids
 //   openBattle(rulesetId, participants) → state
-//       throws RulesRejection {reason, message} (unknown ruleset, a sheet
-//       without an id, an id twice) or RulesInputError.
+//       throws RulesRejection {reason, message} (an unknown ruleset, no
+//       participant, an id twice, a sheet the ruleset refuses) or
+//       RulesInputError (a sheet that does not read: no id, a field of the
+//       wrong type).
 //   resolveAction(state, action, dice, at?) →
 //       { outcome, state }                     resolved; `state` is the next
 //                                              state (the one given is never
@@ -24,10 +26,13 @@
 //       `dice` are the faces in draw order; `at` is the key later actions
 //       name it by (`against`, `refers_to`): the battle version in a
 //       battle, the 0-based action line in a script (default: one after
-//       the last recorded). Rulings ({type:"ruling", judge, refers_to,
-//       text, override?}) lay `override` over the referred outcome and
-//       fold the state again from the opening; disputes ({type:"dispute",
-//       by, refers_to, reason}) only refer.
+//       the last recorded; it must grow). Rulings ({type:"ruling", judge,
+//       refers_to, text, override?}) lay `override` over the referred
+//       outcome (refused when it is no outcome of that action under the
+//       battle's version) and fold the state again from the opening;
+//       disputes ({type:"dispute", by, refers_to, reason}) only refer. A
+//       free roll ({type:"roll"}) is no ruleset's: resolveAction refuses
+//       it (INVALID_INPUT), recordAction records it.
 //   diceNeeded(state, action) → [sides] | null
 //       the dice the action needs now (their sides, in draw order), null
 //       when the rules refuse it.
@@ -48,9 +53,11 @@
 //       `version` are skipped). Opens the battle from BattleOpened's
 //       ruleset and participants, then re-resolves every ActionResolved
 //       from the faces of the DiceRolled events its `rolls` nonces name
-//       (every die's value, in recorded order; each die's sides must be
-//       the sides the rules ask for), folding DisputeRaised and
-//       JudgeRuling (with its override) in between. One entry per
+//       (every die's value, in recorded order; the rolls' expressions must
+//       be rollsNeeded's, each die of the sides the rules ask for; a free
+//       roll's outcome must be its roll's dice and total), folding
+//       DisputeRaised and JudgeRuling (with its override) in between.
+//       One entry per
 //       ActionResolved, in order, plus one for an opening, dispute or
 //       ruling that does not fold: `ok` true when the rules give exactly
 //       the recorded outcome (deep-equal JSON); else `problem` is a short
