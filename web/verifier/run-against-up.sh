@@ -6,7 +6,11 @@
 # recomputed after it, one event removed — which must fail at the version
 # the forgery touched; a battle left open after one roll must come out
 # `unrevealed`, not failed; and `battlelog roll` and verify.js must agree on
-# random expressions (tools/differential.mjs). Prints a final
+# random expressions (tools/differential.mjs). Every action's outcome is
+# re-resolved by the JavaScript rules (tools/check-outcomes.mjs) and an
+# outcome forged with the chain recomputed fails at its version; the
+# JavaScript and Rust rules must agree on random battles
+# (tools/rules-differential.mjs). Prints a final
 #   js-verifier: N passed, M failed
 # and exits non-zero on any mismatch.
 #
@@ -78,6 +82,24 @@ check() {
   fi
 }
 
+# check_outcomes NAME FILE EXPECTED_FIRST_FAILURE: re-resolves every action
+# of the export with the JavaScript rules and compares the first action
+# whose recorded outcome the rules do not give (`none` when all agree).
+check_outcomes() {
+  local name="$1" file="$2" want_first="$3"
+  local out code=0
+  out="$("$node" "$here/tools/check-outcomes.mjs" "$file" 2>&1)" || code=$?
+  local first
+  first="$(sed -n '1s/.*; first failure \([0-9a-z]*\)$/\1/p' <<<"$out")"
+  local want_code=0
+  [ "$want_first" != none ] && want_code=1
+  if [ "$first" = "$want_first" ] && [ "$code" = "$want_code" ]; then
+    pass "$name: outcomes re-resolved, first failure $first"
+  else
+    fail "$name: expected outcomes first failure $want_first (exit $want_code), got: $out (exit $code)"
+  fi
+}
+
 # Every port free (0): CI may run other stacks at the same time.
 ports=(--resolver-listen 127.0.0.1:0 --roller-listen 127.0.0.1:0 --journal-listen 127.0.0.1:0 --web-listen 127.0.0.1:0)
 up_start --data-dir "$work/data" --no-nats "${ports[@]}"
@@ -116,6 +138,11 @@ for battle in $battles; do
   head -n "$((lines - 1))" "$export_file" >"$work/$battle.cut.jsonl"
   check "demo $battle, last event cut, --head given" "$work/$battle.cut.jsonl" failed "$((lines - 1))" --head "$head"
   check "demo $battle, --head given" "$export_file" verified none --head "$head"
+
+  # The rules re-resolve every outcome; a forged one (chain recomputed) fails.
+  check_outcomes "demo $battle" "$export_file" none
+  version="$("$node" "$here/tools/tamper.mjs" outcome "$export_file" "$work/$battle.outcome.jsonl")"
+  check_outcomes "demo $battle, outcome at version $version forged and the chain recomputed" "$work/$battle.outcome.jsonl" "$version"
 done
 
 # A battle left open after one roll: its seed is secret, so `unrevealed`.
@@ -126,12 +153,33 @@ check "open battle $open_battle" "$work/open.jsonl" unrevealed none
 version="$("$node" "$here/tools/tamper.mjs" drop "$work/open.jsonl" "$work/open.drop.jsonl" first-roll)"
 check "open battle, version $version removed" "$work/open.drop.jsonl" failed "$version"
 
+# Random battles of every ruleset version played through the resolver, with
+# disputes, rulings (a judge's token) and overrides: every outcome must
+# re-resolve, and verify.
+judge_token="$("$battlelog" token issue --role judge --tenant dev --subject judge-anna --ttl 10m --data-dir "$work/data")"
+BATTLELOG_TOKEN="$token" BATTLELOG_JUDGE_TOKEN="$judge_token" \
+  "$node" "$here/tools/rules-battle.mjs" "$resolver" 30 "${JS_RULES_BATTLE_SEED:-8}" >"$work/rules-battles.txt"
+while read -r battle ruleset taken refused; do
+  "$battlelog" export "$battle" --resolver "$resolver" --data-dir "$work/data" >"$work/$battle.jsonl"
+  check "random $ruleset battle $battle ($taken actions taken, $refused refused)" "$work/$battle.jsonl" verified none
+  check_outcomes "random $ruleset battle $battle" "$work/$battle.jsonl" none
+done <"$work/rules-battles.txt"
+
 up_stop || true
 
 # The two implementations on random expressions, valid and not: every die,
 # every total and every refusal must agree. A fixed seed keeps CI
 # reproducible; set JS_VERIFIER_DIFF_SEED to explore others.
 if out="$("$node" "$here/tools/differential.mjs" "$battlelog" 300 "${JS_VERIFIER_DIFF_SEED:-12}" 2>&1)"; then
+  pass "${out##*$'\n'}"
+else
+  fail "$out"
+fi
+
+# The JavaScript and Rust rules on random battles of every ruleset version
+# (about 1 500 actions, a few seconds): every outcome, rejection and dice
+# error must agree. Set JS_RULES_DIFF_SEED to explore other battles.
+if out="$("$node" "$here/tools/rules-differential.mjs" "$battlelog" 1500 "${JS_RULES_DIFF_SEED:-21}" 2>&1)"; then
   pass "${out##*$'\n'}"
 else
   fail "$out"

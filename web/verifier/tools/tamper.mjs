@@ -6,6 +6,10 @@
 //
 //   node tools/tamper.mjs die  IN OUT [WHERE]   (default: the first roll whose seed is revealed)
 //   node tools/tamper.mjs drop IN OUT [WHERE]   (default: the first roll)
+//   node tools/tamper.mjs outcome IN OUT [WHERE] (default: the last action a
+//        ruleset resolved with a number or a flag in its outcome): its recorded outcome changed (a hit made a crit,
+//        else a number raised, else a flag flipped) in the record and the
+//        event, the chain recomputed: only re-resolving the rules finds it.
 //
 // WHERE is a version, or `first-roll`, `last-roll` or `last-action`, so
 // that a script can aim at an event without knowing the battle's versions.
@@ -15,7 +19,7 @@ import fs from 'node:fs';
 import { pathToFileURL } from 'node:url';
 
 import { base64ToBytes, bytesToBase64, bytesToHex, chainHash, decodeRecord, genesisHash, hexToBytes } from '../verify.js';
-import { rewriteNested, setVarint } from './protobuf.mjs';
+import { messageField, rewrite, rewriteNested, setVarint, struct } from './protobuf.mjs';
 
 function eventLines(text) {
   return text.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l));
@@ -85,6 +89,51 @@ export async function changeDie(text, version) {
   return { text: lines.map((l) => JSON.stringify(l)).join('\n') + '\n', version: target };
 }
 
+/** A recorded outcome as a cheat would improve it: a hit made a crit (its
+ * damage doubled), else its first number raised by one, else its first
+ * flag flipped. */
+export function forgedOutcome(outcome) {
+  if (outcome.result === 'hit') {
+    const forged = { ...outcome, result: 'crit', multiplier: '2' };
+    if (Number.isInteger(outcome.damage)) forged.damage = outcome.damage * 2 + 1;
+    return forged;
+  }
+  const number = Object.keys(outcome).find((k) => Number.isInteger(outcome[k]));
+  if (number) return { ...outcome, [number]: outcome[number] + 1 };
+  const flag = Object.keys(outcome).find((k) => typeof outcome[k] === 'boolean');
+  if (flag) return { ...outcome, [flag]: !outcome[flag] };
+  return null;
+}
+
+/** One action's recorded outcome changed in the record and the event, the
+ * chain recomputed after it. */
+export async function changeOutcome(text, version) {
+  const lines = eventLines(text);
+  const forgeable = (l) => 'version' in l && decoded(l).type === 'ActionResolved' && decoded(l).action?.type !== 'roll'
+    && decoded(l).outcome && forgedOutcome(decoded(l).outcome) !== null;
+  const target = version ?? lines.filter(forgeable).at(-1)?.version;
+  if (target === undefined) throw new Error('the export has no action resolved by a ruleset with an outcome to change');
+  const index = lines.findIndex((l) => l.version === target);
+  if (index < 0) throw new Error(`the export has no version ${target}`);
+  const line = lines[index];
+  const event = decoded(line);
+  if (event.type !== 'ActionResolved' || !event.outcome) throw new Error(`version ${target} is not a resolved action`);
+  const forged = forgedOutcome(event.outcome);
+  if (forged === null) throw new Error(`version ${target}: the outcome has nothing to change`);
+  // JournalRecord.payload (7) → BattleEvent.action_resolved (4) →
+  // ActionResolved.outcome (3), a google.protobuf.Struct.
+  line.record = bytesToBase64(
+    rewriteNested(base64ToBytes(line.record), 7, 0, (payload) =>
+      rewriteNested(payload, 4, 0, (resolved) =>
+        rewrite(resolved, (fields) => fields.map((f) => (f.number === 3 ? { encoded: messageField(3, struct(forged)) } : f))),
+      ),
+    ),
+  );
+  if (line.event) line.event.outcome = forged;
+  await rechain(lines, index);
+  return { text: lines.map((l) => JSON.stringify(l)).join('\n') + '\n', version: target };
+}
+
 /** One event left out; nothing recomputed. */
 export function dropEvent(text, version) {
   const lines = eventLines(text);
@@ -95,13 +144,13 @@ export function dropEvent(text, version) {
 }
 
 async function main([how, input, output, version]) {
-  if (!['die', 'drop'].includes(how) || !input || !output) {
-    process.stderr.write('usage: tamper.mjs die|drop IN OUT [VERSION]\n');
+  if (!['die', 'drop', 'outcome'].includes(how) || !input || !output) {
+    process.stderr.write('usage: tamper.mjs die|drop|outcome IN OUT [VERSION]\n');
     process.exit(2);
   }
   const text = fs.readFileSync(input, 'utf8');
   const at = version === undefined ? undefined : locate(text, version);
-  const forged = how === 'die' ? await changeDie(text, at) : dropEvent(text, at);
+  const forged = how === 'die' ? await changeDie(text, at) : how === 'outcome' ? await changeOutcome(text, at) : dropEvent(text, at);
   fs.writeFileSync(output, forged.text);
   process.stdout.write(`${forged.version}\n`);
 }
