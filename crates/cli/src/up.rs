@@ -526,7 +526,7 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
     ));
     let web_channel = battlelog_runtime::tls::endpoint(&resolver_url, client_tls.as_ref())?.connect_lazy();
     let pages = battlelog_web::Pages::new(battlelog_web::source::Resolver::new(web_channel), &web_token, share_secret)
-        .with_trusted_roller_keys(&[roller_key])?;
+        .with_trusted_roller_keys(std::slice::from_ref(&roller_key))?;
     let web_server = tokio::spawn(battlelog_web::serve(pages, web_listener, until_stopped(stopped.clone())));
     let webhooks = match (&args.webhook, webhooks_nats) {
         (Some(url), Some(nats_url)) => {
