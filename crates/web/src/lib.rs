@@ -68,11 +68,19 @@ pub struct Pages {
     /// the token's tenant does not matter then).
     service_token: Arc<str>,
     share: ShareSecret,
+    /// Timeline entries per battle page (`page_events`).
+    page_events: usize,
 }
 
 impl Pages {
     pub fn new(resolver: Resolver, service_token: &str, share: ShareSecret) -> Self {
-        Self { resolver, service_token: service_token.trim().into(), share }
+        Self { resolver, service_token: service_token.trim().into(), share, page_events: page::DEFAULT_PAGE_EVENTS }
+    }
+
+    /// The same, showing `page_events` timeline entries per battle page.
+    pub fn with_page_events(mut self, page_events: usize) -> Self {
+        self.page_events = page_events;
+        self
     }
 }
 
@@ -81,7 +89,12 @@ impl Pages {
 pub struct PageQuery {
     /// A share key.
     k: Option<String>,
-    lang: Option<Lang>,
+    /// Any text: a language the pages lack falls back with a notice
+    /// rather than refusing the page.
+    lang: Option<String>,
+    /// Paging, search, the head to pre-fill, the final-outcome view.
+    #[serde(flatten)]
+    view: page::ViewQuery,
 }
 
 /// The token to read `battle_id` with: the visitor's own, or the
@@ -137,13 +150,20 @@ async fn battle_page(
         events.into_iter().map(|event| AuditedRecord::from_recorded(&battle_id, event)).collect();
     let report = battlelog_verify::audit(&battle_id, &records);
     let accept_language = headers.get(header::ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok());
+    let (lang, unknown_lang) = Lang::from_query(query.lang.as_deref(), accept_language);
+    let view = page::View::from_query(&query.view);
     let page = page::BattlePage {
         battle_id: &battle_id,
         lines: &lines,
         export: &export,
         report: &report,
-        lang: Lang::choose(query.lang, accept_language),
+        lang,
+        unknown_lang: unknown_lang.as_deref(),
         share_key: query.k.as_deref(),
+        trusted_roller_keys: &[],
+        appeal_deadline: None,
+        view: &view,
+        page_events: pages.page_events,
     };
     Ok(page.render().into_response())
 }
@@ -172,13 +192,22 @@ async fn export_file(
 }
 
 #[derive(Debug, Deserialize)]
-struct LangQuery {
-    lang: Option<Lang>,
+struct VerifyQuery {
+    lang: Option<String>,
+    /// A roller key to pin, pre-filled in the page's key field.
+    roller_key: Option<String>,
 }
 
-async fn verify(Query(query): Query<LangQuery>, headers: HeaderMap) -> Response {
+async fn verify(Query(query): Query<VerifyQuery>, headers: HeaderMap) -> Response {
     let accept_language = headers.get(header::ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok());
-    verify_page::render(Lang::choose(query.lang, accept_language)).into_response()
+    let (lang, unknown_lang) = Lang::from_query(query.lang.as_deref(), accept_language);
+    let page = verify_page::VerifyPage {
+        lang,
+        unknown_lang: unknown_lang.as_deref(),
+        roller_key: query.roller_key.as_deref(),
+        trusted_roller_keys: &[],
+    };
+    page.render().into_response()
 }
 
 /// One log line per request: method, path, status and time taken. Never the
@@ -261,5 +290,5 @@ pub fn pages(config: &Config) -> anyhow::Result<Pages> {
     let share = ShareSecret::read(secret_file)?;
     let tls = config.client_tls.client_config()?;
     let channel = battlelog_runtime::tls::endpoint(&config.resolver_url, tls.as_ref())?.connect_lazy();
-    Ok(Pages::new(Resolver::new(channel), &token, share))
+    Ok(Pages::new(Resolver::new(channel), &token, share).with_page_events(config.page_events))
 }
