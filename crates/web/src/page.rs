@@ -342,7 +342,7 @@ impl BattlePage<'_> {
                 (roller_key_fields(lang, self.trusted_roller_keys))
                 p.field {
                     label for="posted-head" { (lang.t("posted_head_battle")) }
-                    input #posted-head type="text" inputmode="latin" spellcheck="false" autocomplete="off"
+                    input #posted-head type="text" spellcheck="false" autocomplete="off"
                         value=[self.view.head.as_deref()];
                 }
                 ul #client-problems .problems {}
@@ -752,7 +752,16 @@ impl BattlePage<'_> {
     /// Every participant's sheet as the battle opened with it.
     fn sheets(&self, opened: &Value) -> Markup {
         let lang = self.lang;
-        let participants = opened.get("participants").and_then(Value::as_array).cloned().unwrap_or_default();
+        // A sheet that is only a name says nothing the participants list
+        // does not.
+        let participants: Vec<Value> = opened
+            .get("participants")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|p| p.as_object().is_some_and(|fields| fields.keys().any(|k| k != "id")))
+            .cloned()
+            .collect();
         html! {
             @if !participants.is_empty() {
                 details.sheets open[participants.len() <= 4] {

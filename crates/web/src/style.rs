@@ -30,6 +30,7 @@ h4 { margin: .1rem 0; font-size: .95rem; }
 dl.facts { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: .2rem 1rem; }
 dl.facts dt { font-weight: 600; }
 dl.facts dd { margin: 0; min-width: 0; }
+@media (max-width: 36rem) { dl.facts { grid-template-columns: minmax(0, 1fr); } dl.facts dd { margin-left: .8rem; } }
 code, .hash { font-family: ui-monospace, monospace; font-size: .85em; word-break: break-all; overflow-wrap: anywhere; }
 pre { white-space: pre-wrap; overflow-wrap: anywhere; max-width: 100%; }
 input, select, button { max-width: 100%; font: inherit; }
@@ -86,6 +87,7 @@ svg.die.exploded .face { stroke: #bf8700; stroke-width: 3.5; } svg.die .star { f
 table.changes { border-collapse: collapse; margin: .3rem 0; }
 table.changes td, table.changes th { border: 1px solid var(--muted); padding: .15rem .5rem; text-align: left; }
 table.changes caption { text-align: left; font-weight: 600; }
+table.changes th { overflow-wrap: normal; }
 .muted { color: var(--muted); font-size: .9em; }
 #drop-zone { border: 2px dashed var(--muted); padding: 2rem 1rem; text-align: center; margin: 1rem 0; }
 #drop-zone.over { border-color: Highlight; }

@@ -249,7 +249,9 @@ fn an_unknown_language_is_said_and_a_head_prefilled() {
     .into_string();
     assert!(page.contains("<html lang=\"ru\">"), "Accept-Language decides");
     assert!(page.contains("id=\"lang-notice\"") && page.contains(">de</code>"), "the notice names the code");
-    assert!(page.contains(&format!("id=\"posted-head\" type=\"text\" inputmode=\"latin\" spellcheck=\"false\" autocomplete=\"off\" value=\"{head}\"")));
+    assert!(page.contains(&format!(
+        "id=\"posted-head\" type=\"text\" spellcheck=\"false\" autocomplete=\"off\" value=\"{head}\""
+    )));
     assert!(page.contains(&format!("{{\"keys\":[\"{}\"]}}", "ab".repeat(32))));
     assert!(page.contains("id=\"appeal-deadline\">2026-12-15 00:00 UTC<"));
 }
