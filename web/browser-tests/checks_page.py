@@ -187,14 +187,26 @@ def no_sideways_scroll(browser, results: bt.Results, name: str, url: str, header
         context.close()
 
 
-def run(env: bt.Env, browser, results: bt.Results, battles: list[tuple[str, str]]) -> None:
-    import os
+def text_of(locator) -> str:
+    """The text of the first element matched; empty when none is (a
+    missing element is a failed check, not a 30-second wait)."""
+    return locator.first.inner_text() if locator.count() else ""
 
-    run_id = f"page-{os.getpid()}"
-    resolver = Resolver(env)
-    reader = {"Authorization": f"Bearer {bt.token(env, 'reader', 'dev')}"}
 
-    # --- the ruled battle: who closed it, when, and the ruling applied ---
+def attribute_of(locator, name: str) -> str | None:
+    return locator.first.get_attribute(name) if locator.count() else None
+
+
+def number(text: str | None) -> float | None:
+    try:
+        return float(text) if text is not None else None
+    except ValueError:
+        return None
+
+
+def check_ruled_battle(env: bt.Env, browser, results: bt.Results, resolver: Resolver, run_id: str, reader: dict) -> str:
+    """Who closed it, when each command was recorded, the ruling applied,
+    and no English on its Russian page; returns the page's URL."""
     battle, attacked, closed, ruling = ruled_battle(env, resolver, run_id)
     exported = bt.event_lines(bt.export(env, battle))
     by_version = {line["version"]: line for line in exported}
@@ -206,37 +218,37 @@ def run(env: bt.Env, browser, results: bt.Results, battles: list[tuple[str, str]
     who = close.locator(":scope > .who-when .credential")
     results.check(
         "a forum's Close shows the forum's credential as who closed it",
-        who.count() == 1 and who.get_attribute("data-subject") == FORUM_SUBJECT and who.get_attribute("data-role") == "forum"
-        and FORUM_SUBJECT in who.inner_text() and "forum" in who.inner_text(),
-        f"got {who.count()} credential elements: {close.inner_html()[:600]}",
+        who.count() == 1 and attribute_of(who, "data-subject") == FORUM_SUBJECT
+        and attribute_of(who, "data-role") == "forum" and FORUM_SUBJECT in text_of(who) and "forum" in text_of(who),
+        f"got {who.count()} credential elements: {text_of(close)[:400]!r}",
     )
     results.check(
         "the Close's free-text `by` is not shown as its identity",
-        CLOSE_BY not in who.inner_text() and CLOSE_BY in close.inner_text(),
-        close.inner_text(),
+        who.count() == 1 and CLOSE_BY not in text_of(who) and CLOSE_BY in text_of(close),
+        text_of(close)[:400],
     )
     commands = [line for line in exported if line["event_type"] not in ("DiceRolled", "SeedCommitted")]
     wrong = []
     for line in commands:
         shown = page.locator(f"#v{line['version']} > .who-when time")
         want = iso_micros(line["recorded_at_unix_micros"])
-        got = shown.get_attribute("datetime") if shown.count() == 1 else None
-        if got != want or not shown.inner_text().strip():
+        got = attribute_of(shown, "datetime") if shown.count() == 1 else None
+        if got != want or not text_of(shown).strip():
             wrong.append((line["version"], want, got))
-    results.check(f"each of {len(commands)} command events shows its recorded time", commands and not wrong, f"{wrong}")
+    results.check(
+        f"each of {len(commands)} command events shows its recorded time", bool(commands) and not wrong, f"{wrong}"
+    )
 
     recorded = by_version[attacked]["event"]["outcome"]["damage"]
     field = page.locator(f"#v{attacked} .final-outcome [data-field='damage']")
-    struck = field.locator("del").inner_text().strip() if field.count() == 1 else None
-    final = field.locator("ins").inner_text().strip() if field.count() == 1 else None
+    struck, final = text_of(field.locator("del")).strip(), text_of(field.locator("ins")).strip()
     results.check(
         f"the ruling's override shows on #v{attacked}: {recorded} struck, {OVERRIDE_DAMAGE} final",
-        field.count() == 1 and float(struck) == float(recorded) and float(final) == OVERRIDE_DAMAGE,
+        field.count() == 1 and number(struck) == float(recorded) and number(final) == OVERRIDE_DAMAGE,
         f"struck {struck!r}, final {final!r}",
     )
     results.check(
-        f"the overridden event links its ruling #v{ruling}",
-        field.locator(f"a[href$='#v{ruling}']").count() == 1 if field.count() == 1 else False,
+        f"the overridden event links its ruling #v{ruling}", field.locator(f"a[href$='#v{ruling}']").count() == 1
     )
     results.check(
         f"the ruling #v{ruling}, made after the close #v{closed}, is marked so",
@@ -245,11 +257,10 @@ def run(env: bt.Env, browser, results: bt.Results, battles: list[tuple[str, str]
     forum_link = page.locator("dl.facts a[href='https://forum.example/t/42?p=7']")
     results.check(
         "the forum reference is a nofollow link",
-        forum_link.count() == 1 and "nofollow" in (forum_link.get_attribute("rel") or ""),
+        forum_link.count() == 1 and "nofollow" in (attribute_of(forum_link, "rel") or ""),
     )
     context.close()
 
-    # --- no English on the Russian page ---
     context = browser.new_context(extra_http_headers=reader)
     page = context.new_page()
     page.goto(url + "?lang=ru")
@@ -257,23 +268,11 @@ def run(env: bt.Env, browser, results: bt.Results, battles: list[tuple[str, str]
     leaked = sorted(w for w in english_words() if re.search(rf"\b{w}\b", text))
     results.check("the Russian page's text has no English word of the label tables", not leaked, f"found {leaked}")
     context.close()
+    return url
 
-    # --- fit: no sideways scroll on a phone ---
-    if battles:
-        no_sideways_scroll(browser, results, "a demo battle page", battles[0][1])
-    no_sideways_scroll(browser, results, "the ruled battle's page", url, reader)
-    no_sideways_scroll(browser, results, "/verify", f"{env.web}/verify")
 
-    # --- an unknown language falls back with a notice ---
-    for name, target, headers in [("battle page", url, reader), ("/verify", f"{env.web}/verify", {})]:
-        status, body = bt.http_status(bt.with_query(target, lang="de"), headers)
-        results.check(
-            f"{name} ?lang=de: 200 HTML with the notice",
-            status == 200 and body.lstrip().lower().startswith("<!doctype html") and 'id="lang-notice"' in body,
-            f"HTTP {status}: {body[:200]}",
-        )
-
-    # --- a long battle: ?v=N of a late version lands on its page ---
+def check_long_battle(env: bt.Env, browser, results: bt.Results, resolver: Resolver, run_id: str, reader: dict) -> None:
+    """?v=N of a late version lands on the page holding it, a window."""
     long_id = long_battle(env, resolver, run_id)
     versions = [line["version"] for line in bt.event_lines(bt.export(env, long_id))]
     late, early = versions[-1], versions[1]
@@ -291,3 +290,36 @@ def run(env: bt.Env, browser, results: bt.Results, battles: list[tuple[str, str]
         len([line for line in embedded.splitlines() if line.strip()]) >= len(versions),
     )
     context.close()
+
+
+def run(env: bt.Env, browser, results: bt.Results, battles: list[tuple[str, str]]) -> None:
+    import os
+
+    run_id = f"page-{os.getpid()}"
+    resolver = Resolver(env)
+    reader = {"Authorization": f"Bearer {bt.token(env, 'reader', 'dev')}"}
+    url = None
+    try:
+        url = check_ruled_battle(env, browser, results, resolver, run_id, reader)
+    except Exception:
+        results.crashed("page: the ruled battle")
+    try:
+        if battles:
+            no_sideways_scroll(browser, results, "a demo battle page", battles[0][1])
+        if url:
+            no_sideways_scroll(browser, results, "the ruled battle's page", url, reader)
+        no_sideways_scroll(browser, results, "/verify", f"{env.web}/verify")
+    except Exception:
+        results.crashed("page: sideways scroll")
+    targets = [("/verify", f"{env.web}/verify", {})] + ([("battle page", url, reader)] if url else [])
+    for name, target, headers in targets:
+        status, body = bt.http_status(bt.with_query(target, lang="de"), headers)
+        results.check(
+            f"{name} ?lang=de: 200 HTML with the notice",
+            status == 200 and body.lstrip().lower().startswith("<!doctype html") and 'id="lang-notice"' in body,
+            f"HTTP {status}: {body[:200]}",
+        )
+    try:
+        check_long_battle(env, browser, results, resolver, run_id, reader)
+    except Exception:
+        results.crashed("page: the long battle")
