@@ -280,6 +280,9 @@ impl BattlePage<'_> {
                         a href=(self.self_link(Lang::Ru)) hreflang="ru" lang="ru" { "Русский" }
                         a href=(self.export_link()) download { (lang.t("download")) }
                         a href={ "/verify?lang=" (lang.code()) } { (lang.t("verify_file")) }
+                        @if !self.report.rulings.is_empty() {
+                            a href={ (self.self_link(lang)) "&view=final#final-view" } { (lang.t("final_view")) }
+                        }
                     } }
                     main {
                         (lang_notice(lang, self.unknown_lang))

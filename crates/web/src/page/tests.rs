@@ -200,6 +200,7 @@ fn a_ruling_shows_on_the_action_it_overrides() {
     // Russian: the field's name translated.
     let ru = render_with(&lines, &report, Lang::Ru, &View::default(), 200);
     assert!(ru.entry(2).contains("<span data-field-name=\"damage\">урон</span>"), "{}", ru.entry(2));
+    assert!(page.html.contains("href=\"?lang=en&amp;view=final#final-view\""), "the view is linked");
     // ?view=final lists every action; v2 with its final damage.
     let finals = render_with(&lines, &report, Lang::En, &View { final_view: true, ..View::default() }, 200);
     let section = &finals.html[finals.html.find("id=\"final-view\"").expect("final view")..];
