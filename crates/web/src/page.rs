@@ -390,7 +390,8 @@ impl BattlePage<'_> {
         html! {
             h2 { (lang.t("commitments")) }
             // Hashes are long: the table scrolls in its own box on a phone,
-            // never the page.
+            // never the page (the box holds links, so a keyboard reaches
+            // it; the other tables wrap instead).
             div.scroll-box {
                 table.changes #commitments {
                     tr { th { (lang.t("epoch")) } th { (lang.t("commitment")) } th { (lang.t("signature")) } th { (lang.t("seed")) } }
@@ -498,18 +499,26 @@ impl BattlePage<'_> {
         }
     }
 
-    fn pager(&self, window: &window::Window) -> Markup {
+    /// Previous and next page; the one above the timeline is the
+    /// navigation landmark, the one below repeats it (one landmark, so a
+    /// screen reader's list of them holds no twins).
+    fn pager(&self, window: &window::Window, landmark: bool) -> Markup {
         let lang = self.lang;
+        let links = html! {
+            @if window.page > 1 {
+                a rel="prev" href=(self.page_link(window.page - 1)) { "← " (lang.t("prev_page")) }
+            }
+            span aria-current="page" { (lang.t("page")) " " (window.page) " " (lang.t("of")) " " (window.pages) }
+            @if window.page < window.pages {
+                a rel="next" href=(self.page_link(window.page + 1)) { (lang.t("next_page")) " →" }
+            }
+        };
         html! {
             @if window.pages > 1 {
-                nav.pager aria-label=(lang.t("pages")) {
-                    @if window.page > 1 {
-                        a rel="prev" href=(self.page_link(window.page - 1)) { "← " (lang.t("prev_page")) }
-                    }
-                    span aria-current="page" { (lang.t("page")) " " (window.page) " " (lang.t("of")) " " (window.pages) }
-                    @if window.page < window.pages {
-                        a rel="next" href=(self.page_link(window.page + 1)) { (lang.t("next_page")) " →" }
-                    }
+                @if landmark {
+                    nav.pager aria-label=(lang.t("pages")) { (links) }
+                } @else {
+                    div.pager { (links) }
                 }
             }
         }
@@ -522,7 +531,7 @@ impl BattlePage<'_> {
             section #timeline-section aria-labelledby="timeline-heading" {
                 h2 #timeline-heading { (self.lang.t("timeline")) }
                 (self.search_form(window))
-                (self.pager(window))
+                (self.pager(window, true))
                 @if window.items.is_empty() {
                     p.muted { (self.lang.t("nothing_matches")) }
                 }
@@ -531,7 +540,7 @@ impl BattlePage<'_> {
                         (self.event(&self.lines[item.line], &item.nested, &links, &shown))
                     }
                 }
-                (self.pager(window))
+                (self.pager(window, false))
             }
         }
     }
@@ -681,7 +690,7 @@ impl BattlePage<'_> {
                     }
                     blockquote.forum-text data-summary="text" { (text(event, "text")) }
                     @match ruling.map(|r| real_changes(&r.changes)).filter(|changes| !changes.is_empty()) {
-                        Some(changes) => div.scroll-box { table.changes.override {
+                        Some(changes) => table.changes.override {
                             tr { th { (lang.t("field")) } th { (lang.t("before")) } th { (lang.t("after")) } }
                             @for change in changes {
                                 tr data-field=(change.field) {
@@ -690,7 +699,7 @@ impl BattlePage<'_> {
                                     td.after { (value(lang, &change.after)) }
                                 }
                             }
-                        } },
+                        },
                         None => p.muted { (lang.t("no_override")) },
                     }
                 }
@@ -709,7 +718,7 @@ impl BattlePage<'_> {
                     p { (lang.t("epoch")) " " (number(event, "epoch").unwrap_or_default()) ": " code.hash { (text(event, "commitment")) } }
                 }
                 _ => {
-                    pre lang="und" { code { (event.to_string()) } }
+                    pre translate="no" { code { (event.to_string()) } }
                 }
             }
         }
@@ -770,12 +779,12 @@ impl BattlePage<'_> {
                 details.sheets open[participants.len() <= 4] {
                     summary { (lang.t("sheets")) }
                     @for participant in &participants {
-                        div.scroll-box { table.changes.sheet data-participant=(plain(participant.get("id").unwrap_or(&Value::Null))) {
+                        table.changes.sheet data-participant=(plain(participant.get("id").unwrap_or(&Value::Null))) {
                             caption { (lang.t("sheet_of")) " " span.forum-text translate="no" { (plain(participant.get("id").unwrap_or(&Value::Null))) } }
                             @for (key, v) in participant.as_object().into_iter().flatten().filter(|(k, _)| *k != "id") {
                                 tr { th scope="row" { (field_name(lang, key)) } td { (value(lang, v)) } }
                             }
-                        } }
+                        }
                     }
                 }
             }
@@ -855,12 +864,12 @@ fn type_label(lang: Lang, event_type: &str) -> &'static str {
 fn fields_table(lang: Lang, caption: &str, fields: Option<&Value>) -> Markup {
     html! {
         @if let Some(fields) = fields.and_then(Value::as_object).filter(|f| !f.is_empty()) {
-            div.scroll-box { table.changes.fields {
+            table.changes.fields {
                 caption { (caption) }
                 @for (key, v) in fields {
                     tr { th scope="row" { (field_name(lang, key)) } td { (value(lang, v)) } }
                 }
-            } }
+            }
         }
     }
 }

@@ -57,7 +57,7 @@ body[data-roller-key="pinned"] #roller-key-status { color: var(--ok); }
 form#search { display: flex; flex-wrap: wrap; gap: .4rem 1rem; align-items: flex-end; }
 form#search h3 { flex-basis: 100%; }
 form#search .field { margin: 0; }
-nav.pager { display: flex; flex-wrap: wrap; gap: .4rem 1rem; margin: .6rem 0; }
+.pager { display: flex; flex-wrap: wrap; gap: .4rem 1rem; margin: .6rem 0; }
 ol.timeline { list-style: none; padding: 0; }
 ol.timeline > li { border-left: 4px solid var(--muted); padding: .4rem .8rem; margin: .6rem 0; min-width: 0; }
 .event.nested { border-left: 3px solid var(--muted); padding: .2rem .6rem; margin: .4rem 0; }
@@ -84,7 +84,7 @@ svg.die .pip { fill: CanvasText; } svg.die .value { fill: CanvasText; font-weigh
 svg.die.dropped { opacity: .35; } svg.die .strike { stroke: var(--bad); stroke-width: 3; }
 svg.die.rerolled .face { stroke-dasharray: 4 3; }
 svg.die.exploded .face { stroke: #bf8700; stroke-width: 3.5; } svg.die .star { fill: #bf8700; }
-table.changes { border-collapse: collapse; margin: .3rem 0; }
+table.changes { border-collapse: collapse; margin: .3rem 0; max-width: 100%; }
 table.changes td, table.changes th { border: 1px solid var(--muted); padding: .15rem .5rem; text-align: left; }
 table.changes caption { text-align: left; font-weight: 600; }
 table.changes th { overflow-wrap: normal; }
