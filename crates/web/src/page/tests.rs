@@ -264,3 +264,22 @@ fn a_forum_reference_is_a_link_only_when_it_is_a_web_address() {
     assert!(!forum_ref("javascript:alert(1)").into_string().contains("<a "));
     assert!(!forum_ref("forum:demo/1").into_string().contains("<a "));
 }
+
+#[test]
+fn the_search_shows_only_what_matches_and_keeps_itself_in_the_pager() {
+    let lines = lines();
+    let report = report(&lines);
+    let query = ViewQuery { actor: Some("meowth".into()), ..ViewQuery::default() };
+    let page = render_with(&lines, &report, Lang::En, &View::from_query(&query), 1);
+    // meowth's entries in the fixture: the dodge v4 (roll v3) and the
+    // Fake Out v6 (roll v5); one a page.
+    assert!(page.html.contains("id=\"v4\"") && !page.html.contains("id=\"v2\""), "page 1 holds v4 only");
+    assert!(page.html.contains("<p class=\"muted\" id=\"matching\">2 matching entries</p>"));
+    assert!(
+        page.html.contains("href=\"?lang=en&amp;actor=meowth&amp;page=2#timeline\""),
+        "the next page keeps the search"
+    );
+    assert!(
+        page.html.contains("<input id=\"search-actor\" name=\"actor\" type=\"text\" list=\"actors\" value=\"meowth\">")
+    );
+}
