@@ -262,6 +262,7 @@ impl BattlePage<'_> {
         };
         let roller_keys = serde_json::json!({ "keys": self.trusted_roller_keys }).to_string();
         let window = window::window(self.lines, self.view, self.page_events);
+        let shown = |version: u64| window.shows(self.lines, version);
         html! {
             (DOCTYPE)
             html lang=(lang.code()) {
@@ -288,8 +289,8 @@ impl BattlePage<'_> {
                         (lang_notice(lang, self.unknown_lang))
                         h1 { span.forum-text translate="no" { (title) } }
                         (self.facts(opened_event, closed))
-                        (self.verification())
-                        (self.commitments())
+                        (self.verification(&shown))
+                        (self.commitments(&shown))
                         @if self.view.final_view {
                             (self.final_view())
                         }
@@ -328,7 +329,7 @@ impl BattlePage<'_> {
         }
     }
 
-    fn verification(&self) -> Markup {
+    fn verification(&self, shown: &dyn Fn(u64) -> bool) -> Markup {
         let lang = self.lang;
         html! {
             section #verification {
@@ -357,7 +358,7 @@ impl BattlePage<'_> {
                     // The audit's messages are English (battlelog_verify's).
                     ul.problems #server-findings {
                         @for finding in &self.report.findings {
-                            li { a href=(self.version_href(finding.version, None)) { "v" (finding.version) } " "
+                            li { a href=(self.version_href(finding.version, Some(shown))) { "v" (finding.version) } " "
                                 span lang="en" { (finding.problem.to_string()) } }
                         }
                     }
@@ -366,7 +367,7 @@ impl BattlePage<'_> {
         }
     }
 
-    fn commitments(&self) -> Markup {
+    fn commitments(&self, shown: &dyn Fn(u64) -> bool) -> Markup {
         let lang = self.lang;
         // Per epoch: its commitment and signature, and its seed once revealed.
         let mut epochs: BTreeMap<u64, (u64, &Value, Option<&str>)> = BTreeMap::new();
@@ -397,7 +398,7 @@ impl BattlePage<'_> {
                     tr { th { (lang.t("epoch")) } th { (lang.t("commitment")) } th { (lang.t("signature")) } th { (lang.t("seed")) } }
                     @for (epoch, (version, event, seed)) in &epochs {
                         tr data-epoch=(epoch) {
-                            td { a href=(self.version_href(*version, None)) { (epoch) } }
+                            td { a href=(self.version_href(*version, Some(shown))) { (epoch) } }
                             td { code.hash { (text(event, "commitment")) } }
                             td { @match text(event, "commitment_signature") {
                                 "" => (lang.t("unsigned")),

@@ -221,9 +221,13 @@ fn a_small_window_pages_and_links_reach_other_pages() {
     assert!(first.html.contains(&maud::html! { (PreEscaped(embeddable(FIXTURE))) }.into_string()));
     let holding = render_with(&lines, &report, Lang::En, &View { v: Some(8), ..View::default() }, 3);
     assert!(holding.html.contains("Page 2 of 3") && holding.html.contains("id=\"v8\""));
-    // The server's findings link and the commitments link to v0 on page 1
-    // from page 2: through ?v=.
-    assert!(holding.html.contains("href=\"?lang=en&amp;v=0#v0\""), "a link to another page carries ?v=");
+    // The commitments table links epoch 0's v0: on page 1 a fragment, from
+    // page 2 through ?v=.
+    assert!(first.html.contains("<td><a href=\"#v0\">0</a></td>"), "a link on the same page");
+    assert!(
+        holding.html.contains("<td><a href=\"?lang=en&amp;v=0#v0\">0</a></td>"),
+        "a link to another page carries ?v="
+    );
 }
 
 #[test]
