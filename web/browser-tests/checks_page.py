@@ -37,6 +37,9 @@ import browser_tests as bt
 FORUM_SUBJECT = "forum-pokeboard"
 JUDGE_SUBJECT = "judge-anna"
 CLOSE_BY = "judge-anna (judge)"
+# Never what the attack records: pokemon-d6@2 damage is the move's power
+# (90) times a multiplier of thirds (0, 30, 60, 90, 180 …), so the ruling
+# always changes it and the page must show it changed.
 OVERRIDE_DAMAGE = 45
 # More entries than a page shows by default (the web's `page_events`, 200).
 LONG_BATTLE_PASSES = 230

@@ -672,6 +672,8 @@ impl BattlePage<'_> {
                             }
                         }
                     }
+                    // The recorded action and outcome, field by field; the
+                    // explanation of the result (crate::explain) goes beside it.
                     details { summary { (lang.t("details")) }
                         (fields_table(lang, lang.t("action_fields"), event.get("action")))
                         (fields_table(lang, lang.t("outcome_fields"), event.get("outcome")))
