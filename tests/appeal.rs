@@ -163,12 +163,22 @@ async fn a_ruling_after_the_close_within_the_window_is_journaled_and_audits_clea
     // changed, linked to the action it rules on and the dispute beside it.
     let page = battle_page(&stack, battle_id).await;
     let ruling_html = event_html(&page, ruled.version);
-    assert!(ruling_html.contains(&format!("<span class=\"judge\">{JUDGE}</span>")), "the judge:\n{ruling_html}");
-    assert!(ruling_html.contains(&format!("{JUDGE} (judge)")), "the judge's credential:\n{ruling_html}");
+    assert!(
+        ruling_html.contains(&format!("<span class=\"judge forum-text\" translate=\"no\">{JUDGE}</span>")),
+        "the judge:\n{ruling_html}"
+    );
+    assert!(
+        ruling_html.contains(&format!("data-subject=\"{JUDGE}\" data-role=\"judge\"")),
+        "the judge's credential:\n{ruling_html}"
+    );
     assert!(ruling_html.contains(&format!("href=\"#v{}\"", dodged.version)), "links the action:\n{ruling_html}");
+    // The field by its readable name, booleans as yes/no.
+    let yes_no = |value: bool| if value { "yes" } else { "no" };
     let row = format!(
-        "<tr data-field=\"counted\"><td>counted</td><td class=\"before\">{counted}</td><td class=\"after\">{}</td></tr>",
-        !counted
+        "<tr data-field=\"counted\"><td><span data-field-name=\"counted\">counted</span></td>\
+         <td class=\"before\">{}</td><td class=\"after\">{}</td></tr>",
+        yes_no(counted),
+        yes_no(!counted)
     );
     assert!(ruling_html.contains(&row), "the override's before and after ({row}):\n{ruling_html}");
     let action_html = event_html(&page, dodged.version);

@@ -121,9 +121,12 @@ async fn a_battle_filled_to_its_budget_still_reads_closes_reveals_and_audits() {
         battlelog_test_support::web(&stack.resolver.url(), &secret, &token_file, &stack.dir.path().join("web.log"))
             .await;
     let bearer = format!("Bearer {}", TestAuth::shared().reader());
-    let (status, body) = http_get(&format!("{}/battles/{battle_id}", web.url()), &[("authorization", &bearer)]).await;
+    // Paged (the web's `page_events`): `?v=` shows the page holding it.
+    let last = events.len() - 1;
+    let (status, body) =
+        http_get(&format!("{}/battles/{battle_id}?v={last}", web.url()), &[("authorization", &bearer)]).await;
     assert_eq!(status, 200, "the page of a full battle: {}", &body[..body.len().min(500)]);
-    assert!(body.contains(&format!("id=\"v{}\"", events.len() - 1)), "with its last event");
+    assert!(body.contains(&format!("id=\"v{last}\"")), "with its last event");
 
     // The close and its reveal fit in the room kept for them.
     let closed = close(&mut cold, battle_id).await;

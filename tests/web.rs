@@ -81,7 +81,12 @@ async fn a_battle_page_admits_its_tenants_readers_and_its_share_link_only() {
 
     let (status, body) = http_get(&format!("{}/verify", web.url()), &[]).await;
     assert_eq!(status, 200, "/verify is public");
-    assert!(body.contains("id=\"export-file\"") && body.contains("data-audit=\"pending\""), "{body}");
+    // Idle until a file is chosen: nothing is being checked yet.
+    assert!(body.contains("id=\"export-file\"") && body.contains("data-audit=\"idle\""), "{body}");
+    // A language the pages lack is no error: the page falls back and says so.
+    let (status, body) = http_get(&format!("{}/verify?lang=de", web.url()), &[]).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("id=\"lang-notice\"") && body.contains("<html lang=\"en\">"), "{body}");
     assert!(body.contains("export async function verifyExport"), "the verifier is inline: {body:.200}");
 
     // The access log has a line per request, and neither the share key nor

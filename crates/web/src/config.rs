@@ -13,6 +13,10 @@ use serde::{Deserialize, Deserializer, Serialize, de};
 /// The service name in its variables (`BATTLELOG_WEB_*`).
 pub const SERVICE: &str = "web";
 
+/// The most timeline entries a page may show at once: more makes a big
+/// battle's page as heavy as it was before paging.
+pub const MAX_PAGE_EVENTS: usize = 5000;
+
 /// The web service's configuration.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -34,6 +38,10 @@ pub struct Config {
     /// Log filter (`RUST_LOG` wins when set).
     pub log: String,
     pub log_format: LogFormat,
+    /// Timeline entries a battle page shows at once (a roll drawn inside
+    /// its action counts with it); the rest are on further pages, while
+    /// the page's embedded export, which the browser verifies, stays whole.
+    pub page_events: usize,
     /// TLS keys for calling the resolver: `tls_ca`, `tls_client_cert`, `tls_client_key`.
     #[serde(flatten)]
     pub client_tls: ClientTls,
@@ -89,6 +97,7 @@ impl Default for Config {
             share_secret_file: None,
             log: "info".into(),
             log_format: LogFormat::Text,
+            page_events: crate::page::DEFAULT_PAGE_EVENTS,
             client_tls: ClientTls::default(),
             http_limits: HttpLimits::default(),
             trusted_roller_keys: Vec::new(),
@@ -158,6 +167,12 @@ impl Config {
         for key in &self.trusted_roller_keys {
             crate::keys::parse(key).map_err(|message| ConfigError::Invalid { key: "trusted_roller_keys", message })?;
         }
+        if !(1..=MAX_PAGE_EVENTS).contains(&self.page_events) {
+            return Err(ConfigError::Invalid {
+                key: "page_events",
+                message: format!("{} must be from 1 to {MAX_PAGE_EVENTS}", self.page_events),
+            });
+        }
         self.http_limits.validate()?;
         self.client_tls.validate(&[("resolver_url", &self.resolver_url)])
     }
@@ -218,5 +233,50 @@ mod tests {
             .to_string();
         assert!(error.contains("trusted_roller_keys") && error.contains("\"beef\""), "{error}");
         assert_eq!(error.lines().count(), 1, "one line: {error}");
+    }
+
+    /// A config that validates but for the key under test.
+    fn valid() -> Config {
+        Config {
+            token_file: Some(PathBuf::from("web.token")),
+            share_secret_file: Some(PathBuf::from("share.secret")),
+            ..Config::default()
+        }
+    }
+
+    #[test]
+    fn page_events_is_from_1_to_its_maximum() {
+        assert_eq!(Config::default().page_events, 200);
+        for (page_events, ok) in [
+            (0, false),
+            (1, true),
+            (2, true),
+            (MAX_PAGE_EVENTS - 1, true),
+            (MAX_PAGE_EVENTS, true),
+            (MAX_PAGE_EVENTS + 1, false),
+        ] {
+            let result = Config { page_events, ..valid() }.validate();
+            assert_eq!(result.is_ok(), ok, "page_events = {page_events}: {result:?}");
+            if let Err(ConfigError::Invalid { key, .. }) = result {
+                assert_eq!(key, "page_events");
+            }
+        }
+    }
+
+    #[test]
+    fn page_events_layers_file_then_environment_then_flag() {
+        let dir = std::env::temp_dir().join(format!("battlelog-web-config-page-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("web.toml");
+        std::fs::write(&file, "token_file = \"t\"\nshare_secret_file = \"s\"\npage_events = 50\n").unwrap();
+        let layers = Layers::new(SERVICE).file(Some(file.clone()));
+        assert_eq!(Config::load(&layers).unwrap().page_events, 50);
+        let layers = layers.env([("BATTLELOG_WEB_PAGE_EVENTS".to_owned(), "60".to_owned())]);
+        assert_eq!(Config::load(&layers).unwrap().page_events, 60);
+        let layers = layers.flags([("page_events".to_owned(), "70".to_owned())]);
+        assert_eq!(Config::load(&layers).unwrap().page_events, 70);
+        let zero = Layers::new(SERVICE).file(Some(file)).flags([("page_events".to_owned(), "0".to_owned())]);
+        assert!(matches!(Config::load(&zero), Err(ConfigError::Invalid { key: "page_events", .. })));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -86,6 +86,8 @@ pub struct Pages {
     /// The roller keys this site trusts, checked, in lowercase hex.
     trusted_roller_keys: Arc<[String]>,
     live: Live,
+    /// Timeline entries per battle page (`page_events`).
+    page_events: usize,
 }
 
 impl Pages {
@@ -96,7 +98,14 @@ impl Pages {
             share,
             trusted_roller_keys: Arc::from(Vec::new()),
             live: Live::new(LiveLimits::default()),
+            page_events: page::DEFAULT_PAGE_EVENTS,
         }
+    }
+
+    /// The same, showing `page_events` timeline entries per battle page.
+    pub fn with_page_events(mut self, page_events: usize) -> Self {
+        self.page_events = page_events;
+        self
     }
 
     /// These pages trusting `keys` (each 64 hex digits of an Ed25519 public
@@ -126,9 +135,12 @@ impl Pages {
 pub struct PageQuery {
     /// A share key.
     k: Option<String>,
-    /// An unknown language is as if none were given (never a 400).
-    #[serde(default, deserialize_with = "error::lenient_lang")]
-    lang: Option<Lang>,
+    /// Any text: a language the pages lack falls back with a notice
+    /// rather than refusing the page.
+    lang: Option<String>,
+    /// Paging, search, the head to pre-fill, the final-outcome view.
+    #[serde(flatten)]
+    view: page::ViewQuery,
 }
 
 /// The query of a live stream.
@@ -193,13 +205,20 @@ async fn battle_page(
         events.into_iter().map(|event| AuditedRecord::from_recorded(&battle_id, event)).collect();
     let report = battlelog_verify::audit(&battle_id, &records);
     let accept_language = headers.get(header::ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok());
+    let (lang, unknown_lang) = Lang::from_query(query.lang.as_deref(), accept_language);
+    let view = page::View::from_query(&query.view);
     let page = page::BattlePage {
         battle_id: &battle_id,
         lines: &lines,
         export: &export,
         report: &report,
-        lang: Lang::choose(query.lang, accept_language),
+        lang,
+        unknown_lang: unknown_lang.as_deref(),
         share_key: query.k.as_deref(),
+        trusted_roller_keys: pages.trusted_roller_keys(),
+        appeal_deadline: None,
+        view: &view,
+        page_events: pages.page_events,
     };
     Ok(page.render().into_response())
 }
@@ -228,9 +247,11 @@ async fn export_file(
 }
 
 #[derive(Debug, Deserialize)]
-struct LangQuery {
-    #[serde(default, deserialize_with = "error::lenient_lang")]
-    lang: Option<Lang>,
+struct VerifyQuery {
+    /// Any text: a language the pages lack falls back with a notice.
+    lang: Option<String>,
+    /// A roller key to pin, pre-filled in the page's key field.
+    roller_key: Option<String>,
 }
 
 /// The browser's `Last-Event-ID` when an `EventSource` reconnects: the
@@ -259,9 +280,16 @@ async fn roller_keys(State(pages): State<Pages>) -> Response {
     keys::response(&pages.trusted_roller_keys)
 }
 
-async fn verify(Query(query): Query<LangQuery>, headers: HeaderMap) -> Response {
+async fn verify(State(pages): State<Pages>, Query(query): Query<VerifyQuery>, headers: HeaderMap) -> Response {
     let accept_language = headers.get(header::ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok());
-    verify_page::render(Lang::choose(query.lang, accept_language)).into_response()
+    let (lang, unknown_lang) = Lang::from_query(query.lang.as_deref(), accept_language);
+    let page = verify_page::VerifyPage {
+        lang,
+        unknown_lang: unknown_lang.as_deref(),
+        roller_key: query.roller_key.as_deref(),
+        trusted_roller_keys: pages.trusted_roller_keys(),
+    };
+    page.render().into_response()
 }
 
 /// One log line per request: method, path, status and time taken. Never the
@@ -364,6 +392,7 @@ pub fn pages(config: &Config) -> anyhow::Result<Pages> {
     let tls = config.client_tls.client_config()?;
     let channel = battlelog_runtime::tls::endpoint(&config.resolver_url, tls.as_ref())?.connect_lazy();
     Ok(Pages::new(Resolver::new(channel), &token, share)
+        .with_page_events(config.page_events)
         .with_trusted_roller_keys(&trusted_roller_keys)?
         .with_live_limits(config.live_limits()))
 }

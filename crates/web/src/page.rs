@@ -1,19 +1,36 @@
 //! The battle page (`GET /battles/{id}`), rendered on the server from the
 //! battle's export, so that it reads without JavaScript: the battle's
-//! facts, each epoch's commitment, then the timeline — every event under
-//! its permalink `#v<version>`, dice as pictures, disputes linked to what
-//! they contest, rulings with the before and after of what they changed.
+//! facts (participants' sheets, client seed, forum post), the verification
+//! section, each epoch's commitment, then the timeline — every event under
+//! its permalink `#v<version>` with who caused it (the credential recorded
+//! with it) and when, a roll drawn inside the action that used it,
+//! disputes and rulings linked to what they contest, and an overridden
+//! action showing its final outcome with the recorded one struck through.
 //!
-//! The DOM contract the in-page verifier (and tests) work by:
-//! `<body data-audit="pending|verified|failed|unrevealed">`, every event
-//! element `data-version`, every roll element `data-nonce` (both given
-//! `data-check` by the verifier), and `#first-failure`.
+//! A big battle is paged ([`window`]): the server renders one window of
+//! the timeline (`?page=`, `?v=` for the page holding a version, and a
+//! search by actor, type and version range), while the embedded export
+//! stays whole, so the in-page verifier checks the entire log.
+//! `?view=final` lists every action's final outcome after all rulings.
+//!
+//! The DOM contract v2 (the contract; the in-page verifier and the
+//! tests work by it): `<body data-audit data-head data-battle data-status
+//! data-roller-key [data-live-url]>`, `#roller-keys` (the trusted roller
+//! keys, JSON), every event element `id="v<N>" data-version data-type
+//! class="event"` with its visible summary as the one `[data-summary]`
+//! element of its own, every roll drawn by [`crate::dice::roll`], and the
+//! verification section's `p.verdict[aria-live]`, `#first-failure`,
+//! `ul#checks`, `#roller-key`, `#roller-key-status`, `ul#client-problems`
+//! and `input#posted-head`.
+
+pub mod record;
+pub mod window;
 
 use std::collections::BTreeMap;
 
 use battlelog_verify::AuditReport;
 use battlelog_verify::export::ExportLine;
-use battlelog_verify::judging::{Author, RulingSeen};
+use battlelog_verify::judging::{FieldChange, RulingSeen};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 use serde_json::Value;
 
@@ -21,6 +38,11 @@ use crate::assets::battle_script;
 use crate::dice::roll;
 use crate::i18n::Lang;
 use crate::style::STYLE;
+pub use window::{View, ViewQuery};
+
+/// How many timeline entries a page shows when the service is not told
+/// (the web config's `page_events`).
+pub const DEFAULT_PAGE_EVENTS: usize = 200;
 
 /// What a battle page shows.
 #[derive(Debug)]
@@ -32,8 +54,20 @@ pub struct BattlePage<'a> {
     /// The server's own audit of the same export (battlelog_verify).
     pub report: &'a AuditReport,
     pub lang: Lang,
+    /// A `?lang=` the pages do not have, to say so on the page.
+    pub unknown_lang: Option<&'a str>,
     /// The share key the visitor came with, kept in the page's own links.
     pub share_key: Option<&'a str>,
+    /// The roller keys (lowercase hex) this site trusts: the verifier pins
+    /// the battle's signing key against them.
+    pub trusted_roller_keys: &'a [String],
+    /// Until when the battle's rulings may be appealed, when there is such
+    /// a deadline (readable text, as the resolver gives it).
+    pub appeal_deadline: Option<String>,
+    /// The query's paging, search and view.
+    pub view: &'a View,
+    /// Timeline entries per page (the web config's `page_events`).
+    pub page_events: usize,
 }
 
 fn text<'v>(event: &'v Value, field: &str) -> &'v str {
@@ -63,6 +97,31 @@ fn plain(value: &Value) -> String {
     }
 }
 
+/// A recorded value in the page's language: booleans as yes/no, strings as
+/// the forum's own text (not translated, marked so), numbers as they are.
+fn value(lang: Lang, value: &Value) -> Markup {
+    html! {
+        @match value {
+            Value::Bool(true) => (lang.t("yes")),
+            Value::Bool(false) => (lang.t("no")),
+            Value::String(s) => span.forum-text translate="no" { (s) },
+            Value::Number(n) => (n.to_string()),
+            Value::Null => "—",
+            other => code.forum-text translate="no" { (other.to_string()) },
+        }
+    }
+}
+
+/// A recorded field's name in the page's language, or raw as code.
+fn field_name(lang: Lang, name: &str) -> Markup {
+    html! {
+        @match lang.field(name) {
+            Some(label) => span data-field-name=(name) { (label) },
+            None => code data-field-name=(name) translate="no" { (name) },
+        }
+    }
+}
+
 /// The export for a `<script type="application/x-ndjson">` element: `<`
 /// escaped inside JSON strings (a comment or reason holding `</script>`
 /// must not end the element; `\u003c` parses back to the same text).
@@ -70,13 +129,90 @@ fn embeddable(export: &str) -> String {
     export.replace('<', "\\u003c")
 }
 
+/// A forum reference: a link when it is a web address, text otherwise.
+/// `nofollow`: the page does not vouch for it; `noopener noreferrer`: the
+/// forum learns nothing of this page.
+fn forum_ref(reference: &str) -> Markup {
+    let web = reference.starts_with("https://") || reference.starts_with("http://");
+    html! {
+        @if web {
+            a.forum-text href=(reference) rel="nofollow noopener noreferrer" { (reference) }
+        } @else {
+            span.forum-text translate="no" { (reference) }
+        }
+    }
+}
+
+/// What a ruling finally did to one field of the action it rules on.
+#[derive(Debug, Clone, PartialEq)]
+struct FinalField {
+    field: String,
+    /// The effective value before the first ruling touching the field.
+    recorded: Value,
+    /// The value the last ruling touching it left.
+    last: Value,
+    /// That last ruling's version.
+    ruling: u64,
+}
+
+/// Every action's final outcome fields after all rulings, by the action's
+/// version: only fields whose value really changed (a ruling naming a
+/// field with the value it had changes nothing a reader needs to see).
+fn final_outcomes(rulings: &[RulingSeen]) -> BTreeMap<u64, Vec<FinalField>> {
+    let mut finals: BTreeMap<u64, BTreeMap<String, FinalField>> = BTreeMap::new();
+    for ruling in rulings {
+        for change in &ruling.changes {
+            finals
+                .entry(ruling.contests)
+                .or_default()
+                .entry(change.field.clone())
+                .and_modify(|f| {
+                    f.last = change.after.clone();
+                    f.ruling = ruling.version;
+                })
+                .or_insert_with(|| FinalField {
+                    field: change.field.clone(),
+                    recorded: change.before.clone(),
+                    last: change.after.clone(),
+                    ruling: ruling.version,
+                });
+        }
+    }
+    finals
+        .into_iter()
+        .map(|(version, fields)| (version, fields.into_values().filter(|f| f.recorded != f.last).collect::<Vec<_>>()))
+        .filter(|(_, fields)| !fields.is_empty())
+        .collect()
+}
+
+/// A ruling's changes a reader needs: those that changed a value.
+fn real_changes(changes: &[FieldChange]) -> Vec<&FieldChange> {
+    changes.iter().filter(|c| c.before != c.after).collect()
+}
+
+/// What the timeline's events refer to one another by.
+struct Links<'r> {
+    roll_versions: BTreeMap<u64, u64>,
+    disputes_of: BTreeMap<u64, Vec<u64>>,
+    rulings_of: BTreeMap<u64, Vec<u64>>,
+    rulings: BTreeMap<u64, &'r RulingSeen>,
+    choices: BTreeMap<u64, u64>,
+    finals: BTreeMap<u64, Vec<FinalField>>,
+    closed_at: Option<u64>,
+}
+
 impl BattlePage<'_> {
+    /// The page's base query: share key and language, as `k=…&lang=…`.
+    fn base_query(&self, lang: Lang) -> String {
+        match self.share_key {
+            Some(key) => format!("k={key}&lang={}", lang.code()),
+            None => format!("lang={}", lang.code()),
+        }
+    }
+
     /// A link to this page in `lang`, keeping the share key.
     fn self_link(&self, lang: Lang) -> String {
-        match self.share_key {
-            Some(key) => format!("?k={key}&lang={}", lang.code()),
-            None => format!("?lang={}", lang.code()),
-        }
+        format!("?{}", self.base_query(lang))
     }
 
     fn export_link(&self) -> String {
@@ -86,16 +222,47 @@ impl BattlePage<'_> {
         }
     }
 
+    /// The URL the page's script follows new events at (open battles).
+    fn live_url(&self) -> String {
+        let after = self.lines.last().map(|line| line.version).unwrap_or_default();
+        match self.share_key {
+            Some(key) => format!("/battles/{}/live?after={after}&k={key}", self.battle_id),
+            None => format!("/battles/{}/live?after={after}", self.battle_id),
+        }
+    }
+
+    /// The page with the search kept and another page number.
+    fn page_link(&self, page: usize) -> String {
+        let mut query = self.base_query(self.lang);
+        for (key, value) in [
+            ("actor", self.view.actor.clone()),
+            ("type", self.view.event_type.clone()),
+            ("from", self.view.from.map(|v| v.to_string())),
+            ("to", self.view.to.map(|v| v.to_string())),
+        ] {
+            if let Some(value) = value {
+                query.push('&');
+                query.push_str(key);
+                query.push('=');
+                query.push_str(&encode(&value));
+            }
+        }
+        format!("?{query}&page={page}#timeline")
+    }
+
     pub fn render(&self) -> Markup {
         let lang = self.lang;
-        let opened = self.lines.iter().find(|line| line.event_type == "BattleOpened").map(|line| &line.event);
+        let opened = self.lines.iter().find(|line| line.event_type == "BattleOpened");
         let empty = Value::Null;
-        let opened = opened.unwrap_or(&empty);
+        let opened_event = opened.map(|line| &line.event).unwrap_or(&empty);
         let closed = self.lines.iter().any(|line| line.event_type == "BattleClosed");
-        let title = match text(opened, "title") {
+        let title = match text(opened_event, "title") {
             "" => self.battle_id,
             title => title,
         };
+        let roller_keys = serde_json::json!({ "keys": self.trusted_roller_keys }).to_string();
+        let window = window::window(self.lines, self.view, self.page_events);
+        let shown = |version: u64| window.shows(self.lines, version);
         html! {
             (DOCTYPE)
             html lang=(lang.code()) {
@@ -105,19 +272,31 @@ impl BattlePage<'_> {
                     title { (title) " — battlelog" }
                     style { (PreEscaped(STYLE)) }
                 }
-                body data-audit="pending" data-head=(self.report.head_hash) data-battle=(self.battle_id) {
+                body data-audit="pending" data-head=(self.report.head_hash) data-battle=(self.battle_id)
+                    data-status=(if closed { "closed" } else { "open" }) data-roller-key="pending"
+                    data-live-url=[(!closed).then(|| self.live_url())] {
+                    a.skip-link href="#timeline" { (lang.t("skip_to_timeline")) }
                     header { nav {
                         a href=(self.self_link(Lang::En)) hreflang="en" lang="en" { "English" }
                         a href=(self.self_link(Lang::Ru)) hreflang="ru" lang="ru" { "Русский" }
                         a href=(self.export_link()) download { (lang.t("download")) }
-                        a href="/verify" { (lang.t("verify_file")) }
+                        a href={ "/verify?lang=" (lang.code()) } { (lang.t("verify_file")) }
+                        @if !self.report.rulings.is_empty() {
+                            a href={ (self.self_link(lang)) "&view=final#final-view" } { (lang.t("final_view")) }
+                        }
                     } }
-                    h1 { (title) }
-                    (self.facts(opened, closed))
-                    (self.verification())
-                    (self.commitments())
-                    h2 { (lang.t("timeline")) }
-                    (self.timeline())
+                    main {
+                        (lang_notice(lang, self.unknown_lang))
+                        h1 { span.forum-text translate="no" { (title) } }
+                        (self.facts(opened_event, closed))
+                        (self.verification(&shown))
+                        (self.commitments(&shown))
+                        @if self.view.final_view {
+                            (self.final_view())
+                        }
+                        (self.timeline(&window))
+                    }
+                    script type="application/json" id="roller-keys" { (PreEscaped(embeddable(&roller_keys))) }
                     script type="application/x-ndjson" id="battle-export" { (PreEscaped(embeddable(self.export))) }
                     (battle_script())
                 }
@@ -135,41 +314,52 @@ impl BattlePage<'_> {
         html! {
             dl.facts {
                 dt { (lang.t("battle")) } dd { code { (self.battle_id) } }
-                dt { (lang.t("ruleset")) } dd { (text(opened, "ruleset")) }
-                dt { (lang.t("participants")) } dd { (participants.join(", ")) }
-                dt { (lang.t("forum_ref")) } dd { (text(opened, "forum_ref")) }
-                dt { (lang.t("tenant")) } dd { (text(opened, "tenant")) }
+                dt { (lang.t("ruleset")) } dd { code { (text(opened, "ruleset")) } }
+                dt { (lang.t("participants")) } dd { span.forum-text translate="no" { (participants.join(", ")) } }
+                dt { (lang.t("forum_ref")) } dd { (forum_ref(text(opened, "forum_ref"))) }
+                dt { (lang.t("client_seed")) } dd { code.hash.forum-text { (text(opened, "client_seed")) } }
+                dt { (lang.t("tenant")) } dd { code { (text(opened, "tenant")) } }
                 dt { (lang.t("status")) } dd id="battle-status" { (lang.t(if closed { "closed" } else { "open" })) }
+                @if let Some(deadline) = &self.appeal_deadline {
+                    dt { (lang.t("appeal_deadline")) } dd #appeal-deadline { (deadline) }
+                }
                 dt { (lang.t("events")) } dd { (self.lines.len()) }
                 dt { (lang.t("head")) } dd { code.hash id="head-hash" { (self.report.head_hash) } }
-                @if let Some(key) = &self.report.roller_key {
-                    dt { (lang.t("roller_key")) } dd { code.hash { (key) } }
-                }
             }
         }
     }
 
-    fn verification(&self) -> Markup {
+    fn verification(&self, shown: &dyn Fn(u64) -> bool) -> Markup {
         let lang = self.lang;
         html! {
             section #verification {
                 h2 { (lang.t("verification")) }
-                p.verdict {
+                p.verdict aria-live="polite" {
                     span.pending { (lang.t("verify_pending")) }
                     span.verified { (lang.t("verify_verified")) }
                     span.failed { (lang.t("verify_failed")) }
                     span.unrevealed { (lang.t("verify_unrevealed")) }
                 }
                 p { span #first-failure {} span { " ← " (lang.t("first_failure")) } }
+                h3 { (lang.t("checks")) }
+                ul #checks {}
+                (roller_key_fields(lang, self.trusted_roller_keys))
+                p.field {
+                    label for="posted-head" { (lang.t("posted_head_battle")) }
+                    input #posted-head type="text" spellcheck="false" autocomplete="off"
+                        value=[self.view.head.as_deref()];
+                }
                 ul #client-problems .problems {}
                 noscript { p { (lang.t("no_js")) } }
                 p.muted {
                     (lang.t("server_audit")) ": " (self.report.findings.len()) " " (lang.t("findings"))
                 }
                 @if !self.report.findings.is_empty() {
+                    // The audit's messages are English (battlelog_verify's).
                     ul.problems #server-findings {
                         @for finding in &self.report.findings {
-                            li { a href={ "#v" (finding.version) } { "v" (finding.version) } " " (finding.problem.to_string()) }
+                            li { a href=(self.version_href(finding.version, Some(shown))) { "v" (finding.version) } " "
+                                span lang="en" { (finding.problem.to_string()) } }
                         }
                     }
                 }
@@ -177,7 +367,7 @@ impl BattlePage<'_> {
         }
     }
 
-    fn commitments(&self) -> Markup {
+    fn commitments(&self, shown: &dyn Fn(u64) -> bool) -> Markup {
         let lang = self.lang;
         // Per epoch: its commitment and signature, and its seed once revealed.
         let mut epochs: BTreeMap<u64, (u64, &Value, Option<&str>)> = BTreeMap::new();
@@ -200,60 +390,24 @@ impl BattlePage<'_> {
         }
         html! {
             h2 { (lang.t("commitments")) }
-            table.changes #commitments {
-                tr { th { (lang.t("epoch")) } th { (lang.t("commitment")) } th { (lang.t("signature")) } th { (lang.t("seed")) } }
-                @for (epoch, (version, event, seed)) in &epochs {
-                    tr data-epoch=(epoch) {
-                        td { a href={ "#v" (version) } { (epoch) } }
-                        td { code.hash { (text(event, "commitment")) } }
-                        td { @match text(event, "commitment_signature") {
-                            "" => (lang.t("unsigned")),
-                            signature => code.hash title=(signature) { (signature.get(..16).unwrap_or(signature)) "…" },
-                        } }
-                        td { @match seed {
-                            Some(seed) => { (lang.t("revealed")) ": " code.hash { (seed) } },
-                            None => (lang.t("secret")),
-                        } }
-                    }
-                }
-            }
-        }
-    }
-
-    fn timeline(&self) -> Markup {
-        // Cross-links: the version of each nonce's roll, the disputes and
-        // rulings contesting each version, and each ruling's changes.
-        let roll_versions: BTreeMap<u64, u64> = self
-            .lines
-            .iter()
-            .filter(|line| line.event_type == "DiceRolled")
-            .filter_map(|line| Some((number(&line.event, "nonce")?, line.version)))
-            .collect();
-        let mut contested_by: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
-        for dispute in &self.report.disputes {
-            contested_by.entry(dispute.contests).or_default().push(dispute.version);
-        }
-        for ruling in &self.report.rulings {
-            contested_by.entry(ruling.contests).or_default().push(ruling.version);
-        }
-        let rulings: BTreeMap<u64, &RulingSeen> = self.report.rulings.iter().map(|r| (r.version, r)).collect();
-        // A berserk@2 strike's version → the exchange choice answering it.
-        let choices: BTreeMap<u64, u64> = self
-            .lines
-            .iter()
-            .filter(|line| action_type(&line.event) == Some("exchange_choice"))
-            .filter_map(|line| Some((number(action_of(&line.event), "against")?, line.version)))
-            .collect();
-        html! {
-            ol.timeline #timeline {
-                @for line in self.lines {
-                    li.event id={ "v" (line.version) } data-version=(line.version) data-type=(line.event_type) {
-                        (self.event(line, &roll_versions, rulings.get(&line.version).copied(), &choices))
-                        @if let Some(versions) = contested_by.get(&line.version) {
-                            p.muted.contested {
-                                (self.lang.t("contests")) " ← "
-                                @for version in versions { a href={ "#v" (version) } { "#v" (version) } " " }
-                            }
+            // Hashes are long: the table scrolls in its own box on a phone,
+            // never the page (the box holds links, so a keyboard reaches
+            // it; the other tables wrap instead).
+            div.scroll-box {
+                table.changes #commitments {
+                    tr { th { (lang.t("epoch")) } th { (lang.t("commitment")) } th { (lang.t("signature")) } th { (lang.t("seed")) } }
+                    @for (epoch, (version, event, seed)) in &epochs {
+                        tr data-epoch=(epoch) {
+                            td { a href=(self.version_href(*version, Some(shown))) { (epoch) } }
+                            td { code.hash { (text(event, "commitment")) } }
+                            td { @match text(event, "commitment_signature") {
+                                "" => (lang.t("unsigned")),
+                                signature => code.hash title=(signature) { (signature.get(..16).unwrap_or(signature)) "…" },
+                            } }
+                            td { @match seed {
+                                Some(seed) => { (lang.t("revealed")) ": " code.hash { (seed) } },
+                                None => (lang.t("secret")),
+                            } }
                         }
                     }
                 }
@@ -261,43 +415,244 @@ impl BattlePage<'_> {
         }
     }
 
-    fn event(
-        &self,
-        line: &ExportLine,
-        roll_versions: &BTreeMap<u64, u64>,
-        ruling: Option<&RulingSeen>,
-        choices: &BTreeMap<u64, u64>,
-    ) -> Markup {
+    /// A link to the event at `version`: on this page `#v<N>`, else the
+    /// page holding it (`?v=N#vN`, the search dropped so that it shows).
+    fn version_href(&self, version: u64, shown: Option<&dyn Fn(u64) -> bool>) -> String {
+        match shown {
+            Some(shown) if shown(version) => format!("#v{version}"),
+            _ => format!("?{}&v={version}#v{version}", self.base_query(self.lang)),
+        }
+    }
+
+    fn links(&self) -> Links<'_> {
+        let roll_versions = self
+            .lines
+            .iter()
+            .filter(|line| line.event_type == "DiceRolled")
+            .filter_map(|line| Some((number(&line.event, "nonce")?, line.version)))
+            .collect();
+        let mut disputes_of: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+        for dispute in &self.report.disputes {
+            disputes_of.entry(dispute.contests).or_default().push(dispute.version);
+        }
+        let mut rulings_of: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+        for ruling in &self.report.rulings {
+            rulings_of.entry(ruling.contests).or_default().push(ruling.version);
+        }
+        // A berserk@2 strike's version → the exchange choice answering it.
+        let choices = self
+            .lines
+            .iter()
+            .filter(|line| action_type(&line.event) == Some("exchange_choice"))
+            .filter_map(|line| Some((number(action_of(&line.event), "against")?, line.version)))
+            .collect();
+        Links {
+            roll_versions,
+            disputes_of,
+            rulings_of,
+            rulings: self.report.rulings.iter().map(|r| (r.version, r)).collect(),
+            choices,
+            finals: final_outcomes(&self.report.rulings),
+            closed_at: self.lines.iter().find(|line| line.event_type == "BattleClosed").map(|line| line.version),
+        }
+    }
+
+    fn search_form(&self, window: &window::Window) -> Markup {
+        let lang = self.lang;
+        let view = self.view;
+        let actors: std::collections::BTreeSet<&str> =
+            self.lines.iter().filter_map(|line| window::actor_of(&line.event)).collect();
+        let types = [
+            "BattleOpened",
+            "DiceRolled",
+            "ActionResolved",
+            "DisputeRaised",
+            "JudgeRuling",
+            "SeedCommitted",
+            "SeedRevealed",
+            "BattleClosed",
+        ];
+        html! {
+            form #search method="get" action="#timeline" role="search" {
+                h3 { (lang.t("filter")) }
+                @if let Some(key) = self.share_key { input type="hidden" name="k" value=(key); }
+                input type="hidden" name="lang" value=(lang.code());
+                span.field { label for="search-actor" { (lang.t("filter_actor")) }
+                    input #search-actor name="actor" type="text" list="actors" value=[view.actor.as_deref()]; }
+                datalist #actors { @for actor in &actors { option value=(actor) {} } }
+                span.field { label for="search-type" { (lang.t("filter_type")) }
+                    select #search-type name="type" {
+                        option value="" { (lang.t("filter_any")) }
+                        @for t in types {
+                            option value=(t) selected[view.event_type.as_deref() == Some(t)] { (type_label(lang, t)) }
+                        }
+                    } }
+                span.field { label for="search-from" { (lang.t("filter_from")) }
+                    input #search-from name="from" type="number" min="0" value=[view.from]; }
+                span.field { label for="search-to" { (lang.t("filter_to")) }
+                    input #search-to name="to" type="number" min="0" value=[view.to]; }
+                button type="submit" { (lang.t("filter_apply")) }
+                @if view.filtered() {
+                    " " a href={ (self.self_link(lang)) "#timeline" } { (lang.t("filter_clear")) }
+                    p.muted #matching { (window.matching) " " (lang.t("matching")) }
+                }
+            }
+        }
+    }
+
+    /// Previous and next page; the one above the timeline is the
+    /// navigation landmark, the one below repeats it (one landmark, so a
+    /// screen reader's list of them holds no twins).
+    fn pager(&self, window: &window::Window, landmark: bool) -> Markup {
+        let lang = self.lang;
+        let links = html! {
+            @if window.page > 1 {
+                a rel="prev" href=(self.page_link(window.page - 1)) { "← " (lang.t("prev_page")) }
+            }
+            span aria-current="page" { (lang.t("page")) " " (window.page) " " (lang.t("of")) " " (window.pages) }
+            @if window.page < window.pages {
+                a rel="next" href=(self.page_link(window.page + 1)) { (lang.t("next_page")) " →" }
+            }
+        };
+        html! {
+            @if window.pages > 1 {
+                @if landmark {
+                    nav.pager aria-label=(lang.t("pages")) { (links) }
+                } @else {
+                    div.pager { (links) }
+                }
+            }
+        }
+    }
+
+    fn timeline(&self, window: &window::Window) -> Markup {
+        let links = self.links();
+        let shown = |version: u64| window.shows(self.lines, version);
+        html! {
+            section #timeline-section aria-labelledby="timeline-heading" {
+                h2 #timeline-heading { (self.lang.t("timeline")) }
+                (self.search_form(window))
+                (self.pager(window, true))
+                @if window.items.is_empty() {
+                    p.muted { (self.lang.t("nothing_matches")) }
+                }
+                ol.timeline #timeline tabindex="-1" {
+                    @for item in &window.items {
+                        (self.event(&self.lines[item.line], &item.nested, &links, &shown))
+                    }
+                }
+                (self.pager(window, false))
+            }
+        }
+    }
+
+    /// Who caused an event (the recorded credential) and when it was
+    /// journaled.
+    fn who_and_when(&self, line: &ExportLine) -> Markup {
+        let lang = self.lang;
+        let who = record::credential(line);
+        let command = !matches!(line.event_type.as_str(), "DiceRolled" | "SeedCommitted");
+        html! {
+            p.muted.who-when {
+                @if let Some((machine, readable)) = record::time(line.recorded_at_unix_micros) {
+                    (lang.t("recorded_at")) " " time datetime=(machine) { (readable) }
+                }
+                @if let Some(who) = &who {
+                    " · " (lang.t("by_credential")) " "
+                    span.credential data-subject=(who.subject) data-role=(who.role) {
+                        span.forum-text translate="no" { (who.subject) } " (" (lang.role(&who.role)) ")"
+                    }
+                } @else if command && line.event_type != "SeedRevealed" {
+                    " · " span.credential { (lang.t("no_credential")) }
+                }
+            }
+        }
+    }
+
+    fn event(&self, line: &ExportLine, nested: &[usize], links: &Links<'_>, shown: &dyn Fn(u64) -> bool) -> Markup {
+        let lang = self.lang;
+        let version = line.version;
+        html! {
+            li.event id={ "v" (version) } data-version=(version) data-type=(line.event_type) {
+                h3 {
+                    span.event-title { (self.title(line)) }
+                    a.permalink href={ "#v" (version) } { "#v" (version) }
+                }
+                (self.who_and_when(line))
+                (self.body(line, nested, links, shown))
+                @if let Some(disputes) = links.disputes_of.get(&version) {
+                    p.muted.contested {
+                        (lang.t("contested_by")) " "
+                        @for (i, v) in disputes.iter().enumerate() {
+                            @if i > 0 { ", " }
+                            a href=(self.version_href(*v, Some(shown))) { "#v" (v) }
+                        }
+                    }
+                }
+                @if let Some(rulings) = links.rulings_of.get(&version) {
+                    p.muted.ruled {
+                        (lang.t("ruled_by")) " "
+                        @for (i, v) in rulings.iter().enumerate() {
+                            @if i > 0 { ", " }
+                            a href=(self.version_href(*v, Some(shown))) { "#v" (v) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn title(&self, line: &ExportLine) -> &'static str {
+        let lang = self.lang;
+        match line.event_type.as_str() {
+            "BattleOpened" => lang.t("opened"),
+            "DiceRolled" => lang.t("roll"),
+            "ActionResolved" => lang.t("action"),
+            "DisputeRaised" => lang.t("dispute"),
+            "JudgeRuling" => lang.t("ruling"),
+            "BattleClosed" => lang.t("closed_title"),
+            "SeedRevealed" => lang.t("seed_revealed"),
+            "SeedCommitted" => lang.t("seed_committed"),
+            _ => "?",
+        }
+    }
+
+    fn body(&self, line: &ExportLine, nested: &[usize], links: &Links<'_>, shown: &dyn Fn(u64) -> bool) -> Markup {
         let lang = self.lang;
         let event = &line.event;
-        let heading = |label: &str| {
-            html! { span.event-title { (label) } a.permalink href={ "#v" (line.version) } { "#v" (line.version) } }
+        let refers = |event: &Value| {
+            number(event, "refers_to").map(|v| html! { a.refers href=(self.version_href(v, Some(shown))) { "#v" (v) } })
         };
-        // Who made a dispute or ruling: the credential the resolver
-        // recorded with it, as the audit reads it from the record.
-        let author = |by: Option<&Author>| by.map(|by| format!("{} ({})", by.subject, by.role));
-        let dispute_author =
-            || author(self.report.disputes.iter().find(|d| d.version == line.version).and_then(|d| d.by.as_ref()));
         html! {
             @match line.event_type.as_str() {
                 "BattleOpened" => {
-                    (heading(lang.t("opened")))
-                    p { (text(event, "title")) " · " (text(event, "ruleset")) }
+                    p { span.forum-text data-summary="title" translate="no" { (text(event, "title")) } " · " code { (text(event, "ruleset")) } }
+                    (self.sheets(event))
                 }
                 "DiceRolled" => {
-                    (heading(lang.t("roll")))
                     (roll(event, lang))
                 }
                 "ActionResolved" => {
-                    (heading(lang.t("action")))
-                    p.summary lang=(lang.code()) {
+                    p.summary lang=(lang.code())
+                        data-summary=(match lang { Lang::En => "summary_en", Lang::Ru => "summary_ru" }) {
                         (text(event, match lang { Lang::En => "summary_en", Lang::Ru => "summary_ru" }))
                     }
-                    @if let Some(nonces) = event.get("rolls").and_then(Value::as_array).filter(|n| !n.is_empty()) {
+                    @if let Some(fields) = links.finals.get(&line.version) {
+                        (self.overridden(fields, shown))
+                    }
+                    @for &i in nested {
+                        (self.nested_roll(&self.lines[i]))
+                    }
+                    // Rolls the action used that are not drawn inside it
+                    // (another action drew it first, or it is missing): linked.
+                    @let inside: Vec<u64> = nested.iter().filter_map(|&i| number(&self.lines[i].event, "nonce")).collect();
+                    @let outside: Vec<u64> = event.get("rolls").and_then(Value::as_array).into_iter().flatten()
+                        .filter_map(Value::as_u64).filter(|n| !inside.contains(n)).collect();
+                    @if !outside.is_empty() {
                         p.muted { (lang.t("dice_used")) ": "
-                            @for nonce in nonces.iter().filter_map(Value::as_u64) {
-                                @match roll_versions.get(&nonce) {
-                                    Some(version) => { a href={ "#v" (version) } { (lang.t("nonce")) " " (nonce) } " " },
+                            @for nonce in outside {
+                                @match links.roll_versions.get(&nonce) {
+                                    Some(version) => { a href=(self.version_href(*version, Some(shown))) { (lang.t("nonce")) " " (nonce) } " " },
                                     None => { (lang.t("nonce")) " " (nonce) " " },
                                 }
                             }
@@ -307,44 +662,44 @@ impl BattlePage<'_> {
                     // side that rolled higher choose, and the choice that
                     // answers it, link each other.
                     @if let Some(strike) = number(action_of(event), "against").filter(|_| action_type(event) == Some("exchange_choice")) {
-                        p.muted.exchange { (lang.t("answers_strike")) " " a.refers href={ "#v" (strike) } { "#v" (strike) } }
+                        p.muted.exchange { (lang.t("answers_strike")) " " a.refers href=(self.version_href(strike, Some(shown))) { "#v" (strike) } }
                     }
                     @if let Some(side) = event.get("outcome").and_then(|o| o.get("pending_choice")).and_then(Value::as_str) {
                         p.muted.pending-choice {
                             (lang.t("awaits_choice")) " " (lang.t(if side == "attacker" { "attacker" } else { "defender" }))
-                            @if let Some(choice) = choices.get(&line.version) {
-                                " · " (lang.t("choice_made")) " " a href={ "#v" (choice) } { "#v" (choice) }
+                            @if let Some(choice) = links.choices.get(&line.version) {
+                                " · " (lang.t("choice_made")) " " a href=(self.version_href(*choice, Some(shown))) { "#v" (choice) }
                             }
                         }
                     }
+                    // The recorded action and outcome, field by field; the
+                    // explanation of the result (crate::explain) goes beside it.
                     details { summary { (lang.t("details")) }
-                        pre { code { (serde_json::to_string_pretty(&serde_json::json!({
-                            "action": event.get("action"), "outcome": event.get("outcome")
-                        })).unwrap_or_default()) } }
+                        (fields_table(lang, lang.t("action_fields"), event.get("action")))
+                        (fields_table(lang, lang.t("outcome_fields"), event.get("outcome")))
                     }
                 }
                 "DisputeRaised" => {
-                    (heading(lang.t("dispute")))
-                    p { (text(event, "by")) " " (lang.t("contests")) " "
-                        @if let Some(refers) = number(event, "refers_to") { a.refers href={ "#v" (refers) } { "#v" (refers) } } }
-                    p { (lang.t("reason")) ": " (text(event, "reason")) }
-                    @if let Some(who) = dispute_author() { p.muted { (lang.t("raised_by")) ": " span.by { (who) } } }
+                    p { (lang.t("dispute_for")) " " span.forum-text translate="no" { (text(event, "by")) } " · "
+                        (lang.t("dispute_on")) " " @if let Some(link) = refers(event) { (link) } }
+                    p { (lang.t("reason")) ": " span.forum-text data-summary="reason" { (text(event, "reason")) } }
                 }
                 "JudgeRuling" => {
-                    (heading(lang.t("ruling")))
-                    p { (lang.t("judge")) ": " span.judge { (text(event, "judge")) }
-                        @if let Some(who) = author(ruling.and_then(|r| r.by.as_ref())) { " · " span.muted.by { (who) } }
-                        " · " (lang.t("on")) " "
-                        @if let Some(refers) = number(event, "refers_to") { a.refers href={ "#v" (refers) } { "#v" (refers) } } }
-                    blockquote { (text(event, "text")) }
-                    @match ruling.map(|r| r.changes.as_slice()).filter(|changes| !changes.is_empty()) {
+                    @let ruling = links.rulings.get(&line.version).copied();
+                    p { (lang.t("judge")) ": " span.judge.forum-text translate="no" { (text(event, "judge")) }
+                        " · " (lang.t("on")) " " @if let Some(link) = refers(event) { (link) } }
+                    @if let Some(closed) = links.closed_at.filter(|closed| *closed < line.version) {
+                        p.after-close { strong { (lang.t("after_close")) } " (" a href=(self.version_href(closed, Some(shown))) { "#v" (closed) } ")" }
+                    }
+                    blockquote.forum-text data-summary="text" { (text(event, "text")) }
+                    @match ruling.map(|r| real_changes(&r.changes)).filter(|changes| !changes.is_empty()) {
                         Some(changes) => table.changes.override {
                             tr { th { (lang.t("field")) } th { (lang.t("before")) } th { (lang.t("after")) } }
                             @for change in changes {
                                 tr data-field=(change.field) {
-                                    td { (change.field) }
-                                    td.before { (plain(&change.before)) }
-                                    td.after { (plain(&change.after)) }
+                                    td { (field_name(lang, &change.field)) }
+                                    td.before { (value(lang, &change.before)) }
+                                    td.after { (value(lang, &change.after)) }
                                 }
                             }
                         },
@@ -352,22 +707,188 @@ impl BattlePage<'_> {
                     }
                 }
                 "BattleClosed" => {
-                    (heading(lang.t("closed_by")))
-                    p { (text(event, "by")) ": " (text(event, "reason")) }
+                    // The identity is the credential (above); `by` is the
+                    // closer's free text, a note.
+                    p { (lang.t("reason")) ": " span.forum-text data-summary="reason" { (text(event, "reason")) } }
+                    @if !text(event, "by").is_empty() {
+                        p.muted.close-note { (lang.t("note")) ": " span.forum-text translate="no" { (text(event, "by")) } }
+                    }
                 }
                 "SeedRevealed" => {
-                    (heading(lang.t("seed_revealed")))
                     p { (lang.t("epoch")) " " (number(event, "epoch").unwrap_or_default()) ": " code.hash { (text(event, "server_seed")) } }
                 }
                 "SeedCommitted" => {
-                    (heading(lang.t("seed_committed")))
                     p { (lang.t("epoch")) " " (number(event, "epoch").unwrap_or_default()) ": " code.hash { (text(event, "commitment")) } }
                 }
-                other => {
-                    (heading(other))
-                    pre { code { (event.to_string()) } }
+                _ => {
+                    pre translate="no" { code { (event.to_string()) } }
+                }
+            }
+        }
+    }
+
+    /// A roll drawn inside the action that used it: its own event element
+    /// (the contract's id, version, type and class), a smaller heading.
+    fn nested_roll(&self, line: &ExportLine) -> Markup {
+        let lang = self.lang;
+        html! {
+            div.event.nested id={ "v" (line.version) } data-version=(line.version) data-type=(line.event_type) {
+                h4 {
+                    span.event-title { (lang.t("roll")) }
+                    a.permalink href={ "#v" (line.version) } { "#v" (line.version) }
+                }
+                (self.who_and_when(line))
+                (roll(&line.event, lang))
+            }
+        }
+    }
+
+    /// An action a ruling changed: its final outcome, the recorded value
+    /// struck through, each linked to the ruling that set it.
+    fn overridden(&self, fields: &[FinalField], shown: &dyn Fn(u64) -> bool) -> Markup {
+        let lang = self.lang;
+        html! {
+            div.final-outcome {
+                p { strong { (lang.t("final_outcome")) } }
+                ul {
+                    @for f in fields {
+                        li data-field=(f.field) {
+                            (field_name(lang, &f.field)) ": "
+                            del.recorded { (value(lang, &f.recorded)) } " "
+                            ins.final { (value(lang, &f.last)) }
+                            " (" a.ruling href=(self.version_href(f.ruling, Some(shown))) { (lang.t("ruling")) " #v" (f.ruling) } ")"
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Every participant's sheet as the battle opened with it.
+    fn sheets(&self, opened: &Value) -> Markup {
+        let lang = self.lang;
+        // A sheet that is only a name says nothing the participants list
+        // does not.
+        let participants: Vec<Value> = opened
+            .get("participants")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|p| p.as_object().is_some_and(|fields| fields.keys().any(|k| k != "id")))
+            .cloned()
+            .collect();
+        html! {
+            @if !participants.is_empty() {
+                details.sheets open[participants.len() <= 4] {
+                    summary { (lang.t("sheets")) }
+                    @for participant in &participants {
+                        table.changes.sheet data-participant=(plain(participant.get("id").unwrap_or(&Value::Null))) {
+                            caption { (lang.t("sheet_of")) " " span.forum-text translate="no" { (plain(participant.get("id").unwrap_or(&Value::Null))) } }
+                            @for (key, v) in participant.as_object().into_iter().flatten().filter(|(k, _)| *k != "id") {
+                                tr { th scope="row" { (field_name(lang, key)) } td { (value(lang, v)) } }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// `?view=final`: every action's final outcome after all rulings.
+    fn final_view(&self) -> Markup {
+        let lang = self.lang;
+        let finals = final_outcomes(&self.report.rulings);
+        let summary_field = match lang {
+            Lang::En => "summary_en",
+            Lang::Ru => "summary_ru",
+        };
+        html! {
+            section #final-view {
+                h2 { (lang.t("final_view")) }
+                p.muted { (lang.t("final_view_intro")) }
+                ol.final-list {
+                    @for line in self.lines.iter().filter(|line| line.event_type == "ActionResolved") {
+                        li data-action=(line.version) {
+                            a href=(self.version_href(line.version, None)) { "#v" (line.version) } " "
+                            span lang=(lang.code()) { (text(&line.event, summary_field)) } " — "
+                            @match finals.get(&line.version) {
+                                Some(fields) => (self.overridden(fields, &|_| false)),
+                                None => span.muted { (lang.t("as_recorded")) },
+                            }
+                        }
+                    }
                 }
             }
         }
     }
 }
+
+/// The roller key fields every verifying page has: the trusted keys (JSON,
+/// for the verifier), the key that signed and whether it matches (both
+/// filled by the verifier).
+pub(crate) fn roller_key_fields(lang: Lang, trusted: &[String]) -> Markup {
+    html! {
+        dl.facts.roller-keys {
+            dt { (lang.t("roller_key_signed")) } dd { code.hash #roller-key {} " " span #roller-key-status {} }
+            dt { (lang.t("roller_key_trusted")) } dd {
+                @if trusted.is_empty() { (lang.t("none_trusted")) }
+                @for key in trusted { code.hash { (key) } " " }
+            }
+        }
+    }
+}
+
+/// The notice for a `?lang=` the pages do not have.
+pub fn lang_notice(lang: Lang, unknown: Option<&str>) -> Markup {
+    html! {
+        @if let Some(code) = unknown {
+            p.notice #lang-notice role="status" {
+                (lang.t("lang_unknown")) " " code translate="no" { (code) }
+            }
+        }
+    }
+}
+
+/// An event type as the search lists it.
+fn type_label(lang: Lang, event_type: &str) -> &'static str {
+    match event_type {
+        "BattleOpened" => lang.t("type_BattleOpened"),
+        "SeedCommitted" => lang.t("type_SeedCommitted"),
+        "DiceRolled" => lang.t("type_DiceRolled"),
+        "ActionResolved" => lang.t("type_ActionResolved"),
+        "DisputeRaised" => lang.t("type_DisputeRaised"),
+        "JudgeRuling" => lang.t("type_JudgeRuling"),
+        "BattleClosed" => lang.t("type_BattleClosed"),
+        _ => lang.t("type_SeedRevealed"),
+    }
+}
+
+/// An action's or outcome's fields as a table with translated names.
+fn fields_table(lang: Lang, caption: &str, fields: Option<&Value>) -> Markup {
+    html! {
+        @if let Some(fields) = fields.and_then(Value::as_object).filter(|f| !f.is_empty()) {
+            table.changes.fields {
+                caption { (caption) }
+                @for (key, v) in fields {
+                    tr { th scope="row" { (field_name(lang, key)) } td { (value(lang, v)) } }
+                }
+            }
+        }
+    }
+}
+
+/// A query value, percent-encoded (the search's free text).
+fn encode(value: &str) -> String {
+    let mut out = String::new();
+    for byte in value.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-_.~".contains(&byte) {
+            out.push(byte as char);
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,51 +1,141 @@
 //! `GET /verify`: a page where a judge chooses or drops an export file and
 //! the same JavaScript verifier checks it in the browser, with no server
 //! call; self-contained, so that it works saved to disk and opened from a
-//! file. The DOM contract is the battle page's.
+//! file. The DOM contract is the battle page's, but the page starts idle
+//! (`body[data-audit="idle"]`) until a file is chosen, and takes the
+//! roller key to pin: typed, given as `?roller_key=`, or the first of the
+//! keys the site trusts.
 
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 
 use crate::assets::verify_script;
 use crate::i18n::Lang;
+use crate::page::{lang_notice, roller_key_fields};
 use crate::style::STYLE;
 
-pub fn render(lang: Lang) -> Markup {
-    html! {
-        (DOCTYPE)
-        html lang=(lang.code()) {
-            head {
-                meta charset="utf-8";
-                meta name="viewport" content="width=device-width, initial-scale=1";
-                title { (lang.t("verify_title")) " — battlelog" }
-                style { (PreEscaped(STYLE)) }
-            }
-            body data-audit="pending" {
-                header { nav {
-                    a href="?lang=en" hreflang="en" lang="en" { "English" }
-                    a href="?lang=ru" hreflang="ru" lang="ru" { "Русский" }
-                } }
-                h1 { (lang.t("verify_title")) }
-                p { (lang.t("verify_intro")) }
-                p {
-                    label for="head" { (lang.t("posted_head")) }
-                    br;
-                    input #head type="text" size="70" spellcheck="false" autocomplete="off";
+/// What the /verify page shows.
+#[derive(Debug, Clone, Copy)]
+pub struct VerifyPage<'a> {
+    pub lang: Lang,
+    /// A `?lang=` the pages do not have, to say so on the page.
+    pub unknown_lang: Option<&'a str>,
+    /// `?roller_key=`: the key the judge was given to pin.
+    pub roller_key: Option<&'a str>,
+    /// The roller keys (lowercase hex) this site trusts.
+    pub trusted_roller_keys: &'a [String],
+}
+
+/// A roller key as the field takes it: 64 hex digits, else nothing.
+fn roller_key(key: &str) -> Option<String> {
+    let key = key.trim();
+    (key.len() == 64 && key.bytes().all(|b| b.is_ascii_hexdigit())).then(|| key.to_ascii_lowercase())
+}
+
+impl VerifyPage<'_> {
+    pub fn render(&self) -> Markup {
+        let lang = self.lang;
+        let pinned = self.roller_key.and_then(roller_key).or_else(|| self.trusted_roller_keys.first().cloned());
+        let keys = serde_json::json!({ "keys": self.trusted_roller_keys }).to_string().replace('<', "\\u003c");
+        html! {
+            (DOCTYPE)
+            html lang=(lang.code()) {
+                head {
+                    meta charset="utf-8";
+                    meta name="viewport" content="width=device-width, initial-scale=1";
+                    title { (lang.t("verify_title")) " — battlelog" }
+                    style { (PreEscaped(STYLE)) }
                 }
-                div #drop-zone {
-                    p { (lang.t("drop_here")) }
-                    input #export-file type="file" accept=".jsonl,.json,.txt,application/x-ndjson,application/json,text/plain";
+                body data-audit="idle" data-roller-key="pending" {
+                    header { nav {
+                        a href="?lang=en" hreflang="en" lang="en" { "English" }
+                        a href="?lang=ru" hreflang="ru" lang="ru" { "Русский" }
+                    } }
+                    main {
+                        (lang_notice(lang, self.unknown_lang))
+                        h1 { (lang.t("verify_title")) }
+                        p { (lang.t("verify_intro")) }
+                        p.field {
+                            label for="head" { (lang.t("posted_head")) }
+                            input #head type="text" spellcheck="false" autocomplete="off";
+                        }
+                        p.field {
+                            label for="roller-key-input" { (lang.t("roller_key_input")) }
+                            input #roller-key-input type="text" spellcheck="false" autocomplete="off" value=[pinned.as_deref()];
+                        }
+                        div #drop-zone {
+                            p { label for="export-file" { (lang.t("drop_here")) } }
+                            input #export-file type="file" accept=".jsonl,.json,.txt,application/x-ndjson,application/json,text/plain";
+                        }
+                        section #verification {
+                            p.verdict aria-live="polite" {
+                                span.idle { (lang.t("verify_idle")) }
+                                span.pending { (lang.t("verify_pending")) }
+                                span.verified { (lang.t("verify_verified")) }
+                                span.failed { (lang.t("verify_failed")) }
+                                span.unrevealed { (lang.t("verify_unrevealed")) }
+                            }
+                            p { span #first-failure {} span { " ← " (lang.t("first_failure")) } }
+                            h2 { (lang.t("checks")) }
+                            ul #checks {}
+                            (roller_key_fields(lang, self.trusted_roller_keys))
+                            ul #client-problems .problems {}
+                        }
+                        noscript { p { (lang.t("no_js")) } }
+                        div #results {}
+                    }
+                    script type="application/json" id="roller-keys" { (PreEscaped(keys)) }
+                    (verify_script())
                 }
-                p.verdict {
-                    span.pending { (lang.t("verify_pending")) }
-                    span.verified { (lang.t("verify_verified")) }
-                    span.failed { (lang.t("verify_failed")) }
-                    span.unrevealed { (lang.t("verify_unrevealed")) }
-                }
-                p { span #first-failure {} span { " ← " (lang.t("first_failure")) } }
-                noscript { p { (lang.t("no_js")) } }
-                div #results {}
-                (verify_script())
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn page(roller_key: Option<&str>, trusted: &[String]) -> String {
+        VerifyPage { lang: Lang::Ru, unknown_lang: None, roller_key, trusted_roller_keys: trusted }
+            .render()
+            .into_string()
+    }
+
+    #[test]
+    fn the_page_is_idle_until_a_file_is_chosen() {
+        let html = page(None, &[]);
+        assert!(html.contains("<body data-audit=\"idle\" data-roller-key=\"pending\">"), "{html}");
+        assert!(html.contains("<span class=\"idle\">выберите файл экспорта для проверки</span>"));
+        for id in [
+            "id=\"head\"",
+            "id=\"export-file\"",
+            "id=\"checks\"",
+            "id=\"roller-key-input\"",
+            "id=\"roller-keys\"",
+            "<main>",
+        ] {
+            assert!(html.contains(id), "{id}");
+        }
+        assert!(html.contains("class=\"verdict\" aria-live=\"polite\""));
+    }
+
+    #[test]
+    fn the_roller_key_is_the_query_s_else_the_site_s_first() {
+        let given = "AB".repeat(32);
+        let site = vec!["cd".repeat(32), "ef".repeat(32)];
+        let value = |html: &str| {
+            let at = html.find("id=\"roller-key-input\"").unwrap();
+            html[at..]
+                .split('>')
+                .next()
+                .unwrap()
+                .split("value=\"")
+                .nth(1)
+                .map(|v| v.split('"').next().unwrap().to_owned())
+        };
+        assert_eq!(value(&page(Some(&given), &site)), Some("ab".repeat(32)));
+        assert_eq!(value(&page(None, &site)), Some("cd".repeat(32)));
+        assert_eq!(value(&page(Some("not a key"), &[])), None);
+        assert!(page(None, &site).contains(&format!("{{\"keys\":[\"{}\",\"{}\"]}}", site[0], site[1])));
     }
 }

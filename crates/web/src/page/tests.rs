@@ -1,0 +1,289 @@
+//! The battle page rendered from a real export (the verifier's fixture, a
+//! demo Pokémon battle `battlelog demo` played and closed): expected values
+//! are read from that export, not from the page.
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use battlelog_verify::judging::{Author, DisputeSeen, FieldChange, RulingSeen};
+use battlelog_verify::{AuditReport, AuditedRecord};
+use serde_json::{Value, json};
+
+use super::*;
+
+const FIXTURE: &str = include_str!("../../../../web/verifier/test/fixtures/demo-pokemon-closed.jsonl");
+
+fn lines() -> Vec<ExportLine> {
+    FIXTURE.lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).expect("line")).collect()
+}
+
+fn report(lines: &[ExportLine]) -> AuditReport {
+    let records: Vec<AuditedRecord> = lines
+        .iter()
+        .map(|line| AuditedRecord {
+            stream: line.stream.clone(),
+            version: line.version,
+            hash: hex_bytes(&line.hash),
+            record: BASE64.decode(&line.record).expect("base64"),
+            event: Some(line.event.clone()),
+        })
+        .collect();
+    battlelog_verify::audit(&lines[0].stream, &records)
+}
+
+fn hex_bytes(hex: &str) -> Vec<u8> {
+    (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).expect("hex")).collect()
+}
+
+struct Rendered {
+    html: String,
+}
+
+fn render_with(lines: &[ExportLine], report: &AuditReport, lang: Lang, view: &View, per_page: usize) -> Rendered {
+    let page = BattlePage {
+        battle_id: &lines[0].stream,
+        lines,
+        export: FIXTURE,
+        report,
+        lang,
+        unknown_lang: None,
+        share_key: None,
+        trusted_roller_keys: &[],
+        appeal_deadline: None,
+        view,
+        page_events: per_page,
+    };
+    Rendered { html: page.render().into_string() }
+}
+
+impl Rendered {
+    /// The HTML of the timeline entry holding `id="v<version>"`, up to
+    /// the next entry (or the timeline's end).
+    fn entry(&self, version: u64) -> &str {
+        let at = self.html.find(&format!("id=\"v{version}\"")).unwrap_or_else(|| panic!("no v{version}"));
+        let start = self.html[..at].rfind("<li class=\"event\"").expect("entry");
+        let rest = &self.html[at..];
+        let end = at + rest.find("<li class=\"event\"").or_else(|| rest.find("</ol>")).expect("end");
+        &self.html[start..end]
+    }
+}
+
+#[test]
+fn every_event_has_its_element_and_every_summary_its_field() {
+    let lines = lines();
+    let report = report(&lines);
+    assert!(report.findings.is_empty(), "the fixture audits clean: {:?}", report.findings);
+    for lang in [Lang::En, Lang::Ru] {
+        let page = render_with(&lines, &report, lang, &View::default(), 200);
+        for line in &lines {
+            let element =
+                format!("id=\"v{v}\" data-version=\"{v}\" data-type=\"{t}\"", v = line.version, t = line.event_type);
+            assert_eq!(page.html.matches(&element).count(), 1, "{element}");
+        }
+        let summary = if lang == Lang::En { "summary_en" } else { "summary_ru" };
+        for line in lines.iter().filter(|l| l.event_type == "ActionResolved") {
+            let entry = page.entry(line.version);
+            let text = line.event[summary].as_str().unwrap();
+            let escaped = maud::html! { (text) }.into_string();
+            assert!(entry.contains(&format!("data-summary=\"{summary}\">{escaped}</p>")), "v{}: {entry}", line.version);
+            assert_eq!(entry.matches("data-summary=").count(), 1, "{entry}");
+        }
+        // BattleClosed's reason and BattleOpened's title, verbatim.
+        assert!(page.entry(10).contains("data-summary=\"reason\">the demo is over<"));
+        assert!(page.entry(0).contains("data-summary=\"title\" translate=\"no\">Pikachu vs Meowth<"));
+        assert!(page.html.contains("data-status=\"closed\"") && page.html.contains("data-roller-key=\"pending\""));
+        assert!(!page.html.contains("data-live-url"), "a closed battle has nothing live");
+        assert!(page.html.contains("<script type=\"application/json\" id=\"roller-keys\">{\"keys\":[]}</script>"));
+        for id in ["id=\"checks\"", "id=\"roller-key\"", "id=\"roller-key-status\"", "id=\"posted-head\"", "<main>"] {
+            assert!(page.html.contains(id), "{id}");
+        }
+        assert!(page.html.contains("class=\"verdict\" aria-live=\"polite\""));
+    }
+}
+
+#[test]
+fn a_roll_is_drawn_inside_the_action_that_used_it() {
+    let lines = lines();
+    let page = render_with(&lines, &report(&lines), Lang::En, &View::default(), 200);
+    // v2 (rolls [0]) used v1 (nonce 0); v9 (rolls [3]) used v8 (nonce 3).
+    for (action, roll, nonce) in [(2, 1, 0), (4, 3, 1), (6, 5, 2), (9, 8, 3)] {
+        let entry = page.entry(action);
+        assert!(
+            entry.contains(&format!(
+                "class=\"event nested\" id=\"v{roll}\" data-version=\"{roll}\" data-type=\"DiceRolled\""
+            )),
+            "v{roll} not inside v{action}: {entry}"
+        );
+        assert!(entry.contains(&format!("data-nonce=\"{nonce}\"")), "{entry}");
+    }
+}
+
+#[test]
+fn each_command_shows_its_recorded_credential_and_time() {
+    let lines = lines();
+    let page = render_with(&lines, &report(&lines), Lang::En, &View::default(), 200);
+    // Every command of the fixture was recorded with the CLI's forum token
+    // (subject battlelog-cli, role forum: in the record bytes).
+    for version in [0, 2, 4, 6, 7, 9, 10] {
+        let entry = page.entry(version);
+        assert!(entry.contains("data-subject=\"battlelog-cli\" data-role=\"forum\""), "v{version}: {entry}");
+    }
+    // The close's free-text `by` ("demo judge") is a note, not the identity.
+    let close = page.entry(10);
+    assert!(close.contains("class=\"muted close-note\""), "{close}");
+    assert!(!close.contains("data-subject=\"demo judge\""));
+    // v0 was recorded at 1796104963141597 µs: 2026-12-01T06:02:43.141597Z.
+    assert!(page.entry(0).contains("<time datetime=\"2026-12-01T06:02:43.141597Z\">2026-12-01 06:02:43 UTC</time>"));
+    assert_eq!(page.html.matches("<time datetime=").count(), lines.len());
+}
+
+/// The fixture with a dispute and a judge's ruling (after the close)
+/// overriding v2's damage, 60 as recorded, to 45; `counted` named but left
+/// as it was.
+fn with_ruling() -> (Vec<ExportLine>, AuditReport) {
+    let mut lines = lines();
+    let mut report = report(&lines);
+    let extra = |version: u64, event: Value| ExportLine {
+        stream: lines[0].stream.clone(),
+        version,
+        hash: String::new(),
+        record: String::new(),
+        event_id: String::new(),
+        event_type: event["type"].as_str().unwrap().into(),
+        recorded_at_unix_micros: 1_796_104_963_200_000,
+        event,
+    };
+    let recorded = lines[2].event["outcome"]["damage"].clone();
+    assert_eq!(recorded, json!(60), "the fixture's v2 outcome");
+    let dispute = extra(12, json!({"type": "DisputeRaised", "by": "meowth", "refers_to": 2, "reason": "a rock"}));
+    let ruling = extra(
+        13,
+        json!({"type": "JudgeRuling", "judge": "anna", "refers_to": 2, "text": "45, not 60", "override": {}}),
+    );
+    lines.extend([dispute, ruling]);
+    report.disputes.push(DisputeSeen {
+        version: 12,
+        contests: 2,
+        party: "meowth".into(),
+        reason: "a rock".into(),
+        by: Some(Author { subject: "forum-x".into(), role: "forum".into() }),
+    });
+    report.rulings.push(RulingSeen {
+        version: 13,
+        contests: 2,
+        judge: "anna".into(),
+        role: Some("judge".into()),
+        by: Some(Author { subject: "anna".into(), role: "judge".into() }),
+        text: "45, not 60".into(),
+        changes: vec![
+            FieldChange { field: "counted".into(), before: json!(null), after: json!(null) },
+            FieldChange { field: "damage".into(), before: recorded, after: json!(45) },
+        ],
+    });
+    (lines, report)
+}
+
+#[test]
+fn a_ruling_shows_on_the_action_it_overrides() {
+    let (lines, report) = with_ruling();
+    let page = render_with(&lines, &report, Lang::En, &View::default(), 200);
+    let action = page.entry(2);
+    assert!(action.contains("<li data-field=\"damage\">"), "{action}");
+    assert!(action.contains("<del class=\"recorded\">60</del>"), "{action}");
+    assert!(action.contains("<ins class=\"final\">45</ins>"), "{action}");
+    assert!(action.contains("href=\"#v13\""), "the ruling is linked: {action}");
+    assert!(action.contains("contested by <a href=\"#v12\">#v12</a>"), "{action}");
+    assert!(!action.contains("data-field=\"counted\""), "an unchanged field is not listed: {action}");
+    let ruling = page.entry(13);
+    assert!(ruling.contains("<tr data-field=\"damage\">") && !ruling.contains("data-field=\"counted\""), "{ruling}");
+    assert!(ruling.contains("class=\"after-close\""), "made after v10's close: {ruling}");
+    assert!(ruling.contains("data-summary=\"text\">45, not 60<"), "{ruling}");
+    // Russian: the field's name translated.
+    let ru = render_with(&lines, &report, Lang::Ru, &View::default(), 200);
+    assert!(ru.entry(2).contains("<span data-field-name=\"damage\">урон</span>"), "{}", ru.entry(2));
+    assert!(page.html.contains("href=\"?lang=en&amp;view=final#final-view\""), "the view is linked");
+    // ?view=final lists every action; v2 with its final damage.
+    let finals = render_with(&lines, &report, Lang::En, &View { final_view: true, ..View::default() }, 200);
+    let section = &finals.html[finals.html.find("id=\"final-view\"").expect("final view")..];
+    let actions = lines.iter().filter(|l| l.event_type == "ActionResolved").count();
+    assert_eq!(section.matches("<li data-action=").count(), actions);
+    assert!(section.contains("<ins class=\"final\">45</ins>"));
+}
+
+#[test]
+fn a_small_window_pages_and_links_reach_other_pages() {
+    let lines = lines();
+    let report = report(&lines);
+    // Entries: v0, v2(+1), v4(+3), v6(+5), v7, v9(+8), v10, v11: 8 entries.
+    let first = render_with(&lines, &report, Lang::En, &View::default(), 3);
+    assert!(first.html.contains("id=\"v0\"") && first.html.contains("id=\"v4\"") && !first.html.contains("id=\"v6\""));
+    assert!(first.html.contains("Page 1 of 3"), "pager");
+    // The export embedded is whole whatever the window.
+    assert!(first.html.contains(&maud::html! { (PreEscaped(embeddable(FIXTURE))) }.into_string()));
+    let holding = render_with(&lines, &report, Lang::En, &View { v: Some(8), ..View::default() }, 3);
+    assert!(holding.html.contains("Page 2 of 3") && holding.html.contains("id=\"v8\""));
+    // The commitments table links epoch 0's v0: on page 1 a fragment, from
+    // page 2 through ?v=.
+    assert!(first.html.contains("<td><a href=\"#v0\">0</a></td>"), "a link on the same page");
+    assert!(
+        holding.html.contains("<td><a href=\"?lang=en&amp;v=0#v0\">0</a></td>"),
+        "a link to another page carries ?v="
+    );
+}
+
+#[test]
+fn an_unknown_language_is_said_and_a_head_prefilled() {
+    let lines = lines();
+    let report = report(&lines);
+    let head = report.head_hash.clone();
+    let view = View::from_query(&ViewQuery { head: Some(head.clone()), ..ViewQuery::default() });
+    let (lang, unknown) = Lang::from_query(Some("de"), Some("ru-RU"));
+    let page = BattlePage {
+        battle_id: &lines[0].stream,
+        lines: &lines,
+        export: FIXTURE,
+        report: &report,
+        lang,
+        unknown_lang: unknown.as_deref(),
+        share_key: None,
+        trusted_roller_keys: &["ab".repeat(32)],
+        appeal_deadline: Some("2026-12-15 00:00 UTC".into()),
+        view: &view,
+        page_events: 200,
+    }
+    .render()
+    .into_string();
+    assert!(page.contains("<html lang=\"ru\">"), "Accept-Language decides");
+    assert!(page.contains("id=\"lang-notice\"") && page.contains(">de</code>"), "the notice names the code");
+    assert!(page.contains(&format!(
+        "id=\"posted-head\" type=\"text\" spellcheck=\"false\" autocomplete=\"off\" value=\"{head}\""
+    )));
+    assert!(page.contains(&format!("{{\"keys\":[\"{}\"]}}", "ab".repeat(32))));
+    assert!(page.contains("id=\"appeal-deadline\">2026-12-15 00:00 UTC<"));
+}
+
+#[test]
+fn a_forum_reference_is_a_link_only_when_it_is_a_web_address() {
+    let link = forum_ref("https://forum.example/t/1?p=2").into_string();
+    assert!(link.starts_with("<a ") && link.contains("rel=\"nofollow noopener noreferrer\""), "{link}");
+    assert!(!forum_ref("javascript:alert(1)").into_string().contains("<a "));
+    assert!(!forum_ref("forum:demo/1").into_string().contains("<a "));
+}
+
+#[test]
+fn the_search_shows_only_what_matches_and_keeps_itself_in_the_pager() {
+    let lines = lines();
+    let report = report(&lines);
+    let query = ViewQuery { actor: Some("meowth".into()), ..ViewQuery::default() };
+    let page = render_with(&lines, &report, Lang::En, &View::from_query(&query), 1);
+    // meowth's entries in the fixture: the dodge v4 (roll v3) and the
+    // Fake Out v6 (roll v5); one a page.
+    assert!(page.html.contains("id=\"v4\"") && !page.html.contains("id=\"v2\""), "page 1 holds v4 only");
+    assert!(page.html.contains("<p class=\"muted\" id=\"matching\">2 matching entries</p>"));
+    assert!(
+        page.html.contains("href=\"?lang=en&amp;actor=meowth&amp;page=2#timeline\""),
+        "the next page keeps the search"
+    );
+    assert!(
+        page.html.contains("<input id=\"search-actor\" name=\"actor\" type=\"text\" list=\"actors\" value=\"meowth\">")
+    );
+}
