@@ -2,10 +2,16 @@
 // Forges exports the way a careful cheat would, to prove the verifier
 // catches it: `die` changes one die (and the total with it) inside the
 // hashed record bytes and in the readable event, then recomputes the chain
-// from there on, so the chain alone verifies; `drop` removes one event.
+// from there on, so the chain alone verifies; `drop` removes one event;
+// `outcome` turns an attack's hit into a crit (outcome and summaries, in
+// the record and the readable event, the chain recomputed); `resign` signs
+// every commitment again with another roller key (the chain recomputed):
+// everything verifies except against the trusted key.
 //
-//   node tools/tamper.mjs die  IN OUT [WHERE]   (default: the first roll whose seed is revealed)
-//   node tools/tamper.mjs drop IN OUT [WHERE]   (default: the first roll)
+//   node tools/tamper.mjs die     IN OUT [WHERE]   (default: the first roll whose seed is revealed)
+//   node tools/tamper.mjs drop    IN OUT [WHERE]   (default: the first roll)
+//   node tools/tamper.mjs outcome IN OUT [WHERE]   (default: the first action with damage)
+//   node tools/tamper.mjs resign  IN OUT           (prints 0)
 //
 // WHERE is a version, or `first-roll`, `last-roll` or `last-action`, so
 // that a script can aim at an event without knowing the battle's versions.
@@ -15,7 +21,9 @@ import fs from 'node:fs';
 import { pathToFileURL } from 'node:url';
 
 import { base64ToBytes, bytesToBase64, bytesToHex, chainHash, decodeRecord, genesisHash, hexToBytes } from '../verify.js';
-import { rewriteNested, setVarint } from './protobuf.mjs';
+import { commitmentMessage } from '../verify.js';
+import { rollerSigner } from './make-export.mjs';
+import { bytesField, messageField, rewrite, rewriteNested, setVarint, struct } from './protobuf.mjs';
 
 function eventLines(text) {
   return text.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l));
@@ -94,14 +102,85 @@ export function dropEvent(text, version) {
   return { text: kept.map((l) => JSON.stringify(l)).join('\n') + '\n', version: target };
 }
 
+/** Replaces fields of the record's event (BattleEvent field `eventField`) with `encoded(fields)`. */
+function replaceEventFields(line, eventField, edit) {
+  line.record = bytesToBase64(
+    rewriteNested(base64ToBytes(line.record), 7, 0, (payload) => rewriteNested(payload, eventField, 0, (inner) => rewrite(inner, edit))),
+  );
+}
+
+/**
+ * An attack's outcome forged: its hit becomes a crit with three times the
+ * damage, the summaries say so, in the record (ActionResolved's outcome 3,
+ * summary_ru 4, summary_en 5) and the readable event; the chain recomputed.
+ * Dice, chain and signatures all verify: only the rules can tell.
+ */
+export async function changeOutcome(text, version) {
+  const lines = eventLines(text);
+  const target =
+    version ??
+    lines.find((l) => 'version' in l && decoded(l).type === 'ActionResolved' && typeof decoded(l).outcome?.damage === 'number' && decoded(l).outcome.damage > 0)
+      ?.version;
+  const index = lines.findIndex((l) => l.version === target);
+  if (target === undefined || index < 0) throw new Error('the export has no action with damage');
+  const line = lines[index];
+  const event = decoded(line);
+  if (event.type !== 'ActionResolved' || typeof event.outcome?.damage !== 'number') throw new Error(`version ${target} is not an action with damage`);
+  const damage = event.outcome.damage * 3;
+  const outcome = { ...event.outcome, result: 'crit', multiplier: '2', damage };
+  const summaryEn = `${event.action.actor} → ${event.action.target}, ${event.action.move}: crit ×2, ${damage} damage`;
+  const summaryRu = `${event.action.actor} → ${event.action.target}, «${event.action.move}»: крит ×2, урон ${damage}`;
+  replaceEventFields(line, 4, (fields) =>
+    fields.map((f) => {
+      if (f.number === 3) return { encoded: messageField(3, struct(outcome)) };
+      if (f.number === 4) return { encoded: bytesField(4, summaryRu) };
+      if (f.number === 5) return { encoded: bytesField(5, summaryEn) };
+      return f;
+    }),
+  );
+  if (line.event) Object.assign(line.event, { outcome, summary_en: summaryEn, summary_ru: summaryRu });
+  await rechain(lines, index);
+  return { text: lines.map((l) => JSON.stringify(l)).join('\n') + '\n', version: target };
+}
+
+/**
+ * Every commitment signed again by another roller key (BattleOpened's 8/9,
+ * SeedCommitted's 3/4), the chain recomputed from the start. Everything
+ * verifies, except that the key is not the one the site trusts: the first
+ * failure, against a trusted key, is version 0.
+ */
+export async function resign(text, masterKeyHex = 'ee'.repeat(32)) {
+  const lines = eventLines(text);
+  const signer = await rollerSigner(masterKeyHex);
+  for (const line of lines.filter((l) => 'version' in l)) {
+    const event = decoded(line);
+    const [field, sigField, keyField, epoch] =
+      event.type === 'BattleOpened' ? [1, 8, 9, 0] : event.type === 'SeedCommitted' ? [2, 3, 4, event.epoch] : [];
+    if (!field) continue;
+    const signature = await signer.sign(commitmentMessage(line.stream, epoch, event.commitment));
+    replaceEventFields(line, field, (fields) => [
+      ...fields.filter((f) => f.number !== sigField && f.number !== keyField),
+      { encoded: bytesField(sigField, signature) },
+      { encoded: bytesField(keyField, signer.publicKey) },
+    ]);
+    if (line.event) Object.assign(line.event, { commitment_signature: bytesToHex(signature), roller_key: bytesToHex(signer.publicKey) });
+  }
+  await rechain(lines, 0);
+  return { text: lines.map((l) => JSON.stringify(l)).join('\n') + '\n', version: 0, rollerKey: bytesToHex(signer.publicKey) };
+}
+
 async function main([how, input, output, version]) {
-  if (!['die', 'drop'].includes(how) || !input || !output) {
-    process.stderr.write('usage: tamper.mjs die|drop IN OUT [VERSION]\n');
+  if (!['die', 'drop', 'outcome', 'resign'].includes(how) || !input || !output) {
+    process.stderr.write('usage: tamper.mjs die|drop|outcome|resign IN OUT [VERSION]\n');
     process.exit(2);
   }
   const text = fs.readFileSync(input, 'utf8');
   const at = version === undefined ? undefined : locate(text, version);
-  const forged = how === 'die' ? await changeDie(text, at) : dropEvent(text, at);
+  const forged =
+    how === 'die' ? await changeDie(text, at)
+    : how === 'drop' ? dropEvent(text, at)
+    : how === 'outcome' ? await changeOutcome(text, at)
+    : await resign(text);
   fs.writeFileSync(output, forged.text);
   process.stdout.write(`${forged.version}\n`);
 }
