@@ -100,7 +100,16 @@ export async function verifyExport(text, options = {}) {
   // --- 1. The chain and the records -------------------------------------
   let previous = await genesisHash(stream);
   let expectedVersion = 0;
+  // Progress: the chain pass is half the work, the rolls the other half.
+  const progress = typeof options.onProgress === 'function' ? options.onProgress : null;
+  const total = lines.length * 2;
+  let done = 0;
+  const step = () => {
+    done += 1;
+    if (progress && done % 200 === 0) progress(done, total);
+  };
   for (const { line, value } of lines) {
+    step();
     const version = value.version;
     const event = {
       version, line, type: null, hash: 'ok', link: 'ok', record: 'ok', event: 'ok',
@@ -272,6 +281,7 @@ export async function verifyExport(text, options = {}) {
   const revealedSoFar = new Set();
   const seenNonces = new Map(); // nonce -> version
   for (const e of decodedEvents) {
+    step();
     const ev = e.decoded.event;
     if (ev.type === 'BattleOpened') {
       if (e.version !== 0 || opened) find(e.version, 'sequence', 'BattleOpened is not the first event', e);
@@ -413,6 +423,8 @@ export async function verifyExport(text, options = {}) {
     trailerResult = { head: ok ? 'ok' : 'bad', signatures: 'not checked' };
     if (!ok) find(last.version + 1, 'head', "the trailer's head is not the export's last event", null);
   }
+
+  if (progress) progress(total, total);
 
   // --- 4. Verdict ---------------------------------------------------------
   problems.sort((a, b) => a.version - b.version);

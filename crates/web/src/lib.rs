@@ -216,6 +216,7 @@ pub fn router(pages: Pages) -> Router {
         .route("/healthz", get(|| async { "ok\n" }))
         .layer(middleware::from_fn(security_headers))
         .layer(middleware::from_fn(access_log))
+        .merge(assets::routes())
         .with_state(pages)
 }
 

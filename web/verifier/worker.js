@@ -1,0 +1,19 @@
+// verifyExport off the page's main thread: a module Web Worker (same
+// origin, allowed by the pages' CSP `worker-src 'self'`). The page posts
+// { id, text, options } and gets { id, type: 'progress', done, total }
+// messages, then { id, type: 'report', report } or { id, type: 'error',
+// name, message }. The report is structured-cloned: plain data.
+import { verifyExport } from './verify.js';
+
+self.addEventListener('message', async ({ data }) => {
+  const { id, text, options } = data;
+  try {
+    const report = await verifyExport(text, {
+      ...options,
+      onProgress: (done, total) => self.postMessage({ id, type: 'progress', done, total }),
+    });
+    self.postMessage({ id, type: 'report', report });
+  } catch (error) {
+    self.postMessage({ id, type: 'error', name: error && error.name, message: String(error && error.message ? error.message : error) });
+  }
+});
