@@ -6,16 +6,45 @@ import { ExportFormatError, verifyExport } from './verify.js';
 
 let worker = null;
 let nextId = 0;
+let readyResolve;
+/** Settles once the worker has loaded its modules (or could not start). */
+export const ready = new Promise((resolve) => {
+  readyResolve = resolve;
+});
+
+function markReady() {
+  // For tests and tools: from here on, verifying makes no request.
+  if (globalThis.document) document.documentElement.setAttribute('data-verifier-ready', worker ? 'worker' : 'page');
+  readyResolve();
+}
 
 function startWorker() {
   if (worker === null) {
     try {
       worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+      const onFirst = ({ data }) => {
+        if (data && data.type !== 'ready') return;
+        worker.removeEventListener('message', onFirst);
+        markReady();
+      };
+      worker.addEventListener('message', onFirst);
+      worker.addEventListener('error', () => {
+        // It could not load (blocked, not found): the page verifies itself.
+        worker = false;
+        markReady();
+      }, { once: true });
     } catch {
       worker = false;
+      markReady();
     }
   }
   return worker || null;
+}
+
+/** Starts the worker now, so that its modules are loaded before a file is chosen. */
+export function prewarm() {
+  startWorker();
+  return ready;
 }
 
 /**

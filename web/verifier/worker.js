@@ -5,6 +5,9 @@
 // name, message }. The report is structured-cloned: plain data.
 import { verifyExport } from './verify.js';
 
+// Every module is loaded once this runs: tell the page.
+self.postMessage({ type: 'ready' });
+
 self.addEventListener('message', async ({ data }) => {
   const { id, text, options } = data;
   try {

@@ -13,7 +13,7 @@
 // export, drawn, and the whole export verified again.
 import { applyError, applyReport } from '../dom.js';
 import { pageLanguage } from '../checks.js';
-import { verifyOffThread } from '../client.js';
+import { prewarm, verifyOffThread } from '../client.js';
 import { drawEvent, showProgress } from './draw.js';
 
 const lang = pageLanguage(document.documentElement.getAttribute('lang'));
@@ -47,6 +47,8 @@ async function check() {
   }
   running = (async () => {
     const section = document.getElementById('verification');
+    // Timings for the benchmark (web/browser-tests/bench_page.py).
+    performance.mark('battlelog-verify-start');
     try {
       const report = await verifyOffThread(exportText, { head: postedHead(), rollerKeys: trustedKeys() }, (done, total) =>
         showProgress(document, section, lang, done, total),
@@ -59,7 +61,9 @@ async function check() {
         report.problems.push({ version: last + 1, check: 'head', message: `the page says the battle is at head ${serverHead}, its export ends at ${report.headHash}` });
         report.status = 'failed';
       }
+      performance.mark('battlelog-report');
       applyReport(document, report);
+      performance.mark('battlelog-marked');
     } catch (error) {
       applyError(document, error);
     } finally {
@@ -112,4 +116,5 @@ if (headInput) {
   if (!headInput.value) headInput.value = new URLSearchParams(location.search).get('head') || '';
   headInput.addEventListener('change', () => check());
 }
+prewarm();
 check().then(followLive);

@@ -8,7 +8,7 @@
 // publishes them). The posted head: #posted-head (or #head), or ?head=.
 import { applyError, applyReport } from '../dom.js';
 import { pageLanguage, t } from '../checks.js';
-import { verifyOffThread } from '../client.js';
+import { prewarm, verifyOffThread } from '../client.js';
 import { drawEvent, element, showProgress } from './draw.js';
 
 const lang = pageLanguage(document.documentElement.getAttribute('lang'));
@@ -96,5 +96,7 @@ zone.addEventListener('drop', (event) => {
 });
 // A changed key or head checks the chosen file again.
 for (const field of [keyInput, headInput]) field?.addEventListener('change', () => current && verifyText(current.name, current.text));
+// The worker loads its modules now, not once a file is chosen.
+prewarm();
 // A file chosen before the script ran (a slow load, a restored form).
 if (input.files.length > 0) verifyFile(input.files[0]);

@@ -6,12 +6,14 @@
 // `outcome` turns an attack's hit into a crit (outcome and summaries, in
 // the record and the readable event, the chain recomputed); `resign` signs
 // every commitment again with another roller key (the chain recomputed):
-// everything verifies except against the trusted key.
+// everything verifies except against the trusted key; `sig` changes one
+// bit of the battle's first commitment signature (the chain recomputed).
 //
 //   node tools/tamper.mjs die     IN OUT [WHERE]   (default: the first roll whose seed is revealed)
 //   node tools/tamper.mjs drop    IN OUT [WHERE]   (default: the first roll)
 //   node tools/tamper.mjs outcome IN OUT [WHERE]   (default: the first action with damage)
 //   node tools/tamper.mjs resign  IN OUT           (prints 0)
+//   node tools/tamper.mjs sig     IN OUT           (prints 0)
 //
 // WHERE is a version, or `first-roll`, `last-roll` or `last-action`, so
 // that a script can aim at an event without knowing the battle's versions.
@@ -169,9 +171,23 @@ export async function resign(text, masterKeyHex = 'ee'.repeat(32)) {
   return { text: lines.map((l) => JSON.stringify(l)).join('\n') + '\n', version: 0, rollerKey: bytesToHex(signer.publicKey) };
 }
 
+/** One bit of BattleOpened's commitment_signature (8) changed, the chain recomputed: a bad signature. */
+export async function badSignature(text) {
+  const lines = eventLines(text);
+  const line = lines.find((l) => l.version === 0);
+  const event = decoded(line);
+  if (event.type !== 'BattleOpened' || !event.commitment_signature) throw new Error('version 0 is not a signed BattleOpened');
+  const signature = hexToBytes(event.commitment_signature);
+  signature[10] ^= 0x01;
+  replaceEventFields(line, 1, (fields) => fields.map((f) => (f.number === 8 ? { encoded: bytesField(8, signature) } : f)));
+  if (line.event) line.event.commitment_signature = bytesToHex(signature);
+  await rechain(lines, 0);
+  return { text: lines.map((l) => JSON.stringify(l)).join('\n') + '\n', version: 0 };
+}
+
 async function main([how, input, output, version]) {
-  if (!['die', 'drop', 'outcome', 'resign'].includes(how) || !input || !output) {
-    process.stderr.write('usage: tamper.mjs die|drop|outcome|resign IN OUT [VERSION]\n');
+  if (!['die', 'drop', 'outcome', 'resign', 'sig'].includes(how) || !input || !output) {
+    process.stderr.write('usage: tamper.mjs die|drop|outcome|resign|sig IN OUT [VERSION]\n');
     process.exit(2);
   }
   const text = fs.readFileSync(input, 'utf8');
@@ -180,6 +196,7 @@ async function main([how, input, output, version]) {
     how === 'die' ? await changeDie(text, at)
     : how === 'drop' ? dropEvent(text, at)
     : how === 'outcome' ? await changeOutcome(text, at)
+    : how === 'sig' ? await badSignature(text)
     : await resign(text);
   fs.writeFileSync(output, forged.text);
   process.stdout.write(`${forged.version}\n`);
