@@ -387,7 +387,7 @@ def choose_export(page: Page, path: Path, drop: bool = False) -> tuple[str, int 
         raise AssertionError(f"/verify claims {before!r} before any file is chosen")
     # The verifier's modules and its worker load when the page does; from
     # then on, checking a file must make no request.
-    page.wait_for_function("document.documentElement.hasAttribute('data-verifier-ready')", timeout=VERDICT_TIMEOUT_MS)
+    page.wait_for_function("() => document.documentElement.hasAttribute('data-verifier-ready')", timeout=VERDICT_TIMEOUT_MS)
     calls = ServerCalls(page)
     calls.start()
     if drop:

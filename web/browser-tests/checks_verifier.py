@@ -154,7 +154,7 @@ def choose(browser, url: str, path: Path, init_script: str | None = None):
 def check_outcome_forged(env: bt.Env, browser, results: bt.Results, source: Path) -> None:
     name = "/verify: an outcome forged (hit → crit, chain and signatures recomputed)"
     try:
-        forged, version = bt.tamper(env, "outcome", source, "last-action")
+        forged, version = bt.tamper(env, "outcome", source, "first-damage")
         if not (VERIFIER / "rules" / "index.js").is_file():
             pending(name, "web/verifier/rules/index.js (the rules engine) is not in this tree yet")
             return
@@ -168,15 +168,15 @@ def check_outcome_forged(env: bt.Env, browser, results: bt.Results, source: Path
         results.crashed(name)
 
 
-def check_roller_key(env: bt.Env, browser, results: bt.Results, source: Path) -> None:
+def check_roller_key(env: bt.Env, browser, results: bt.Results, source: Path, base: str, where: str) -> None:
     key = roller_key(env)
     resigned, _ = bt.tamper(env, "resign", source, "0")
-    url = bt.with_query(f"{env.web}/verify", roller_key=key)
+    url = bt.with_query(base, roller_key=key)
     for label, path, want, want_first, want_key in [
         ("the demo export, ?roller_key= the site's", source, "verified", None, "pinned"),
         ("the demo export re-signed with another key, ?roller_key= the site's", resigned, "failed", 0, "mismatch"),
     ]:
-        name = f"/verify: {label}"
+        name = f"{where}: {label}"
         try:
             context, page, verdict, first = choose(browser, url, path)
             results.check(f"{name}: data-audit {want}", verdict == want, f"got {verdict!r}")
@@ -191,9 +191,9 @@ def check_roller_key(env: bt.Env, browser, results: bt.Results, source: Path) ->
         except Exception:
             results.crashed(name)
     # No key typed: the site's own keys (#roller-keys) when it publishes them.
-    name = "/verify: the re-signed export, no key typed"
+    name = f"{where}: the re-signed export, no key typed"
     try:
-        context, page, verdict, first = choose(browser, f"{env.web}/verify", resigned)
+        context, page, verdict, first = choose(browser, base, resigned)
         published = page.evaluate("(() => { try { return JSON.parse(document.getElementById('roller-keys').textContent).keys } catch { return null } })()")
         got_key = page.evaluate("document.body.dataset.rollerKey")
         if published:
@@ -228,15 +228,15 @@ NO_ED25519 = """
 """
 
 
-def check_without_ed25519(env: bt.Env, browser, results: bt.Results, source: Path) -> None:
+def check_without_ed25519(env: bt.Env, browser, results: bt.Results, source: Path, base: str, where: str) -> None:
     bad_sig, _ = bt.tamper(env, "sig", source, "0")
     for label, path, want, want_first in [
         ("a good signature", source, "verified", None),
         ("a bad signature (one bit of epoch 0's)", bad_sig, "failed", 0),
     ]:
-        name = f"/verify without Ed25519 in WebCrypto: {label}"
+        name = f"{where} without Ed25519 in WebCrypto: {label}"
         try:
-            context, page, verdict, first = choose(browser, f"{env.web}/verify", path, NO_ED25519)
+            context, page, verdict, first = choose(browser, base, path, NO_ED25519)
             refused = page.evaluate("window.__ed25519Refused")
             results.check(f"{name}: WebCrypto's Ed25519 was asked and refused", refused > 0, f"refused {refused} times")
             results.check(f"{name}: data-audit {want}", verdict == want, f"got {verdict!r}")
@@ -266,6 +266,9 @@ def check_offline(env: bt.Env, browser, results: bt.Results, source: Path) -> No
         threading.Thread(target=server.serve_forever, daemon=True).start()
         url = f"http://127.0.0.1:{server.server_address[1]}/pages/offline.html"
         bt.check_verify(env, browser, results, source, url, name, shoot=False)
+        # The offline page has every element of the verdict: the same checks as /verify's.
+        check_roller_key(env, browser, results, source, url, "offline /verify")
+        check_without_ed25519(env, browser, results, source, url, "offline /verify")
     except Exception:
         results.crashed(name)
     finally:
@@ -312,7 +315,7 @@ def run(env: bt.Env, browser, results: bt.Results, battles: list[tuple[str, str]
         check_drawn_in_transit(env, browser, results, battle, link)
         source = env.work / f"{battle}.jsonl"
         check_outcome_forged(env, browser, results, source)
-        check_roller_key(env, browser, results, source)
-        check_without_ed25519(env, browser, results, source)
+        check_roller_key(env, browser, results, source, f"{env.web}/verify", "/verify")
+        check_without_ed25519(env, browser, results, source, f"{env.web}/verify", "/verify")
         check_offline(env, browser, results, source)
     check_live(env, browser, results)

@@ -2,6 +2,7 @@
 // battle does not freeze the page, with progress; in the page itself when
 // no worker can start (an old browser, a policy that forbids it). The
 // worker runs the very modules the page would.
+import { loadRules } from './audit.js';
 import { ExportFormatError, verifyExport } from './verify.js';
 
 let worker = null;
@@ -12,7 +13,9 @@ export const ready = new Promise((resolve) => {
   readyResolve = resolve;
 });
 
-function markReady() {
+async function markReady() {
+  // The page verifies itself: it loads the rules engine itself.
+  if (!worker) await loadRules();
   // For tests and tools: from here on, verifying makes no request.
   if (globalThis.document) document.documentElement.setAttribute('data-verifier-ready', worker ? 'worker' : 'page');
   readyResolve();

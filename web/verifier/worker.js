@@ -3,10 +3,12 @@
 // { id, text, options } and gets { id, type: 'progress', done, total }
 // messages, then { id, type: 'report', report } or { id, type: 'error',
 // name, message }. The report is structured-cloned: plain data.
+import { loadRules } from './audit.js';
 import { verifyExport } from './verify.js';
 
-// Every module is loaded once this runs: tell the page.
-self.postMessage({ type: 'ready' });
+// Every module is loaded once this runs, and the rules engine once
+// loadRules settles: then tell the page (verifying makes no request after).
+loadRules().then(() => self.postMessage({ type: 'ready' }));
 
 self.addEventListener('message', async ({ data }) => {
   const { id, text, options } = data;

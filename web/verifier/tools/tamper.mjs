@@ -39,10 +39,15 @@ function decodedLines(lines) {
   return lines.filter((l) => 'version' in l).map((l) => ({ version: l.version, event: decoded(l) }));
 }
 
-/** A version from a selector: a number, `first-roll`, `last-roll` or `last-action`. */
+/** A version from a selector: a number, `first-roll`, `last-roll`, `last-action` or `first-damage` (an action with damage). */
 export function locate(text, where) {
   if (/^[0-9]+$/.test(String(where))) return Number(where);
   const events = decodedLines(eventLines(text));
+  if (where === 'first-damage') {
+    const hit = events.find((e) => e.event.type === 'ActionResolved' && typeof e.event.outcome?.damage === 'number' && e.event.outcome.damage > 0);
+    if (!hit) throw new Error('the export has no action with damage');
+    return hit.version;
+  }
   const type = { 'first-roll': 'DiceRolled', 'last-roll': 'DiceRolled', 'last-action': 'ActionResolved' }[where];
   if (!type) throw new Error(`unknown selector ${where}`);
   const matching = events.filter((e) => e.event.type === type);
