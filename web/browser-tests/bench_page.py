@@ -60,6 +60,9 @@ def main() -> int:
     battle = bt.run([env.node, str(env.tools / "open-and-act.mjs"), env.resolver, "--acts", str(acts), "--close"], forum).strip()
     source = bt.export(env, battle)
     events = len(bt.event_lines(source))
+    # Kept for profiling the verifier under Node (target/browser/bench-export.jsonl).
+    env.shots.mkdir(parents=True, exist_ok=True)
+    (env.shots / "bench-export.jsonl").write_text(source.read_text())
     print(f"bench: battle {battle}: {events} events, {source.stat().st_size} bytes of export, built in {time.monotonic() - started:.1f} s", flush=True)
     reader = bt.token(env, "reader", "dev")
     ok = True

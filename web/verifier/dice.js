@@ -413,6 +413,16 @@ export function evaluateExpression(expression, nextWord) {
   }
 }
 
+/**
+ * §2–§3: one roll's dice from its roll key (rollKeyOf: the epoch's seed and
+ * the client seed) — synchronous: the verifier makes the key once per epoch.
+ */
+export function deriveRollWithKey(rollKey, nonce, expression) {
+  const parsed = typeof expression === 'string' ? parseExpression(expression) : expression;
+  const words = new RollWords(rollKey, nonce);
+  return evaluateExpression(parsed, () => words.next());
+}
+
 /** §2–§3: re-derives one roll from the revealed seed. */
 export async function deriveRoll(serverSeed, clientSeed, nonce, expression) {
   const parsed = typeof expression === 'string' ? parseExpression(expression) : expression;

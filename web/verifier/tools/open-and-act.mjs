@@ -55,6 +55,19 @@ function call(session, method, message, token) {
   });
 }
 
+/** call(), waiting out the tenant's rate limit (RESOURCE_EXHAUSTED says how long); the request id makes a retry idempotent. */
+async function callPaced(session, method, message, token) {
+  for (;;) {
+    try {
+      return await call(session, method, message, token);
+    } catch (e) {
+      const wait = /gRPC status 8: .*retry in (\d+) ms/.exec(e.message);
+      if (!wait) throw e;
+      await new Promise((resolve) => setTimeout(resolve, Number(wait[1]) + 1));
+    }
+  }
+}
+
 async function main([resolverUrl, ...args]) {
   const token = process.env.BATTLELOG_TOKEN;
   if (!resolverUrl || !resolverUrl.startsWith('http://') || !token) {
@@ -93,7 +106,7 @@ async function main([resolverUrl, ...args]) {
     const expressions = ['2d6+1', '4d6kh3', '1d20!', '3d8+2', '4dF'];
     for (let i = 0; i < acts; i++) {
       const expression = acts === 1 ? '2d6+1' : expressions[i % expressions.length];
-      await call(session, 'Act', concat([
+      await callPaced(session, 'Act', concat([
         bytesField(1, battleId),
         messageField(2, struct({ type: 'roll', actor: i % 2 ? 'meowth' : 'pikachu', expression, purpose: 'a roll left unrevealed' })),
         bytesField(3, `${run}-act-${i}`),
@@ -101,7 +114,7 @@ async function main([resolverUrl, ...args]) {
     }
     if (close) {
       // CloseRequest: battle_id 1, by 2, reason 3, request_id 4.
-      await call(session, 'Close', concat([bytesField(1, battleId), bytesField(2, 'verifier'), bytesField(3, 'done'), bytesField(4, `${run}-close`)]), token);
+      await callPaced(session, 'Close', concat([bytesField(1, battleId), bytesField(2, 'verifier'), bytesField(3, 'done'), bytesField(4, `${run}-close`)]), token);
     }
     process.stdout.write(`${battleId}\n`);
   } finally {
