@@ -15,7 +15,9 @@ fn main() {
     let mut files = Vec::new();
     collect(&root, &root, &mut files);
     files.sort();
-    let mut out = String::from("/// (path under web/verifier, contents) of every file the browser may load.\npub static FILES: &[(&str, &str)] = &[\n");
+    let mut out = String::from(
+        "/// (path under web/verifier, contents) of every file the browser may load.\npub static FILES: &[(&str, &str)] = &[\n",
+    );
     for (relative, absolute) in &files {
         writeln!(out, "    ({relative:?}, include_str!({absolute:?})),").expect("writing to a String");
     }

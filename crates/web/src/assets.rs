@@ -44,7 +44,9 @@ pub static BUILD: LazyLock<String> = LazyLock::new(|| {
 
 /// The header every page is served with: scripts, the worker and
 /// connections from this origin only; nothing else loads from anywhere.
-pub static CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; worker-src 'self'; connect-src 'self'; \
+pub static CONTENT_SECURITY_POLICY: LazyLock<String> = LazyLock::new(|| POLICY.to_owned());
+
+const POLICY: &str = "default-src 'none'; script-src 'self'; worker-src 'self'; connect-src 'self'; \
      style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 const BATTLE_ENTRY: &str = "pages/battle.js";
@@ -87,7 +89,12 @@ pub fn routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
 
 async fn serve(Path((build, path)): Path<(String, String)>) -> Response {
     let Some(contents) = file(&path).filter(|_| build == *BUILD) else {
-        return (StatusCode::NOT_FOUND, [(header::CACHE_CONTROL, HeaderValue::from_static("no-store"))], "no such file\n").into_response();
+        return (
+            StatusCode::NOT_FOUND,
+            [(header::CACHE_CONTROL, HeaderValue::from_static("no-store"))],
+            "no such file\n",
+        )
+            .into_response();
     };
     (
         [
@@ -96,7 +103,7 @@ async fn serve(Path((build, path)): Path<(String, String)>) -> Response {
             (header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=31536000, immutable")),
             (header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")),
             // A worker runs under the policy its script comes with.
-            (header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CONTENT_SECURITY_POLICY)),
+            (header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(POLICY)),
         ],
         contents,
     )
@@ -116,7 +123,16 @@ mod tests {
 
     #[test]
     fn the_modules_of_the_verifier_are_compiled_in_and_not_its_tests() {
-        for path in ["verify.js", "audit.js", "dom.js", "worker.js", "client.js", BATTLE_ENTRY, VERIFY_ENTRY, "vendor/noble-ed25519/index.js"] {
+        for path in [
+            "verify.js",
+            "audit.js",
+            "dom.js",
+            "worker.js",
+            "client.js",
+            BATTLE_ENTRY,
+            VERIFY_ENTRY,
+            "vendor/noble-ed25519/index.js",
+        ] {
             assert!(file(path).is_some(), "{path}");
         }
         assert!(FILES.iter().all(|(p, _)| !p.starts_with("test/") && !p.starts_with("tools/")));
@@ -129,7 +145,7 @@ mod tests {
         assert_eq!(response.status(), StatusCode::OK);
         assert_eq!(response.headers()[header::CONTENT_TYPE], "text/javascript; charset=utf-8");
         assert!(response.headers()[header::CACHE_CONTROL].to_str().is_ok_and(|c| c.contains("immutable")));
-        assert_eq!(response.headers()[header::CONTENT_SECURITY_POLICY], CONTENT_SECURITY_POLICY);
+        assert_eq!(response.headers()[header::CONTENT_SECURITY_POLICY], POLICY);
         let body = axum::body::to_bytes(response.into_body(), usize::MAX).await.expect("a body");
         assert_eq!(body, file("audit.js").expect("compiled in").as_bytes());
     }
@@ -157,6 +173,8 @@ mod tests {
             assert!(CONTENT_SECURITY_POLICY.split(';').any(|d| d.trim() == directive), "{directive}");
         }
         assert!(!CONTENT_SECURITY_POLICY.contains("unsafe-eval"));
-        assert!(!CONTENT_SECURITY_POLICY.split(';').any(|d| d.trim().starts_with("script-src") && d.contains("unsafe")));
+        assert!(
+            !CONTENT_SECURITY_POLICY.split(';').any(|d| d.trim().starts_with("script-src") && d.contains("unsafe"))
+        );
     }
 }
