@@ -109,8 +109,7 @@ export async function verifyExport(text, options = {}) {
     if (progress && done % 200 === 0) progress(done, total);
   };
   // Every link is checked from the hash the line before claims (one broken
-  // link is one finding, not one on every later line), so the links do not
-  // depend on each other: their SHA-256s run all at once, not one by one.
+  // link is one finding, not one on every later line).
   const decodedLines = [];
   {
     let prev = previous;
@@ -131,7 +130,7 @@ export async function verifyExport(text, options = {}) {
       if (claimed) prev = claimed;
     }
   }
-  const computedHashes = await Promise.all(decodedLines.map((d) => d.computed));
+  const computedHashes = decodedLines.map((d) => d.computed);
   let index = -1;
   for (const { line, value } of lines) {
     step();

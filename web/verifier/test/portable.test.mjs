@@ -36,7 +36,8 @@ for (const file of files) {
 
   test(`${file} uses none of Node's globals`, () => {
     for (const name of ['process', 'Buffer', 'require', '__dirname', '__filename', 'global', 'setImmediate']) {
-      assert.doesNotMatch(code, new RegExp(`(?<![.\\w])${name}\\b`), name);
+      // A method of that name (`process(view, offset) {`) is not the global.
+      assert.doesNotMatch(code, new RegExp(`(?<![.\\w])${name}\\b(?!\\([\\w\\s,]*\\)\\s*\\{)`), name);
     }
   });
 }
