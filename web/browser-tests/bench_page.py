@@ -13,7 +13,9 @@ of BENCH_RUNS loads (default 3) of:
   - verified: when the page's verdict and every mark are in place
     (performance mark `battlelog-marked`, from navigation start);
   - of which verifying: from the start of the verification to the report
-    (in the Web Worker), and marking: comparing the drawing and marking it.
+    on the page (of which in the worker: verifyExport itself, the rest is
+    messages and waiting for the page's main thread), and marking:
+    comparing the drawing and marking it.
 
 Profiles: desktop (1280×900) and phone (390×844 with a 4× CPU throttle,
 Chrome DevTools Protocol `Emulation.setCPUThrottlingRate`).
@@ -43,6 +45,7 @@ TIMINGS = """() => {
     paint: at('first-contentful-paint'),
     start: at('battlelog-verify-start'),
     report: at('battlelog-report'),
+    worker: performance.getEntriesByName('battlelog-report')[0]?.detail?.workerMs ?? null,
     marked: at('battlelog-marked'),
     audit: document.body.dataset.audit,
     events: document.querySelectorAll('.event').length,
@@ -86,6 +89,7 @@ def main() -> int:
             print(
                 f"bench: {label}: first paint {med('paint'):.0f} ms, verified {med('marked'):.0f} ms "
                 f"(verifying {statistics.median(s['report'] - s['start'] for s in samples):.0f} ms, "
+                f"of which in the worker {statistics.median(s['worker'] or 0 for s in samples):.0f} ms, "
                 f"marking {statistics.median(s['marked'] - s['report'] for s in samples):.0f} ms); "
                 f"{samples[0]['events']} events drawn, {samples[0]['elements']} elements; verdict {sorted(audits)}; "
                 f"runs {[round(s['marked']) for s in samples]}",

@@ -13,10 +13,13 @@ loadRules().then(() => self.postMessage({ type: 'ready' }));
 self.addEventListener('message', async ({ data }) => {
   const { id, text, options } = data;
   try {
+    const started = performance.now();
     const report = await verifyExport(text, {
       ...options,
       onProgress: (done, total) => self.postMessage({ id, type: 'progress', done, total }),
     });
+    // How long the verification itself took, apart from the messages.
+    report.timing = { workerMs: performance.now() - started };
     self.postMessage({ id, type: 'report', report });
   } catch (error) {
     self.postMessage({ id, type: 'error', name: error && error.name, message: String(error && error.message ? error.message : error) });

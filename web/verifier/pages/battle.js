@@ -61,7 +61,7 @@ async function check() {
         report.problems.push({ version: last + 1, check: 'head', message: `the page says the battle is at head ${serverHead}, its export ends at ${report.headHash}` });
         report.status = 'failed';
       }
-      performance.mark('battlelog-report');
+      performance.mark('battlelog-report', { detail: report.timing ?? null });
       applyReport(document, report);
       performance.mark('battlelog-marked');
     } catch (error) {
