@@ -80,8 +80,8 @@ export class FakeElement {
 function matchesOne(el, selector) {
   let m = /^\[([\w-]+)(?:="([^"]*)")?\]$/.exec(selector);
   if (m) return m[2] === undefined ? el.getAttribute(m[1]) !== null : el.getAttribute(m[1]) === m[2];
-  m = /^\.([\w-]+)$/.exec(selector);
-  if (m) return el.classList.contains(m[1]);
+  m = /^([a-z]*)\.([\w-]+)$/.exec(selector);
+  if (m) return (!m[1] || el.tagName === m[1].toUpperCase()) && el.classList.contains(m[2]);
   if (/^[a-z]+$/.test(selector)) return el.tagName === selector.toUpperCase();
   throw new Error(`the fake DOM does not know the selector ${selector}`);
 }
