@@ -20,7 +20,8 @@
 //     ('' when the arithmetic failed);
 //   - an event's [data-summary="<field>"] text (whitespace collapsed) equals
 //     that field of the record's event; at most one per event.
-// A roll or event on the page that the export does not hold is bad.
+// A roll or event on the page that the export does not hold is bad, and so
+// is a die drawn outside any roll.
 //
 // No dependencies beyond checks.js and no DOM globals: it works on the
 // `document` it is given (tests give it a small stand-in).
@@ -117,6 +118,13 @@ export function checkDrawing(doc, report) {
     const { problems, summaries } = summaryProblems(el, event);
     out.summaries += summaries;
     for (const message of problems) out.problems.push({ version: event.version, check: 'drawing', message });
+  }
+  // A die drawn outside any roll is a die no roll backs.
+  for (const die of doc.querySelectorAll('[data-face]')) {
+    if (die.closest('[data-nonce]')) continue;
+    const owner = die.closest('[data-version]');
+    const v = owner ? Number(owner.getAttribute('data-version')) : NaN;
+    out.problems.push({ version: Number.isSafeInteger(v) ? v : lastVersion + 1, check: 'drawing', message: `a die (data-face ${die.getAttribute('data-face')}) is drawn outside any roll` });
   }
   for (const p of out.problems) out.badVersions.add(String(p.version));
   return out;

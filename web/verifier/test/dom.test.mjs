@@ -124,6 +124,16 @@ test('a summary naming a field the record does not hold, or two summaries, fail'
   }
 });
 
+test('a die drawn outside any roll fails at the event that shows it', async () => {
+  const { text } = await makeExport();
+  const report = await verifyExport(text, { rules: null });
+  const doc = drawPage(report);
+  eventEl(doc, 2).append(h(doc, 'span', { 'data-face': '20', 'data-sides': '20' }, h(doc, 'span', { class: 'value' }, '20')));
+  applyReport(doc, report);
+  assert.equal(doc.body.getAttribute('data-audit'), 'failed');
+  assert.equal(doc.getElementById('first-failure').textContent, '2');
+});
+
 test('whitespace in a summary is collapsed, and a nested event’s summary is its own', async () => {
   const { text } = await makeExport();
   const report = await verifyExport(text, { rules: null });
