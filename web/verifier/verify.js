@@ -41,11 +41,13 @@
 //   verifyRoll(vector)  -> { ok, mismatches: [String] }
 //       vector: one entry of vectors/rolls.json (server_seed, client_seed,
 //       nonce, notation, commitment, roll_key, first_words, total, dice)
-//   verifyExport(text, { head, stream, rollerKey }) -> ExportReport
+//   verifyExport(text, { head, stream, rollerKeys, rollerKey, onProgress, rules }) -> ExportReport
 //       text: a `battlelog export` (JSON Lines); head: optional hex hash the
 //       forum posted (a cut-short export then fails); stream: optional battle
-//       id the caller expects; rollerKey: optional hex of the roller key the
-//       operator publishes (every commitment must then be signed by it).
+//       id the caller expects; rollerKeys / rollerKey: the trusted roller
+//       keys (hex; every commitment must then be signed by one of them);
+//       onProgress(done, total); rules: a rules module for tests and tools
+//       (default: rules/index.js, loaded on first use).
 //       Throws ExportFormatError when the text is not an export at all (not
 //       JSON Lines, a required field missing).
 //   ExportReport = {
@@ -59,7 +61,9 @@
 //     stream, headHash, events: [EventResult], rolls: [RollResult],
 //     commitments: [CommitmentResult], problems: [{ version, check, message }],
 //     head: null | { given, check: 'ok' | 'bad', message },
-//     trailer: null | { head: 'ok' | 'bad', signatures: 'not checked' }
+//     trailer: null | { head: 'ok' | 'bad', signatures: 'not checked' },
+//     rollerKey, rollerKeyStatus: 'pinned' | 'unpinned' | 'mismatch', trustedKeys,
+//     outcomes: null (no rules engine) | { checked, bad }
 //   }
 //   EventResult = { version, line, type, hash, link, record, event,   // 'ok' | 'bad'
 //                   check: 'ok' | 'bad' | 'unrevealed', problems, decoded }
@@ -67,7 +71,7 @@
 //                  check: 'ok' | 'bad' | 'unrevealed', problems, recorded, derived }
 //   CommitmentResult = { epoch, commitment, version, revealedAt,
 //                        check: 'ok' | 'bad' | 'unrevealed',       // seed vs commitment
-//                        signature: 'ok' | 'bad' | 'unsigned' | 'not checked' }
+//                        signature: 'ok' | 'bad' | 'unsigned' }
 //   report.rollerKey: hex of the key that signed the battle's first signed
 //   commitment (null: none), to compare with the one the operator publishes.
 //
@@ -78,13 +82,12 @@
 //
 // It also checks the roller's Ed25519 signature on every commitment
 // (docs/PROTOCOL-signatures.md) with WebCrypto's Ed25519 where the browser
-// has it (Node 20 does; a browser without it gets 'not checked', not a
-// failure). WebCrypto verifies as RFC 8032 says; unlike ed25519-dalek's
-// verify_strict it may accept a small-order key or R, which the roller never
-// makes.
+// has it, else with the vendored @noble/ed25519: never left unchecked.
+// WebCrypto verifies as RFC 8032 says; unlike ed25519-dalek's verify_strict
+// it may accept a small-order key or R, which the roller never makes.
+// Outcomes are re-resolved under RULES.md by rules/index.js when it loads.
 //
-// What it does not check: re-resolving actions under RULES.md (the Rust
-// audit does that), and the signed checkpoints of PROTOCOL.md §5 (a
+// What it does not check: the signed checkpoints of PROTOCOL.md §5 (a
 // trailer's head is compared with the last event; its signatures are
 // reported as not checked).
 
