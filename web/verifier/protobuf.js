@@ -9,7 +9,32 @@ export class RecordDecodeError extends Error {
   }
 }
 
+// Most varints of a record (keys, lengths, small numbers) fit a few bytes:
+// read those as Numbers, and only longer ones with BigInt (which is exact
+// for all 64 bits, but slow and garbage-heavy for thousands of fields).
+const FAST_BYTES = 7; // 49 bits: exact as a Number
+
+/** A varint as a Number (exact below 2^49; longer ones go through readVarint). */
+function readSmallVarint(bytes, at) {
+  let value = 0;
+  let scale = 1;
+  for (let i = at; i < bytes.length && i - at < FAST_BYTES; i++) {
+    const b = bytes[i];
+    value += (b & 0x7f) * scale;
+    if ((b & 0x80) === 0) return [value, i + 1];
+    scale *= 128;
+  }
+  const [big, next] = readVarintBig(bytes, at);
+  return [Number(big), next];
+}
+
 function readVarint(bytes, at) {
+  const [value, next] = readSmallVarint(bytes, at);
+  // Exact whenever the fast path took it; else readVarintBig's BigInt is.
+  return next - at <= FAST_BYTES ? [BigInt(value), next] : readVarintBig(bytes, at);
+}
+
+function readVarintBig(bytes, at) {
   let value = 0n;
   let shift = 0n;
   for (let i = 0; i < 10; i++) {
@@ -33,9 +58,10 @@ export function protobufFields(bytes) {
   while (at < bytes.length) {
     const start = at;
     let key;
-    [key, at] = readVarint(bytes, at);
-    const number = Number(key >> 3n);
-    const wireType = Number(key & 7n);
+    [key, at] = readSmallVarint(bytes, at);
+    // A key is at most 32 bits (field number < 2^29): exact as a Number.
+    const number = Math.floor(key / 8);
+    const wireType = key % 8;
     if (number === 0) throw new RecordDecodeError('field number 0');
     let value;
     if (wireType === 0) {
@@ -48,10 +74,10 @@ export function protobufFields(bytes) {
       at += n;
     } else if (wireType === 2) {
       let length;
-      [length, at] = readVarint(bytes, at);
-      if (length > BigInt(bytes.length - at)) throw new RecordDecodeError('length-delimited field runs past the end');
-      value = bytes.subarray(at, at + Number(length));
-      at += Number(length);
+      [length, at] = readSmallVarint(bytes, at);
+      if (length > bytes.length - at) throw new RecordDecodeError('length-delimited field runs past the end');
+      value = bytes.subarray(at, at + length);
+      at += length;
     } else {
       throw new RecordDecodeError(`wire type ${wireType} is not used by these messages`);
     }
