@@ -83,11 +83,19 @@ async fn a_battle_page_admits_its_tenants_readers_and_its_share_link_only() {
     assert_eq!(status, 200, "/verify is public");
     // Idle until a file is chosen: nothing is being checked yet.
     assert!(body.contains("id=\"export-file\"") && body.contains("data-audit=\"idle\""), "{body}");
+    // The verifier comes as ES modules from this origin, beside the page.
+    let src = body.split("type=\"module\" src=\"").nth(1).and_then(|s| s.split('"').next()).expect("a module script");
+    let (status, entry) = http_get(&format!("{}{src}", web.url()), &[]).await;
+    assert_eq!(status, 200, "{src}");
+    assert!(entry.contains("from '../dom.js'"), "the page's own module: {entry:.200}");
+    let verify = src.replace("pages/verify-file.js", "verify.js");
+    let (status, verify) = http_get(&format!("{}{verify}", web.url()), &[]).await;
+    assert_eq!(status, 200);
+    assert!(verify.contains("export { ExportFormatError, verifyExport }"), "the verifier's entry: {verify:.200}");
     // A language the pages lack is no error: the page falls back and says so.
     let (status, body) = http_get(&format!("{}/verify?lang=de", web.url()), &[]).await;
     assert_eq!(status, 200, "{body}");
     assert!(body.contains("id=\"lang-notice\"") && body.contains("<html lang=\"en\">"), "{body}");
-    assert!(body.contains("export async function verifyExport"), "the verifier is inline: {body:.200}");
 
     // The access log has a line per request, and neither the share key nor
     // any token a visitor sent.

@@ -17,8 +17,9 @@ What is checked, each as one or more `ok`/`FAIL` lines:
      `verified`; a copy with one die changed (chain recomputed) and one with
      an event removed end `failed` at the version tamper.mjs touched, with no
      request to the server once the file is chosen;
-  d. /verify saved to disk and opened from file:// verifies the same way,
-     with no request to anything but the file itself;
+  d. (the offline /verify — web/verifier/pages/offline.html served by any
+     static server — is checked in checks_verifier.py: ES modules and a Web
+     Worker cannot load from file://);
   e. who may read a battle page and its export (401/403/404/200), and that
      /verify needs no credential;
   f. the language switch: ?lang=ru shows the export's Russian summaries and
@@ -384,6 +385,9 @@ def choose_export(page: Page, path: Path, drop: bool = False) -> tuple[str, int 
     before = page.evaluate("document.body.dataset.audit ?? null")
     if before in FINAL:
         raise AssertionError(f"/verify claims {before!r} before any file is chosen")
+    # The verifier's modules and its worker load when the page does; from
+    # then on, checking a file must make no request.
+    page.wait_for_function("() => document.documentElement.hasAttribute('data-verifier-ready')", timeout=VERDICT_TIMEOUT_MS)
     calls = ServerCalls(page)
     calls.start()
     if drop:
@@ -476,21 +480,6 @@ def check_posted_head(env: Env, browser: Browser, results: Results, source: Path
             page.close()
         except Exception:
             results.crashed(name)
-
-
-def check_verify_from_disk(env: Env, browser: Browser, results: Results, source: Path) -> None:
-    """d. /verify saved to disk works from file://, fetching nothing."""
-    name = "/verify saved to disk"
-    try:
-        status, html = http_status(f"{env.web}/verify")
-        if not results.check(f"{name}: fetched", status == 200, f"HTTP {status}"):
-            return
-        saved = env.work / "saved-verify" / "verify.html"
-        saved.parent.mkdir(exist_ok=True)
-        saved.write_text(html, encoding="utf-8")
-        check_verify(env, browser, results, source, saved.as_uri(), "/verify from file://", shoot=False)
-    except Exception:
-        results.crashed(name)
 
 
 def check_access(env: Env, results: Results, battles: list[tuple[str, str]]) -> None:
@@ -604,7 +593,6 @@ def main() -> int:
                 check_language(env, browser, results, *battles[0])
                 source = env.work / f"{battles[0][0]}.jsonl"
                 check_verify(env, browser, results, source, f"{env.web}/verify", "/verify", shoot=True)
-                check_verify_from_disk(env, browser, results, source)
             check_open_battle(env, browser, results)
             for name, check in more_checks():
                 try:

@@ -9,6 +9,7 @@
 # and exits non-zero on any failure.
 #
 # Usage: web/browser-tests/run-against-up.sh path/to/battlelog
+# (BROWSER_TESTS_SCRIPT=bench_page.py runs the big-battle benchmark instead.)
 set -euo pipefail
 
 if [ $# -ne 1 ]; then
@@ -89,4 +90,4 @@ BATTLELOG="$battlelog" \
   VERIFIER_TOOLS="$repo/web/verifier/tools" \
   SCREENSHOT_DIR="$repo/target/browser" \
   BROWSER_TESTS_CHROMIUM="$chromium" \
-  "$python" "$here/browser_tests.py"
+  "$python" "$here/${BROWSER_TESTS_SCRIPT:-browser_tests.py}"

@@ -73,7 +73,8 @@ if (args.json) {
   process.stdout.write(
     `${report.status} ${report.stream}: ${report.events.length} events, rolls ${count('ok')} ok, ${count('bad')} bad, ` +
       `${count('unrevealed')} unrevealed; first failure ${report.firstFailure ?? 'none'}; head ${report.headHash}; ` +
-      `roller key ${report.rollerKey ?? 'none'}\n`,
+      `roller key ${report.rollerKey ?? 'none'} (${report.rollerKeyStatus}); ` +
+      `outcomes ${report.outcomes ? `${report.outcomes.checked} checked` : 'not checked (no rules engine)'}\n`,
   );
 }
 if (report.status === 'failed') {

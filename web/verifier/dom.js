@@ -1,34 +1,245 @@
-// Writes a verifyExport report into a page by the DOM contract of issue 12,
-// so that the battle page and /verify mark it the same way and tests (or
-// other tools) can read the verdict from attributes:
+// Writes a verifyExport report into a page by DOM contract v2 (issue 21),
+// after checking that what the page DRAWS is what was verified, so that
+// the battle page and /verify mark it the same way and tests (or other
+// tools) can read the verdict from attributes:
 //
-//   <body data-audit="pending|verified|failed|unrevealed">
-//   each roll element:  data-nonce="N"    → data-check="ok|bad|unrevealed"
-//   each event element: data-version="V"  → data-check="ok|bad|unrevealed"
-//   id="first-failure": the first failing version (empty when none)
+//   <body data-audit="pending|verified|failed|unrevealed" data-roller-key="pinned|unpinned|mismatch">
+//   each roll element  [data-nonce]   → data-check="ok|bad|unrevealed"
+//   each event element [data-version] → data-check="ok|bad|unrevealed"
+//   #first-failure: the first failing version (empty when none)
+//   ul#checks: one li[data-check-name][data-check] per check, in the page's language
+//   #roller-key, #roller-key-status; ul#client-problems: links to #v<N>
 //
-// A roll or event on the page that the export does not hold is marked bad:
-// the page shows something the verified log does not back.
+// What is drawn, compared with the verified records (any difference: the
+// roll and its event bad, the page failed at that version):
+//   - a roll's dice: the [data-face] elements inside it, in order, one per
+//     die (dropped, rerolled, exploded included); each data-face and each
+//     die's visible face (its .pip count, else its .value text; a fudge die
+//     shows − / nothing / +) equal the die re-derived (or recorded while
+//     the seed is secret); data-total and the .total text equal the total
+//     ('' when the arithmetic failed);
+//   - an event's [data-summary="<field>"] text (whitespace collapsed) equals
+//     that field of the record's event; at most one per event.
+// A roll or event on the page that the export does not hold is bad, and so
+// is a die drawn outside any roll.
 //
-// No dependencies and no DOM globals: it works on the `document` it is given.
+// No dependencies beyond checks.js and no DOM globals: it works on the
+// `document` it is given (tests give it a small stand-in).
+import { checkOfProblem, pageLanguage, summarizeChecks, t } from './checks.js';
 
-/** Marks `doc` (a Document) with `report` (from verifyExport). */
-export function applyReport(doc, report) {
+const FUDGE_FACES = new Map([[-1, '\u2212'], [0, ''], [1, '+']]);
+
+function normalize(text) {
+  return String(text ?? '').replace(/\s+/g, ' ').trim();
+}
+
+/** The die's face as the reader sees it: pips counted, else the .value text. */
+function visibleFace(die) {
+  const pips = die.querySelectorAll('.pip');
+  if (pips.length > 0) return String(pips.length);
+  const value = die.querySelector('.value');
+  return value ? value.textContent.trim() : null;
+}
+
+/** The problems of one roll element against its verified roll. */
+function rollDrawingProblems(el, roll) {
+  const problems = [];
+  const source = roll.derived ?? roll.recorded;
+  const dice = source.dice ?? [];
+  const drawn = el.querySelectorAll('[data-face]');
+  if (drawn.length !== dice.length) problems.push(`${drawn.length} dice drawn, ${dice.length} in the roll`);
+  for (let i = 0; i < Math.min(drawn.length, dice.length); i++) {
+    const die = drawn[i];
+    const value = dice[i].value;
+    const face = die.getAttribute('data-face');
+    if (face !== String(value)) problems.push(`die ${i + 1} is drawn with data-face ${face}, the roll has ${value}`);
+    const fudge = die.getAttribute('data-fudge') === '1';
+    const visible = visibleFace(die);
+    const expected = fudge ? FUDGE_FACES.get(value) : String(value);
+    if (fudge && dice[i].sides !== 3) problems.push(`die ${i + 1} is drawn as a fudge die, the roll's is a d${dice[i].sides}`);
+    if (visible !== expected) problems.push(`die ${i + 1} shows ${JSON.stringify(visible)}, the roll has ${value}`);
+  }
+  const error = source.error;
+  const total = error ? '' : String(source.total);
+  const dataTotal = el.getAttribute('data-total');
+  if (dataTotal !== null && dataTotal !== total) problems.push(`data-total ${JSON.stringify(dataTotal)}, the roll's total is ${JSON.stringify(total)}`);
+  const totals = el.querySelectorAll('.total');
+  if (dataTotal !== null && totals.length !== 1) problems.push(`${totals.length} totals drawn`);
+  for (const shown of totals) {
+    if (shown.textContent.trim() !== total) problems.push(`the total shows ${JSON.stringify(shown.textContent.trim())}, the roll's is ${JSON.stringify(total)}`);
+  }
+  return { problems, dice: drawn.length };
+}
+
+/** The problems of an event element's own [data-summary] against the record. */
+function summaryProblems(el, event) {
+  const own = [...el.querySelectorAll('[data-summary]')].filter((s) => s.closest('.event') === el);
+  if (own.length > 1) return { problems: [`${own.length} summaries drawn`], summaries: own.length };
+  const recorded = event.decoded ? event.decoded.event : null;
+  const problems = [];
+  for (const s of own) {
+    const field = s.getAttribute('data-summary');
+    if (!recorded || typeof recorded[field] !== 'string') {
+      problems.push(`the summary shows a field (${field}) the record does not hold`);
+    } else if (normalize(s.textContent) !== normalize(recorded[field])) {
+      problems.push(`the summary reads ${JSON.stringify(normalize(s.textContent))}, the record's ${field} is ${JSON.stringify(normalize(recorded[field]))}`);
+    }
+  }
+  return { problems, summaries: own.length };
+}
+
+/**
+ * Compares what `doc` draws with `report`: returns { problems: [{ version,
+ * check: 'drawing', message, nonce? }], rolls, dice, summaries } (counts
+ * of what was compared).
+ */
+export function checkDrawing(doc, report) {
   const rolls = new Map(report.rolls.map((r) => [String(r.nonce), r]));
   const events = new Map(report.events.map((e) => [String(e.version), e]));
+  const out = { problems: [], rolls: 0, dice: 0, summaries: 0, badNonces: new Set(), badVersions: new Set() };
+  const lastVersion = report.events.length > 0 ? report.events[report.events.length - 1].version : 0;
   for (const el of doc.querySelectorAll('[data-nonce]')) {
-    const roll = rolls.get(el.getAttribute('data-nonce'));
-    el.setAttribute('data-check', roll ? roll.check : 'bad');
-    if (roll && roll.problems.length > 0) el.setAttribute('title', roll.problems.join('\n'));
+    const nonce = el.getAttribute('data-nonce');
+    const roll = rolls.get(nonce);
+    if (!roll) continue; // marked bad by applyReport: not in the export
+    const { problems, dice } = rollDrawingProblems(el, roll);
+    out.rolls += 1;
+    out.dice += dice;
+    for (const message of problems) out.problems.push({ version: roll.version, check: 'drawing', message: `roll ${nonce}: ${message}`, nonce });
+    if (problems.length > 0) out.badNonces.add(nonce);
   }
   for (const el of doc.querySelectorAll('[data-version]')) {
     const event = events.get(el.getAttribute('data-version'));
-    el.setAttribute('data-check', event ? event.check : 'bad');
+    if (!event) {
+      const v = Number(el.getAttribute('data-version'));
+      out.problems.push({ version: Number.isSafeInteger(v) ? v : lastVersion + 1, check: 'drawing', message: `the page shows version ${el.getAttribute('data-version')}, which the export does not hold` });
+      continue;
+    }
+    const { problems, summaries } = summaryProblems(el, event);
+    out.summaries += summaries;
+    for (const message of problems) out.problems.push({ version: event.version, check: 'drawing', message });
+  }
+  // A die drawn outside any roll is a die no roll backs.
+  for (const die of doc.querySelectorAll('[data-face]')) {
+    if (die.closest('[data-nonce]')) continue;
+    const owner = die.closest('[data-version]');
+    const v = owner ? Number(owner.getAttribute('data-version')) : NaN;
+    out.problems.push({ version: Number.isSafeInteger(v) ? v : lastVersion + 1, check: 'drawing', message: `a die (data-face ${die.getAttribute('data-face')}) is drawn outside any roll` });
+  }
+  for (const p of out.problems) out.badVersions.add(String(p.version));
+  return out;
+}
+
+/**
+ * The report with the drawing's problems folded in: status, first failure,
+ * problems sorted, events and rolls marked. `report` is not changed.
+ */
+export function withDrawing(report, drawing) {
+  const problems = [...report.problems, ...drawing.problems].sort((a, b) => a.version - b.version);
+  const failed = problems.length > 0;
+  return {
+    ...report,
+    problems,
+    status: failed ? 'failed' : report.status,
+    firstFailure: failed ? problems[0].version : null,
+    drawing: { rolls: drawing.rolls, dice: drawing.dice, summaries: drawing.summaries },
+  };
+}
+
+function ownCheckText(doc, el) {
+  for (const child of el.children ?? []) if (child.classList && child.classList.contains('check-text')) return child;
+  const span = doc.createElement('span');
+  span.setAttribute('class', 'sr-only check-text');
+  el.prepend ? el.prepend(span) : el.append(span);
+  return span;
+}
+
+/**
+ * Marks `doc` (a Document) with `report` (from verifyExport), after
+ * comparing what it draws with it. Returns the report as marked (with the
+ * drawing's problems).
+ */
+export function applyReport(doc, report) {
+  const lang = pageLanguage(doc.documentElement && doc.documentElement.getAttribute('lang'));
+  const drawing = checkDrawing(doc, report);
+  const marked = withDrawing(report, drawing);
+  const rolls = new Map(report.rolls.map((r) => [String(r.nonce), r]));
+  const events = new Map(report.events.map((e) => [String(e.version), e]));
+  for (const el of doc.querySelectorAll('[data-nonce]')) {
+    const nonce = el.getAttribute('data-nonce');
+    const roll = rolls.get(nonce);
+    const check = !roll || drawing.badNonces.has(nonce) ? 'bad' : roll.check;
+    el.setAttribute('data-check', check);
+    const problems = [...(roll ? roll.problems : []), ...drawing.problems.filter((p) => p.nonce === nonce).map((p) => p.message)];
+    if (problems.length > 0) el.setAttribute('title', problems.join('\n'));
+  }
+  for (const el of doc.querySelectorAll('[data-version]')) {
+    const version = el.getAttribute('data-version');
+    const event = events.get(version);
+    const check = !event || drawing.badVersions.has(version) ? 'bad' : event.check;
+    el.setAttribute('data-check', check);
+    // Not colour alone: a screen reader hears the verdict of each event.
+    if (el.classList && el.classList.contains('event')) ownCheckText(doc, el).textContent = t(lang, `event.${check}`);
   }
   const first = doc.getElementById('first-failure');
-  if (first) first.textContent = report.firstFailure === null ? '' : String(report.firstFailure);
+  if (first) first.textContent = marked.firstFailure === null ? '' : String(marked.firstFailure);
+  writeChecks(doc, marked, lang);
+  writeProblems(doc, marked, lang);
+  writeRollerKey(doc, marked, lang);
   // Set last: a test waiting on data-audit then sees every mark in place.
-  doc.body.setAttribute('data-audit', report.status);
+  doc.body.setAttribute('data-audit', marked.status);
+  return marked;
+}
+
+function writeChecks(doc, report, lang) {
+  const list = doc.getElementById('checks');
+  if (!list) return;
+  list.replaceChildren(
+    ...summarizeChecks(report, lang).map((item) => {
+      const li = doc.createElement('li');
+      li.setAttribute('data-check-name', item.name);
+      li.setAttribute('data-check', item.check);
+      li.textContent = item.text;
+      return li;
+    }),
+  );
+}
+
+/** One line per problem: a link to its version, the check's name in the page's language, the detail. */
+export function problemItem(doc, problem, lang) {
+  const item = doc.createElement('li');
+  // Not data-version: that names the page's events.
+  item.setAttribute('data-problem-version', String(problem.version));
+  item.setAttribute('data-problem', problem.check);
+  const link = doc.createElement('a');
+  link.setAttribute('href', `#v${problem.version}`);
+  link.textContent = `v${problem.version}`;
+  const what = doc.createElement('span');
+  what.textContent = ` ${t(lang, `check.${checkOfProblem(problem)}`)}: `;
+  // The detail is the verifier's technical English (hashes, field names):
+  // marked as English so that a Russian page says which language it is in.
+  const detail = doc.createElement('span');
+  detail.setAttribute('lang', 'en');
+  detail.textContent = problem.message;
+  item.append(link, what, detail);
+  return item;
+}
+
+function writeProblems(doc, report, lang) {
+  const list = doc.getElementById('client-problems');
+  if (!list) return;
+  list.replaceChildren(...report.problems.map((p) => problemItem(doc, p, lang)));
+}
+
+function writeRollerKey(doc, report, lang) {
+  const key = doc.getElementById('roller-key');
+  if (key) key.textContent = report.rollerKey ?? '';
+  const status = doc.getElementById('roller-key-status');
+  if (status) {
+    status.setAttribute('data-roller-key', report.rollerKeyStatus);
+    status.textContent = report.rollerKey ? t(lang, `key.${report.rollerKeyStatus}`) : t(lang, 'key.none');
+  }
+  doc.body.setAttribute('data-roller-key', report.rollerKeyStatus);
 }
 
 /** Marks `doc` as failed when the input could not be verified at all (not an export, no WebCrypto). */

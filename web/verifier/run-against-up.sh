@@ -5,12 +5,13 @@
 # (all must verify); then forges copies — one die changed with the chain
 # recomputed after it, one event removed — which must fail at the version
 # the forgery touched; a battle left open after one roll must come out
-# `unrevealed`, not failed; and `battlelog roll` and verify.js must agree on
-# random expressions (tools/differential.mjs). Every action's outcome is
-# re-resolved by the JavaScript rules (tools/check-outcomes.mjs) and an
-# outcome forged with the chain recomputed fails at its version; the
-# JavaScript and Rust rules must agree on random battles
-# (tools/rules-differential.mjs). Prints a final
+# `unrevealed`, not failed; a copy re-signed with another roller key verifies
+# unpinned and fails against up's roller key; and `battlelog roll` and
+# verify.js must agree on random expressions (tools/differential.mjs). Every
+# action's outcome is re-resolved by the JavaScript rules
+# (tools/check-outcomes.mjs) and an outcome forged with the chain recomputed
+# fails at its version; the JavaScript and Rust rules must agree on random
+# battles (tools/rules-differential.mjs). Prints a final
 #   js-verifier: N passed, M failed
 # and exits non-zero on any mismatch.
 #
@@ -130,6 +131,12 @@ for battle in $battles; do
   check "demo $battle, die at version $version changed and the chain recomputed" "$work/$battle.die.jsonl" failed "$version"
   version="$("$node" "$here/tools/tamper.mjs" drop "$export_file" "$work/$battle.drop.jsonl" last-action)"
   check "demo $battle, version $version removed" "$work/$battle.drop.jsonl" failed "$version"
+
+  # Re-signed end to end with another roller key: every signature holds, so
+  # only the operator's key tells; the first failure is the first commitment.
+  "$node" "$here/tools/tamper.mjs" resign "$export_file" "$work/$battle.resign.jsonl" >/dev/null
+  check "demo $battle, re-signed with another key, no key given" "$work/$battle.resign.jsonl" verified none
+  check "demo $battle, re-signed with another key, the roller key given" "$work/$battle.resign.jsonl" failed 0 --roller-key "$roller_key"
 
   # Cut short at the end, the chain still holds; the head the forum
   # posted (the export's last hash) catches it.

@@ -1,89 +1,178 @@
-//! What the pages carry inline: the independent JavaScript verifier
-//! (`web/verifier/verify.js`), its DOM marking (`dom.js`) and each page's
-//! own script, joined into one module script per page, and the style sheet.
+//! How the browser verifier reaches the pages: its ES modules
+//! (`web/verifier`: the verifier, the DOM marking, each page's own script,
+//! the Web Worker, the vendored Ed25519, the rules engine) are compiled in
+//! (`build.rs` lists them) and served as they are, from
+//! `/assets/verifier/<build>/<path>`, so the browser runs exactly the files
+//! the verifier's Node tests run. `<build>` is a hash of all of them: a
+//! page never mixes modules of two versions, and each can be cached for
+//! good. The pages' Content-Security-Policy admits scripts and the worker
+//! from this origin only (`script-src 'self'; worker-src 'self'`), and the
+//! live updates' EventSource (`connect-src 'self'`).
 //!
-//! Inline, because a page saved to disk must keep working (`file://` loads
-//! no module from another file); joined at start-up from the very files
-//! the verifier's own tests run, so the browser runs what was tested. The
-//! Content-Security-Policy admits exactly these scripts by their hashes.
+//! Also the style sheet's neighbour: the script elements `page` and
+//! `verify_page` put at the end of their bodies (`battle_script`,
+//! `verify_script`).
 
 use std::sync::LazyLock;
 
-use maud::{Markup, PreEscaped, html};
-
+use axum::Router;
+use axum::extract::Path;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use sha2::{Digest, Sha256};
+use maud::{Markup, html};
+use sha2::{Digest, Sha256, Sha384};
 
-const VERIFY_JS: &str = include_str!("../../../web/verifier/verify.js");
-const DOM_JS: &str = include_str!("../../../web/verifier/dom.js");
-const BATTLE_JS: &str = include_str!("../../../web/verifier/pages/battle.js");
-const VERIFY_FILE_JS: &str = include_str!("../../../web/verifier/pages/verify-file.js");
+mod files {
+    include!(concat!(env!("OUT_DIR"), "/verifier_files.rs"));
+}
+use files::FILES;
 
-/// The battle page's script: the verifier, the marking, the page's check.
-pub static BATTLE_SCRIPT: LazyLock<String> = LazyLock::new(|| join_modules(&[VERIFY_JS, DOM_JS, BATTLE_JS]));
-/// The /verify page's script.
-pub static VERIFY_SCRIPT: LazyLock<String> = LazyLock::new(|| join_modules(&[VERIFY_JS, DOM_JS, VERIFY_FILE_JS]));
-
-/// The header every page is served with: nothing loads from anywhere, and
-/// only the two known scripts run.
-pub static CONTENT_SECURITY_POLICY: LazyLock<String> = LazyLock::new(|| {
-    format!(
-        "default-src 'none'; script-src '{}' '{}'; style-src 'unsafe-inline'; img-src data:; \
-         base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
-        script_hash(&BATTLE_SCRIPT),
-        script_hash(&VERIFY_SCRIPT)
-    )
+/// The hash of every served file (16 hex digits): the URL prefix.
+pub static BUILD: LazyLock<String> = LazyLock::new(|| {
+    let mut hash = Sha256::new();
+    for (path, contents) in FILES {
+        hash.update((path.len() as u64).to_be_bytes());
+        hash.update(path.as_bytes());
+        hash.update((contents.len() as u64).to_be_bytes());
+        hash.update(contents.as_bytes());
+    }
+    hash.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect()
 });
 
-/// The battle page's script element (what `page` puts at the end of the
-/// body): how the verifier reaches the page is this module's business.
+/// The header every page is served with: scripts, the worker and
+/// connections from this origin only; nothing else loads from anywhere.
+pub static CONTENT_SECURITY_POLICY: LazyLock<String> = LazyLock::new(|| POLICY.to_owned());
+
+const POLICY: &str = "default-src 'none'; script-src 'self'; worker-src 'self'; connect-src 'self'; \
+     style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+const BATTLE_ENTRY: &str = "pages/battle.js";
+const VERIFY_ENTRY: &str = "pages/verify-file.js";
+
+/// The URL of a verifier file.
+pub fn url(path: &str) -> String {
+    format!("/assets/verifier/{}/{path}", *BUILD)
+}
+
+fn file(path: &str) -> Option<&'static str> {
+    FILES.iter().find(|(p, _)| *p == path).map(|(_, contents)| *contents)
+}
+
+/// A module script element for an entry, with its Subresource Integrity
+/// hash (the entry itself is pinned; the modules it imports are pinned by
+/// the build hash in their URL and the policy's 'self').
+fn module_script(entry: &str) -> Markup {
+    let contents = file(entry).expect("the page entries are compiled in");
+    let integrity = format!("sha384-{}", BASE64.encode(Sha384::digest(contents.as_bytes())));
+    html! { script type="module" src=(url(entry)) integrity=(integrity) {} }
+}
+
+/// The battle page's script element (what `page` puts at the end of the body).
 pub fn battle_script() -> Markup {
-    html! { script type="module" { (PreEscaped(&*BATTLE_SCRIPT)) } }
+    module_script(BATTLE_ENTRY)
 }
 
 /// The /verify page's script element.
 pub fn verify_script() -> Markup {
-    html! { script type="module" { (PreEscaped(&*VERIFY_SCRIPT)) } }
+    module_script(VERIFY_ENTRY)
 }
 
-/// ES modules as one: their `import` lines go (what they import is in the
-/// same script now), their `export`s stay (harmless in a module script).
-/// `</script` cannot occur in the sources: a test checks it.
-fn join_modules(sources: &[&str]) -> String {
-    let mut joined = String::new();
-    for source in sources {
-        for line in source.lines().filter(|line| !line.starts_with("import ")) {
-            joined.push_str(line);
-            joined.push('\n');
-        }
-    }
-    joined
+/// `/assets/verifier/<build>/<path>`: the verifier's files. Merge it into
+/// the app outside the pages' `no-store` layer: these responses carry their
+/// own headers (cached for good, same policy).
+pub fn routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
+    Router::new().route("/assets/verifier/{build}/{*path}", get(serve))
 }
 
-/// A CSP source for an inline script: `sha256-<base64>` of its text.
-fn script_hash(script: &str) -> String {
-    format!("sha256-{}", BASE64.encode(Sha256::digest(script.as_bytes())))
+async fn serve(Path((build, path)): Path<(String, String)>) -> Response {
+    let Some(contents) = file(&path).filter(|_| build == *BUILD) else {
+        return (
+            StatusCode::NOT_FOUND,
+            [(header::CACHE_CONTROL, HeaderValue::from_static("no-store"))],
+            "no such file\n",
+        )
+            .into_response();
+    };
+    (
+        [
+            (header::CONTENT_TYPE, HeaderValue::from_static("text/javascript; charset=utf-8")),
+            // The build hash is in the URL: these bytes never change under it.
+            (header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=31536000, immutable")),
+            (header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")),
+            // A worker runs under the policy its script comes with.
+            (header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(POLICY)),
+        ],
+        contents,
+    )
+        .into_response()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use axum::body::Body;
+    use axum::http::Request;
+    use tower::ServiceExt;
+
+    async fn get(path: &str) -> Response {
+        routes::<()>().oneshot(Request::get(path).body(Body::empty()).expect("a request")).await.expect("infallible")
+    }
 
     #[test]
-    fn the_inline_scripts_cannot_end_their_script_element_early() {
-        for script in [&*BATTLE_SCRIPT, &*VERIFY_SCRIPT] {
-            assert!(!script.to_ascii_lowercase().contains("</script"));
-            assert!(!script.lines().any(|line| line.starts_with("import ")));
-            assert!(script.contains("export async function verifyExport"), "the verifier is inlined");
+    fn the_modules_of_the_verifier_are_compiled_in_and_not_its_tests() {
+        for path in [
+            "verify.js",
+            "audit.js",
+            "dom.js",
+            "worker.js",
+            "client.js",
+            BATTLE_ENTRY,
+            VERIFY_ENTRY,
+            "vendor/noble-ed25519/index.js",
+        ] {
+            assert!(file(path).is_some(), "{path}");
+        }
+        assert!(FILES.iter().all(|(p, _)| !p.starts_with("test/") && !p.starts_with("tools/")));
+        assert!(file("verify.js").is_some_and(|f| f.contains("export { ExportFormatError, verifyExport }")));
+    }
+
+    #[tokio::test]
+    async fn a_module_is_served_as_javascript_cached_for_good_under_its_build() {
+        let response = get(&url("audit.js")).await;
+        assert_eq!(response.status(), StatusCode::OK);
+        assert_eq!(response.headers()[header::CONTENT_TYPE], "text/javascript; charset=utf-8");
+        assert!(response.headers()[header::CACHE_CONTROL].to_str().is_ok_and(|c| c.contains("immutable")));
+        assert_eq!(response.headers()[header::CONTENT_SECURITY_POLICY], POLICY);
+        let body = axum::body::to_bytes(response.into_body(), usize::MAX).await.expect("a body");
+        assert_eq!(body, file("audit.js").expect("compiled in").as_bytes());
+    }
+
+    #[tokio::test]
+    async fn another_build_or_a_file_not_served_is_not_found() {
+        for path in [
+            "/assets/verifier/0000000000000000/audit.js".to_owned(),
+            url("test/dom.test.mjs"),
+            url("tools/tamper.mjs"),
+            url("../Cargo.toml"),
+            url("README.md"),
+        ] {
+            assert_eq!(get(&path).await.status(), StatusCode::NOT_FOUND, "{path}");
         }
     }
 
     #[test]
-    fn the_policy_names_each_script_by_its_hash() {
-        for script in [&*BATTLE_SCRIPT, &*VERIFY_SCRIPT] {
-            assert!(CONTENT_SECURITY_POLICY.contains(&script_hash(script)));
+    fn the_scripts_are_modules_from_this_origin_pinned_by_integrity() {
+        let battle = battle_script().into_string();
+        assert!(battle.contains(&format!("src=\"{}\"", url(BATTLE_ENTRY))), "{battle}");
+        assert!(battle.contains("integrity=\"sha384-"), "{battle}");
+        assert!(verify_script().into_string().contains(&url(VERIFY_ENTRY)));
+        for directive in ["script-src 'self'", "worker-src 'self'", "connect-src 'self'"] {
+            assert!(CONTENT_SECURITY_POLICY.split(';').any(|d| d.trim() == directive), "{directive}");
         }
+        assert!(!CONTENT_SECURITY_POLICY.contains("unsafe-eval"));
         assert!(
             !CONTENT_SECURITY_POLICY.split(';').any(|d| d.trim().starts_with("script-src") && d.contains("unsafe"))
         );

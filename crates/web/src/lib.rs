@@ -338,6 +338,7 @@ pub fn router(pages: Pages) -> Router {
         // left alone by the default predicate (text/event-stream).
         .layer(tower_http::compression::CompressionLayer::new().gzip(true).br(true))
         .layer(middleware::from_fn(access_log))
+        .merge(assets::routes())
         .with_state(pages)
 }
 

@@ -1,33 +1,120 @@
 // The battle page's own check (battlelog-web's /battles/{id}): verifies the
-// export the server embedded in the page with the independent verifier,
-// then marks the page by the DOM contract (dom.js). The server's word is
-// not trusted: the embedded text is the same export `export.jsonl` serves,
-// and every event and roll on the page must be backed by it.
+// export the server embedded in the page with the independent verifier, in
+// a Web Worker, then compares what the page draws with what was verified
+// and marks it by DOM contract v2 (dom.js). The server's word is not
+// trusted: the embedded text is the same export `export.jsonl` serves, and
+// every die, total and summary on the page must be backed by it.
 //
-// battlelog-web inlines verify.js, dom.js and this file into one module
-// script (a page saved to disk keeps working), dropping the imports below.
-import { verifyExport } from '../verify.js';
+// Inputs on the page: #battle-export (the export), #roller-keys (the roller
+// keys the site trusts, JSON), input#posted-head (the head the forum
+// posted; ?head= pre-fills it), body[data-head] (the head the server says
+// the battle is at). An open battle (body[data-status="open"]) follows
+// body[data-live-url] with an EventSource: each new line is appended to the
+// export, drawn, and the whole export verified again.
 import { applyError, applyReport } from '../dom.js';
+import { pageLanguage } from '../checks.js';
+import { prewarm, verifyOffThread } from '../client.js';
+import { drawEvent, showProgress } from './draw.js';
 
-async function checkBattlePage() {
-  const embedded = document.getElementById('battle-export');
-  // The head the server says the battle is at: an export cut short then fails.
-  const head = document.body.getAttribute('data-head') || undefined;
+const lang = pageLanguage(document.documentElement.getAttribute('lang'));
+const exportElement = document.getElementById('battle-export');
+let exportText = exportElement.textContent;
+
+function trustedKeys() {
+  const el = document.getElementById('roller-keys');
+  if (!el) return [];
   try {
-    const report = await verifyExport(embedded.textContent, { head });
-    const list = document.getElementById('client-problems');
-    for (const problem of report.problems) {
-      const item = document.createElement('li');
-      const link = document.createElement('a');
-      link.href = `#v${problem.version}`;
-      link.textContent = `v${problem.version}`;
-      item.append(link, ` ${problem.check}: ${problem.message}`);
-      list.append(item);
-    }
-    applyReport(document, report);
-  } catch (error) {
-    applyError(document, error);
+    const keys = JSON.parse(el.textContent).keys;
+    return Array.isArray(keys) ? keys.filter((k) => typeof k === 'string') : [];
+  } catch {
+    return [];
   }
 }
 
-checkBattlePage();
+function postedHead() {
+  const input = document.getElementById('posted-head');
+  const typed = input ? input.value.trim() : '';
+  return typed || new URLSearchParams(location.search).get('head') || undefined;
+}
+
+let running = null; // the verification under way
+let again = false; // something changed while it ran: run once more after
+
+async function check() {
+  if (running) {
+    again = true;
+    return running;
+  }
+  running = (async () => {
+    const section = document.getElementById('verification');
+    // Timings for the benchmark (web/browser-tests/bench_page.py).
+    performance.mark('battlelog-verify-start');
+    try {
+      const report = await verifyOffThread(exportText, { head: postedHead(), rollerKeys: trustedKeys() }, (done, total) =>
+        showProgress(document, section, lang, done, total),
+      );
+      // The head the server says the battle is at must be the export's end:
+      // a page whose embedded export was cut short fails there.
+      const serverHead = document.body.getAttribute('data-head');
+      if (serverHead && report.headHash && serverHead.toLowerCase() !== report.headHash.toLowerCase()) {
+        const last = report.events.length > 0 ? report.events[report.events.length - 1].version : -1;
+        report.problems.push({ version: last + 1, check: 'head', message: `the page says the battle is at head ${serverHead}, its export ends at ${report.headHash}` });
+        report.status = 'failed';
+      }
+      performance.mark('battlelog-report', { detail: report.timing ?? null });
+      applyReport(document, report);
+      performance.mark('battlelog-marked');
+    } catch (error) {
+      applyError(document, error);
+    } finally {
+      showProgress(document, section, lang, 1, 1);
+    }
+  })();
+  await running;
+  running = null;
+  if (again) {
+    again = false;
+    await check();
+  }
+}
+
+// --- Live: an open battle follows its new events ------------------------
+let live = null;
+
+function followLive() {
+  const url = document.body.getAttribute('data-live-url');
+  if (document.body.getAttribute('data-status') !== 'open' || !url || typeof EventSource === 'undefined') return;
+  live = new EventSource(url);
+  live.addEventListener('line', ({ data }) => {
+    let line;
+    try {
+      line = JSON.parse(data);
+    } catch {
+      return; // not a line: the verifier would refuse it anyway
+    }
+    // Appended as the export would hold it: one line of JSON per event.
+    exportText = `${exportText.replace(/\s*$/, '')}\n${data}\n`;
+    exportElement.textContent = exportText;
+    if (Number.isSafeInteger(line.version) && line.event && !document.getElementById(`v${line.version}`)) {
+      const ev = line.event;
+      const roll = ev.type === 'DiceRolled'
+        ? { nonce: ev.nonce, expression: ev.expression, recorded: { dice: ev.dice, total: ev.total, error: ev.error || null } }
+        : null;
+      document.getElementById('timeline')?.append(drawEvent(document, line.version, ev, roll, lang));
+      document.body.setAttribute('data-head', line.hash);
+    }
+    check();
+  });
+  live.addEventListener('closed', () => {
+    live.close();
+    document.body.setAttribute('data-status', 'closed');
+  });
+}
+
+const headInput = document.getElementById('posted-head');
+if (headInput) {
+  if (!headInput.value) headInput.value = new URLSearchParams(location.search).get('head') || '';
+  headInput.addEventListener('change', () => check());
+}
+prewarm();
+check().then(followLive);

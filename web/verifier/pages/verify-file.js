@@ -1,54 +1,50 @@
 // The /verify page: a judge chooses or drops an export file and it is
-// verified entirely in this browser (no server call), then listed event by
-// event and roll by roll and marked by the DOM contract (dom.js).
+// verified entirely in this browser (no server call, in a Web Worker), then
+// listed event by event (summary, reason or ruling text, each roll with its
+// dice) and marked by DOM contract v2 (dom.js). Idle until a file is chosen.
 //
-// battlelog-web inlines verify.js, dom.js and this file into one module
-// script so that the page also works saved to disk (file:// cannot load
-// modules from other files), dropping the imports below.
-import { verifyExport } from '../verify.js';
+// The trusted roller key: typed in #roller-key-input, or ?roller_key=, else
+// the site's own keys (#roller-keys, when the page is served by a site that
+// publishes them). The posted head: #posted-head (or #head), or ?head=.
 import { applyError, applyReport } from '../dom.js';
+import { pageLanguage, t } from '../checks.js';
+import { prewarm, verifyOffThread } from '../client.js';
+import { drawEvent, element, showProgress } from './draw.js';
 
-/** An element with text: everything from the file goes in as text, never as HTML. */
-function element(tag, text, attributes = {}) {
-  const node = document.createElement(tag);
-  if (text !== undefined) node.textContent = text;
-  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, String(value));
-  return node;
+const lang = pageLanguage(document.documentElement.getAttribute('lang'));
+const params = new URLSearchParams(location.search);
+
+function siteKeys() {
+  const el = document.getElementById('roller-keys');
+  if (!el) return [];
+  try {
+    const keys = JSON.parse(el.textContent).keys;
+    return Array.isArray(keys) ? keys.filter((k) => typeof k === 'string') : [];
+  } catch {
+    return [];
+  }
 }
 
-function describeDice(dice) {
-  return dice
-    .map((die) => {
-      const marks = [!die.kept && 'dropped', die.rerolled && 'rerolled', die.exploded && 'exploded'].filter(Boolean);
-      return `d${die.sides}:${die.value}${marks.length ? ` (${marks.join(', ')})` : ''}`;
-    })
-    .join(' ');
+const keyInput = document.getElementById('roller-key-input');
+const headInput = document.getElementById('posted-head') || document.getElementById('head');
+if (keyInput && !keyInput.value) keyInput.value = params.get('roller_key') || '';
+if (headInput && !headInput.value) headInput.value = params.get('head') || '';
+
+function trustedKeys() {
+  const typed = (keyInput ? keyInput.value : params.get('roller_key') || '').trim();
+  return typed ? [typed] : siteKeys();
 }
 
-/** Lists the report's events, each with its rolls, into `results`. */
+/** Lists the report's events, each with its summary and roll, into `results`. */
 function listReport(results, report) {
-  const rollsByVersion = new Map();
-  for (const roll of report.rolls) rollsByVersion.set(roll.version, roll);
-  const list = element('ol', undefined, { class: 'timeline' });
+  const rollsByVersion = new Map(report.rolls.map((roll) => [roll.version, roll]));
+  const list = element(document, 'ol', undefined, { class: 'timeline', id: 'timeline' });
   for (const event of report.events) {
-    const item = element('li', undefined, { 'data-version': event.version, id: `v${event.version}`, class: 'event' });
-    item.append(element('span', `#v${event.version} ${event.type}`, { class: 'event-title' }));
-    const summary = event.event && (event.event.summary_en || event.event.reason || event.event.text);
-    if (summary) item.append(element('span', ` — ${summary}`, { class: 'summary' }));
-    const roll = rollsByVersion.get(event.version);
-    if (roll) {
-      const dice = roll.recorded && roll.recorded.dice ? describeDice(roll.recorded.dice) : '';
-      const total = roll.recorded && roll.recorded.total !== undefined ? ` = ${roll.recorded.total}` : '';
-      item.append(
-        element('div', `nonce ${roll.nonce}, epoch ${roll.epoch}: ${roll.expression} → ${dice}${total}`, {
-          class: 'roll',
-          'data-nonce': roll.nonce,
-        }),
-      );
-    }
+    // The record's event (decoded, what was hashed), never the line's.
+    const item = drawEvent(document, event.version, event.decoded ? event.decoded.event : { type: event.type }, rollsByVersion.get(event.version) ?? null, lang);
     if (event.problems.length > 0) {
-      const problems = element('ul', undefined, { class: 'problems' });
-      for (const problem of event.problems) problems.append(element('li', problem));
+      const problems = element(document, 'ul', undefined, { class: 'problems', lang: 'en' });
+      for (const problem of event.problems) problems.append(element(document, 'li', problem));
       item.append(problems);
     }
     list.append(item);
@@ -56,22 +52,27 @@ function listReport(results, report) {
   results.append(list);
 }
 
+let current = null; // { name, text } of the file chosen last
+
 async function verifyText(name, text) {
+  current = { name, text };
   document.body.setAttribute('data-audit', 'pending');
+  document.body.setAttribute('data-roller-key', 'pending');
+  document.body.removeAttribute('data-audit-error');
   const results = document.getElementById('results');
-  results.replaceChildren(element('p', name, { class: 'file-name' }));
-  const head = document.getElementById('head').value.trim() || undefined;
+  results.replaceChildren(element(document, 'p', name, { class: 'file-name' }));
+  const head = headInput ? headInput.value.trim() || undefined : undefined;
   try {
-    const report = await verifyExport(text, { head });
-    const problems = element('ul', undefined, { id: 'problems', class: 'problems' });
-    for (const problem of report.problems) {
-      problems.append(element('li', `v${problem.version} ${problem.check}: ${problem.message}`));
-    }
-    results.append(element('p', `${report.events.length} events, ${report.rolls.length} rolls; head hash ${report.headHash ?? ''}`), problems);
+    const report = await verifyOffThread(text, { head, rollerKeys: trustedKeys() }, (done, total) => showProgress(document, results, lang, done, total));
+    if (current.text !== text) return; // another file was chosen meanwhile
+    showProgress(document, results, lang, 1, 1);
+    results.append(element(document, 'p', `${report.events.length} · ${report.rolls.length} · ${report.headHash ?? ''}`, { class: 'counts' }));
     listReport(results, report);
     applyReport(document, report);
   } catch (error) {
-    results.append(element('p', String(error && error.message ? error.message : error), { class: 'error' }));
+    showProgress(document, results, lang, 1, 1);
+    const message = String(error && error.message ? error.message : error);
+    results.append(element(document, 'p', error && error.name === 'ExportFormatError' ? t(lang, 'error.notExport', { message }) : message, { class: 'error' }));
     applyError(document, error);
   }
 }
@@ -93,5 +94,9 @@ zone.addEventListener('drop', (event) => {
   zone.classList.remove('over');
   verifyFile(event.dataTransfer.files[0]);
 });
+// A changed key or head checks the chosen file again.
+for (const field of [keyInput, headInput]) field?.addEventListener('change', () => current && verifyText(current.name, current.text));
+// The worker loads its modules now, not once a file is chosen.
+prewarm();
 // A file chosen before the script ran (a slow load, a restored form).
 if (input.files.length > 0) verifyFile(input.files[0]);

@@ -1,4 +1,6 @@
-// dom.js on a minimal stand-in for a Document: only the calls it makes.
+// dom.js on a small stand-in for a Document (fake-dom.mjs): the page drawn
+// by DOM contract v2 from a real export, then changed the way a server or
+// a proxy could change it in transit.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
@@ -6,65 +8,210 @@ import { applyError, applyReport } from '../dom.js';
 import { verifyExport } from '../verify.js';
 import { makeExport } from '../tools/make-export.mjs';
 import { changeDie } from '../tools/tamper.mjs';
+import { FakeDocument, h } from './fake-dom.mjs';
 
-class Element {
-  constructor(attributes = {}) {
-    this.attributes = { ...attributes };
-    this.textContent = '';
-  }
-  getAttribute(name) {
-    return name in this.attributes ? this.attributes[name] : null;
-  }
-  setAttribute(name, value) {
-    this.attributes[name] = String(value);
-  }
+const FUDGE = new Map([[-1, '\u2212'], [0, ''], [1, '+']]);
+
+/** A die as the contract draws it: data-face, data-sides, a .value (or pips). */
+function drawDie(doc, die, { pips = false } = {}) {
+  const fudge = die.sides === 3 && die.fudge;
+  const el = h(doc, 'span', { class: 'die', 'data-face': String(die.value), 'data-sides': String(die.sides), ...(fudge ? { 'data-fudge': '1' } : {}) });
+  if (pips) for (let i = 0; i < die.value; i++) el.append(h(doc, 'span', { class: 'pip' }));
+  else el.append(h(doc, 'span', { class: 'value' }, fudge ? FUDGE.get(die.value) : String(die.value)));
+  return el;
 }
 
-function page({ nonces, versions }) {
-  const rolls = nonces.map((n) => new Element({ 'data-nonce': String(n) }));
-  const events = versions.map((v) => new Element({ 'data-version': String(v) }));
-  const first = new Element({ id: 'first-failure' });
-  return {
-    body: new Element({ 'data-audit': 'pending' }),
-    rolls,
-    events,
-    first,
-    querySelectorAll: (selector) => ({ '[data-nonce]': rolls, '[data-version]': events })[selector],
-    getElementById: (id) => (id === 'first-failure' ? first : null),
-  };
+/** The battle page as PAGE and DICE draw it: every event, each roll nested in its own event. */
+function drawPage(report, { lang = 'en', pips = false, nestRolls = false } = {}) {
+  const doc = new FakeDocument(lang);
+  const timeline = h(doc, 'ol', { id: 'timeline' });
+  const verification = h(doc, 'section', { id: 'verification' },
+    h(doc, 'span', { id: 'first-failure' }), h(doc, 'ul', { id: 'checks' }), h(doc, 'code', { id: 'roller-key' }),
+    h(doc, 'span', { id: 'roller-key-status' }), h(doc, 'ul', { id: 'client-problems' }));
+  doc.body.append(verification, timeline);
+  const rollOf = new Map(report.rolls.map((r) => [r.version, r]));
+  let lastAction = null;
+  for (const e of report.events) {
+    const ev = e.decoded.event;
+    const el = h(doc, 'li', { id: `v${e.version}`, class: 'event', 'data-version': String(e.version), 'data-type': e.type });
+    const field = { ActionResolved: lang === 'ru' ? 'summary_ru' : 'summary_en', DisputeRaised: 'reason', JudgeRuling: 'text', BattleClosed: 'reason', BattleOpened: 'title' }[e.type];
+    if (field && ev[field]) el.append(h(doc, 'p', { 'data-summary': field }, `  ${ev[field]}\n `));
+    const roll = rollOf.get(e.version);
+    if (roll) {
+      const dice = roll.recorded.dice;
+      el.append(h(doc, 'div', { class: 'roll', 'data-nonce': String(roll.nonce), 'data-total': roll.recorded.error ? '' : String(roll.recorded.total) },
+        ...dice.map((d) => drawDie(doc, d, { pips: pips && d.sides === 6 })), ' = ', h(doc, 'b', { class: 'total' }, String(roll.recorded.total))));
+    }
+    if (nestRolls && e.type === 'ActionResolved' && lastAction) lastAction.append(el);
+    else timeline.append(el);
+    if (e.type === 'ActionResolved') lastAction = el;
+  }
+  return doc;
 }
 
-test('a verified battle: every roll ok, no first failure', async () => {
-  const { text, lastVersion } = await makeExport();
-  const doc = page({ nonces: [0, 1, 2], versions: [...Array(lastVersion + 1).keys()] });
-  applyReport(doc, await verifyExport(text));
+const rollEl = (doc, nonce) => doc.querySelector(`[data-nonce="${nonce}"]`);
+const eventEl = (doc, version) => doc.getElementById(`v${version}`);
+
+test('a page drawn as verified: verified, every mark ok, every check listed with counts', async () => {
+  const { text } = await makeExport();
+  const report = await verifyExport(text, { rules: null });
+  const doc = drawPage(report);
+  const marked = applyReport(doc, report);
+  assert.equal(doc.body.getAttribute('data-audit'), 'verified', JSON.stringify(marked.problems));
+  assert.ok(doc.querySelectorAll('[data-nonce]').every((r) => r.getAttribute('data-check') === 'ok'));
+  assert.ok(doc.querySelectorAll('.event').every((e) => e.getAttribute('data-check') === 'ok'));
+  assert.equal(doc.getElementById('first-failure').textContent, '');
+  const checks = doc.querySelectorAll('[data-check-name]').map((li) => [li.getAttribute('data-check-name'), li.getAttribute('data-check')]);
+  assert.deepEqual(checks, [['dice', 'ok'], ['chain', 'ok'], ['commitments', 'ok'], ['signatures', 'ok'], ['outcomes', 'skipped'], ['head', 'skipped'], ['drawing', 'ok']]);
+  const dice = report.rolls.reduce((n, r) => n + r.recorded.dice.length, 0);
+  assert.equal(doc.querySelector('[data-check-name="dice"]').textContent, `Dice re-derived: 3 rolls, ${dice} dice`);
+  assert.match(doc.querySelector('[data-check-name="drawing"]').textContent, new RegExp(`3 rolls, ${dice} dice, 5 summaries`));
+  assert.equal(doc.body.getAttribute('data-roller-key'), 'unpinned');
+  assert.equal(doc.getElementById('roller-key').textContent, report.rollerKey);
+  // Each event says its verdict in words, not colour alone.
+  assert.equal(eventEl(doc, 1).querySelector('.check-text').textContent, 'verified');
+});
+
+for (const [what, change] of [
+  ['one die’s visible face', (doc, nonce) => { const v = rollEl(doc, nonce).querySelector('.value'); v.textContent = String(Number(v.textContent) % 6 + 1); }],
+  ['one die’s data-face', (doc, nonce) => { const d = rollEl(doc, nonce).querySelector('[data-face]'); d.setAttribute('data-face', String(Number(d.getAttribute('data-face')) % 6 + 1)); }],
+  ['a die left out', (doc, nonce) => { const r = rollEl(doc, nonce); r.children.splice(r.children.indexOf(r.querySelector('[data-face]')), 1); }],
+  ['the data-total', (doc, nonce) => rollEl(doc, nonce).setAttribute('data-total', '99')],
+  ['the total shown', (doc, nonce) => { rollEl(doc, nonce).querySelector('.total').textContent = '99'; }],
+]) {
+  test(`${what} changed in transit: the roll and its event bad, failed at that version`, async () => {
+    const { text, rolls } = await makeExport();
+    const report = await verifyExport(text, { rules: null });
+    const doc = drawPage(report);
+    change(doc, rolls[1].nonce);
+    applyReport(doc, report);
+    assert.equal(doc.body.getAttribute('data-audit'), 'failed');
+    assert.equal(doc.getElementById('first-failure').textContent, String(rolls[1].version));
+    assert.deepEqual(doc.querySelectorAll('[data-nonce]').map((r) => r.getAttribute('data-check')), ['ok', 'bad', 'ok']);
+    assert.equal(eventEl(doc, rolls[1].version).getAttribute('data-check'), 'bad');
+    assert.equal(eventEl(doc, rolls[0].version).getAttribute('data-check'), 'ok');
+    assert.equal(doc.querySelector('[data-check-name="drawing"]').getAttribute('data-check'), 'bad');
+    assert.equal(doc.querySelector('[data-check-name="dice"]').getAttribute('data-check'), 'ok', 'the log itself is fine');
+    const problem = doc.getElementById('client-problems').querySelector('li');
+    assert.equal(problem.querySelector('a').getAttribute('href'), `#v${rolls[1].version}`);
+  });
+}
+
+test('a summary changed in transit ("crit ×2, 180 damage"): its event bad, failed at that version', async () => {
+  const { text, rolls } = await makeExport();
+  const report = await verifyExport(text, { rules: null });
+  const doc = drawPage(report);
+  const action = rolls[0].version + 1;
+  eventEl(doc, action).querySelector('[data-summary]').textContent = 'pikachu → meowth: crit ×2, 180 damage';
+  applyReport(doc, report);
+  assert.equal(doc.body.getAttribute('data-audit'), 'failed');
+  assert.equal(doc.getElementById('first-failure').textContent, String(action));
+  assert.equal(eventEl(doc, action).getAttribute('data-check'), 'bad');
+  assert.equal(eventEl(doc, action).querySelector('.check-text').textContent, 'failed');
+});
+
+test('a summary naming a field the record does not hold, or two summaries, fail', async () => {
+  const { text } = await makeExport();
+  const report = await verifyExport(text, { rules: null });
+  for (const change of [
+    (el) => el.querySelector('[data-summary]').setAttribute('data-summary', 'summary_de'),
+    (el) => el.append(h(el.ownerDocument, 'p', { 'data-summary': 'summary_en' }, 'again')),
+  ]) {
+    const doc = drawPage(report);
+    change(eventEl(doc, 2));
+    applyReport(doc, report);
+    assert.equal(doc.getElementById('first-failure').textContent, '2');
+  }
+});
+
+test('a die drawn outside any roll fails at the event that shows it', async () => {
+  const { text } = await makeExport();
+  const report = await verifyExport(text, { rules: null });
+  const doc = drawPage(report);
+  eventEl(doc, 2).append(h(doc, 'span', { 'data-face': '20', 'data-sides': '20' }, h(doc, 'span', { class: 'value' }, '20')));
+  applyReport(doc, report);
+  assert.equal(doc.body.getAttribute('data-audit'), 'failed');
+  assert.equal(doc.getElementById('first-failure').textContent, '2');
+});
+
+test('whitespace in a summary is collapsed, and a nested event’s summary is its own', async () => {
+  const { text } = await makeExport();
+  const report = await verifyExport(text, { rules: null });
+  const doc = drawPage(report, { nestRolls: true });
+  // The rolls' events (and their actions) are nested inside earlier actions.
+  assert.ok(eventEl(doc, 4).parentElement.classList.contains('event'), 'drawn nested');
+  applyReport(doc, report);
   assert.equal(doc.body.getAttribute('data-audit'), 'verified');
-  assert.deepEqual(doc.rolls.map((r) => r.getAttribute('data-check')), ['ok', 'ok', 'ok']);
-  assert.ok(doc.events.every((e) => e.getAttribute('data-check') === 'ok'));
-  assert.equal(doc.first.textContent, '');
 });
 
-test('an open battle: rolls unrevealed', async () => {
-  const doc = page({ nonces: [0, 1, 2], versions: [] });
-  applyReport(doc, await verifyExport((await makeExport({ closed: false })).text));
-  assert.equal(doc.body.getAttribute('data-audit'), 'unrevealed');
-  assert.deepEqual(doc.rolls.map((r) => r.getAttribute('data-check')), ['unrevealed', 'unrevealed', 'unrevealed']);
+test('dice drawn as pips are counted', async () => {
+  const { text, rolls } = await makeExport();
+  const report = await verifyExport(text, { rules: null });
+  const doc = drawPage(report, { pips: true });
+  assert.ok(rollEl(doc, 0).querySelector('.pip'));
+  applyReport(doc, report);
+  assert.equal(doc.body.getAttribute('data-audit'), 'verified');
+  const doc2 = drawPage(report, { pips: true });
+  const die = rollEl(doc2, rolls[0].nonce).querySelector('[data-face]');
+  die.append(h(doc2, 'span', { class: 'pip' }));
+  applyReport(doc2, report);
+  assert.equal(doc2.getElementById('first-failure').textContent, String(rolls[0].version));
 });
 
-test('a forged die: failed, the roll bad, the first failure shown; a roll the export lacks is bad', async () => {
+test('fudge dice: − for −1, nothing for 0, + for +1; anything else fails', () => {
+  const dice = [-1, 0, 1, -1].map((value) => ({ sides: 3, value, kept: true, rerolled: false, exploded: false, fudge: true }));
+  const report = {
+    status: 'verified', firstFailure: null, problems: [], commitments: [], rollerKey: null, rollerKeyStatus: 'unpinned', outcomes: null, head: null,
+    events: [{ version: 0, type: 'DiceRolled', check: 'ok', problems: [], decoded: { event: { type: 'DiceRolled' } } }],
+    rolls: [{ version: 0, nonce: 0, check: 'ok', problems: [], recorded: { dice, total: -1, error: null }, derived: { dice, total: -1, error: null } }],
+  };
+  const doc = drawPage(report);
+  assert.deepEqual(doc.querySelectorAll('.value').map((v) => v.textContent), ['\u2212', '', '+', '\u2212']);
+  applyReport(doc, report);
+  assert.equal(doc.body.getAttribute('data-audit'), 'verified');
+  for (const shown of ['-1', '0', '1', '-']) {
+    const forged = drawPage(report);
+    forged.querySelectorAll('.value')[0].textContent = shown;
+    applyReport(forged, report);
+    assert.equal(forged.body.getAttribute('data-audit'), 'failed', `${shown} drawn for −1`);
+  }
+});
+
+test('a forged die in the log: failed at the roll; a roll or event the export lacks is bad', async () => {
   const { text, rolls } = await makeExport();
   const forged = await changeDie(text, rolls[1].version);
-  const doc = page({ nonces: [0, 1, 2, 3], versions: [rolls[1].version] });
-  applyReport(doc, await verifyExport(forged.text));
+  const report = await verifyExport(forged.text, { rules: null });
+  const doc = drawPage(report);
+  doc.body.append(h(doc, 'div', { class: 'roll', 'data-nonce': '7' }), h(doc, 'li', { class: 'event', 'data-version': '70' }));
+  applyReport(doc, report);
   assert.equal(doc.body.getAttribute('data-audit'), 'failed');
-  assert.deepEqual(doc.rolls.map((r) => r.getAttribute('data-check')), ['ok', 'bad', 'ok', 'bad']);
-  assert.equal(doc.events[0].getAttribute('data-check'), 'bad');
-  assert.equal(doc.first.textContent, String(rolls[1].version));
+  assert.deepEqual(doc.querySelectorAll('[data-nonce]').map((r) => r.getAttribute('data-check')), ['ok', 'bad', 'ok', 'bad']);
+  assert.equal(doc.querySelector('[data-version="70"]').getAttribute('data-check'), 'bad');
+  assert.equal(doc.getElementById('first-failure').textContent, String(rolls[1].version));
+  assert.equal(doc.querySelector('[data-check-name="dice"]').getAttribute('data-check'), 'bad');
+});
+
+test('a Russian page: the checks and the problem lines in Russian, linked to their version', async () => {
+  const { text, rolls } = await makeExport();
+  const report = await verifyExport(text, { rules: null, rollerKeys: ['00'.repeat(32)] });
+  const doc = drawPage(report, { lang: 'ru' });
+  applyReport(doc, report);
+  assert.equal(doc.body.getAttribute('data-roller-key'), 'mismatch');
+  assert.equal(doc.body.getAttribute('data-audit'), 'failed');
+  assert.match(doc.querySelector('[data-check-name="dice"]').textContent, /^Кости пересчитаны: бросков — 3, костей — \d+$/);
+  assert.match(doc.querySelector('[data-check-name="signatures"]').textContent, /^Подписи:/);
+  assert.equal(doc.getElementById('roller-key-status').textContent, 'НЕ доверенный ключ роллера');
+  const problem = doc.getElementById('client-problems').querySelector('li');
+  assert.equal(problem.querySelector('a').getAttribute('href'), '#v0');
+  assert.match(problem.textContent, /^v0 подписи: /);
+  assert.equal(eventEl(doc, rolls[0].version).querySelector('.check-text').textContent, 'проверено');
 });
 
 test('input that is no export marks the page failed, saying why', () => {
-  const doc = page({ nonces: [], versions: [] });
+  const doc = new FakeDocument();
+  doc.body.append(h(doc, 'span', { id: 'first-failure' }, '3'));
   applyError(doc, new Error('line 1: not JSON'));
   assert.equal(doc.body.getAttribute('data-audit'), 'failed');
   assert.equal(doc.body.getAttribute('data-audit-error'), 'line 1: not JSON');
+  assert.equal(doc.getElementById('first-failure').textContent, '');
 });

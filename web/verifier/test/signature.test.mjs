@@ -81,5 +81,5 @@ test('the published roller key, when given, must be the one', async () => {
   const report = await verifyExport(text, { rollerKey: bytesToHex((await rollerSigner('ff'.repeat(32))).publicKey) });
   assert.equal(report.status, 'failed');
   assert.equal(report.firstFailure, 0);
-  assert.match(report.problems[0].message, /not the one given/);
+  assert.match(report.problems[0].message, /not a trusted roller key/);
 });

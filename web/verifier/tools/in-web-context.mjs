@@ -1,8 +1,11 @@
-// Loads verify.js into a V8 context that holds the language's built-ins and
-// only the web platform globals it may use (crypto, TextEncoder, TextDecoder,
-// atob, btoa) — no process, Buffer or require — and verifies the fixture
-// exports there. Run with `node --experimental-vm-modules` (vm modules are
-// still flagged in Node 20); portable.test.mjs does. Prints one JSON line.
+// Loads verify.js and every module it imports into a V8 context that holds
+// the language's built-ins and only the web platform globals it may use
+// (crypto, TextEncoder, TextDecoder, atob, btoa) — no process, Buffer or
+// require — and verifies the fixture exports there. Imports resolve only to
+// files of this directory by relative path, as a browser resolves them
+// against the page's origin; a bare name (a package) is refused. Run with
+// `node --experimental-vm-modules` (vm modules are still flagged in Node
+// 20); portable.test.mjs does. Prints one JSON line.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,11 +13,24 @@ import vm from 'node:vm';
 
 const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 const context = vm.createContext({ crypto: globalThis.crypto, TextEncoder, TextDecoder, atob, btoa });
+const loaded = new Map(); // absolute path -> SourceTextModule
 
-async function load(file) {
-  const module = new vm.SourceTextModule(fs.readFileSync(path.join(dir, file), 'utf8'), { context, identifier: file });
-  await module.link(() => {
-    throw new Error(`${file} imports a module`);
+function moduleAt(file) {
+  if (!loaded.has(file)) {
+    loaded.set(file, new vm.SourceTextModule(fs.readFileSync(file, 'utf8'), { context, identifier: path.relative(dir, file) }));
+  }
+  return loaded.get(file);
+}
+
+async function load(name) {
+  const module = moduleAt(path.join(dir, name));
+  await module.link((specifier, referrer) => {
+    if (!specifier.startsWith('./') && !specifier.startsWith('../')) {
+      throw new Error(`${referrer.identifier} imports ${specifier}, not a file beside it`);
+    }
+    const file = path.resolve(dir, path.dirname(referrer.identifier), specifier);
+    if (!file.startsWith(dir + path.sep)) throw new Error(`${referrer.identifier} imports ${specifier}, outside the verifier`);
+    return moduleAt(file);
   });
   await module.evaluate();
   return module.namespace;

@@ -2,14 +2,23 @@
 // Forges exports the way a careful cheat would, to prove the verifier
 // catches it: `die` changes one die (and the total with it) inside the
 // hashed record bytes and in the readable event, then recomputes the chain
-// from there on, so the chain alone verifies; `drop` removes one event.
+// from there on, so the chain alone verifies; `drop` removes one event;
+// `crit` turns an attack's hit into a crit (outcome and summaries, in
+// the record and the readable event, the chain recomputed); `resign` signs
+// every commitment again with another roller key (the chain recomputed):
+// everything verifies except against the trusted key; `sig` changes one
+// bit of the battle's first commitment signature (the chain recomputed).
 //
-//   node tools/tamper.mjs die  IN OUT [WHERE]   (default: the first roll whose seed is revealed)
-//   node tools/tamper.mjs drop IN OUT [WHERE]   (default: the first roll)
-//   node tools/tamper.mjs outcome IN OUT [WHERE] (default: the last action a
+//   node tools/tamper.mjs die     IN OUT [WHERE]   (default: the first roll whose seed is revealed)
+//   node tools/tamper.mjs drop    IN OUT [WHERE]   (default: the first roll)
+//   node tools/tamper.mjs outcome IN OUT [WHERE]   (default: the last action a
 //        ruleset resolved with a number or a flag in its outcome): its recorded outcome changed (a hit made a crit,
 //        else a number raised, else a flag flipped) in the record and the
 //        event, the chain recomputed: only re-resolving the rules finds it.
+//   node tools/tamper.mjs crit    IN OUT [WHERE]   (default: the first action with damage): a
+//        pokemon hit made a crit with three times the damage, summaries included.
+//   node tools/tamper.mjs resign  IN OUT           (prints 0)
+//   node tools/tamper.mjs sig     IN OUT           (prints 0)
 //
 // WHERE is a version, or `first-roll`, `last-roll` or `last-action`, so
 // that a script can aim at an event without knowing the battle's versions.
@@ -19,7 +28,9 @@ import fs from 'node:fs';
 import { pathToFileURL } from 'node:url';
 
 import { base64ToBytes, bytesToBase64, bytesToHex, chainHash, decodeRecord, genesisHash, hexToBytes } from '../verify.js';
-import { messageField, rewrite, rewriteNested, setVarint, struct } from './protobuf.mjs';
+import { commitmentMessage } from '../verify.js';
+import { rollerSigner } from './make-export.mjs';
+import { bytesField, messageField, rewrite, rewriteNested, setVarint, struct } from './protobuf.mjs';
 
 function eventLines(text) {
   return text.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l));
@@ -33,10 +44,15 @@ function decodedLines(lines) {
   return lines.filter((l) => 'version' in l).map((l) => ({ version: l.version, event: decoded(l) }));
 }
 
-/** A version from a selector: a number, `first-roll`, `last-roll` or `last-action`. */
+/** A version from a selector: a number, `first-roll`, `last-roll`, `last-action` or `first-damage` (an action with damage). */
 export function locate(text, where) {
   if (/^[0-9]+$/.test(String(where))) return Number(where);
   const events = decodedLines(eventLines(text));
+  if (where === 'first-damage') {
+    const hit = events.find((e) => e.event.type === 'ActionResolved' && typeof e.event.outcome?.damage === 'number' && e.event.outcome.damage > 0);
+    if (!hit) throw new Error('the export has no action with damage');
+    return hit.version;
+  }
   const type = { 'first-roll': 'DiceRolled', 'last-roll': 'DiceRolled', 'last-action': 'ActionResolved' }[where];
   if (!type) throw new Error(`unknown selector ${where}`);
   const matching = events.filter((e) => e.event.type === type);
@@ -143,14 +159,101 @@ export function dropEvent(text, version) {
   return { text: kept.map((l) => JSON.stringify(l)).join('\n') + '\n', version: target };
 }
 
+/** Replaces fields of the record's event (BattleEvent field `eventField`) with `encoded(fields)`. */
+function replaceEventFields(line, eventField, edit) {
+  line.record = bytesToBase64(
+    rewriteNested(base64ToBytes(line.record), 7, 0, (payload) => rewriteNested(payload, eventField, 0, (inner) => rewrite(inner, edit))),
+  );
+}
+
+/**
+ * An attack's outcome forged: its hit becomes a crit with three times the
+ * damage, the summaries say so, in the record (ActionResolved's outcome 3,
+ * summary_ru 4, summary_en 5) and the readable event; the chain recomputed.
+ * Dice, chain and signatures all verify: only the rules can tell.
+ */
+export async function forgeCrit(text, version) {
+  const lines = eventLines(text);
+  const target =
+    version ??
+    lines.find((l) => 'version' in l && decoded(l).type === 'ActionResolved' && typeof decoded(l).outcome?.damage === 'number' && decoded(l).outcome.damage > 0)
+      ?.version;
+  const index = lines.findIndex((l) => l.version === target);
+  if (target === undefined || index < 0) throw new Error('the export has no action with damage');
+  const line = lines[index];
+  const event = decoded(line);
+  if (event.type !== 'ActionResolved' || typeof event.outcome?.damage !== 'number') throw new Error(`version ${target} is not an action with damage`);
+  const damage = event.outcome.damage * 3;
+  const outcome = { ...event.outcome, result: 'crit', multiplier: '2', damage };
+  const summaryEn = `${event.action.actor} → ${event.action.target}, ${event.action.move}: crit ×2, ${damage} damage`;
+  const summaryRu = `${event.action.actor} → ${event.action.target}, «${event.action.move}»: крит ×2, урон ${damage}`;
+  replaceEventFields(line, 4, (fields) =>
+    fields.map((f) => {
+      if (f.number === 3) return { encoded: messageField(3, struct(outcome)) };
+      if (f.number === 4) return { encoded: bytesField(4, summaryRu) };
+      if (f.number === 5) return { encoded: bytesField(5, summaryEn) };
+      return f;
+    }),
+  );
+  if (line.event) Object.assign(line.event, { outcome, summary_en: summaryEn, summary_ru: summaryRu });
+  await rechain(lines, index);
+  return { text: lines.map((l) => JSON.stringify(l)).join('\n') + '\n', version: target };
+}
+
+/**
+ * Every commitment signed again by another roller key (BattleOpened's 8/9,
+ * SeedCommitted's 3/4), the chain recomputed from the start. Everything
+ * verifies, except that the key is not the one the site trusts: the first
+ * failure, against a trusted key, is version 0.
+ */
+export async function resign(text, masterKeyHex = 'ee'.repeat(32)) {
+  const lines = eventLines(text);
+  const signer = await rollerSigner(masterKeyHex);
+  for (const line of lines.filter((l) => 'version' in l)) {
+    const event = decoded(line);
+    const [field, sigField, keyField, epoch] =
+      event.type === 'BattleOpened' ? [1, 8, 9, 0] : event.type === 'SeedCommitted' ? [2, 3, 4, event.epoch] : [];
+    if (!field) continue;
+    const signature = await signer.sign(commitmentMessage(line.stream, epoch, event.commitment));
+    replaceEventFields(line, field, (fields) => [
+      ...fields.filter((f) => f.number !== sigField && f.number !== keyField),
+      { encoded: bytesField(sigField, signature) },
+      { encoded: bytesField(keyField, signer.publicKey) },
+    ]);
+    if (line.event) Object.assign(line.event, { commitment_signature: bytesToHex(signature), roller_key: bytesToHex(signer.publicKey) });
+  }
+  await rechain(lines, 0);
+  return { text: lines.map((l) => JSON.stringify(l)).join('\n') + '\n', version: 0, rollerKey: bytesToHex(signer.publicKey) };
+}
+
+/** One bit of BattleOpened's commitment_signature (8) changed, the chain recomputed: a bad signature. */
+export async function badSignature(text) {
+  const lines = eventLines(text);
+  const line = lines.find((l) => l.version === 0);
+  const event = decoded(line);
+  if (event.type !== 'BattleOpened' || !event.commitment_signature) throw new Error('version 0 is not a signed BattleOpened');
+  const signature = hexToBytes(event.commitment_signature);
+  signature[10] ^= 0x01;
+  replaceEventFields(line, 1, (fields) => fields.map((f) => (f.number === 8 ? { encoded: bytesField(8, signature) } : f)));
+  if (line.event) line.event.commitment_signature = bytesToHex(signature);
+  await rechain(lines, 0);
+  return { text: lines.map((l) => JSON.stringify(l)).join('\n') + '\n', version: 0 };
+}
+
 async function main([how, input, output, version]) {
-  if (!['die', 'drop', 'outcome'].includes(how) || !input || !output) {
-    process.stderr.write('usage: tamper.mjs die|drop|outcome IN OUT [VERSION]\n');
+  if (!['die', 'drop', 'outcome', 'crit', 'resign', 'sig'].includes(how) || !input || !output) {
+    process.stderr.write('usage: tamper.mjs die|drop|outcome|crit|resign|sig IN OUT [VERSION]\n');
     process.exit(2);
   }
   const text = fs.readFileSync(input, 'utf8');
   const at = version === undefined ? undefined : locate(text, version);
-  const forged = how === 'die' ? await changeDie(text, at) : how === 'outcome' ? await changeOutcome(text, at) : dropEvent(text, at);
+  const forged =
+    how === 'die' ? await changeDie(text, at)
+    : how === 'drop' ? dropEvent(text, at)
+    : how === 'outcome' ? await changeOutcome(text, at)
+    : how === 'crit' ? await forgeCrit(text, at)
+    : how === 'sig' ? await badSignature(text)
+    : await resign(text);
   fs.writeFileSync(output, forged.text);
   process.stdout.write(`${forged.version}\n`);
 }

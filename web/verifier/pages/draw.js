@@ -1,0 +1,77 @@
+// A plain drawing of one event by DOM contract v2, built with DOM calls and
+// text only (nothing from an export is ever parsed as HTML): /verify lists
+// a chosen export with it, and the battle page appends the events that
+// arrive live with it. The server-drawn page is richer; this is the least
+// that carries the contract's attributes, so that dom.js can check it.
+import { t } from '../checks.js';
+
+/** An element with text and attributes. */
+export function element(doc, tag, text, attributes = {}) {
+  const node = doc.createElement(tag);
+  if (text !== undefined && text !== null) node.textContent = String(text);
+  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, String(value));
+  return node;
+}
+
+// The field whose text is an event's summary (the contract's [data-summary]).
+export function summaryField(type, lang) {
+  return { ActionResolved: lang === 'ru' ? 'summary_ru' : 'summary_en', DisputeRaised: 'reason', JudgeRuling: 'text', BattleClosed: 'reason', BattleOpened: 'title' }[type] ?? null;
+}
+
+const FUDGE = new Map([[-1, '\u2212'], [0, ''], [1, '+']]);
+const isFudge = (expression, die) => die.sides === 3 && /\d*d\s*f/i.test(expression ?? '') && die.value >= -1 && die.value <= 1;
+
+const MARKS = {
+  en: { dropped: 'dropped', rerolled: 'rerolled', exploded: 'exploded' },
+  ru: { dropped: 'отброшен', rerolled: 'переброшен', exploded: 'взрыв' },
+};
+
+/** A roll: its dice in recorded order (each data-face, data-sides, .value), and its total. */
+export function drawRoll(doc, roll, lang) {
+  const { dice = [], total, error } = roll.recorded ?? {};
+  const el = element(doc, 'div', undefined, { class: 'roll', 'data-nonce': roll.nonce, 'data-total': error ? '' : String(total) });
+  el.append(element(doc, 'code', roll.expression, { class: 'expression' }), ' → ');
+  for (const die of dice) {
+    const fudge = isFudge(roll.expression, die);
+    const marks = [!die.kept && 'dropped', die.rerolled && 'rerolled', die.exploded && 'exploded'].filter(Boolean);
+    const d = element(doc, 'span', undefined, {
+      class: `die${marks.map((m) => ` ${m}`).join('')}`, 'data-face': die.value, 'data-sides': die.sides, ...(fudge ? { 'data-fudge': '1' } : {}),
+      title: `${fudge ? 'dF' : `d${die.sides}`}${marks.length ? ` (${marks.map((m) => MARKS[lang === 'ru' ? 'ru' : 'en'][m]).join(', ')})` : ''}`,
+    });
+    d.append(element(doc, 'span', fudge ? FUDGE.get(die.value) : String(die.value), { class: 'value' }));
+    el.append(d, ' ');
+  }
+  el.append('= ', element(doc, 'b', error ? '' : String(total), { class: 'total' }));
+  return el;
+}
+
+/**
+ * One event: li.event#v<N>[data-version][data-type], its summary as
+ * [data-summary] (the field it shows), its roll when it is one. `event` is
+ * the readable or decoded event ({ type, ... }); `roll` a RollResult or null.
+ */
+export function drawEvent(doc, version, event, roll, lang) {
+  const type = event ? event.type : 'unknown';
+  const item = element(doc, 'li', undefined, { id: `v${version}`, class: 'event', 'data-version': version, 'data-type': type });
+  item.append(element(doc, 'a', `#v${version}`, { href: `#v${version}`, class: 'event-link' }), ' ', element(doc, 'span', type, { class: 'event-title' }));
+  const field = summaryField(type, lang);
+  if (field && event && typeof event[field] === 'string' && event[field] !== '') {
+    item.append(' — ', element(doc, 'span', event[field], { 'data-summary': field, class: 'summary' }));
+  }
+  if (roll) item.append(drawRoll(doc, roll, lang));
+  return item;
+}
+
+/** The progress of a verification, in a <progress> inside `where` (made once). */
+export function showProgress(doc, where, lang, done, total) {
+  if (!where) return;
+  let bar = where.querySelector('progress.verify-progress');
+  if (!bar) {
+    bar = element(doc, 'progress', undefined, { class: 'verify-progress' });
+    where.append(bar);
+  }
+  bar.setAttribute('max', String(total));
+  bar.setAttribute('value', String(done));
+  bar.textContent = t(lang, 'progress', { done: Math.floor(done / 2), total: Math.floor(total / 2) });
+  bar.hidden = done >= total;
+}
