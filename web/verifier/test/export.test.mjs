@@ -70,7 +70,12 @@ test('one die changed inside the record, the chain recomputed: fails at that rol
 test('a die changed in an epoch still secret cannot be caught yet, and is caught at the reveal', async () => {
   const { text, rolls } = await makeExport({ closed: false });
   const forged = await changeDie(text, rolls[0].version);
-  assert.equal((await verifyExport(forged.text)).status, 'unrevealed');
+  // The free roll's recorded outcome still holds the die as drawn, so the
+  // rules give the forgery away at once, at that action...
+  assertFailsAt(await verifyExport(forged.text), rolls[0].version + 1, 'outcomes');
+  // ...but a forger who rewrote the outcome too is only caught at the
+  // reveal: without the rules' check, nothing is wrong yet.
+  assert.equal((await verifyExport(forged.text, { rules: null })).status, 'unrevealed');
   // The reveal then exposes it: append the close and the reveal to the forgery.
   const full = await makeExport({ closed: true });
   const tail = lines(full.text).slice(lines(text).length);

@@ -5,7 +5,7 @@
 import {
   bytesToBase64, bytesToHex, chainHash, commitmentMessage, commitmentOf, decodeRecord, deriveRoll, genesisHash, hexToBytes, hmacSha256,
 } from '../verify.js';
-import { bytesField, concat, messageField, struct, varintField } from './protobuf.mjs';
+import { bytesField, concat, messageField, struct, varint, varintField } from './protobuf.mjs';
 
 export const STREAM = 'b-test-battle';
 export const CLIENT_SEED = 'forum:test/thread/1';
@@ -65,7 +65,7 @@ function encodeEvent(type, e) {
       ]);
     case 'ActionResolved':
       return concat([
-        messageField(1, struct(e.action)), ...e.rolls.map((n) => varintField(2, n)), messageField(3, struct(e.outcome)),
+        messageField(1, struct(e.action)), ...(e.rolls.length ? [bytesField(2, concat(e.rolls.map((n) => varint(n))))] : []) /* packed, as prost writes it: a nonce 0 too */, messageField(3, struct(e.outcome)),
         bytesField(4, e.summary_ru), bytesField(5, e.summary_en),
       ]);
     case 'SeedRevealed':
@@ -102,7 +102,9 @@ export async function makeExport({ closed = true, midReveal = false, stream = ST
     push('DiceRolled', { epoch, nonce, expression, purpose: 'test', actor, dice: derived.dice, total: derived.total });
     rolls.push({ version: events.length - 1, nonce, epoch });
     push('ActionResolved', {
-      action: { type: 'roll', actor, expression }, rolls: [nonce], outcome: { total: derived.total },
+      action: { type: 'roll', actor, expression }, rolls: [nonce],
+      // A free roll's outcome is its dice and total (what the rules give).
+      outcome: { dice: derived.dice.map(({ sides, value, kept, rerolled, exploded }) => ({ sides, value, kept, rerolled, exploded })), total: derived.total },
       summary_ru: `${actor} бросает ${expression}: ${derived.total}`, summary_en: `${actor} rolls ${expression}: ${derived.total}`,
     });
     nonce++;
@@ -110,7 +112,7 @@ export async function makeExport({ closed = true, midReveal = false, stream = ST
 
   push('BattleOpened', {
     ruleset: 'pokemon-d6@2', title: 'A test battle', forum_ref: 'forum:test/thread/1',
-    participants: [{ id: 'pikachu' }, { id: 'meowth', level: 5 }], client_seed: CLIENT_SEED,
+    participants: [{ id: 'pikachu' }, { id: 'meowth' }], client_seed: CLIENT_SEED,
     tenant: 'test', ...(await signed(0, await commitmentOf(SEEDS[0]))),
   });
   await roll('2d6+1', 'pikachu');
