@@ -162,6 +162,18 @@ async fn a_ruling_after_the_close_within_the_window_is_journaled_and_audits_clea
     // The battle page shows the same: the ruling, who made it, what it
     // changed, linked to the action it rules on and the dispute beside it.
     let page = battle_page(&stack, battle_id).await;
+    // The appeal deadline the resolver holds to, in UTC to the second.
+    let deadline_at = time::OffsetDateTime::from_unix_timestamp(deadline / 1_000_000).expect("a time");
+    let shown = format!(
+        "{:04}-{:02}-{:02} {:02}:{:02}:{:02} UTC",
+        deadline_at.year(),
+        u8::from(deadline_at.month()),
+        deadline_at.day(),
+        deadline_at.hour(),
+        deadline_at.minute(),
+        deadline_at.second()
+    );
+    assert!(page.contains(&format!("id=\"appeal-deadline\">{shown}<")), "the appeal deadline {shown}:\n{page}");
     let ruling_html = event_html(&page, ruled.version);
     assert!(
         ruling_html.contains(&format!("<span class=\"judge forum-text\" translate=\"no\">{JUDGE}</span>")),

@@ -204,6 +204,21 @@ async fn battle_page(
     let records: Vec<AuditedRecord> =
         events.into_iter().map(|event| AuditedRecord::from_recorded(&battle_id, event)).collect();
     let report = battlelog_verify::audit(&battle_id, &records);
+    // A closed battle's appeal deadline is the resolver's (its window is
+    // its config, not a record). The page is whole without it: a failure
+    // here is logged and the deadline left out.
+    let appeal_deadline = if report.closed.is_some() {
+        let token = credential(&pages, &headers, &battle_id, query.k.as_deref())?;
+        match pages.resolver.appeal_deadline(&battle_id, token, query.k.as_deref()).await {
+            Ok(deadline) => deadline.and_then(page::record::time).map(|(_, readable)| readable),
+            Err(status) => {
+                tracing::warn!(battle_id, code = ?status.code(), "cannot read the appeal deadline");
+                None
+            }
+        }
+    } else {
+        None
+    };
     let accept_language = headers.get(header::ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok());
     let (lang, unknown_lang) = Lang::from_query(query.lang.as_deref(), accept_language);
     let view = page::View::from_query(&query.view);
@@ -216,7 +231,7 @@ async fn battle_page(
         unknown_lang: unknown_lang.as_deref(),
         share_key: query.k.as_deref(),
         trusted_roller_keys: pages.trusted_roller_keys(),
-        appeal_deadline: None,
+        appeal_deadline,
         view: &view,
         page_events: pages.page_events,
     };

@@ -95,6 +95,24 @@ impl Resolver {
         Ok((battle.closed, battle.version))
     }
 
+    /// When the appeal window of `battle_id` ends (the resolver's
+    /// `appeal_deadline_unix_micros`; none while the battle is open), read
+    /// as [`Self::export`] reads.
+    pub async fn appeal_deadline(
+        &self,
+        battle_id: &str,
+        token: &str,
+        share_key: Option<&str>,
+    ) -> Result<Option<i64>, Status> {
+        let credentials = Credentials::new(token, share_key)?;
+        let mut client = ResolverClient::new(self.channel.clone()).max_decoding_message_size(MAX_MESSAGE_BYTES);
+        let battle = client
+            .get_battle(credentials.request(GetBattleRequest { battle_id: battle_id.to_owned(), at_version: None }))
+            .await?
+            .into_inner();
+        Ok(battle.appeal_deadline_unix_micros)
+    }
+
     /// `battle_id`'s records from `from_version` on, then live as they are
     /// committed (the resolver's `Watch`), read as [`Self::export`] reads.
     pub async fn watch(
