@@ -847,6 +847,51 @@ impl Explanation {
     }
 }
 
+/// A [`state_view`] as plain text for a terminal: the battle's fields,
+/// then one line per participant (`pikachu: dodges used 1, dodges left 4,
+/// …`), keys in `lang`.
+pub fn state_lines(state: &Value, lang: Lang) -> Vec<String> {
+    let mut lines = Vec::new();
+    if let Some(fields) = state.get("battle").and_then(Value::as_object).filter(|fields| !fields.is_empty()) {
+        let text: Vec<String> =
+            fields.iter().map(|(key, value)| format!("{} {}", label(key, lang), value_text(value, lang))).collect();
+        lines.push(format!("{}: {}", label("battle", lang), text.join(", ")));
+    }
+    for person in state.get("participants").and_then(Value::as_array).into_iter().flatten() {
+        let id = person.get("id").and_then(Value::as_str).unwrap_or_default();
+        let fields = person.get("fields").and_then(Value::as_object);
+        let text: Vec<String> = fields
+            .map(ordered_fields)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(key, value)| format!("{} {}", label(key, lang), value_text(value, lang)))
+            .collect();
+        if !text.is_empty() {
+            lines.push(format!("{id}: {}", text.join(", ")));
+        }
+    }
+    lines
+}
+
+/// A participant's fields in reading order: the rules' own fields first,
+/// as RULES.md lists them, then any other key.
+pub fn ordered_fields(fields: &serde_json::Map<String, Value>) -> Vec<(&String, &Value)> {
+    const ORDER: [&str; 9] = [
+        "dodges_used",
+        "dodges_left",
+        "statuses",
+        "charging",
+        "flinched",
+        "uses",
+        "uses_left",
+        "concentration_broken_in",
+        "traits",
+    ];
+    let mut list: Vec<(&String, &Value)> = fields.iter().collect();
+    list.sort_by_key(|(key, _)| ORDER.iter().position(|known| known == key).unwrap_or(ORDER.len()));
+    list
+}
+
 /// `total = 4 + 5 + trait (wits) +2 + help +1 = 12`.
 pub fn sum_line(sum: &Sum, lang: Lang) -> String {
     let mut parts: Vec<String> = sum.dice.iter().map(u32::to_string).collect();
@@ -1190,6 +1235,54 @@ mod tests {
         assert!(lines.contains(&"pikachu: dodges left 5 → 4".to_owned()), "{lines:?}");
         // Unchanged fields are not listed.
         assert!(!lines.iter().any(|l| l.contains("flinched")), "{lines:?}");
+    }
+
+    #[test]
+    fn a_berserk_difference_names_the_experience_left_after_cancelling() {
+        let battle = open(json!({"ruleset": "berserk@1", "participants": [{"id": "a"}, {"id": "b"}]}));
+        let action: Action = serde_json::from_value(json!({"type": "strike", "kind": "simple",
+            "attacker": {"id": "a", "attack_experience": 2, "die_modifier": 1},
+            "defender": {"id": "b", "defense_experience": 1}}))
+        .expect("an action");
+        // a = 3, d = 4: A = 3 + 1 + (2 − 1) = 5, D = 4, diff +1.
+        let resolution = battle.resolve(0, &action, &[3, 4]).expect("resolves");
+        let lines = explain(&battle, 0, &action, &[3, 4], &resolution.outcome).lines(Lang::En);
+        assert!(
+            lines.contains(&"attacker's A (a) = 3 + die modifier +1 + experience (2 − 1) +1 = 5".to_owned()),
+            "{lines:?}"
+        );
+        assert!(lines.contains(&"defender's D (b) = 4 + experience (1 − 2) 0 = 4".to_owned()), "{lines:?}");
+        assert!(lines.contains(&"difference = attacker's A 5 + defender's D −4 = 1".to_owned()), "{lines:?}");
+        assert!(lines.iter().any(|l| l.contains("difference +1 → attacker weak, defender misses")), "{lines:?}");
+    }
+
+    #[test]
+    fn a_paralysis_die_that_fails_the_attack_is_named() {
+        let battle = open(json!({"ruleset": "pokemon-d6@1", "participants": [{"id": "pikachu"}, {"id": "meowth"}]}));
+        let wave: Action = serde_json::from_value(json!({"type": "status_move", "actor": "meowth",
+            "target": "pikachu", "move": "Thunder Wave", "status": "paralysis"}))
+        .expect("an action");
+        let battle = battle.resolve(0, &wave, &[6]).expect("paralyses").battle;
+        let attack: Action = serde_json::from_value(json!({"type": "attack", "actor": "pikachu",
+            "target": "meowth", "move": "Tackle", "power": 40}))
+        .expect("an action");
+        let resolution = battle.resolve(1, &attack, &[5, 2]).expect("resolves");
+        let explanation = explain(&battle, 1, &attack, &[5, 2], &resolution.outcome);
+        let en = explanation.lines(Lang::En);
+        assert!(en.contains(&"dice: 5 (power d6), 2 (paralysis d6): the move fails".to_owned()), "{en:?}");
+        assert!(en.iter().any(|l| l.contains("paralysis die 1–2 → the move fails (RULES.md §1.1)")), "{en:?}");
+        assert!(en.contains(&"pikachu: statuses (turns left) paralysis: 4 → paralysis: 3".to_owned()), "{en:?}");
+        let ru = explanation.lines(Lang::Ru);
+        assert!(ru.iter().any(|l| l.contains("кубик паралича 1–2 → приём срывается")), "{ru:?}");
+        let state = state_lines(&state_view(&resolution.battle), Lang::Ru);
+        assert!(
+            state.contains(
+                &"pikachu: уклонений использовано 0, уклонений осталось 5, состояния (осталось ходов) паралич: 3, \
+                  подготовка —, вздрогнул нет"
+                    .to_owned()
+            ),
+            "{state:?}"
+        );
     }
 
     #[test]

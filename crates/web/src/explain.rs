@@ -130,6 +130,10 @@ pub struct Folded {
     pub battle: Battle,
     /// Each `ActionResolved`'s explanation, by version.
     pub explanations: BTreeMap<u64, Explanation>,
+    /// Where the fold stopped short, and why: an event that does not fold
+    /// (the audit reports it as a finding). `battle` and `explanations` are
+    /// then those of the versions before it.
+    pub stopped: Option<FoldError>,
 }
 
 fn decoded(line: &ExportLine) -> Result<Event, String> {
@@ -139,21 +143,38 @@ fn decoded(line: &ExportLine) -> Result<Event, String> {
 }
 
 /// Folds `lines` up to and including `until` (all of them when `None`),
-/// explaining every `ActionResolved` on the way.
+/// explaining every `ActionResolved` on the way. An error only when no
+/// battle opens; a later event that does not fold stops the fold there
+/// ([`Folded::stopped`]).
 pub fn fold(lines: &[ExportLine], until: Option<u64>) -> Result<Folded, FoldError> {
-    let mut battle: Option<Battle> = None;
-    let mut faces_by_nonce: HashMap<u64, Vec<u32>> = HashMap::new();
     let mut explanations = BTreeMap::new();
+    let mut battle: Option<Battle> = None;
+    let stopped = fold_into(lines, until, &mut battle, &mut explanations).err();
+    match battle {
+        Some(battle) => Ok(Folded { battle, explanations, stopped }),
+        None => {
+            Err(stopped.unwrap_or(FoldError { version: 0, message: "the export does not open a battle".to_owned() }))
+        }
+    }
+}
+
+fn fold_into(
+    lines: &[ExportLine],
+    until: Option<u64>,
+    battle: &mut Option<Battle>,
+    explanations: &mut BTreeMap<u64, Explanation>,
+) -> Result<(), FoldError> {
+    let mut faces_by_nonce: HashMap<u64, Vec<u32>> = HashMap::new();
     for line in lines.iter().take_while(|line| until.is_none_or(|until| line.version <= until)) {
         let version = line.version;
         let fail = |message: String| FoldError { version, message };
         let event = decoded(line).map_err(fail)?;
-        match (event, battle.as_ref()) {
+        let next = match (event, battle.as_ref()) {
             (Event::BattleOpened(opened), _) => {
                 let ruleset: RulesetId =
                     opened.ruleset.parse().map_err(|e: rules::RulesetError| fail(e.to_string()))?;
                 let sheets = participants(&opened).map_err(|e| fail(e.to_string()))?;
-                battle = Some(Battle::new(ruleset, sheets).map_err(|e| fail(e.to_string()))?);
+                Some(Battle::new(ruleset, sheets).map_err(|e| fail(e.to_string()))?)
             }
             (_, None) => return Err(fail("an event before the battle's opening".to_owned())),
             (Event::DiceRolled(rolled), Some(_)) => {
@@ -165,6 +186,7 @@ pub fn fold(lines: &[ExportLine], until: Option<u64>) -> Result<Folded, FoldErro
                     })
                     .unwrap_or_default();
                 faces_by_nonce.insert(rolled.nonce, faces);
+                None
             }
             (Event::ActionResolved(resolved), Some(current)) => {
                 let (action, outcome) = resolved_parts(&resolved).map_err(|e| fail(e.to_string()))?;
@@ -173,30 +195,36 @@ pub fn fold(lines: &[ExportLine], until: Option<u64>) -> Result<Folded, FoldErro
                     .iter()
                     .flat_map(|nonce| faces_by_nonce.get(nonce).cloned().unwrap_or_default())
                     .collect();
+                let next = current.apply(version, &action, &outcome).map_err(|e| fail(e.to_string()))?;
                 explanations.insert(version, why::explain(current, version, &action, &faces, &outcome));
-                battle = Some(current.apply(version, &action, &outcome).map_err(|e| fail(e.to_string()))?);
+                Some(next)
             }
             (Event::DisputeRaised(dispute), Some(current)) => {
                 let resolution = current.resolve(version, &dispute_action(&dispute), &[]);
-                battle = Some(resolution.map_err(|e| fail(e.to_string()))?.battle);
+                Some(resolution.map_err(|e| fail(e.to_string()))?.battle)
             }
             (Event::JudgeRuling(ruling), Some(current)) => {
                 let resolution = current.resolve(version, &ruling_action(&ruling), &[]);
-                battle = Some(resolution.map_err(|e| fail(e.to_string()))?.battle);
+                Some(resolution.map_err(|e| fail(e.to_string()))?.battle)
             }
-            (Event::SeedCommitted(_) | Event::SeedRevealed(_) | Event::BattleClosed(_), Some(_)) => {}
+            (Event::SeedCommitted(_) | Event::SeedRevealed(_) | Event::BattleClosed(_), Some(_)) => None,
+        };
+        if let Some(next) = next {
+            *battle = Some(next);
         }
     }
-    match battle {
-        Some(battle) => Ok(Folded { battle, explanations }),
-        None => Err(FoldError { version: 0, message: "the export does not open a battle".to_owned() }),
-    }
+    Ok(())
 }
 
 /// The state right after `version` ([`state_view`] JSON), folded as
-/// `battlelog replay --at` folds it.
+/// `battlelog replay --at` folds it; an error when the export does not
+/// fold that far.
 pub fn state_at(lines: &[ExportLine], version: u64) -> Result<Value, FoldError> {
-    fold(lines, Some(version)).map(|folded| state_view(&folded.battle))
+    let folded = fold(lines, Some(version))?;
+    match folded.stopped {
+        Some(problem) => Err(problem),
+        None => Ok(state_view(&folded.battle)),
+    }
 }
 
 /// One action's explanation: a compact list.
@@ -295,7 +323,7 @@ pub fn state_panel(lang: Lang, state: &Value) -> Markup {
                     div.participant-state data-participant=(person.get("id").and_then(Value::as_str).unwrap_or_default()) {
                         h4 { span.forum-text { (person.get("id").and_then(Value::as_str).unwrap_or_default()) } }
                         dl {
-                            @for (key, value) in ordered(fields) {
+                            @for (key, value) in why::ordered_fields(fields) {
                                 dt data-key=(key) { (label(key, lang)) }
                                 dd { (state_value(key, value, lang)) }
                             }
@@ -305,25 +333,6 @@ pub fn state_panel(lang: Lang, state: &Value) -> Markup {
             }
         }
     }
-}
-
-/// A participant's fields in a reading order: the rules' fields first as
-/// RULES.md lists them, then any other key.
-fn ordered(fields: &serde_json::Map<String, Value>) -> Vec<(&String, &Value)> {
-    const ORDER: [&str; 9] = [
-        "dodges_used",
-        "dodges_left",
-        "statuses",
-        "charging",
-        "flinched",
-        "uses",
-        "uses_left",
-        "concentration_broken_in",
-        "traits",
-    ];
-    let mut list: Vec<(&String, &Value)> = fields.iter().collect();
-    list.sort_by_key(|(key, _)| ORDER.iter().position(|known| known == key).unwrap_or(ORDER.len()));
-    list
 }
 
 /// Maps (statuses, uses) show their names as the forum's own words.

@@ -181,3 +181,16 @@ fn a_fudge_roll_maps_words_to_minus_blank_plus() {
     let values: Vec<i64> = expected.dice.iter().map(|d| d.value).collect();
     assert_eq!(faces, values);
 }
+
+#[test]
+fn a_record_that_does_not_fold_stops_the_fold_there() {
+    let mut lines = lines(CLOSED);
+    if let Some(line) = lines.iter_mut().find(|l| l.version == 6) {
+        line.record = "AAAA".to_owned();
+    }
+    let folded = fold(&lines, None).expect("the battle opened");
+    assert_eq!(folded.stopped.as_ref().map(|problem| problem.version), Some(6));
+    assert_eq!(folded.explanations.keys().copied().collect::<Vec<_>>(), vec![2, 4]);
+    assert!(state_at(&lines, 5).is_ok());
+    assert_eq!(state_at(&lines, 6).map_err(|problem| problem.version), Err(6));
+}
