@@ -44,9 +44,12 @@
 //!   or `explain::state_at(self.lines, n)` for the state right after
 //!   version `n`.
 //!
-//! The class names used (`explanation`, `state-panel`, `fields`,
-//! `forum-text`, `calculation`, `term`, `value`, `rule`, `change`) are for
-//! PAGE's style sheet.
+//! The class names used (`explanation`, `why`, `xdie`, `sum`, `term`,
+//! `term-value`, `product`, `rule`, `change`, `state-panel`,
+//! `participant-state`, `fields`, `forum-text`, `calculation`, `words`,
+//! `word-face`, `mismatch`, `rejected`, `key-hex`) are for PAGE's style sheet; none is
+//! one the DOM contract gives a meaning (`value`, `face`, `pip`, `total`,
+//! `roll`, `event`).
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -262,7 +265,7 @@ pub fn action(lang: Lang, explanation: &Explanation) -> Markup {
                                 @if let Some(detail) = &term.detail {
                                     " (" (why::label(detail, rl)) ")"
                                 }
-                                " " span.value { (if index == 0 && sum.dice.is_empty() { term.value.to_string() } else { signed(term.value) }) }
+                                " " span.term-value { (if index == 0 && sum.dice.is_empty() { term.value.to_string() } else { signed(term.value) }) }
                             }
                         }
                         " = " b.result { (sum.value) }
@@ -631,7 +634,7 @@ pub fn calculation(lang: Lang, lines: &[ExportLine], version: u64) -> Markup {
                 None => p.muted.unrevealed { (label("unrevealed", lang)) },
                 Some(Err(problem)) => p.bad { (problem) },
                 Some(Ok((roll_key, uses, derived))) => {
-                    p { (label("roll_key", lang)) ": " code.roll-key { (roll_key) } }
+                    p { (label("roll_key", lang)) ": " code.key-hex { (roll_key) } }
                     p.muted { (label("words_read", lang)) ": " (uses.len()) }
                     table.words {
                         tr {
@@ -646,7 +649,7 @@ pub fn calculation(lang: Lang, lines: &[ExportLine], version: u64) -> Markup {
                                 td { (row.limit) }
                                 @match row.used.face {
                                     None => td.rejected { (label("rejected", lang)) },
-                                    Some(face) => td class=(if row.matches { "face" } else { "face bad" }) {
+                                    Some(face) => td class=(if row.matches { "word-face" } else { "word-face mismatch" }) {
                                         "1 + " (row.used.word) " " (label("mod", lang)) " " (row.used.sides) " = " b { (face) }
                                         @if let Some(value) = row.shown.filter(|&value| value != i64::from(face)) {
                                             " → " (label("fudge", lang)) " = " b { (signed(value)) }
