@@ -2,11 +2,9 @@
 //! (the judge's page) — rendered from `rules::explain`, which `battlelog
 //! replay` renders as text from the same data.
 //!
-//! Folding: [`fold`] reads an export's lines the way the resolver's view
-//! does for `battlelog replay --at` (the record bytes decoded, then
-//! `BattleOpened` → `rules::Battle::new`, `ActionResolved` →
-//! `Battle::apply` of the recorded outcome, disputes and rulings →
-//! `Battle::resolve` of `battlelog_verify::fold`'s actions), and explains
+//! Folding: [`fold`] hands an export's lines to
+//! `battlelog_verify::explained::fold`, which folds the record bytes the
+//! way the resolver's view does for `battlelog replay --at` and explains
 //! each `ActionResolved` on the way from the battle just before it and the
 //! raw faces of the rolls it names.
 //!
@@ -40,7 +38,7 @@
 //! - in the `"DiceRolled"` arm, after `roll(event, lang)`:
 //!   `(explain::calculation(lang, self.lines, line.version))`;
 //! - the state panel, after the timeline (or for `?at=N`):
-//!   `(explain::state_panel(lang, &rules::explain::state_view(&folded.battle)))`,
+//!   `(explain::state_panel(lang, &explain::state_view(&folded.battle)))`,
 //!   or `explain::state_at(self.lines, n)` for the state right after
 //!   version `n`.
 //!
@@ -51,19 +49,13 @@
 //! one the DOM contract gives a meaning (`value`, `face`, `pip`, `total`,
 //! `roll`, `event`).
 
-use std::collections::{BTreeMap, HashMap};
-
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use battlelog_proto::battle::{decode, die_from_proto};
-use battlelog_proto::v1::JournalRecord;
-use battlelog_proto::v1::battle_event::Event;
+use battlelog_verify::AuditedRecord;
 use battlelog_verify::export::ExportLine;
-use battlelog_verify::fold::{dispute_action, participants, resolved_parts, ruling_action};
 use maud::{Markup, html};
-use prost::Message;
-use rules::explain::{self as why, Explanation, signed, state_view};
-use rules::{Battle, RulesetId};
+pub use rules::explain::state_view;
+use rules::explain::{self as why, Explanation, signed};
 use serde_json::Value;
 
 use crate::i18n::Lang;
@@ -118,116 +110,35 @@ pub fn label(key: &str, lang: Lang) -> String {
     }
 }
 
-/// Why an export does not fold, at which version.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("version {version}: {message}")]
-pub struct FoldError {
-    pub version: u64,
-    pub message: String,
+pub use battlelog_verify::explained::{Explained as Folded, FoldError};
+
+/// The export's lines as the audit's records (the record bytes decoded from
+/// base64); a line whose record is not base64 keeps no bytes, so the fold
+/// stops there.
+fn records(lines: &[ExportLine]) -> Vec<AuditedRecord> {
+    lines
+        .iter()
+        .map(|line| AuditedRecord {
+            stream: line.stream.clone(),
+            version: line.version,
+            hash: Vec::new(),
+            record: BASE64.decode(&line.record).unwrap_or_default(),
+            event: None,
+        })
+        .collect()
 }
 
-/// An export folded up to a version.
-#[derive(Debug, Clone)]
-pub struct Folded {
-    /// The battle right after the last version folded.
-    pub battle: Battle,
-    /// Each `ActionResolved`'s explanation, by version.
-    pub explanations: BTreeMap<u64, Explanation>,
-    /// Where the fold stopped short, and why: an event that does not fold
-    /// (the audit reports it as a finding). `battle` and `explanations` are
-    /// then those of the versions before it.
-    pub stopped: Option<FoldError>,
-}
-
-fn decoded(line: &ExportLine) -> Result<Event, String> {
-    let bytes = BASE64.decode(&line.record).map_err(|e| format!("record: {e}"))?;
-    let record = JournalRecord::decode(bytes.as_slice()).map_err(|e| format!("record: {e}"))?;
-    decode(&record).map_err(|e| e.to_string())
-}
-
-/// Folds `lines` up to and including `until` (all of them when `None`),
-/// explaining every `ActionResolved` on the way. An error only when no
-/// battle opens; a later event that does not fold stops the fold there
-/// ([`Folded::stopped`]).
+/// Folds the export's `lines` up to and including `until` (all of them
+/// when `None`), explaining every `ActionResolved` on the way
+/// ([`battlelog_verify::explained::fold`], the fold `replay` uses too).
 pub fn fold(lines: &[ExportLine], until: Option<u64>) -> Result<Folded, FoldError> {
-    let mut explanations = BTreeMap::new();
-    let mut battle: Option<Battle> = None;
-    let stopped = fold_into(lines, until, &mut battle, &mut explanations).err();
-    match battle {
-        Some(battle) => Ok(Folded { battle, explanations, stopped }),
-        None => {
-            Err(stopped.unwrap_or(FoldError { version: 0, message: "the export does not open a battle".to_owned() }))
-        }
-    }
-}
-
-fn fold_into(
-    lines: &[ExportLine],
-    until: Option<u64>,
-    battle: &mut Option<Battle>,
-    explanations: &mut BTreeMap<u64, Explanation>,
-) -> Result<(), FoldError> {
-    let mut faces_by_nonce: HashMap<u64, Vec<u32>> = HashMap::new();
-    for line in lines.iter().take_while(|line| until.is_none_or(|until| line.version <= until)) {
-        let version = line.version;
-        let fail = |message: String| FoldError { version, message };
-        let event = decoded(line).map_err(fail)?;
-        let next = match (event, battle.as_ref()) {
-            (Event::BattleOpened(opened), _) => {
-                let ruleset: RulesetId =
-                    opened.ruleset.parse().map_err(|e: rules::RulesetError| fail(e.to_string()))?;
-                let sheets = participants(&opened).map_err(|e| fail(e.to_string()))?;
-                Some(Battle::new(ruleset, sheets).map_err(|e| fail(e.to_string()))?)
-            }
-            (_, None) => return Err(fail("an event before the battle's opening".to_owned())),
-            (Event::DiceRolled(rolled), Some(_)) => {
-                // The raw faces the rules read, as the audit takes them.
-                let faces = dice::Expression::parse(&rolled.expression)
-                    .map(|expression| {
-                        let dice: Vec<dice::Die> = rolled.dice.iter().map(die_from_proto).collect();
-                        dice::raw_faces(&expression, &dice)
-                    })
-                    .unwrap_or_default();
-                faces_by_nonce.insert(rolled.nonce, faces);
-                None
-            }
-            (Event::ActionResolved(resolved), Some(current)) => {
-                let (action, outcome) = resolved_parts(&resolved).map_err(|e| fail(e.to_string()))?;
-                let faces: Vec<u32> = resolved
-                    .rolls
-                    .iter()
-                    .flat_map(|nonce| faces_by_nonce.get(nonce).cloned().unwrap_or_default())
-                    .collect();
-                let next = current.apply(version, &action, &outcome).map_err(|e| fail(e.to_string()))?;
-                explanations.insert(version, why::explain(current, version, &action, &faces, &outcome));
-                Some(next)
-            }
-            (Event::DisputeRaised(dispute), Some(current)) => {
-                let resolution = current.resolve(version, &dispute_action(&dispute), &[]);
-                Some(resolution.map_err(|e| fail(e.to_string()))?.battle)
-            }
-            (Event::JudgeRuling(ruling), Some(current)) => {
-                let resolution = current.resolve(version, &ruling_action(&ruling), &[]);
-                Some(resolution.map_err(|e| fail(e.to_string()))?.battle)
-            }
-            (Event::SeedCommitted(_) | Event::SeedRevealed(_) | Event::BattleClosed(_), Some(_)) => None,
-        };
-        if let Some(next) = next {
-            *battle = Some(next);
-        }
-    }
-    Ok(())
+    battlelog_verify::explained::fold(&records(lines), until)
 }
 
 /// The state right after `version` ([`state_view`] JSON), folded as
-/// `battlelog replay --at` folds it; an error when the export does not
-/// fold that far.
+/// `battlelog replay --at` folds it.
 pub fn state_at(lines: &[ExportLine], version: u64) -> Result<Value, FoldError> {
-    let folded = fold(lines, Some(version))?;
-    match folded.stopped {
-        Some(problem) => Err(problem),
-        None => Ok(state_view(&folded.battle)),
-    }
+    battlelog_verify::explained::state_at(&records(lines), version)
 }
 
 /// One action's explanation: a compact list.

@@ -5,7 +5,7 @@
 //! hand.
 
 use super::*;
-use rules::Action;
+use rules::{Action, Battle};
 use serde_json::json;
 
 const CLOSED: &str = include_str!("../../../../web/verifier/test/fixtures/demo-pokemon-closed.jsonl");
