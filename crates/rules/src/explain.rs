@@ -1286,6 +1286,24 @@ mod tests {
     }
 
     #[test]
+    fn a_ruling_that_uncounts_a_dodge_shows_the_dodge_given_back() {
+        let battle = open(json!({"ruleset": "pokemon-d6@1", "participants": [{"id": "pikachu"}]}));
+        let dodge: Action = serde_json::from_value(json!({"type": "dodge", "actor": "pikachu"})).expect("an action");
+        let battle = battle.resolve(0, &dodge, &[3]).expect("a counted dodge").battle;
+        let ruling: Action = serde_json::from_value(json!({"type": "ruling", "judge": "anna", "refers_to": 0,
+            "text": "that one does not count", "override": {"counted": false}}))
+        .expect("an action");
+        let resolution = battle.resolve(1, &ruling, &[]).expect("rules");
+        let lines = explain(&battle, 1, &ruling, &[], &resolution.outcome).lines(Lang::En);
+        assert!(
+            lines.iter().any(|l| l.contains("a judge's ruling replaces the outcome's fields (RULES.md §5.1)")),
+            "{lines:?}"
+        );
+        assert!(lines.contains(&"pikachu: dodges used 1 → 0".to_owned()), "{lines:?}");
+        assert!(lines.contains(&"pikachu: dodges left 4 → 5".to_owned()), "{lines:?}");
+    }
+
+    #[test]
     fn unknown_keys_are_their_own_label() {
         assert_eq!(label("Ареометизм", Lang::En), "Ареометизм");
         assert_eq!(label("trait", Lang::Ru), "черта");
