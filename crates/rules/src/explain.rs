@@ -181,7 +181,7 @@ pub fn explain(before: &Battle, version: Version, action: &Action, faces: &[u32]
             explanation.rows.push(row("arcana.start_episode", "2.3", Some("episode_started")));
         }
         (Action::Strike(act), Outcome::Strike(out)) => explain_strike(&mut explanation, ruleset, act, faces, out),
-        (Action::Effect(act), Outcome::Effect(out)) => {
+        (Action::Effect(act), Outcome::Effect(_)) => {
             let face = faces.first().copied().unwrap_or(0);
             explanation.dice.push(die("effect", face, 6, None));
             let mut terms = Vec::new();
@@ -189,17 +189,18 @@ pub fn explain(before: &Battle, version: Version, action: &Action, faces: &[u32]
                 terms.push(term("die_modifier", i64::from(act.die_modifier), "3.2"));
             }
             let sum = Sum::new("effect_value", Some(&act.actor), vec![face], terms);
-            let (key, gives) = match sum.value {
-                ..=3 => ("berserk.effect.x", "x"),
-                4 | 5 => ("berserk.effect.y", "y"),
-                _ => ("berserk.effect.z", "z"),
+            let (key, gives, index) = match sum.value {
+                ..=3 => ("berserk.effect.x", "x", 0),
+                4 | 5 => ("berserk.effect.y", "y", 1),
+                _ => ("berserk.effect.z", "z", 2),
             };
             explanation.sums.push(sum);
             explanation.rows.push(row(key, "3.2", Some(gives)));
+            // The strength the row picks from the action's X-Y-Z.
             explanation.products.push(Product {
                 key: "effect_strength",
                 factors: vec![("effect_values", format!("{}-{}-{}", act.values[0], act.values[1], act.values[2]))],
-                value: out.value,
+                value: act.values[index],
             });
         }
         (Action::ExchangeChoice(act), Outcome::ExchangeChoice(out)) => {
@@ -463,19 +464,28 @@ fn explain_strike(
         }
         explanation.sums.extend([a, d, diff]);
     }
-    for (key, damage, strike) in [
-        ("attacker_damage", out.attacker_damage, act.attacker.strike),
-        ("defender_damage", out.defender_damage, act.defender.strike),
+    // Damage as the row gives it: the side's strike value for its tier.
+    let tiers = explanation.rows.iter().rev().find_map(|row| row.gives.clone()).unwrap_or_default();
+    let mut tiers = tiers.split('/').map(str::to_owned);
+    let (attacker_tier, defender_tier) = (tiers.next().unwrap_or_default(), tiers.next().unwrap_or_default());
+    for (key, tier_name, strike) in [
+        ("attacker_damage", attacker_tier, act.attacker.strike),
+        ("defender_damage", defender_tier, act.defender.strike),
     ] {
-        if let (Some(damage), Some(strike)) = (damage, strike) {
-            let tier_of = if key == "attacker_damage" { out.attacker_tier } else { out.defender_tier };
+        if let Some(strike) = strike {
+            let value = match tier_name.as_str() {
+                "weak" => strike[0],
+                "medium" => strike[1],
+                "strong" => strike[2],
+                _ => 0,
+            };
             explanation.products.push(Product {
                 key,
                 factors: vec![
                     ("strike_values", format!("{}-{}-{}", strike[0], strike[1], strike[2])),
-                    ("tier", tier(tier_of).to_owned()),
+                    ("tier", tier_name.clone()),
                 ],
-                value: i64::from(damage),
+                value: i64::from(value),
             });
         }
     }
@@ -827,8 +837,11 @@ impl Explanation {
             lines.push(sum_line(sum, lang));
         }
         for product in &self.products {
-            let factors: Vec<String> =
-                product.factors.iter().map(|(key, value)| format!("{} {value}", label(key, lang))).collect();
+            let factors: Vec<String> = product
+                .factors
+                .iter()
+                .map(|(key, value)| format!("{} {}", label(key, lang), label(value, lang)))
+                .collect();
             lines.push(format!("{} = {} = {}", label(product.key, lang), factors.join(" × "), product.value));
         }
         for row in &self.rows {
@@ -1019,6 +1032,11 @@ fn known_label(key: &str) -> Option<(&'static str, &'static str)> {
         "attacker_damage" => ("attacker's damage", "урон атакующего"),
         "defender_damage" => ("defender's damage", "урон защитника"),
         "tier" => ("tier", "ступень"),
+        "weak" => ("weak", "слабый"),
+        "medium" => ("medium", "средний"),
+        "strong" => ("strong", "сильный"),
+        "miss" => ("miss", "промах"),
+        "none" => ("none", "нет"),
         // pbta traits
         "brawn" => ("brawn", "сила"),
         "grace" => ("grace", "ловкость"),

@@ -106,6 +106,7 @@ fn check(where_: &str, action: &Action, explanation: &Explanation, outcome: &Val
         }
         Action::Effect(_) => {
             assert_eq!(gives(explanation), Some(text("tier").as_str()), "{where_}");
+            same("value", product(explanation, "effect_strength"), int("value"));
         }
         Action::Attack(_) => {
             assert_eq!(gives(explanation), Some(text("result").as_str()), "{where_}: {explanation:#?}");

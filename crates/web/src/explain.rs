@@ -187,7 +187,7 @@ pub fn action(lang: Lang, explanation: &Explanation) -> Markup {
                         span.key { (label(product.key, lang)) } " = "
                         @for (index, (key, value)) in product.factors.iter().enumerate() {
                             @if index > 0 { " × " }
-                            (label(key, lang)) " " (value)
+                            (label(key, lang)) " " (label(value, lang))
                         }
                         " = " b.result { (product.value) }
                     }
