@@ -468,13 +468,14 @@ pub struct WordUse {
 /// The words of a roll's ChaCha20 stream and their mapping to faces, for
 /// `expression` at `nonce` under a revealed `server_seed` (hex) and the
 /// battle's `client_seed`, with the recorded dice's sides giving each
-/// word's die (PROTOCOL.md §2–3); and the roll key in hex.
+/// word's die (PROTOCOL.md §2–3); the roll key in hex, each word's use,
+/// and the dice derived (in draw order).
 pub fn derivation(
     server_seed: &str,
     client_seed: &str,
     expression: &str,
     nonce: u64,
-) -> Result<(String, Vec<WordUse>, dice::Roll), String> {
+) -> Result<(String, Vec<WordUse>, Vec<dice::Die>), String> {
     let seed = dice::ServerSeed::from_hex(server_seed).map_err(|e| e.to_string())?;
     let parsed = dice::Expression::parse(expression).map_err(|e| e.to_string())?;
     let key = dice::RollKey::derive(&seed, client_seed);
@@ -497,8 +498,7 @@ pub fn derivation(
             uses.push(WordUse { word, sides, face: None });
         }
     }
-    let total = rolled.iter().filter(|d| d.kept).map(|d| d.value).sum();
-    Ok((key.to_hex(), uses, dice::Roll { total, dice: rolled }))
+    Ok((key.to_hex(), uses, rolled))
 }
 
 fn text<'v>(event: &'v Value, field: &str) -> &'v str {
@@ -587,7 +587,7 @@ struct WordRow {
     matches: bool,
 }
 
-fn word_rows(uses: &[WordUse], derived: &dice::Roll, recorded: &[i64]) -> Vec<WordRow> {
+fn word_rows(uses: &[WordUse], derived: &[dice::Die], recorded: &[i64]) -> Vec<WordRow> {
     let mut die_index = 0;
     uses.iter()
         .map(|used| {
@@ -595,7 +595,7 @@ fn word_rows(uses: &[WordUse], derived: &dice::Roll, recorded: &[i64]) -> Vec<Wo
             let (shown, matches) = match used.face {
                 None => (None, true),
                 Some(_) => {
-                    let shown = derived.dice.get(die_index).map(|die| die.value);
+                    let shown = derived.get(die_index).map(|die| die.value);
                     let matches = shown.is_some() && shown == recorded.get(die_index).copied();
                     die_index += 1;
                     (shown, matches)

@@ -176,7 +176,7 @@ fn a_fudge_roll_maps_words_to_minus_blank_plus() {
     let (_, uses, derived) = derivation(seed, "client", "10dF", 0).expect("derives");
     let (_, expected) =
         dice::roll("10dF", &dice::ServerSeed::from_hex(seed).expect("seed"), "client", 0).expect("rolls");
-    assert_eq!(derived.dice, expected.dice);
+    assert_eq!(derived, expected.dice);
     let faces: Vec<i64> = uses.iter().filter_map(|u| u.face).map(|f| i64::from(f) - 2).collect();
     let values: Vec<i64> = expected.dice.iter().map(|d| d.value).collect();
     assert_eq!(faces, values);
@@ -229,5 +229,19 @@ fn no_view_carries_the_dom_contracts_marks() {
         " id=",
     ] {
         assert!(!html.contains(mark), "{mark} in the explanations");
+    }
+}
+
+#[test]
+fn every_die_of_a_many_term_roll_comes_from_its_own_word() {
+    let seed = "2449c288d37dc86b3ed1812a08d72dfbb9f04716b5d608d177debf4f534500ce";
+    for expression in ["4d6!kh3 + 2d8r1 - 1", "3d1000000", "d% + 5d2>=2"] {
+        let (_, uses, derived) = derivation(seed, "client", expression, 7).expect("derives");
+        let (_, expected) =
+            dice::roll(expression, &dice::ServerSeed::from_hex(seed).expect("seed"), "client", 7).expect("rolls");
+        assert_eq!(derived, expected.dice, "{expression}");
+        let faces: Vec<i64> = uses.iter().filter_map(|u| u.face).map(i64::from).collect();
+        let values: Vec<i64> = expected.dice.iter().map(|d| d.value).collect();
+        assert_eq!(faces, values, "{expression}");
     }
 }
