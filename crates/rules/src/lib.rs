@@ -25,6 +25,10 @@
 //!   the faces handed back.
 //! - [`fraction`]: exact multipliers and round-half-up.
 //! - [`summary`]: one-line Russian and English forum summaries.
+//! - [`explain`]: why a result is what it is — the dice and what each
+//!   meant, every modifier by name, the RULES.md row, the state changes —
+//!   and the state a judge reads at any version, labelled in English and
+//!   Russian.
 //! - [`script`]: the JSON Lines player behind `battlelog rules play`.
 //! - [`schema`]: each ruleset version's JSON Schemas (sheet, actions,
 //!   outcomes), derived from these types and narrowed per version.
@@ -37,6 +41,7 @@ pub mod berserk;
 pub mod common;
 pub mod dice_request;
 pub mod error;
+pub mod explain;
 pub mod fraction;
 pub mod outcome;
 pub mod pbta;

@@ -15,6 +15,10 @@
 //!   who made each (the recorded credential), what it contests, the before
 //!   and after of an override's fields, whether it came after the close,
 //!   and each action's final outcome after every ruling.
+//! - [`explained`]: the battle folded from its records as the resolver's
+//!   view folds it (the state `replay --at` shows), with every action
+//!   explained on the way (`rules::explain`) — for the judge's page and
+//!   `replay`.
 //! - [`fold`]: battle events read back into rules types (participants, an
 //!   action and its outcome, disputes and rulings as actions), shared with
 //!   the resolver's view.
@@ -25,6 +29,7 @@
 
 pub mod audit;
 pub mod chain;
+pub mod explained;
 pub mod export;
 pub mod fold;
 pub mod judging;

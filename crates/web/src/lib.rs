@@ -29,6 +29,9 @@
 //! - [`page`]: the battle page, server-rendered HTML with the DOM contract
 //!   the in-page verifier marks.
 //! - [`dice`]: a roll and its dice as SVG pictures.
+//! - [`explain`]: why each result is what it is (dice, named terms, the
+//!   RULES.md row, state changes), the state panel at any version, the
+//!   translated fields table and a roll's "show the calculation".
 //! - [`verify_page`]: `/verify`, which verifies an export file in the browser.
 //! - [`assets`]: the inlined JavaScript verifier, the pages' scripts and
 //!   script elements, and the Content-Security-Policy that admits only them.
@@ -44,6 +47,7 @@ pub mod assets;
 pub mod config;
 pub mod dice;
 pub mod error;
+pub mod explain;
 pub mod i18n;
 pub mod keys;
 pub mod live;
