@@ -427,7 +427,8 @@ pub fn roll(event: &Value, lang: Lang) -> Markup {
     html! {
         div.roll data-nonce=(nonce) data-total=(total) {
             span.check {}
-            span.roll-who { (text(event, "actor")) " " (lang.t("for")) " " (lang.t("quote_open")) (text(event, "purpose")) (lang.t("quote_close")) ": " code { (text(event, "expression")) } }
+            // The actor and the purpose are the forum's own words, never translated.
+            span.roll-who { span.forum-text translate="no" { (text(event, "actor")) } " " (lang.t("for")) " " (lang.t("quote_open")) span.forum-text translate="no" { (text(event, "purpose")) } (lang.t("quote_close")) ": " code { (text(event, "expression")) } }
             span.expr {
                 @for token in &tokens {
                     @match token {

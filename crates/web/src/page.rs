@@ -36,6 +36,7 @@ use serde_json::Value;
 
 use crate::assets::battle_script;
 use crate::dice::roll;
+use crate::explain;
 use crate::i18n::Lang;
 use crate::style::STYLE;
 pub use window::{View, ViewQuery};
@@ -199,6 +200,10 @@ struct Links<'r> {
     choices: BTreeMap<u64, u64>,
     finals: BTreeMap<u64, Vec<FinalField>>,
     closed_at: Option<u64>,
+    /// The battle folded from its records with every action explained
+    /// (`crate::explain`); none when the records do not fold (the audit
+    /// says why).
+    explained: Option<explain::Folded>,
 }
 
 impl BattlePage<'_> {
@@ -291,6 +296,7 @@ impl BattlePage<'_> {
                         (self.facts(opened_event, closed))
                         (self.verification(&shown))
                         (self.commitments(&shown))
+                        (self.state_section())
                         @if self.view.final_view {
                             (self.final_view())
                         }
@@ -299,6 +305,25 @@ impl BattlePage<'_> {
                     script type="application/json" id="roller-keys" { (PreEscaped(embeddable(&roller_keys))) }
                     script type="application/x-ndjson" id="battle-export" { (PreEscaped(embeddable(self.export))) }
                     (battle_script())
+                }
+            }
+        }
+    }
+
+    /// The state after `?at=N` (else after the last event): the fold
+    /// `battlelog replay --at` shows, per participant.
+    fn state_section(&self) -> Markup {
+        let lang = self.lang;
+        let Some(last) = self.lines.last().map(|line| line.version) else {
+            return html! {};
+        };
+        let at = self.view.at.map_or(last, |at| at.min(last));
+        html! {
+            section #state aria-labelledby="state-heading" {
+                h2 #state-heading { (lang.t("state_at")) " #v" (at) }
+                @match explain::state_at(self.lines, at) {
+                    Ok(state) => (explain::state_panel(lang, &state)),
+                    Err(error) => p.muted { (lang.t("state_unavailable")) ": " span lang="en" { (error.to_string()) } },
                 }
             }
         }
@@ -454,6 +479,7 @@ impl BattlePage<'_> {
             choices,
             finals: final_outcomes(&self.report.rulings),
             closed_at: self.lines.iter().find(|line| line.event_type == "BattleClosed").map(|line| line.version),
+            explained: explain::fold(self.lines, None).ok(),
         }
     }
 
@@ -631,6 +657,7 @@ impl BattlePage<'_> {
                 }
                 "DiceRolled" => {
                     (roll(event, lang))
+                    (explain::calculation(lang, self.lines, line.version))
                 }
                 "ActionResolved" => {
                     p.summary lang=(lang.code())
@@ -672,8 +699,13 @@ impl BattlePage<'_> {
                             }
                         }
                     }
-                    // The recorded action and outcome, field by field; the
-                    // explanation of the result (crate::explain) goes beside it.
+                    // Why the result is what it is: dice, modifiers, the
+                    // rule's row, what changed (crate::explain).
+                    @if let Some(why) = links.explained.as_ref().and_then(|folded| folded.explanations.get(&line.version)) {
+                        (explain::action(lang, why))
+                    }
+                    p.muted.state-link { a href={ "?" (self.base_query(lang)) "&at=" (line.version) "&v=" (line.version) "#state" } { (lang.t("state_after")) } }
+                    // The recorded action and outcome, field by field.
                     details { summary { (lang.t("details")) }
                         (fields_table(lang, lang.t("action_fields"), event.get("action")))
                         (fields_table(lang, lang.t("outcome_fields"), event.get("outcome")))
@@ -739,6 +771,7 @@ impl BattlePage<'_> {
                 }
                 (self.who_and_when(line))
                 (roll(&line.event, lang))
+                (explain::calculation(lang, self.lines, line.version))
             }
         }
     }

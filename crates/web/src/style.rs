@@ -108,6 +108,15 @@ svg.die .star { stroke: Canvas; stroke-width: 3px; paint-order: stroke; }
 .roll .die-mark { font-weight: 700; margin-left: -.2rem; }
 svg.die.dropped { opacity: .5; }
 svg.die.success .face { stroke-width: 3.5; }
+/* Why a result is what it is (explain.rs): the sums and rows read as
+   lines; the state panel and the calculation wrap on a phone. */
+section.explanation { margin: .3rem 0; padding: .3rem .6rem; border-left: 2px solid var(--muted); }
+section.explanation ul, .state-panel ul { margin: .2rem 0; padding-left: 1.2rem; }
+.state-panel table, .calculation table, table.fields { border-collapse: collapse; max-width: 100%; }
+.state-panel td, .state-panel th, .calculation td, .calculation th, table.fields td, table.fields th {
+  border: 1px solid var(--muted); padding: .1rem .4rem; text-align: left; overflow-wrap: anywhere; }
+.calculation .mismatch { color: var(--bad); font-weight: 600; }
+.calculation code, .key-hex { overflow-wrap: anywhere; word-break: break-all; }
 "#;
 
 #[cfg(test)]

@@ -166,6 +166,7 @@ fn with_ruling() -> (Vec<ExportLine>, AuditReport) {
         party: "meowth".into(),
         reason: "a rock".into(),
         by: Some(Author { subject: "forum-x".into(), role: "forum".into() }),
+        after_close: false,
     });
     report.rulings.push(RulingSeen {
         version: 13,
@@ -174,6 +175,7 @@ fn with_ruling() -> (Vec<ExportLine>, AuditReport) {
         role: Some("judge".into()),
         by: Some(Author { subject: "anna".into(), role: "judge".into() }),
         text: "45, not 60".into(),
+        after_close: false,
         changes: vec![
             FieldChange { field: "counted".into(), before: json!(null), after: json!(null) },
             FieldChange { field: "damage".into(), before: recorded, after: json!(45) },

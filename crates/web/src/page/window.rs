@@ -35,6 +35,8 @@ pub struct ViewQuery {
     pub head: Option<String>,
     /// `final`: the final outcome of every action after all rulings.
     pub view: Option<String>,
+    /// The version to show the state after (the state panel).
+    pub at: Option<String>,
 }
 
 /// The query read: every value checked, empty ones dropped.
@@ -48,6 +50,7 @@ pub struct View {
     pub to: Option<u64>,
     pub head: Option<String>,
     pub final_view: bool,
+    pub at: Option<u64>,
 }
 
 fn given(value: &Option<String>) -> Option<&str> {
@@ -69,6 +72,7 @@ impl View {
                 .filter(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))
                 .map(str::to_ascii_lowercase),
             final_view: given(&query.view) == Some("final"),
+            at: number(&query.at),
         }
     }
 
