@@ -213,8 +213,8 @@ const LABELS: &[(&str, &str, &str)] = &[
     ("findings", "findings", "замечаний"),
     (
         "no_js",
-        "Without JavaScript the page is readable but not verified here; download the export and run `battlelog audit --file`.",
-        "Без JavaScript страницу можно читать, но проверки здесь нет; скачайте экспорт и выполните `battlelog audit --file`.",
+        "Without JavaScript the page is readable but not verified here; download the export and run `battlelog audit --file` with the roller key the site publishes (`--roller-key`).",
+        "Без JavaScript страницу можно читать, но проверки здесь нет; скачайте экспорт и выполните `battlelog audit --file` с ключом роллера, который публикует сайт (`--roller-key`).",
     ),
     ("download", "Download the export (JSON Lines)", "Скачать экспорт (JSON Lines)"),
     ("verify_file", "Verify an export file", "Проверить файл экспорта"),
