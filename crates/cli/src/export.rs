@@ -422,8 +422,11 @@ pub async fn replay(args: &ReplayArgs) -> anyhow::Result<Output> {
             write_changes(&mut text, ruling);
         }
         if let Event::ActionResolved(resolved) = &event {
-            why.write_explanation(&mut text, record.version);
+            // What contests it and what the rulings left of it come first
+            // (scripts read them right under the action), then the why of
+            // the recorded outcome.
             write_judged(&mut text, &report, record.version, resolved);
+            why.write_explanation(&mut text, record.version);
         }
         writeln!(text)?;
     }
