@@ -121,8 +121,17 @@ async fn replay_explains_each_move_with_modifiers_that_add_up_to_the_total() {
 async fn replay_at_a_version_shows_the_state_get_battle_holds_there() {
     let stack = Stack::start("replay-explained-pokemon", false).await;
     let battle_id = "explained-pokemon";
+    // A client seed under which the burn lands for 3 or 4 turns (nonce 1,
+    // the power die, at least 5) and the Fake Out hits (nonce 2 above 1),
+    // so that statuses and the flinch show: the expected lines are still
+    // read from GetBattle, whatever the dice.
+    let d6 = |seed: &str, nonce| dice::roll("1d6", &server_seed(battle_id, 0), seed, nonce).expect("1d6").1.total;
+    let client_seed = (0..10_000)
+        .map(|i| format!("explained, thread {i}"))
+        .find(|seed| d6(seed, 1) >= 5 && d6(seed, 2) > 1)
+        .expect("a client seed with the planned dice");
     let mut resolver = resolver_client(&stack.resolver).await;
-    open(&mut resolver, battle_id, "pokemon-d6@1", json!([{"id": "pikachu"}, {"id": "meowth"}]), "explained").await;
+    open(&mut resolver, battle_id, "pokemon-d6@1", json!([{"id": "pikachu"}, {"id": "meowth"}]), &client_seed).await;
     let actions = [
         json!({"type": "dodge", "actor": "meowth", "incoming_damage": 40}),
         json!({"type": "status_move", "actor": "meowth", "target": "pikachu", "move": "Will-O-Wisp", "status": "burn"}),
@@ -176,6 +185,9 @@ async fn replay_at_a_version_shows_the_state_get_battle_holds_there() {
             assert!(words.lines().any(|l| l == line), "--at {v}: {line:?} in:\n{stdout}");
         }
     }
+    let last = replay(&stack.resolver.url(), battle_id, &[]);
+    assert!(last.contains(", statuses (turns left) burn: "), "the planned burn shows:\n{last}");
+    assert!(last.contains(", flinched yes"), "the planned flinch shows:\n{last}");
     // Under each counted dodge, the count it changed.
     let stdout = replay(&stack.resolver.url(), battle_id, &[]);
     let mut used = 0;
