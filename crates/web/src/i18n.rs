@@ -258,8 +258,8 @@ const LABELS: &[(&str, &str, &str)] = &[
     ("verify_title", "Verify a battle export", "Проверка экспорта боя"),
     (
         "verify_intro",
-        "Choose or drop an export file (`battlelog export`, JSON Lines). It is checked entirely in this browser, against PROTOCOL.md: nothing is sent anywhere. This page also works saved to disk.",
-        "Выберите или перетащите файл экспорта (`battlelog export`, JSON Lines). Проверка идёт целиком в этом браузере по PROTOCOL.md: никуда ничего не отправляется. Страница работает и сохранённой на диск.",
+        "Choose or drop an export file (`battlelog export`, JSON Lines). It is checked entirely in this browser, against PROTOCOL.md: nothing is sent anywhere.",
+        "Выберите или перетащите файл экспорта (`battlelog export`, JSON Lines). Проверка идёт целиком в этом браузере по PROTOCOL.md: никуда ничего не отправляется.",
     ),
     (
         "posted_head",

@@ -33,8 +33,9 @@
 //!   RULES.md row, state changes), the state panel at any version, the
 //!   translated fields table and a roll's "show the calculation".
 //! - [`verify_page`]: `/verify`, which verifies an export file in the browser.
-//! - [`assets`]: the inlined JavaScript verifier, the pages' scripts and
-//!   script elements, and the Content-Security-Policy that admits only them.
+//! - [`assets`]: the JavaScript verifier's modules served from this origin,
+//!   the pages' script elements, and the Content-Security-Policy that
+//!   admits only them.
 //! - [`style`]: the pages' style sheet.
 //! - [`i18n`]: English and Russian labels, and choosing between them.
 //! - [`error`]: why a page is refused, as an HTTP status and a page in the

@@ -1,7 +1,7 @@
 //! `GET /verify`: a page where a judge chooses or drops an export file and
 //! the same JavaScript verifier checks it in the browser, with no server
-//! call; self-contained, so that it works saved to disk and opened from a
-//! file. The DOM contract is the battle page's, but the page starts idle
+//! call once its modules are loaded (offline, the same page is
+//! `web/verifier/pages/offline.html` on any static server). The DOM contract is the battle page's, but the page starts idle
 //! (`body[data-audit="idle"]`) until a file is chosen, and takes the
 //! roller key to pin: typed, given as `?roller_key=`, or the first of the
 //! keys the site trusts.
