@@ -10,6 +10,8 @@ opens its page in headless Chromium and prints, for each profile, the median
 of BENCH_RUNS loads (default 3) of:
 
   - first paint: the paint timing's first-contentful-paint;
+  - the server's share (navigation timing): first and last byte of the
+    page, DOM interactive, and the page's size as sent and decoded;
   - verified: when the page's verdict and every mark are in place
     (performance mark `battlelog-marked`, from navigation start);
   - of which verifying: from the start of the verification to the report
@@ -47,6 +49,15 @@ TIMINGS = """() => {
     report: at('battlelog-report'),
     worker: performance.getEntriesByName('battlelog-report')[0]?.detail?.workerMs ?? null,
     marked: at('battlelog-marked'),
+    // Navigation timing: the server's answer (first byte, last byte) and the
+    // page's parse, to tell the server's share from the browser's.
+    ...(() => {
+      const nav = performance.getEntriesByType('navigation')[0];
+      return nav ? {
+        firstByte: nav.responseStart, lastByte: nav.responseEnd, interactive: nav.domInteractive,
+        transfer: nav.transferSize, decoded: nav.decodedBodySize,
+      } : {};
+    })(),
     audit: document.body.dataset.audit,
     events: document.querySelectorAll('.event').length,
     elements: document.getElementsByTagName('*').length,
@@ -91,6 +102,9 @@ def main() -> int:
                 f"(verifying {statistics.median(s['report'] - s['start'] for s in samples):.0f} ms, "
                 f"of which in the worker {statistics.median(s['worker'] or 0 for s in samples):.0f} ms, "
                 f"marking {statistics.median(s['marked'] - s['report'] for s in samples):.0f} ms); "
+                f"server: first byte {med('firstByte'):.0f} ms, last byte {med('lastByte'):.0f} ms, "
+                f"DOM interactive {med('interactive'):.0f} ms, page {samples[0]['transfer']} bytes sent "
+                f"({samples[0]['decoded']} decoded); "
                 f"{samples[0]['events']} events drawn, {samples[0]['elements']} elements; verdict {sorted(audits)}; "
                 f"runs {[round(s['marked']) for s in samples]}",
                 flush=True,
