@@ -2,7 +2,11 @@
 """The big-battle benchmark of the battle page (issue 21), against a running
 `battlelog up`:
 
-    BROWSER_TESTS_SCRIPT=bench_page.py web/browser-tests/run-against-up.sh target/debug/battlelog
+    cargo build --release --bins
+    BROWSER_TESTS_SCRIPT=bench_page.py web/browser-tests/run-against-up.sh target/release/battlelog
+
+(release binaries: the page is rendered and compressed by the web service,
+and an operator runs release).
 
 Builds a closed battle of about 2 000 events (BENCH_ACTS roll actions,
 default 999: a roll and an action each, plus open, close and reveal), then
