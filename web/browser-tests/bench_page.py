@@ -14,6 +14,8 @@ opens its page in headless Chromium and prints, for each profile, the median
 of BENCH_RUNS loads (default 3) of:
 
   - first paint: the paint timing's first-contentful-paint;
+  - before the browser runs: the page's answer alone, with gzip and with
+    brotli (time to the first and the last byte);
   - the server's share (navigation timing): first and last byte of the
     page, DOM interactive, and the page's size as sent and decoded;
   - verified: when the page's verdict and every mark are in place
