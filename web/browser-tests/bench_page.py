@@ -2,7 +2,11 @@
 """The big-battle benchmark of the battle page (issue 21), against a running
 `battlelog up`:
 
-    BROWSER_TESTS_SCRIPT=bench_page.py web/browser-tests/run-against-up.sh target/debug/battlelog
+    cargo build --release --bins
+    BROWSER_TESTS_SCRIPT=bench_page.py web/browser-tests/run-against-up.sh target/release/battlelog
+
+(release binaries: the page is rendered and compressed by the web service,
+and an operator runs release).
 
 Builds a closed battle of about 2 000 events (BENCH_ACTS roll actions,
 default 999: a roll and an action each, plus open, close and reveal), then
@@ -10,6 +14,10 @@ opens its page in headless Chromium and prints, for each profile, the median
 of BENCH_RUNS loads (default 3) of:
 
   - first paint: the paint timing's first-contentful-paint;
+  - before the browser runs: the page's answer alone, with gzip and with
+    brotli (time to the first and the last byte);
+  - the server's share (navigation timing): first and last byte of the
+    page, DOM interactive, and the page's size as sent and decoded;
   - verified: when the page's verdict and every mark are in place
     (performance mark `battlelog-marked`, from navigation start);
   - of which verifying: from the start of the verification to the report
@@ -29,6 +37,7 @@ import os
 import statistics
 import sys
 import time
+import urllib.request
 
 from playwright.sync_api import sync_playwright
 
@@ -47,6 +56,15 @@ TIMINGS = """() => {
     report: at('battlelog-report'),
     worker: performance.getEntriesByName('battlelog-report')[0]?.detail?.workerMs ?? null,
     marked: at('battlelog-marked'),
+    // Navigation timing: the server's answer (first byte, last byte) and the
+    // page's parse, to tell the server's share from the browser's.
+    ...(() => {
+      const nav = performance.getEntriesByType('navigation')[0];
+      return nav ? {
+        firstByte: nav.responseStart, lastByte: nav.responseEnd, interactive: nav.domInteractive,
+        transfer: nav.transferSize, decoded: nav.decodedBodySize,
+      } : {};
+    })(),
     audit: document.body.dataset.audit,
     events: document.querySelectorAll('.event').length,
     elements: document.getElementsByTagName('*').length,
@@ -68,6 +86,24 @@ def main() -> int:
     (env.shots / "bench-export.jsonl").write_text(source.read_text())
     print(f"bench: battle {battle}: {events} events, {source.stat().st_size} bytes of export, built in {time.monotonic() - started:.1f} s", flush=True)
     reader = bt.token(env, "reader", "dev")
+    # The server's answer alone, as a client that takes gzip (or brotli, as
+    # Chromium asks for) gets it, no browser: time to the first byte and to
+    # the last, median of BENCH_RUNS.
+    for encoding in ("gzip", "br"):
+        fetches = []
+        for _ in range(runs):
+            request = urllib.request.Request(f"{env.web}/battles/{battle}", headers={"Authorization": f"Bearer {reader}", "Accept-Encoding": encoding})
+            begin = time.perf_counter()
+            with urllib.request.urlopen(request, timeout=120) as response:
+                first = time.perf_counter()
+                body = response.read()
+                fetches.append(((first - begin) * 1000, (time.perf_counter() - begin) * 1000, len(body), response.headers.get("Content-Encoding")))
+        print(
+            f"bench: server alone ({encoding}): first byte {statistics.median(f[0] for f in fetches):.0f} ms, "
+            f"last byte {statistics.median(f[1] for f in fetches):.0f} ms, {fetches[0][2]} bytes ({fetches[0][3]}); "
+            f"runs {[round(f[1]) for f in fetches]}",
+            flush=True,
+        )
     ok = True
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=bt.CHROMIUM, headless=True, chromium_sandbox=False, args=bt.CHROMIUM_ARGS)
@@ -91,6 +127,9 @@ def main() -> int:
                 f"(verifying {statistics.median(s['report'] - s['start'] for s in samples):.0f} ms, "
                 f"of which in the worker {statistics.median(s['worker'] or 0 for s in samples):.0f} ms, "
                 f"marking {statistics.median(s['marked'] - s['report'] for s in samples):.0f} ms); "
+                f"server: first byte {med('firstByte'):.0f} ms, last byte {med('lastByte'):.0f} ms, "
+                f"DOM interactive {med('interactive'):.0f} ms, page {samples[0]['transfer']} bytes sent "
+                f"({samples[0]['decoded']} decoded); "
                 f"{samples[0]['events']} events drawn, {samples[0]['elements']} elements; verdict {sorted(audits)}; "
                 f"runs {[round(s['marked']) for s in samples]}",
                 flush=True,
