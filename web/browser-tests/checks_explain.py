@@ -10,6 +10,8 @@ On every demo battle, in English and Russian:
     total the export records, and the trait is one of them;
   - a berserk strike's sums name the experience (and a die modifier the
     strike has);
+  - "show the calculation" of a roll opens its ChaCha20 words, none giving
+    another face than the one recorded;
   - the state panel after a version (`?at=N#state`) is shown and names
     every participant of the battle (berserk keeps no state per fighter).
 Expected values come from `battlelog export`, never from the page.
@@ -97,6 +99,22 @@ def run(env: bt.Env, browser, results: bt.Results, battles: list[tuple[str, str]
                         + (" and the die modifier" if modified else " (no die modifier in this battle)"),
                         "experience" in keys and ("die_modifier" in keys or not modified),
                         f"terms shown: {keys}",
+                    )
+                # "Show the calculation" of the first revealed roll: its
+                # ChaCha20 words drawn, none marked as giving another face.
+                roll = next((line for line in lines if line["event_type"] == "DiceRolled"), None)
+                if roll is not None:
+                    link_el = page.query_selector(f"#v{roll['version']} .calc-link a")
+                    href = link_el.get_attribute("href") if link_el else None
+                    if href:
+                        page.goto(bt.with_query(link, lang=lang).split("?")[0] + href)
+                    calc = page.query_selector(f"#v{roll['version']} .calculation")
+                    faces_shown = page.eval_on_selector_all(f"#v{roll['version']} .calculation .mismatch", "els => els.length")
+                    results.check(
+                        f"{name}: the calculation of the roll #v{roll['version']} opens from its link, no face mismatched",
+                        href is not None and calc is not None and faces_shown == 0
+                        and str(roll["event"]["nonce"]) in calc.inner_text(),
+                        f"link {href}, shown {calc is not None}, mismatches {faces_shown}",
                     )
                 at = actions[0]["version"] if actions else 0
                 page.goto(bt.with_query(link, lang=lang, at=str(at)) + "#state")

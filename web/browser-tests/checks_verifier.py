@@ -297,11 +297,11 @@ def check_live(env: bt.Env, browser, results: bt.Results) -> None:
         results.check(f"{name}: unrevealed at first", verdict == "unrevealed", f"got {verdict!r}")
         bt.run([env.node, str(env.tools / "open-and-act.mjs"), env.resolver, "--battle", battle, "--acts", "1"], forum)
         page.wait_for_selector("#v4[data-check]", timeout=bt.VERDICT_TIMEOUT_MS)
-        page.wait_for_function("document.body.dataset.audit === 'unrevealed'", timeout=bt.VERDICT_TIMEOUT_MS)
+        page.wait_for_function("() => document.body.dataset.audit === 'unrevealed'", timeout=bt.VERDICT_TIMEOUT_MS)
         nonces = [n for n, _ in bt.roll_checks(page)]
         results.check(f"{name}: the new roll (nonce 1) appeared", "1" in nonces, f"rolls on the page {nonces}")
         bt.run([env.node, str(env.tools / "open-and-act.mjs"), env.resolver, "--battle", battle, "--acts", "0", "--close"], forum)
-        page.wait_for_function("document.body.dataset.audit === 'verified'", timeout=bt.VERDICT_TIMEOUT_MS)
+        page.wait_for_function("() => document.body.dataset.audit === 'verified'", timeout=bt.VERDICT_TIMEOUT_MS)
         checks = bt.roll_checks(page)
         results.check(f"{name}: closed live, every roll re-derived ok", all(c == "ok" for _, c in checks) and len(checks) >= 2, f"got {checks}")
         context.close()

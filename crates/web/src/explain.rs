@@ -532,7 +532,8 @@ pub fn calculation(lang: Lang, lines: &[ExportLine], version: u64) -> Markup {
         .map(|dice| dice.iter().filter_map(|d| d.get("value").and_then(Value::as_i64)).collect())
         .unwrap_or_default();
     html! {
-        details.calculation {
+        // Drawn only when asked for (`?calc=N`): open.
+        details.calculation open {
             summary { (label("show_calculation", lang)) }
             dl {
                 dt { (label("epoch", lang)) } dd { (epoch) }

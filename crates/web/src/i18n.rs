@@ -228,6 +228,7 @@ const LABELS: &[(&str, &str, &str)] = &[
     ("action", "Action", "Действие"),
     ("details", "details", "подробности"),
     ("state_after", "the state after this event", "состояние после этого события"),
+    ("show_calculation", "show the calculation", "показать расчёт"),
     ("state_at", "State after", "Состояние после"),
     ("state_unavailable", "the state cannot be folded from the records", "состояние не складывается из записей"),
     ("dice_used", "dice", "кубики"),

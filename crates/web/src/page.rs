@@ -310,6 +310,21 @@ impl BattlePage<'_> {
         }
     }
 
+    /// "Show the calculation" of a roll: drawn for the roll `?calc=N`
+    /// names, a link for every other one (a page of 200 rolls with every
+    /// ChaCha20 word drawn is thousands of elements a judge rarely opens).
+    fn calculation(&self, line: &ExportLine) -> Markup {
+        let lang = self.lang;
+        if self.view.calc == Some(line.version) {
+            return explain::calculation(lang, self.lines, line.version);
+        }
+        html! {
+            p.muted.calc-link {
+                a href={ "?" (self.base_query(lang)) "&calc=" (line.version) "&v=" (line.version) "#v" (line.version) } { (lang.t("show_calculation")) }
+            }
+        }
+    }
+
     /// The state after `?at=N` (else after the last event): the fold
     /// `battlelog replay --at` shows, per participant.
     fn state_section(&self) -> Markup {
@@ -657,7 +672,7 @@ impl BattlePage<'_> {
                 }
                 "DiceRolled" => {
                     (roll(event, lang))
-                    (explain::calculation(lang, self.lines, line.version))
+                    (self.calculation(line))
                 }
                 "ActionResolved" => {
                     p.summary lang=(lang.code())
@@ -771,7 +786,7 @@ impl BattlePage<'_> {
                 }
                 (self.who_and_when(line))
                 (roll(&line.event, lang))
-                (explain::calculation(lang, self.lines, line.version))
+                (self.calculation(line))
             }
         }
     }

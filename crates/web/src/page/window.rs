@@ -37,6 +37,8 @@ pub struct ViewQuery {
     pub view: Option<String>,
     /// The version to show the state after (the state panel).
     pub at: Option<String>,
+    /// The roll whose calculation to show (its version).
+    pub calc: Option<String>,
 }
 
 /// The query read: every value checked, empty ones dropped.
@@ -51,6 +53,7 @@ pub struct View {
     pub head: Option<String>,
     pub final_view: bool,
     pub at: Option<u64>,
+    pub calc: Option<u64>,
 }
 
 fn given(value: &Option<String>) -> Option<&str> {
@@ -73,6 +76,7 @@ impl View {
                 .map(str::to_ascii_lowercase),
             final_view: given(&query.view) == Some("final"),
             at: number(&query.at),
+            calc: number(&query.calc),
         }
     }
 
