@@ -57,9 +57,8 @@ function trustedKeys(options) {
 let rules; // the rules module once loaded; null when it is not there
 
 /**
- * rules/index.js, loaded on first use. A verifier without it (a copy made
- * before the rules engine, a page that cannot reach it) reports the
- * outcomes check as skipped, never as passed.
+ * rules/index.js, loaded on first use (null when it cannot be: verifyExport
+ * then fails the outcomes check, never passes or skips it).
  */
 export async function loadRules() {
   if (rules === undefined) {
@@ -92,6 +91,7 @@ export async function verifyExport(text, options = {}) {
   const stream = options.stream ?? lines[0].value.stream;
   const problems = [];
   const events = [];
+  const byVersionOf = (list, version) => list.find((e) => e.version === version) ?? null;
   const find = (version, check, message, event) => {
     problems.push({ version, check, message });
     if (event) event.problems.push(`${check}: ${message}`);
@@ -400,8 +400,15 @@ export async function verifyExport(text, options = {}) {
   // back ok or not, and the first that is not fails the export there. The
   // lines it gets hold the event as the record says (not as the line shows).
   let outcomes = null;
-  // options.rules: a rules module for tests and tools (null: none).
-  const rules = 'rules' in options ? options.rules : await loadRules();
+  // options.rules: a rules module for tests and tools (null: none, the
+  // caller's explicit choice). A rules engine that should be there and
+  // cannot be loaded is a failure, not a skip: "verified" would then not
+  // cover the outcomes the page shows.
+  const rulesGiven = 'rules' in options;
+  const rules = rulesGiven ? options.rules : await loadRules();
+  if (!rules && !rulesGiven) {
+    find(0, 'outcomes', 'the rules engine (rules/index.js) could not be loaded, so no outcome was re-resolved', byVersionOf(events, 0));
+  }
   if (rules) {
     const byVersion = new Map(events.map((e) => [e.version, e]));
     const checked = rules.checkOutcomes(

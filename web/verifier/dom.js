@@ -33,12 +33,23 @@ function normalize(text) {
   return String(text ?? '').replace(/\s+/g, ' ').trim();
 }
 
-/** The die's face as the reader sees it: pips counted, else the .value text. */
+/** The die's face as the reader sees it: pips counted, else its one .value
+ * text. Pips and a number together, or more than one .value, are two
+ * faces where the verifier compares one: null (a mismatch). */
 function visibleFace(die) {
   const pips = die.querySelectorAll('.pip');
-  if (pips.length > 0) return String(pips.length);
-  const value = die.querySelector('.value');
-  return value ? value.textContent.trim() : null;
+  const values = die.querySelectorAll('.value');
+  if (pips.length > 0) return values.length === 0 ? String(pips.length) : null;
+  return values.length === 1 ? values[0].textContent.trim() : null;
+}
+
+/** The face a die's accessible name speaks (`d6: 4, …`, `dF: −1`), as the
+ * recorded value's text; null when the name says no face. */
+function spokenFace(die) {
+  const label = die.getAttribute('aria-label');
+  if (label === null) return undefined;
+  const found = /:\s*([\u2212+-]?\d+)/.exec(label);
+  return found ? String(Number(found[1].replace('\u2212', '-').replace('+', ''))) : null;
 }
 
 /** The problems of one roll element against its verified roll. */
@@ -58,10 +69,13 @@ function rollDrawingProblems(el, roll) {
     const expected = fudge ? FUDGE_FACES.get(value) : String(value);
     if (fudge && dice[i].sides !== 3) problems.push(`die ${i + 1} is drawn as a fudge die, the roll's is a d${dice[i].sides}`);
     if (visible !== expected) problems.push(`die ${i + 1} shows ${JSON.stringify(visible)}, the roll has ${value}`);
+    const spoken = spokenFace(die);
+    if (spoken !== undefined && spoken !== String(value)) problems.push(`die ${i + 1} is named ${JSON.stringify(die.getAttribute('aria-label'))}, the roll has ${value}`);
   }
   const error = source.error;
   const total = error ? '' : String(source.total);
   const dataTotal = el.getAttribute('data-total');
+  if (dataTotal === null) problems.push('the roll carries no data-total');
   if (dataTotal !== null && dataTotal !== total) problems.push(`data-total ${JSON.stringify(dataTotal)}, the roll's total is ${JSON.stringify(total)}`);
   const totals = el.querySelectorAll('.total');
   if (dataTotal !== null && totals.length !== 1) problems.push(`${totals.length} totals drawn`);
@@ -71,12 +85,24 @@ function rollDrawingProblems(el, roll) {
   return { problems, dice: drawn.length };
 }
 
+// The fields whose text is an event's summary: one of them must be drawn as
+// the event's [data-summary] whenever the record holds it, so that no
+// summary can be drawn unmarked, out of the check's sight.
+const SUMMARY_FIELDS = {
+  ActionResolved: ['summary_en', 'summary_ru'], DisputeRaised: ['reason'], JudgeRuling: ['text'],
+  BattleClosed: ['reason'], BattleOpened: ['title'],
+};
+
 /** The problems of an event element's own [data-summary] against the record. */
 function summaryProblems(el, event) {
   const own = [...el.querySelectorAll('[data-summary]')].filter((s) => s.closest('.event') === el);
   if (own.length > 1) return { problems: [`${own.length} summaries drawn`], summaries: own.length };
   const recorded = event.decoded ? event.decoded.event : null;
   const problems = [];
+  const fields = recorded ? SUMMARY_FIELDS[recorded.type] ?? [] : [];
+  if (own.length === 0 && fields.some((f) => typeof recorded[f] === 'string' && recorded[f] !== '')) {
+    problems.push(`the event's summary (${fields.join(' or ')}) is not drawn as its [data-summary]`);
+  }
   for (const s of own) {
     const field = s.getAttribute('data-summary');
     if (!recorded || typeof recorded[field] !== 'string') {
@@ -101,7 +127,14 @@ export function checkDrawing(doc, report) {
   for (const el of doc.querySelectorAll('[data-nonce]')) {
     const nonce = el.getAttribute('data-nonce');
     const roll = rolls.get(nonce);
-    if (!roll) continue; // marked bad by applyReport: not in the export
+    if (!roll) {
+      // A roll the export does not hold: whatever it shows, no seed backs it.
+      const owner = el.closest('[data-version]');
+      const v = owner ? Number(owner.getAttribute('data-version')) : NaN;
+      out.problems.push({ version: Number.isSafeInteger(v) ? v : lastVersion + 1, check: 'drawing', message: `the page shows a roll with nonce ${nonce}, which the export does not hold`, nonce });
+      out.badNonces.add(nonce);
+      continue;
+    }
     const { problems, dice } = rollDrawingProblems(el, roll);
     out.rolls += 1;
     out.dice += dice;

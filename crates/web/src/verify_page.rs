@@ -1,10 +1,13 @@
 //! `GET /verify`: a page where a judge chooses or drops an export file and
 //! the same JavaScript verifier checks it in the browser, with no server
 //! call once its modules are loaded (offline, the same page is
-//! `web/verifier/pages/offline.html` on any static server). The DOM contract is the battle page's, but the page starts idle
+//! `web/verifier/pages/offline.html` on any static server). The DOM
+//! contract is the battle page's, but the page starts idle
 //! (`body[data-audit="idle"]`) until a file is chosen, and takes the
-//! roller key to pin: typed, given as `?roller_key=`, or the first of the
-//! keys the site trusts.
+//! roller key to pin: typed, or given as `?roller_key=`; with none, every
+//! key the site trusts (`#roller-keys`). The field is never pre-filled with
+//! one of the site's keys: that would pin to it alone, and an export signed
+//! by the site's other key (a key being rotated) would be a mismatch.
 
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 
@@ -34,7 +37,7 @@ fn roller_key(key: &str) -> Option<String> {
 impl VerifyPage<'_> {
     pub fn render(&self) -> Markup {
         let lang = self.lang;
-        let pinned = self.roller_key.and_then(roller_key).or_else(|| self.trusted_roller_keys.first().cloned());
+        let pinned = self.roller_key.and_then(roller_key);
         let keys = serde_json::json!({ "keys": self.trusted_roller_keys }).to_string().replace('<', "\\u003c");
         html! {
             (DOCTYPE)
@@ -120,7 +123,7 @@ mod tests {
     }
 
     #[test]
-    fn the_roller_key_is_the_query_s_else_the_site_s_first() {
+    fn the_roller_key_field_holds_only_the_query_s_and_the_site_s_keys_come_apart() {
         let given = "AB".repeat(32);
         let site = vec!["cd".repeat(32), "ef".repeat(32)];
         let value = |html: &str| {
@@ -134,7 +137,7 @@ mod tests {
                 .map(|v| v.split('"').next().unwrap().to_owned())
         };
         assert_eq!(value(&page(Some(&given), &site)), Some("ab".repeat(32)));
-        assert_eq!(value(&page(None, &site)), Some("cd".repeat(32)));
+        assert_eq!(value(&page(None, &site)), None, "not one of the site's keys alone");
         assert_eq!(value(&page(Some("not a key"), &[])), None);
         assert!(page(None, &site).contains(&format!("{{\"keys\":[\"{}\",\"{}\"]}}", site[0], site[1])));
     }

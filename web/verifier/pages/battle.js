@@ -3,7 +3,8 @@
 // a Web Worker, then compares what the page draws with what was verified
 // and marks it by DOM contract v2 (dom.js). The server's word is not
 // trusted: the embedded text is the same export `export.jsonl` serves, and
-// every die, total and summary on the page must be backed by it.
+// every die of every roll, every roll's total and every event's summary on
+// the page must be backed by it (the server's explanations are not compared).
 //
 // Inputs on the page: #battle-export (the export), #roller-keys (the roller
 // keys the site trusts, JSON), input#posted-head (the head the forum

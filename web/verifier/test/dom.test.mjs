@@ -215,3 +215,36 @@ test('input that is no export marks the page failed, saying why', () => {
   assert.equal(doc.body.getAttribute('data-audit-error'), 'line 1: not JSON');
   assert.equal(doc.getElementById('first-failure').textContent, '');
 });
+
+// Review of issue 21: no way to draw past the check by leaving a mark out.
+for (const [what, change, at] of [
+  ['a roll the export does not hold, drawn inside an event', (doc) => eventEl(doc, 2).append(
+    h(doc, 'div', { class: 'roll', 'data-nonce': '424242', 'data-total': '18' }, h(doc, 'b', { class: 'total' }, '18'))), () => 2],
+  ['a roll drawn without its data-total', (doc, rolls) => rollEl(doc, rolls[1].nonce).removeAttribute('data-total'), (rolls) => rolls[1].version],
+  ['an action whose summary is drawn without [data-summary]', (doc) => eventEl(doc, 2).querySelector('[data-summary]').removeAttribute('data-summary'), () => 2],
+  ['a die with a second .value', (doc, rolls) => rollEl(doc, rolls[1].nonce).querySelector('[data-face]').append(h(doc, 'span', { class: 'value' }, '6')), (rolls) => rolls[1].version],
+  ['a die whose accessible name says another face', (doc, rolls) => {
+    const die = rollEl(doc, rolls[1].nonce).querySelector('[data-face]');
+    die.setAttribute('aria-label', `d${die.getAttribute('data-sides')}: ${Number(die.getAttribute('data-face')) % 6 + 1}`);
+  }, (rolls) => rolls[1].version],
+]) {
+  test(`${what}: the page fails at that version`, async () => {
+    const { text, rolls } = await makeExport();
+    const report = await verifyExport(text, { rules: null });
+    const doc = drawPage(report);
+    change(doc, rolls);
+    applyReport(doc, report);
+    assert.equal(doc.body.getAttribute('data-audit'), 'failed');
+    assert.equal(doc.getElementById('first-failure').textContent, String(at(rolls)));
+  });
+}
+
+test('a die whose accessible name says its own face (fudge − included) passes', async () => {
+  const { text, rolls } = await makeExport();
+  const report = await verifyExport(text, { rules: null });
+  const doc = drawPage(report);
+  for (const die of doc.querySelectorAll('[data-face]')) die.setAttribute('aria-label', `d6: ${die.getAttribute('data-face').replace('-', '\u2212')}, dropped`);
+  applyReport(doc, report);
+  assert.equal(doc.body.getAttribute('data-audit'), 'verified');
+  assert.ok(rolls.length > 0);
+});
