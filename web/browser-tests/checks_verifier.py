@@ -38,11 +38,6 @@ REPO = Path(__file__).resolve().parents[2]
 VERIFIER = REPO / "web" / "verifier"
 
 
-def pending(name: str, why: str) -> None:
-    """A check that cannot run before another part of the issue is merged: said, not counted."""
-    print(f"browser-tests: PENDING {name}: {why}", flush=True)
-
-
 def verdict_and_first(page) -> tuple[str, int | None]:
     return bt.wait_verdict(page), bt.first_failure(page)
 
@@ -155,8 +150,7 @@ def check_outcome_forged(env: bt.Env, browser, results: bt.Results, source: Path
     name = "/verify: an outcome forged (hit → crit, chain and signatures recomputed)"
     try:
         forged, version = bt.tamper(env, "crit", source, "first-damage")
-        if not (VERIFIER / "rules" / "index.js").is_file():
-            pending(name, "web/verifier/rules/index.js (the rules engine) is not in this tree yet")
+        if not results.check(f"{name}: the rules engine is in this tree", (VERIFIER / "rules" / "index.js").is_file()):
             return
         context, page, verdict, first = choose(browser, f"{env.web}/verify", forged)
         results.check(f"{name}: data-audit failed", verdict == "failed", f"got {verdict!r}")
@@ -290,8 +284,7 @@ def check_live(env: bt.Env, browser, results: bt.Results) -> None:
         page = context.new_page()
         page.goto(f"{env.web}/battles/{battle}")
         verdict = bt.wait_verdict(page)
-        if not page.evaluate("document.body.dataset.liveUrl ?? null"):
-            pending(name, "the page has no body[data-live-url] (PAGE and WEBOPS's live endpoint) yet")
+        if not results.check(f"{name}: the open battle's page names its live URL", bool(page.evaluate("document.body.dataset.liveUrl ?? null"))):
             context.close()
             return
         results.check(f"{name}: unrevealed at first", verdict == "unrevealed", f"got {verdict!r}")
