@@ -5,8 +5,8 @@
     die's visible face changed in transit, or one summary changed ("crit ×2,
     180 damage"), fails at that version (the log itself is untouched);
   - /verify fails an outcome-forged export (hit → crit, chain and
-    signatures intact) at its version — waits on the rules engine
-    (web/verifier/rules/index.js): reported as pending until it is there;
+    signatures intact) at its version, by the rules engine
+    (web/verifier/rules/index.js);
   - the roller key is pinned: /verify with ?roller_key=<up's roller key>
     says `pinned` for the demo export and `mismatch` (failed at version 0)
     for the same export re-signed end to end with another key;
@@ -16,8 +16,7 @@
   - the offline /verify (web/verifier/pages/offline.html, served by a plain
     static file server) verifies and fails as /verify does;
   - live: an open battle's page appends the events journaled while it is
-    open and verifies again (waits on the live endpoint and
-    body[data-live-url]: reported as pending until they are there).
+    open and verifies again (the live endpoint, body[data-live-url]).
 
 Expected values come from the CLI's export and tamper.mjs, never from the
 page under test.
