@@ -25,7 +25,21 @@ class GrpcError extends Error {
   }
 }
 
-function call(session, method, message, token) {
+/** One RPC, waiting out the tenant's rate limit (RESOURCE_EXHAUSTED says how
+ * long); the request id makes a retry idempotent. */
+async function call(session, method, message, token) {
+  for (;;) {
+    try {
+      return await callOnce(session, method, message, token);
+    } catch (e) {
+      const wait = e instanceof GrpcError && e.status === 8 ? /retry in (\d+) ms/.exec(e.message) : null;
+      if (!wait) throw e;
+      await new Promise((resolve) => setTimeout(resolve, Number(wait[1]) + 1));
+    }
+  }
+}
+
+function callOnce(session, method, message, token) {
   return new Promise((resolve, reject) => {
     const frame = new Uint8Array(5 + message.length);
     new DataView(frame.buffer).setUint32(1, message.length, false);
