@@ -214,8 +214,8 @@ async fn battle_page(
     // here is logged and the deadline left out.
     let appeal_deadline = if report.closed.is_some() {
         let token = credential(&pages, &headers, &battle_id, query.k.as_deref())?;
-        match pages.resolver.appeal_deadline(&battle_id, token, query.k.as_deref()).await {
-            Ok(deadline) => deadline.and_then(page::record::time).map(|(_, readable)| readable),
+        match pages.resolver.battle(&battle_id, token, query.k.as_deref()).await {
+            Ok(battle) => battle.appeal_deadline_unix_micros.and_then(page::record::time).map(|(_, readable)| readable),
             Err(status) => {
                 tracing::warn!(battle_id, code = ?status.code(), "cannot read the appeal deadline");
                 None

@@ -100,7 +100,8 @@ pub async fn stream(
     // The battle's state first: it checks the credential as the page does,
     // and says whether the battle is already closed (its BattleClosed then
     // may be before `after`, so the stream ends at the head instead).
-    let (closed, head) = resolver.status(battle_id, token, share_key).await?;
+    let battle = resolver.battle(battle_id, token, share_key).await?;
+    let (closed, head) = (battle.closed, battle.version);
     let from_version = after.map_or(0, |version| version.saturating_add(1));
     let end_at = closed.then_some(head);
     let (sender, receiver) = mpsc::channel::<Result<Event, Infallible>>(BUFFER);

@@ -8,7 +8,7 @@
 use battlelog_auth::share::SHARE_KEY_METADATA;
 use battlelog_proto::error::{AuthReason, Error};
 use battlelog_proto::v1::resolver_client::ResolverClient;
-use battlelog_proto::v1::{ExportRequest, GetBattleRequest, RecordedEvent, WatchRequest};
+use battlelog_proto::v1::{ExportRequest, GetBattleRequest, GetBattleResponse, RecordedEvent, WatchRequest};
 use battlelog_runtime::limits::MAX_MESSAGE_BYTES;
 use tonic::metadata::AsciiMetadataValue;
 use tonic::transport::Channel;
@@ -83,34 +83,19 @@ impl Resolver {
         }
     }
 
-    /// Whether `battle_id` is closed, and its head version, read as
-    /// [`Self::export`] reads (the same refusals).
-    pub async fn status(&self, battle_id: &str, token: &str, share_key: Option<&str>) -> Result<(bool, u64), Status> {
-        let credentials = Credentials::new(token, share_key)?;
-        let mut client = ResolverClient::new(self.channel.clone()).max_decoding_message_size(MAX_MESSAGE_BYTES);
-        let battle = client
-            .get_battle(credentials.request(GetBattleRequest { battle_id: battle_id.to_owned(), at_version: None }))
-            .await?
-            .into_inner();
-        Ok((battle.closed, battle.version))
-    }
-
-    /// When the appeal window of `battle_id` ends (the resolver's
-    /// `appeal_deadline_unix_micros`; none while the battle is open), read
-    /// as [`Self::export`] reads.
-    pub async fn appeal_deadline(
+    /// `battle_id`'s state as the resolver holds it now (`GetBattle`), read
+    /// as [`Self::export`] reads (the same refusals): whether it is closed,
+    /// its head version, its appeal deadline.
+    pub async fn battle(
         &self,
         battle_id: &str,
         token: &str,
         share_key: Option<&str>,
-    ) -> Result<Option<i64>, Status> {
+    ) -> Result<GetBattleResponse, Status> {
         let credentials = Credentials::new(token, share_key)?;
         let mut client = ResolverClient::new(self.channel.clone()).max_decoding_message_size(MAX_MESSAGE_BYTES);
-        let battle = client
-            .get_battle(credentials.request(GetBattleRequest { battle_id: battle_id.to_owned(), at_version: None }))
-            .await?
-            .into_inner();
-        Ok(battle.appeal_deadline_unix_micros)
+        let request = credentials.request(GetBattleRequest { battle_id: battle_id.to_owned(), at_version: None });
+        Ok(client.get_battle(request).await?.into_inner())
     }
 
     /// `battle_id`'s records from `from_version` on, then live as they are
