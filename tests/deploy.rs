@@ -35,7 +35,8 @@ const DIFFERENCES: &[&str] = &[
      deploy/config, as the Dockerfile copies it); a config file's paths are rewritten accordingly",
     "network: a service's host:port (journal:50053, nats:4222, a published localhost:8080) is a free \
      loopback port, in config values and environment values alike",
-    "listen: each service's `listen` is overridden with BATTLELOG_<SERVICE>_LISTEN=127.0.0.1:<its loopback port>",
+    "listen: each service's `listen` is overridden with BATTLELOG_<SERVICE>_LISTEN=127.0.0.1:<its loopback port>, \
+     and its `metrics_listen` with BATTLELOG_<SERVICE>_METRICS_LISTEN=127.0.0.1:<another>",
     "nats: nats-server listens on a free loopback port (client and monitor) with its store in a temp dir",
 ];
 
@@ -130,19 +131,23 @@ impl Container {
 
     /// The `listen` port its config file gives (`0.0.0.0:<port>`).
     fn config_listen_port(&self) -> u16 {
+        self.config_port("listen").unwrap_or_else(|| panic!("{}: its config sets no listen address", self.name))
+    }
+
+    /// The port of the address `key` of its config file (`0.0.0.0:<port>`), if set.
+    fn config_port(&self, key: &str) -> Option<u16> {
         let path = self.config_path();
         let host = self.host_path(path).unwrap_or_else(|| panic!("{}: nothing mounts {path}", self.name));
         let table: toml::Table = read(&host).parse().unwrap_or_else(|e| panic!("{}: {e}", host.display()));
-        let listen = table.get("listen").and_then(toml::Value::as_str).unwrap_or_else(|| {
-            panic!("{}: {path} sets no listen address", self.name);
-        });
-        // 0.0.0.0 in a container: the service port must be reachable from
-        // the other containers (and, published, from outside), and a
+        let address =
+            table.get(key).map(|v| v.as_str().unwrap_or_else(|| panic!("{}: {key} is not a string", self.name)))?;
+        // 0.0.0.0 in a container: the port must be reachable from the
+        // other containers (and, published, from outside), and a
         // container's network namespace has only its own interfaces.
-        let port = listen.strip_prefix("0.0.0.0:").unwrap_or_else(|| {
-            panic!("{}: listen = {listen:?}; the deploy configs bind 0.0.0.0:<port> (deploy/README.md)", self.name)
+        let port = address.strip_prefix("0.0.0.0:").unwrap_or_else(|| {
+            panic!("{}: {key} = {address:?}; the deploy configs bind 0.0.0.0:<port> (deploy/README.md)", self.name)
         });
-        port.parse().unwrap_or_else(|e| panic!("{}: listen port {port:?}: {e}", self.name))
+        Some(port.parse().unwrap_or_else(|e| panic!("{}: {key} port {port:?}: {e}", self.name)))
     }
 }
 
@@ -335,9 +340,11 @@ async fn start(
     let work = temp_dir(&format!("deploy-{label}"));
     // Every service's loopback port, before any starts: peers name each
     // other (and the resolver names the web's public URL) up front.
-    let ports = free_ports(containers.len());
+    let ports = free_ports(2 * containers.len());
     let mut loopback = BTreeMap::new();
-    for (container, port) in containers.iter().zip(&ports) {
+    let mut metrics = BTreeMap::new();
+    for (container, ports) in containers.iter().zip(ports.chunks(2)) {
+        let (port, metrics_port) = (&ports[0], ports[1]);
         let listen = container.config_listen_port();
         assert!(
             container.ports.contains(&listen),
@@ -347,6 +354,9 @@ async fn start(
         );
         network.addresses.insert(format!("{}:{listen}", container.name), *port);
         loopback.insert(container.name.clone(), *port);
+        if container.config_port("metrics_listen").is_some() {
+            metrics.insert(container.name.clone(), metrics_port);
+        }
     }
     for (host_side, service) in published {
         let port = loopback.get(service).unwrap_or_else(|| panic!("{host_side} is published for unknown {service}"));
@@ -372,6 +382,9 @@ async fn start(
             container.env.iter().map(|(k, v)| (k.clone(), rewrite(container, &network, hosts, k, v))).collect();
         let prefix = format!("BATTLELOG_{}", container.service().to_ascii_uppercase());
         envs.push((format!("{prefix}_LISTEN"), format!("127.0.0.1:{port}")));
+        if let Some(metrics_port) = metrics.get(&container.name) {
+            envs.push((format!("{prefix}_METRICS_LISTEN"), format!("127.0.0.1:{metrics_port}")));
+        }
         let binary = battlelog_test_support::service_binary(container.binary());
         let log = work.path().join(format!("{}.log", container.name));
         let process = match kind_of(container.binary()) {
@@ -627,7 +640,11 @@ fn compose(material: &Material) -> Compose {
         }
         for port in service.get("ports").map(|v| strings(v, &what)).unwrap_or_default() {
             let (host, inside) = port.split_once(':').unwrap_or_else(|| panic!("{what}: ports {port:?}"));
-            container.ports.push(inside.parse().expect("a port"));
+            let inside: u16 = inside.parse().expect("a port");
+            // Only the service port is published: never the metrics port,
+            // which answers anyone who reaches it.
+            assert_eq!(inside, container.config_listen_port(), "{what}: publishes {port}, not its service port");
+            container.ports.push(inside);
             published.push((format!("localhost:{host}"), name.clone()));
         }
         if let Some(depends) = service.get("depends_on") {
@@ -952,16 +969,19 @@ async fn kubernetes_manifests_start_as_written_and_the_demo_plays() {
     network.addresses.insert("nats:4222".into(), nats.port());
     // A Service's name:port is the container's: the emulation names each
     // container's address by the container name; alias the Services' names.
-    let mut containers = k8s.containers;
+    let containers = k8s.containers;
     for (address, container) in &k8s.services {
         let (service, port) = address.split_once(':').expect("name:port");
-        let c = containers.iter_mut().find(|c| &c.name == container).expect("the selected container");
+        let c = containers.iter().find(|c| &c.name == container).expect("the selected container");
         assert_eq!(service, c.name, "Service {service} is named after its container, as the configs' peer URLs expect");
-        assert!(
-            c.ports.contains(&port.parse().expect("a port")),
-            "Service {address}: its container serves {:?}",
-            c.ports
-        );
+        // A Service exposes the service port only, never the metrics port.
+        let port: u16 = port.parse().expect("a port");
+        assert_eq!(port, c.config_listen_port(), "Service {address}: not its container's service port");
+    }
+    for c in &containers {
+        if let Some(metrics) = c.config_port("metrics_listen") {
+            assert!(c.ports.contains(&metrics), "{}: declares its metrics port {metrics} as a containerPort", c.name);
+        }
     }
     let running = start("kubernetes", nats, containers, network, &k8s.hosts, &[], &material).await;
     running.demo_plays(&material, "resolver", "web").await;
