@@ -395,6 +395,10 @@ async fn start(
         for probe in &container.probes {
             probe_passes(container, probe, port).await;
         }
+        // TODO(issue 22, at merge): once the services serve `metrics_listen`
+        // (the serve builder), GET http://127.0.0.1:<metrics port>/metrics
+        // must answer 200 here for each container whose config sets it
+        // (`metrics[&container.name]`), as Prometheus would scrape it.
         processes.insert(container.name.clone(), process);
     }
     Running { _nats: nats, processes, ports: loopback, containers, _work: work }
