@@ -105,6 +105,7 @@ fn journal_options(config: &Config, publisher: Option<Arc<dyn EventPublisher>>) 
         cache_capacity_bytes: config.cache_capacity_bytes,
         publisher,
         battle_index_bytes: config.battle_index_bytes,
+        metrics: Default::default(),
     }
 }
 

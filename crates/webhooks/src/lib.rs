@@ -13,7 +13,8 @@
 //!   (or of the JetStream journal's log).
 //! - [`deliver`]: one worker per battle, POSTs with backoff and jitter,
 //!   parking.
-//! - [`metrics`]: the counters and gauges of `/metrics`.
+//! - [`metrics`]: [`WebhooksMetrics`], the counters and gauges of `/metrics`
+//!   (prometheus-client).
 //! - [`admin`]: the HTTP port — `/metrics`, `/v1/parked`, `/v1/replay`
 //!   (`service` tokens only), `/healthz`.
 //!
@@ -34,10 +35,12 @@ use std::time::Duration;
 
 use anyhow::Context;
 use battlelog_auth::Verifier;
+use prometheus_client::registry::Registry;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 pub use config::Config;
+pub use metrics::WebhooksMetrics;
 
 /// The service, its files read and its store open, not yet serving.
 #[derive(Debug)]
@@ -46,6 +49,8 @@ pub struct Webhooks {
     store: Arc<store::Store>,
     endpoints: BTreeMap<String, deliver::Endpoint>,
     verifier: Verifier,
+    /// The counters, and the registry `/metrics` shows them from.
+    metrics: (metrics::WebhooksMetrics, Arc<Registry>),
 }
 
 impl Webhooks {
@@ -76,7 +81,20 @@ impl Webhooks {
         let store = store::Store::open(&config.data_dir).with_context(|| {
             format!("cannot open the store in {} (is another instance using it?)", config.data_dir.display())
         })?;
-        Ok(Self { config: config.clone(), store: Arc::new(store), endpoints, verifier })
+        let store = Arc::new(store);
+        let metrics = metrics::own_registry();
+        metrics.0.read_gauges_from(store.clone());
+        Ok(Self { config: config.clone(), store, endpoints, verifier, metrics })
+    }
+
+    /// The same service counting into `metrics`, registered in `registry`
+    /// (see [`WebhooksMetrics::register`]), which the HTTP port's
+    /// `/metrics` then shows (with whatever else the caller registered in
+    /// it). Without this, `/metrics` shows a registry of its own.
+    pub fn with_metrics(mut self, metrics: WebhooksMetrics, registry: Arc<Registry>) -> Self {
+        metrics.read_gauges_from(self.store.clone());
+        self.metrics = (metrics, registry);
+        self
     }
 
     /// Follows the journal's events and serves the HTTP port on `listener`
@@ -88,7 +106,8 @@ impl Webhooks {
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> anyhow::Result<()> {
         let config = &self.config;
-        let metrics = Arc::new(metrics::Metrics::default());
+        let (metrics, registry) = self.metrics;
+        let metrics = Arc::new(metrics);
         let (stop, stopped) = watch::channel(false);
         let deliverer = deliver::Deliverer::new(
             self.store.clone(),
@@ -117,7 +136,7 @@ impl Webhooks {
         };
         let following =
             tokio::spawn(consumer::follow(options, self.store.clone(), deliverer.clone(), metrics.clone(), stopped));
-        let admin = admin::Admin { store: self.store.clone(), deliverer, metrics, verifier: self.verifier };
+        let admin = admin::Admin { store: self.store.clone(), deliverer, metrics, registry, verifier: self.verifier };
         let served =
             battlelog_runtime::http::serve_limited(admin::router(admin), listener, config.http_limits(), shutdown)
                 .await;
