@@ -147,16 +147,6 @@ impl JournalMetrics {
         self.events_appended.get()
     }
 
-    /// Group commits flushed so far, and the events they wrote.
-    pub fn groups(&self) -> (u64, f64) {
-        (self.group_size.count(), self.group_size.sum())
-    }
-
-    /// Flushes timed so far.
-    pub fn flushes(&self) -> u64 {
-        self.flush_duration.count()
-    }
-
     /// The outbox lag as last set.
     pub fn outbox_lag(&self) -> u64 {
         u64::try_from(self.outbox_lag.get()).unwrap_or(0)
@@ -207,6 +197,18 @@ mod tests {
     use crate::store::{EventStore, MemoryStore, OutboxEvent};
     use crate::{ExpectedVersion, Journal, JournalOptions};
 
+    /// The value of the sample `name` (with its labels, if any) in a scrape
+    /// of `registry`.
+    fn sample(registry: &Registry, name: &str) -> f64 {
+        let mut text = String::new();
+        encode(&mut text, registry).unwrap();
+        text.lines()
+            .find_map(|line| line.strip_prefix(name)?.strip_prefix(' '))
+            .unwrap_or_else(|| panic!("no {name} in\n{text}"))
+            .parse()
+            .unwrap()
+    }
+
     /// Polls `done` until it holds, for at most ten seconds.
     async fn eventually(what: &str, mut done: impl FnMut() -> bool) {
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -222,7 +224,8 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn appends_events_and_group_commits_are_counted() {
         let dir = tempfile::tempdir().unwrap();
-        let metrics = JournalMetrics::default();
+        let mut registry = Registry::with_prefix("battlelog");
+        let metrics = JournalMetrics::register(registry.sub_registry_with_prefix("journal"));
         let journal = Journal::open(JournalOptions::new(dir.path()).with_metrics(metrics.clone())).await.unwrap();
         journal
             .append("s".into(), ExpectedVersion::NoStream, vec![keyed(opened(""), "open"), rolled(0, 0)])
@@ -238,10 +241,13 @@ mod tests {
         assert_eq!(metrics.appends(AppendResultKind::committed), 3);
         assert_eq!(metrics.appends(AppendResultKind::refused), 1);
         assert_eq!(metrics.events_appended(), 3);
-        let (groups, events) = metrics.groups();
-        assert!((1..=2).contains(&groups), "{groups} groups flushed for two writing appends");
+        let groups = sample(&registry, "battlelog_journal_append_group_size_count");
+        assert!((1.0..=2.0).contains(&groups), "{groups} groups flushed for two writing appends");
+        let events = sample(&registry, "battlelog_journal_append_group_size_sum");
         assert_eq!(events, 3.0, "the groups' sizes add up to the events written");
-        assert_eq!(metrics.flushes(), groups, "one flush timed per group");
+        let flushes = sample(&registry, "battlelog_journal_flush_duration_seconds_count");
+        assert_eq!(flushes, groups, "one flush timed per group");
+        assert!(sample(&registry, "battlelog_journal_flush_duration_seconds_sum") > 0.0, "an fsync takes time");
         journal.shutdown().await.unwrap();
     }
 

@@ -50,7 +50,7 @@ pub struct Webhooks {
     endpoints: BTreeMap<String, deliver::Endpoint>,
     verifier: Verifier,
     /// The counters, and the registry `/metrics` shows them from.
-    metrics: (metrics::WebhooksMetrics, Arc<Registry>),
+    metrics: (WebhooksMetrics, Arc<Registry>),
 }
 
 impl Webhooks {

@@ -48,7 +48,9 @@ impl WebhooksMetrics {
             ("delivered", "Deliveries a tenant's endpoint accepted (2xx).", &metrics.delivered),
             ("attempts", "POSTs attempted.", &metrics.attempts),
             ("failures", "POSTs that failed (no 2xx answer in time).", &metrics.failures),
-            ("parked", "Deliveries parked (after their attempts, or behind a parked one).", &metrics.parked),
+            // Not `parked`: that family is the gauge of what is parked now,
+            // and OpenMetrics allows one family per name.
+            ("deliveries_parked", "Deliveries parked (after their attempts, or behind a parked one).", &metrics.parked),
             ("replayed", "Parked deliveries put back in the queue by a replay.", &metrics.replayed),
             ("skipped_no_endpoint", "Events of tenants without a configured endpoint.", &metrics.skipped_no_endpoint),
             ("undecodable", "Messages that are not a committed event of the fan-out.", &metrics.undecodable),
@@ -135,7 +137,7 @@ mod tests {
             "battlelog_webhooks_delivered_total 3",
             "battlelog_webhooks_attempts_total 0",
             "battlelog_webhooks_failures_total 0",
-            "battlelog_webhooks_parked_total 0",
+            "battlelog_webhooks_deliveries_parked_total 0",
             "battlelog_webhooks_replayed_total 0",
             "battlelog_webhooks_skipped_no_endpoint_total 0",
             "battlelog_webhooks_undecodable_total 0",
@@ -148,5 +150,12 @@ mod tests {
         ] {
             assert!(text.lines().any(|l| l == line), "no {line} in\n{text}");
         }
+        // One family per name (OpenMetrics parsers refuse a second): the
+        // counter of parkings once clashed with the gauge of what is parked.
+        let mut families: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix("# TYPE ")).collect();
+        let count = families.len();
+        families.sort_by_key(|family| family.split(' ').next());
+        families.dedup_by_key(|family| family.split(' ').next());
+        assert_eq!(families.len(), count, "a family name is declared twice in\n{text}");
     }
 }
