@@ -33,5 +33,5 @@ pub mod view;
 
 pub use config::Config;
 pub use metrics::ResolverMetrics;
-pub use server::{ServeError, run, serve, serve_limited, serve_with_tls};
+pub use server::{ServeError, run, serve};
 pub use service::ResolverService;

@@ -49,7 +49,8 @@ pub struct Webhooks {
     store: Arc<store::Store>,
     endpoints: BTreeMap<String, deliver::Endpoint>,
     verifier: Verifier,
-    /// The counters, and the registry `/metrics` shows them from.
+    /// The counters, and the registry the admin port's `/metrics` shows
+    /// them from.
     metrics: (WebhooksMetrics, Arc<Registry>),
 }
 
@@ -87,26 +88,27 @@ impl Webhooks {
         Ok(Self { config: config.clone(), store, endpoints, verifier, metrics })
     }
 
-    /// The same service counting into `metrics`, registered in `registry`
-    /// (see [`WebhooksMetrics::register`]), which the HTTP port's
-    /// `/metrics` then shows (with whatever else the caller registered in
-    /// it). Without this, `/metrics` shows a registry of its own.
-    pub fn with_metrics(mut self, metrics: WebhooksMetrics, registry: Arc<Registry>) -> Self {
-        metrics.read_gauges_from(self.store.clone());
-        self.metrics = (metrics, registry);
-        self
+    /// The service's counters (the same handles both `/metrics` show).
+    pub fn metrics(&self) -> &WebhooksMetrics {
+        &self.metrics.0
     }
 
     /// Follows the journal's events and serves the HTTP port on `listener`
     /// until `shutdown` resolves. Deliveries in progress then stop; what
     /// they had not delivered is in the store, for the next start.
+    /// `observed`: its metrics port and readiness line
+    /// (battlelog_runtime::serve); the service's counters and gauges are
+    /// registered in its registry too, so its port shows them as the admin
+    /// port does.
     pub async fn serve(
         self,
         listener: TcpListener,
+        mut observed: battlelog_runtime::serve::Observed,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> anyhow::Result<()> {
         let config = &self.config;
         let (metrics, registry) = self.metrics;
+        metrics.register_again(observed.registry().sub_registry_with_prefix(config::SERVICE));
         let metrics = Arc::new(metrics);
         let (stop, stopped) = watch::channel(false);
         let deliverer = deliver::Deliverer::new(
@@ -137,21 +139,27 @@ impl Webhooks {
         let following =
             tokio::spawn(consumer::follow(options, self.store.clone(), deliverer.clone(), metrics.clone(), stopped));
         let admin = admin::Admin { store: self.store.clone(), deliverer, metrics, registry, verifier: self.verifier };
+        let ready = observed.ready(listener.local_addr()?).await?;
         let served =
             battlelog_runtime::http::serve_limited(admin::router(admin), listener, config.http_limits(), shutdown)
                 .await;
         stop.send_replace(true);
         let _ = following.await;
+        ready.stop().await;
         self.store.flush().await?;
         served.context("serving the HTTP port")
     }
 }
 
-/// Runs the service as configured on `listener` until `shutdown` resolves.
+/// Runs the service as configured on `listener` until `shutdown` resolves;
+/// serves `/metrics` on `metrics_listen` too when set (its admin port keeps
+/// its own, token-guarded `/metrics`), and prints its readiness line once
+/// every file is read and the store is open.
 pub async fn run(
     config: &Config,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
-    Webhooks::open(config)?.serve(listener, shutdown).await
+    let observed = battlelog_runtime::serve::Observed::configured(config::SERVICE, &config.observability);
+    Webhooks::open(config)?.serve(listener, observed, shutdown).await
 }

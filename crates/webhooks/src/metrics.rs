@@ -43,6 +43,14 @@ impl WebhooksMetrics {
     /// once [`Self::read_gauges_from`] has named the store.
     pub fn register(registry: &mut Registry) -> Self {
         let metrics = Self::default();
+        metrics.register_again(registry);
+        metrics
+    }
+
+    /// Registers these very handles in one more registry (the service's
+    /// `/metrics` port shows them as its admin port does).
+    pub fn register_again(&self, registry: &mut Registry) {
+        let metrics = self;
         let counters = [
             ("received", "Events received from the journal's JetStream fan-out.", &metrics.received),
             ("delivered", "Deliveries a tenant's endpoint accepted (2xx).", &metrics.delivered),
@@ -70,7 +78,6 @@ impl WebhooksMetrics {
             registry.register(name, help, counter.clone());
         }
         registry.register_collector(Box::new(Gauges(metrics.store.clone())));
-        metrics
     }
 
     /// Reads the parked and queued gauges from `store` at each scrape.
