@@ -2,7 +2,7 @@
 //! stack up on free ports, `battlelog demo` plays a battle of every ruleset
 //! against it, `battlelog export` + `battlelog audit --file` verify each
 //! battle the demo names, and SIGTERM / SIGINT stop `up` cleanly — once with
-//! the in-process fan-out and once with a real `nats-server -js`; and
+//! no NATS (`--no-nats`) and once with a real `nats-server -js`; and
 //! `battlelog watch` shows the demo's events each way it can follow them.
 
 mod stack;
@@ -77,7 +77,7 @@ fn demo_exports_verify(up: &Up, dir: &Path) -> usize {
     events
 }
 
-/// `battlelog up --no-nats`: in-process fan-out (said so), the demo plays,
+/// `battlelog up --no-nats`: no fan-out (said so), the demo plays,
 /// every export verifies, and SIGTERM stops it with status 0.
 #[test]
 fn up_demo_export_audit_then_sigterm_without_nats() {
