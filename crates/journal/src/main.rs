@@ -23,7 +23,10 @@ struct Cli {}
 async fn main() -> anyhow::Result<()> {
     let command_line = CommandLine::parse::<Config>(SERVICE, Cli::command());
     let config = Config::load(&Layers::from_process(SERVICE, command_line))?;
-    let (listener, local) = battlelog_runtime::start(&config.log, config.log_format, config.listen).await?;
+    // `telemetry` lives until the service has stopped: dropping it flushes
+    // the spans not yet exported.
+    let (listener, local, telemetry) =
+        battlelog_runtime::start(SERVICE, &config.log, config.log_format, None, config.listen).await?;
     tracing::info!(%local, backend = ?config.backend, data_dir = %config.data_dir.display(), "battlelog-journal starting");
     // A bad TLS file stops the journal before its readiness line.
     config.server_tls.server_config()?;
@@ -33,5 +36,6 @@ async fn main() -> anyhow::Result<()> {
     let shutdown = battlelog_runtime::shutdown_signal();
     battlelog_runtime::announce("battlelog-journal", local)?;
     battlelog_journal::run(&config, listener, shutdown).await?;
+    drop(telemetry);
     Ok(())
 }

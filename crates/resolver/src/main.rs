@@ -23,7 +23,10 @@ struct Cli {}
 async fn main() -> anyhow::Result<()> {
     let command_line = CommandLine::parse::<Config>(SERVICE, Cli::command());
     let config = Config::load(&Layers::from_process(SERVICE, command_line))?;
-    let (listener, local) = battlelog_runtime::start(&config.log, config.log_format, config.listen).await?;
+    // `telemetry` lives until the service has stopped: dropping it flushes
+    // the spans not yet exported.
+    let (listener, local, telemetry) =
+        battlelog_runtime::start(SERVICE, &config.log, config.log_format, None, config.listen).await?;
     tracing::info!(%local, journal = %config.journal_url, roller = %config.roller_url, "battlelog-resolver starting");
     // run() fails on bad URLs (validate() checked them) and TLS files
     // before it serves: read the files now, before the readiness line.
@@ -36,5 +39,6 @@ async fn main() -> anyhow::Result<()> {
     battlelog_runtime::announce("battlelog-resolver", local)?;
     battlelog_resolver::run(&config, listener, shutdown).await?;
     tracing::info!("battlelog-resolver stopped");
+    drop(telemetry);
     Ok(())
 }

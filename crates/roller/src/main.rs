@@ -23,7 +23,10 @@ struct Cli {}
 async fn main() -> anyhow::Result<()> {
     let command_line = CommandLine::parse::<Config>(SERVICE, Cli::command());
     let config = Config::load(&Layers::from_process(SERVICE, command_line))?;
-    let (listener, local) = battlelog_runtime::start(&config.log, config.log_format, config.listen).await?;
+    // `telemetry` lives until the service has stopped: dropping it flushes
+    // the spans not yet exported.
+    let (listener, local, telemetry) =
+        battlelog_runtime::start(SERVICE, &config.log, config.log_format, None, config.listen).await?;
     tracing::info!(%local, journal = %config.journal_url, "battlelog-roller starting");
     // Everything that can fail on bad configuration fails before the
     // readiness line.
@@ -35,5 +38,6 @@ async fn main() -> anyhow::Result<()> {
     battlelog_runtime::announce("battlelog-roller", local)?;
     battlelog_roller::serve_limited(service, listener, tls, verifier, config.grpc_limits.clone(), shutdown).await?;
     tracing::info!("battlelog-roller stopped");
+    drop(telemetry);
     Ok(())
 }

@@ -16,7 +16,10 @@ struct Cli {}
 async fn main() -> anyhow::Result<()> {
     let command_line = CommandLine::parse::<Config>(SERVICE, Cli::command());
     let config = Config::load(&Layers::from_process(SERVICE, command_line))?;
-    let (listener, local) = battlelog_runtime::start(&config.log, config.log_format, config.listen).await?;
+    // `telemetry` lives until the service has stopped: dropping it flushes
+    // the spans not yet exported.
+    let (listener, local, telemetry) =
+        battlelog_runtime::start(SERVICE, &config.log, config.log_format, None, config.listen).await?;
     tracing::info!(%local, resolver = %config.resolver_url, "battlelog-web starting");
     // Read every file before the readiness line.
     let pages = battlelog_web::pages(&config)?;
@@ -25,5 +28,6 @@ async fn main() -> anyhow::Result<()> {
     battlelog_runtime::announce("battlelog-web", local)?;
     battlelog_web::serve_limited(pages, listener, config.http_limits.clone(), shutdown).await?;
     tracing::info!("battlelog-web stopped");
+    drop(telemetry);
     Ok(())
 }

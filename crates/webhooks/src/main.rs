@@ -19,7 +19,10 @@ struct Cli {}
 async fn main() -> anyhow::Result<()> {
     let command_line = CommandLine::parse::<Config>(SERVICE, Cli::command());
     let config = Config::load(&Layers::from_process(SERVICE, command_line))?;
-    let (listener, local) = battlelog_runtime::start(&config.log, config.log_format, config.listen).await?;
+    // `telemetry` lives until the service has stopped: dropping it flushes
+    // the spans not yet exported.
+    let (listener, local, telemetry) =
+        battlelog_runtime::start(SERVICE, &config.log, config.log_format, None, config.listen).await?;
     tracing::info!(%local, tenants = config.tenants.len(), "battlelog-webhooks starting");
     // Every file is read and the store opened before the readiness line.
     let webhooks = battlelog_webhooks::Webhooks::open(&config)?;
@@ -27,5 +30,6 @@ async fn main() -> anyhow::Result<()> {
     battlelog_runtime::announce("battlelog-webhooks", local)?;
     webhooks.serve(listener, shutdown).await?;
     tracing::info!("battlelog-webhooks stopped");
+    drop(telemetry);
     Ok(())
 }
