@@ -25,8 +25,14 @@ async fn main() -> anyhow::Result<()> {
     let config = Config::load(&Layers::from_process(SERVICE, command_line))?;
     // `telemetry` lives until the service has stopped: dropping it flushes
     // the spans not yet exported.
-    let (listener, local, telemetry) =
-        battlelog_runtime::start(SERVICE, &config.log, config.log_format, None, config.listen).await?;
+    let (listener, local, telemetry) = battlelog_runtime::start(
+        SERVICE,
+        &config.log,
+        config.log_format,
+        config.observability.otlp_endpoint.as_deref(),
+        config.listen,
+    )
+    .await?;
     tracing::info!(%local, journal = %config.journal_url, "battlelog-roller starting");
     // Everything that can fail on bad configuration fails before the
     // readiness line.

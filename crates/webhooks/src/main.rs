@@ -21,8 +21,14 @@ async fn main() -> anyhow::Result<()> {
     let config = Config::load(&Layers::from_process(SERVICE, command_line))?;
     // `telemetry` lives until the service has stopped: dropping it flushes
     // the spans not yet exported.
-    let (listener, local, telemetry) =
-        battlelog_runtime::start(SERVICE, &config.log, config.log_format, None, config.listen).await?;
+    let (listener, local, telemetry) = battlelog_runtime::start(
+        SERVICE,
+        &config.log,
+        config.log_format,
+        config.observability.otlp_endpoint.as_deref(),
+        config.listen,
+    )
+    .await?;
     tracing::info!(%local, tenants = config.tenants.len(), "battlelog-webhooks starting");
     // Every file is read and the store opened before the readiness line.
     let webhooks = battlelog_webhooks::Webhooks::open(&config)?;
