@@ -712,29 +712,10 @@ mod tests {
         total
     }
 
-    /// Log output, captured for one test (its own thread's subscriber: the
-    /// server runs on the test's single-threaded runtime).
+    /// Log output, captured for one test: what its thread logs (the server
+    /// runs on the test's single-threaded runtime, so on its thread).
     #[derive(Clone, Default)]
     struct Captured(Arc<Mutex<Vec<u8>>>);
-
-    impl Write for Captured {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().expect("lock").extend_from_slice(buf);
-            Ok(buf.len())
-        }
-
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
-    impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Captured {
-        type Writer = Captured;
-
-        fn make_writer(&'a self) -> Self::Writer {
-            self.clone()
-        }
-    }
 
     impl Captured {
         fn text(&self) -> String {
@@ -746,19 +727,84 @@ mod tests {
         }
     }
 
-    fn fmt_layer<S>(captured: &Captured) -> impl tracing_subscriber::Layer<S>
-    where
-        S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
-    {
-        tracing_subscriber::fmt::layer().with_writer(captured.clone()).with_ansi(false)
+    thread_local! {
+        static CAPTURE: std::cell::RefCell<Option<Captured>> = const { std::cell::RefCell::new(None) };
+        static SPANS_EXPORTED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     }
 
-    fn capture() -> (Captured, tracing::subscriber::DefaultGuard) {
+    /// Writes into the capture of the current thread's test, if any.
+    struct ThreadWriter;
+
+    impl Write for ThreadWriter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            CAPTURE.with_borrow(|capture| {
+                if let Some(captured) = capture {
+                    captured.0.lock().expect("lock").extend_from_slice(buf);
+                }
+            });
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// The spans the OpenTelemetry layer exported (of threads that asked).
+    /// (The provider is kept: dropped, it would shut its exporter down.)
+    static EXPORTED: OnceLock<(
+        opentelemetry_sdk::trace::InMemorySpanExporter,
+        opentelemetry_sdk::trace::SdkTracerProvider,
+    )> = OnceLock::new();
+
+    /// One global subscriber for the whole test binary, as a service has:
+    /// thread-scoped subscribers (`set_default`) of tests running at once
+    /// race on tracing's per-callsite interest cache and lose events. Logs
+    /// go to the capture of the thread's test; spans reach the
+    /// OpenTelemetry layer only on threads that turned it on, so the other
+    /// tests see a service without an exporter. It also installs the W3C
+    /// propagator, as `telemetry::init` does.
+    fn exported() -> &'static opentelemetry_sdk::trace::InMemorySpanExporter {
+        use tracing_subscriber::Layer as _;
+        &EXPORTED
+            .get_or_init(|| {
+                opentelemetry::global::set_text_map_propagator(
+                    opentelemetry_sdk::propagation::TraceContextPropagator::new(),
+                );
+                let exporter = opentelemetry_sdk::trace::InMemorySpanExporter::default();
+                let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder()
+                    .with_simple_exporter(exporter.clone())
+                    .build();
+                let otel = tracing_opentelemetry::layer()
+                    .with_tracer(provider.tracer("test"))
+                    .with_filter(tracing_subscriber::filter::filter_fn(|_| SPANS_EXPORTED.get()));
+                let subscriber = tracing_subscriber::registry()
+                    .with(tracing_subscriber::fmt::layer().with_writer(|| ThreadWriter).with_ansi(false))
+                    .with(otel)
+                    .with(tracing_subscriber::filter::LevelFilter::INFO);
+                tracing::subscriber::set_global_default(subscriber).expect("the test binary's one subscriber");
+                (exporter, provider)
+            })
+            .0
+    }
+
+    /// Captures the logs of this thread (and exports its spans, with
+    /// `export_spans`) until the guard is dropped.
+    fn capture(export_spans: bool) -> (Captured, CaptureGuard) {
+        exported();
         let captured = Captured::default();
-        let subscriber = tracing_subscriber::registry()
-            .with(fmt_layer(&captured))
-            .with(tracing_subscriber::filter::LevelFilter::INFO);
-        (captured, tracing::subscriber::set_default(subscriber))
+        CAPTURE.set(Some(captured.clone()));
+        SPANS_EXPORTED.set(export_spans);
+        (captured, CaptureGuard)
+    }
+
+    struct CaptureGuard;
+
+    impl Drop for CaptureGuard {
+        fn drop(&mut self) {
+            CAPTURE.set(None);
+            SPANS_EXPORTED.set(false);
+        }
     }
 
     fn now() -> u64 {
@@ -795,7 +841,7 @@ mod tests {
 
     #[tokio::test]
     async fn requests_are_counted_by_code_timed_and_logged_once_each_without_their_token() {
-        let (captured, _guard) = capture();
+        let (captured, _guard) = capture(false);
         let key = SigningKey::generate().expect("key");
         let verifier = Verifier::new(VerificationKeys::from(&key));
         let auth = Authenticator::only(verifier, "Health", &[Role::Forum]);
@@ -863,7 +909,7 @@ mod tests {
 
     #[tokio::test]
     async fn rate_limited_refusals_count_by_tenant_and_shed_ones_by_service() {
-        let (captured, _guard) = capture();
+        let (captured, _guard) = capture(false);
         let key = SigningKey::generate().expect("key");
         let verifier = Verifier::new(VerificationKeys::from(&key));
         let keys = TenantRateLimit { rate_limit_per_sec: 1, rate_limit_burst: 1, rate_limit_tenants: 10 };
@@ -917,8 +963,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_callers_trace_id_shows_in_the_access_line_without_an_exporter() {
-        opentelemetry::global::set_text_map_propagator(opentelemetry_sdk::propagation::TraceContextPropagator::new());
-        let (captured, _guard) = capture();
+        let (captured, _guard) = capture(false);
         let server = TestServer::start(Door::default()).await;
         let mut client = HealthClient::new(server.channel().await);
         client.check(with_traceparent(check())).await.expect("OK");
@@ -930,16 +975,8 @@ mod tests {
 
     #[tokio::test]
     async fn the_span_of_a_request_is_a_child_of_the_callers_span() {
-        opentelemetry::global::set_text_map_propagator(opentelemetry_sdk::propagation::TraceContextPropagator::new());
-        let exporter = opentelemetry_sdk::trace::InMemorySpanExporter::default();
-        let provider =
-            opentelemetry_sdk::trace::SdkTracerProvider::builder().with_simple_exporter(exporter.clone()).build();
-        let captured = Captured::default();
-        let subscriber = tracing_subscriber::registry()
-            .with(fmt_layer(&captured))
-            .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("test")))
-            .with(tracing_subscriber::filter::LevelFilter::INFO);
-        let _guard = tracing::subscriber::set_default(subscriber);
+        let (captured, _guard) = capture(true);
+        let exporter = exported();
         let server = TestServer::start(Door::default()).await;
         let mut client = HealthClient::new(server.channel().await);
         client.check(with_traceparent(check())).await.expect("OK");
