@@ -476,8 +476,12 @@ where
     S: Service<http::Request<ReqBody>, Response = http::Response<ResBody>>,
     S::Error: Into<BoxError>,
     S::Future: Send + 'static,
+    ResBody: Body<Data = tonic::codegen::Bytes> + Send + 'static,
+    ResBody::Error: Into<BoxError>,
 {
-    type Response = http::Response<ObservedBody<ResBody>>;
+    /// tonic's own body type, so that the layer fits anywhere in a stack of
+    /// tonic layers (the edge's layer expects it from what it wraps).
+    type Response = http::Response<tonic::body::Body>;
     type Error = BoxError;
     type Future = Pin<Box<dyn Future<Output = Result<Self::Response, BoxError>> + Send>>;
 
@@ -534,8 +538,12 @@ where
                     gauge.inc();
                     pending.stream = Some(StreamOpen(gauge));
                 }
+                if response.body().is_end_stream() {
+                    // No trailers will come (nothing a gRPC server sends).
+                    pending.finish(Code::Unknown, None);
+                }
                 let pending = (!pending.done).then_some(pending);
-                Ok(response.map(|inner| ObservedBody { inner, pending }))
+                Ok(response.map(|inner| tonic::body::Body::new(ObservedBody { inner, pending })))
             }
             .instrument(span),
         )
@@ -544,7 +552,7 @@ where
 
 pin_project_lite::pin_project! {
     /// A response body that counts its call when it yields its trailers.
-    pub struct ObservedBody<B> {
+    struct ObservedBody<B> {
         #[pin]
         inner: B,
         pending: Option<Pending>,
@@ -613,7 +621,7 @@ mod tests {
     use tracing_subscriber::layer::SubscriberExt as _;
 
     use super::*;
-    use crate::edge::{TenantLimiter, TenantRateLimit};
+    use crate::edge::{GrpcLimits, TenantLimiter, TenantRateLimit};
 
     const HEALTH: &str = "grpc.health.v1.Health";
     /// A W3C `traceparent` a caller's tracer would send.
@@ -621,12 +629,19 @@ mod tests {
     const PARENT_SPAN: &str = "00f067aa0ba902b7";
 
     /// What the test server's interceptor does, in this order: verify the
-    /// token, shed, rate-limit the caller's tenant, note the caller.
-    #[derive(Clone, Default)]
+    /// token, rate-limit the caller's tenant, note the caller; and how many
+    /// requests its edge serves at once before it sheds.
+    #[derive(Clone)]
     struct Door {
         auth: Option<Authenticator>,
-        shed: bool,
         limiter: Option<TenantLimiter<FakeRelativeClock>>,
+        max_concurrent_requests: usize,
+    }
+
+    impl Default for Door {
+        fn default() -> Self {
+            Self { auth: None, limiter: None, max_concurrent_requests: 100 }
+        }
     }
 
     struct TestServer {
@@ -638,20 +653,19 @@ mod tests {
 
     impl TestServer {
         /// The health service, behind `door` and the undecodable-request
-        /// rewrite, under the layer: as the serve builder stacks them.
+        /// rewrite, under the edge's layer and the observe layer outermost,
+        /// on the edge's connections: as the serve builder stacks them.
         async fn start(door: Door) -> Self {
             let mut registry = Registry::with_prefix("battlelog");
             let metrics = GrpcMetrics::register(&mut registry);
             let (reporter, health) = tonic_health::server::health_reporter();
+            let max_concurrent_requests = door.max_concurrent_requests;
             let mut door = door;
             let intercept = move |request: tonic::Request<()>| {
                 let request = match &mut door.auth {
                     Some(auth) => auth.call(request)?,
                     None => request,
                 };
-                if door.shed {
-                    return Err(crate::edge::overloaded(2));
-                }
                 if let (Some(limiter), Some(caller)) = (&door.limiter, request.extensions().get::<Caller>()) {
                     limiter.check(&caller.tenant)?;
                 }
@@ -663,8 +677,9 @@ mod tests {
             let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
             let server = Server::builder()
                 .layer(layer(&[HEALTH], metrics))
+                .layer(crate::edge::EdgeLayer::new(max_concurrent_requests))
                 .add_service(service)
-                .serve_with_incoming_shutdown(crate::grpc::incoming(listener), async {
+                .serve_with_incoming_shutdown(crate::edge::incoming(listener, &GrpcLimits::default()), async {
                     let _ = stopped.await;
                 });
             tokio::spawn(server);
@@ -908,13 +923,14 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn rate_limited_refusals_count_by_tenant_and_shed_ones_by_service() {
+    async fn rate_limited_refusals_count_by_tenant() {
         let (captured, _guard) = capture(false);
         let key = SigningKey::generate().expect("key");
         let verifier = Verifier::new(VerificationKeys::from(&key));
         let keys = TenantRateLimit { rate_limit_per_sec: 1, rate_limit_burst: 1, rate_limit_tenants: 10 };
         let limiter = TenantLimiter::new(&keys, FakeRelativeClock::default());
-        let server = TestServer::start(Door { auth: Some(Authenticator::new(verifier)), limiter, shed: false }).await;
+        let server =
+            TestServer::start(Door { auth: Some(Authenticator::new(verifier)), limiter, ..Door::default() }).await;
         let mut client = HealthClient::new(server.channel().await);
         let token = key.issue("alice", "acme", Role::Forum, Duration::from_secs(600)).expect("token");
         client.check(bearer(check(), &token)).await.expect("the burst of 1");
@@ -924,15 +940,38 @@ mod tests {
         assert_eq!(server.sample("battlelog_grpc_server_shed_total", &[]), 0.0);
         let refused = &captured.access_lines()[1];
         assert!(refused.contains("code=RESOURCE_EXHAUSTED") && refused.contains("tenant=acme"), "{refused}");
+    }
 
-        let shedding = TestServer::start(Door { shed: true, ..Door::default() }).await;
-        let mut client = HealthClient::new(shedding.channel().await);
-        let shed = client.check(check()).await.expect_err("shed");
-        assert_eq!(shed.code(), Code::ResourceExhausted);
-        assert_eq!(shedding.sample("battlelog_grpc_server_shed_total", &[("service", HEALTH)]), 1.0);
-        assert_eq!(shedding.sample("battlelog_grpc_server_rate_limited_total", &[]), 0.0);
+    #[tokio::test]
+    async fn requests_shed_at_the_edge_count_by_service() {
+        let server = TestServer::start(Door { max_concurrent_requests: 1, ..Door::default() }).await;
+        let channel = server.channel().await;
+        // A Check whose request message never comes holds the one slot:
+        // its handler waits for the message, the edge counts it running.
+        let mut grpc = tonic::client::Grpc::new(channel.clone());
+        grpc.ready().await.expect("ready");
+        let codec = tonic_prost::ProstCodec::<HealthCheckRequest, HealthCheckResponse>::default();
+        let held = tokio::spawn(async move {
+            let never = tonic::Request::new(tokio_stream::pending::<HealthCheckRequest>());
+            let _ = grpc.streaming(never, PathAndQuery::from_static("/grpc.health.v1.Health/Check"), codec).await;
+        });
+        let mut client = HealthClient::new(channel);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let shed = loop {
+            // Until the held request has reached the edge.
+            match client.check(check()).await {
+                Err(status) => break status,
+                Ok(_) => assert!(Instant::now() < deadline, "nothing shed within 10 s"),
+            }
+            tokio::task::yield_now().await;
+        };
+        assert_eq!(shed.code(), Code::ResourceExhausted, "{shed:?}");
+        assert_eq!(shed.get_error_details().error_info().expect("ErrorInfo").reason, "OVERLOADED");
+        assert_eq!(server.sample("battlelog_grpc_server_shed_total", &[("service", HEALTH)]), 1.0);
+        assert_eq!(server.sample("battlelog_grpc_server_rate_limited_total", &[]), 0.0);
         let exhausted = [("method", "Check"), ("code", "RESOURCE_EXHAUSTED")];
-        assert_eq!(shedding.sample("battlelog_grpc_server_requests_total", &exhausted), 1.0);
+        assert_eq!(server.sample("battlelog_grpc_server_requests_total", &exhausted), 1.0);
+        held.abort();
     }
 
     #[tokio::test]
