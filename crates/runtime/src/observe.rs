@@ -181,10 +181,22 @@ struct Served {
     methods: HashMap<String, MethodInfo>,
 }
 
+/// What every server answers beside its own service (`crate::grpc`'s
+/// health and reflections): always counted as served.
+const ALWAYS_SERVED: [&str; 3] =
+    ["grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection", "grpc.reflection.v1alpha.ServerReflection"];
+
 impl Served {
-    /// Reads the methods of `served` from the descriptors this workspace
-    /// serves: battlelog's, health's and both reflections'.
+    /// Reads the methods of `served` (and of [`ALWAYS_SERVED`]) from the
+    /// descriptors this workspace serves: battlelog's, health's and both
+    /// reflections'.
     fn new(served: &[&'static str]) -> Self {
+        let mut served = served.to_vec();
+        for name in ALWAYS_SERVED {
+            if !served.contains(&name) {
+                served.push(name);
+            }
+        }
         let sets = [
             battlelog_proto::FILE_DESCRIPTOR_SET,
             tonic_health::pb::FILE_DESCRIPTOR_SET,
@@ -221,7 +233,7 @@ impl Served {
                 }
             }
         }
-        Self { services: served.to_vec(), methods }
+        Self { services: served, methods }
     }
 
     /// The labels of `path`: a declared method of a served service; or a
@@ -240,7 +252,8 @@ impl Served {
 }
 
 /// The layer: `served` are the full gRPC names of the services this server
-/// answers (`battlelog.v1.Resolver`, `grpc.health.v1.Health`, …).
+/// answers (`battlelog.v1.Resolver`); health and both reflections, which
+/// every server answers, are always counted as served.
 pub fn layer(served: &[&'static str], metrics: GrpcMetrics) -> ObserveLayer {
     ObserveLayer { served: Arc::new(Served::new(served)), metrics }
 }
@@ -277,8 +290,9 @@ struct CallerSlot(Arc<OnceLock<(String, String)>>);
 /// A tonic interceptor to run right after the authenticator: it notes the
 /// verified caller's tenant and subject for the access log. It never
 /// refuses: a request without a caller (an unauthenticated service) passes
-/// as it came. Chain it after the authenticator in one interceptor, e.g.
-/// `move |request| CallerNote.call(authenticator.call(request)?)`.
+/// as it came. Chain it after the authenticator in one interceptor
+/// (`move |request| CallerNote.call(authenticator.call(request)?)`), or
+/// wrap it inside the authenticator's `InterceptedService`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CallerNote;
 
@@ -1045,7 +1059,7 @@ mod tests {
 
     #[test]
     fn only_the_served_services_methods_are_labels_and_their_streams_are_known() {
-        let served = Served::new(&["battlelog.v1.Resolver", HEALTH]);
+        let served = Served::new(&["battlelog.v1.Resolver"]);
         let act = served.resolve("/battlelog.v1.Resolver/Act").expect("a resolver method");
         assert_eq!(
             (act.labels.service.as_ref(), act.labels.method.as_ref(), act.streaming),
@@ -1053,7 +1067,9 @@ mod tests {
         );
         let watch = served.resolve("/battlelog.v1.Resolver/Watch").expect("a resolver method");
         assert!(watch.streaming, "the resolver's Watch is a server stream");
-        assert!(served.resolve("/grpc.health.v1.Health/Watch").expect("health").streaming);
+        assert!(served.resolve("/grpc.health.v1.Health/Watch").expect("health is always served").streaming);
+        let reflection = served.resolve("/grpc.reflection.v1.ServerReflection/ServerReflectionInfo");
+        assert_eq!(reflection.expect("reflection is always served").labels.method, "ServerReflectionInfo");
         assert!(served.resolve("/battlelog.v1.Journal/Append").is_none(), "the journal is not served here");
         let unknown = served.resolve("/battlelog.v1.Resolver/Nope").expect("a served service");
         assert_eq!(unknown.labels.method, "other");
