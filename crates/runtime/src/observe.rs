@@ -1057,6 +1057,27 @@ mod tests {
         assert!(lines[1].contains(&own), "the new trace's id: {}", lines[1]);
     }
 
+    #[tokio::test]
+    async fn a_call_dropped_before_its_answer_counts_as_cancelled() {
+        let mut registry = Registry::with_prefix("battlelog");
+        let metrics = GrpcMetrics::register(&mut registry);
+        let never = tower::service_fn(|_: http::Request<()>| {
+            std::future::pending::<Result<http::Response<tonic::body::Body>, Status>>()
+        });
+        let mut service = layer(&[], metrics).layer(never);
+        let request = http::Request::builder().uri("/grpc.health.v1.Health/Check").body(()).expect("request");
+        let call = service.call(request);
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &registry).expect("encode");
+        assert_eq!(sample(&text, "battlelog_grpc_server_requests_total", &[]), 0.0, "not answered yet");
+        drop(call);
+        text.clear();
+        prometheus_client::encoding::text::encode(&mut text, &registry).expect("encode");
+        let cancelled = [("service", HEALTH), ("method", "Check"), ("code", "CANCELLED")];
+        assert_eq!(sample(&text, "battlelog_grpc_server_requests_total", &cancelled), 1.0, "{text}");
+        assert_eq!(sample(&text, "battlelog_grpc_server_requests_total", &[]), 1.0, "{text}");
+    }
+
     #[test]
     fn only_the_served_services_methods_are_labels_and_their_streams_are_known() {
         let served = Served::new(&["battlelog.v1.Resolver"]);
