@@ -25,7 +25,8 @@
 //! whose headers carry `grpc-status`). So the response body is wrapped, and
 //! the call is counted when its status is known: at the headers of a
 //! trailers-only response, at the trailers otherwise, and as `CANCELLED`
-//! when the body is dropped before its trailers (the client went away).
+//! when the call is dropped before its status (the client went away before
+//! the answer, or in the middle of a stream).
 //!
 //! Labels stay bounded: `service` and `method` come only from the methods
 //! the descriptors of the served services declare (anything else is
