@@ -19,6 +19,10 @@
 //! - [`limits`]: every input limit, and the checks of battle ids, request
 //!   ids and free text against them, answered as a plain [`limits::FieldError`]
 //!   (also reachable as `validate`, the name handlers call the checks by).
+//! - [`observe`]: the one tower layer every gRPC server wears outermost —
+//!   request metrics by service, method and code, refusal counters, open
+//!   streams, a span per request under the caller's W3C trace context, and
+//!   the access-log line.
 //! - [`nats_url`]: NATS URLs with credentials, split for async-nats and
 //!   masked for logs.
 //! - [`streams`]: server streams released as soon as their client leaves,
@@ -29,8 +33,6 @@
 //!   (listener, TLS, observe layer, edge, authentication, health,
 //!   reflection, shutdown) and every service's metrics port and readiness.
 //! - [`metrics`]: a service's Prometheus registry and its `/metrics` port.
-//! - [`observe`]: the layer on every gRPC server — request metrics, spans,
-//!   the access log.
 
 pub mod config;
 pub mod edge;
