@@ -86,8 +86,8 @@ async fn one_act_is_one_trace_across_resolver_roller_and_journal() {
     forum.act(request).await.expect("the traced act");
 
     let spans = whole_trace(&collector, trace_id).await;
-    let act = act_span(&spans).expect("the Act span");
-    assert_eq!(act.parent_span_id, caller_span, "the resolver's span is the caller's child:\n{spans:#?}");
+    let act_of_caller = act_span(&spans).expect("the Act span");
+    assert_eq!(act_of_caller.parent_span_id, caller_span, "the resolver's span is the caller's child:\n{spans:#?}");
     assert_one_tree(&spans);
 
     // The resolver's log lines about this Act carry its trace id (its
