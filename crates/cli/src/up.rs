@@ -343,8 +343,11 @@ fn revocation_list(data_dir: &Path) -> anyhow::Result<RevocationList> {
 }
 
 pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
-    battlelog_runtime::logging::init("warn", battlelog_runtime::logging::LogFormat::Text)
-        .map_err(anyhow::Error::msg)?;
+    // One subscriber for the four services of this process; kept until `up`
+    // returns (dropping it flushes the trace exporter, when there is one).
+    let _telemetry =
+        battlelog_runtime::telemetry::init("warn", battlelog_runtime::logging::LogFormat::Text, "up", None)
+            .map_err(anyhow::Error::msg)?;
     // A receiver's address is checked before anything starts, as the
     // service's own config checks `tenants.<name>.url`: a typo must not
     // start a stack that parks every delivery.
