@@ -1,11 +1,16 @@
 //! `battlelog up`: the whole stack in one process — the journal, the roller
-//! and the resolver as three real gRPC servers on loopback, sled under the
-//! data directory, a development master key generated there on first start.
+//! and the resolver as three real gRPC servers on loopback, the web pages,
+//! sled under the data directory, a development master key generated there
+//! on first start. Each service runs as its own binary would: `up` builds
+//! its `Config` (ports, data dirs, token files, TLS files, the development
+//! signing key's public half as `auth_keys`) and calls its own `run`, with
+//! its `/metrics` on a free loopback port, printed under its line.
 //!
 //! Events fan out over NATS JetStream when a URL is given or a `nats-server`
 //! binary is found (then `up` starts one, storing under the data directory,
-//! with users and permissions as in `deploy/nats/`); otherwise they fan out
-//! in-process to the resolver's cache, and `up` says so.
+//! with users and permissions as in `deploy/nats/`); otherwise nothing fans
+//! out (the resolver catches up from the journal at each command), and `up`
+//! says so.
 //!
 //! `--journal-backend jetstream` keeps the journal's log in NATS JetStream
 //! instead of sled (the stream `BATTLELOG_JOURNAL` on the server `up` starts
@@ -338,8 +343,11 @@ fn revocation_list(data_dir: &Path) -> anyhow::Result<RevocationList> {
 }
 
 pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
-    battlelog_runtime::logging::init("warn", battlelog_runtime::logging::LogFormat::Text)
-        .map_err(anyhow::Error::msg)?;
+    // One subscriber for the four services of this process; kept until `up`
+    // returns (dropping it flushes the trace exporter, when there is one).
+    let _telemetry =
+        battlelog_runtime::telemetry::init("warn", battlelog_runtime::logging::LogFormat::Text, "up", None)
+            .map_err(anyhow::Error::msg)?;
     // A receiver's address is checked before anything starts, as the
     // service's own config checks `tenants.<name>.url`: a typo must not
     // start a stack that parks every delivery.

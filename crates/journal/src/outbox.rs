@@ -30,8 +30,8 @@ pub type PublishFuture<'a> = Pin<Box<dyn Future<Output = Result<(), PublishError
 pub struct PublishError(pub String);
 
 /// Where committed events fan out to. Implemented for NATS JetStream
-/// ([`crate::nats::JetStreamPublisher`]); an in-process fan-out (as
-/// `battlelog up` without NATS wants) implements the same trait.
+/// ([`crate::nats::JetStreamPublisher`]); an embedder's own fan-out
+/// implements the same trait.
 pub trait EventPublisher: Send + Sync + std::fmt::Debug + 'static {
     /// Publishes one committed event. Resolve `Ok` only once the sink has
     /// accepted it: the event then leaves the outbox for good. Events are

@@ -202,25 +202,6 @@ fn hint(headers: Option<&async_nats::HeaderMap>, payload: &[u8]) -> Option<Journ
     JournalRecord::decode(payload).ok()
 }
 
-#[cfg(test)]
-mod hint_tests {
-    use super::*;
-
-    #[test]
-    fn hints_come_from_a_record_or_a_journal_message_headers() {
-        let record = JournalRecord { stream_id: "b1".into(), version: 4, ..JournalRecord::default() };
-        assert_eq!(hint(None, &record.encode_to_vec()), Some(record));
-        let mut headers = async_nats::HeaderMap::new();
-        headers.insert("Battlelog-Stream", "b2");
-        headers.insert("Battlelog-First-Version", "5");
-        headers.insert("Battlelog-Count", "3");
-        let got = hint(Some(&headers), b"not a record").expect("a hint");
-        assert_eq!((got.stream_id.as_str(), got.version), ("b2", 7));
-        headers.insert("Battlelog-Count", "0");
-        assert_eq!(hint(Some(&headers), b""), None, "an empty group names no version");
-    }
-}
-
 /// Serves `service` on `listener` with `server` (TLS, limits, the tenant
 /// rate limit, metrics: battlelog_runtime::serve) until `shutdown`
 /// resolves; in-flight requests finish before it returns.
@@ -247,4 +228,23 @@ pub async fn serve(
     };
     server.serve(ResolverServer::new(service), listener, on_shutdown).await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod hint_tests {
+    use super::*;
+
+    #[test]
+    fn hints_come_from_a_record_or_a_journal_message_headers() {
+        let record = JournalRecord { stream_id: "b1".into(), version: 4, ..JournalRecord::default() };
+        assert_eq!(hint(None, &record.encode_to_vec()), Some(record));
+        let mut headers = async_nats::HeaderMap::new();
+        headers.insert("Battlelog-Stream", "b2");
+        headers.insert("Battlelog-First-Version", "5");
+        headers.insert("Battlelog-Count", "3");
+        let got = hint(Some(&headers), b"not a record").expect("a hint");
+        assert_eq!((got.stream_id.as_str(), got.version), ("b2", 7));
+        headers.insert("Battlelog-Count", "0");
+        assert_eq!(hint(Some(&headers), b""), None, "an empty group names no version");
+    }
 }

@@ -1,10 +1,13 @@
 //! What every battlelog service binary shares, so the three behave alike.
 //!
-//! - [`logging`]: structured logs to stderr, text or JSON.
+//! - [`logging`]: the log format key (text or JSON).
+//! - [`telemetry`]: logs to stderr and spans as OpenTelemetry spans, the
+//!   W3C trace-context propagator, and the OTLP exporter when an endpoint
+//!   is configured; log lines inside a request carry its trace id.
 //! - [`shutdown_signal`]: resolves on SIGINT or SIGTERM.
 //! - [`announce`]: the one readiness line on stdout (`<service> listening on <addr>`).
-//! - [`start`]: what every binary does first — logging, its file limit
-//!   raised ([`raise_file_limit`]), then its listener.
+//! - [`start`]: what every binary does first — logs and traces, its file
+//!   limit raised ([`raise_file_limit`]), then its listener.
 //! - [`config`]: a service's configuration, layered with figment, and its flags.
 //! - [`edge`]: what every gRPC server does before a handler runs —
 //!   connection limit, first-request deadline, HTTP/2 keepalive, load
@@ -16,6 +19,10 @@
 //! - [`limits`]: every input limit, and the checks of battle ids, request
 //!   ids and free text against them, answered as a plain [`limits::FieldError`]
 //!   (also reachable as `validate`, the name handlers call the checks by).
+//! - [`observe`]: the one tower layer every gRPC server wears outermost —
+//!   request metrics by service, method and code, refusal counters, open
+//!   streams, a span per request under the caller's W3C trace context, and
+//!   the access-log line.
 //! - [`nats_url`]: NATS URLs with credentials, split for async-nats and
 //!   masked for logs.
 //! - [`streams`]: server streams released as soon as their client leaves,
@@ -26,8 +33,6 @@
 //!   (listener, TLS, observe layer, edge, authentication, health,
 //!   reflection, shutdown) and every service's metrics port and readiness.
 //! - [`metrics`]: a service's Prometheus registry and its `/metrics` port.
-//! - [`observe`]: the layer on every gRPC server — request metrics, spans,
-//!   the access log.
 
 pub mod config;
 pub mod edge;
@@ -40,6 +45,7 @@ pub mod nats_url;
 pub mod observe;
 pub mod serve;
 pub mod streams;
+pub mod telemetry;
 pub mod tls;
 
 /// The checks of [`limits`] under the name handlers call them by
@@ -120,19 +126,25 @@ pub enum StartError {
     Listen { addr: SocketAddr, source: std::io::Error },
 }
 
-/// Installs the logs and binds the service's listener: the first steps of
-/// every service binary, before anything else may fail on configuration.
+/// Installs the logs and traces ([`telemetry::init`]: `service` is the
+/// short name, `resolver`; `otlp_endpoint` the collector spans are exported
+/// to, none: not exported) and binds the service's listener: the first
+/// steps of every service binary, before anything else may fail on
+/// configuration. Keep the returned [`telemetry::Telemetry`] until the
+/// service has stopped: dropping it flushes the last spans.
 pub async fn start(
+    service: &str,
     log: &str,
     log_format: logging::LogFormat,
+    otlp_endpoint: Option<&str>,
     listen: SocketAddr,
-) -> Result<(tokio::net::TcpListener, SocketAddr), StartError> {
-    logging::init(log, log_format).map_err(StartError::Logging)?;
+) -> Result<(tokio::net::TcpListener, SocketAddr, telemetry::Telemetry), StartError> {
+    let telemetry = telemetry::init(log, log_format, service, otlp_endpoint).map_err(StartError::Logging)?;
     raise_file_limit();
     let listen_error = |source| StartError::Listen { addr: listen, source };
     let listener = tokio::net::TcpListener::bind(listen).await.map_err(listen_error)?;
     let local = listener.local_addr().map_err(listen_error)?;
-    Ok((listener, local))
+    Ok((listener, local, telemetry))
 }
 
 /// Raises this process's soft limit on open files to its hard limit: each

@@ -18,6 +18,8 @@
 //!   the same services over mutual TLS, from a development PKI in a temp dir.
 //! - [`auth`]: the tests' token signing key and tokens of every role; the
 //!   starters configure every service with it.
+//! - [`otlp`] / [`otlp::Collector`]: an OTLP/gRPC trace collector stand-in
+//!   on a free loopback port, keeping the spans the services export.
 //! - [`temp_dir`]: a temp directory for sled data.
 //! - [`poll_until`]: waiting on a condition with a deadline.
 //! - [`mod@bench`]: rates and percentiles for the benchmarks.
@@ -28,6 +30,7 @@
 pub mod auth;
 pub mod bench;
 pub mod cluster;
+pub mod otlp;
 
 pub use auth::TestAuth;
 pub use cluster::NatsCluster;
