@@ -2,7 +2,7 @@
 //! stack up on free ports, `battlelog demo` plays a battle of every ruleset
 //! against it, `battlelog export` + `battlelog audit --file` verify each
 //! battle the demo names, and SIGTERM / SIGINT stop `up` cleanly — once with
-//! the in-process fan-out and once with a real `nats-server -js`; and
+//! no NATS (`--no-nats`) and once with a real `nats-server -js`; and
 //! `battlelog watch` shows the demo's events each way it can follow them.
 
 mod stack;
@@ -77,7 +77,7 @@ fn demo_exports_verify(up: &Up, dir: &Path) -> usize {
     events
 }
 
-/// `battlelog up --no-nats`: in-process fan-out (said so), the demo plays,
+/// `battlelog up --no-nats`: no fan-out (said so), the demo plays,
 /// every export verifies, and SIGTERM stops it with status 0.
 #[test]
 fn up_demo_export_audit_then_sigterm_without_nats() {
@@ -90,6 +90,35 @@ fn up_demo_export_audit_then_sigterm_without_nats() {
     assert!(status.success(), "exits 0 on SIGTERM: {status:?}\n{printed}");
     assert!(printed.contains("battlelog stopped"), "says it stopped: {printed}");
     assert!(dir.path().join("roller").join("master.key").is_file(), "the dev master key lives in the data dir");
+}
+
+/// `battlelog up` runs each service through its own `run`, each with its
+/// metrics on a loopback port of its own, and prints where under the
+/// service's line; each answers with its own `battlelog_build_info`.
+#[test]
+fn up_prints_where_each_services_metrics_are_and_each_answers() {
+    let dir = temp_dir("newcomer-metrics");
+    let up = up(dir.path(), &["--no-nats"]);
+    let mut urls = Vec::new();
+    for service in ["resolver", "web", "roller", "journal"] {
+        let at = up.banner.iter().position(|l| l.starts_with(&format!("  {service} "))).expect("its line");
+        let url = up.banner[at + 1]
+            .trim()
+            .strip_prefix("metrics: ")
+            .unwrap_or_else(|| panic!("no metrics line under {service}: {:?}", up.banner))
+            .to_owned();
+        assert!(url.starts_with("http://127.0.0.1:") && url.ends_with("/metrics") && !url.contains(":0/"), "{url}");
+        urls.push((service, url));
+    }
+    for (service, url) in &urls {
+        let (status, body) = battlelog_test_support::http_get_blocking(url, &[]);
+        assert_eq!(status, 200, "{service}: {body}");
+        let build =
+            format!("battlelog_build_info{{service=\"{service}\",version=\"{}\"}} 1", env!("CARGO_PKG_VERSION"));
+        assert!(body.lines().any(|l| l == build), "{service} at {url}: {body}");
+    }
+    let (status, printed) = stop(up, "-TERM");
+    assert!(status.success(), "exits 0 on SIGTERM: {status:?}\n{printed}");
 }
 
 /// `battlelog up`'s data dir holds the battles before their seeds are

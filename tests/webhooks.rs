@@ -493,7 +493,7 @@ async fn a_failing_endpoints_deliveries_are_parked_in_order_reported_and_replaye
         &dir.path().join("webhooks"),
         &nats.url(),
         &tenants,
-        &[("BATTLELOG_WEBHOOKS_RETRY_MAX_ATTEMPTS", "2")],
+        &[("BATTLELOG_WEBHOOKS_RETRY_MAX_ATTEMPTS", "2"), ("BATTLELOG_WEBHOOKS_METRICS_LISTEN", "127.0.0.1:0")],
     )
     .await;
 
@@ -540,6 +540,14 @@ async fn a_failing_endpoints_deliveries_are_parked_in_order_reported_and_replaye
     assert_eq!(bad.state.deliveries().len(), 2, "nothing of the parked battle is attempted again");
     let parked_metrics = admin(&service, "GET", "/metrics", Some(&auth.service_token())).await.1;
     assert!(parked_metrics.contains("battlelog_webhooks_parked{tenant=\"forum-b\"} 4"), "{parked_metrics}");
+    // The metrics port (metrics_listen, no token: an operator's port) shows
+    // the very same counters and gauges.
+    let url = service.metrics_url().expect("a metrics port announced");
+    let (status, scraped) = battlelog_test_support::http_get(&url, &[]).await;
+    assert_eq!(status, 200, "{scraped}");
+    for line in ["battlelog_webhooks_parked{tenant=\"forum-b\"} 4", "battlelog_webhooks_deliveries_parked_total 4"] {
+        assert!(scraped.lines().any(|l| l == line), "no {line} in\n{scraped}");
+    }
 
     let listed = cli(&service, &["parked", "--tenant", "forum-b"]);
     let lines: Vec<&str> = listed.lines().collect();

@@ -1,11 +1,14 @@
-//! Tokens on the wire: the server interceptor and the client's bearer.
+//! Tokens on the wire: the server interceptor and the client's bearer; and
+//! the trace context each outgoing call carries ([`inject_trace_context`]).
 
 use battlelog_proto::error::{AuthReason, Error};
-use tonic::metadata::{AsciiMetadataValue, errors::InvalidMetadataValue};
+use opentelemetry::propagation::Injector;
+use tonic::metadata::{AsciiMetadataValue, MetadataKey, MetadataMap, errors::InvalidMetadataValue};
 use tonic::service::Interceptor;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 use tonic::{Request, Status};
+use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 
 use crate::claims::{Caller, Role};
 use crate::token::{TokenError, Verifier};
@@ -133,11 +136,38 @@ impl Bearer {
 
 impl Interceptor for Bearer {
     fn call(&mut self, mut request: Request<()>) -> Result<Request<()>, Status> {
+        inject_trace_context(request.metadata_mut());
         request.metadata_mut().insert("authorization", self.token.clone());
         if let Some(language) = &self.accept_language {
             request.metadata_mut().insert("accept-language", language.clone());
         }
         Ok(request)
+    }
+}
+
+/// Puts the current span's trace context into `metadata` (W3C
+/// `traceparent`, and `tracestate` when there is one), through the globally
+/// installed propagator (battlelog_runtime::telemetry installs it): the
+/// service called continues this trace. Runs when the call is made, in the
+/// caller's span — the request being served, when a service calls another
+/// while serving one. Without a propagator or a span nothing is added.
+pub fn inject_trace_context(metadata: &mut MetadataMap) {
+    let context = tracing::Span::current().context();
+    opentelemetry::global::get_text_map_propagator(|propagator| {
+        propagator.inject_context(&context, &mut MetadataInjector(metadata));
+    });
+}
+
+/// gRPC metadata as the propagator's carrier.
+struct MetadataInjector<'a>(&'a mut MetadataMap);
+
+impl Injector for MetadataInjector<'_> {
+    fn set(&mut self, key: &str, value: String) {
+        // The W3C fields are lowercase ASCII; anything else is dropped, not
+        // sent as a header the server cannot read.
+        if let (Ok(key), Ok(value)) = (MetadataKey::from_bytes(key.as_bytes()), AsciiMetadataValue::try_from(value)) {
+            self.0.insert(key, value);
+        }
     }
 }
 
@@ -182,5 +212,37 @@ mod tests {
         let service = key.issue("resolver", "t", Role::Service, Duration::from_secs(60)).expect("issue");
         let admitted = auth.call(request_with(Some(&format!("Bearer {service}")))).expect("service");
         assert_eq!(caller(&admitted).expect("caller").subject, "resolver");
+    }
+
+    /// A call made inside a span carries that span's trace context, as W3C
+    /// says it is written: `00-<trace id>-<parent span id>-<flags>`; a call
+    /// made outside any span carries none.
+    #[test]
+    fn outgoing_calls_carry_the_current_span_as_traceparent() {
+        use opentelemetry::trace::{TraceContextExt as _, TracerProvider as _};
+        use tracing_subscriber::layer::SubscriberExt as _;
+
+        opentelemetry::global::set_text_map_propagator(opentelemetry_sdk::propagation::TraceContextPropagator::new());
+        let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder().build();
+        let subscriber =
+            tracing_subscriber::registry().with(tracing_opentelemetry::layer().with_tracer(provider.tracer("test")));
+        let mut bearer = Bearer::new("t0ken").expect("ascii");
+        tracing::subscriber::with_default(subscriber, || {
+            let outside = bearer.call(Request::new(())).expect("call");
+            assert!(outside.metadata().get("traceparent").is_none(), "no span, no trace context");
+            assert_eq!(outside.metadata().get("authorization").expect("token"), "Bearer t0ken");
+
+            let span = tracing::info_span!("grpc.request");
+            let context = span.context();
+            let span_context = context.span().span_context().clone();
+            let inside = span.in_scope(|| bearer.call(Request::new(()))).expect("call");
+            let traceparent = inside.metadata().get("traceparent").expect("a traceparent").to_str().expect("ascii");
+            assert_eq!(
+                traceparent,
+                format!("00-{:032x}-{:016x}-01", span_context.trace_id(), span_context.span_id()),
+                "the span's ids, sampled"
+            );
+            assert_eq!(inside.metadata().get("authorization").expect("token"), "Bearer t0ken");
+        });
     }
 }

@@ -31,7 +31,7 @@ pub mod share;
 pub mod token;
 
 pub use claims::{Caller, Claims, Role, TenantError, validate_tenant};
-pub use grpc::{AuthChannel, Authenticator, Bearer, authed, caller};
+pub use grpc::{AuthChannel, Authenticator, Bearer, authed, caller, inject_trace_context};
 pub use keys::{KeyError, SigningKey, VerificationKeys, key_id, read_token_file};
 pub use revoke::{Revocation, RevocationError, RevocationList};
 pub use share::ShareSecret;

@@ -15,6 +15,7 @@ use tracing::{info, warn};
 use crate::error::JournalError;
 use crate::index::{BattleIndex, IndexPage, IndexQuery};
 use crate::limits::{self, ExpectedVersion, Limits, NewEvent};
+use crate::metrics::JournalMetrics;
 use crate::outbox::{self, EventPublisher};
 use crate::planner::{self, Plan};
 pub use crate::store::kv_store::CommitStats;
@@ -35,6 +36,9 @@ pub struct JournalOptions {
     pub publisher: Option<Arc<dyn EventPublisher>>,
     /// About how many bytes the battle index may take ([`crate::index`]).
     pub battle_index_bytes: usize,
+    /// Where appends, group commits and the outbox are counted (by default
+    /// registered nowhere).
+    pub metrics: JournalMetrics,
 }
 
 impl JournalOptions {
@@ -47,7 +51,14 @@ impl JournalOptions {
             cache_capacity_bytes: 256 * 1024 * 1024,
             publisher: None,
             battle_index_bytes: crate::index::DEFAULT_INDEX_BYTES,
+            metrics: JournalMetrics::default(),
         }
+    }
+
+    /// The same options, counting into `metrics` (see [`JournalMetrics::register`]).
+    pub fn with_metrics(mut self, metrics: JournalMetrics) -> Self {
+        self.metrics = metrics;
+        self
     }
 }
 
@@ -76,6 +87,7 @@ struct Inner {
     /// The task keeping the index warm; it holds the store, so shutdown
     /// ends it before the store is released.
     follower: Mutex<Option<JoinHandle<()>>>,
+    metrics: JournalMetrics,
 }
 
 /// A lock per stream, held from planning to the store's answer; an entry
@@ -147,11 +159,17 @@ impl Journal {
     /// then): the same policy, outbox drain and reads, on any [`EventStore`].
     pub async fn open_on(store: Arc<dyn EventStore>, options: JournalOptions) -> Result<Self, JournalError> {
         validate_limits(&options.limits)?;
+        store.attach_metrics(&options.metrics);
         let (closing, _) = watch::channel(false);
         let drain = match (options.publisher, store.outbox_cursor().await?) {
             (Some(publisher), Some(cursor)) => {
                 info!(cursor, "outbox drain started");
-                Some(tokio::spawn(outbox::drain(store.clone(), publisher, closing.subscribe())))
+                Some(tokio::spawn(outbox::drain(
+                    store.clone(),
+                    publisher,
+                    options.metrics.clone(),
+                    closing.subscribe(),
+                )))
             }
             (None, Some(cursor)) => {
                 warn!(cursor, "no event publisher (no NATS URL): committed events wait in the outbox");
@@ -181,6 +199,7 @@ impl Journal {
                 turns: StreamTurns::default(),
                 index,
                 follower: Mutex::new(Some(follower)),
+                metrics: options.metrics,
             }),
         })
     }
@@ -226,6 +245,22 @@ impl Journal {
     /// durable before this returns `Ok`. Concurrent appends share flushes. A
     /// repeat of known idempotency keys returns the original result.
     pub async fn append(
+        &self,
+        stream_id: String,
+        expected: ExpectedVersion,
+        events: Vec<NewEvent>,
+    ) -> Result<AppendOutcome, JournalError> {
+        let outcome = self.append_counted(stream_id, expected, events).await;
+        self.inner.metrics.append_answered(match &outcome {
+            Ok(outcome) if outcome.deduplicated => Some(0),
+            Ok(outcome) => Some(outcome.events.len() as u64),
+            Err(_) => None,
+        });
+        outcome
+    }
+
+    /// [`Self::append`] before it is counted.
+    async fn append_counted(
         &self,
         stream_id: String,
         expected: ExpectedVersion,

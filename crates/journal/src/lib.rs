@@ -28,6 +28,8 @@
 //!   [`EventPublisher`]; [`nats`]: the JetStream one.
 //! - [`service`]: the gRPC service; [`error`]: errors and their gRPC codes
 //!   (the one mapping).
+//! - [`metrics`]: [`JournalMetrics`], what `/metrics` shows of appends,
+//!   group commits, flushes and the outbox.
 //! - [`server`]: [`run`] (config → serving until shutdown) and [`serve`] (an
 //!   open journal on a listener); [`config`]: the layered configuration.
 //!
@@ -43,6 +45,7 @@ pub mod guard;
 pub mod index;
 pub mod journal;
 pub mod limits;
+pub mod metrics;
 pub mod nats;
 pub mod outbox;
 pub mod planner;
@@ -55,8 +58,9 @@ pub use config::{Config, ConfigError};
 pub use error::JournalError;
 pub use journal::{CommitStats, Journal, JournalOptions, Subscription};
 pub use limits::{ExpectedVersion, Limits, NewEvent};
+pub use metrics::JournalMetrics;
 pub use outbox::{EventPublisher, PublishError};
-pub use server::{ServeError, run, serve, serve_limited, serve_with_tls};
+pub use server::{ServeError, run, serve};
 pub use store::{
     AppendOutcome, AppendedEvent, ChainCheck, EventStore, MemoryStore, SledStore, StorageError, StoredEvent, StreamHead,
 };

@@ -18,6 +18,7 @@ use tracing::{info, warn};
 
 use crate::error::JournalError;
 use crate::guard;
+use crate::metrics::JournalMetrics;
 use crate::store::{EventStore, OutboxEvent};
 
 /// The future a publisher returns.
@@ -29,8 +30,8 @@ pub type PublishFuture<'a> = Pin<Box<dyn Future<Output = Result<(), PublishError
 pub struct PublishError(pub String);
 
 /// Where committed events fan out to. Implemented for NATS JetStream
-/// ([`crate::nats::JetStreamPublisher`]); an in-process fan-out (as
-/// `battlelog up` without NATS wants) implements the same trait.
+/// ([`crate::nats::JetStreamPublisher`]); an embedder's own fan-out
+/// implements the same trait.
 pub trait EventPublisher: Send + Sync + std::fmt::Debug + 'static {
     /// Publishes one committed event. Resolve `Ok` only once the sink has
     /// accepted it: the event then leaves the outbox for good. Events are
@@ -46,10 +47,12 @@ const MIN_RETRY: Duration = Duration::from_millis(50);
 const MAX_RETRY: Duration = Duration::from_secs(2);
 
 /// Runs the drain until `closing` turns true. Entries left then stay in the
-/// outbox for the next start.
+/// outbox for the next start. It keeps `metrics`' outbox lag (durable
+/// events past the cursor) current at each step and counts publishes.
 pub(crate) async fn drain(
     store: Arc<dyn EventStore>,
     publisher: Arc<dyn EventPublisher>,
+    metrics: JournalMetrics,
     mut closing: watch::Receiver<bool>,
 ) {
     let store = &*store;
@@ -74,7 +77,8 @@ pub(crate) async fn drain(
         }
         // Marked seen before reading: a commit after this read wakes the
         // wait below.
-        changes.borrow_and_update();
+        let durable = *changes.borrow_and_update();
+        metrics.set_outbox_lag(durable.saturating_sub(cursor));
         let batch = match outbox_batch(store, &mut tenants, cursor).await {
             Ok(batch) => batch,
             Err(e) => {
@@ -101,8 +105,12 @@ pub(crate) async fn drain(
                     published = publisher.publish(event) => published,
                     _ = closing.changed() => return,
                 };
+                // What was committed meanwhile counts too: the lag is read
+                // against the store's durable watermark, not this batch.
                 match published {
                     Ok(()) => {
+                        metrics.published();
+                        metrics.set_outbox_lag((*changes.borrow()).saturating_sub(event.global_position + 1));
                         if failing {
                             info!(position = event.global_position, "publishing again");
                             failing = false;
@@ -118,6 +126,8 @@ pub(crate) async fn drain(
                         break;
                     }
                     Err(e) => {
+                        metrics.publish_failed();
+                        metrics.set_outbox_lag((*changes.borrow()).saturating_sub(event.global_position));
                         if !failing {
                             warn!(error = %e, position = event.global_position, "publishing failed; retrying until it works");
                             failing = true;

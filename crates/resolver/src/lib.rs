@@ -9,6 +9,8 @@
 //!   from the journal's battle index.
 //! - [`post`]: the forum post of each mutating reply, from the reply itself
 //!   (the writing is `battlelog-post`'s, pure).
+//! - [`metrics`]: [`ResolverMetrics`], what `/metrics` shows of the fold
+//!   cache and the actions resolved.
 //! - [`server`]: [`run`] (config → serving until shutdown) and [`serve`].
 //! - [`config`]: defaults ← file ← `BATTLELOG_RESOLVER_*` ← flags.
 //!
@@ -23,11 +25,13 @@
 pub mod battle_id;
 pub mod config;
 pub mod listing;
+pub mod metrics;
 pub mod post;
 pub mod server;
 pub mod service;
 pub mod view;
 
 pub use config::Config;
-pub use server::{ServeError, run, serve, serve_limited, serve_with_tls};
+pub use metrics::ResolverMetrics;
+pub use server::{ServeError, run, serve};
 pub use service::ResolverService;

@@ -194,6 +194,7 @@ pub struct ResolverService {
     watches: StreamCaps,
     /// Most battles one `ListBattles` page holds.
     max_list_page_size: u32,
+    metrics: crate::metrics::ResolverMetrics,
 }
 
 fn json_of(field: &str, fields: Option<&prost_types::Struct>) -> Result<Value, Status> {
@@ -472,7 +473,18 @@ impl ResolverService {
             stopping: tokio::sync::watch::Sender::new(false),
             watches: StreamCaps::new(DEFAULT_WATCH_LIMITS),
             max_list_page_size: crate::listing::DEFAULT_MAX_PAGE_SIZE,
+            metrics: Default::default(),
         }
+    }
+
+    /// The same resolver counting into `metrics` (see
+    /// [`crate::ResolverMetrics::register`]): its cache and catch-up reads
+    /// too.
+    pub fn with_metrics(mut self, metrics: crate::metrics::ResolverMetrics) -> Self {
+        self.views = self.views.with_metrics(metrics.cache.clone());
+        self.streams = self.streams.with_metrics(metrics.cache.clone());
+        self.metrics = metrics;
+        self
     }
 
     /// The same resolver answering at most `max` battles per `ListBattles`
@@ -492,7 +504,8 @@ impl ResolverService {
     /// The same resolver keeping at most about `cache_bytes` of folded
     /// battles.
     pub fn with_cache_bytes(mut self, cache_bytes: u64) -> Self {
-        self.views = FoldCache::new(cache_bytes);
+        // In either order with `with_metrics`: the new cache keeps counting.
+        self.views = FoldCache::new(cache_bytes).with_metrics(self.metrics.cache.clone());
         self
     }
 
@@ -1113,6 +1126,7 @@ impl Resolver for ResolverService {
             // The resolution is the last record an action writes: its hash,
             // from the journal's acknowledgement, is the new head.
             if let Some((version, head_hash)) = self.append(battle_id, &mut view, Some(head), vec![event]).await? {
+                self.metrics.resolved(rules.ruleset().to_string());
                 let reply = ActResponse {
                     outcome_json: json_text(resolved.outcome.as_ref()),
                     resolved: Some(resolved),

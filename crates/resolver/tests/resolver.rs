@@ -51,13 +51,23 @@ async fn stack() -> Stack {
     let (listener, journal_url) = loopback_listener().await;
     let auth = TestAuth::shared();
     let service_token = auth.service_token();
-    tokio::spawn(battlelog_journal::serve(journal, listener, auth.verifier(), std::future::pending()));
+    tokio::spawn(battlelog_journal::serve(
+        journal,
+        listener,
+        battlelog_runtime::serve::GrpcServer::new("journal", auth.verifier()),
+        std::future::pending(),
+    ));
     let roller = RollerService::new(
         JournalClient::new(authed_channel(&journal_url, &service_token)),
         MasterKey::from_hex(MASTER_KEY).expect("key"),
     );
     let (listener, roller_url) = loopback_listener().await;
-    tokio::spawn(battlelog_roller::serve(roller, listener, auth.verifier(), std::future::pending()));
+    tokio::spawn(battlelog_roller::serve(
+        roller,
+        listener,
+        battlelog_runtime::serve::GrpcServer::new("roller", auth.verifier()),
+        std::future::pending(),
+    ));
     let roller_client = RollerClient::new(authed_channel(&roller_url, &service_token));
     let (resolver_url, service) = resolver_for(&journal_url, &roller_url).await;
     Stack {
@@ -80,7 +90,12 @@ async fn resolver_for(journal_url: &str, roller_url: &str) -> (String, battlelog
     let (listener, resolver_url) = loopback_listener().await;
     let service =
         battlelog_resolver::server::service_for(journal_url, roller_url, None, &auth.service_token()).expect("service");
-    tokio::spawn(battlelog_resolver::serve(service.clone(), listener, auth.verifier(), std::future::pending()));
+    tokio::spawn(battlelog_resolver::serve(
+        service.clone(),
+        listener,
+        battlelog_runtime::serve::GrpcServer::new("resolver", auth.verifier()),
+        std::future::pending(),
+    ));
     (resolver_url, service)
 }
 
@@ -1046,4 +1061,50 @@ async fn a_journaled_record_on_the_event_feed_warms_the_cache_from_the_journal()
         battlelog_proto::battle::type_name(&battlelog_proto::battle::decode(&record).expect("event")),
         "DiceRolled"
     );
+}
+
+/// A resolver counting into its metrics: the first command on a battle
+/// misses its cache and reads the journal, the next hits; the cache's
+/// size follows what it holds; a resolved action counts under its ruleset.
+#[tokio::test]
+async fn the_cache_and_the_actions_are_counted() {
+    let mut stack = stack().await;
+    open(&mut stack, "mx", "pokemon-d6@1", json!([{"id": "pikachu"}, {"id": "meowth"}])).await;
+    // A second resolver, cold, with metrics.
+    let auth = TestAuth::shared();
+    let metrics = battlelog_resolver::ResolverMetrics::default();
+    let service =
+        battlelog_resolver::server::service_for(&stack.journal_url, &stack.roller_url, None, &auth.service_token())
+            .expect("service")
+            .with_metrics(metrics.clone());
+    let (listener, url) = loopback_listener().await;
+    tokio::spawn(battlelog_resolver::serve(
+        service,
+        listener,
+        battlelog_runtime::serve::GrpcServer::new("resolver", auth.verifier()),
+        std::future::pending(),
+    ));
+    let mut resolver = forum_client(&url);
+    assert_eq!(metrics.cache.size(), (0, 0));
+
+    let get = || GetBattleRequest { battle_id: "mx".into(), at_version: None };
+    resolver.get_battle(get()).await.expect("get");
+    assert_eq!(metrics.cache.lookups(), (0, 1), "a miss");
+    assert_eq!(metrics.cache.catch_up_reads(), 1, "the battle fits one page");
+    let (bytes, battles) = metrics.cache.size();
+    assert_eq!(battles, 1);
+    assert!(bytes > 0);
+
+    resolver.get_battle(get()).await.expect("get");
+    assert_eq!(metrics.cache.lookups(), (1, 1), "then a hit");
+    assert_eq!(metrics.cache.catch_up_reads(), 2, "a read catches up again");
+
+    let attack = json!({"type": "attack", "actor": "pikachu", "target": "meowth", "move": "Thunderbolt", "power": 90});
+    resolver.act(act("mx", "a1", attack.clone())).await.expect("attack");
+    assert_eq!(metrics.actions("pokemon-d6@1"), 1);
+    assert_eq!(metrics.cache.lookups(), (2, 1));
+    assert!(metrics.cache.size().0 > bytes, "the folded battle grew by a roll and a resolution");
+    // A retry replays the recorded resolution: not another action.
+    resolver.act(act("mx", "a1", attack)).await.expect("retried attack");
+    assert_eq!(metrics.actions("pokemon-d6@1"), 1);
 }

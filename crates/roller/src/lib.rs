@@ -4,6 +4,8 @@
 //! - [`ledger`]: what the roller needs to know of a battle (client seed,
 //!   epoch, next nonce, recorded requests), folded from its journal stream.
 //! - [`service`]: the `Roller` gRPC service: commit, roll, reveal.
+//! - [`metrics`]: [`RollerMetrics`], what `/metrics` shows of rolls,
+//!   dice, reveals and commitments.
 //! - [`server`]: [`run`] (config → serving until shutdown) and [`serve`].
 //! - [`config`]: defaults ← file ← `BATTLELOG_ROLLER_*` ← flags.
 //!
@@ -15,10 +17,12 @@
 pub mod config;
 pub mod ledger;
 pub mod master_key;
+pub mod metrics;
 pub mod server;
 pub mod service;
 
 pub use config::Config;
 pub use master_key::MasterKey;
-pub use server::{ServeError, run, serve, serve_limited, serve_with_tls};
+pub use metrics::RollerMetrics;
+pub use server::{ServeError, run, serve};
 pub use service::RollerService;

@@ -29,6 +29,7 @@ use tracing::{debug, info, warn};
 
 use crate::ledger::{Ledger, reveal_key, roll_key};
 use crate::master_key::MasterKey;
+use crate::metrics::RollerMetrics;
 use battlelog_proto::battle::{self as events, die_to_proto, rendering};
 
 // The input limits live with every other service's (battlelog_runtime::limits).
@@ -46,6 +47,7 @@ pub struct RollerService {
     /// serialises this replica's writes to a battle, so they do not race
     /// each other for versions.
     ledgers: FoldCache<Ledger>,
+    metrics: RollerMetrics,
 }
 
 /// What a hinted roll (one with the caller's head) came to.
@@ -63,13 +65,30 @@ impl RollerService {
         let signer = Arc::new(master_key.commitment_signer());
         // The public key only: operators publish it for auditors.
         info!(roller_key = %signer.roller_key(), "commitments are signed with this roller key");
-        Self { streams: StreamClient::new(journal), master_key, signer, ledgers: FoldCache::new(DEFAULT_CACHE_BYTES) }
+        Self {
+            streams: StreamClient::new(journal),
+            master_key,
+            signer,
+            ledgers: FoldCache::new(DEFAULT_CACHE_BYTES),
+            metrics: RollerMetrics::default(),
+        }
+    }
+
+    /// The same roller counting into `metrics` (see [`RollerMetrics::register`]).
+    pub fn with_metrics(mut self, metrics: RollerMetrics) -> Self {
+        self.metrics = metrics;
+        self
     }
 
     /// The same roller keeping at most about `cache_bytes` of ledgers.
     pub fn with_cache_bytes(mut self, cache_bytes: u64) -> Self {
         self.ledgers = FoldCache::new(cache_bytes);
         self
+    }
+
+    /// Counts rolls the journal has just taken (not replays).
+    fn count_rolls(&self, rolled: &[DiceRolled]) {
+        self.metrics.rolled(rolled.len() as u64, rolled.iter().map(|r| r.dice.len() as u64).sum());
     }
 
     /// The commitment of `battle_id`'s `epoch`, its signature and our key.
@@ -212,6 +231,9 @@ impl RollerService {
                         }
                     }
                 }
+                if fresh {
+                    self.count_rolls(&rolled);
+                }
                 let rolls = rolled
                     .into_iter()
                     .zip(versions)
@@ -242,6 +264,7 @@ impl Roller for RollerService {
         let request = request.into_inner();
         validate::battle_id(&request.battle_id)?;
         let (commitment, commitment_signature, roller_key) = self.signed_commitment(&request.battle_id, request.epoch);
+        self.metrics.committed();
         Ok(Response::new(CommitmentResponse { commitment, commitment_signature, roller_key }))
     }
 
@@ -308,6 +331,7 @@ impl Roller for RollerService {
             // the journal has acknowledged (flushed) them.
             match self.streams.append(battle_id, Some(head), new_events).await {
                 Ok(appended) if appended.follows(Some(head)) => {
+                    self.count_rolls(&rolled);
                     let rolls = rolled
                         .into_iter()
                         .zip(appended.events)
@@ -383,6 +407,7 @@ impl Roller for RollerService {
                 .collect();
             match self.streams.append(battle_id, Some(head), new_events).await {
                 Ok(appended) if appended.follows(Some(head)) => {
+                    self.metrics.revealed(reveal.len() > 1);
                     let versions = appended.events.iter().map(|e| e.version);
                     return Ok(Response::new(reveal_response(versions.zip(reveal).collect())));
                 }

@@ -14,7 +14,7 @@ use battlelog_proto::v1::{
     AppendRequest, BattleOpened, CommitmentRequest, ExpectedVersion, ReadStreamRequest, RevealRequest, RollRequest,
     RollSpec, battle_event::Event, expected_version,
 };
-use battlelog_roller::{MasterKey, RollerService};
+use battlelog_roller::{MasterKey, RollerMetrics, RollerService};
 use battlelog_test_support::TestAuth;
 use tokio::net::TcpListener;
 use tonic::{Code, Request};
@@ -35,6 +35,7 @@ struct Stack {
     journal: JournalClient<AuthChannel>,
     roller: RollerClient<AuthChannel>,
     service: RollerService,
+    metrics: RollerMetrics,
     _dir: tempfile::TempDir,
 }
 
@@ -46,15 +47,27 @@ async fn stack() -> Stack {
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let journal_url = format!("http://{}", listener.local_addr().expect("addr"));
     let auth = TestAuth::shared();
-    tokio::spawn(battlelog_journal::serve(journal, listener, auth.verifier(), std::future::pending()));
+    tokio::spawn(battlelog_journal::serve(
+        journal,
+        listener,
+        battlelog_runtime::serve::GrpcServer::new("journal", auth.verifier()),
+        std::future::pending(),
+    ));
     let journal = battlelog_roller::server::journal_client(&journal_url, &auth.service_token()).expect("url");
-    let service = RollerService::new(journal.clone(), MasterKey::from_hex(MASTER_KEY).expect("key"));
+    let metrics = RollerMetrics::default();
+    let service = RollerService::new(journal.clone(), MasterKey::from_hex(MASTER_KEY).expect("key"))
+        .with_metrics(metrics.clone());
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let roller_url = format!("http://{}", listener.local_addr().expect("addr"));
-    tokio::spawn(battlelog_roller::serve(service.clone(), listener, auth.verifier(), std::future::pending()));
+    tokio::spawn(battlelog_roller::serve(
+        service.clone(),
+        listener,
+        battlelog_runtime::serve::GrpcServer::new("roller", auth.verifier()),
+        std::future::pending(),
+    ));
     let channel = tonic::transport::Endpoint::from_shared(roller_url).expect("url").connect_lazy();
     let roller = RollerClient::new(battlelog_auth::authed(channel, &auth.service_token()).expect("token"));
-    Stack { journal, roller, service, _dir: dir }
+    Stack { journal, roller, service, metrics, _dir: dir }
 }
 
 async fn open_battle(stack: &mut Stack, battle_id: &str, client_seed: &str) {
@@ -305,4 +318,32 @@ async fn bad_input_is_invalid_argument_naming_the_field() {
     assert_eq!(journaled(&mut stack, "b7").await.len(), 1, "nothing was written");
     let missing = stack.roller.roll(roll_request("nobattle", "r", &["1d6"])).await.expect_err("no battle");
     assert_eq!(missing.code(), Code::NotFound);
+}
+
+/// Rolls, dice, reveals and commitments are counted once, when the journal
+/// takes them: replays of a request add nothing.
+#[tokio::test]
+async fn rolls_reveals_and_commitments_are_counted_once() {
+    let mut stack = stack().await;
+    open_battle(&mut stack, "m1", "seed").await;
+    assert_eq!(stack.metrics.counts(), [0, 0, 0, 1], "the opening's commitment");
+    // 4d6kh3 draws four dice (one is dropped, but drawn), 1d20 one.
+    stack.roller.roll(roll_request("m1", "r1", &["4d6kh3", "1d20"])).await.expect("roll");
+    assert_eq!(stack.metrics.counts(), [2, 5, 0, 1]);
+    let replayed = stack.roller.roll(roll_request("m1", "r1", &["4d6kh3", "1d20"])).await.expect("roll").into_inner();
+    assert!(replayed.replayed);
+    assert_eq!(stack.metrics.counts(), [2, 5, 0, 1], "a replay is not a roll");
+
+    let reveal = |request_id: &str, closing: bool| RevealRequest {
+        battle_id: "m1".into(),
+        closing,
+        request_id: request_id.into(),
+        requested_by: None,
+    };
+    stack.roller.reveal(reveal("v1", false)).await.expect("reveal");
+    assert_eq!(stack.metrics.counts(), [2, 5, 1, 2], "a reveal, and the next epoch's commitment");
+    stack.roller.reveal(reveal("v1", false)).await.expect("reveal replayed");
+    assert_eq!(stack.metrics.counts(), [2, 5, 1, 2], "a replayed reveal adds nothing");
+    stack.roller.reveal(reveal("v2", true)).await.expect("closing reveal");
+    assert_eq!(stack.metrics.counts(), [2, 5, 2, 2], "a closing reveal commits to no next epoch");
 }

@@ -1,10 +1,13 @@
 //! What every battlelog service binary shares, so the three behave alike.
 //!
-//! - [`logging`]: structured logs to stderr, text or JSON.
+//! - [`logging`]: the log format key (text or JSON).
+//! - [`telemetry`]: logs to stderr and spans as OpenTelemetry spans, the
+//!   W3C trace-context propagator, and the OTLP exporter when an endpoint
+//!   is configured; log lines inside a request carry its trace id.
 //! - [`shutdown_signal`]: resolves on SIGINT or SIGTERM.
 //! - [`announce`]: the one readiness line on stdout (`<service> listening on <addr>`).
-//! - [`start`]: what every binary does first — logging, its file limit
-//!   raised ([`raise_file_limit`]), then its listener.
+//! - [`start`]: what every binary does first — logs and traces, its file
+//!   limit raised ([`raise_file_limit`]), then its listener.
 //! - [`config`]: a service's configuration, layered with figment, and its flags.
 //! - [`edge`]: what every gRPC server does before a handler runs —
 //!   connection limit, first-request deadline, HTTP/2 keepalive, load
@@ -16,12 +19,20 @@
 //! - [`limits`]: every input limit, and the checks of battle ids, request
 //!   ids and free text against them, answered as a plain [`limits::FieldError`]
 //!   (also reachable as `validate`, the name handlers call the checks by).
+//! - [`observe`]: the one tower layer every gRPC server wears outermost —
+//!   request metrics by service, method and code, refusal counters, open
+//!   streams, a span per request under the caller's W3C trace context, and
+//!   the access-log line.
 //! - [`nats_url`]: NATS URLs with credentials, split for async-nats and
 //!   masked for logs.
 //! - [`streams`]: server streams released as soon as their client leaves,
 //!   ended at their deadline, and capped per token and per connection.
 //! - [`tls`]: TLS (and mutual TLS) config keys, server and client TLS
 //!   configs, and the development PKI of `battlelog up --tls`.
+//! - [`serve`]: the one way a service serves — the gRPC server builder
+//!   (listener, TLS, observe layer, edge, authentication, health,
+//!   reflection, shutdown) and every service's metrics port and readiness.
+//! - [`metrics`]: a service's Prometheus registry and its `/metrics` port.
 
 pub mod config;
 pub mod edge;
@@ -29,8 +40,12 @@ pub mod grpc;
 pub mod http;
 pub mod limits;
 pub mod logging;
+pub mod metrics;
 pub mod nats_url;
+pub mod observe;
+pub mod serve;
 pub mod streams;
+pub mod telemetry;
 pub mod tls;
 
 /// The checks of [`limits`] under the name handlers call them by
@@ -40,12 +55,65 @@ pub use limits as validate;
 use std::io::Write;
 use std::net::SocketAddr;
 
+/// The battlelog version every service binary reports
+/// (`battlelog_build_info`, `--version`).
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
 /// Prints `<service> listening on <addr>` on stdout and flushes it: whoever
 /// started the service with port 0 learns its port from this line (logs go
 /// to stderr, so the line is never interleaved with them).
 pub fn announce(service: &str, addr: SocketAddr) -> std::io::Result<()> {
+    say(Announcement { service: service.to_owned(), what: Announced::Listening, addr })
+}
+
+/// Prints `<service> metrics on http://<addr>/metrics` on stdout, before
+/// its readiness line ([`announce`]), which stays the last line.
+pub fn announce_metrics(service: &str, addr: SocketAddr) -> std::io::Result<()> {
+    say(Announcement { service: service.to_owned(), what: Announced::Metrics, addr })
+}
+
+/// What a service announced: its address, or its metrics port's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Announcement {
+    /// `battlelog-journal`, …
+    pub service: String,
+    pub what: Announced,
+    pub addr: SocketAddr,
+}
+
+/// See [`Announcement`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Announced {
+    Listening,
+    Metrics,
+}
+
+type Captured = std::sync::Mutex<Option<tokio::sync::mpsc::UnboundedSender<Announcement>>>;
+static CAPTURED: std::sync::OnceLock<Captured> = std::sync::OnceLock::new();
+
+/// From now on, this process's announcements come here instead of stdout:
+/// for `battlelog up`, which runs every service in one process and prints
+/// one banner of its own with their addresses. A later call takes them over.
+pub fn capture_announcements() -> tokio::sync::mpsc::UnboundedReceiver<Announcement> {
+    let (sender, receiver) = tokio::sync::mpsc::unbounded_channel();
+    let slot = CAPTURED.get_or_init(Default::default);
+    *slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(sender);
+    receiver
+}
+
+fn say(announcement: Announcement) -> std::io::Result<()> {
+    if let Some(slot) = CAPTURED.get()
+        && let Some(sender) = slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner).as_ref()
+        && sender.send(announcement.clone()).is_ok()
+    {
+        return Ok(());
+    }
+    let Announcement { service, what, addr } = announcement;
     let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "{service} listening on {addr}")?;
+    match what {
+        Announced::Listening => writeln!(stdout, "{service} listening on {addr}")?,
+        Announced::Metrics => writeln!(stdout, "{service} metrics on http://{addr}/metrics")?,
+    }
     stdout.flush()
 }
 
@@ -58,19 +126,25 @@ pub enum StartError {
     Listen { addr: SocketAddr, source: std::io::Error },
 }
 
-/// Installs the logs and binds the service's listener: the first steps of
-/// every service binary, before anything else may fail on configuration.
+/// Installs the logs and traces ([`telemetry::init`]: `service` is the
+/// short name, `resolver`; `otlp_endpoint` the collector spans are exported
+/// to, none: not exported) and binds the service's listener: the first
+/// steps of every service binary, before anything else may fail on
+/// configuration. Keep the returned [`telemetry::Telemetry`] until the
+/// service has stopped: dropping it flushes the last spans.
 pub async fn start(
+    service: &str,
     log: &str,
     log_format: logging::LogFormat,
+    otlp_endpoint: Option<&str>,
     listen: SocketAddr,
-) -> Result<(tokio::net::TcpListener, SocketAddr), StartError> {
-    logging::init(log, log_format).map_err(StartError::Logging)?;
+) -> Result<(tokio::net::TcpListener, SocketAddr, telemetry::Telemetry), StartError> {
+    let telemetry = telemetry::init(log, log_format, service, otlp_endpoint).map_err(StartError::Logging)?;
     raise_file_limit();
     let listen_error = |source| StartError::Listen { addr: listen, source };
     let listener = tokio::net::TcpListener::bind(listen).await.map_err(listen_error)?;
     let local = listener.local_addr().map_err(listen_error)?;
-    Ok((listener, local))
+    Ok((listener, local, telemetry))
 }
 
 /// Raises this process's soft limit on open files to its hard limit: each

@@ -20,6 +20,7 @@ use quick_cache::{DefaultHashBuilder, Lifecycle, Weighter};
 use tokio::sync::{Mutex, OwnedMutexGuard};
 
 use crate::Fold;
+use crate::metrics::CacheMetrics;
 
 /// What one cache entry costs beyond its state: the key, the map's slot,
 /// the `Arc` and the mutex.
@@ -68,11 +69,12 @@ impl<S> Lifecycle<String, Entry<S>> for PinnedWhileHeld {
 pub struct FoldCache<S> {
     entries: Arc<Cache<String, Entry<S>, ByBytes, DefaultHashBuilder, PinnedWhileHeld>>,
     budget_bytes: u64,
+    metrics: CacheMetrics,
 }
 
 impl<S> Clone for FoldCache<S> {
     fn clone(&self) -> Self {
-        Self { entries: self.entries.clone(), budget_bytes: self.budget_bytes }
+        Self { entries: self.entries.clone(), budget_bytes: self.budget_bytes, metrics: self.metrics.clone() }
     }
 }
 
@@ -92,7 +94,21 @@ impl<S: Fold> FoldCache<S> {
         // A guess at the number of battles, for the cache's tables only.
         let estimated_battles = usize::try_from(budget_bytes / 4096).unwrap_or(usize::MAX).clamp(16, 1 << 20);
         let entries = Cache::with(estimated_battles, budget_bytes.max(1), ByBytes, Default::default(), PinnedWhileHeld);
-        Self { entries: Arc::new(entries), budget_bytes }
+        Self { entries: Arc::new(entries), budget_bytes, metrics: CacheMetrics::default() }
+    }
+
+    /// The same cache counting hits and misses into `metrics` and keeping
+    /// its size there (set after every change: a lookup may insert and
+    /// evict, letting go re-weighs).
+    pub fn with_metrics(mut self, metrics: CacheMetrics) -> Self {
+        metrics.set_size(self.weight_bytes(), self.len());
+        self.metrics = metrics;
+        self
+    }
+
+    /// Records the size as it stands.
+    fn measured(&self) {
+        self.metrics.set_size(self.entries.weight(), self.entries.len());
     }
 
     /// The budget this cache was made with.
@@ -117,7 +133,9 @@ impl<S: Fold> FoldCache<S> {
     /// `battle_id`'s state, locked for this command (created empty when not
     /// cached). Waits while another command of this replica holds it.
     pub async fn lock(&self, battle_id: &str) -> Held<S> {
+        let mut missed = false;
         let entry = self.entries.get_or_insert_with(battle_id, || {
+            missed = true;
             Ok::<_, Infallible>(Entry {
                 state: Arc::new(Mutex::new(S::default())),
                 users: Arc::new(AtomicUsize::new(0)),
@@ -125,6 +143,10 @@ impl<S: Fold> FoldCache<S> {
             })
         });
         let Ok(entry) = entry;
+        self.metrics.looked_up(!missed);
+        if missed {
+            self.measured();
+        }
         // Pinned from here on. (Evicted in the instant before, it would
         // only be read again by the next command.)
         entry.users.fetch_add(1, Ordering::AcqRel);
@@ -151,6 +173,7 @@ impl<S: Fold> FoldCache<S> {
             // the battle afresh.
             let entry = Entry { state: shared.clone(), users: users.clone(), bytes };
             let _ = self.entries.replace(battle_id.to_owned(), entry, true);
+            self.measured();
         }
     }
 }
@@ -269,5 +292,26 @@ mod tests {
         assert!(Arc::ptr_eq(&peeked, &held.shared));
         drop(held);
         assert_eq!(cache.peek("busy").expect("cached").try_lock().expect("free").next_version(), 9);
+    }
+
+    /// A first lookup misses, the next hits; the size recorded is what the
+    /// cache holds: each entry its state's weight, its key and the
+    /// per-entry overhead, and nothing once a state too heavy is dropped.
+    #[tokio::test]
+    async fn lookups_and_size_are_recorded() {
+        let metrics = CacheMetrics::default();
+        let cache = FoldCache::<Counted>::new(64 * 1024).with_metrics(metrics.clone());
+        assert_eq!(metrics.size(), (0, 0));
+        cache.lock("b1").await.bytes = 1000;
+        assert_eq!(metrics.lookups(), (0, 1), "a miss");
+        assert_eq!(metrics.size(), (2 + ENTRY_OVERHEAD_BYTES + 1000, 1));
+        cache.lock("b1").await.bytes = 3000;
+        assert_eq!(metrics.lookups(), (1, 1), "then a hit");
+        cache.lock("b22").await.bytes = 10;
+        assert_eq!(metrics.size(), ((2 + ENTRY_OVERHEAD_BYTES + 3000) + (3 + ENTRY_OVERHEAD_BYTES + 10), 2));
+        // Over the whole budget: dropped when let go of.
+        cache.lock("b1").await.bytes = 100_000;
+        assert_eq!(metrics.size(), (3 + ENTRY_OVERHEAD_BYTES + 10, 1));
+        assert_eq!(metrics.lookups(), (2, 2));
     }
 }

@@ -9,6 +9,7 @@ use battlelog_proto::v1::{
 
 use crate::Fold;
 use crate::error::StreamError;
+use crate::metrics::CacheMetrics;
 
 /// What an append wrote.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,11 +35,18 @@ impl Appended {
 #[derive(Debug, Clone)]
 pub struct StreamClient {
     journal: JournalClient<AuthChannel>,
+    metrics: CacheMetrics,
 }
 
 impl StreamClient {
     pub fn new(journal: JournalClient<AuthChannel>) -> Self {
-        Self { journal }
+        Self { journal, metrics: CacheMetrics::default() }
+    }
+
+    /// The same client counting its catch-up reads into `metrics`.
+    pub fn with_metrics(mut self, metrics: CacheMetrics) -> Self {
+        self.metrics = metrics;
+        self
     }
 
     /// Folds into `state` what the journal holds past it, up to the head the
@@ -48,6 +56,7 @@ impl StreamClient {
     /// [`StreamError::Fold`].
     pub async fn catch_up<S: Fold>(&self, stream_id: &str, state: &mut S) -> Result<(), StreamError> {
         loop {
+            self.metrics.catch_up_read();
             let page = self.page(stream_id, state.next_version(), 0).await?;
             let fetched = page.events.len();
             for recorded in page.events {

@@ -10,6 +10,8 @@
 //!   replay, a battle as it stood at an old version).
 //! - [`cache`]: [`FoldCache`] — one folded state per battle, evicted by one
 //!   policy within a budget in bytes; a state in use is never evicted.
+//! - [`metrics`]: [`CacheMetrics`] — the cache's size, hits and misses and
+//!   the catch-up reads, for a service's `/metrics`.
 //! - [`error`]: [`StreamError`] — the journal's statuses read by their
 //!   `google.rpc.ErrorInfo` reasons (never by message text), the one way back
 //!   to a `Status`, and how a peer's status is passed on ([`downstream`]).
@@ -22,10 +24,12 @@
 pub mod cache;
 pub mod client;
 pub mod error;
+pub mod metrics;
 
 pub use cache::{FoldCache, Held};
 pub use client::{Appended, StreamClient};
 pub use error::{StreamError, downstream};
+pub use metrics::CacheMetrics;
 
 use battlelog_proto::v1::JournalRecord;
 

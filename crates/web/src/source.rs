@@ -39,6 +39,9 @@ impl Credentials {
 
     fn request<T>(&self, message: T) -> Request<T> {
         let mut request = Request::new(message);
+        // The page's span's trace, continued by the resolver (as every
+        // service-to-service call does through battlelog_auth::Bearer).
+        battlelog_auth::inject_trace_context(request.metadata_mut());
         request.metadata_mut().insert("authorization", self.bearer.clone());
         if let Some(key) = &self.share_key {
             request.metadata_mut().insert(SHARE_KEY_METADATA, key.clone());

@@ -1,4 +1,4 @@
-//! The service's HTTP port: `/metrics` (Prometheus text), the parked
+//! The service's HTTP port: `/metrics` (OpenMetrics text), the parked
 //! deliveries (`GET /v1/parked`) and their replay (`POST /v1/replay`),
 //! both filtered by `?tenant=` and `?battle=`, and `/healthz`.
 //!
@@ -18,19 +18,25 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use battlelog_auth::{Role, Verifier};
+use prometheus_client::registry::Registry;
 use serde_json::json;
 
 use crate::deliver::Deliverer;
-use crate::metrics::Metrics;
+use crate::metrics::WebhooksMetrics;
 use crate::store::{Filter, Store};
 
 #[derive(Debug, Clone)]
 pub struct Admin {
     pub store: Arc<Store>,
     pub deliverer: Deliverer,
-    pub metrics: Arc<Metrics>,
+    pub metrics: Arc<WebhooksMetrics>,
+    /// What `/metrics` shows: the registry `metrics` is registered in.
+    pub registry: Arc<Registry>,
     pub verifier: Verifier,
 }
+
+/// The content type of prometheus-client's text encoding.
+const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
 pub fn router(admin: Admin) -> Router {
     Router::new()
@@ -79,14 +85,11 @@ async fn metrics(State(admin): State<Admin>, headers: HeaderMap) -> Response {
     if let Some(refused) = refusal(&admin, &headers) {
         return refused;
     }
-    match admin.store.parked_by_tenant() {
-        Ok(parked) => (
-            StatusCode::OK,
-            [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
-            admin.metrics.render(&parked, admin.store.queued()),
-        )
-            .into_response(),
-        Err(error) => internal(error),
+    let mut body = String::new();
+    match prometheus_client::encoding::text::encode(&mut body, &admin.registry) {
+        Ok(()) => (StatusCode::OK, [(header::CONTENT_TYPE, OPENMETRICS)], body).into_response(),
+        // The gauges read the store: it failed (the log says why).
+        Err(_) => internal("cannot read the parked and queued deliveries from the store"),
     }
 }
 
@@ -112,7 +115,7 @@ async fn replay(State(admin): State<Admin>, headers: HeaderMap, Query(filter): Q
     if let Err(error) = admin.store.flush().await {
         return internal(error);
     }
-    Metrics::add(&admin.metrics.replayed, count as u64);
+    admin.metrics.replayed.inc_by(count as u64);
     for battle in &battles {
         admin.deliverer.wake(battle.clone());
     }

@@ -28,7 +28,7 @@ use tokio_stream::StreamExt;
 use tracing::{info, warn};
 
 use crate::deliver::Deliverer;
-use crate::metrics::Metrics;
+use crate::metrics::WebhooksMetrics;
 use crate::store::{Enqueued, Store, now_ms};
 
 /// What the consumer needs from the config.
@@ -54,7 +54,7 @@ pub async fn follow(
     options: ConsumerOptions,
     store: std::sync::Arc<Store>,
     deliverer: Deliverer,
-    metrics: std::sync::Arc<Metrics>,
+    metrics: std::sync::Arc<WebhooksMetrics>,
     mut stop: watch::Receiver<bool>,
 ) {
     let url = NatsUrl::new(&options.nats_url);
@@ -97,7 +97,7 @@ async fn follow_once(
     context: &jetstream::Context,
     store: &Store,
     deliverer: &Deliverer,
-    metrics: &Metrics,
+    metrics: &WebhooksMetrics,
 ) -> Result<(), String> {
     let stream = context.get_stream(&options.stream).await.map_err(|e| format!("stream {}: {e}", options.stream))?;
     let config = pull::Config {
@@ -131,7 +131,7 @@ async fn follow_once(
                 // Not an event of the fan-out (nothing the journal
                 // publishes): counted and logged, and acknowledged so that
                 // it does not block the stream.
-                Metrics::add(&metrics.undecodable, 1);
+                metrics.undecodable.inc();
                 warn!(%error, subject = %message.subject, "not a committed event; skipped");
                 message.ack().await.map_err(|e| format!("ack: {e}"))?;
                 continue;
@@ -142,7 +142,7 @@ async fn follow_once(
             continue;
         };
         if !deliverer.serves(&first.tenant) {
-            Metrics::add(&metrics.skipped_no_endpoint, entries.len() as u64);
+            metrics.skipped_no_endpoint.inc_by(entries.len() as u64);
             message.ack().await.map_err(|e| format!("ack: {e}"))?;
             continue;
         }
@@ -151,7 +151,7 @@ async fn follow_once(
         for entry in &entries {
             let routed = store.enqueue(entry, options.gap_wait, now_ms()).map_err(|e| format!("store: {e}"))?;
             if let Some(missing) = &routed.skipped {
-                Metrics::add(&metrics.gaps, 1);
+                metrics.gaps.inc();
                 warn!(
                     tenant = %entry.tenant,
                     battle = %entry.battle,
@@ -168,12 +168,12 @@ async fn follow_once(
             }
             placed.push(routed.placed);
         }
-        Metrics::add(&metrics.received, placed.len() as u64);
+        metrics.received.inc_by(placed.len() as u64);
         store.flush().await.map_err(|e| format!("store: {e}"))?;
         if let Some((entry, expected)) = ahead {
             // Not acknowledged: JetStream offers it again once its
             // predecessors had their chance to arrive.
-            Metrics::add(&metrics.out_of_order, 1);
+            metrics.out_of_order.inc();
             info!(tenant = %entry.tenant, battle = %entry.battle, version = entry.version, expected, "an event ahead of its battle; offered again later");
             message.ack_with(AckKind::Nak(Some(options.gap_retry))).await.map_err(|e| format!("nak: {e}"))?;
         } else {
@@ -183,8 +183,12 @@ async fn follow_once(
         for placed in placed {
             match placed {
                 Enqueued::Queued => deliverer.wake(battle.clone()),
-                Enqueued::ParkedBehind => Metrics::add(&metrics.parked, 1),
-                Enqueued::Duplicate => Metrics::add(&metrics.duplicates, 1),
+                Enqueued::ParkedBehind => {
+                    metrics.parked.inc();
+                }
+                Enqueued::Duplicate => {
+                    metrics.duplicates.inc();
+                }
                 Enqueued::Ahead { .. } => {}
             }
         }

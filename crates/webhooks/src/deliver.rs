@@ -20,7 +20,7 @@ use tokio::sync::{Semaphore, watch};
 use tracing::{info, warn};
 
 use crate::config::{Retry, TenantEndpoint};
-use crate::metrics::Metrics;
+use crate::metrics::WebhooksMetrics;
 use crate::signature::{Secret, headers};
 use crate::store::{BattleKey, Entry, Store, now_ms};
 
@@ -92,7 +92,7 @@ struct Inner {
     client: HttpClient,
     retry: Retry,
     request_timeout: Duration,
-    metrics: Arc<Metrics>,
+    metrics: Arc<WebhooksMetrics>,
     /// The battles with a worker running.
     active: Mutex<HashSet<BattleKey>>,
     /// At most `max_concurrent_deliveries` POSTs at once.
@@ -133,7 +133,7 @@ impl Deliverer {
         retry: Retry,
         request_timeout: Duration,
         max_concurrent: usize,
-        metrics: Arc<Metrics>,
+        metrics: Arc<WebhooksMetrics>,
         stop: watch::Receiver<bool>,
     ) -> Self {
         Self {
@@ -210,7 +210,7 @@ impl Deliverer {
         };
         loop {
             entry.attempts += 1;
-            Metrics::add(&inner.metrics.attempts, 1);
+            inner.metrics.attempts.inc();
             let result = {
                 let Ok(_permit) = inner.in_flight.acquire().await else { return false };
                 let mut stop = inner.stop.clone();
@@ -224,12 +224,12 @@ impl Deliverer {
                     if let Err(error) = inner.store.delivered(&entry) {
                         warn!(%error, "cannot mark a delivery done; it will be sent again");
                     }
-                    Metrics::add(&inner.metrics.delivered, 1);
+                    inner.metrics.delivered.inc();
                     return true;
                 }
                 Err(failure) => failure,
             };
-            Metrics::add(&inner.metrics.failures, 1);
+            inner.metrics.failures.inc();
             let age = Duration::from_millis(now_ms().saturating_sub(entry.received_at_ms));
             if entry.attempts >= inner.retry.max_attempts || age >= inner.retry.max_age {
                 self.park(&entry, &format!("{failure} (attempt {})", entry.attempts));
@@ -248,7 +248,7 @@ impl Deliverer {
     fn park(&self, entry: &Entry, error: &str) {
         match self.inner.store.park(entry, error) {
             Ok(count) => {
-                Metrics::add(&self.inner.metrics.parked, count as u64);
+                self.inner.metrics.parked.inc_by(count as u64);
                 warn!(tenant = %entry.tenant, battle = %entry.battle, version = entry.version, count, error, "delivery parked with its battle's later events");
             }
             Err(error) => warn!(%error, "cannot park a delivery; it stays queued"),

@@ -13,7 +13,8 @@
 //!   (or of the JetStream journal's log).
 //! - [`deliver`]: one worker per battle, POSTs with backoff and jitter,
 //!   parking.
-//! - [`metrics`]: the counters and gauges of `/metrics`.
+//! - [`metrics`]: [`WebhooksMetrics`], the counters and gauges of `/metrics`
+//!   (prometheus-client).
 //! - [`admin`]: the HTTP port — `/metrics`, `/v1/parked`, `/v1/replay`
 //!   (`service` tokens only), `/healthz`.
 //!
@@ -34,10 +35,12 @@ use std::time::Duration;
 
 use anyhow::Context;
 use battlelog_auth::Verifier;
+use prometheus_client::registry::Registry;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 pub use config::Config;
+pub use metrics::WebhooksMetrics;
 
 /// The service, its files read and its store open, not yet serving.
 #[derive(Debug)]
@@ -46,6 +49,9 @@ pub struct Webhooks {
     store: Arc<store::Store>,
     endpoints: BTreeMap<String, deliver::Endpoint>,
     verifier: Verifier,
+    /// The counters, and the registry the admin port's `/metrics` shows
+    /// them from.
+    metrics: (WebhooksMetrics, Arc<Registry>),
 }
 
 impl Webhooks {
@@ -76,19 +82,34 @@ impl Webhooks {
         let store = store::Store::open(&config.data_dir).with_context(|| {
             format!("cannot open the store in {} (is another instance using it?)", config.data_dir.display())
         })?;
-        Ok(Self { config: config.clone(), store: Arc::new(store), endpoints, verifier })
+        let store = Arc::new(store);
+        let metrics = metrics::own_registry();
+        metrics.0.read_gauges_from(store.clone());
+        Ok(Self { config: config.clone(), store, endpoints, verifier, metrics })
+    }
+
+    /// The service's counters (the same handles both `/metrics` show).
+    pub fn metrics(&self) -> &WebhooksMetrics {
+        &self.metrics.0
     }
 
     /// Follows the journal's events and serves the HTTP port on `listener`
     /// until `shutdown` resolves. Deliveries in progress then stop; what
     /// they had not delivered is in the store, for the next start.
+    /// `observed`: its metrics port and readiness line
+    /// (battlelog_runtime::serve); the service's counters and gauges are
+    /// registered in its registry too, so its port shows them as the admin
+    /// port does.
     pub async fn serve(
         self,
         listener: TcpListener,
+        mut observed: battlelog_runtime::serve::Observed,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> anyhow::Result<()> {
         let config = &self.config;
-        let metrics = Arc::new(metrics::Metrics::default());
+        let (metrics, registry) = self.metrics;
+        metrics.register_again(observed.registry().sub_registry_with_prefix(config::SERVICE));
+        let metrics = Arc::new(metrics);
         let (stop, stopped) = watch::channel(false);
         let deliverer = deliver::Deliverer::new(
             self.store.clone(),
@@ -117,22 +138,28 @@ impl Webhooks {
         };
         let following =
             tokio::spawn(consumer::follow(options, self.store.clone(), deliverer.clone(), metrics.clone(), stopped));
-        let admin = admin::Admin { store: self.store.clone(), deliverer, metrics, verifier: self.verifier };
+        let admin = admin::Admin { store: self.store.clone(), deliverer, metrics, registry, verifier: self.verifier };
+        let ready = observed.ready(listener.local_addr()?).await?;
         let served =
             battlelog_runtime::http::serve_limited(admin::router(admin), listener, config.http_limits(), shutdown)
                 .await;
         stop.send_replace(true);
         let _ = following.await;
+        ready.stop().await;
         self.store.flush().await?;
         served.context("serving the HTTP port")
     }
 }
 
-/// Runs the service as configured on `listener` until `shutdown` resolves.
+/// Runs the service as configured on `listener` until `shutdown` resolves;
+/// serves `/metrics` on `metrics_listen` too when set (its admin port keeps
+/// its own, token-guarded `/metrics`), and prints its readiness line once
+/// every file is read and the store is open.
 pub async fn run(
     config: &Config,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
-    Webhooks::open(config)?.serve(listener, shutdown).await
+    let observed = battlelog_runtime::serve::Observed::configured(config::SERVICE, &config.observability);
+    Webhooks::open(config)?.serve(listener, observed, shutdown).await
 }

@@ -1,78 +1,168 @@
-//! The service's counters, shown at `/metrics` in the Prometheus text
-//! format (version 0.0.4), with the parked and queued gauges read from the
-//! store when scraped.
+//! [`WebhooksMetrics`]: the service's counters, and the parked and queued
+//! gauges read from the store when scraped, shown at the admin port's
+//! `/metrics` in the OpenMetrics text format (prometheus-client's encoder).
 
-use std::collections::BTreeMap;
-use std::fmt::Write;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
-/// Counters since the process started.
-#[derive(Debug, Default)]
-pub struct Metrics {
-    pub received: AtomicU64,
-    pub delivered: AtomicU64,
-    pub attempts: AtomicU64,
-    pub failures: AtomicU64,
-    pub parked: AtomicU64,
-    pub replayed: AtomicU64,
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
+use prometheus_client::metrics::MetricType;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::registry::Registry;
+
+use crate::store::Store;
+
+/// Counters since the process started; cheap to clone (every handle shares
+/// its value). The default one is registered nowhere.
+#[derive(Debug, Clone, Default)]
+pub struct WebhooksMetrics {
+    pub received: Counter,
+    pub delivered: Counter,
+    pub attempts: Counter,
+    pub failures: Counter,
+    pub parked: Counter,
+    pub replayed: Counter,
     /// Events of tenants without an endpoint: not delivered, by design.
-    pub skipped_no_endpoint: AtomicU64,
+    pub skipped_no_endpoint: Counter,
     /// Messages on the stream that are not a committed event.
-    pub undecodable: AtomicU64,
+    pub undecodable: Counter,
     /// Events received again after they were stored: acknowledged, not sent.
-    pub duplicates: AtomicU64,
+    pub duplicates: Counter,
     /// Events refused (NAK) because their battle's previous one was missing.
-    pub out_of_order: AtomicU64,
+    pub out_of_order: Counter,
     /// Gaps given up after `gap_wait_ms`: events that never arrived.
-    pub gaps: AtomicU64,
+    pub gaps: Counter,
+    /// The store the gauges are read from, once the service has one.
+    store: Arc<OnceLock<Arc<Store>>>,
 }
 
-impl Metrics {
-    pub fn add(counter: &AtomicU64, n: u64) {
-        counter.fetch_add(n, Ordering::Relaxed);
+impl WebhooksMetrics {
+    /// The metrics, registered in `registry` (the caller passes the
+    /// `webhooks` sub-registry of its service's registry). The gauges show
+    /// once [`Self::read_gauges_from`] has named the store.
+    pub fn register(registry: &mut Registry) -> Self {
+        let metrics = Self::default();
+        metrics.register_again(registry);
+        metrics
     }
 
-    /// The text of `/metrics`: these counters, and the gauges given.
-    pub fn render(&self, parked_by_tenant: &BTreeMap<String, u64>, queued: usize) -> String {
-        let mut out = String::new();
+    /// Registers these very handles in one more registry (the service's
+    /// `/metrics` port shows them as its admin port does).
+    pub fn register_again(&self, registry: &mut Registry) {
+        let metrics = self;
         let counters = [
-            ("received", "Events received from the journal's JetStream fan-out.", &self.received),
-            ("delivered", "Deliveries a tenant's endpoint accepted (2xx).", &self.delivered),
-            ("attempts", "POSTs attempted.", &self.attempts),
-            ("failures", "POSTs that failed (no 2xx answer in time).", &self.failures),
-            ("parked", "Deliveries parked (after their attempts, or behind a parked one).", &self.parked),
-            ("replayed", "Parked deliveries put back in the queue by a replay.", &self.replayed),
-            ("skipped_no_endpoint", "Events of tenants without a configured endpoint.", &self.skipped_no_endpoint),
-            ("undecodable", "Messages that are not a committed event of the fan-out.", &self.undecodable),
+            ("received", "Events received from the journal's JetStream fan-out.", &metrics.received),
+            ("delivered", "Deliveries a tenant's endpoint accepted (2xx).", &metrics.delivered),
+            ("attempts", "POSTs attempted.", &metrics.attempts),
+            ("failures", "POSTs that failed (no 2xx answer in time).", &metrics.failures),
+            // Not `parked`: that family is the gauge of what is parked now,
+            // and OpenMetrics allows one family per name.
+            ("deliveries_parked", "Deliveries parked (after their attempts, or behind a parked one).", &metrics.parked),
+            ("replayed", "Parked deliveries put back in the queue by a replay.", &metrics.replayed),
+            ("skipped_no_endpoint", "Events of tenants without a configured endpoint.", &metrics.skipped_no_endpoint),
+            ("undecodable", "Messages that are not a committed event of the fan-out.", &metrics.undecodable),
             (
                 "duplicates",
                 "Events received again after they were stored (redeliveries), not sent again.",
-                &self.duplicates,
+                &metrics.duplicates,
             ),
             (
                 "out_of_order",
                 "Events refused for now because an earlier one of their battle was missing.",
-                &self.out_of_order,
+                &metrics.out_of_order,
             ),
-            ("gaps", "Missing events of a battle given up after gap_wait_ms (see the log).", &self.gaps),
+            ("gaps", "Missing events of a battle given up after gap_wait_ms (see the log).", &metrics.gaps),
         ];
         for (name, help, counter) in counters {
-            let _ = writeln!(out, "# HELP battlelog_webhooks_{name}_total {help}");
-            let _ = writeln!(out, "# TYPE battlelog_webhooks_{name}_total counter");
-            let _ = writeln!(out, "battlelog_webhooks_{name}_total {}", counter.load(Ordering::Relaxed));
+            registry.register(name, help, counter.clone());
         }
-        let _ = writeln!(out, "# HELP battlelog_webhooks_parked Deliveries parked now, by tenant.");
-        let _ = writeln!(out, "# TYPE battlelog_webhooks_parked gauge");
-        let _ = writeln!(out, "battlelog_webhooks_parked {}", parked_by_tenant.values().sum::<u64>());
-        for (tenant, count) in parked_by_tenant {
-            // Tenants are NATS subject tokens: no quote, backslash or newline
-            // to escape in practice, but escape as the format says.
-            let tenant = tenant.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n");
-            let _ = writeln!(out, "battlelog_webhooks_parked{{tenant=\"{tenant}\"}} {count}");
+        registry.register_collector(Box::new(Gauges(metrics.store.clone())));
+    }
+
+    /// Reads the parked and queued gauges from `store` at each scrape.
+    pub fn read_gauges_from(&self, store: Arc<Store>) {
+        // One store per service: a second call (the same store) changes nothing.
+        let _ = self.store.set(store);
+    }
+}
+
+/// The gauges, read from the store when scraped.
+#[derive(Debug)]
+struct Gauges(Arc<OnceLock<Arc<Store>>>);
+
+impl Collector for Gauges {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let Some(store) = self.0.get() else { return Ok(()) };
+        // An unreadable store fails the scrape (the admin port answers 500)
+        // rather than show a made-up zero.
+        let parked_by_tenant = store.parked_by_tenant().map_err(|_| std::fmt::Error)?;
+        let mut parked = encoder.encode_descriptor(
+            "parked",
+            "Deliveries parked now: in all, and by tenant.",
+            None,
+            MetricType::Gauge,
+        )?;
+        let total: u64 = parked_by_tenant.values().sum();
+        parked.encode_gauge(&i64::try_from(total).unwrap_or(i64::MAX))?;
+        for (tenant, count) in &parked_by_tenant {
+            let labels = [("tenant", tenant.as_str())];
+            parked.encode_family(&labels)?.encode_gauge(&i64::try_from(*count).unwrap_or(i64::MAX))?;
         }
-        let _ = writeln!(out, "# HELP battlelog_webhooks_queued Deliveries waiting to be delivered.");
-        let _ = writeln!(out, "# TYPE battlelog_webhooks_queued gauge");
-        let _ = writeln!(out, "battlelog_webhooks_queued {queued}");
-        out
+        let queued = ConstGauge::new(i64::try_from(store.queued()).unwrap_or(i64::MAX));
+        let queued_encoder =
+            encoder.encode_descriptor("queued", "Deliveries waiting to be delivered.", None, queued.metric_type())?;
+        queued.encode(queued_encoder)
+    }
+}
+
+/// The registry `/metrics` shows when the caller brings none: this
+/// service's metrics under `battlelog_webhooks_`.
+pub fn own_registry() -> (WebhooksMetrics, Arc<Registry>) {
+    let mut registry = Registry::with_prefix("battlelog");
+    let metrics = WebhooksMetrics::register(registry.sub_registry_with_prefix("webhooks"));
+    (metrics, Arc::new(registry))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prometheus_client::encoding::text::encode;
+
+    /// The names are the ones the service had before prometheus-client
+    /// (dashboards, alerts and operators' scripts use them), written out.
+    #[test]
+    fn the_names_in_a_scrape_are_the_documented_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let (metrics, registry) = own_registry();
+        metrics.read_gauges_from(Arc::new(Store::open(dir.path()).unwrap()));
+        metrics.delivered.inc_by(3);
+        let mut text = String::new();
+        encode(&mut text, &registry).unwrap();
+        for line in [
+            "battlelog_webhooks_received_total 0",
+            "battlelog_webhooks_delivered_total 3",
+            "battlelog_webhooks_attempts_total 0",
+            "battlelog_webhooks_failures_total 0",
+            "battlelog_webhooks_deliveries_parked_total 0",
+            "battlelog_webhooks_replayed_total 0",
+            "battlelog_webhooks_skipped_no_endpoint_total 0",
+            "battlelog_webhooks_undecodable_total 0",
+            "battlelog_webhooks_duplicates_total 0",
+            "battlelog_webhooks_out_of_order_total 0",
+            "battlelog_webhooks_gaps_total 0",
+            "# TYPE battlelog_webhooks_parked gauge",
+            "battlelog_webhooks_parked 0",
+            "battlelog_webhooks_queued 0",
+        ] {
+            assert!(text.lines().any(|l| l == line), "no {line} in\n{text}");
+        }
+        // One family per name (OpenMetrics parsers refuse a second): the
+        // counter of parkings once clashed with the gauge of what is parked.
+        let mut families: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix("# TYPE ")).collect();
+        let count = families.len();
+        families.sort_by_key(|family| family.split(' ').next());
+        families.dedup_by_key(|family| family.split(' ').next());
+        assert_eq!(families.len(), count, "a family name is declared twice in\n{text}");
     }
 }

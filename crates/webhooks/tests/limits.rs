@@ -11,9 +11,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use battlelog_webhooks::WebhooksMetrics;
 use battlelog_webhooks::config::{Retry, TenantEndpoint};
 use battlelog_webhooks::deliver::{Deliverer, Endpoint, http_client};
-use battlelog_webhooks::metrics::Metrics;
 use battlelog_webhooks::store::{BattleKey, Enqueued, Entry, Filter, Store, now_ms};
 use tokio::sync::watch;
 
@@ -67,7 +67,7 @@ struct Setup {
     _dir: tempfile::TempDir,
     store: Arc<Store>,
     deliverer: Deliverer,
-    metrics: Arc<Metrics>,
+    metrics: Arc<WebhooksMetrics>,
     _stop: watch::Sender<bool>,
 }
 
@@ -76,7 +76,7 @@ fn setup(addr: SocketAddr, retry: Retry, request_timeout: Duration, max_concurre
     let store = Arc::new(Store::open(dir.path()).expect("store"));
     let endpoint = TenantEndpoint { url: format!("http://{addr}/hook"), secret: SECRET.into() };
     let endpoints = BTreeMap::from([("t".to_owned(), Endpoint::new(&endpoint).expect("endpoint"))]);
-    let metrics = Arc::new(Metrics::default());
+    let metrics = Arc::new(WebhooksMetrics::default());
     let (stop, stopped) = watch::channel(false);
     let deliverer = Deliverer::new(
         store.clone(),
@@ -140,7 +140,7 @@ async fn an_answer_inside_request_timeout_counts_and_one_after_it_fails() {
     queue(&inside, &entry("slow", 0, now_ms()));
     settled(&inside, "slow").await;
     assert!(parked(&inside).is_empty());
-    assert_eq!(inside.metrics.delivered.load(Ordering::SeqCst), 1);
+    assert_eq!(inside.metrics.delivered.get(), 1);
     // After: the same answer misses a 100 ms timeout; one attempt allowed.
     let after = setup(addr, retry(1, Duration::from_secs(3600)), Duration::from_millis(100), 4);
     queue(&after, &entry("slow", 0, now_ms()));
@@ -197,7 +197,7 @@ async fn never_more_posts_at_once_than_max_concurrent_deliveries() {
         for battle in 0..6 {
             settled(&setup, &format!("b{battle}")).await;
         }
-        assert_eq!(setup.metrics.delivered.load(Ordering::SeqCst), 6);
+        assert_eq!(setup.metrics.delivered.get(), 6);
         let most = behaviour.most_in_flight.load(Ordering::SeqCst);
         assert!(most <= limit, "{most} at once with max_concurrent_deliveries = {limit}");
         if limit > 1 {

@@ -25,7 +25,8 @@
 //!   still take back.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, RwLock, TryLockError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock, TryLockError};
+use std::time::Instant;
 
 use tokio::sync::{mpsc, oneshot, watch};
 use tracing::{debug, error};
@@ -33,6 +34,7 @@ use tracing::{debug, error};
 use super::kv::{self, GroupOutcome, KvRead, WriteSet};
 use super::{ChainCheck, Conflict, EventStore, Head, KeyEntry, PlannedAppend, StoreFuture, StoredEvent};
 use crate::error::JournalError;
+use crate::metrics::JournalMetrics;
 
 /// What an ordered key-value engine must do beyond reads.
 pub trait KvEngine: KvRead + Send + Sync + std::fmt::Debug + 'static {
@@ -81,6 +83,8 @@ struct Shared<E> {
     /// snapshot).
     writing: RwLock<()>,
     stats: CommitStats,
+    /// Where group sizes and flush times go, once a journal attaches them.
+    metrics: OnceLock<JournalMetrics>,
 }
 
 /// The single writer's state.
@@ -145,6 +149,7 @@ impl<E: KvEngine> KvStore<E> {
             writer: Mutex::new(Writer { next_position: next, poisoned: None }),
             writing: RwLock::new(()),
             stats: CommitStats::default(),
+            metrics: OnceLock::new(),
         });
         let max_batch = max_batch.max(1);
         // Bounded so that a flood of appends waits in the callers
@@ -261,10 +266,14 @@ impl<E: KvEngine> Shared<E> {
         // Conflicts wait for the flush too: the head they name may have
         // been written earlier in this very group.
         if appended > 0 {
+            let flushing = Instant::now();
             if let Err(e) = self.engine.flush() {
                 error!(error = %e, "flush failed: refusing further appends");
                 writer.poisoned = Some(e.to_string());
                 return calls.iter().map(|_| Err(JournalError::Poisoned(e.to_string()))).collect();
+            }
+            if let Some(metrics) = self.metrics.get() {
+                metrics.group_flushed(appended, flushing.elapsed());
             }
             writer.next_position += appended;
             let next = writer.next_position;
@@ -373,6 +382,12 @@ impl<E: KvEngine> EventStore for KvStore<E> {
 
     fn changes(&self) -> watch::Receiver<u64> {
         self.shared.durable.subscribe()
+    }
+
+    /// The first journal opened on this store keeps it: a store serves one
+    /// journal at a time.
+    fn attach_metrics(&self, metrics: &JournalMetrics) {
+        let _ = self.shared.metrics.set(metrics.clone());
     }
 
     fn outbox_cursor(&self) -> StoreFuture<'_, Option<u64>> {

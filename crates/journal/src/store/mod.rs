@@ -123,6 +123,12 @@ pub trait EventStore: Send + Sync + std::fmt::Debug + 'static {
     /// Finishes what is in flight and releases the engine (sled's lock on
     /// its directory). Appends after this fail.
     fn close(&self) -> StoreFuture<'_, ()>;
+
+    /// Counts the store's own work (group commits and flushes) into
+    /// `metrics` from now on; stores without such work ignore it.
+    fn attach_metrics(&self, metrics: &crate::metrics::JournalMetrics) {
+        let _ = metrics;
+    }
 }
 
 /// A stream's head as the planner needs it.
