@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use battlelog_runtime::tls::{ClientTls, DevPki, ServerTls, dev_pki};
 use clap::Args;
-use tonic::transport::{ClientTlsConfig, Endpoint, ServerTlsConfig};
+use tonic::transport::Endpoint;
 
 /// Where `up` keeps its development PKI, under its data dir.
 pub fn dev_pki_dir(data_dir: &Path) -> PathBuf {
@@ -40,26 +40,21 @@ impl UpTls {
         if self.pki.is_some() { "https" } else { "http" }
     }
 
-    /// How the journal and the roller serve: mutual TLS, as between services.
-    pub fn internal_server(&self) -> anyhow::Result<Option<ServerTlsConfig>> {
-        Ok(self.pki.as_ref().map(DevPki::mutual_server).unwrap_or_default().server_config()?)
+    /// How the journal and the roller serve (their TLS keys): mutual TLS,
+    /// as between services.
+    pub fn internal_server(&self) -> ServerTls {
+        self.pki.as_ref().map(DevPki::mutual_server).unwrap_or_default()
     }
 
     /// How the resolver serves: TLS, without client certificates (forums
     /// and the CLI call it with the CA alone).
-    pub fn public_server(&self) -> anyhow::Result<Option<ServerTlsConfig>> {
-        let tls = self.pki.as_ref().map(|pki| ServerTls { tls_client_ca: None, ..pki.mutual_server() });
-        Ok(tls.unwrap_or_default().server_config()?)
+    pub fn public_server(&self) -> ServerTls {
+        self.pki.as_ref().map(|pki| ServerTls { tls_client_ca: None, ..pki.mutual_server() }).unwrap_or_default()
     }
 
     /// The keys the services call each other with.
     pub fn client_keys(&self) -> ClientTls {
         self.pki.as_ref().map(DevPki::client).unwrap_or_default()
-    }
-
-    /// The client config the services call each other with.
-    pub fn client(&self) -> anyhow::Result<Option<ClientTlsConfig>> {
-        Ok(self.client_keys().client_config()?)
     }
 }
 

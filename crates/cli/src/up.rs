@@ -28,20 +28,17 @@
 //! The services refuse the tokens on the revocation list under the data
 //! directory (`battlelog token revoke --data-dir`), re-read while running.
 
-use battlelog_runtime::edge::{GrpcLimits, TenantRateLimit};
+use battlelog_runtime::Announced;
+use battlelog_runtime::config::Observability;
+use battlelog_runtime::edge::TenantRateLimit;
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use battlelog_auth::{RevocationList, Role, ShareSecret, SigningKey, VerificationKeys, Verifier};
-use battlelog_journal::outbox::{EventPublisher, PublishFuture};
-use battlelog_journal::store::OutboxEvent;
-use battlelog_journal::{Journal, JournalOptions};
-use battlelog_resolver::ResolverService;
-use battlelog_roller::{MasterKey, RollerService};
+use battlelog_auth::{RevocationList, Role, ShareSecret, SigningKey};
+use battlelog_roller::MasterKey;
 use clap::Args;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -122,21 +119,6 @@ pub struct UpArgs {
 enum JournalBackend {
     Sled,
     Jetstream,
-}
-
-/// The development fan-out: each committed event, from the journal's
-/// outbox in the journal's order, hints the resolver that its battle moved
-/// on (the resolver then reads the journal, as it does for NATS).
-#[derive(Debug)]
-struct InProcessFanOut {
-    resolver: ResolverService,
-}
-
-impl EventPublisher for InProcessFanOut {
-    fn publish<'a>(&'a self, event: &'a OutboxEvent) -> PublishFuture<'a> {
-        self.resolver.warm(event.event.clone());
-        Box::pin(std::future::ready(Ok(())))
-    }
 }
 
 /// A `nats-server` binary: `BATTLELOG_NATS_SERVER`, then `PATH`, then the
@@ -383,26 +365,41 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
     let (web_listener, web_url) = bind(args.web_listen, "web pages", "http").await?;
 
     // The development token signing key: every service accepts the tokens
-    // it signs, and the client commands mint theirs with it (tenant `dev`).
+    // it signs (its public half, `auth_keys`), and the client commands mint
+    // theirs with it (tenant `dev`).
     let signing_key_path = crate::tls::dev_signing_key(&args.data_dir);
     let signing_key = SigningKey::read_or_create(&signing_key_path)?;
-    let verifier =
-        Verifier::new(VerificationKeys::from(&signing_key)).with_revocations(revocation_list(&args.data_dir)?);
-    let webhooks_verifier = verifier.clone();
-    let service_token = signing_key.issue("battlelog-up", "battlelog", Role::Service, SERVICE_TOKEN_TTL)?;
+    let auth_keys = vec![battlelog_auth::keys::public_path(&signing_key_path)];
+    // Written at every start: a data dir from before may hold the private
+    // half alone.
+    write_private(&auth_keys[0], &signing_key.public_pem())?;
+    let revoked_tokens_file = Some(crate::tls::dev_revoked_tokens(&args.data_dir));
+    revocation_list(&args.data_dir)?;
+    // The services' own tokens, minted at every start, each in a file as a
+    // service's `token_file` is.
+    let tokens = args.data_dir.join("tokens");
+    std::fs::create_dir_all(&tokens)?;
+    let service_token_file = tokens.join("service.token");
+    write_private(
+        &service_token_file,
+        &signing_key.issue("battlelog-up", "battlelog", Role::Service, SERVICE_TOKEN_TTL)?,
+    )?;
     // The web pages read a shared battle as a reader of the development
     // tenant; share links are keyed by a secret kept under the data dir.
-    let web_token = signing_key.issue("battlelog-web", crate::tls::DEV_TENANT, Role::Reader, SERVICE_TOKEN_TTL)?;
-    let share_secret = ShareSecret::read_or_create(&args.data_dir.join("web").join("share.secret"))?;
-    let client_tls = tls.client()?;
-    let resolver =
-        battlelog_resolver::server::service_for(&journal_url, &roller_url, client_tls.as_ref(), &service_token)?
-            .with_cache_bytes(args.cache_bytes / 4 * 3)
-            .with_appeal_window(Duration::from_secs(args.appeal_window_secs))
-            .with_links(web_url.clone(), share_secret.clone())
-            .with_battle_id_secret(battlelog_resolver::battle_id::BattleIdSecret::read_or_create(
-                &args.data_dir.join("resolver").join("battle-id.secret"),
-            )?);
+    let web_token_file = tokens.join("web.token");
+    write_private(
+        &web_token_file,
+        &signing_key.issue("battlelog-web", crate::tls::DEV_TENANT, Role::Reader, SERVICE_TOKEN_TTL)?,
+    )?;
+    let share_secret_file = args.data_dir.join("web").join("share.secret");
+    ShareSecret::read_or_create(&share_secret_file)?;
+    let battle_id_secret_file = args.data_dir.join("resolver").join("battle-id.secret");
+    battlelog_resolver::battle_id::BattleIdSecret::read_or_create(&battle_id_secret_file)?;
+    let master_key_file = args.data_dir.join("roller").join("master.key");
+    let master_key = MasterKey::read_or_create(&master_key_file)?;
+    // The key the web pages pin and a judge pins the audit to (what
+    // `battlelog roller-key` prints for this master key).
+    let roller_key = master_key.commitment_signer().roller_key().to_string();
 
     let mut nats_server = None;
     // (journal's URL, resolver's URL, what the banner shows): with
@@ -440,124 +437,197 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
             }
         },
     };
-    let (publisher, events_line): (Option<Arc<dyn EventPublisher>>, String) = match &nats_urls {
-        Some((_, resolver_url, shown)) if jetstream => {
-            tokio::spawn(battlelog_resolver::server::warm_from_nats(
-                resolver.clone(),
-                resolver_url.clone(),
-                format!("{JOURNAL_SUBJECT_PREFIX}.>"),
-            ));
-            let started = if nats_server.is_some() { "started by battlelog up" } else { "given" };
-            (None, format!("{shown} (the journal's own JetStream stream {JOURNAL_STREAM}, {started})"))
+    let started = if nats_server.is_some() { "started by battlelog up" } else { "given" };
+    let events_line = match &nats_urls {
+        Some((_, _, shown)) if jetstream => {
+            format!("{shown} (the journal's own JetStream stream {JOURNAL_STREAM}, {started})")
         }
-        Some((journal_url, resolver_url, shown)) => {
-            let publisher =
-                battlelog_journal::nats::JetStreamPublisher::connect(journal_url, NATS_STREAM, NATS_SUBJECT_PREFIX)
-                    .await?;
-            tokio::spawn(battlelog_resolver::server::warm_from_nats(
-                resolver.clone(),
-                resolver_url.clone(),
-                format!("{NATS_SUBJECT_PREFIX}.>"),
-            ));
-            let started = if nats_server.is_some() { "started by battlelog up" } else { "given" };
-            (Some(Arc::new(publisher)), format!("{shown} (JetStream stream {NATS_STREAM}, {started})"))
-        }
+        Some((_, _, shown)) => format!("{shown} (JetStream stream {NATS_STREAM}, {started})"),
         None => {
             let why = if args.no_nats { "--no-nats" } else { "no NATS URL given and no nats-server found" };
-            let line = format!("in-process ({why}; `battlelog watch --from-journal` follows the journal)");
-            (Some(Arc::new(InProcessFanOut { resolver: resolver.clone() })), line)
-        }
-    };
-
-    let options = JournalOptions { publisher, ..JournalOptions::new(args.data_dir.join("journal")) };
-    let journal = match &nats_urls {
-        Some((journal_nats, _, _)) if jetstream => {
-            let store = battlelog_journal::store::jetstream::JetStreamStore::connect(
-                battlelog_journal::store::jetstream::JetStreamOptions::new(journal_nats.clone()),
+            format!(
+                "in-process, none fanned out ({why}; the resolver catches up from the journal at each command; \
+                 `battlelog watch --from-journal` follows the journal)"
             )
-            .await
-            .context("cannot open the journal's JetStream stream")?;
-            Journal::open_on(Arc::new(store), options).await
         }
-        _ => Journal::open(options).await,
-    }
-    .context("cannot open the journal")?;
-    let master_key = MasterKey::read_or_create(&args.data_dir.join("roller").join("master.key"))?;
-    // The key the web pages pin and a judge pins the audit to (what
-    // `battlelog roller-key` prints for this master key).
-    let roller_key = master_key.commitment_signer().roller_key().to_string();
-    let journal_client =
-        battlelog_roller::server::journal_client_with_tls(&journal_url, client_tls.as_ref(), &service_token)?;
-    let roller = RollerService::new(journal_client, master_key).with_cache_bytes(args.cache_bytes / 4);
+    };
 
-    let (stop, stopped) = watch::channel(false);
-    let until_stopped = |mut stopped: watch::Receiver<bool>| async move {
-        let _ = stopped.wait_for(|stop| *stop).await;
+    // Each service as its own binary would run it: its own Config, built
+    // here from `up`'s arguments, and its own `run`; `metrics_listen` on a
+    // free loopback port for each.
+    let metrics =
+        Observability { metrics_listen: Some(SocketAddr::from(([127, 0, 0, 1], 0))), ..Observability::default() };
+    let (internal_tls, public_tls) = (tls.internal_server(), tls.public_server());
+    let client_tls = tls.client_keys();
+    let subject_prefix = if jetstream { JOURNAL_SUBJECT_PREFIX } else { NATS_SUBJECT_PREFIX };
+    let journal_config = battlelog_journal::Config {
+        listen: journal_listener.local_addr()?,
+        backend: if jetstream {
+            battlelog_journal::config::Backend::Jetstream
+        } else {
+            battlelog_journal::config::Backend::Sled
+        },
+        data_dir: args.data_dir.join("journal"),
+        nats_url: nats_urls.as_ref().map(|(journal_nats, _, _)| journal_nats.clone()),
+        nats_stream: NATS_STREAM.into(),
+        nats_subject_prefix: NATS_SUBJECT_PREFIX.into(),
+        jetstream_stream: JOURNAL_STREAM.into(),
+        auth_keys: auth_keys.clone(),
+        revoked_tokens_file: revoked_tokens_file.clone(),
+        server_tls: internal_tls.clone(),
+        observability: metrics.clone(),
+        ..battlelog_journal::Config::default()
     };
-    let (internal_tls, public_tls) = (tls.internal_server()?, tls.public_server()?);
-    let mut journal_server = tokio::spawn(battlelog_journal::serve_with_tls(
-        journal.clone(),
-        journal_listener,
-        internal_tls.clone(),
-        verifier.clone(),
-        until_stopped(stopped.clone()),
-    ));
-    let roller_server = tokio::spawn(battlelog_roller::serve_with_tls(
-        roller,
-        roller_listener,
-        internal_tls,
-        verifier.clone(),
-        until_stopped(stopped.clone()),
-    ));
-    let rate = TenantRateLimit {
-        rate_limit_per_sec: args.rate_limit_per_sec,
-        rate_limit_burst: args.rate_limit_burst,
-        ..TenantRateLimit::default()
+    let roller_config = battlelog_roller::Config {
+        listen: roller_listener.local_addr()?,
+        journal_url: journal_url.clone(),
+        master_key_file: Some(master_key_file),
+        data_dir: args.data_dir.join("roller"),
+        auth_keys: auth_keys.clone(),
+        revoked_tokens_file: revoked_tokens_file.clone(),
+        token_file: Some(service_token_file.clone()),
+        cache_bytes: args.cache_bytes / 4,
+        server_tls: internal_tls,
+        client_tls: client_tls.clone(),
+        observability: metrics.clone(),
+        ..battlelog_roller::Config::default()
     };
-    rate.validate()?;
-    let resolver_server = tokio::spawn(battlelog_resolver::server::serve_limited(
-        resolver,
-        resolver_listener,
-        public_tls,
-        verifier,
-        GrpcLimits::default(),
-        rate,
-        until_stopped(stopped.clone()),
-    ));
-    let web_channel = battlelog_runtime::tls::endpoint(&resolver_url, client_tls.as_ref())?.connect_lazy();
-    let pages = battlelog_web::Pages::new(battlelog_web::source::Resolver::new(web_channel), &web_token, share_secret)
-        .with_trusted_roller_keys(std::slice::from_ref(&roller_key))?;
-    let web_server = tokio::spawn(battlelog_web::serve(pages, web_listener, until_stopped(stopped.clone())));
+    let resolver_config = battlelog_resolver::Config {
+        listen: resolver_listener.local_addr()?,
+        journal_url: journal_url.clone(),
+        roller_url: roller_url.clone(),
+        nats_url: nats_urls.as_ref().map(|(_, resolver_nats, _)| resolver_nats.clone()),
+        nats_subject_prefix: subject_prefix.into(),
+        auth_keys: auth_keys.clone(),
+        revoked_tokens_file: revoked_tokens_file.clone(),
+        token_file: Some(service_token_file),
+        cache_bytes: args.cache_bytes / 4 * 3,
+        appeal_window_secs: args.appeal_window_secs,
+        web_url: Some(web_url.clone()),
+        share_secret_file: Some(share_secret_file.clone()),
+        battle_id_secret_file: Some(battle_id_secret_file),
+        server_tls: public_tls,
+        client_tls: client_tls.clone(),
+        rate_limit: TenantRateLimit {
+            rate_limit_per_sec: args.rate_limit_per_sec,
+            rate_limit_burst: args.rate_limit_burst,
+            ..TenantRateLimit::default()
+        },
+        observability: metrics.clone(),
+        ..battlelog_resolver::Config::default()
+    };
+    let web_config = battlelog_web::config::Config {
+        listen: web_listener.local_addr()?,
+        resolver_url: resolver_url.clone(),
+        token_file: Some(web_token_file),
+        share_secret_file: Some(share_secret_file),
+        trusted_roller_keys: vec![roller_key.clone()],
+        client_tls,
+        observability: metrics.clone(),
+        ..battlelog_web::config::Config::default()
+    };
+    journal_config.validate()?;
+    roller_config.validate()?;
+    resolver_config.validate()?;
+    web_config.validate()?;
     let webhooks = match (&args.webhook, webhooks_nats) {
         (Some(url), Some(nats_url)) => {
             let (listener, admin_url) = bind(args.webhooks_listen, "webhooks", "http").await?;
             let secret_path = args.data_dir.join("webhooks").join("secret");
             let secret = webhook_secret(&secret_path)?;
-            let (stream, prefix) =
-                if jetstream { (JOURNAL_STREAM, JOURNAL_SUBJECT_PREFIX) } else { (NATS_STREAM, NATS_SUBJECT_PREFIX) };
+            let stream = if jetstream { JOURNAL_STREAM } else { NATS_STREAM };
             let config = battlelog_webhooks::Config {
+                listen: listener.local_addr()?,
                 nats_url,
                 nats_stream: stream.into(),
-                nats_subject_prefix: prefix.into(),
+                nats_subject_prefix: subject_prefix.into(),
                 consumer: WEBHOOKS_CONSUMER.into(),
                 data_dir: args.data_dir.join("webhooks").join("store"),
+                auth_keys: auth_keys.clone(),
+                revoked_tokens_file: revoked_tokens_file.clone(),
                 tenants: [(
                     crate::tls::DEV_TENANT.to_owned(),
                     battlelog_webhooks::config::TenantEndpoint { url: url.clone(), secret },
                 )]
                 .into(),
+                observability: metrics.clone(),
                 ..battlelog_webhooks::Config::default()
             };
-            let service = battlelog_webhooks::Webhooks::open_with_verifier(&config, webhooks_verifier)
-                .context("cannot start the webhooks")?;
+            config.validate()?;
             let line = format!(
                 "POST {url} (tenant `{}`), signed with the secret in {}; parked: battlelog webhooks parked --webhooks {admin_url}",
                 crate::tls::DEV_TENANT,
                 secret_path.display()
             );
-            Some((tokio::spawn(service.serve(listener, until_stopped(stopped))), line))
+            Some((config, listener, line))
         }
         _ => None,
+    };
+
+    // Every service announces its ports here, not on stdout: `up` prints
+    // one banner once all of them are ready.
+    let mut announced = battlelog_runtime::capture_announcements();
+    let (stop, stopped) = watch::channel(false);
+    let until_stopped = |mut stopped: watch::Receiver<bool>| async move {
+        let _ = stopped.wait_for(|stop| *stop).await;
+    };
+    let mut services: tokio::task::JoinSet<(&'static str, anyhow::Result<()>)> = tokio::task::JoinSet::new();
+    {
+        let shutdown = until_stopped(stopped.clone());
+        services.spawn(async move {
+            ("journal", battlelog_journal::run(&journal_config, journal_listener, shutdown).await.map_err(Into::into))
+        });
+        let shutdown = until_stopped(stopped.clone());
+        services.spawn(async move {
+            ("roller", battlelog_roller::run(&roller_config, roller_listener, shutdown).await.map_err(Into::into))
+        });
+        let shutdown = until_stopped(stopped.clone());
+        services.spawn(async move {
+            let served = battlelog_resolver::run(&resolver_config, resolver_listener, shutdown).await;
+            ("resolver", served.map_err(Into::into))
+        });
+        let shutdown = until_stopped(stopped.clone());
+        services.spawn(async move { ("web", battlelog_web::run(&web_config, web_listener, shutdown).await) });
+    }
+    let mut expected = vec!["battlelog-journal", "battlelog-roller", "battlelog-resolver", "battlelog-web"];
+    let webhooks_line = match webhooks {
+        Some((config, listener, line)) => {
+            let shutdown = until_stopped(stopped.clone());
+            services.spawn(async move { ("webhooks", battlelog_webhooks::run(&config, listener, shutdown).await) });
+            expected.push("battlelog-webhooks");
+            Some(line)
+        }
+        None => None,
+    };
+    // Each service's metrics URL, once all are ready; a service that stops
+    // before it is ready stops `up` with its error.
+    let mut metrics_urls = std::collections::BTreeMap::new();
+    let mut ready = std::collections::BTreeSet::new();
+    while ready.len() < expected.len() {
+        tokio::select! {
+            announcement = announced.recv() => {
+                let Some(announcement) = announcement else { anyhow::bail!("the services' announcements stopped") };
+                match announcement.what {
+                    Announced::Metrics => {
+                        metrics_urls.insert(announcement.service, format!("http://{}/metrics", announcement.addr));
+                    }
+                    Announced::Listening => {
+                        ready.insert(announcement.service);
+                    }
+                }
+            }
+            Some(stopped) = services.join_next() => {
+                stop.send_replace(true);
+                match stopped {
+                    Ok((service, Err(error))) => return Err(error.context(format!("the {service} did not start"))),
+                    Ok((service, Ok(()))) => anyhow::bail!("the {service} stopped before it was ready"),
+                    Err(error) => anyhow::bail!("a service failed: {error}"),
+                }
+            }
+        }
+    }
+    let metrics_line = |service: &str| {
+        metrics_urls.get(&format!("battlelog-{service}")).map(|url| format!("            metrics: {url}"))
     };
 
     // Before the banner: a SIGTERM right after it shuts down gracefully.
@@ -572,13 +642,25 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
     })?;
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "battlelog is up; data in {}", args.data_dir.display())?;
-    writeln!(stdout, "  resolver  {resolver_url}")?;
-    writeln!(stdout, "  web       {web_url}")?;
-    writeln!(stdout, "  roller    {roller_url}")?;
-    writeln!(stdout, "  journal   {journal_url}")?;
+    // Each service's line, then where its metrics are (`/metrics`,
+    // Prometheus text), indented under it.
+    for (service, line) in [
+        ("resolver", format!("  resolver  {resolver_url}")),
+        ("web", format!("  web       {web_url}")),
+        ("roller", format!("  roller    {roller_url}")),
+        ("journal", format!("  journal   {journal_url}")),
+    ] {
+        writeln!(stdout, "{line}")?;
+        if let Some(metrics) = metrics_line(service) {
+            writeln!(stdout, "{metrics}")?;
+        }
+    }
     writeln!(stdout, "  events    {events_line}")?;
-    if let Some((_, line)) = &webhooks {
+    if let Some(line) = &webhooks_line {
         writeln!(stdout, "  webhooks  {line}")?;
+        if let Some(metrics) = metrics_line("webhooks") {
+            writeln!(stdout, "{metrics}")?;
+        }
     }
     writeln!(
         stdout,
@@ -628,19 +710,34 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
     stdout.flush()?;
     drop(stdout);
 
-    tokio::select! {
-        () = shutdown => {}
-        result = &mut journal_server => anyhow::bail!("the journal stopped: {result:?}"),
-    }
+    // Until Ctrl-C, or until a service stops on its own (the journal
+    // failing, most likely): then everything stops.
+    let failed = tokio::select! {
+        () = shutdown => None,
+        Some(stopped) = services.join_next() => Some(stopped),
+    };
     stop.send_replace(true);
-    let _ = tokio::join!(journal_server, roller_server, resolver_server, web_server);
-    if let Some((task, _)) = webhooks {
-        let _ = task.await;
+    // Each service shuts down as its own binary does: in-flight requests
+    // finish, the journal commits and flushes what was queued.
+    let mut errors = Vec::new();
+    for stopped in failed.into_iter().chain(services.join_all().await.into_iter().map(Ok)) {
+        match stopped {
+            Ok((_, Ok(()))) => {}
+            Ok((service, Err(error))) => errors.push(format!("the {service}: {error:#}")),
+            Err(error) => errors.push(format!("a service failed: {error}")),
+        }
     }
-    journal.shutdown().await.context("closing the journal")?;
     if let Some(mut server) = nats_server {
         let _ = server.child.kill().await;
     }
     drop(data_dir_lock);
+    if let Some(failed) = failed_early(&errors) {
+        anyhow::bail!(failed);
+    }
     Ok(Output::text("battlelog stopped; every acknowledged event is on disk"))
+}
+
+/// What stopped the stack, if a service failed.
+fn failed_early(errors: &[String]) -> Option<String> {
+    (!errors.is_empty()).then(|| errors.join("; "))
 }

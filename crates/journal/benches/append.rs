@@ -255,9 +255,14 @@ fn main() {
         let url = format!("http://{}", listener.local_addr().expect("addr"));
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let verifier = battlelog_test_support::TestAuth::shared().verifier();
-        let server = tokio::spawn(battlelog_journal::serve(journal.clone(), listener, verifier, async {
-            let _ = stopped.await;
-        }));
+        let server = tokio::spawn(battlelog_journal::serve(
+            journal.clone(),
+            listener,
+            battlelog_runtime::serve::GrpcServer::new("journal", verifier),
+            async {
+                let _ = stopped.await;
+            },
+        ));
 
         // Warm the connection and the runtime's threads first, so that the
         // baseline is a steady-state round trip, not a cold start.

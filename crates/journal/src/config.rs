@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::limits::Limits;
 
+use battlelog_runtime::config::Observability;
 use battlelog_runtime::edge::GrpcLimits;
 pub use battlelog_runtime::logging::LogFormat;
 
@@ -109,6 +110,10 @@ pub struct Config {
     /// `first_request_timeout_ms`, `keepalive_*`, … (battlelog_runtime::edge).
     #[serde(flatten)]
     pub grpc_limits: GrpcLimits,
+    /// Metrics and traces: `metrics_listen`, `otlp_endpoint`
+    /// (battlelog_runtime::config::Observability).
+    #[serde(flatten)]
+    pub observability: Observability,
 }
 
 impl Default for Config {
@@ -143,6 +148,7 @@ impl Default for Config {
             revoked_tokens_reload_ms: battlelog_auth::revoke::DEFAULT_RELOAD_EVERY.as_millis() as u64,
             server_tls: ServerTls::default(),
             grpc_limits: GrpcLimits::default(),
+            observability: Observability::default(),
         }
     }
 }
@@ -249,6 +255,7 @@ impl Config {
         battlelog_runtime::config::require_auth_keys(&self.auth_keys)?;
         battlelog_runtime::config::require_token_lifetime(self.token_max_lifetime_secs)?;
         self.grpc_limits.validate()?;
+        self.observability.validate()?;
         self.server_tls.validate()
     }
 }

@@ -56,7 +56,7 @@ pub use error::JournalError;
 pub use journal::{CommitStats, Journal, JournalOptions, Subscription};
 pub use limits::{ExpectedVersion, Limits, NewEvent};
 pub use outbox::{EventPublisher, PublishError};
-pub use server::{ServeError, run, serve, serve_limited, serve_with_tls};
+pub use server::{ServeError, run, serve};
 pub use store::{
     AppendOutcome, AppendedEvent, ChainCheck, EventStore, MemoryStore, SledStore, StorageError, StoredEvent, StreamHead,
 };

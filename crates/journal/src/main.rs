@@ -25,13 +25,10 @@ async fn main() -> anyhow::Result<()> {
     let config = Config::load(&Layers::from_process(SERVICE, command_line))?;
     let (listener, local) = battlelog_runtime::start(&config.log, config.log_format, config.listen).await?;
     tracing::info!(%local, backend = ?config.backend, data_dir = %config.data_dir.display(), "battlelog-journal starting");
-    // A bad TLS file stops the journal before its readiness line.
-    config.server_tls.server_config()?;
-    battlelog_journal::server::verifier(&config)?;
-    // Whoever started us with port 0 learns the port from this line.
-    // Before the readiness line: a SIGTERM right after it shuts down gracefully.
+    // Installed before the readiness line, which `run` prints once every
+    // file is read: a SIGTERM right after it shuts down gracefully.
     let shutdown = battlelog_runtime::shutdown_signal();
-    battlelog_runtime::announce("battlelog-journal", local)?;
     battlelog_journal::run(&config, listener, shutdown).await?;
+    tracing::info!("battlelog-journal stopped");
     Ok(())
 }

@@ -65,8 +65,9 @@ use battlelog_proto::v1::roller_server::RollerServer;
 use battlelog_proto::v1::{ActRequest, OpenBattleRequest};
 use battlelog_roller::server::journal_client_with_tls;
 use battlelog_roller::{MasterKey, RollerService};
-use battlelog_runtime::edge::{GrpcLimits, TenantRateLimit};
+use battlelog_runtime::edge::TenantRateLimit;
 use battlelog_runtime::grpc::incoming;
+use battlelog_runtime::serve::GrpcServer;
 use battlelog_runtime::tls::{ServerTls, endpoint};
 use battlelog_test_support::auth::TEST_TENANT;
 use battlelog_test_support::bench::{Figures, figures, raw_sled_insert_flush, report, seconds_per_case};
@@ -198,11 +199,10 @@ async fn secure(data_dir: &Path, auth: &TestAuth, pki: &TestPki) -> Stack {
 
     let journal = open_journal(data_dir).await;
     let (listener, journal_url) = listen("https").await;
-    tokio::spawn(battlelog_journal::serve_with_tls(
+    tokio::spawn(battlelog_journal::serve(
         journal.clone(),
         listener,
-        Some(internal.clone()),
-        auth.verifier(),
+        GrpcServer::new("journal", auth.verifier()).tls(Some(internal.clone())),
         std::future::pending(),
     ));
 
@@ -210,11 +210,10 @@ async fn secure(data_dir: &Path, auth: &TestAuth, pki: &TestPki) -> Stack {
     let journal_client = journal_client_with_tls(&journal_url, Some(&between_services), &token).expect("client");
     let roller = RollerService::new(journal_client, key);
     let (listener, roller_url) = listen("https").await;
-    tokio::spawn(battlelog_roller::serve_with_tls(
+    tokio::spawn(battlelog_roller::serve(
         roller,
         listener,
-        Some(internal),
-        auth.verifier(),
+        GrpcServer::new("roller", auth.verifier()).tls(Some(internal)),
         std::future::pending(),
     ));
 
@@ -224,13 +223,10 @@ async fn secure(data_dir: &Path, auth: &TestAuth, pki: &TestPki) -> Stack {
     // Without the per-tenant rate limit: one test forum makes every call
     // here, far past what a real one is allowed.
     let unlimited = TenantRateLimit { rate_limit_per_sec: 0, ..TenantRateLimit::default() };
-    tokio::spawn(battlelog_resolver::server::serve_limited(
+    tokio::spawn(battlelog_resolver::serve(
         service,
         listener,
-        Some(public),
-        auth.verifier(),
-        GrpcLimits::default(),
-        unlimited,
+        GrpcServer::new("resolver", auth.verifier()).tls(Some(public)).rate_limit(unlimited),
         std::future::pending(),
     ));
     let resolver_channel = channel(&resolver_url, Some(&pki.ca_only())).await;

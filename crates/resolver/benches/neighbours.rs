@@ -1,7 +1,7 @@
 //! The noisy neighbour: tenant A floods `Act` while tenant B plays at a
 //! steady pace. `cargo bench -p battlelog-resolver --bench neighbours`.
 //!
-//! One stack of the services' own servers (`serve_limited`, tokens checked
+//! One stack of the services' own servers (`serve` with a `GrpcServer`, tokens checked
 //! on every hop, no TLS), with the default connection and request limits.
 //! Two resolvers share its journal and roller: one with the default
 //! per-tenant rate limit, one without (`rate_limit_per_sec = 0`), so the run
@@ -31,6 +31,7 @@ use battlelog_proto::v1::{ActRequest, OpenBattleRequest};
 use battlelog_roller::server::journal_client_with_tls;
 use battlelog_roller::{MasterKey, RollerService};
 use battlelog_runtime::edge::{GrpcLimits, TenantRateLimit};
+use battlelog_runtime::serve::GrpcServer;
 use battlelog_test_support::TestAuth;
 use battlelog_test_support::bench::{Figures, figures, report, seconds_per_case};
 use serde_json::json;
@@ -64,23 +65,19 @@ async fn stack(dir: &Path, auth: &TestAuth, rates: &[TenantRateLimit]) -> (Journ
     let token = auth.service_token();
     let journal = Journal::open(JournalOptions::new(dir)).await.expect("journal");
     let (listener, journal_url) = listen().await;
-    tokio::spawn(battlelog_journal::serve_limited(
+    tokio::spawn(battlelog_journal::serve(
         journal.clone(),
         listener,
-        None,
-        auth.verifier(),
-        limits.clone(),
+        GrpcServer::new("journal", auth.verifier()).limits(limits.clone()),
         std::future::pending(),
     ));
     let key = MasterKey::from_hex(&"42".repeat(32)).expect("key");
     let roller = RollerService::new(journal_client_with_tls(&journal_url, None, &token).expect("client"), key);
     let (listener, roller_url) = listen().await;
-    tokio::spawn(battlelog_roller::serve_limited(
+    tokio::spawn(battlelog_roller::serve(
         roller,
         listener,
-        None,
-        auth.verifier(),
-        limits.clone(),
+        GrpcServer::new("roller", auth.verifier()).limits(limits.clone()),
         std::future::pending(),
     ));
     let mut urls = Vec::new();
@@ -88,13 +85,10 @@ async fn stack(dir: &Path, auth: &TestAuth, rates: &[TenantRateLimit]) -> (Journ
         let service =
             battlelog_resolver::server::service_for(&journal_url, &roller_url, None, &token).expect("service");
         let (listener, url) = listen().await;
-        tokio::spawn(battlelog_resolver::serve_limited(
+        tokio::spawn(battlelog_resolver::serve(
             service,
             listener,
-            None,
-            auth.verifier(),
-            limits.clone(),
-            rate.clone(),
+            GrpcServer::new("resolver", auth.verifier()).limits(limits.clone()).rate_limit(rate.clone()),
             std::future::pending(),
         ));
         urls.push(url);

@@ -4,6 +4,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+use battlelog_runtime::config::Observability;
 pub use battlelog_runtime::config::{ConfigError, Layers};
 use battlelog_runtime::edge::{GrpcLimits, TenantRateLimit};
 use battlelog_runtime::logging::LogFormat;
@@ -84,6 +85,10 @@ pub struct Config {
     /// `first_request_timeout_ms`, `keepalive_*`, … (battlelog_runtime::edge).
     #[serde(flatten)]
     pub grpc_limits: GrpcLimits,
+    /// Metrics and traces: `metrics_listen`, `otlp_endpoint`
+    /// (battlelog_runtime::config::Observability).
+    #[serde(flatten)]
+    pub observability: Observability,
     /// Per-tenant rate limit: `rate_limit_per_sec`, `rate_limit_burst`,
     /// `rate_limit_tenants` (battlelog_runtime::edge).
     #[serde(flatten)]
@@ -116,6 +121,7 @@ impl Default for Config {
             server_tls: ServerTls::default(),
             client_tls: ClientTls::default(),
             grpc_limits: GrpcLimits::default(),
+            observability: Observability::default(),
             rate_limit: TenantRateLimit::default(),
         }
     }
@@ -182,6 +188,7 @@ impl Config {
         battlelog_runtime::config::require_token_file(self.token_file.as_deref())?;
         self.server_tls.validate()?;
         self.grpc_limits.validate()?;
+        self.observability.validate()?;
         self.rate_limit.validate()?;
         self.client_tls.validate(&[("journal_url", &self.journal_url), ("roller_url", &self.roller_url)])
     }

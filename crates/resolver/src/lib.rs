@@ -29,5 +29,5 @@ pub mod service;
 pub mod view;
 
 pub use config::Config;
-pub use server::{ServeError, run, serve, serve_limited, serve_with_tls};
+pub use server::{ServeError, run, serve};
 pub use service::ResolverService;

@@ -25,15 +25,9 @@ async fn main() -> anyhow::Result<()> {
     let config = Config::load(&Layers::from_process(SERVICE, command_line))?;
     let (listener, local) = battlelog_runtime::start(&config.log, config.log_format, config.listen).await?;
     tracing::info!(%local, journal = %config.journal_url, roller = %config.roller_url, "battlelog-resolver starting");
-    // run() fails on bad URLs (validate() checked them) and TLS files
-    // before it serves: read the files now, before the readiness line.
-    config.server_tls.server_config()?;
-    config.client_tls.client_config()?;
-    battlelog_resolver::server::service(&config)?;
-    battlelog_resolver::server::verifier(&config)?;
-    // Before the readiness line: a SIGTERM right after it shuts down gracefully.
+    // Installed before the readiness line, which `run` prints once every
+    // file is read: a SIGTERM right after it shuts down gracefully.
     let shutdown = battlelog_runtime::shutdown_signal();
-    battlelog_runtime::announce("battlelog-resolver", local)?;
     battlelog_resolver::run(&config, listener, shutdown).await?;
     tracing::info!("battlelog-resolver stopped");
     Ok(())

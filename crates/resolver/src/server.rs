@@ -7,22 +7,21 @@ use crate::battle_id::BattleIdSecret;
 use std::future::Future;
 use std::time::Duration;
 
-use battlelog_auth::{AuthChannel, Authenticator, Role, ShareSecret, Verifier, authed, read_token_file};
+use battlelog_auth::{AuthChannel, ShareSecret, Verifier, authed, read_token_file};
 use battlelog_proto::v1::JournalRecord;
 use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::resolver_server::ResolverServer;
 use battlelog_proto::v1::roller_client::RollerClient;
-use battlelog_runtime::edge::{self, GrpcLimits, TenantLimiter, TenantRateLimit};
 use battlelog_runtime::grpc;
 use battlelog_runtime::nats_url::NatsUrl;
+use battlelog_runtime::serve::{GrpcServer, Observed};
 use battlelog_runtime::tls::{self, TlsError};
 use prost::Message;
 use tokio::net::TcpListener;
 use tokio_stream::StreamExt;
-use tonic::service::interceptor::InterceptedService;
-use tonic::transport::{ClientTlsConfig, ServerTlsConfig};
+use tonic::transport::ClientTlsConfig;
 
-use crate::config::Config;
+use crate::config::{Config, SERVICE};
 use crate::service::ResolverService;
 
 #[derive(Debug, thiserror::Error)]
@@ -33,6 +32,8 @@ pub enum ServeError {
     Reflection(#[from] grpc::ReflectionError),
     #[error("grpc: {0}")]
     Transport(#[from] tonic::transport::Error),
+    #[error(transparent)]
+    Serve(#[from] battlelog_runtime::serve::ServeError),
     #[error(transparent)]
     Tls(#[from] TlsError),
     #[error("auth: {0}")]
@@ -119,21 +120,27 @@ pub fn verifier(config: &Config) -> Result<Verifier, ServeError> {
     )?)
 }
 
-/// Runs the resolver as configured on `listener` until `shutdown` resolves.
+/// Runs the resolver as configured on `listener` until `shutdown` resolves;
+/// serves `/metrics` on `metrics_listen` when set, and prints its readiness
+/// line once every file is read.
 pub async fn run(
     config: &Config,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
+    let server = GrpcServer::new(SERVICE, verifier(config)?)
+        .tls(config.server_tls.server_config()?)
+        .limits(config.grpc_limits.clone())
+        .rate_limit(config.rate_limit.clone())
+        .observed(Observed::configured(SERVICE, &config.observability));
+    // The resolver's own metrics go into `server.registry()` here, before
+    // it serves (under `sub_registry_with_prefix("resolver")`).
     let service = service(config)?;
-    let verifier = verifier(config)?;
-    let tls = config.server_tls.server_config()?;
     if let Some(url) = &config.nats_url {
         let feed = warm_from_nats(service.clone(), url.clone(), format!("{}.>", config.nats_subject_prefix));
         tokio::spawn(feed);
     }
-    serve_limited(service, listener, tls, verifier, config.grpc_limits.clone(), config.rate_limit.clone(), shutdown)
-        .await
+    serve(service, listener, server, shutdown).await
 }
 
 /// Keeps cached battles warm from the journal's NATS fan-out: each message
@@ -215,48 +222,23 @@ mod hint_tests {
     }
 }
 
-/// Serves `service` on `listener`; in-flight requests finish before it returns.
+/// Serves `service` on `listener` with `server` (TLS, limits, the tenant
+/// rate limit, metrics: battlelog_runtime::serve) until `shutdown`
+/// resolves; in-flight requests finish before it returns.
+///
+/// Who may call: every RPC of `Resolver` needs a valid token (checked at
+/// the door); which roles and tenant each call admits is checked by the
+/// service itself (`service::rights`). Health and reflection need none.
+/// With a rate limit, every verified call but a `service` token's counts
+/// against its tenant's rate: the forums' and readers' traffic is what one
+/// tenant could flood with, and battlelog's own services must not be
+/// throttled by it.
 pub async fn serve(
     service: ResolverService,
     listener: TcpListener,
-    verifier: Verifier,
+    server: GrpcServer,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
-    serve_with_tls(service, listener, None, verifier, shutdown).await
-}
-
-/// [`serve`], over TLS when `tls` is given (health and reflection too),
-/// with the default limits.
-pub async fn serve_with_tls(
-    service: ResolverService,
-    listener: TcpListener,
-    tls: Option<ServerTlsConfig>,
-    verifier: Verifier,
-    shutdown: impl Future<Output = ()> + Send,
-) -> Result<(), ServeError> {
-    serve_limited(service, listener, tls, verifier, GrpcLimits::default(), TenantRateLimit::default(), shutdown).await
-}
-
-/// [`serve_with_tls`] with these connection and request limits and this
-/// per-tenant rate limit (battlelog_runtime::edge).
-///
-/// Who may call: every RPC of `Resolver` needs a valid token (checked here,
-/// at the door); which roles and tenant each call admits is checked by the
-/// service itself (`service::rights`). Health and reflection need none.
-/// Every verified call but a `service` token's counts against its tenant's
-/// rate: the forums' and readers' traffic is what one tenant could flood
-/// with, and battlelog's own services must not be throttled by it.
-pub async fn serve_limited(
-    service: ResolverService,
-    listener: TcpListener,
-    tls: Option<ServerTlsConfig>,
-    verifier: Verifier,
-    limits: GrpcLimits,
-    rate: TenantRateLimit,
-    shutdown: impl Future<Output = ()> + Send,
-) -> Result<(), ServeError> {
-    let (health, health_service) = grpc::health();
-    health.set_serving::<ResolverServer<ResolverService>>().await;
     let on_shutdown = {
         let service = service.clone();
         async move {
@@ -264,35 +246,6 @@ pub async fn serve_limited(
             service.begin_shutdown();
         }
     };
-    // Interceptors run outside in: the token is verified first, and the
-    // rate limit reads the tenant from the `Caller` it left. Outside them
-    // both, every refusal leaves in the caller's language (accept-language),
-    // the door's own included (grpc::undecodable_is_invalid).
-    let rate_limited = InterceptedService::new(ResolverServer::new(service), TenantRate(rate.limiter()));
-    edge::server(tls, &limits)?
-        .add_service(health_service)
-        .add_service(grpc::reflection(<ResolverServer<ResolverService> as tonic::server::NamedService>::NAME)?)
-        .add_service(grpc::reflection_v1alpha(<ResolverServer<ResolverService> as tonic::server::NamedService>::NAME)?)
-        .add_service(grpc::undecodable_is_invalid(InterceptedService::new(rate_limited, Authenticator::new(verifier))))
-        .serve_with_incoming_shutdown(edge::incoming(listener, &limits), on_shutdown)
-        .await?;
+    server.serve(ResolverServer::new(service), listener, on_shutdown).await?;
     Ok(())
-}
-
-/// Counts each verified call against its tenant's rate; `service` tokens
-/// and a server without a rate (`rate_limit_per_sec = 0`) pass uncounted.
-#[derive(Debug, Clone)]
-struct TenantRate(Option<TenantLimiter>);
-
-impl tonic::service::Interceptor for TenantRate {
-    fn call(&mut self, request: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
-        let Some(limiter) = &self.0 else {
-            return Ok(request);
-        };
-        let caller = battlelog_auth::caller(&request)?;
-        if caller.role != Role::Service {
-            limiter.check(&caller.tenant)?;
-        }
-        Ok(request)
-    }
 }

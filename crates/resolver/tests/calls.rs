@@ -70,12 +70,22 @@ async fn stack(cache_bytes: u64) -> Stack {
         MasterKey::from_hex(&"11".repeat(32)).expect("key"),
     );
     let (listener, roller_url) = loopback_listener().await;
-    tokio::spawn(battlelog_roller::serve(roller, listener, auth.verifier(), std::future::pending()));
+    tokio::spawn(battlelog_roller::serve(
+        roller,
+        listener,
+        battlelog_runtime::serve::GrpcServer::new("roller", auth.verifier()),
+        std::future::pending(),
+    ));
     let service = battlelog_resolver::server::service_for(&journal_url, &roller_url, None, &token)
         .expect("service")
         .with_cache_bytes(cache_bytes);
     let (listener, resolver_url) = loopback_listener().await;
-    tokio::spawn(battlelog_resolver::serve(service, listener, auth.verifier(), std::future::pending()));
+    tokio::spawn(battlelog_resolver::serve(
+        service,
+        listener,
+        battlelog_runtime::serve::GrpcServer::new("resolver", auth.verifier()),
+        std::future::pending(),
+    ));
     Stack {
         calls,
         resolver: ResolverClient::new(authed_channel(&resolver_url, &auth.forum())),

@@ -41,20 +41,35 @@ async fn stack(share: Option<ShareSecret>) -> Stack {
     let auth = TestAuth::shared();
     let token = auth.service_token();
     let (listener, journal_url) = loopback_listener().await;
-    tokio::spawn(battlelog_journal::serve(journal, listener, auth.verifier(), std::future::pending()));
+    tokio::spawn(battlelog_journal::serve(
+        journal,
+        listener,
+        battlelog_runtime::serve::GrpcServer::new("journal", auth.verifier()),
+        std::future::pending(),
+    ));
     let roller = RollerService::new(
         JournalClient::new(authed_channel(&journal_url, &token)),
         MasterKey::from_hex(&"22".repeat(32)).expect("key"),
     );
     let (listener, roller_url) = loopback_listener().await;
-    tokio::spawn(battlelog_roller::serve(roller, listener, auth.verifier(), std::future::pending()));
+    tokio::spawn(battlelog_roller::serve(
+        roller,
+        listener,
+        battlelog_runtime::serve::GrpcServer::new("roller", auth.verifier()),
+        std::future::pending(),
+    ));
     let mut service =
         battlelog_resolver::server::service_for(&journal_url, &roller_url, None, &token).expect("service");
     if let Some(share) = share {
         service = service.with_links(WEB_URL.to_owned(), share);
     }
     let (listener, resolver_url) = loopback_listener().await;
-    tokio::spawn(battlelog_resolver::serve(service, listener, auth.verifier(), std::future::pending()));
+    tokio::spawn(battlelog_resolver::serve(
+        service,
+        listener,
+        battlelog_runtime::serve::GrpcServer::new("resolver", auth.verifier()),
+        std::future::pending(),
+    ));
     Stack {
         forum: ResolverClient::new(authed_channel(&resolver_url, &auth.forum())),
         judge: ResolverClient::new(authed_channel(&resolver_url, &auth.judge())),

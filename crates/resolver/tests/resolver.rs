@@ -51,13 +51,23 @@ async fn stack() -> Stack {
     let (listener, journal_url) = loopback_listener().await;
     let auth = TestAuth::shared();
     let service_token = auth.service_token();
-    tokio::spawn(battlelog_journal::serve(journal, listener, auth.verifier(), std::future::pending()));
+    tokio::spawn(battlelog_journal::serve(
+        journal,
+        listener,
+        battlelog_runtime::serve::GrpcServer::new("journal", auth.verifier()),
+        std::future::pending(),
+    ));
     let roller = RollerService::new(
         JournalClient::new(authed_channel(&journal_url, &service_token)),
         MasterKey::from_hex(MASTER_KEY).expect("key"),
     );
     let (listener, roller_url) = loopback_listener().await;
-    tokio::spawn(battlelog_roller::serve(roller, listener, auth.verifier(), std::future::pending()));
+    tokio::spawn(battlelog_roller::serve(
+        roller,
+        listener,
+        battlelog_runtime::serve::GrpcServer::new("roller", auth.verifier()),
+        std::future::pending(),
+    ));
     let roller_client = RollerClient::new(authed_channel(&roller_url, &service_token));
     let (resolver_url, service) = resolver_for(&journal_url, &roller_url).await;
     Stack {
@@ -80,7 +90,12 @@ async fn resolver_for(journal_url: &str, roller_url: &str) -> (String, battlelog
     let (listener, resolver_url) = loopback_listener().await;
     let service =
         battlelog_resolver::server::service_for(journal_url, roller_url, None, &auth.service_token()).expect("service");
-    tokio::spawn(battlelog_resolver::serve(service.clone(), listener, auth.verifier(), std::future::pending()));
+    tokio::spawn(battlelog_resolver::serve(
+        service.clone(),
+        listener,
+        battlelog_runtime::serve::GrpcServer::new("resolver", auth.verifier()),
+        std::future::pending(),
+    ));
     (resolver_url, service)
 }
 

@@ -6,6 +6,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+use battlelog_runtime::config::Observability;
 pub use battlelog_runtime::config::{ConfigError, Layers};
 use battlelog_runtime::edge::GrpcLimits;
 use battlelog_runtime::logging::LogFormat;
@@ -63,6 +64,10 @@ pub struct Config {
     /// `first_request_timeout_ms`, `keepalive_*`, … (battlelog_runtime::edge).
     #[serde(flatten)]
     pub grpc_limits: GrpcLimits,
+    /// Metrics and traces: `metrics_listen`, `otlp_endpoint`
+    /// (battlelog_runtime::config::Observability).
+    #[serde(flatten)]
+    pub observability: Observability,
 }
 
 impl Default for Config {
@@ -84,6 +89,7 @@ impl Default for Config {
             server_tls: ServerTls::default(),
             client_tls: ClientTls::default(),
             grpc_limits: GrpcLimits::default(),
+            observability: Observability::default(),
         }
     }
 }
@@ -115,6 +121,7 @@ impl Config {
         battlelog_runtime::config::require_token_file(self.token_file.as_deref())?;
         self.server_tls.validate()?;
         self.grpc_limits.validate()?;
+        self.observability.validate()?;
         self.client_tls.validate(&[("journal_url", &self.journal_url)])
     }
 

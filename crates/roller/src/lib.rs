@@ -20,5 +20,5 @@ pub mod service;
 
 pub use config::Config;
 pub use master_key::MasterKey;
-pub use server::{ServeError, run, serve, serve_limited, serve_with_tls};
+pub use server::{ServeError, run, serve};
 pub use service::RollerService;

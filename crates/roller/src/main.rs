@@ -25,15 +25,10 @@ async fn main() -> anyhow::Result<()> {
     let config = Config::load(&Layers::from_process(SERVICE, command_line))?;
     let (listener, local) = battlelog_runtime::start(&config.log, config.log_format, config.listen).await?;
     tracing::info!(%local, journal = %config.journal_url, "battlelog-roller starting");
-    // Everything that can fail on bad configuration fails before the
-    // readiness line.
-    let service = battlelog_roller::server::service(&config)?;
-    let tls = config.server_tls.server_config()?;
-    let verifier = battlelog_roller::server::verifier(&config)?;
-    // Before the readiness line: a SIGTERM right after it shuts down gracefully.
+    // Installed before the readiness line, which `run` prints once every
+    // file is read: a SIGTERM right after it shuts down gracefully.
     let shutdown = battlelog_runtime::shutdown_signal();
-    battlelog_runtime::announce("battlelog-roller", local)?;
-    battlelog_roller::serve_limited(service, listener, tls, verifier, config.grpc_limits.clone(), shutdown).await?;
+    battlelog_roller::run(&config, listener, shutdown).await?;
     tracing::info!("battlelog-roller stopped");
     Ok(())
 }

@@ -5,19 +5,18 @@ use battlelog_runtime::limits::MAX_MESSAGE_BYTES;
 use std::future::Future;
 use std::path::Path;
 
-use battlelog_auth::{AuthChannel, Authenticator, Role, Verifier, authed, read_token_file};
-use tonic::service::interceptor::InterceptedService;
+use battlelog_auth::{AuthChannel, Role, Verifier, authed, read_token_file};
 
 use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::roller_server::RollerServer;
 use battlelog_runtime::config::ConfigError;
-use battlelog_runtime::edge::{self, GrpcLimits};
 use battlelog_runtime::grpc;
+use battlelog_runtime::serve::{GrpcServer, Observed};
 use battlelog_runtime::tls::{self, TlsError};
 use tokio::net::TcpListener;
-use tonic::transport::{ClientTlsConfig, ServerTlsConfig};
+use tonic::transport::ClientTlsConfig;
 
-use crate::config::Config;
+use crate::config::{Config, SERVICE};
 use crate::service::RollerService;
 
 #[derive(Debug, thiserror::Error)]
@@ -30,6 +29,8 @@ pub enum ServeError {
     Reflection(#[from] grpc::ReflectionError),
     #[error("grpc: {0}")]
     Transport(#[from] tonic::transport::Error),
+    #[error(transparent)]
+    Serve(#[from] battlelog_runtime::serve::ServeError),
     #[error(transparent)]
     Tls(#[from] TlsError),
     #[error("auth: {0}")]
@@ -74,63 +75,37 @@ pub fn verifier(config: &Config) -> Result<Verifier, ServeError> {
     )?)
 }
 
-/// Runs the roller as configured on `listener` until `shutdown` resolves.
+/// Runs the roller as configured on `listener` until `shutdown` resolves;
+/// serves `/metrics` on `metrics_listen` when set, and prints its readiness
+/// line once every file is read.
 pub async fn run(
     config: &Config,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
-    let tls = config.server_tls.server_config()?;
-    serve_limited(service(config)?, listener, tls, verifier(config)?, config.grpc_limits.clone(), shutdown).await
+    let server = GrpcServer::new(SERVICE, verifier(config)?)
+        .tls(config.server_tls.server_config()?)
+        .limits(config.grpc_limits.clone())
+        .observed(Observed::configured(SERVICE, &config.observability));
+    // The roller's own metrics go into `server.registry()` here, before it
+    // serves (under `sub_registry_with_prefix("roller")`).
+    let service = service(config)?;
+    serve(service, listener, server, shutdown).await
 }
 
-/// Serves `service` on `listener`; in-flight requests finish before it returns.
-pub async fn serve(
-    service: RollerService,
-    listener: TcpListener,
-    verifier: Verifier,
-    shutdown: impl Future<Output = ()> + Send,
-) -> Result<(), ServeError> {
-    serve_with_tls(service, listener, None, verifier, shutdown).await
-}
-
-/// [`serve`], over TLS when `tls` is given (health and reflection too),
-/// with the default limits.
-pub async fn serve_with_tls(
-    service: RollerService,
-    listener: TcpListener,
-    tls: Option<ServerTlsConfig>,
-    verifier: Verifier,
-    shutdown: impl Future<Output = ()> + Send,
-) -> Result<(), ServeError> {
-    serve_limited(service, listener, tls, verifier, GrpcLimits::default(), shutdown).await
-}
-
-/// [`serve_with_tls`] with these connection and request limits
-/// (battlelog_runtime::edge).
+/// Serves `service` on `listener` with `server` (TLS, limits, metrics:
+/// battlelog_runtime::serve) until `shutdown` resolves; in-flight requests
+/// finish before it returns.
 ///
 /// Who may call: only the `service` role (the resolver), checked at the
 /// door for every `Roller` RPC, so no forum or player can peek at dice or
 /// reveal a seed; health and reflection need no token.
-pub async fn serve_limited(
+pub async fn serve(
     service: RollerService,
     listener: TcpListener,
-    tls: Option<ServerTlsConfig>,
-    verifier: Verifier,
-    limits: GrpcLimits,
+    server: GrpcServer,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
-    let (health, health_service) = grpc::health();
-    health.set_serving::<RollerServer<RollerService>>().await;
-    edge::server(tls, &limits)?
-        .add_service(health_service)
-        .add_service(grpc::reflection(<RollerServer<RollerService> as tonic::server::NamedService>::NAME)?)
-        .add_service(grpc::reflection_v1alpha(<RollerServer<RollerService> as tonic::server::NamedService>::NAME)?)
-        .add_service(InterceptedService::new(
-            RollerServer::new(service),
-            Authenticator::only(verifier, "Roller", &[Role::Service]),
-        ))
-        .serve_with_incoming_shutdown(edge::incoming(listener, &limits), shutdown)
-        .await?;
+    server.only("Roller", &[Role::Service]).serve(RollerServer::new(service), listener, shutdown).await?;
     Ok(())
 }

@@ -46,12 +46,22 @@ async fn stack() -> Stack {
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let journal_url = format!("http://{}", listener.local_addr().expect("addr"));
     let auth = TestAuth::shared();
-    tokio::spawn(battlelog_journal::serve(journal, listener, auth.verifier(), std::future::pending()));
+    tokio::spawn(battlelog_journal::serve(
+        journal,
+        listener,
+        battlelog_runtime::serve::GrpcServer::new("journal", auth.verifier()),
+        std::future::pending(),
+    ));
     let journal = battlelog_roller::server::journal_client(&journal_url, &auth.service_token()).expect("url");
     let service = RollerService::new(journal.clone(), MasterKey::from_hex(MASTER_KEY).expect("key"));
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let roller_url = format!("http://{}", listener.local_addr().expect("addr"));
-    tokio::spawn(battlelog_roller::serve(service.clone(), listener, auth.verifier(), std::future::pending()));
+    tokio::spawn(battlelog_roller::serve(
+        service.clone(),
+        listener,
+        battlelog_runtime::serve::GrpcServer::new("roller", auth.verifier()),
+        std::future::pending(),
+    ));
     let channel = tonic::transport::Endpoint::from_shared(roller_url).expect("url").connect_lazy();
     let roller = RollerClient::new(battlelog_auth::authed(channel, &auth.service_token()).expect("token"));
     Stack { journal, roller, service, _dir: dir }

@@ -112,8 +112,13 @@ impl GrpcLimits {
 /// The tonic server every service serves with: TLS when `tls` is given,
 /// HTTP/2 keepalive PINGs (a peer that stops answering is dropped), a
 /// maximum connection age, and [`EdgeLayer`]'s concurrency limit with load
-/// shedding. Serve it on [`incoming`].
-pub fn server(tls: Option<ServerTlsConfig>, limits: &GrpcLimits) -> Result<EdgeServer, tonic::transport::Error> {
+/// shedding, inside `outer` (the observe layer of [`crate::serve`], which
+/// so sees the shed requests too). Serve it on [`incoming`].
+pub fn server<L>(
+    outer: L,
+    tls: Option<ServerTlsConfig>,
+    limits: &GrpcLimits,
+) -> Result<EdgeServer<L>, tonic::transport::Error> {
     let mut server = crate::tls::server(tls)?
         .http2_keepalive_interval(Some(Duration::from_millis(limits.keepalive_interval_ms)))
         .http2_keepalive_timeout(Some(Duration::from_millis(limits.keepalive_timeout_ms)));
@@ -122,11 +127,12 @@ pub fn server(tls: Option<ServerTlsConfig>, limits: &GrpcLimits) -> Result<EdgeS
         // (a `Watch`) runs on; the connection closes when it ends.
         server = server.max_connection_age(Duration::from_secs(limits.max_connection_age_secs));
     }
-    Ok(server.layer(EdgeLayer::new(limits.max_concurrent_requests)))
+    // tonic's `layer` nests each new layer inside the ones before it.
+    Ok(server.layer(outer).layer(EdgeLayer::new(limits.max_concurrent_requests)))
 }
 
-/// The server [`server`] builds.
-pub type EdgeServer = Server<Stack<EdgeLayer, Identity>>;
+/// The server [`server`] builds: `L` outermost, then [`EdgeLayer`].
+pub type EdgeServer<L> = Server<Stack<EdgeLayer, Stack<L, Identity>>>;
 
 /// The connections `listener` accepts, with Nagle's algorithm off (small
 /// gRPC frames left to Nagle meet the peer's delayed ACK, about 40 ms per

@@ -26,6 +26,10 @@
 //!   ended at their deadline, and capped per token and per connection.
 //! - [`tls`]: TLS (and mutual TLS) config keys, server and client TLS
 //!   configs, and the development PKI of `battlelog up --tls`.
+//! - [`serve`]: the one way a service serves — the gRPC server builder
+//!   (listener, TLS, observe layer, edge, authentication, health,
+//!   reflection, shutdown) and every service's metrics port and readiness.
+//! - [`metrics`]: a service's Prometheus registry and its `/metrics` port.
 
 pub mod config;
 pub mod edge;
@@ -33,8 +37,10 @@ pub mod grpc;
 pub mod http;
 pub mod limits;
 pub mod logging;
+pub mod metrics;
 pub mod nats_url;
 pub mod observe;
+pub mod serve;
 pub mod streams;
 pub mod tls;
 
@@ -45,12 +51,65 @@ pub use limits as validate;
 use std::io::Write;
 use std::net::SocketAddr;
 
+/// The battlelog version every service binary reports
+/// (`battlelog_build_info`, `--version`).
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
 /// Prints `<service> listening on <addr>` on stdout and flushes it: whoever
 /// started the service with port 0 learns its port from this line (logs go
 /// to stderr, so the line is never interleaved with them).
 pub fn announce(service: &str, addr: SocketAddr) -> std::io::Result<()> {
+    say(Announcement { service: service.to_owned(), what: Announced::Listening, addr })
+}
+
+/// Prints `<service> metrics on http://<addr>/metrics` on stdout, before
+/// its readiness line ([`announce`]), which stays the last line.
+pub fn announce_metrics(service: &str, addr: SocketAddr) -> std::io::Result<()> {
+    say(Announcement { service: service.to_owned(), what: Announced::Metrics, addr })
+}
+
+/// What a service announced: its address, or its metrics port's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Announcement {
+    /// `battlelog-journal`, …
+    pub service: String,
+    pub what: Announced,
+    pub addr: SocketAddr,
+}
+
+/// See [`Announcement`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Announced {
+    Listening,
+    Metrics,
+}
+
+type Captured = std::sync::Mutex<Option<tokio::sync::mpsc::UnboundedSender<Announcement>>>;
+static CAPTURED: std::sync::OnceLock<Captured> = std::sync::OnceLock::new();
+
+/// From now on, this process's announcements come here instead of stdout:
+/// for `battlelog up`, which runs every service in one process and prints
+/// one banner of its own with their addresses. A later call takes them over.
+pub fn capture_announcements() -> tokio::sync::mpsc::UnboundedReceiver<Announcement> {
+    let (sender, receiver) = tokio::sync::mpsc::unbounded_channel();
+    let slot = CAPTURED.get_or_init(Default::default);
+    *slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(sender);
+    receiver
+}
+
+fn say(announcement: Announcement) -> std::io::Result<()> {
+    if let Some(slot) = CAPTURED.get()
+        && let Some(sender) = slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner).as_ref()
+        && sender.send(announcement.clone()).is_ok()
+    {
+        return Ok(());
+    }
+    let Announcement { service, what, addr } = announcement;
     let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "{service} listening on {addr}")?;
+    match what {
+        Announced::Listening => writeln!(stdout, "{service} listening on {addr}")?,
+        Announced::Metrics => writeln!(stdout, "{service} metrics on http://{addr}/metrics")?,
+    }
     stdout.flush()
 }
 

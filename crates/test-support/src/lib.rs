@@ -254,6 +254,8 @@ pub fn service_binary(name: &str) -> PathBuf {
 pub struct ServiceProcess {
     child: Child,
     addr: SocketAddr,
+    /// Its `/metrics` port, when it announced one (`metrics_listen`).
+    metrics: Option<SocketAddr>,
     log: PathBuf,
     /// How to reach it when it serves TLS.
     tls: Option<ClientTlsConfig>,
@@ -310,23 +312,33 @@ impl ServiceProcess {
         let stdout = child.stdout.take().expect("piped stdout");
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
+            // `<name> metrics on http://<addr>/metrics` comes before the
+            // readiness line, when the service serves its metrics.
+            let mut metrics = None;
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some(addr) = line
+                    .split(" metrics on http://")
+                    .nth(1)
+                    .and_then(|a| a.trim().strip_suffix("/metrics")?.parse::<SocketAddr>().ok())
+                {
+                    metrics = Some(addr);
+                }
                 if let Some(addr) =
                     line.split(" listening on ").nth(1).and_then(|a| a.trim().parse::<SocketAddr>().ok())
                 {
-                    let _ = tx.send(Some(addr));
+                    let _ = tx.send(Some((addr, metrics)));
                 }
             }
             let _ = tx.send(None);
         });
         let addr =
             tokio::task::spawn_blocking(move || rx.recv_timeout(STARTUP_DEADLINE)).await.expect("join").ok().flatten();
-        let Some(addr) = addr else {
+        let Some((addr, metrics)) = addr else {
             let _ = child.kill();
             let log = std::fs::read_to_string(log).unwrap_or_default();
             panic!("{} printed no readiness line; its log:\n{log}", binary.display());
         };
-        Self { child, addr, log: log.to_path_buf(), tls }
+        Self { child, addr, metrics, log: log.to_path_buf(), tls }
     }
 
     async fn wait_healthy(&self) {
@@ -353,6 +365,12 @@ impl ServiceProcess {
     /// Its gRPC address.
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// `http://<addr>/metrics`, when it serves its metrics
+    /// (`BATTLELOG_<SERVICE>_METRICS_LISTEN`).
+    pub fn metrics_url(&self) -> Option<String> {
+        self.metrics.map(|addr| format!("http://{addr}/metrics"))
     }
 
     /// `http://<addr>`, or `https://<addr>` when it serves TLS.

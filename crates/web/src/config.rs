@@ -4,6 +4,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+use battlelog_runtime::config::Observability;
 pub use battlelog_runtime::config::{ConfigError, Layers};
 pub use battlelog_runtime::http::HttpLimits;
 use battlelog_runtime::logging::LogFormat;
@@ -49,6 +50,10 @@ pub struct Config {
     /// `header_read_timeout_ms`, `request_timeout_ms`.
     #[serde(flatten)]
     pub http_limits: HttpLimits,
+    /// Metrics and traces: `metrics_listen`, `otlp_endpoint`
+    /// (battlelog_runtime::config::Observability).
+    #[serde(flatten)]
+    pub observability: Observability,
     /// The roller keys (Ed25519 public keys, 64 hex digits each) whose
     /// signatures this site trusts: served at
     /// `/.well-known/battlelog/roller-keys` and given to the pages, whose
@@ -100,6 +105,7 @@ impl Default for Config {
             page_events: crate::page::DEFAULT_PAGE_EVENTS,
             client_tls: ClientTls::default(),
             http_limits: HttpLimits::default(),
+            observability: Observability::default(),
             trusted_roller_keys: Vec::new(),
             roller_keys_file: None,
             live_max_streams: 256,
@@ -174,6 +180,7 @@ impl Config {
             });
         }
         self.http_limits.validate()?;
+        self.observability.validate()?;
         self.client_tls.validate(&[("resolver_url", &self.resolver_url)])
     }
 }

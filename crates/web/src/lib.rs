@@ -362,20 +362,11 @@ pub fn router(pages: Pages) -> Router {
         .with_state(pages)
 }
 
-/// Serves the pages on `listener` until `shutdown` resolves, with the
-/// default limits.
-pub async fn serve(
-    pages: Pages,
-    listener: TcpListener,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
-    serve_limited(pages, listener, HttpLimits::default(), shutdown).await
-}
-
 /// Serves the pages on `listener` until `shutdown` resolves, then lets the
 /// requests in flight finish, within `limits`
-/// ([`battlelog_runtime::http::serve_limited`]).
-pub async fn serve_limited(
+/// ([`battlelog_runtime::http::serve_limited`]). For tests and embedding;
+/// a deployment calls [`run`].
+pub async fn serve(
     pages: Pages,
     listener: TcpListener,
     limits: HttpLimits,
@@ -392,14 +383,20 @@ pub async fn serve_limited(
 }
 
 /// Builds the service from `config` (reading its token and secret files,
-/// and the TLS files) and serves it on `listener` until `shutdown`.
+/// and the TLS files) and serves it on `listener` until `shutdown`; serves
+/// `/metrics` on `metrics_listen` when set, and prints its readiness line
+/// once every file is read.
 pub async fn run(
     config: &Config,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    let observed = battlelog_runtime::serve::Observed::configured(config::SERVICE, &config.observability);
     let pages = pages(config)?;
-    serve_limited(pages, listener, config.http_limits.clone(), shutdown).await.context("serving the web pages")
+    let ready = observed.ready(listener.local_addr()?).await?;
+    let served = serve(pages, listener, config.http_limits.clone(), shutdown).await;
+    ready.stop().await;
+    served.context("serving the web pages")
 }
 
 /// The service's state from `config`: every file is read now, so that a

@@ -18,12 +18,10 @@ async fn main() -> anyhow::Result<()> {
     let config = Config::load(&Layers::from_process(SERVICE, command_line))?;
     let (listener, local) = battlelog_runtime::start(&config.log, config.log_format, config.listen).await?;
     tracing::info!(%local, resolver = %config.resolver_url, "battlelog-web starting");
-    // Read every file before the readiness line.
-    let pages = battlelog_web::pages(&config)?;
-    // Before the readiness line: a SIGTERM right after it shuts down gracefully.
+    // Installed before the readiness line, which `run` prints once every
+    // file is read: a SIGTERM right after it shuts down gracefully.
     let shutdown = battlelog_runtime::shutdown_signal();
-    battlelog_runtime::announce("battlelog-web", local)?;
-    battlelog_web::serve_limited(pages, listener, config.http_limits.clone(), shutdown).await?;
+    battlelog_web::run(&config, listener, shutdown).await?;
     tracing::info!("battlelog-web stopped");
     Ok(())
 }

@@ -14,6 +14,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use battlelog_runtime::config::Observability;
 pub use battlelog_runtime::config::{ConfigError, Layers};
 use battlelog_runtime::http::HttpLimits;
 use battlelog_runtime::logging::LogFormat;
@@ -105,6 +106,10 @@ pub struct Config {
     /// Each tenant's endpoint, by tenant (`BattleOpened.tenant`); events of
     /// a tenant without one are not delivered (and counted as skipped).
     pub tenants: BTreeMap<String, TenantEndpoint>,
+    /// Metrics and traces: `metrics_listen`, `otlp_endpoint`
+    /// (battlelog_runtime::config::Observability).
+    #[serde(flatten)]
+    pub observability: Observability,
 }
 
 impl Default for Config {
@@ -136,6 +141,7 @@ impl Default for Config {
             revoked_tokens_file: None,
             revoked_tokens_reload_ms: battlelog_auth::revoke::DEFAULT_RELOAD_EVERY.as_millis() as u64,
             tenants: BTreeMap::new(),
+            observability: Observability::default(),
         }
     }
 }
@@ -211,6 +217,7 @@ impl Config {
         }
         battlelog_runtime::config::require_auth_keys(&self.auth_keys)?;
         battlelog_runtime::config::require_token_lifetime(self.token_max_lifetime_secs)?;
+        self.observability.validate()?;
         for (tenant, endpoint) in &self.tenants {
             if tenant.is_empty() || tenant.contains(|c: char| c == '.' || c == '*' || c == '>' || c.is_whitespace()) {
                 return invalid("tenants", format!("{tenant:?} is not a tenant name (a NATS subject token)"));

@@ -82,9 +82,12 @@ impl Webhooks {
     /// Follows the journal's events and serves the HTTP port on `listener`
     /// until `shutdown` resolves. Deliveries in progress then stop; what
     /// they had not delivered is in the store, for the next start.
+    /// `observed`: its metrics port and readiness line
+    /// (battlelog_runtime::serve).
     pub async fn serve(
         self,
         listener: TcpListener,
+        observed: battlelog_runtime::serve::Observed,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> anyhow::Result<()> {
         let config = &self.config;
@@ -118,21 +121,27 @@ impl Webhooks {
         let following =
             tokio::spawn(consumer::follow(options, self.store.clone(), deliverer.clone(), metrics.clone(), stopped));
         let admin = admin::Admin { store: self.store.clone(), deliverer, metrics, verifier: self.verifier };
+        let ready = observed.ready(listener.local_addr()?).await?;
         let served =
             battlelog_runtime::http::serve_limited(admin::router(admin), listener, config.http_limits(), shutdown)
                 .await;
         stop.send_replace(true);
         let _ = following.await;
+        ready.stop().await;
         self.store.flush().await?;
         served.context("serving the HTTP port")
     }
 }
 
-/// Runs the service as configured on `listener` until `shutdown` resolves.
+/// Runs the service as configured on `listener` until `shutdown` resolves;
+/// serves `/metrics` on `metrics_listen` too when set (its admin port keeps
+/// its own, token-guarded `/metrics`), and prints its readiness line once
+/// every file is read and the store is open.
 pub async fn run(
     config: &Config,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
-    Webhooks::open(config)?.serve(listener, shutdown).await
+    let observed = battlelog_runtime::serve::Observed::configured(config::SERVICE, &config.observability);
+    Webhooks::open(config)?.serve(listener, observed, shutdown).await
 }

@@ -21,11 +21,10 @@ async fn main() -> anyhow::Result<()> {
     let config = Config::load(&Layers::from_process(SERVICE, command_line))?;
     let (listener, local) = battlelog_runtime::start(&config.log, config.log_format, config.listen).await?;
     tracing::info!(%local, tenants = config.tenants.len(), "battlelog-webhooks starting");
-    // Every file is read and the store opened before the readiness line.
-    let webhooks = battlelog_webhooks::Webhooks::open(&config)?;
+    // Installed before the readiness line, which `run` prints once every
+    // file is read: a SIGTERM right after it shuts down gracefully.
     let shutdown = battlelog_runtime::shutdown_signal();
-    battlelog_runtime::announce("battlelog-webhooks", local)?;
-    webhooks.serve(listener, shutdown).await?;
+    battlelog_webhooks::run(&config, listener, shutdown).await?;
     tracing::info!("battlelog-webhooks stopped");
     Ok(())
 }
