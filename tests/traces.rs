@@ -159,3 +159,20 @@ async fn without_an_endpoint_nothing_is_exported_and_everything_works() {
     let roller_log = std::fs::read_to_string(dir.join("roller.log")).expect("the roller's log");
     assert!(roller_log.contains(&format!("trace_id={trace_id}")), "the roller's lines lack {trace_id}:\n{roller_log}");
 }
+
+/// An `https://` collector is refused at start, naming the key: the
+/// exporter has no CA to trust one by, and would lose every span in silence.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_https_collector_stops_the_service_at_start() {
+    let binary = battlelog_test_support::service_binary("battlelog-resolver");
+    let output = std::process::Command::new(binary)
+        .args(["--listen", "127.0.0.1:0", "--otlp-endpoint", "https://127.0.0.1:4317"])
+        .envs(battlelog_test_support::TestAuth::shared().env("resolver"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run the resolver");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "it started: {stderr}");
+    assert!(output.stdout.is_empty(), "no readiness line: {}", String::from_utf8_lossy(&output.stdout));
+    assert!(stderr.contains("otlp_endpoint") && stderr.contains("http://"), "{stderr}");
+}

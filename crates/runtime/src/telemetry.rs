@@ -81,6 +81,7 @@ pub fn init(filter: &str, format: LogFormat, service: &str, otlp_endpoint: Optio
     let resource = Resource::builder().with_service_name(format!("battlelog-{service}")).build();
     let mut provider = SdkTracerProvider::builder().with_resource(resource);
     if let Some(endpoint) = otlp_endpoint {
+        refuse_https(endpoint)?;
         let exporter = opentelemetry_otlp::SpanExporter::builder()
             .with_tonic()
             .with_endpoint(endpoint)
@@ -97,6 +98,20 @@ pub fn init(filter: &str, format: LogFormat, service: &str, otlp_endpoint: Optio
     let layers = layers(filter, format, BoxMakeWriter::new(std::io::stderr), ansi, provider.tracer("battlelog"))?;
     tracing_subscriber::registry().with(layers).try_init().map_err(|e| e.to_string())?;
     Ok(Telemetry { provider, exporting: otlp_endpoint.is_some() })
+}
+
+/// The exporter has no TLS here (no CA to trust a collector's certificate
+/// by): an `https://` endpoint would lose every span in silence, so it
+/// stops the service at start instead. A collector agent on the host or in
+/// the pod, over `http://`, is the supported setup.
+fn refuse_https(endpoint: &str) -> Result<(), String> {
+    if endpoint.starts_with("https://") {
+        return Err(format!(
+            "invalid config otlp_endpoint {endpoint:?}: TLS to the collector is not supported; \
+             use an http:// endpoint (a collector agent next to the service)"
+        ));
+    }
+    Ok(())
 }
 
 /// The log lines (to `writer`) and the OpenTelemetry spans (to `tracer`),
@@ -232,6 +247,13 @@ mod tests {
             span.in_scope(|| tracing::info!("outside any span"));
         });
         assert!(!text.contains("detail=7"), "{text}");
+    }
+
+    #[test]
+    fn an_https_collector_is_refused_and_http_is_not() {
+        let error = refuse_https("https://collector:4317").expect_err("no TLS to the collector");
+        assert!(error.starts_with("invalid config otlp_endpoint") && error.contains("http://"), "{error}");
+        assert_eq!(refuse_https("http://127.0.0.1:4317"), Ok(()));
     }
 
     #[test]
