@@ -95,3 +95,21 @@ fn up_refuses_a_webhook_that_is_not_an_http_url() {
     assert!(stderr.contains("--webhook \"ftp://forum.example/hook\" must be an http:// or https:// URL"), "{stderr}");
     assert!(!data.exists(), "nothing was made");
 }
+
+/// `--otlp-endpoint` is checked as the services' `otlp_endpoint` is, before
+/// anything starts: one line naming the key, a non-zero exit, no data dir.
+#[test]
+fn up_refuses_an_otlp_endpoint_that_is_not_an_http_url() {
+    let dir = temp_dir("up-otlp-url");
+    let data = dir.path().join("data");
+    let refused = battlelog()
+        .args(["up", "--data-dir", &data.display().to_string(), "--otlp-endpoint", "collector:4317"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run battlelog up");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_ne!(refused.status.code(), Some(0), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr:?}");
+    assert!(stderr.contains("otlp_endpoint") && stderr.contains("collector:4317"), "{stderr}");
+    assert!(!data.exists(), "nothing was made");
+}

@@ -117,6 +117,11 @@ pub struct UpArgs {
     /// The webhooks' HTTP port (`/metrics`, parked deliveries), with --webhook.
     #[arg(long, default_value = "127.0.0.1:50054")]
     webhooks_listen: SocketAddr,
+    /// Export the traces of every service of the stack to this OTLP/gRPC
+    /// collector (`http://127.0.0.1:4317`); none: no traces exported (the
+    /// services' `otlp_endpoint`).
+    #[arg(long, env = "BATTLELOG_OTLP_ENDPOINT")]
+    otlp_endpoint: Option<String>,
 }
 
 /// `--journal-backend`.
@@ -345,9 +350,16 @@ fn revocation_list(data_dir: &Path) -> anyhow::Result<RevocationList> {
 pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
     // One subscriber for the four services of this process; kept until `up`
     // returns (dropping it flushes the trace exporter, when there is one).
-    let _telemetry =
-        battlelog_runtime::telemetry::init("warn", battlelog_runtime::logging::LogFormat::Text, "up", None)
-            .map_err(anyhow::Error::msg)?;
+    // Checked as the services check their own `otlp_endpoint`.
+    let tracing = Observability { otlp_endpoint: args.otlp_endpoint.clone(), ..Observability::default() };
+    tracing.validate()?;
+    let _telemetry = battlelog_runtime::telemetry::init(
+        "warn",
+        battlelog_runtime::logging::LogFormat::Text,
+        "up",
+        tracing.otlp_endpoint.as_deref(),
+    )
+    .map_err(anyhow::Error::msg)?;
     // A receiver's address is checked before anything starts, as the
     // service's own config checks `tenants.<name>.url`: a typo must not
     // start a stack that parks every delivery.
