@@ -29,6 +29,18 @@ use serde_yaml_ng::Value;
 use tempfile::TempDir;
 use tonic::transport::{Certificate, ClientTlsConfig, Identity};
 
+mod exported_metrics;
+use exported_metrics::{EXPORTED, Kind as MetricKind};
+
+/// The exported families that appear on `/metrics` only once something
+/// happened to be counted under one of their label sets.
+const BY_EVENT: &[&str] = &[
+    "battlelog_grpc_server_auth_refusals_total",
+    "battlelog_grpc_server_rate_limited_total",
+    "battlelog_grpc_server_shed_total",
+    "battlelog_grpc_server_open_streams",
+];
+
 /// Everything a container run by this test has that a real one would not.
 const DIFFERENCES: &[&str] = &[
     "paths: a path inside the container is the host file its mount gives (the image's /etc/battlelog is \
@@ -323,6 +335,8 @@ struct Running {
     processes: BTreeMap<String, ServiceProcess>,
     /// Container name → its loopback port.
     ports: BTreeMap<String, u16>,
+    /// Container name → its metrics port, for those whose config sets one.
+    metrics: BTreeMap<String, u16>,
     containers: Vec<Container>,
 }
 
@@ -395,13 +409,16 @@ async fn start(
         for probe in &container.probes {
             probe_passes(container, probe, port).await;
         }
-        // TODO(issue 22, at merge): once the services serve `metrics_listen`
-        // (the serve builder), GET http://127.0.0.1:<metrics port>/metrics
-        // must answer 200 here for each container whose config sets it
-        // (`metrics[&container.name]`), as Prometheus would scrape it.
+        // Its metrics port answers as Prometheus scrapes it
+        // (deploy/prometheus/prometheus.yml).
+        if let Some(metrics_port) = metrics.get(&container.name) {
+            let url = format!("http://127.0.0.1:{metrics_port}/metrics");
+            let (status, body) = battlelog_test_support::http_get(&url, &[]).await;
+            assert_eq!(status, 200, "{}: {url} answers: {body}", container.name);
+        }
         processes.insert(container.name.clone(), process);
     }
-    Running { _nats: nats, processes, ports: loopback, containers, _work: work }
+    Running { _nats: nats, processes, ports: loopback, metrics, containers, _work: work }
 }
 
 /// Orders `containers` so that each comes after what it depends on
@@ -740,6 +757,44 @@ async fn compose_starts_as_written_and_the_demo_plays() {
         }
     })
     .await;
+    // Every metric family the dashboards and alerts may name
+    // (exported_metrics.rs) is one these services declare on /metrics, with
+    // its type: a renamed or retyped metric fails here, not on a dashboard.
+    let mut scrapes = vec![battlelog_test_support::http_get(&url, &[("authorization", &bearer)]).await];
+    for port in running.metrics.values() {
+        scrapes.push(battlelog_test_support::http_get(&format!("http://127.0.0.1:{port}/metrics"), &[]).await);
+    }
+    let declared: BTreeMap<String, String> = scrapes
+        .iter()
+        .flat_map(|(status, body)| {
+            assert_eq!(*status, 200, "a /metrics scrape: {body}");
+            body.lines().filter_map(|line| {
+                let mut words = line.strip_prefix("# TYPE ")?.split_whitespace();
+                Some((words.next()?.to_owned(), words.next()?.to_owned()))
+            })
+        })
+        .collect();
+    for (name, kind) in EXPORTED {
+        // Families keyed by what happened (a refusal's reason or tenant, a
+        // stream's method) have no series, and so no declaration, until it
+        // happens once; the demo refuses nothing and opens no stream.
+        // tests/observe.rs and runtime's observe tests see each of them on
+        // a real server's /metrics.
+        if BY_EVENT.contains(name) && !declared.contains_key(name.strip_suffix("_total").unwrap_or(name)) {
+            continue;
+        }
+        // OpenMetrics declares a counter's family without its `_total`.
+        let (family, wanted) = match kind {
+            MetricKind::Counter => (name.strip_suffix("_total").unwrap_or(name), "counter"),
+            MetricKind::Gauge => (*name, "gauge"),
+            MetricKind::Histogram => (*name, "histogram"),
+        };
+        assert_eq!(
+            declared.get(family).map(String::as_str),
+            Some(wanted),
+            "{name}: the running services declare it as a {wanted} (they declare: {declared:?})"
+        );
+    }
 }
 
 // ------------------------------------------------------------- kubernetes

@@ -89,6 +89,14 @@ async fn one_act_is_one_trace_across_resolver_roller_and_journal() {
     let act_of_caller = act_span(&spans).expect("the Act span");
     assert_eq!(act_of_caller.parent_span_id, caller_span, "the resolver's span is the caller's child:\n{spans:#?}");
     assert_one_tree(&spans);
+    // Each service's request spans name it (`battlelog.service`), as its
+    // resource does: where one process runs them all (`battlelog up`),
+    // that attribute is what tells them apart.
+    for span in spans.iter().filter(|s| s.name == "grpc.request") {
+        let service = span.service.strip_prefix("battlelog-").expect("a battlelog service");
+        assert_eq!(span.attribute("battlelog.service"), Some(service), "{span:#?}");
+    }
+    assert!(spans.iter().filter(|s| s.name == "grpc.request").count() >= 3, "request spans of the three services");
 
     // The resolver's log lines about this Act carry its trace id (its
     // request span's `trace_id` field).

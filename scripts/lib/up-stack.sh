@@ -45,3 +45,12 @@ up_stop() {
   up_pid=""
   return "$status"
 }
+
+# up_metrics_url NAME: where `up` serves NAME's /metrics (resolver, roller,
+# journal, web, webhooks): the `metrics:` line `up` prints under NAME's own.
+up_metrics_url() {
+  awk -v name="$1" '
+    $1 == name { under = 1; next }
+    under && $1 == "metrics:" { print $2; exit }
+    { under = 0 }' "$work/up.out" 2>/dev/null
+}

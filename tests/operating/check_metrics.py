@@ -23,7 +23,7 @@ import pathlib
 import sys
 import urllib.request
 
-from prometheus_client import openmetrics
+from prometheus_client.openmetrics import parser as openmetrics_parser
 from prometheus_client import parser as text_parser
 
 GRPC_REQUESTS = "battlelog_grpc_server_requests"
@@ -56,7 +56,7 @@ def parse(name, url):
         try:
             strict = [
                 (sample.name, dict(sample.labels), sample.value)
-                for family in openmetrics.parser.text_string_to_metric_families(text)
+                for family in openmetrics_parser.text_string_to_metric_families(text)
                 for sample in family.samples
             ]
         except Exception as error:

@@ -171,6 +171,17 @@ mod tests {
             let response = get(endpoint.addr(), path).await;
             assert!(response.starts_with("HTTP/1.1 404"), "{path}: {response}");
         }
+        // Read-only: nothing but GET (and HEAD, which axum answers with it).
+        for method in ["POST", "PUT", "DELETE"] {
+            let mut stream = tokio::net::TcpStream::connect(endpoint.addr()).await.expect("connect");
+            let request = format!(
+                "{method} /metrics HTTP/1.1\r\nHost: metrics\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            );
+            stream.write_all(request.as_bytes()).await.expect("send");
+            let mut response = String::new();
+            stream.read_to_string(&mut response).await.expect("read");
+            assert!(response.starts_with("HTTP/1.1 405"), "{method}: {response}");
+        }
         let addr = endpoint.addr();
         endpoint.stop().await;
         assert!(tokio::net::TcpStream::connect(addr).await.is_err(), "stopped: the port is closed");

@@ -252,16 +252,20 @@ impl Served {
     }
 }
 
-/// The layer: `served` are the full gRPC names of the services this server
+/// The layer of the battlelog service `service` (`journal`, `roller`,
+/// `resolver`: each request span carries it as `battlelog.service`, which
+/// tells the services apart where one process runs several, as `battlelog
+/// up` does); `served` are the full gRPC names of the services this server
 /// answers (`battlelog.v1.Resolver`); health and both reflections, which
 /// every server answers, are always counted as served.
-pub fn layer(served: &[&'static str], metrics: GrpcMetrics) -> ObserveLayer {
-    ObserveLayer { served: Arc::new(Served::new(served)), metrics }
+pub fn layer(service: &'static str, served: &[&'static str], metrics: GrpcMetrics) -> ObserveLayer {
+    ObserveLayer { service, served: Arc::new(Served::new(served)), metrics }
 }
 
 /// See [`layer`].
 #[derive(Debug, Clone)]
 pub struct ObserveLayer {
+    service: &'static str,
     served: Arc<Served>,
     metrics: GrpcMetrics,
 }
@@ -270,7 +274,7 @@ impl<S> Layer<S> for ObserveLayer {
     type Service = Observe<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        Observe { inner, served: Arc::clone(&self.served), metrics: self.metrics.clone() }
+        Observe { inner, service: self.service, served: Arc::clone(&self.served), metrics: self.metrics.clone() }
     }
 }
 
@@ -278,6 +282,7 @@ impl<S> Layer<S> for ObserveLayer {
 #[derive(Debug, Clone)]
 pub struct Observe<S> {
     inner: S,
+    service: &'static str,
     served: Arc<Served>,
     metrics: GrpcMetrics,
 }
@@ -326,9 +331,10 @@ impl Extractor for HeaderExtractor<'_> {
 /// with `trace_id` recorded: the span's own trace id when an OpenTelemetry
 /// layer builds spans, else the caller's, so the log lines inside it show
 /// the trace they belong to either way.
-fn request_span(labels: &MethodLabels, headers: &http::HeaderMap) -> tracing::Span {
+fn request_span(service: &'static str, labels: &MethodLabels, headers: &http::HeaderMap) -> tracing::Span {
     let span = tracing::info_span!(
         "grpc.request",
+        battlelog.service = service,
         rpc.service = %labels.service,
         rpc.method = %labels.method,
         otel.kind = "server",
@@ -518,7 +524,7 @@ where
                 Cow::Borrowed(OTHER),
             ),
         };
-        let span = request_span(&labels, request.headers());
+        let span = request_span(self.service, &labels, request.headers());
         let caller = CallerSlot::default();
         request.extensions_mut().insert(caller.clone());
         let mut pending = Pending {
@@ -691,7 +697,7 @@ mod tests {
             let addr = listener.local_addr().expect("address");
             let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
             let server = Server::builder()
-                .layer(layer(&[HEALTH], metrics))
+                .layer(layer("test", &[HEALTH], metrics))
                 .layer(crate::edge::EdgeLayer::new(max_concurrent_requests))
                 .add_service(service)
                 .serve_with_incoming_shutdown(crate::edge::incoming(listener, &GrpcLimits::default()), async {
@@ -1065,7 +1071,7 @@ mod tests {
         let never = tower::service_fn(|_: http::Request<()>| {
             std::future::pending::<Result<http::Response<tonic::body::Body>, Status>>()
         });
-        let mut service = layer(&[], metrics).layer(never);
+        let mut service = layer("test", &[], metrics).layer(never);
         let request = http::Request::builder().uri("/grpc.health.v1.Health/Check").body(()).expect("request");
         let call = service.call(request);
         let mut text = String::new();

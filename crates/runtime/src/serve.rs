@@ -241,11 +241,12 @@ impl GrpcServer {
             rate: self.rate.as_ref().and_then(TenantRateLimit::limiter),
         };
         let (health, health_service) = grpc::health();
-        let router = edge::server(observe::layer(&served, grpc_metrics), self.tls, &self.limits)?
-            .add_service(health_service)
-            .add_service(grpc::reflection(S::NAME)?)
-            .add_service(grpc::reflection_v1alpha(S::NAME)?)
-            .add_service(grpc::undecodable_is_invalid(InterceptedService::new(service, door)));
+        let router =
+            edge::server(observe::layer(self.observed.service(), &served, grpc_metrics), self.tls, &self.limits)?
+                .add_service(health_service)
+                .add_service(grpc::reflection(S::NAME)?)
+                .add_service(grpc::reflection_v1alpha(S::NAME)?)
+                .add_service(grpc::undecodable_is_invalid(InterceptedService::new(service, door)));
         health.set_serving::<S>().await;
         let ready = self.observed.ready(local).await?;
         let on_shutdown = async move {
