@@ -208,7 +208,9 @@ fn compose_runs_the_web_with_what_its_config_names() {
         format!("- ./tls/resolver/ca.crt:{}:ro", path(&web.client_tls.tls_ca)),
         format!("- ./auth/web.token:{}:ro", path(&web.token_file)),
         format!("- ./web/share.secret:{}:ro", path(&web.share_secret_file)),
-        "depends_on: [resolver]".into(),
+        // Started once the resolver's healthcheck passes (tests/deploy.rs
+        // starts the file as written and checks the order).
+        "depends_on:\n      resolver: { condition: service_healthy }".into(),
     ] {
         assert!(section.contains(&wanted), "web: no {wanted:?} in\n{section}");
     }
