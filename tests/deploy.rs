@@ -360,10 +360,15 @@ async fn start(
     for (container, ports) in containers.iter().zip(ports.chunks(2)) {
         let (port, metrics_port) = (&ports[0], ports[1]);
         let listen = container.config_listen_port();
+        // Every port the file declares for it (published, probed, a
+        // containerPort) is one it listens on: its service port or its
+        // metrics port.
+        let own = [Some(listen), container.config_port("metrics_listen")];
         assert!(
-            container.ports.contains(&listen),
-            "{}: its config listens on {listen}, the deploy file declares {:?}",
+            !container.ports.is_empty() && container.ports.iter().all(|p| own.contains(&Some(*p))),
+            "{}: its config listens on {listen} (metrics: {:?}), the deploy file declares {:?}",
             container.name,
+            own[1],
             container.ports
         );
         network.addresses.insert(format!("{}:{listen}", container.name), *port);
@@ -407,7 +412,7 @@ async fn start(
         };
         assert_eq!(process.addr().port(), port, "{} listens where it was told", container.name);
         for probe in &container.probes {
-            probe_passes(container, probe, port).await;
+            probe_passes(container, probe, port, metrics.get(&container.name).copied()).await;
         }
         // Its metrics port answers as Prometheus scrapes it
         // (deploy/prometheus/prometheus.yml).
@@ -438,20 +443,28 @@ fn order(containers: &mut Vec<Container>) {
 /// Runs one declared probe against the running container (its container
 /// port mapped to `port`), polling until it passes or the deadline passes,
 /// as the kubelet and compose retry theirs.
-async fn probe_passes(container: &Container, probe: &Probe, port: u16) {
+/// `port` is where the service listens here, `metrics_port` where its
+/// `/metrics` is (when its config sets `metrics_listen`): a probe may check
+/// either, and nothing else.
+async fn probe_passes(container: &Container, probe: &Probe, port: u16, metrics_port: Option<u16>) {
     let listen = container.config_listen_port();
+    let metrics = container.config_port("metrics_listen");
     let what = format!("{}: {probe:?}", container.name);
+    let here = |p: u16| match (p == listen, metrics == Some(p)) {
+        (true, _) => port,
+        (false, true) => metrics_port.expect("a metrics port"),
+        (false, false) => panic!("{what}: probes port {p}, which the service does not listen on"),
+    };
     match probe {
         Probe::Tcp(p) => {
-            assert_eq!(*p, listen, "{what}: probes a port the service does not listen on");
+            let port = here(*p);
             battlelog_test_support::poll_until(&what, Duration::from_secs(20), || async move {
                 tokio::net::TcpStream::connect(("127.0.0.1", port)).await.ok().map(|_| ())
             })
             .await;
         }
         Probe::HttpGet { path, port: p } => {
-            assert_eq!(*p, listen, "{what}: probes a port the service does not listen on");
-            let url = format!("http://127.0.0.1:{port}{path}");
+            let url = format!("http://127.0.0.1:{}{path}", here(*p));
             battlelog_test_support::poll_until(&what, Duration::from_secs(20), || {
                 let url = url.clone();
                 // The kubelet counts 200..=399 as success.
@@ -463,9 +476,16 @@ async fn probe_passes(container: &Container, probe: &Probe, port: u16) {
             .await;
         }
         Probe::Bash(script) => {
-            let inside = format!("/dev/tcp/127.0.0.1/{listen}");
-            assert!(script.contains(&inside), "{what}: the healthcheck must check {inside}");
-            let script = script.replace(&inside, &format!("/dev/tcp/127.0.0.1/{port}"));
+            let checked: Vec<u16> = [Some(listen), metrics]
+                .into_iter()
+                .flatten()
+                .filter(|p| script.contains(&format!("/dev/tcp/127.0.0.1/{p}")))
+                .collect();
+            assert!(!checked.is_empty(), "{what}: the healthcheck must check the service's port or its metrics port");
+            let mut script = script.clone();
+            for p in checked {
+                script = script.replace(&format!("/dev/tcp/127.0.0.1/{p}"), &format!("/dev/tcp/127.0.0.1/{}", here(p)));
+            }
             battlelog_test_support::poll_until(&what, Duration::from_secs(20), || {
                 let script = script.clone();
                 async move {

@@ -542,12 +542,21 @@ async fn a_failing_endpoints_deliveries_are_parked_in_order_reported_and_replaye
     assert!(parked_metrics.contains("battlelog_webhooks_parked{tenant=\"forum-b\"} 4"), "{parked_metrics}");
     // The metrics port (metrics_listen, no token: an operator's port) shows
     // the very same counters and gauges.
+    // The parkings counter moves just after the store has the parked
+    // delivery (which the gauge reads): wait for both.
     let url = service.metrics_url().expect("a metrics port announced");
-    let (status, scraped) = battlelog_test_support::http_get(&url, &[]).await;
-    assert_eq!(status, 200, "{scraped}");
-    for line in ["battlelog_webhooks_parked{tenant=\"forum-b\"} 4", "battlelog_webhooks_deliveries_parked_total 4"] {
-        assert!(scraped.lines().any(|l| l == line), "no {line} in\n{scraped}");
-    }
+    poll_until("the metrics port shows the four parked deliveries", DEADLINE, || {
+        let url = url.clone();
+        async move {
+            let (status, scraped) = battlelog_test_support::http_get(&url, &[]).await;
+            let shown =
+                ["battlelog_webhooks_parked{tenant=\"forum-b\"} 4", "battlelog_webhooks_deliveries_parked_total 4"]
+                    .iter()
+                    .all(|line| scraped.lines().any(|l| l == *line));
+            (status == 200 && shown).then_some(())
+        }
+    })
+    .await;
 
     let listed = cli(&service, &["parked", "--tenant", "forum-b"]);
     let lines: Vec<&str> = listed.lines().collect();

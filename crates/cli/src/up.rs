@@ -81,8 +81,9 @@ pub struct UpArgs {
     /// Use this NATS server (with JetStream) instead of starting one.
     #[arg(long, env = "BATTLELOG_NATS_URL")]
     nats_url: Option<String>,
-    /// Fan events out in-process: no NATS, even when a URL is set or a
-    /// nats-server binary is found.
+    /// No NATS, even when a URL is set or a nats-server binary is found:
+    /// nothing is fanned out (the resolver catches up from the journal;
+    /// `battlelog watch --from-journal` follows it).
     #[arg(long)]
     no_nats: bool,
     /// Serve TLS on every port (https:// endpoints) from a development CA

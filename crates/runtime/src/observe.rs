@@ -515,7 +515,13 @@ where
         let info = self.served.resolve(request.uri().path());
         let (labels, streaming, path) = match info {
             Some(info) => {
-                let path = Cow::Owned(request.uri().path().to_owned());
+                // An unknown method of a served service is `other` in the
+                // access line too: the client chose that path.
+                let path = if info.labels.method == OTHER {
+                    Cow::Borrowed(OTHER)
+                } else {
+                    Cow::Owned(request.uri().path().to_owned())
+                };
                 (info.labels, info.streaming, path)
             }
             None => (

@@ -117,9 +117,10 @@ impl Collector for Gauges {
 }
 
 /// The registry `/metrics` shows when the caller brings none: this
-/// service's metrics under `battlelog_webhooks_`.
+/// service's metrics under `battlelog_webhooks_`, with the
+/// `battlelog_build_info` every service's registry has.
 pub fn own_registry() -> (WebhooksMetrics, Arc<Registry>) {
-    let mut registry = Registry::with_prefix("battlelog");
+    let mut registry = battlelog_runtime::metrics::registry("webhooks");
     let metrics = WebhooksMetrics::register(registry.sub_registry_with_prefix("webhooks"));
     (metrics, Arc::new(registry))
 }
