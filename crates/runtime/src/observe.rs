@@ -1108,7 +1108,7 @@ mod tests {
         let metrics = crate::observe_http::HttpMetrics::register(&mut registry);
         let app = axum::Router::new()
             .route("/battles/{battle_id}", axum::routing::get(|| async { "a page" }))
-            .route("/teapot", axum::routing::get(|| async { (axum::http::StatusCode::IM_A_TEAPOT, "no") }));
+            .route("/teapot", axum::routing::get(|| async { (http::StatusCode::IM_A_TEAPOT, "no") }));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("address");
         let (_stop, stopped) = tokio::sync::oneshot::channel::<()>();
