@@ -1105,7 +1105,7 @@ mod tests {
         let (captured, _guard) = capture(true);
         let exporter = exported();
         let mut registry = Registry::with_prefix("battlelog");
-        let metrics = crate::observe_http::HttpMetrics::register(&mut registry);
+        let metrics = crate::observe_http::HttpMetrics::register("test", &mut registry);
         let app = axum::Router::new()
             .route("/battles/{battle_id}", axum::routing::get(|| async { "a page" }))
             .route("/teapot", axum::routing::get(|| async { (http::StatusCode::IM_A_TEAPOT, "no") }));
@@ -1161,6 +1161,11 @@ mod tests {
         let child = child.expect("the traceparent's trace continues");
         assert_eq!(child.parent_span_id.to_string(), PARENT_SPAN);
         assert_eq!(child.span_kind, opentelemetry::trace::SpanKind::Server);
+        let attribute = |key: &str| {
+            child.attributes.iter().find(|kv| kv.key.as_str() == key).map(|kv| kv.value.as_str().into_owned())
+        };
+        assert_eq!(attribute("battlelog.service").as_deref(), Some("test"), "{child:#?}");
+        assert_eq!(attribute("http.route").as_deref(), Some("/battles/{battle_id}"), "{child:#?}");
     }
 
     #[test]

@@ -57,18 +57,22 @@ fn latency_histogram() -> Histogram {
     Histogram::new(BUCKETS)
 }
 
-/// The HTTP metric families of one server (cheap to clone: shared).
+/// The HTTP metric families of one server (cheap to clone: shared), and
+/// the battlelog service it is (its spans' `battlelog.service`, as the gRPC
+/// layer's: what tells services apart where one process runs several).
 #[derive(Debug, Clone)]
 pub struct HttpMetrics {
+    service: &'static str,
     requests: Family<StatusLabels, Counter>,
     duration: Family<RouteLabels, Histogram, fn() -> Histogram>,
 }
 
 impl HttpMetrics {
-    /// Registers the families in `registry`, the service's top-level one
-    /// (prefix `battlelog`).
-    pub fn register(registry: &mut Registry) -> Self {
-        let metrics = Self { requests: Family::default(), duration: Family::new_with_constructor(latency_histogram) };
+    /// Registers the families of the service `service` (`web`, `webhooks`)
+    /// in `registry`, the service's top-level one (prefix `battlelog`).
+    pub fn register(service: &'static str, registry: &mut Registry) -> Self {
+        let metrics =
+            Self { service, requests: Family::default(), duration: Family::new_with_constructor(latency_histogram) };
         registry.register(
             "http_server_requests",
             "HTTP requests answered, by route template (other if none matched) and status",
@@ -92,9 +96,10 @@ pub fn layer(app: axum::Router, metrics: HttpMetrics) -> axum::Router {
 
 /// The span of one request, its parent the caller's trace context, with
 /// `trace_id` recorded as `observe`'s gRPC request span does.
-fn request_span(method: &str, route: &str, headers: &axum::http::HeaderMap) -> tracing::Span {
+fn request_span(service: &'static str, method: &str, route: &str, headers: &axum::http::HeaderMap) -> tracing::Span {
     let span = tracing::info_span!(
         "http.request",
+        battlelog.service = service,
         http.method = %method,
         http.route = %route,
         otel.kind = "server",
@@ -125,7 +130,7 @@ async fn observe(State(metrics): State<HttpMetrics>, request: Request, next: Nex
     };
     let method = request.method().clone();
     let peer = request.extensions().get::<ConnectInfo<SocketAddr>>().map(|info| info.0.to_string()).unwrap_or_default();
-    let span = request_span(method.as_str(), &route, request.headers());
+    let span = request_span(metrics.service, method.as_str(), &route, request.headers());
     let response = next.run(request).instrument(span.clone()).await;
     let elapsed = started.elapsed();
     let status = response.status().as_u16();

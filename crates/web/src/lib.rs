@@ -382,7 +382,7 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let mut observed = battlelog_runtime::serve::Observed::configured(config::SERVICE, &config.observability);
-    let metrics = battlelog_runtime::observe_http::HttpMetrics::register(observed.registry());
+    let metrics = battlelog_runtime::observe_http::HttpMetrics::register(config::SERVICE, observed.registry());
     let pages = pages(config)?;
     let ready = observed.ready(listener.local_addr()?).await?;
     let served = serve(pages, listener, config.http_limits.clone(), Some(metrics), shutdown).await;
