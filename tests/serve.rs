@@ -126,6 +126,22 @@ async fn every_service_serves_its_metrics_and_every_grpc_service_refuses_what_do
     let envs = [("BATTLELOG_WEB_METRICS_LISTEN".to_owned(), "127.0.0.1:0".to_owned())];
     let web = web_with(&resolver.url(), &secret, &token_file, &dir.path().join("web.log"), &envs).await;
     assert_serves_metrics(&web, "web").await;
+
+    // Its pages are counted by route template and status, never by the
+    // path as sent.
+    let url = web.metrics_url().expect("the web's metrics port");
+    let page = "battlelog_http_server_requests_total{route=\"/battles/{battle_id}\",status=\"401\"}";
+    let other = "battlelog_http_server_requests_total{route=\"other\",status=\"404\"}";
+    let before = http_get(&url, &[]).await.1;
+    let (status, _) = http_get(&format!("{}/battles/counted-battle", web.url()), &[]).await;
+    assert_eq!(status, 401, "a page without a credential");
+    assert_eq!(http_get(&format!("{}/no/such/page", web.url()), &[]).await.0, 404);
+    let after = http_get(&url, &[]).await.1;
+    for series in [page, other] {
+        let counted = sample(&after, series).unwrap_or(0.0) - sample(&before, series).unwrap_or(0.0);
+        assert_eq!(counted, 1.0, "{series}:\n{after}");
+    }
+    assert!(!after.contains("counted-battle") && !after.contains("no/such"), "{after}");
 }
 
 #[tokio::test]

@@ -100,7 +100,8 @@ async fn a_battle_page_admits_its_tenants_readers_and_its_share_link_only() {
     // The access log has a line per request, and neither the share key nor
     // any token a visitor sent.
     let log = web.log();
-    assert!(log.contains("/battles/web-access") && log.contains("status=403"), "{log}");
+    assert!(log.contains("route=/battles/{battle_id}") && log.contains("status=403"), "{log}");
+    assert!(!log.contains("?k="), "no query string in the log:\n{log}");
     assert!(!log.contains(&key) && !log.contains(&auth.reader()), "no secret in the log:\n{log}");
 
     // Rotating the secret revokes the links made with the old one.

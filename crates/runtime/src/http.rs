@@ -64,10 +64,14 @@ impl HttpLimits {
 /// is closed as soon as it is accepted, so that a flood costs the process
 /// no more file descriptors than the limit. tower-http's `TimeoutLayer`
 /// answers a request not done within `request_timeout_ms` with 503.
+/// With `metrics`, every request is observed
+/// ([`crate::observe_http`]: span, metrics, access-log line), outside the
+/// timeout so that its 503 is counted too.
 pub async fn serve_limited(
     app: axum::Router,
     listener: TcpListener,
     limits: HttpLimits,
+    metrics: Option<crate::observe_http::HttpMetrics>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     use hyper_util::rt::{TokioIo, TokioTimer};
@@ -79,15 +83,19 @@ pub async fn serve_limited(
         axum::http::StatusCode::SERVICE_UNAVAILABLE,
         timeout,
     ));
+    let app = match metrics {
+        Some(metrics) => crate::observe_http::layer(app, metrics),
+        None => app,
+    };
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new()).header_read_timeout(std::time::Duration::from_millis(limits.header_read_timeout_ms));
     let slots = std::sync::Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
     let graceful = GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok(accepted) => accepted,
                 Err(error) => {
                     // Out of file descriptors, most likely: the listener
                     // stays readable, so wait a little rather than spin.
@@ -103,8 +111,12 @@ pub async fn serve_limited(
             continue;
         };
         let _ = stream.set_nodelay(true);
-        let connection =
-            graceful.watch(http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(app.clone())));
+        // The peer, for the access log (as `axum::serve` leaves it).
+        let app = tower::ServiceExt::map_request(app.clone(), move |mut request: axum::extract::Request<_>| {
+            request.extensions_mut().insert(axum::extract::ConnectInfo(peer));
+            request
+        });
+        let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(app)));
         tokio::spawn(async move {
             if let Err(error) = connection.await {
                 tracing::debug!(%error, "connection closed");

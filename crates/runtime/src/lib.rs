@@ -23,6 +23,8 @@
 //!   request metrics by service, method and code, refusal counters, open
 //!   streams, a span per request under the caller's W3C trace context, and
 //!   the access-log line.
+//! - [`observe_http`]: the same for the plain-HTTP servers — metrics by
+//!   route template and status, a span per request, the access-log line.
 //! - [`nats_url`]: NATS URLs with credentials, split for async-nats and
 //!   masked for logs.
 //! - [`streams`]: server streams released as soon as their client leaves,
@@ -43,6 +45,7 @@ pub mod logging;
 pub mod metrics;
 pub mod nats_url;
 pub mod observe;
+pub mod observe_http;
 pub mod serve;
 pub mod streams;
 pub mod telemetry;

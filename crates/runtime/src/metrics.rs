@@ -81,7 +81,7 @@ pub async fn serve(
     registry: Arc<Registry>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    crate::http::serve_limited(router(registry), listener, HttpLimits::default(), shutdown).await
+    crate::http::serve_limited(router(registry), listener, HttpLimits::default(), None, shutdown).await
 }
 
 /// A metrics port being served; [`Endpoint::stop`] ends it.

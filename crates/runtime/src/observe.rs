@@ -315,7 +315,7 @@ impl Interceptor for CallerNote {
 }
 
 /// The request's headers, as OpenTelemetry's propagators read them.
-struct HeaderExtractor<'a>(&'a http::HeaderMap);
+pub(crate) struct HeaderExtractor<'a>(pub(crate) &'a http::HeaderMap);
 
 impl Extractor for HeaderExtractor<'_> {
     fn get(&self, key: &str) -> Option<&str> {
@@ -1089,6 +1089,89 @@ mod tests {
         let cancelled = [("service", HEALTH), ("method", "Check"), ("code", "CANCELLED")];
         assert_eq!(sample(&text, "battlelog_grpc_server_requests_total", &cancelled), 1.0, "{text}");
         assert_eq!(sample(&text, "battlelog_grpc_server_requests_total", &[]), 1.0, "{text}");
+    }
+
+    /// `GET path` over a fresh connection, with a `traceparent` if given:
+    /// the response's status line and the rest.
+    async fn http_get(addr: SocketAddr, path: &str, traceparent: Option<&str>) -> String {
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+        let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+        let trace = traceparent.map(|t| format!("traceparent: {t}\r\n")).unwrap_or_default();
+        let head = format!("GET {path} HTTP/1.1\r\nhost: test\r\nconnection: close\r\n{trace}\r\n");
+        stream.write_all(head.as_bytes()).await.expect("write");
+        let mut response = String::new();
+        stream.read_to_string(&mut response).await.expect("read");
+        response
+    }
+
+    // Here, beside the gRPC layer's tests, for the test binary's one
+    // capturing subscriber.
+    #[tokio::test]
+    async fn plain_http_requests_are_counted_by_route_and_status_traced_and_logged_without_their_query() {
+        let (captured, _guard) = capture(true);
+        let exporter = exported();
+        let mut registry = Registry::with_prefix("battlelog");
+        let metrics = crate::observe_http::HttpMetrics::register("test", &mut registry);
+        let app = axum::Router::new()
+            .route("/battles/{battle_id}", axum::routing::get(|| async { "a page" }))
+            .route("/teapot", axum::routing::get(|| async { (http::StatusCode::IM_A_TEAPOT, "no") }));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("address");
+        let (_stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let limits = crate::http::HttpLimits::default();
+        tokio::spawn(crate::http::serve_limited(app, listener, limits, Some(metrics), async {
+            let _ = stopped.await;
+        }));
+
+        let traceparent = format!("00-{TRACE}-{PARENT_SPAN}-01");
+        let shared = http_get(addr, "/battles/one?k=secret", Some(&traceparent)).await;
+        assert!(shared.starts_with("HTTP/1.1 200"), "{shared}");
+        assert!(http_get(addr, "/battles/two", None).await.starts_with("HTTP/1.1 200"));
+        assert!(http_get(addr, "/teapot", None).await.starts_with("HTTP/1.1 418"));
+        assert!(http_get(addr, "/nowhere/at-all", None).await.starts_with("HTTP/1.1 404"));
+
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &registry).expect("encode");
+        let requests = "battlelog_http_server_requests_total";
+        let page = ("route", "/battles/{battle_id}");
+        assert_eq!(sample(&text, requests, &[page, ("status", "200")]), 2.0, "{text}");
+        assert_eq!(sample(&text, requests, &[("route", "/teapot"), ("status", "418")]), 1.0, "{text}");
+        assert_eq!(sample(&text, requests, &[("route", "other"), ("status", "404")]), 1.0, "{text}");
+        assert_eq!(sample(&text, requests, &[]), 4.0, "{text}");
+        assert_eq!(sample(&text, "battlelog_http_server_request_duration_seconds_count", &[page]), 2.0, "{text}");
+        for sent in ["/battles/one", "/battles/two", "nowhere", "secret"] {
+            assert!(!text.contains(sent), "a path as sent never becomes a label: {sent}\n{text}");
+        }
+
+        let lines = captured.access_lines();
+        assert_eq!(lines.len(), 4, "one line per request:\n{}", lines.join("\n"));
+        for field in ["method=GET", "route=/battles/{battle_id}", "status=200", "peer=127.0.0.1:", "latency_ms=", TRACE]
+        {
+            assert!(lines[0].contains(field), "{field} in {}", lines[0]);
+        }
+        assert!(lines[1].contains("trace_id=") && !lines[1].contains(TRACE), "a trace of its own: {}", lines[1]);
+        assert!(lines[3].contains("route=other") && lines[3].contains("status=404"), "{}", lines[3]);
+        let all = captured.text();
+        assert!(!all.contains("secret") && !all.contains("k="), "no query string in the logs:\n{all}");
+
+        let spans = || {
+            exporter
+                .get_finished_spans()
+                .expect("spans")
+                .into_iter()
+                .filter(|span| span.name == "http.request")
+                .collect::<Vec<_>>()
+        };
+        eventually("the spans ended", || spans().len() == 4).await;
+        let child = spans().into_iter().find(|span| span.span_context.trace_id().to_string() == TRACE);
+        let child = child.expect("the traceparent's trace continues");
+        assert_eq!(child.parent_span_id.to_string(), PARENT_SPAN);
+        assert_eq!(child.span_kind, opentelemetry::trace::SpanKind::Server);
+        let attribute = |key: &str| {
+            child.attributes.iter().find(|kv| kv.key.as_str() == key).map(|kv| kv.value.as_str().into_owned())
+        };
+        assert_eq!(attribute("battlelog.service").as_deref(), Some("test"), "{child:#?}");
+        assert_eq!(attribute("http.route").as_deref(), Some("/battles/{battle_id}"), "{child:#?}");
     }
 
     #[test]

@@ -312,17 +312,6 @@ async fn verify(State(pages): State<Pages>, Query(query): Query<VerifyQuery>, he
     page.render().into_response()
 }
 
-/// One log line per request: method, path, status and time taken. Never the
-/// query, which may hold a share key, nor the headers, which may hold a token.
-async fn access_log(request: axum::extract::Request, next: middleware::Next) -> Response {
-    let method = request.method().clone();
-    let path = request.uri().path().to_owned();
-    let started = std::time::Instant::now();
-    let response = next.run(request).await;
-    tracing::info!(%method, path, status = response.status().as_u16(), micros = started.elapsed().as_micros() as u64, "request");
-    response
-}
-
 /// Every response: the Content-Security-Policy that lets only the pages'
 /// own scripts run, no framing, no sniffing, and no caching of pages that
 /// a credential opened.
@@ -357,19 +346,20 @@ pub fn router(pages: Pages) -> Router {
         // Outside the error pages, so that they are compressed too; SSE is
         // left alone by the default predicate (text/event-stream).
         .layer(tower_http::compression::CompressionLayer::new().gzip(true).br(true))
-        .layer(middleware::from_fn(access_log))
         .merge(assets::routes())
         .with_state(pages)
 }
 
 /// Serves the pages on `listener` until `shutdown` resolves, then lets the
 /// requests in flight finish, within `limits`
-/// ([`battlelog_runtime::http::serve_limited`]). For tests and embedding;
-/// a deployment calls [`run`].
+/// ([`battlelog_runtime::http::serve_limited`]); with `metrics`, each
+/// request is counted there and logged once (target `battlelog::access`).
+/// For tests and embedding; a deployment calls [`run`].
 pub async fn serve(
     pages: Pages,
     listener: TcpListener,
     limits: HttpLimits,
+    metrics: Option<battlelog_runtime::observe_http::HttpMetrics>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     // Live streams do not end by themselves: they are ended at the shutdown,
@@ -379,7 +369,7 @@ pub async fn serve(
         shutdown.await;
         live.stop();
     };
-    battlelog_runtime::http::serve_limited(router(pages), listener, limits, shutdown).await
+    battlelog_runtime::http::serve_limited(router(pages), listener, limits, metrics, shutdown).await
 }
 
 /// Builds the service from `config` (reading its token and secret files,
@@ -391,10 +381,11 @@ pub async fn run(
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
-    let observed = battlelog_runtime::serve::Observed::configured(config::SERVICE, &config.observability);
+    let mut observed = battlelog_runtime::serve::Observed::configured(config::SERVICE, &config.observability);
+    let metrics = battlelog_runtime::observe_http::HttpMetrics::register(config::SERVICE, observed.registry());
     let pages = pages(config)?;
     let ready = observed.ready(listener.local_addr()?).await?;
-    let served = serve(pages, listener, config.http_limits.clone(), shutdown).await;
+    let served = serve(pages, listener, config.http_limits.clone(), Some(metrics), shutdown).await;
     ready.stop().await;
     served.context("serving the web pages")
 }

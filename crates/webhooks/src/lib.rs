@@ -139,10 +139,16 @@ impl Webhooks {
         let following =
             tokio::spawn(consumer::follow(options, self.store.clone(), deliverer.clone(), metrics.clone(), stopped));
         let admin = admin::Admin { store: self.store.clone(), deliverer, metrics, registry, verifier: self.verifier };
+        let http_metrics = battlelog_runtime::observe_http::HttpMetrics::register(config::SERVICE, observed.registry());
         let ready = observed.ready(listener.local_addr()?).await?;
-        let served =
-            battlelog_runtime::http::serve_limited(admin::router(admin), listener, config.http_limits(), shutdown)
-                .await;
+        let served = battlelog_runtime::http::serve_limited(
+            admin::router(admin),
+            listener,
+            config.http_limits(),
+            Some(http_metrics),
+            shutdown,
+        )
+        .await;
         stop.send_replace(true);
         let _ = following.await;
         ready.stop().await;
