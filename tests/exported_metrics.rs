@@ -25,6 +25,10 @@ pub const EXPORTED: &[(&str, Kind)] = &[
     ("battlelog_grpc_server_shed_total", Kind::Counter),
     ("battlelog_grpc_server_open_streams", Kind::Gauge),
     ("battlelog_build_info", Kind::Gauge),
+    // Every plain-HTTP server (runtime's observe_http layer): the web
+    // pages and the webhooks' admin port.
+    ("battlelog_http_server_requests_total", Kind::Counter),
+    ("battlelog_http_server_request_duration_seconds", Kind::Histogram),
     // The journal.
     ("battlelog_journal_appends_total", Kind::Counter),
     ("battlelog_journal_events_appended_total", Kind::Counter),
