@@ -315,7 +315,7 @@ impl Interceptor for CallerNote {
 }
 
 /// The request's headers, as OpenTelemetry's propagators read them.
-pub(crate) struct HeaderExtractor<'a>(pub(crate) &'a http::HeaderMap);
+struct HeaderExtractor<'a>(&'a http::HeaderMap);
 
 impl Extractor for HeaderExtractor<'_> {
     fn get(&self, key: &str) -> Option<&str> {
@@ -340,6 +340,16 @@ fn request_span(service: &'static str, labels: &MethodLabels, headers: &http::He
         otel.kind = "server",
         trace_id = tracing::field::Empty,
     );
+    continue_trace(span, headers)
+}
+
+/// `span` (a request's, with an empty `trace_id` field) as a child of the
+/// trace context the caller sent in `headers` (W3C `traceparent`, through
+/// the global propagator), with `trace_id` recorded: the span's own trace
+/// id when an OpenTelemetry layer builds spans, else the caller's, so the
+/// log lines inside it show the trace they belong to either way. The gRPC
+/// and the plain-HTTP layers (observe_http) both start their spans here.
+pub(crate) fn continue_trace(span: tracing::Span, headers: &http::HeaderMap) -> tracing::Span {
     if span.is_disabled() {
         return span;
     }

@@ -25,16 +25,12 @@ use std::time::Instant;
 use axum::extract::{ConnectInfo, MatchedPath, Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
-use opentelemetry::trace::{TraceContextExt, TraceId};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::{Registry, Unit};
 use tracing::Instrument;
-use tracing_opentelemetry::OpenTelemetrySpanExt;
-
-use crate::observe::HeaderExtractor;
 
 /// The label of a request no route matched.
 const OTHER: &str = "other";
@@ -105,21 +101,7 @@ fn request_span(service: &'static str, method: &str, route: &str, headers: &axum
         otel.kind = "server",
         trace_id = tracing::field::Empty,
     );
-    if span.is_disabled() {
-        return span;
-    }
-    let parent =
-        opentelemetry::global::get_text_map_propagator(|propagator| propagator.extract(&HeaderExtractor(headers)));
-    let parent_trace = parent.span().span_context().trace_id();
-    // Fails only without an OpenTelemetry layer: the caller's id is still
-    // recorded below.
-    let _ = span.set_parent(parent);
-    let own_trace = span.context().span().span_context().trace_id();
-    let trace = if own_trace != TraceId::INVALID { own_trace } else { parent_trace };
-    if trace != TraceId::INVALID {
-        span.record("trace_id", tracing::field::display(trace));
-    }
-    span
+    crate::observe::continue_trace(span, headers)
 }
 
 async fn observe(State(metrics): State<HttpMetrics>, request: Request, next: Next) -> Response {
