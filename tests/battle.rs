@@ -1639,6 +1639,34 @@ impl pb::journal_server::Journal for DyingJournal {
     ) -> Result<Response<pb::BattleIndexResponse>, Status> {
         self.upstream.clone().list_battle_index(request.into_inner()).await
     }
+
+    async fn get_checkpoint(
+        &self,
+        request: Request<pb::GetCheckpointRequest>,
+    ) -> Result<Response<pb::GetCheckpointResponse>, Status> {
+        self.upstream.clone().get_checkpoint(request.into_inner()).await
+    }
+
+    async fn get_inclusion_proof(
+        &self,
+        request: Request<pb::InclusionProofRequest>,
+    ) -> Result<Response<pb::InclusionProofResponse>, Status> {
+        self.upstream.clone().get_inclusion_proof(request.into_inner()).await
+    }
+
+    async fn get_consistency_proof(
+        &self,
+        request: Request<pb::ConsistencyProofRequest>,
+    ) -> Result<Response<pb::ConsistencyProofResponse>, Status> {
+        self.upstream.clone().get_consistency_proof(request.into_inner()).await
+    }
+
+    async fn get_signed_head(
+        &self,
+        request: Request<pb::SignedHeadRequest>,
+    ) -> Result<Response<pb::SignedHeadResponse>, Status> {
+        self.upstream.clone().get_signed_head(request.into_inner()).await
+    }
 }
 
 /// Serves `journal` on a free loopback port: its URL.

@@ -90,6 +90,7 @@ impl JournalRpc for JournalService {
             .collect();
         let outcome = self.journal.append(request.stream_id, expected, events).await?;
         Ok(Response::new(pb::AppendResponse {
+            checkpoint: None,
             events: outcome
                 .events
                 .into_iter()
@@ -179,6 +180,34 @@ impl JournalRpc for JournalService {
             head_version: head.version,
             head_hash: head.hash.to_vec(),
         }))
+    }
+
+    async fn get_checkpoint(
+        &self,
+        _request: Request<pb::GetCheckpointRequest>,
+    ) -> Result<Response<pb::GetCheckpointResponse>, Status> {
+        Err(Status::unimplemented("GetCheckpoint: issue 23 in progress"))
+    }
+
+    async fn get_inclusion_proof(
+        &self,
+        _request: Request<pb::InclusionProofRequest>,
+    ) -> Result<Response<pb::InclusionProofResponse>, Status> {
+        Err(Status::unimplemented("GetInclusionProof: issue 23 in progress"))
+    }
+
+    async fn get_consistency_proof(
+        &self,
+        _request: Request<pb::ConsistencyProofRequest>,
+    ) -> Result<Response<pb::ConsistencyProofResponse>, Status> {
+        Err(Status::unimplemented("GetConsistencyProof: issue 23 in progress"))
+    }
+
+    async fn get_signed_head(
+        &self,
+        _request: Request<pb::SignedHeadRequest>,
+    ) -> Result<Response<pb::SignedHeadResponse>, Status> {
+        Err(Status::unimplemented("GetSignedHead: issue 23 in progress"))
     }
 
     async fn list_battle_index(

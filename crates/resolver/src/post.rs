@@ -141,6 +141,7 @@ mod tests {
     #[test]
     fn an_unspecified_format_is_answered_as_plain_text() {
         let reply = ActResponse {
+            checkpoint: None,
             resolved: Some(ActionResolved {
                 summary_ru: "ru".into(),
                 summary_en: "en".into(),

@@ -345,6 +345,7 @@ fn replay_event(
 ) -> Result<EventResponse, Status> {
     match recorded {
         Some(Journaled { event, hash }) if same_request(&event, asked) => Ok(EventResponse {
+            checkpoint: None,
             version,
             event: Some(BattleEvent { event: Some(event) }),
             permalink,
@@ -750,6 +751,7 @@ impl ResolverService {
             }
         }
         Ok(ActResponse {
+            checkpoint: None,
             outcome_json: json_text(resolved.outcome.as_ref()),
             resolved: Some(resolved),
             version,
@@ -833,6 +835,7 @@ impl ResolverService {
                 self.append(battle_id, &mut view, Some(head), vec![(event.clone(), key.clone())]).await?
             {
                 return Ok(EventResponse {
+                    checkpoint: None,
                     version,
                     event: Some(BattleEvent { event: Some(event) }),
                     permalink: self.permalink(battle_id, version),
@@ -1128,6 +1131,7 @@ impl Resolver for ResolverService {
             if let Some((version, head_hash)) = self.append(battle_id, &mut view, Some(head), vec![event]).await? {
                 self.metrics.resolved(rules.ruleset().to_string());
                 let reply = ActResponse {
+                    checkpoint: None,
                     outcome_json: json_text(resolved.outcome.as_ref()),
                     resolved: Some(resolved),
                     version,
@@ -1238,6 +1242,7 @@ impl Resolver for ResolverService {
             // Closed by another request, which may have died before its
             // reveal: answer with that close and make sure of the reveal.
             (None, Some(version)) => EventResponse {
+                checkpoint: None,
                 version,
                 event: self.recorded_event(battle_id, version).await?.map(|e| BattleEvent { event: Some(e.event) }),
                 permalink: self.permalink(battle_id, version),
@@ -1396,7 +1401,7 @@ impl Resolver for ResolverService {
         self.check_reach_in_journal(&request.battle_id, &reach).await?;
         let page =
             self.streams.page(&request.battle_id, request.from_version, 0).await.map_err(StreamError::into_status)?;
-        Ok(Response::new(ExportResponse { events: page.events }))
+        Ok(Response::new(ExportResponse { events: page.events, signed_head: None }))
     }
 
     type WatchStream = std::pin::Pin<Box<dyn tokio_stream::Stream<Item = Result<RecordedEvent, Status>> + Send>>;
@@ -1433,6 +1438,22 @@ impl Resolver for ResolverService {
         // event; the end below covers what no client leaving would.
         let end = watch_end(self.stopping.subscribe(), caller.expires_at, timeout);
         Ok(Response::new(Box::pin(Ending::new(Box::pin(events), end).holding(slot))))
+    }
+
+    async fn get_checkpoint(
+        &self,
+        request: Request<battlelog_proto::v1::GetCheckpointRequest>,
+    ) -> Result<Response<battlelog_proto::v1::GetCheckpointResponse>, Status> {
+        authorize(&request, "GetCheckpoint", rights::READ)?;
+        Err(Status::unimplemented("GetCheckpoint: issue 23 in progress"))
+    }
+
+    async fn get_consistency_proof(
+        &self,
+        request: Request<battlelog_proto::v1::ConsistencyProofRequest>,
+    ) -> Result<Response<battlelog_proto::v1::ConsistencyProofResponse>, Status> {
+        authorize(&request, "GetConsistencyProof", rights::READ)?;
+        Err(Status::unimplemented("GetConsistencyProof: issue 23 in progress"))
     }
 
     async fn list_rulesets(
