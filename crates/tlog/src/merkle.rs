@@ -83,11 +83,19 @@ pub fn node_hash(left: &Hash, right: &Hash) -> Hash {
 /// completes (tlog's stored hashes: ~2 per leaf), never recomputes the
 /// whole tree. Roots and proofs for any size up to the current one read at
 /// most O(log n) stored hashes.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct Tree {
     /// tlog's stored hashes, in `tlog_tiles::stored_hash_index` order.
     hashes: Vec<Hash>,
     size: u64,
+}
+
+/// The size and the number of stored hashes, not the hashes themselves
+/// (a journal's tree holds millions).
+impl std::fmt::Debug for Tree {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tree").field("size", &self.size).field("stored_hashes", &self.hashes.len()).finish()
+    }
 }
 
 /// The stored hashes as tlog reads them.
