@@ -56,8 +56,9 @@ pub enum ProofError {
 /// The leaf input of §5: `"battlelog/v1/leaf"` || 0x00 || stream id ||
 /// 0x00 || u64_le(version) || h(version).
 ///
-/// Stream ids are not length-prefixed: the journal's stream ids hold no
-/// NUL byte, which keeps the encoding unambiguous.
+/// The stream id is not length-prefixed, and needs not be: everything
+/// after it has a fixed length (0x00, 8 and 32 bytes), so the input's
+/// length fixes where the id ends, NUL bytes in it or not.
 pub fn leaf_input(stream_id: &str, version: u64, chain_hash: &Hash) -> Vec<u8> {
     let mut input = Vec::with_capacity(LEAF_DOMAIN.len() + stream_id.len() + 2 + 8 + 32);
     input.extend_from_slice(LEAF_DOMAIN);
