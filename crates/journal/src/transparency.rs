@@ -125,7 +125,7 @@ fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
 fn ephemeral_key() -> Result<LogKey, JournalError> {
     let mut seed = [0u8; 32];
     getrandom::fill(&mut seed).map_err(|e| std::io::Error::other(format!("no randomness for a log key: {e}")))?;
-    LogKey::from_seed(battlelog_tlog::DEFAULT_ORIGIN, seed).map_err(|e| JournalError::InvalidArgument {
+    LogKey::from_seed(DEFAULT_ORIGIN, seed).map_err(|e| JournalError::InvalidArgument {
         field: "log_origin".into(),
         message: e.to_string(),
     })
@@ -335,7 +335,7 @@ impl TransparencyLog {
     /// About the memory the tree and the positions take.
     pub(crate) fn memory_bytes(&self) -> usize {
         let leaves = read(&self.leaves);
-        leaves.tree.memory_bytes() + leaves.positions.capacity() * std::mem::size_of::<u64>()
+        leaves.tree.memory_bytes() + leaves.positions.capacity() * size_of::<u64>()
     }
 
     pub(crate) fn newest(&self) -> Option<Checkpoint> {
@@ -777,10 +777,12 @@ mod tests {
     #[tokio::test]
     async fn bad_requests_name_their_field() {
         let journal = Journal::open_on(Arc::new(MemoryStore::new()), options(60_000)).await.unwrap();
-        let field = |r: Result<_, JournalError>| match r {
-            Err(JournalError::InvalidArgument { field, message }) => (field, message),
-            other => panic!("expected InvalidArgument, got {other:?}"),
-        };
+        fn field<T: std::fmt::Debug>(result: Result<T, JournalError>) -> (String, String) {
+            match result {
+                Err(JournalError::InvalidArgument { field, message }) => (field, message),
+                other => panic!("expected InvalidArgument, got {other:?}"),
+            }
+        }
         let (f, _) = field(journal.consistency_proof(0, None));
         assert_eq!(f, "new_size", "no checkpoint yet");
         interleaved(&journal, 1).await;
