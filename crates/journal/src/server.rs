@@ -8,7 +8,7 @@ use battlelog_auth::{Role, Verifier};
 use battlelog_proto::v1::journal_server::JournalServer;
 use battlelog_runtime::serve::{GrpcServer, Observed};
 use tokio::net::TcpListener;
-use tracing::info;
+use tracing::{info, warn};
 
 use crate::config::{Config, SERVICE};
 use crate::error::JournalError;
@@ -18,6 +18,7 @@ use crate::nats::JetStreamPublisher;
 use crate::outbox::EventPublisher;
 use crate::service::JournalService;
 use crate::store::jetstream::JetStreamStore;
+use crate::transparency::TransparencyOptions;
 
 /// Why serving failed.
 #[derive(Debug, thiserror::Error)]
@@ -40,6 +41,9 @@ pub enum ServeError {
     /// A TLS file could not be used.
     #[error(transparent)]
     Tls(#[from] battlelog_runtime::tls::TlsError),
+    /// A configured value could not be used (the log key).
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
     /// The verification keys could not be read.
     #[error("auth: {0}")]
     Auth(#[from] battlelog_auth::KeyError),
@@ -80,8 +84,22 @@ pub async fn run(
             "the journal's log is a NATS JetStream stream"
         );
         let store = JetStreamStore::connect(options).await?;
-        Journal::open_on(Arc::new(store), journal_options(config, None).with_metrics(metrics)).await?
+        // After the log is reached: a journal that cannot reach it leaves
+        // no generated key behind.
+        let log_key = config.log_key()?;
+        if config.log_key_file.is_none() && std::env::var_os(crate::config::LOG_KEY_ENV).is_none() {
+            warn!(
+                path = %config.data_dir.join(crate::config::GENERATED_LOG_KEY_FILE).display(),
+                "backend jetstream with the log key generated in this journal's data dir: journals sharing \
+                 the log should be given one key (log_key_file or {})",
+                crate::config::LOG_KEY_ENV
+            );
+        }
+        Journal::open_on(Arc::new(store), journal_options(config, None, log_key).with_metrics(metrics)).await?
     } else {
+        // Read (or generated) before anything opens: a key that cannot be
+        // used stops the journal naming the key.
+        let log_key = config.log_key()?;
         let publisher: Option<Arc<dyn EventPublisher>> = match &config.nats_url {
             Some(url) => {
                 let url_shown = crate::nats::redact_url(url);
@@ -95,7 +113,7 @@ pub async fn run(
                 None
             }
         };
-        Journal::open(journal_options(config, publisher).with_metrics(metrics)).await?
+        Journal::open(journal_options(config, publisher, log_key).with_metrics(metrics)).await?
     };
     let served = serve(journal.clone(), listener, server, shutdown).await;
     // Whatever happened to the server, commit and flush what was queued.
@@ -103,7 +121,11 @@ pub async fn run(
     served
 }
 
-fn journal_options(config: &Config, publisher: Option<Arc<dyn EventPublisher>>) -> JournalOptions {
+fn journal_options(
+    config: &Config,
+    publisher: Option<Arc<dyn EventPublisher>>,
+    log_key: battlelog_tlog::LogKey,
+) -> JournalOptions {
     JournalOptions {
         data_dir: config.data_dir.clone(),
         limits: config.limits(),
@@ -112,6 +134,10 @@ fn journal_options(config: &Config, publisher: Option<Arc<dyn EventPublisher>>) 
         publisher,
         battle_index_bytes: config.battle_index_bytes,
         metrics: JournalMetrics::default(),
+        transparency: TransparencyOptions::with_key(
+            log_key,
+            std::time::Duration::from_millis(config.checkpoint_interval_ms),
+        ),
     }
 }
 
