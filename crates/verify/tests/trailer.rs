@@ -175,7 +175,7 @@ fn an_export_cut_short_with_its_trailer_kept_is_a_finding() {
     let found = trailer_findings(&report);
     assert_eq!(found.len(), 1, "{found:?}");
     let last = events.len() - 1;
-    assert!(found[0].starts_with("trailer: head not the last event"), "{}", found[0]);
+    assert!(found[0].starts_with("head not the last event"), "{}", found[0]);
     assert!(found[0].contains(&format!("version {last}")), "names the signed head: {}", found[0]);
     assert!(found[0].contains(&format!("version {}", last - 2)), "names the last event: {}", found[0]);
 }
@@ -208,34 +208,34 @@ fn each_tampering_with_the_trailer_is_a_finding_naming_what_failed() {
     };
     let cases: Vec<(&str, String, Option<&battlelog_tlog::VerifierKey>)> = vec![
         (
-            "trailer: head not the last event",
+            "head not the last event",
             with_trailer(&text, |t| t["head"]["version"] = serde_json::json!(events.len() - 2)),
             None,
         ),
         (
-            "trailer: head not the last event",
+            "head not the last event",
             with_trailer(&text, |t| t["head"]["hash"] = serde_json::json!(hex::encode([3u8; 32]))),
             None,
         ),
         (
-            "trailer: head signature",
+            "head signature",
             with_trailer(&text, |t| t["head_signature"] = flip(t["head_signature"].as_str().expect("text")).into()),
             None,
         ),
         (
-            "trailer: inclusion proof",
+            "inclusion proof",
             with_trailer(&text, |t| {
                 t["inclusion_proof"][0] = flip(t["inclusion_proof"][0].as_str().expect("text")).into()
             }),
             None,
         ),
         (
-            "trailer: inclusion proof",
+            "inclusion proof",
             with_trailer(&text, |t| t["leaf_index"] = serde_json::json!(t["leaf_index"].as_u64().expect("n") - 1)),
             None,
         ),
         (
-            "trailer: checkpoint signature",
+            "checkpoint signature",
             with_trailer(&text, |t| {
                 let note = t["checkpoint"].as_str().expect("a note").replacen(ORIGIN, "battlelog.test/journax", 1);
                 t["checkpoint"] = note.into();
@@ -243,7 +243,7 @@ fn each_tampering_with_the_trailer_is_a_finding_naming_what_failed() {
             None,
         ),
         (
-            "trailer: checkpoint signature",
+            "checkpoint signature",
             // Signed with another key than the log key the trailer names.
             with_trailer(&text, |t| {
                 let root = [1u8; 32];
@@ -251,7 +251,7 @@ fn each_tampering_with_the_trailer_is_a_finding_naming_what_failed() {
             }),
             None,
         ),
-        ("trailer: log key not trusted", text.clone(), Some(&other_vkey)),
+        ("log key not trusted", text.clone(), Some(&other_vkey)),
     ];
     for (expected, tampered, pinned) in cases {
         let (report, proved) = audited(&tampered, &LogTrust { log_key: pinned, require_trailer: pinned.is_some() });
