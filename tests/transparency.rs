@@ -134,6 +134,32 @@ async fn the_resolver_forwards_checkpoints_and_proofs_to_readers_only() {
     assert_eq!(again.version, acted.version);
     assert!(again.checkpoint.is_some_and(|c| c.tree_size >= carried.tree_size));
 
+    // Dispute, Rule and Close replies carry one too, signed by the log key.
+    let vkey = log_key().verifier_key();
+    let dispute = pb::DisputeRequest {
+        battle_id: "rpcs".into(),
+        by: "meowth".into(),
+        refers_to: acted.version,
+        reason: "too fast".into(),
+        request_id: "rpcs-dispute".into(),
+        ..Default::default()
+    };
+    let disputed = forum.dispute(dispute).await.expect("a dispute").into_inner();
+    let mut judge = judge_client(&stack.resolver).await;
+    let rule = pb::RuleRequest {
+        battle_id: "rpcs".into(),
+        refers_to: acted.version,
+        text: "it stands".into(),
+        request_id: "rpcs-rule".into(),
+        ..Default::default()
+    };
+    let ruled = judge.rule(rule).await.expect("a ruling").into_inner();
+    let closed = close(&mut forum, "rpcs").await;
+    for (what, reply) in [("Dispute", &disputed), ("Rule", &ruled), ("Close", &closed)] {
+        let checkpoint = reply.checkpoint.as_ref().unwrap_or_else(|| panic!("a {what} reply carries a checkpoint"));
+        Checkpoint::open(&checkpoint.note, &vkey).unwrap_or_else(|e| panic!("{what}: {e}"));
+    }
+
     let auth = TestAuth::shared();
     for (role, token) in [("forum", auth.forum()), ("judge", auth.judge()), ("reader", auth.reader())] {
         let mut client = resolver_as(&stack.resolver, &token).await;
@@ -162,9 +188,11 @@ async fn the_resolver_forwards_checkpoints_and_proofs_to_readers_only() {
 
     // Export: no signed head within the battle, the head's one past it.
     let page = |from_version| pb::ExportRequest { battle_id: "rpcs".into(), from_version };
-    let head = acted.version;
     let within = reader.export(page(0)).await.expect("a page").into_inner();
     assert!(!within.events.is_empty() && within.signed_head.is_none());
+    // The whole battle fits in a page: its last event is the head.
+    let head = within.events.last().and_then(|e| e.event.as_ref()).map(|r| r.version).expect("a head");
+    assert_eq!(head, closed.version + 1, "the close's SeedRevealed");
     let past = reader.export(page(head + 1)).await.expect("past the head").into_inner();
     assert!(past.events.is_empty());
     let signed = past.signed_head.expect("the signed head past the head");
