@@ -229,6 +229,11 @@ async fn the_audit_finds_every_tampering_with_an_export_and_its_trailer() {
     assert!(out.contains("(the pinned log key)"), "{out}");
     assert!(!out.contains("no trailer"), "{out}");
 
+    // From the resolver rather than a file: the same trailer, checked.
+    let (code, out, err) = battlelog(&stack, &["audit", "judged", "--roller-key", ROLLER_KEY_HEX, "--log-key", &vkey]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("(the pinned log key)"), "{out}");
+
     // Cut short, the trailer kept: the head signed is not the last event.
     let mut cut: Vec<&str> = all[..all.len() - 3].to_vec();
     cut.push(all[all.len() - 1]);
