@@ -312,3 +312,16 @@ fn a_kept_checkpoint_is_held_to_the_exports_and_a_rewritten_log_is_found() {
     assert!(found[0].starts_with("the log was rewritten since the kept checkpoint"), "{}", found[0]);
     assert_eq!(report.consistency, None);
 }
+
+/// A kept checkpoint with nothing to hold it to (the export's trailer is
+/// missing or does not check) is a `consistency` finding, not a pass.
+#[test]
+fn a_kept_checkpoint_without_a_trailer_that_checks_is_a_finding() {
+    let (_, _, text) = honest();
+    let (cut, _) = text.rsplit_once('\n').expect("a trailer line");
+    let read = export::read(cut).expect("an export");
+    let mut report = audit(BATTLE, &read.records);
+    battlelog_verify::audit::transparency::consistency_unchecked(&mut report, &read.records, "no trailer");
+    let found: Vec<(Check, String)> = report.findings.iter().map(|f| (f.check, f.problem.to_string())).collect();
+    assert_eq!(found, [(Check::Consistency, "the kept checkpoint cannot be checked: no trailer".to_owned())]);
+}

@@ -218,7 +218,7 @@ pub enum Problem {
         "the log was rewritten since the kept checkpoint (tree size {kept_size}): no consistency with the export's checkpoint (tree size {size}): {message}"
     )]
     LogRewritten { kept_size: u64, size: u64, message: String },
-    #[error("consistency: the kept checkpoint cannot be checked: {0}")]
+    #[error("the kept checkpoint cannot be checked: {0}")]
     KeptCheckpointUnchecked(String),
 }
 
