@@ -114,14 +114,16 @@ fn busy(battle_id: &str, message: String) -> Status {
 /// that the journal's INVALID_ARGUMENT (a tree size past its newest
 /// checkpoint, say) is the caller's to fix and stays INVALID_ARGUMENT.
 fn forwarded(service: &str, status: Status) -> Status {
-    if status.code() == tonic::Code::InvalidArgument {
-        return Status::with_details(
-            tonic::Code::InvalidArgument,
-            format!("{service}: {}", status.message()),
-            status.details().to_vec().into(),
-        );
+    if status.code() != tonic::Code::InvalidArgument {
+        return downstream(service, status);
     }
-    downstream(service, status)
+    match Error::from_status(&status) {
+        Some(mut error) => {
+            error.message = format!("{service}: {}", error.message);
+            error.into_status()
+        }
+        None => invalid_argument("request", format!("{service}: {}", status.message())),
+    }
 }
 
 /// The caller, if its role is one of `roles`.
