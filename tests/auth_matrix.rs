@@ -96,6 +96,8 @@ enum Rpc {
     Watch,
     ListRulesets,
     ListBattles,
+    GetCheckpoint,
+    GetConsistencyProof,
     Commitment,
     Roll,
     Reveal,
@@ -107,9 +109,13 @@ enum Rpc {
     VerifyChain,
     StreamInfo,
     ListBattleIndex,
+    JournalGetCheckpoint,
+    JournalGetInclusionProof,
+    JournalGetConsistencyProof,
+    JournalGetSignedHead,
 }
 
-const RPCS: [Rpc; 23] = [
+const RPCS: [Rpc; 29] = [
     Rpc::OpenBattle,
     Rpc::Act,
     Rpc::Dispute,
@@ -122,6 +128,8 @@ const RPCS: [Rpc; 23] = [
     Rpc::Watch,
     Rpc::ListRulesets,
     Rpc::ListBattles,
+    Rpc::GetCheckpoint,
+    Rpc::GetConsistencyProof,
     Rpc::Commitment,
     Rpc::Roll,
     Rpc::Reveal,
@@ -133,6 +141,10 @@ const RPCS: [Rpc; 23] = [
     Rpc::VerifyChain,
     Rpc::StreamInfo,
     Rpc::ListBattleIndex,
+    Rpc::JournalGetCheckpoint,
+    Rpc::JournalGetInclusionProof,
+    Rpc::JournalGetConsistencyProof,
+    Rpc::JournalGetSignedHead,
 ];
 
 /// What "another tenant" means for an RPC.
@@ -163,10 +175,16 @@ impl Rpc {
             | Rpc::SubscribeAll
             | Rpc::VerifyChain
             | Rpc::StreamInfo
-            | Rpc::ListBattleIndex => "Journal",
+            | Rpc::ListBattleIndex
+            | Rpc::JournalGetCheckpoint
+            | Rpc::JournalGetInclusionProof
+            | Rpc::JournalGetConsistencyProof
+            | Rpc::JournalGetSignedHead => "Journal",
             _ => "Resolver",
         };
-        format!("{service}.{self:?}")
+        // The journal's transparency RPCs share the resolver's names.
+        let name = format!("{self:?}");
+        format!("{service}.{}", name.strip_prefix("Journal").unwrap_or(&name))
     }
 
     /// The README's rights table.
@@ -175,7 +193,14 @@ impl Rpc {
             Rpc::OpenBattle | Rpc::Act | Rpc::Dispute => FORUM,
             Rpc::Rule | Rpc::RevealSeed => JUDGE,
             Rpc::Close => FORUM_OR_JUDGE,
-            Rpc::GetBattle | Rpc::Audit | Rpc::Export | Rpc::Watch | Rpc::ListRulesets | Rpc::ListBattles => READERS,
+            Rpc::GetBattle
+            | Rpc::Audit
+            | Rpc::Export
+            | Rpc::Watch
+            | Rpc::ListRulesets
+            | Rpc::ListBattles
+            | Rpc::GetCheckpoint
+            | Rpc::GetConsistencyProof => READERS,
             _ => SERVICE,
         }
     }
@@ -188,6 +213,8 @@ impl Rpc {
             // battles only (tests/listing.rs checks that none of this
             // tenant's are among them).
             Rpc::ListBattles => Scope::Untenanted,
+            // The journal's one log of every tenant's records.
+            Rpc::GetCheckpoint | Rpc::GetConsistencyProof => Scope::Untenanted,
             _ if self.admits() == SERVICE => Scope::Untenanted,
             _ => Scope::Battle,
         }
@@ -607,6 +634,11 @@ impl Harness {
             }
             Rpc::ListRulesets => self.resolver(header).list_rulesets(pb::ListRulesetsRequest {}).await.map(drop),
             Rpc::ListBattles => self.resolver(header).list_battles(pb::ListBattlesRequest::default()).await.map(drop),
+            Rpc::GetCheckpoint => self.resolver(header).get_checkpoint(pb::GetCheckpointRequest {}).await.map(drop),
+            Rpc::GetConsistencyProof => {
+                let request = pb::ConsistencyProofRequest { old_size: 1, new_size: 0 };
+                self.resolver(header).get_consistency_proof(request).await.map(drop)
+            }
             Rpc::Commitment => {
                 self.roller(header).commitment(pb::CommitmentRequest { battle_id: id, epoch: 0 }).await.map(drop)
             }
@@ -657,6 +689,20 @@ impl Harness {
             Rpc::StreamInfo => {
                 self.journal(header).stream_info(pb::StreamInfoRequest { stream_id: id }).await.map(drop)
             }
+            Rpc::JournalGetCheckpoint => {
+                self.journal(header).get_checkpoint(pb::GetCheckpointRequest {}).await.map(drop)
+            }
+            Rpc::JournalGetInclusionProof => {
+                let request = pb::InclusionProofRequest { stream_id: id, version: 0, tree_size: 0 };
+                self.journal(header).get_inclusion_proof(request).await.map(drop)
+            }
+            Rpc::JournalGetConsistencyProof => {
+                let request = pb::ConsistencyProofRequest { old_size: 1, new_size: 0 };
+                self.journal(header).get_consistency_proof(request).await.map(drop)
+            }
+            Rpc::JournalGetSignedHead => {
+                self.journal(header).get_signed_head(pb::SignedHeadRequest { stream_id: id }).await.map(drop)
+            }
             Rpc::ListBattleIndex => {
                 let request = pb::BattleIndexRequest { tenant: TEST_TENANT.into(), ..Default::default() };
                 self.journal(header).list_battle_index(request).await.map(drop)
@@ -676,6 +722,10 @@ async fn setup(stack: &Stack) -> Harness {
     let resolved_at = stack::act(&mut resolver, BATTLE, &attack, "setup-1").await.expect("attack").version;
     let dodge = json!({"type": "dodge", "actor": "meowth", "incoming_damage": 40});
     stack::act(&mut resolver, BATTLE, &dodge, "setup-2").await.expect("dodge");
+    // A checkpoint over all of that (a signed head issues one on demand):
+    // the proofs the rows ask for are within it.
+    let mut journal = stack.journal_client().await;
+    journal.get_signed_head(pb::SignedHeadRequest { stream_id: BATTLE.into() }).await.expect("a signed head");
     Harness {
         resolver: stack.resolver.channel().await,
         roller: stack.roller.channel().await,
@@ -840,7 +890,7 @@ async fn every_rpc_answers_every_credential_as_the_rights_table_says() {
     );
 
     assert!(failures.is_empty(), "{} answers differ from the rights table:\n{}", failures.len(), failures.join("\n"));
-    assert_eq!(cells, 23 * 13, "every RPC of the three services against every credential");
+    assert_eq!(cells, 29 * 13, "every RPC of the three services against every credential");
     assert_eq!(journaled, expected_events, "every journaled event is one an admitted call asked for");
 }
 

@@ -13,7 +13,7 @@ use battlelog_test_support::{ServiceProcess, TestPki, temp_dir};
 use serde_json::json;
 use stack::{
     MASTER_KEY_HEX, act, assert_audit_file_clean, assert_audit_file_verifies, assert_audit_rpc_ok, cli, close, open,
-    resolver_client, up, up_roller_key,
+    resolver_client, split_trailer, up, up_roller_key,
 };
 use tonic::transport::{ClientTlsConfig, Endpoint};
 use tonic_health::pb::HealthCheckRequest;
@@ -106,7 +106,8 @@ async fn three_services_over_mutual_tls_play_a_battle_that_audits_clean() {
         &key,
     ]);
     assert_eq!(code, Some(0), "export over mutual TLS: {stderr}");
-    assert_audit_rpc_ok(&mut resolver, battle_id, export.lines().count()).await;
+    // The events, not the trailer line (PROTOCOL.md §5) that ends the export.
+    assert_audit_rpc_ok(&mut resolver, battle_id, split_trailer(&export).0.lines().count()).await;
     let file = stack.dir.path().join("tls-pokemon.jsonl");
     std::fs::write(&file, &export).expect("write the export");
     assert_audit_file_verifies(&file, battle_id);

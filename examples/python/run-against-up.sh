@@ -97,9 +97,12 @@ fi
 # Pinned to the roller key the operator publishes: here the one of the
 # development master key `up` keeps under its data dir.
 roller_key="$("$battlelog" roller-key --master-key-file "$work/data/roller/master.key")"
+# The journal's log key, as the operator publishes it: the export's trailer
+# (PROTOCOL.md §5) must be signed by it.
+log_key="$("$battlelog" log-key --resolver "$resolver" --data-dir "$work/data")"
 # The head the Close reply gave, as a forum would have posted it: the export
 # must end exactly there.
-"$battlelog" audit --file "$work/battle.jsonl" --head "$head_hash" --roller-key "$roller_key"
+"$battlelog" audit --file "$work/battle.jsonl" --head "$head_hash" --roller-key "$roller_key" --log-key "$log_key"
 
 up_stop
 passed=1

@@ -8,7 +8,7 @@ use battlelog_auth::{AuthChannel, Role};
 use battlelog_proto::error::Lang;
 use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::resolver_client::ResolverClient;
-use battlelog_proto::v1::{ExportRequest, RecordedEvent};
+use battlelog_proto::v1::{ExportRequest, ExportResponse, RecordedEvent, SignedHeadResponse};
 use battlelog_runtime::limits::MAX_MESSAGE_BYTES;
 use clap::Args;
 use tonic::service::interceptor::InterceptedService;
@@ -106,19 +106,123 @@ pub async fn read_battle(
     resolver: &mut ResolverClient<AuthChannel>,
     battle_id: &str,
 ) -> anyhow::Result<Vec<RecordedEvent>> {
-    let mut events: Vec<RecordedEvent> = Vec::new();
-    loop {
-        let request = ExportRequest { battle_id: battle_id.to_owned(), from_version: events.len() as u64 };
-        let page = resolver
-            .export(request)
-            .await
-            .map_err(|s| anyhow::anyhow!("resolver: {}", crate::tls::status_message(&s)))?;
-        let page = page.into_inner().events;
-        if page.is_empty() {
-            break;
+    read_export(resolver, battle_id).await.map(|(events, _)| events)
+}
+
+/// Every record of a battle, in version order, and the journal's signed
+/// head past the last one (PROTOCOL.md §5: the export's trailer), as the
+/// resolver exports them. Pages are asked for until one comes back empty
+/// with the signed head. An empty page without it is asked again once: the
+/// head may have moved between the resolver's read and its signature (the
+/// next page then holds the new events); empty twice, the journal keeps no
+/// transparency log and the export has no trailer.
+pub async fn read_export(
+    resolver: &mut ResolverClient<AuthChannel>,
+    battle_id: &str,
+) -> anyhow::Result<(Vec<RecordedEvent>, Option<SignedHeadResponse>)> {
+    let (events, signed_head) = page_export(|from_version| {
+        let mut resolver = resolver.clone();
+        let request = ExportRequest { battle_id: battle_id.to_owned(), from_version };
+        async move {
+            let page = resolver
+                .export(request)
+                .await
+                .map_err(|s| anyhow::anyhow!("resolver: {}", crate::tls::status_message(&s)))?;
+            Ok(page.into_inner())
         }
-        events.extend(page);
-    }
+    })
+    .await?;
     anyhow::ensure!(!events.is_empty(), "battle {battle_id} has no events");
-    Ok(events)
+    Ok((events, signed_head))
+}
+
+/// [`read_export`]'s paging over `ask` (one `Export` call from a version).
+async fn page_export<F, Fut>(mut ask: F) -> anyhow::Result<(Vec<RecordedEvent>, Option<SignedHeadResponse>)>
+where
+    F: FnMut(u64) -> Fut,
+    Fut: Future<Output = anyhow::Result<ExportResponse>>,
+{
+    let mut events: Vec<RecordedEvent> = Vec::new();
+    let mut empty_without_head = false;
+    let signed_head = loop {
+        let page = ask(events.len() as u64).await?;
+        if !page.events.is_empty() {
+            events.extend(page.events);
+            empty_without_head = false;
+            continue;
+        }
+        match page.signed_head {
+            Some(signed) => break Some(signed),
+            None if empty_without_head || events.is_empty() => break None,
+            None => empty_without_head = true,
+        }
+    };
+    Ok((events, signed_head))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::VecDeque;
+    use std::sync::Mutex;
+
+    use battlelog_proto::v1::JournalRecord;
+
+    use super::*;
+
+    fn event(version: u64) -> RecordedEvent {
+        RecordedEvent { event: Some(JournalRecord { version, ..Default::default() }), ..Default::default() }
+    }
+
+    fn head(version: u64) -> SignedHeadResponse {
+        SignedHeadResponse { version, ..Default::default() }
+    }
+
+    /// Pages `script` in order, recording the versions asked from.
+    async fn paged(script: Vec<ExportResponse>) -> (Vec<u64>, Option<SignedHeadResponse>, Vec<u64>) {
+        let pages = Mutex::new(VecDeque::from(script));
+        let asked = Mutex::new(Vec::new());
+        let (events, signed) = page_export(|from| {
+            asked.lock().expect("lock").push(from);
+            let page = pages.lock().expect("lock").pop_front().expect("no more pages were scripted");
+            async move { Ok(page) }
+        })
+        .await
+        .expect("paged");
+        let versions = events.iter().filter_map(|e| e.event.as_ref()).map(|r| r.version).collect();
+        (versions, signed, asked.into_inner().expect("lock"))
+    }
+
+    fn page(events: &[u64], signed_head: Option<u64>) -> ExportResponse {
+        ExportResponse { events: events.iter().copied().map(event).collect(), signed_head: signed_head.map(head) }
+    }
+
+    /// Pages until one comes back empty with the signed head.
+    #[tokio::test]
+    async fn pages_end_at_the_signed_head() {
+        let (versions, signed, asked) = paged(vec![page(&[0, 1], None), page(&[2], None), page(&[], Some(2))]).await;
+        assert_eq!(versions, [0, 1, 2]);
+        assert_eq!(signed.map(|s| s.version), Some(2));
+        assert_eq!(asked, [0, 2, 3]);
+    }
+
+    /// The head moved between the resolver's read and its signature: no
+    /// signed head on the empty page, and the next page holds the new
+    /// event; paging goes on to the new head's signature.
+    #[tokio::test]
+    async fn a_head_that_moved_meanwhile_is_paged_on_to() {
+        let script = vec![page(&[0, 1], None), page(&[], None), page(&[2], None), page(&[], Some(2))];
+        let (versions, signed, asked) = paged(script).await;
+        assert_eq!(versions, [0, 1, 2]);
+        assert_eq!(signed.map(|s| s.version), Some(2));
+        assert_eq!(asked, [0, 2, 2, 3]);
+    }
+
+    /// A resolver or journal without signed heads: empty twice, no trailer.
+    #[tokio::test]
+    async fn without_signed_heads_the_export_has_no_trailer() {
+        let (versions, signed, asked) = paged(vec![page(&[0], None), page(&[], None), page(&[], None)]).await;
+        assert_eq!(versions, [0]);
+        assert_eq!(signed, None);
+        assert_eq!(asked, [0, 1, 1]);
+    }
 }
