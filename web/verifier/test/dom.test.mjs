@@ -62,7 +62,7 @@ test('a page drawn as verified: verified, every mark ok, every check listed with
   assert.ok(doc.querySelectorAll('.event').every((e) => e.getAttribute('data-check') === 'ok'));
   assert.equal(doc.getElementById('first-failure').textContent, '');
   const checks = doc.querySelectorAll('[data-check-name]').map((li) => [li.getAttribute('data-check-name'), li.getAttribute('data-check')]);
-  assert.deepEqual(checks, [['dice', 'ok'], ['chain', 'ok'], ['commitments', 'ok'], ['signatures', 'ok'], ['outcomes', 'skipped'], ['head', 'skipped'], ['drawing', 'ok']]);
+  assert.deepEqual(checks, [['dice', 'ok'], ['chain', 'ok'], ['commitments', 'ok'], ['signatures', 'ok'], ['outcomes', 'skipped'], ['head', 'skipped'], ['checkpoint', 'skipped'], ['drawing', 'ok']]);
   const dice = report.rolls.reduce((n, r) => n + r.recorded.dice.length, 0);
   assert.equal(doc.querySelector('[data-check-name="dice"]').textContent, `Dice re-derived: 3 rolls, ${dice} dice`);
   assert.match(doc.querySelector('[data-check-name="drawing"]').textContent, new RegExp(`3 rolls, ${dice} dice, 5 summaries`));
