@@ -34,7 +34,7 @@ fn crate_dir(name: &str) -> PathBuf {
 }
 
 /// The pure crates, by directory under `crates/`.
-const PURE: &[&str] = &["dice", "rules", "verify", "post"];
+const PURE: &[&str] = &["dice", "rules", "verify", "post", "tlog"];
 
 /// Calls, types and macros every pure crate's `clippy.toml` must forbid:
 /// one or more of each kind of impurity, so that a file emptied or cut

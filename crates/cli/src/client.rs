@@ -8,7 +8,7 @@ use battlelog_auth::{AuthChannel, Role};
 use battlelog_proto::error::Lang;
 use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::resolver_client::ResolverClient;
-use battlelog_proto::v1::{ExportRequest, RecordedEvent};
+use battlelog_proto::v1::{ExportRequest, RecordedEvent, SignedHeadResponse};
 use battlelog_runtime::limits::MAX_MESSAGE_BYTES;
 use clap::Args;
 use tonic::service::interceptor::InterceptedService;
@@ -106,19 +106,40 @@ pub async fn read_battle(
     resolver: &mut ResolverClient<AuthChannel>,
     battle_id: &str,
 ) -> anyhow::Result<Vec<RecordedEvent>> {
+    read_export(resolver, battle_id).await.map(|(events, _)| events)
+}
+
+/// Every record of a battle, in version order, and the journal's signed
+/// head past the last one (PROTOCOL.md §5: the export's trailer), as the
+/// resolver exports them. Pages are asked for until one comes back empty
+/// with the signed head. An empty page without it is asked again once: the
+/// head may have moved between the resolver's read and its signature (the
+/// next page then holds the new events); empty twice, the journal keeps no
+/// transparency log and the export has no trailer.
+pub async fn read_export(
+    resolver: &mut ResolverClient<AuthChannel>,
+    battle_id: &str,
+) -> anyhow::Result<(Vec<RecordedEvent>, Option<SignedHeadResponse>)> {
     let mut events: Vec<RecordedEvent> = Vec::new();
-    loop {
+    let mut empty_without_head = false;
+    let signed_head = loop {
         let request = ExportRequest { battle_id: battle_id.to_owned(), from_version: events.len() as u64 };
         let page = resolver
             .export(request)
             .await
-            .map_err(|s| anyhow::anyhow!("resolver: {}", crate::tls::status_message(&s)))?;
-        let page = page.into_inner().events;
-        if page.is_empty() {
-            break;
+            .map_err(|s| anyhow::anyhow!("resolver: {}", crate::tls::status_message(&s)))?
+            .into_inner();
+        if !page.events.is_empty() {
+            events.extend(page.events);
+            empty_without_head = false;
+            continue;
         }
-        events.extend(page);
-    }
+        match page.signed_head {
+            Some(signed) => break Some(signed),
+            None if empty_without_head || events.is_empty() => break None,
+            None => empty_without_head = true,
+        }
+    };
     anyhow::ensure!(!events.is_empty(), "battle {battle_id} has no events");
-    Ok(events)
+    Ok((events, signed_head))
 }

@@ -1,6 +1,9 @@
 //! `battlelog export`, `battlelog audit` and `battlelog replay`: what a judge
 //! does with a battle. The export format and the audit are
 //! `battlelog-verify`'s: `audit --file` runs on it alone, with no server.
+//! The export ends with the journal's signed head (PROTOCOL.md §5), which
+//! the audit checks; with a checkpoint the judge kept, it also asks for
+//! (or is given) the consistency proof from it to the export's checkpoint.
 //! `replay`'s explanations and state in words are the verify crate's fold
 //! (`battlelog_verify::explained`), rendered by `rules::explain`: the same
 //! the battle page shows.
@@ -12,7 +15,11 @@ use anyhow::Context;
 use battlelog_proto::battle;
 use battlelog_proto::v1::GetBattleRequest;
 use battlelog_proto::v1::battle_event::Event;
-use battlelog_verify::audit::{AuditReport, AuditedRecord, audit, audit_pinned};
+use battlelog_tlog::{KeptCheckpoint, VerifierKey};
+use battlelog_verify::audit::transparency::consistency_unchecked;
+use battlelog_verify::audit::{
+    AuditReport, AuditedRecord, LogTrust, audit, audit_pinned, check_consistency, check_trailer, consistency_sizes,
+};
 use battlelog_verify::explained;
 use battlelog_verify::judging::{Author, FieldChange, RulingSeen};
 use battlelog_verify::{Hash, export, hash_from_hex};
@@ -41,16 +48,21 @@ Exit status:
   0  the battle verifies, signed by a pinned roller key (--roller-key or
      --trusted-roller-keys), or by any one key with --accept-any-roller-key
   1  it does not verify: a finding, including commitments signed by a key
-     other than the pinned one(s)
-  2  the audit could not run: bad arguments, an unreadable export or keys
-     file, an unreachable resolver
+     other than the pinned one(s), a trailer that does not check (or none
+     with --log-key), and a log rewritten since the --checkpoint kept
+  2  the audit could not run: bad arguments, an unreadable export, keys,
+     checkpoint or proof file, an unreachable resolver
   3  everything else verifies, but the roller key is not pinned: whoever
      re-signs a whole export with a key of their own passes every other
      check, so give the key the operator publishes (or accept any key
      explicitly)
 
 A trusted-keys file holds one roller key (64 hex digits) per line; blank
-lines and text after `#` are ignored.";
+lines and text after `#` are ignored.
+
+An export's last line is its trailer (PROTOCOL.md §5): the journal's signed
+head, proved in a signed checkpoint. An export without one verifies only as
+far as §4 and says so (a notice, not a finding, unless --log-key is given).";
 
 /// `audit`'s exit status when everything verifies but nothing pinned the
 /// roller key (see [`AUDIT_EXIT_CODES`]).
@@ -87,10 +99,31 @@ pub struct AuditArgs {
     /// short, is a finding.
     #[arg(long, value_name = "HASH", value_parser = hash_from_hex)]
     head: Option<Hash>,
+    /// The journal's log key as the operator publishes it (a signed-note
+    /// verifier key, `<origin>+<key id>+<base64>`): the export's trailer
+    /// must be signed by it, and an export without a trailer is a finding.
+    #[arg(long, value_name = "VKEY", value_parser = parse_log_key)]
+    log_key: Option<VerifierKey>,
+    /// A checkpoint kept earlier: a signed note the judge kept, or the
+    /// "<tree size> <root hash>" a forum posted. The export's checkpoint
+    /// must be consistent with it (the resolver gives the proof, or
+    /// --consistency-proof): if not, the log was rewritten since.
+    #[arg(long, value_name = "FILE")]
+    checkpoint: Option<PathBuf>,
+    /// With --checkpoint, offline: the consistency proof (a JSON list of
+    /// base64 hashes, as GetConsistencyProof gives it) between the kept
+    /// checkpoint's tree size and the export's, instead of asking the resolver.
+    #[arg(long, value_name = "FILE", requires = "checkpoint")]
+    consistency_proof: Option<PathBuf>,
     #[command(flatten)]
     resolver: ResolverEndpoint,
     #[command(flatten)]
     tls: crate::tls::TlsArgs,
+}
+
+/// `--log-key`: a signed-note verifier key.
+pub fn parse_log_key(text: &str) -> Result<VerifierKey, String> {
+    VerifierKey::parse(text.trim()).map_err(|e| e.to_string())
 }
 
 /// How the audit holds the roller key.
@@ -214,28 +247,69 @@ impl From<LangArg> for Lang {
 
 pub async fn export(args: &ExportArgs) -> anyhow::Result<Output> {
     let mut resolver = client::resolver(&args.resolver, &args.tls, Role::Reader).await?;
-    let events = client::read_battle(&mut resolver, &args.battle).await?;
-    Ok(Output::text(export::write(&args.battle, &events)?))
+    let (events, signed_head) = client::read_export(&mut resolver, &args.battle).await?;
+    let trailer = signed_head.as_ref().map(export::trailer_from);
+    Ok(Output::text(export::write_with_trailer(&args.battle, &events, trailer.as_ref())?))
 }
 
 pub async fn audit_command(args: &AuditArgs) -> anyhow::Result<Output> {
     let pin = Pin::of(args)?;
-    let (battle_id, records) = match (&args.file, &args.battle) {
+    let kept_text = match &args.checkpoint {
+        Some(path) => Some(
+            std::fs::read_to_string(path).with_context(|| format!("--checkpoint: cannot read {}", path.display()))?,
+        ),
+        None => None,
+    };
+    let offline_proof = match &args.consistency_proof {
+        Some(path) => Some(read_proof(path).context("--consistency-proof")?),
+        None => None,
+    };
+    let (battle_id, records, trailer) = match (&args.file, &args.battle) {
         (Some(path), _) => {
             let text =
                 std::fs::read_to_string(path).with_context(|| format!("cannot read export {}", path.display()))?;
-            let records = export::parse(&text).with_context(|| format!("{} is not an export", path.display()))?;
-            (records[0].stream.clone(), records)
+            let read = export::read(&text).with_context(|| format!("{} is not an export", path.display()))?;
+            (read.records[0].stream.clone(), read.records, read.trailer)
         }
         (None, Some(battle_id)) => {
             let mut resolver = client::resolver(&args.resolver, &args.tls, Role::Reader).await?;
-            let events = client::read_battle(&mut resolver, battle_id).await?;
+            let (events, signed_head) = client::read_export(&mut resolver, battle_id).await?;
             let records = events.into_iter().map(|e| AuditedRecord::from_recorded(battle_id, e)).collect();
-            (battle_id.clone(), records)
+            (battle_id.clone(), records, signed_head.as_ref().map(export::trailer_from))
         }
         (None, None) => anyhow::bail!("name a battle or --file EXPORT"),
     };
-    let report = audit_pinned(&battle_id, &records, pin.keys(), args.head);
+    let mut report = audit_pinned(&battle_id, &records, pin.keys(), args.head);
+    let trust = LogTrust { log_key: args.log_key.as_ref(), require_trailer: args.log_key.is_some() };
+    let proved = check_trailer(&mut report, &records, trailer.as_ref(), &trust);
+    if let Some(kept_text) = &kept_text {
+        // The kept note's signature is checked with the pinned log key, else
+        // with the one the trailer names once the trailer checked.
+        let key = match (&args.log_key, &trailer, &proved) {
+            (Some(key), _, _) => Some(key.clone()),
+            (None, Some(trailer), Some(_)) => VerifierKey::parse(&trailer.log_key).ok(),
+            _ => None,
+        };
+        let kept = KeptCheckpoint::parse(kept_text, key.as_ref()).map_err(|e| anyhow::anyhow!("--checkpoint: {e}"))?;
+        match &proved {
+            Some(checkpoint) => {
+                let proof = match &offline_proof {
+                    Some(proof) => proof.clone(),
+                    None => {
+                        let (old_size, new_size) = consistency_sizes(kept.size, checkpoint.size);
+                        ask_consistency(args, old_size, new_size).await?
+                    }
+                };
+                check_consistency(&mut report, &records, &kept, checkpoint, &proof);
+            }
+            None => consistency_unchecked(
+                &mut report,
+                &records,
+                "the export has no trailer that checks, so no checkpoint of its to prove consistent with the kept one",
+            ),
+        }
+        report.findings.sort_by_key(|f| f.version);
+    }
     let status = pin.status(&report);
     let text = if args.json {
         let mut json = serde_json::to_value(&report)?;
@@ -252,6 +326,36 @@ pub async fn audit_command(args: &AuditArgs) -> anyhow::Result<Output> {
         (true, _) => 0,
     };
     Ok(Output { stdout: text, code })
+}
+
+/// A consistency proof as GetConsistencyProof gives it in JSON: a list of
+/// base64 32-byte hashes.
+pub fn read_proof(path: &std::path::Path) -> anyhow::Result<Vec<battlelog_tlog::Hash>> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    parse_proof(&text).with_context(|| path.display().to_string())
+}
+
+/// [`read_proof`]'s text: a JSON list of base64 32-byte hashes.
+pub fn parse_proof(text: &str) -> anyhow::Result<Vec<battlelog_tlog::Hash>> {
+    use base64::Engine;
+    let hashes: Vec<String> = serde_json::from_str(text).context("not a JSON list of base64 hashes (strings)")?;
+    hashes
+        .iter()
+        .enumerate()
+        .map(|(i, hash)| {
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(hash)
+                .with_context(|| format!("hash {i}: not base64"))?;
+            <[u8; 32]>::try_from(bytes.as_slice())
+                .map_err(|_| anyhow::anyhow!("hash {i}: {} bytes, not 32", bytes.len()))
+        })
+        .collect()
+}
+
+/// The consistency proof between two tree sizes, from the resolver.
+async fn ask_consistency(args: &AuditArgs, old_size: u64, new_size: u64) -> anyhow::Result<Vec<battlelog_tlog::Hash>> {
+    let mut resolver = client::resolver(&args.resolver, &args.tls, Role::Reader).await?;
+    crate::transparency::consistency_proof(&mut resolver, old_size, new_size).await
 }
 
 fn describe(battle_id: &str, report: &AuditReport, pin: &Pin, head_given: bool) -> String {
@@ -330,6 +434,28 @@ fn describe(battle_id: &str, report: &AuditReport, pin: &Pin, head_given: bool) 
     } else {
         writeln!(text, "head hash {}: the one given with --head", report.head_hash)
     };
+    if let Some(trailer) = &report.trailer {
+        let pinned = if trailer.log_key_pinned {
+            "the pinned log key".to_owned()
+        } else {
+            "a log key NOT PINNED: compare it with the one the operator publishes, or give it with --log-key".to_owned()
+        };
+        let _ = writeln!(
+            text,
+            "trailer: head version {} signed and proved as leaf {} in the checkpoint of tree size {} (root {}), by log key {} ({pinned})",
+            trailer.head_version, trailer.leaf_index, trailer.tree_size, trailer.root_hash, trailer.log_key
+        );
+    }
+    if let Some(consistency) = &report.consistency {
+        let _ = writeln!(
+            text,
+            "consistency: the kept checkpoint (tree size {}) and the export's (tree size {}) are one log: nothing rewritten",
+            consistency.kept_size, consistency.tree_size
+        );
+    }
+    for notice in &report.notices {
+        let _ = writeln!(text, "{notice}");
+    }
     let verdict = match (report.ok(), report.rolls_pending_reveal.len(), pin) {
         (false, _, _) => "DOES NOT VERIFY".to_owned(),
         (true, _, Pin::Unpinned) => "verifies only against its own roller key: the key is NOT PINNED".to_owned(),

@@ -6,6 +6,8 @@
 //! - [`up`]: the whole stack in one process; [`demo`]: a battle of every
 //!   ruleset played against it.
 //! - [`export`]: `export`, `audit` and `replay`, for judges.
+//! - [`transparency`]: `checkpoint` (print, `verify`) and `log-key` (print,
+//!   `generate`): the journal's signed checkpoints (PROTOCOL.md §5).
 //! - [`watch`]: the live feed of committed events.
 //! - [`client`]: endpoints of a running stack.
 //! - [`endpoints`]: the data dir's lock of a running `up` and the endpoints
@@ -29,6 +31,7 @@ mod roll;
 mod rules;
 mod tls;
 mod token;
+mod transparency;
 mod up;
 mod watch;
 mod webhooks;
@@ -71,6 +74,12 @@ enum Command {
     /// against a pinned roller key (see the exit statuses below).
     #[command(after_help = export::AUDIT_EXIT_CODES)]
     Audit(export::AuditArgs),
+    /// Print the journal's newest signed checkpoint (PROTOCOL.md §5), to keep; `checkpoint verify
+    /// --old OLD --new NEW` checks that a newer one extends a kept one.
+    Checkpoint(transparency::CheckpointArgs),
+    /// Print the journal's log key (the verifier key checkpoints are signed with); `log-key generate
+    /// --origin O --out FILE` makes a new private one for an operator.
+    LogKey(transparency::LogKeyArgs),
     /// Show a battle replayed to a version: its events and the state then.
     Replay(export::ReplayArgs),
     /// Follow committed events live (NATS, or the journal).
@@ -132,6 +141,8 @@ fn main() -> ExitCode {
         Command::Export(args) => block_on(export::export(&args)),
         Command::Audit(args) => block_on(export::audit_command(&args)),
         Command::Replay(args) => block_on(export::replay(&args)),
+        Command::Checkpoint(args) => block_on(transparency::checkpoint(&args)),
+        Command::LogKey(args) => block_on(transparency::log_key(&args)),
         Command::Watch(args) => block_on(watch::watch(&args)),
         Command::Token(args) => token::run(&args),
         Command::Journal(args) => block_on(journal::run(&args)),

@@ -37,11 +37,12 @@ use battlelog_proto::v1::resolver_server::Resolver;
 use battlelog_proto::v1::roller_client::RollerClient;
 use battlelog_proto::v1::{
     ActRequest, ActResponse, ActionResolved, AuditFinding, AuditRequest, AuditResponse, BattleClosed, BattleEvent,
-    BattleOpened, CloseRequest, CommitmentRequest, Credential, DisputeRaised, DisputeRequest, EventResponse,
-    ExportRequest, ExportResponse, GetBattleRequest, GetBattleResponse, JournalRecord, JudgeRuling,
-    ListRulesetsRequest, ListRulesetsResponse, OpenBattleRequest, OpenBattleResponse, RecordedEvent, RecordedRoll,
-    RevealRequest, RevealSeedRequest, RevealSeedResponse, RollRequest, RollResponse, RollSpec, RuleRequest,
-    RulesetInfo, SeedRevealed, StreamHead, SubscribeStreamRequest, WatchRequest, battle_event::Event,
+    BattleOpened, Checkpoint, CloseRequest, CommitmentRequest, ConsistencyProofRequest, ConsistencyProofResponse,
+    Credential, DisputeRaised, DisputeRequest, EventResponse, ExportRequest, ExportResponse, GetBattleRequest,
+    GetBattleResponse, GetCheckpointRequest, GetCheckpointResponse, JournalRecord, JudgeRuling, ListRulesetsRequest,
+    ListRulesetsResponse, OpenBattleRequest, OpenBattleResponse, RecordedEvent, RecordedRoll, RevealRequest,
+    RevealSeedRequest, RevealSeedResponse, RollRequest, RollResponse, RollSpec, RuleRequest, RulesetInfo, SeedRevealed,
+    SignedHeadRequest, StreamHead, SubscribeStreamRequest, WatchRequest, battle_event::Event,
 };
 use battlelog_runtime::grpc::invalid_argument;
 use battlelog_runtime::streams::{Ending, StreamCaps, StreamEnd, StreamLimits, deadline_exceeded, grpc_timeout};
@@ -108,6 +109,21 @@ fn busy(battle_id: &str, message: String) -> Status {
     Error::new(BattleReason::BattleBusy, message).with("battle_id", battle_id).into_status()
 }
 
+/// The journal's answer to a request the resolver forwards as the caller
+/// wrote it (GetCheckpoint, GetConsistencyProof): as [`downstream`], except
+/// that the journal's INVALID_ARGUMENT (a tree size past its newest
+/// checkpoint, say) is the caller's to fix and stays INVALID_ARGUMENT.
+fn forwarded(service: &str, status: Status) -> Status {
+    if status.code() == tonic::Code::InvalidArgument {
+        return Status::with_details(
+            tonic::Code::InvalidArgument,
+            format!("{service}: {}", status.message()),
+            status.details().to_vec().into(),
+        );
+    }
+    downstream(service, status)
+}
+
 /// The caller, if its role is one of `roles`.
 fn authorize<T>(request: &Request<T>, call: &str, roles: &[Role]) -> Result<Caller, Status> {
     let caller = caller(request)?;
@@ -162,6 +178,17 @@ struct Links {
     web_url: String,
     /// Derives each battle's share key (`?k=`), which the web service checks.
     share: ShareSecret,
+}
+
+/// What an append wrote, as the journal acknowledged it.
+#[derive(Debug)]
+struct Wrote {
+    /// The first event's version.
+    version: u64,
+    /// The last event's h(version), lowercase hex: the new head.
+    head_hash: String,
+    /// The journal's newest checkpoint in its reply (PROTOCOL.md §5).
+    checkpoint: Option<Checkpoint>,
 }
 
 /// What the journal holds at a version: the event and its chain hash.
@@ -342,10 +369,11 @@ fn replay_event(
     asked: &Event,
     request_id: &str,
     permalink: String,
+    checkpoint: Option<Checkpoint>,
 ) -> Result<EventResponse, Status> {
     match recorded {
         Some(Journaled { event, hash }) if same_request(&event, asked) => Ok(EventResponse {
-            checkpoint: None,
+            checkpoint,
             version,
             event: Some(BattleEvent { event: Some(event) }),
             permalink,
@@ -679,19 +707,36 @@ impl ResolverService {
         }
     }
 
+    /// The journal's newest checkpoint, for the reply to a request answered
+    /// from what the journal already held (a retry): no append of this
+    /// request returned one. Best effort: a journal that cannot say (one
+    /// without a transparency log answers UNIMPLEMENTED, or a failure)
+    /// leaves the reply's checkpoint unset rather than failing a write that
+    /// is already journaled.
+    async fn newest_checkpoint(&self) -> Option<Checkpoint> {
+        match self.journal.clone().get_checkpoint(GetCheckpointRequest {}).await {
+            Ok(reply) => reply.into_inner().checkpoint,
+            Err(status) => {
+                tracing::debug!(code = ?status.code(), "no checkpoint for a repeated request's reply: {}", status.message());
+                None
+            }
+        }
+    }
+
     /// Appends `events` after `head` (`None`: the stream must not exist),
     /// and folds them into `view` from what was sent; answers the first
     /// event's version and the hash of the last (the new head), as the
-    /// journal acknowledged them. `Ok(None)` means another writer got there
-    /// first, or the request's key was recorded before: the caller catches
-    /// up and looks again.
+    /// journal acknowledged them, with the journal's checkpoint of that
+    /// reply. `Ok(None)` means another writer got there first, or the
+    /// request's key was recorded before: the caller catches up and looks
+    /// again.
     async fn append(
         &self,
         battle_id: &str,
         view: &mut BattleView,
         head: Option<u64>,
         events: Vec<(Event, String)>,
-    ) -> Result<Option<(u64, String)>, Status> {
+    ) -> Result<Option<Wrote>, Status> {
         let new_events = events.iter().map(|(event, key)| battle::new_event(event.clone(), key.clone())).collect();
         match self.streams.append(battle_id, head, new_events).await {
             Ok(appended) if appended.follows(head) => {
@@ -699,7 +744,11 @@ impl ResolverService {
                     Self::fold_own(battle_id, view, written.version, written.recorded_at_unix_micros, event, key);
                 }
                 match (appended.events.first(), appended.events.last()) {
-                    (Some(first), Some(last)) => Ok(Some((first.version, hex::encode(&last.hash)))),
+                    (Some(first), Some(last)) => Ok(Some(Wrote {
+                        version: first.version,
+                        head_hash: hex::encode(&last.hash),
+                        checkpoint: appended.checkpoint,
+                    })),
                     _ => Err(internal("the journal acknowledged an append without its events")),
                 }
             }
@@ -751,7 +800,7 @@ impl ResolverService {
             }
         }
         Ok(ActResponse {
-            checkpoint: None,
+            checkpoint: self.newest_checkpoint().await,
             outcome_json: json_text(resolved.outcome.as_ref()),
             resolved: Some(resolved),
             version,
@@ -792,7 +841,15 @@ impl ResolverService {
             }
             if let Some(&version) = view.keys.get(&key) {
                 let recorded = self.recorded_event(battle_id, version).await?;
-                return replay_event(recorded, version, &event, request_id, self.permalink(battle_id, version));
+                let checkpoint = self.newest_checkpoint().await;
+                return replay_event(
+                    recorded,
+                    version,
+                    &event,
+                    request_id,
+                    self.permalink(battle_id, version),
+                    checkpoint,
+                );
             }
             let (Some(rules), Some(head)) = (view.rules.as_ref(), view.head()) else {
                 return Err(not_found(battle_id));
@@ -831,11 +888,11 @@ impl ResolverService {
                 }
                 continue;
             }
-            if let Some((version, head_hash)) =
+            if let Some(Wrote { version, head_hash, checkpoint }) =
                 self.append(battle_id, &mut view, Some(head), vec![(event.clone(), key.clone())]).await?
             {
                 return Ok(EventResponse {
-                    checkpoint: None,
+                    checkpoint,
                     version,
                     event: Some(BattleEvent { event: Some(event) }),
                     permalink: self.permalink(battle_id, version),
@@ -921,7 +978,7 @@ impl Resolver for ResolverService {
                 credential: Some(credential(&caller)),
             };
             let event = (Event::BattleOpened(opened.clone()), key.clone());
-            if let Some((_, head_hash)) = self.append(&battle_id, &mut view, None, vec![event]).await? {
+            if let Some(Wrote { head_hash, .. }) = self.append(&battle_id, &mut view, None, vec![event]).await? {
                 appended = Some((opened, head_hash));
             } else {
                 debug!(battle_id, "the battle was opened meanwhile");
@@ -1128,10 +1185,12 @@ impl Resolver for ResolverService {
             let event = (Event::ActionResolved(resolved.clone()), key.clone());
             // The resolution is the last record an action writes: its hash,
             // from the journal's acknowledgement, is the new head.
-            if let Some((version, head_hash)) = self.append(battle_id, &mut view, Some(head), vec![event]).await? {
+            if let Some(Wrote { version, head_hash, checkpoint }) =
+                self.append(battle_id, &mut view, Some(head), vec![event]).await?
+            {
                 self.metrics.resolved(rules.ruleset().to_string());
                 let reply = ActResponse {
-                    checkpoint: None,
+                    checkpoint,
                     outcome_json: json_text(resolved.outcome.as_ref()),
                     resolved: Some(resolved),
                     version,
@@ -1237,12 +1296,20 @@ impl Resolver for ResolverService {
         let mut closed = match (view.keys.get(&key), view.closed_at) {
             (Some(&version), _) => {
                 let recorded = self.recorded_event(battle_id, version).await?;
-                replay_event(recorded, version, &event, &request.request_id, self.permalink(battle_id, version))?
+                let checkpoint = self.newest_checkpoint().await;
+                replay_event(
+                    recorded,
+                    version,
+                    &event,
+                    &request.request_id,
+                    self.permalink(battle_id, version),
+                    checkpoint,
+                )?
             }
             // Closed by another request, which may have died before its
             // reveal: answer with that close and make sure of the reveal.
             (None, Some(version)) => EventResponse {
-                checkpoint: None,
+                checkpoint: self.newest_checkpoint().await,
                 version,
                 event: self.recorded_event(battle_id, version).await?.map(|e| BattleEvent { event: Some(e.event) }),
                 permalink: self.permalink(battle_id, version),
@@ -1401,7 +1468,28 @@ impl Resolver for ResolverService {
         self.check_reach_in_journal(&request.battle_id, &reach).await?;
         let page =
             self.streams.page(&request.battle_id, request.from_version, 0).await.map_err(StreamError::into_status)?;
-        Ok(Response::new(ExportResponse { events: page.events, signed_head: None }))
+        // Past the head, the journal's signed head is the export's trailer
+        // (PROTOCOL.md §5). It is asked for only then, once per export, and
+        // attached only when it signs the very head this page ends after: an
+        // event appended in between moves the head past `from_version`, and
+        // the exporter keeps paging (it gets the new events, then the head).
+        let past_head = page.events.is_empty()
+            && page.head_version.is_some_and(|head| head.checked_add(1) == Some(request.from_version));
+        let signed_head = if past_head {
+            let asked = SignedHeadRequest { stream_id: request.battle_id.clone() };
+            match self.journal.clone().get_signed_head(asked).await {
+                Ok(signed) => {
+                    Some(signed.into_inner()).filter(|s| s.version.checked_add(1) == Some(request.from_version))
+                }
+                // A journal without a transparency log: an export without a
+                // trailer, which its audit says verifies only as far as §4.
+                Err(status) if status.code() == tonic::Code::Unimplemented => None,
+                Err(status) => return Err(downstream("journal", status)),
+            }
+        } else {
+            None
+        };
+        Ok(Response::new(ExportResponse { events: page.events, signed_head }))
     }
 
     type WatchStream = std::pin::Pin<Box<dyn tokio_stream::Stream<Item = Result<RecordedEvent, Status>> + Send>>;
@@ -1440,20 +1528,37 @@ impl Resolver for ResolverService {
         Ok(Response::new(Box::pin(Ending::new(Box::pin(events), end).holding(slot))))
     }
 
+    /// forum, judge, reader (a service token is refused, as on every
+    /// Resolver call): the journal's newest checkpoint and log key.
     async fn get_checkpoint(
         &self,
-        request: Request<battlelog_proto::v1::GetCheckpointRequest>,
-    ) -> Result<Response<battlelog_proto::v1::GetCheckpointResponse>, Status> {
+        request: Request<GetCheckpointRequest>,
+    ) -> Result<Response<GetCheckpointResponse>, Status> {
         authorize(&request, "GetCheckpoint", rights::READ)?;
-        Err(Status::unimplemented("GetCheckpoint: issue 23 in progress"))
+        let reply =
+            self.journal.clone().get_checkpoint(GetCheckpointRequest {}).await.map_err(|s| forwarded("journal", s))?;
+        Ok(Response::new(reply.into_inner()))
     }
 
+    /// forum, judge, reader (a service token is refused): the journal's
+    /// consistency proof between two tree sizes, forwarded as asked.
     async fn get_consistency_proof(
         &self,
-        request: Request<battlelog_proto::v1::ConsistencyProofRequest>,
-    ) -> Result<Response<battlelog_proto::v1::ConsistencyProofResponse>, Status> {
+        request: Request<ConsistencyProofRequest>,
+    ) -> Result<Response<ConsistencyProofResponse>, Status> {
         authorize(&request, "GetConsistencyProof", rights::READ)?;
-        Err(Status::unimplemented("GetConsistencyProof: issue 23 in progress"))
+        let request = request.into_inner();
+        if request.new_size != 0 && request.old_size > request.new_size {
+            return Err(invalid_argument(
+                "old_size",
+                format!(
+                    "is {}, past new_size {}; a consistency proof runs from the older size",
+                    request.old_size, request.new_size
+                ),
+            ));
+        }
+        let reply = self.journal.clone().get_consistency_proof(request).await.map_err(|s| forwarded("journal", s))?;
+        Ok(Response::new(reply.into_inner()))
     }
 
     async fn list_rulesets(

@@ -3,8 +3,8 @@
 use battlelog_auth::AuthChannel;
 use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::{
-    AppendRequest, AppendedEvent, ExpectedVersion, JournalRecord, NewEvent, ReadStreamRequest, ReadStreamResponse,
-    RecordedEvent, expected_version,
+    AppendRequest, AppendedEvent, Checkpoint, ExpectedVersion, JournalRecord, NewEvent, ReadStreamRequest,
+    ReadStreamResponse, RecordedEvent, expected_version,
 };
 
 use crate::Fold;
@@ -19,6 +19,9 @@ pub struct Appended {
     /// Every key was a repeat: nothing was written, and `events` is what the
     /// first append of these keys wrote, wherever that was in the stream.
     pub deduplicated: bool,
+    /// The journal's newest signed checkpoint when it replied (PROTOCOL.md
+    /// §5); it need not cover these events yet. `None` before the first one.
+    pub checkpoint: Option<Checkpoint>,
 }
 
 impl Appended {
@@ -98,7 +101,7 @@ impl StreamClient {
         let response =
             self.journal.clone().append(request).await.map_err(|s| StreamError::from_status(stream_id, s))?;
         let response = response.into_inner();
-        Ok(Appended { events: response.events, deduplicated: response.deduplicated })
+        Ok(Appended { events: response.events, deduplicated: response.deduplicated, checkpoint: response.checkpoint })
     }
 
     /// The records at versions `from..=to` (fewer when the stream ends

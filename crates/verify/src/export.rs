@@ -3,11 +3,19 @@
 //! the exact record bytes) and `event` (the decoded event, for people and
 //! third-party verifiers) — plus the record's id, type and time for reading.
 //! Written from the journal's events and read back for the audit.
+//!
+//! An export ends with one more line, the trailer of PROTOCOL.md §5: a JSON
+//! object without `version` holding the journal's signed head of the
+//! stream, the checkpoint it is proved in and the proof
+//! ([`battlelog_tlog::Trailer`]). [`write_with_trailer`] writes it last and
+//! [`read`] separates it again; an export written before §5 (or cut short
+//! with its trailer dropped) has none, and [`read`] says so with `None`.
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use battlelog_proto::battle;
-use battlelog_proto::v1::RecordedEvent;
+use battlelog_proto::v1::{RecordedEvent, SignedHeadResponse};
+use battlelog_tlog::{Trailer, TrailerHead};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -64,6 +72,58 @@ pub fn to_text(lines: &[ExportLine]) -> Result<String, serde_json::Error> {
     Ok(lines.join("\n"))
 }
 
+/// The trailer line of an export (PROTOCOL.md §5) from the journal's
+/// signed head, as the resolver's `Export` hands it over past the head:
+/// hashes and the signature in the text forms §5 names (hex head hash,
+/// base64 signature and proof hashes). A reply without a checkpoint gives
+/// an empty `checkpoint`, which [`Trailer::check`] then refuses by name.
+pub fn trailer_from(signed: &SignedHeadResponse) -> Trailer {
+    Trailer {
+        checkpoint: signed.checkpoint.as_ref().map(|c| c.note.clone()).unwrap_or_default(),
+        log_key: signed.log_key.clone(),
+        head: TrailerHead {
+            stream: signed.stream_id.clone(),
+            version: signed.version,
+            hash: hex::encode(&signed.hash),
+        },
+        head_signature: BASE64.encode(&signed.head_signature),
+        leaf_index: signed.leaf_index,
+        inclusion_proof: signed.inclusion_proof.iter().map(|hash| BASE64.encode(hash)).collect(),
+    }
+}
+
+/// The trailer as its export line (one JSON object, no newline).
+pub fn trailer_line(trailer: &Trailer) -> Result<String, serde_json::Error> {
+    serde_json::to_string(trailer)
+}
+
+/// The export of `stream`'s events with `trailer` as its last line
+/// (PROTOCOL.md §5), without a trailing newline. `None` writes the events
+/// alone, as [`write`].
+pub fn write_with_trailer(
+    stream: &str,
+    events: &[RecordedEvent],
+    trailer: Option<&Trailer>,
+) -> Result<String, serde_json::Error> {
+    let mut text = write(stream, events)?;
+    if let Some(trailer) = trailer {
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(&trailer_line(trailer)?);
+    }
+    Ok(text)
+}
+
+/// An export read back: its events and, when it has one, its trailer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Export {
+    pub records: Vec<AuditedRecord>,
+    /// The last line when it has no `version` (PROTOCOL.md §5); `None`
+    /// when the export has none.
+    pub trailer: Option<Trailer>,
+}
+
 /// Why a text is not an export. `line` counts from 1.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ExportError {
@@ -76,19 +136,53 @@ pub enum ExportError {
     Record { line: usize, source: base64::DecodeError },
     #[error("the export holds no event")]
     Empty,
+    /// A line without `version` that is not a trailer, or not the last line.
+    #[error("line {line}: trailer: {message}")]
+    Trailer { line: usize, message: String },
 }
 
-/// Reads an export back for auditing. Every line must be a JSON object with
-/// at least `stream`, `version`, `hash` and `record`; blank lines are skipped.
+/// Reads an export back for auditing: its events only (a trailer is read
+/// and checked for form, then left out; [`read`] keeps it). Every line must
+/// be a JSON object with at least `stream`, `version`, `hash` and `record`;
+/// blank lines are skipped.
 pub fn parse(text: &str) -> Result<Vec<AuditedRecord>, ExportError> {
+    read(text).map(|export| export.records)
+}
+
+/// Reads an export back with its trailer. Every line but the last must be
+/// an event line (a JSON object with at least `stream`, `version`, `hash`
+/// and `record`); the last non-blank line may instead be the trailer, the
+/// one JSON object without `version`. Blank lines are skipped.
+pub fn read(text: &str) -> Result<Export, ExportError> {
     let mut records = Vec::new();
+    let mut trailer: Option<(usize, Trailer)> = None;
     for (index, line) in text.lines().enumerate() {
         let line_number = index + 1;
         if line.trim().is_empty() {
             continue;
         }
-        let parsed: ExportLine =
-            serde_json::from_str(line).map_err(|e| ExportError::Line { line: line_number, message: e.to_string() })?;
+        if let Some((trailer_line, _)) = &trailer {
+            return Err(ExportError::Trailer {
+                line: *trailer_line,
+                message: format!("a line without `version` must be the last line, but line {line_number} follows it"),
+            });
+        }
+        // Event lines are the many: read as one first; only a line that is
+        // not one is looked at again as the trailer.
+        let parsed: ExportLine = match serde_json::from_str(line) {
+            Ok(parsed) => parsed,
+            Err(error) => {
+                let value: Value = serde_json::from_str(line)
+                    .map_err(|e| ExportError::Line { line: line_number, message: e.to_string() })?;
+                if !value.is_object() || value.get("version").is_some() {
+                    return Err(ExportError::Line { line: line_number, message: error.to_string() });
+                }
+                let read = Trailer::from_json(line)
+                    .map_err(|e| ExportError::Trailer { line: line_number, message: e.to_string() })?;
+                trailer = Some((line_number, read));
+                continue;
+            }
+        };
         let hash = hex::decode(&parsed.hash).map_err(|source| ExportError::Hash { line: line_number, source })?;
         let record =
             BASE64.decode(&parsed.record).map_err(|source| ExportError::Record { line: line_number, source })?;
@@ -103,7 +197,7 @@ pub fn parse(text: &str) -> Result<Vec<AuditedRecord>, ExportError> {
     if records.is_empty() {
         return Err(ExportError::Empty);
     }
-    Ok(records)
+    Ok(Export { records, trailer: trailer.map(|(_, trailer)| trailer) })
 }
 
 #[cfg(test)]

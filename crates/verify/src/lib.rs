@@ -7,10 +7,13 @@
 //! - [`chain`]: the stream hash chain `h(v)` of PROTOCOL.md §4 — the one
 //!   implementation, used by the journal to write and by the audit to check.
 //! - [`export`]: the JSON Lines export (PROTOCOL.md §4), written from the
-//!   journal's events and read back.
+//!   journal's events with its trailer line (§5, `export::trailer_from`)
+//!   and read back.
 //! - [`mod@audit`]: the audit of an export or a stream — chain, records,
 //!   commitments and their signatures, re-derived rolls, re-resolved
-//!   actions — with typed findings by version.
+//!   actions, and the export's trailer and a kept checkpoint
+//!   (PROTOCOL.md §5, `audit::transparency`) — with typed findings by
+//!   version.
 //! - [`judging`]: disputes, rulings and the close as a judge follows them —
 //!   who made each (the recorded credential), what it contests, the before
 //!   and after of an override's fields, whether it came after the close,
@@ -40,6 +43,6 @@ pub use audit::{
     audit_with_roller_key,
 };
 pub use chain::{Hash, HashHexError, chain_hash, genesis_hash, hash_from_hex};
-pub use export::{ExportError, ExportLine};
+pub use export::{Export, ExportError, ExportLine, trailer_from};
 pub use fold::PartsError;
 pub use stream_state::{StreamEvent, StreamState, Violation};

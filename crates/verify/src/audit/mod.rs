@@ -19,11 +19,15 @@
 //! - `problem` (private): every finding's typed [`Problem`] and its [`Check`];
 //! - `replay` (private): the semantic half, one checker per event type;
 //! - `rolls` (private): a reveal against its commitment, a roll against its
-//!   re-derivation.
+//!   re-derivation;
+//! - [`transparency`]: PROTOCOL.md §5 — the export's trailer (signed head,
+//!   checkpoint, inclusion proof) and a kept checkpoint's consistency with
+//!   the export's.
 
 mod problem;
 mod replay;
 mod rolls;
+pub mod transparency;
 
 use std::collections::BTreeMap;
 
@@ -34,6 +38,9 @@ use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 pub use problem::{Check, Problem};
+pub use transparency::{
+    ConsistencySeen, LogTrust, NO_TRAILER, TrailerSeen, check_consistency, check_trailer, consistency_sizes,
+};
 
 pub use crate::judging::{CloseSeen, DisputeSeen, FinalOutcome, RulingSeen};
 
@@ -123,6 +130,15 @@ pub struct AuditReport {
     /// actions the audit could fold (the battle opened under a known
     /// ruleset) are in it.
     pub final_outcomes: BTreeMap<u64, FinalOutcome>,
+    /// What the export's trailer proved (PROTOCOL.md §5), when it has one
+    /// that checked ([`check_trailer`]).
+    pub trailer: Option<TrailerSeen>,
+    /// The kept checkpoint the export's was proved consistent with
+    /// ([`check_consistency`]), when one was given.
+    pub consistency: Option<ConsistencySeen>,
+    /// What the audit could not check and says so, without it being a
+    /// finding (e.g. [`NO_TRAILER`]).
+    pub notices: Vec<String>,
 }
 
 impl AuditReport {

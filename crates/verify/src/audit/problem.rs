@@ -34,6 +34,14 @@ pub enum Check {
     /// A ruling whose recorded credential is not a judge's, or names
     /// another judge than the ruling does.
     Ruling,
+    /// The export's trailer (PROTOCOL.md §5): missing when one is required,
+    /// malformed, its checkpoint signature, its log key against the trusted
+    /// one, its head against the last event, its head signature, its
+    /// inclusion proof.
+    Trailer,
+    /// A checkpoint kept earlier against the export's: the consistency
+    /// proof between them (PROTOCOL.md §5, holding the operator to its past).
+    Consistency,
 }
 
 impl Check {
@@ -51,6 +59,8 @@ impl Check {
             Check::Resolution => "resolution",
             Check::Ruling => "ruling",
             Check::Head => "head",
+            Check::Trailer => "trailer",
+            Check::Consistency => "consistency",
         }
     }
 }
@@ -186,6 +196,30 @@ pub enum Problem {
     // Ruling.
     #[error("the ruling names judge {judge:?} but was recorded for {role} {subject:?}")]
     RulingCredential { judge: String, role: String, subject: String },
+
+    // Trailer.
+    #[error("{}", crate::audit::transparency::NO_TRAILER)]
+    TrailerMissing,
+    #[error("trailer: malformed {field}: {message}")]
+    TrailerMalformed { field: &'static str, message: String },
+    #[error("trailer: checkpoint signature: {0}")]
+    TrailerCheckpointSignature(String),
+    #[error("trailer: log key not trusted: the trailer names {found}, the trusted log key is {trusted}")]
+    TrailerLogKeyNotTrusted { found: String, trusted: String },
+    #[error("trailer: head not the last event: {0}: events are missing at the end, or the trailer is another export's")]
+    TrailerHeadNotLastEvent(String),
+    #[error("trailer: head signature: it does not verify with the trailer's log key")]
+    TrailerHeadSignature,
+    #[error("trailer: inclusion proof of the head record (leaf {leaf_index}) against the checkpoint: {message}")]
+    TrailerInclusionProof { leaf_index: u64, message: String },
+
+    // Consistency.
+    #[error(
+        "the log was rewritten since the kept checkpoint (tree size {kept_size}): no consistency with the export's checkpoint (tree size {size}): {message}"
+    )]
+    LogRewritten { kept_size: u64, size: u64, message: String },
+    #[error("consistency: the kept checkpoint cannot be checked: {0}")]
+    KeptCheckpointUnchecked(String),
 }
 
 impl Problem {
@@ -226,6 +260,14 @@ impl Problem {
             | CannotReplay(_) => Check::Resolution,
             RulingCredential { .. } => Check::Ruling,
             HeadDiffers { .. } => Check::Head,
+            TrailerMissing
+            | TrailerMalformed { .. }
+            | TrailerCheckpointSignature(_)
+            | TrailerLogKeyNotTrusted { .. }
+            | TrailerHeadNotLastEvent(_)
+            | TrailerHeadSignature
+            | TrailerInclusionProof { .. } => Check::Trailer,
+            LogRewritten { .. } | KeptCheckpointUnchecked(_) => Check::Consistency,
         }
     }
 }
