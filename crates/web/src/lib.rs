@@ -220,19 +220,23 @@ async fn battle_page(
     let mut export = export::to_text(&lines).map_err(cannot_write)?;
     // The trailer (PROTOCOL.md §5) is in the text the page's verifier
     // checks, never among the lines the page draws from.
-    let trailer = signed_head.as_ref().and_then(source::trailer_line);
+    let trailer = signed_head.as_ref().map(export::trailer_from);
     if let Some(trailer) = &trailer {
         export.push('\n');
-        export.push_str(trailer);
+        export.push_str(&export::trailer_line(trailer).map_err(cannot_write)?);
     }
-    let checkpoint_note =
-        signed_head.as_ref().filter(|_| trailer.is_some()).and_then(|h| h.checkpoint.as_ref()).map(|c| c.note.clone());
+    let checkpoint_note = trailer.as_ref().map(|t| t.checkpoint.clone()).filter(|note| !note.is_empty());
     let trusted_log_keys = pages.trusted_log_keys().await;
     // The server's own audit of the same records the page shows: its
     // disputes and rulings lists, and its findings next to the browser's.
     let records: Vec<AuditedRecord> =
         events.into_iter().map(|event| AuditedRecord::from_recorded(&battle_id, event)).collect();
-    let report = battlelog_verify::audit(&battle_id, &records);
+    let mut report = battlelog_verify::audit(&battle_id, &records);
+    // The server's check of the trailer too, against the key the site
+    // publishes (a finding next to the browser's when it fails).
+    let site_log_key = trusted_log_keys.first().and_then(|key| battlelog_tlog::VerifierKey::parse(key).ok());
+    let trust = battlelog_verify::audit::LogTrust { log_key: site_log_key.as_ref(), require_trailer: false };
+    battlelog_verify::audit::check_trailer(&mut report, &records, trailer.as_ref(), &trust);
     // A closed battle's appeal deadline is the resolver's (its window is
     // its config, not a record). The page is whole without it: a failure
     // here is logged and the deadline left out.
@@ -279,8 +283,8 @@ async fn export_file(
     let mut text = export::write(&battle_id, &events).map_err(cannot_write)?;
     text.push('\n');
     // The same trailer as the page's: what a judge downloads is what the page checked.
-    if let Some(trailer) = signed_head.as_ref().and_then(source::trailer_line) {
-        text.push_str(&trailer);
+    if let Some(head) = &signed_head {
+        text.push_str(&export::trailer_line(&export::trailer_from(head)).map_err(cannot_write)?);
         text.push('\n');
     }
     let disposition = format!("attachment; filename=\"{battle_id}.jsonl\"");

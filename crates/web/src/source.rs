@@ -140,24 +140,3 @@ impl Resolver {
         Ok(client.watch(request).await?.into_inner())
     }
 }
-
-/// The export's trailer line (PROTOCOL.md §5) for a signed head, one line of
-/// JSON with no `version`; `None` (logged) when the head carries no
-/// checkpoint, which no trailer can do without.
-pub fn trailer_line(head: &SignedHeadResponse) -> Option<String> {
-    use base64::Engine as _;
-    let base64 = |bytes: &[u8]| base64::engine::general_purpose::STANDARD.encode(bytes);
-    let Some(checkpoint) = head.checkpoint.as_ref() else {
-        tracing::warn!(stream = head.stream_id, "the signed head came without a checkpoint: no trailer");
-        return None;
-    };
-    let trailer = serde_json::json!({
-        "checkpoint": checkpoint.note,
-        "log_key": head.log_key,
-        "head": { "stream": head.stream_id, "version": head.version, "hash": hex::encode(&head.hash) },
-        "head_signature": base64(&head.head_signature),
-        "leaf_index": head.leaf_index,
-        "inclusion_proof": head.inclusion_proof.iter().map(|p| base64(p)).collect::<Vec<_>>(),
-    });
-    Some(trailer.to_string())
-}
