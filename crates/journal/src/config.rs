@@ -86,6 +86,19 @@ pub struct Config {
     /// About how much memory the battle index (listings) may take; past it
     /// the battles opened longest ago are forgotten (`crate::index`).
     pub battle_index_bytes: usize,
+    /// The transparency log's origin (PROTOCOL.md §5): the name its
+    /// checkpoints and verifier key carry. None: the key's own origin, and
+    /// `battlelog.local/journal` for a generated key. Set, a key of another
+    /// origin is refused at start.
+    pub log_origin: Option<String>,
+    /// The log key: a signed-note private key file
+    /// (`PRIVATE+KEY+<origin>+<key id>+<key>`). None: the key text in
+    /// `BATTLELOG_JOURNAL_LOG_KEY`, else (backend `sled`) `<data_dir>/log.key`,
+    /// generated the first time.
+    pub log_key_file: Option<PathBuf>,
+    /// How often a new checkpoint is signed while the log grows, in
+    /// milliseconds (10..=60000).
+    pub checkpoint_interval_ms: u64,
     /// Log filter, in `tracing_subscriber::EnvFilter` syntax (`RUST_LOG` wins when set).
     pub log: String,
     /// Log format.
@@ -140,6 +153,9 @@ impl Default for Config {
             max_battle_events: limits.max_battle_events,
             max_battle_bytes: limits.max_battle_bytes,
             battle_index_bytes: crate::index::DEFAULT_INDEX_BYTES,
+            log_origin: None,
+            log_key_file: None,
+            checkpoint_interval_ms: crate::transparency::DEFAULT_CHECKPOINT_INTERVAL.as_millis() as u64,
             log: "info".into(),
             log_format: LogFormat::Text,
             auth_keys: Vec::new(),
@@ -155,6 +171,15 @@ impl Default for Config {
 
 pub use battlelog_runtime::config::ConfigError;
 
+/// The log key may also come from this variable (the key's text, as in a
+/// `log_key_file`), so that a secret store can inject it without a file; it
+/// is never a flag, which `ps` shows.
+pub const LOG_KEY_ENV: &str = "BATTLELOG_JOURNAL_LOG_KEY";
+
+/// Where the journal keeps the log key it generates (backend `sled`, no key
+/// configured), under `data_dir`.
+pub const GENERATED_LOG_KEY_FILE: &str = "log.key";
+
 impl Config {
     /// Defaults, then the file, the environment and the flags of `layers`,
     /// then validation.
@@ -162,6 +187,7 @@ impl Config {
         let mut config: Config = layers.extract()?;
         // An empty value (`BATTLELOG_JOURNAL_REVOKED_TOKENS_FILE=`) unsets it.
         config.revoked_tokens_file = config.revoked_tokens_file.filter(|path| !path.as_os_str().is_empty());
+        config.log_key_file = config.log_key_file.filter(|path| !path.as_os_str().is_empty());
         // An empty URL (e.g. `BATTLELOG_JOURNAL_NATS_URL=`) switches NATS off.
         if config.nats_url.as_deref().is_some_and(|u| u.trim().is_empty()) {
             config.nats_url = None;
@@ -195,6 +221,49 @@ impl Config {
             max_battle_events: self.max_battle_events,
             max_battle_bytes: self.max_battle_bytes,
         }
+    }
+
+    /// The transparency log's key: `log_key_file`, else the text in
+    /// [`LOG_KEY_ENV`], else (backend `sled`) `<data_dir>/log.key`, read or
+    /// generated the first time; checked against `log_origin` when that is
+    /// set. The JetStream backend has no directory of its own, and several
+    /// journals sharing one log must share one key: it needs one given.
+    pub fn log_key(&self) -> Result<battlelog_tlog::LogKey, ConfigError> {
+        self.log_key_from(std::env::var(LOG_KEY_ENV).ok())
+    }
+
+    /// [`Self::log_key`] with the variable's value given (for tests).
+    pub fn log_key_from(&self, env_key: Option<String>) -> Result<battlelog_tlog::LogKey, ConfigError> {
+        let invalid = |key, message: String| ConfigError::Invalid { key, message };
+        let env_key = env_key.filter(|text| !text.trim().is_empty());
+        let key = match (&self.log_key_file, env_key) {
+            (Some(path), _) => crate::transparency::read_key_file(path).map_err(|e| invalid("log_key_file", e))?,
+            (None, Some(text)) => battlelog_tlog::LogKey::parse(&text)
+                .map_err(|e| invalid("log_key_file", format!("{LOG_KEY_ENV} holds no usable log key: {e}")))?,
+            (None, None) if self.backend == Backend::Sled => {
+                let origin = self.log_origin.as_deref().unwrap_or(battlelog_tlog::DEFAULT_ORIGIN);
+                let path = self.data_dir.join(GENERATED_LOG_KEY_FILE);
+                crate::transparency::read_or_create_key(&path, origin).map_err(|e| invalid("log_key_file", e))?
+            }
+            (None, None) => {
+                return Err(invalid(
+                    "log_key_file",
+                    format!(
+                        "backend jetstream has no data dir to keep a generated log key in: set log_key_file or \
+                         {LOG_KEY_ENV} (every journal sharing the log needs the same key)"
+                    ),
+                ));
+            }
+        };
+        if let Some(origin) = &self.log_origin
+            && key.origin() != origin
+        {
+            return Err(invalid(
+                "log_origin",
+                format!("is {origin:?} but the log key (log_key_file) is for origin {:?}", key.origin()),
+            ));
+        }
+        Ok(key)
     }
 
     /// Checks every value; the first problem is reported with its key.
@@ -245,6 +314,18 @@ impl Config {
         }
         if self.battle_index_bytes == 0 {
             return invalid("battle_index_bytes", "must be at least 1".into());
+        }
+        if let Some(origin) = &self.log_origin
+            && let Err(message) = crate::transparency::check_origin(origin)
+        {
+            return invalid("log_origin", message);
+        }
+        let interval = crate::transparency::CHECKPOINT_INTERVAL_MS;
+        if !interval.contains(&self.checkpoint_interval_ms) {
+            return invalid(
+                "checkpoint_interval_ms",
+                format!("{} is not in {}..={}", self.checkpoint_interval_ms, interval.start(), interval.end()),
+            );
         }
         if let Err(message) = self.limits().validate() {
             return invalid("limits", message);
@@ -422,5 +503,79 @@ mod tests {
         assert_eq!(layered("1").expect("1 is enough").battle_index_bytes, 1);
         let err = layered("0").expect_err("0 is refused").to_string();
         assert!(err.contains("battle_index_bytes"), "{err}");
+    }
+
+    /// `log_origin` and `checkpoint_interval_ms` layer like every key and
+    /// are checked at their edges.
+    #[test]
+    fn transparency_keys_are_checked_at_their_edges() {
+        let layered = |key: &str, value: &str| {
+            Config::load(&keyed().env(vars(&[(&format!("BATTLELOG_JOURNAL_{}", key.to_uppercase()), value)])))
+        };
+        let defaults = Config::load(&keyed()).unwrap();
+        assert_eq!((defaults.log_origin, defaults.log_key_file, defaults.checkpoint_interval_ms), (None, None, 1000));
+        for (ms, valid) in [("9", false), ("10", true), ("60000", true), ("60001", false)] {
+            let loaded = layered("checkpoint_interval_ms", ms);
+            assert_eq!(loaded.is_ok(), valid, "checkpoint_interval_ms {ms}");
+            if let Err(e) = loaded {
+                assert!(e.to_string().contains("checkpoint_interval_ms"), "{e}");
+            }
+        }
+        let longest = "o".repeat(255);
+        assert_eq!(layered("log_origin", &longest).unwrap().log_origin.as_deref(), Some(longest.as_str()));
+        for bad in ["o".repeat(256), String::new(), "a b".into(), "a+b".into(), "a\nb".into()] {
+            let err = layered("log_origin", &bad).expect_err("refused").to_string();
+            assert!(err.contains("log_origin"), "{bad:?}: {err}");
+        }
+        let (_dir, file) = with_file(keyed(), "log_key_file = \"/keys/log.key\"\ncheckpoint_interval_ms = 250");
+        let config = Config::load(&file).unwrap();
+        assert_eq!(config.log_key_file, Some(PathBuf::from("/keys/log.key")));
+        assert_eq!(config.checkpoint_interval_ms, 250);
+        let unset = Config::load(&file.env(vars(&[("BATTLELOG_JOURNAL_LOG_KEY_FILE", "")]))).unwrap();
+        assert_eq!(unset.log_key_file, None, "an empty value unsets it");
+    }
+
+    /// Where the log key comes from: the file, else the variable, else the
+    /// data dir (sled only), always checked against `log_origin`.
+    #[test]
+    fn the_log_key_comes_from_the_file_the_variable_or_the_data_dir() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = Config {
+            auth_keys: vec![PathBuf::from("token.pub")],
+            data_dir: dir.path().join("data"),
+            ..Config::default()
+        };
+        // Generated once under the data dir, then reused.
+        let generated = base.log_key_from(None).unwrap();
+        assert_eq!(generated.origin(), battlelog_tlog::DEFAULT_ORIGIN);
+        assert!(dir.path().join("data").join(GENERATED_LOG_KEY_FILE).is_file());
+        assert_eq!(base.log_key_from(None).unwrap().verifier_key(), generated.verifier_key());
+        let named = Config { log_origin: Some("forum.example/journal".into()), ..base.clone() };
+        let err = named.log_key_from(None).unwrap_err().to_string();
+        assert!(err.contains("forum.example/journal") && err.contains(battlelog_tlog::DEFAULT_ORIGIN), "{err}");
+        assert!(err.contains("log_origin"), "{err}");
+
+        let other = battlelog_tlog::LogKey::from_seed("forum.example/journal", [3; 32]).unwrap();
+        // The variable, over the data dir's key.
+        let from_env = named.log_key_from(Some(other.to_text())).unwrap();
+        assert_eq!(from_env.verifier_key(), other.verifier_key());
+        let err = named.log_key_from(Some("not a key".into())).unwrap_err().to_string();
+        assert!(err.contains("log_key_file") && err.contains(LOG_KEY_ENV), "{err}");
+        // The file, over the variable.
+        let path = dir.path().join("other.key");
+        std::fs::write(&path, format!("{}\n", other.to_text())).unwrap();
+        let with_file = Config { log_key_file: Some(path.clone()), ..base.clone() };
+        let env_key = battlelog_tlog::LogKey::from_seed("env.example/journal", [4; 32]).unwrap();
+        let from_file = with_file.log_key_from(Some(env_key.to_text())).unwrap();
+        assert_eq!(from_file.verifier_key(), other.verifier_key());
+        let missing = Config { log_key_file: Some(dir.path().join("missing.key")), ..base.clone() };
+        let err = missing.log_key_from(None).unwrap_err().to_string();
+        assert!(err.contains("log_key_file") && err.contains("missing.key"), "{err}");
+
+        // JetStream keeps nothing on disk: without a key it does not start.
+        let jetstream = Config { backend: Backend::Jetstream, nats_url: Some("nats://a:4222".into()), ..base };
+        let err = jetstream.log_key_from(None).unwrap_err().to_string();
+        assert!(err.contains("log_key_file") && err.contains(LOG_KEY_ENV), "{err}");
+        assert_eq!(jetstream.log_key_from(Some(other.to_text())).unwrap().origin(), "forum.example/journal");
     }
 }

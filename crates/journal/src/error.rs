@@ -5,7 +5,7 @@
 //! [`JournalReason`] (the battle guard's through [`Rule::reason`]); other
 //! services decode them with `Error::from_status`, so they never change.
 
-use battlelog_proto::error::{Error, JournalReason};
+use battlelog_proto::error::{BattleReason, Error, InternalReason, JournalReason};
 use tonic::{Code, Status};
 
 use crate::guard::Rule;
@@ -69,6 +69,24 @@ pub enum JournalError {
         /// What was found against what the rule wants.
         message: String,
     },
+    /// No stream of that id has an event (proofs and signed heads).
+    #[error("stream {stream_id} has no events")]
+    StreamNotFound {
+        /// The stream.
+        stream_id: String,
+    },
+    /// A stream kept moving while its head was being signed.
+    #[error("stream {stream_id} moved under each of {attempts} attempts to sign its head; retry")]
+    StreamBusy {
+        /// The stream.
+        stream_id: String,
+        /// How many times it was tried.
+        attempts: usize,
+    },
+    /// This journal runs without its transparency log (a benchmark's
+    /// option, never a configuration's).
+    #[error("this journal runs without its transparency log")]
+    TransparencyOff,
     /// The journal is closing and takes no more appends.
     #[error("the journal is shutting down")]
     ShuttingDown,
@@ -135,6 +153,11 @@ impl From<JournalError> for Error {
                 }
                 error
             }
+            // Every stream is a battle (crate::guard): one without events is
+            // a battle never opened.
+            JournalError::StreamNotFound { stream_id } => Error::battle_not_found(&stream_id),
+            JournalError::StreamBusy { .. } => Error::new(BattleReason::BattleBusy, message),
+            JournalError::TransparencyOff => Error::new(InternalReason::Unavailable, message),
             JournalError::ShuttingDown => Error::new(JournalReason::JournalShuttingDown, message),
             JournalError::Corrupt { .. } => Error::new(JournalReason::RecordCorrupt, message),
             // A log across the network (JetStream) that does not answer is an

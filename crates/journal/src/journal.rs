@@ -20,6 +20,9 @@ use crate::outbox::{self, EventPublisher};
 use crate::planner::{self, Plan};
 pub use crate::store::kv_store::CommitStats;
 use crate::store::{AppendOutcome, ChainCheck, EventStore, SledStore, StorageError, StoredEvent, StreamHead};
+use crate::transparency::{
+    self, ConsistencyProof, InclusionProof, SignedHead, TransparencyLog, TransparencyOptions,
+};
 
 /// How to open a journal.
 #[derive(Debug, Clone)]
@@ -39,6 +42,9 @@ pub struct JournalOptions {
     /// Where appends, group commits and the outbox are counted (by default
     /// registered nowhere).
     pub metrics: JournalMetrics,
+    /// The transparency log: its key and checkpoint interval
+    /// ([`crate::transparency`]); on by default.
+    pub transparency: TransparencyOptions,
 }
 
 impl JournalOptions {
@@ -52,6 +58,7 @@ impl JournalOptions {
             publisher: None,
             battle_index_bytes: crate::index::DEFAULT_INDEX_BYTES,
             metrics: JournalMetrics::default(),
+            transparency: TransparencyOptions::default(),
         }
     }
 
@@ -88,6 +95,11 @@ struct Inner {
     /// ends it before the store is released.
     follower: Mutex<Option<JoinHandle<()>>>,
     metrics: JournalMetrics,
+    /// The Merkle tree over the global log and its checkpoints.
+    log: Arc<TransparencyLog>,
+    /// The tasks following the log into the tree and signing checkpoints;
+    /// ended at shutdown like the index's.
+    log_tasks: Mutex<Vec<JoinHandle<()>>>,
 }
 
 /// A lock per stream, held from planning to the store's answer; an entry
@@ -137,8 +149,15 @@ impl Journal {
     /// the committer and, with a publisher, the outbox drain (which first
     /// sends whatever an earlier run left in the outbox). Needs a tokio
     /// runtime.
-    pub async fn open(options: JournalOptions) -> Result<Self, JournalError> {
+    pub async fn open(mut options: JournalOptions) -> Result<Self, JournalError> {
         validate_limits(&options.limits)?;
+        if options.transparency.enabled && options.transparency.key.is_none() {
+            // sled has a directory: the log key lives beside the log.
+            let path = options.data_dir.join(crate::config::GENERATED_LOG_KEY_FILE);
+            let key = transparency::read_or_create_key(&path, battlelog_tlog::DEFAULT_ORIGIN)
+                .map_err(|message| JournalError::InvalidArgument { field: "log_key_file".into(), message })?;
+            options.transparency.key = Some(Arc::new(key));
+        }
         let dir = options.data_dir.clone();
         let cache = options.cache_capacity_bytes;
         let batch = options.max_commit_batch;
@@ -181,6 +200,37 @@ impl Journal {
             }
             (None, None) => None,
         };
+        let log = Arc::new(TransparencyLog::new(&options.transparency)?);
+        let mut log_tasks = Vec::new();
+        if log.enabled() {
+            // Rebuilt before the first call: a checkpoint signed now covers
+            // every durable record, so it extends every one issued before.
+            let started = std::time::Instant::now();
+            log.catch_up(&*store, options.limits.max_read_count, options.limits.max_read_bytes).await?;
+            let first = log.issue();
+            info!(
+                leaves = log.size(),
+                memory_bytes = log.memory_bytes(),
+                millis = started.elapsed().as_millis() as u64,
+                checkpoint_size = first.map(|c| c.size),
+                "transparency log rebuilt from the global log"
+            );
+            log_tasks.push(tokio::spawn(transparency::follow(
+                log.clone(),
+                store.clone(),
+                options.limits.max_read_count,
+                options.limits.max_read_bytes,
+                closing.subscribe(),
+            )));
+            log_tasks.push(tokio::spawn(transparency::sign(
+                log.clone(),
+                options.transparency.checkpoint_interval,
+                closing.subscribe(),
+            )));
+            info!("log key: {}", log.verifier_key());
+        } else {
+            warn!("the transparency log is off: no checkpoints, proofs or signed heads");
+        }
         let index = Arc::new(BattleIndex::new(options.battle_index_bytes));
         let follower = tokio::spawn(follow_index(
             index.clone(),
@@ -200,6 +250,8 @@ impl Journal {
                 index,
                 follower: Mutex::new(Some(follower)),
                 metrics: options.metrics,
+                log,
+                log_tasks: Mutex::new(log_tasks),
             }),
         })
     }
@@ -224,6 +276,70 @@ impl Journal {
         }
         self.inner.index.catch_up(&*self.inner.store, l.max_read_count, l.max_read_bytes).await?;
         Ok(self.inner.index.query(&query))
+    }
+
+    /// The newest checkpoint of the transparency log (`None` while the log
+    /// is empty, or with the log off).
+    pub fn checkpoint(&self) -> Option<battlelog_tlog::Checkpoint> {
+        self.inner.log.newest()
+    }
+
+    /// The newest checkpoint now and whenever a newer one is issued.
+    pub fn watch_checkpoints(&self) -> watch::Receiver<Option<battlelog_tlog::Checkpoint>> {
+        self.inner.log.watch_newest()
+    }
+
+    /// The log's verifier key (PROTOCOL.md §5), to publish.
+    pub fn log_key(&self) -> battlelog_tlog::VerifierKey {
+        self.inner.log.verifier_key()
+    }
+
+    /// Leaves in this journal's tree now (it may be ahead of the newest
+    /// checkpoint).
+    pub fn tree_size(&self) -> u64 {
+        self.inner.log.size()
+    }
+
+    /// About the memory the tree takes (its stored hashes and each leaf's
+    /// global position).
+    pub fn tree_memory_bytes(&self) -> usize {
+        self.inner.log.memory_bytes()
+    }
+
+    /// The inclusion proof of `stream_id@version` at `tree_size` (`None`:
+    /// the newest checkpoint's). A size past the newest checkpoint, a
+    /// version past the head, or a record not yet in the tree at that size
+    /// is `InvalidArgument` naming the field; a stream without events is
+    /// `StreamNotFound`.
+    pub async fn inclusion_proof(
+        &self,
+        stream_id: &str,
+        version: u64,
+        tree_size: Option<u64>,
+    ) -> Result<InclusionProof, JournalError> {
+        limits::validate_stream_id("stream_id", stream_id)?;
+        if !self.inner.log.enabled() {
+            return Err(JournalError::TransparencyOff);
+        }
+        let l = &self.inner.limits;
+        let position = transparency::position_of(&*self.inner.store, stream_id, version, l.max_read_bytes).await?;
+        self.inner.log.inclusion_proof(stream_id, version, position, tree_size)
+    }
+
+    /// The consistency proof from `old_size` to `new_size` (`None`: the
+    /// newest checkpoint's); `old_size` past `new_size`, or `new_size` past
+    /// the newest checkpoint, is `InvalidArgument` naming the field.
+    pub fn consistency_proof(&self, old_size: u64, new_size: Option<u64>) -> Result<ConsistencyProof, JournalError> {
+        self.inner.log.consistency_proof(old_size, new_size)
+    }
+
+    /// `stream_id`'s head signed with the log key at a checkpoint that
+    /// holds it, with its inclusion proof: an export's trailer. Issues that
+    /// checkpoint when the newest does not hold the head yet.
+    pub async fn signed_head(&self, stream_id: &str) -> Result<SignedHead, JournalError> {
+        let closing = self.inner.closing.subscribe();
+        let max_bytes = self.inner.limits.max_read_bytes;
+        self.inner.log.signed_head(&*self.inner.store, stream_id, max_bytes, closing).await
     }
 
     /// The limits this journal enforces.
@@ -436,9 +552,10 @@ impl Journal {
         // Derived state only: stopped mid-read loses nothing, and gives the
         // store back (sled's lock) before this returns.
         let follower = lock(&self.inner.follower).take();
-        if let Some(follower) = follower {
-            follower.abort();
-            let _ = follower.await;
+        let log_tasks = std::mem::take(&mut *lock(&self.inner.log_tasks));
+        for task in follower.into_iter().chain(log_tasks) {
+            task.abort();
+            let _ = task.await;
         }
         self.inner.store.close().await?;
         info!("journal closed");

@@ -22,6 +22,10 @@
 //!   byte and verified on both sides (the migration from sled).
 //! - [`journal`]: [`Journal`], the embeddable handle (append, read, subscribe,
 //!   verify, list battles, shutdown).
+//! - [`transparency`]: the transparency log of PROTOCOL.md §5 — a Merkle
+//!   tree over the global log (rebuilt from it at start), signed
+//!   checkpoints, inclusion and consistency proofs, signed stream heads —
+//!   above the store, so every backend has it.
 //! - [`index`]: the battle index behind listings, folded from the global log
 //!   by every journal process (the same on every backend), bounded in bytes.
 //! - [`outbox`]: the drain that publishes committed events in order through an
@@ -53,6 +57,7 @@ pub mod record;
 pub mod server;
 pub mod service;
 pub mod store;
+pub mod transparency;
 
 pub use config::{Config, ConfigError};
 pub use error::JournalError;
@@ -61,6 +66,7 @@ pub use limits::{ExpectedVersion, Limits, NewEvent};
 pub use metrics::JournalMetrics;
 pub use outbox::{EventPublisher, PublishError};
 pub use server::{ServeError, run, serve};
+pub use transparency::{ConsistencyProof, InclusionProof, SignedHead, TransparencyOptions};
 pub use store::{
     AppendOutcome, AppendedEvent, ChainCheck, EventStore, MemoryStore, SledStore, StorageError, StoredEvent, StreamHead,
 };

@@ -18,6 +18,7 @@ use crate::nats::JetStreamPublisher;
 use crate::outbox::EventPublisher;
 use crate::service::JournalService;
 use crate::store::jetstream::JetStreamStore;
+use crate::transparency::TransparencyOptions;
 
 /// Why serving failed.
 #[derive(Debug, thiserror::Error)]
@@ -40,6 +41,9 @@ pub enum ServeError {
     /// A TLS file could not be used.
     #[error(transparent)]
     Tls(#[from] battlelog_runtime::tls::TlsError),
+    /// A configured value could not be used (the log key).
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
     /// The verification keys could not be read.
     #[error("auth: {0}")]
     Auth(#[from] battlelog_auth::KeyError),
@@ -70,6 +74,9 @@ pub async fn run(
         .limits(config.grpc_limits.clone())
         .observed(Observed::configured(SERVICE, &config.observability));
     let metrics = JournalMetrics::register(server.registry().sub_registry_with_prefix(SERVICE));
+    // Read (or generated) before anything opens: a key that cannot be used
+    // stops the journal naming the key.
+    let log_key = config.log_key()?;
     let journal = if let Some(options) = config.jetstream_options() {
         // The log is in JetStream, and JetStream is its fan-out: no sled,
         // no outbox, no publisher.
@@ -80,7 +87,7 @@ pub async fn run(
             "the journal's log is a NATS JetStream stream"
         );
         let store = JetStreamStore::connect(options).await?;
-        Journal::open_on(Arc::new(store), journal_options(config, None).with_metrics(metrics)).await?
+        Journal::open_on(Arc::new(store), journal_options(config, None, log_key).with_metrics(metrics)).await?
     } else {
         let publisher: Option<Arc<dyn EventPublisher>> = match &config.nats_url {
             Some(url) => {
@@ -95,7 +102,7 @@ pub async fn run(
                 None
             }
         };
-        Journal::open(journal_options(config, publisher).with_metrics(metrics)).await?
+        Journal::open(journal_options(config, publisher, log_key).with_metrics(metrics)).await?
     };
     let served = serve(journal.clone(), listener, server, shutdown).await;
     // Whatever happened to the server, commit and flush what was queued.
@@ -103,7 +110,11 @@ pub async fn run(
     served
 }
 
-fn journal_options(config: &Config, publisher: Option<Arc<dyn EventPublisher>>) -> JournalOptions {
+fn journal_options(
+    config: &Config,
+    publisher: Option<Arc<dyn EventPublisher>>,
+    log_key: battlelog_tlog::LogKey,
+) -> JournalOptions {
     JournalOptions {
         data_dir: config.data_dir.clone(),
         limits: config.limits(),
@@ -112,6 +123,10 @@ fn journal_options(config: &Config, publisher: Option<Arc<dyn EventPublisher>>) 
         publisher,
         battle_index_bytes: config.battle_index_bytes,
         metrics: JournalMetrics::default(),
+        transparency: TransparencyOptions::with_key(
+            log_key,
+            std::time::Duration::from_millis(config.checkpoint_interval_ms),
+        ),
     }
 }
 

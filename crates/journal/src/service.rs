@@ -54,6 +54,14 @@ fn recorded(event: StoredEvent) -> pb::RecordedEvent {
     }
 }
 
+fn checkpoint(checkpoint: battlelog_tlog::Checkpoint) -> pb::Checkpoint {
+    pb::Checkpoint { note: checkpoint.note, tree_size: checkpoint.size, root_hash: checkpoint.root.to_vec() }
+}
+
+fn hashes(hashes: Vec<battlelog_tlog::Hash>) -> Vec<Vec<u8>> {
+    hashes.into_iter().map(|h| h.to_vec()).collect()
+}
+
 /// A subscription as a response. The response owns the subscription's
 /// receiver: when the server drops it (the caller reset the call or its
 /// connection went) the subscription's task sees its channel closed and
@@ -90,7 +98,7 @@ impl JournalRpc for JournalService {
             .collect();
         let outcome = self.journal.append(request.stream_id, expected, events).await?;
         Ok(Response::new(pb::AppendResponse {
-            checkpoint: None,
+            checkpoint: self.journal.checkpoint().map(checkpoint),
             events: outcome
                 .events
                 .into_iter()
@@ -182,32 +190,66 @@ impl JournalRpc for JournalService {
         }))
     }
 
+    /// Who may call: the `service` role only, like every Journal RPC
+    /// (checked at the door, `crate::server::serve`).
     async fn get_checkpoint(
         &self,
         _request: Request<pb::GetCheckpointRequest>,
     ) -> Result<Response<pb::GetCheckpointResponse>, Status> {
-        Err(Status::unimplemented("GetCheckpoint: issue 23 in progress"))
+        Ok(Response::new(pb::GetCheckpointResponse {
+            checkpoint: self.journal.checkpoint().map(checkpoint),
+            log_key: self.journal.log_key().to_string(),
+        }))
     }
 
+    /// Who may call: the `service` role only.
     async fn get_inclusion_proof(
         &self,
-        _request: Request<pb::InclusionProofRequest>,
+        request: Request<pb::InclusionProofRequest>,
     ) -> Result<Response<pb::InclusionProofResponse>, Status> {
-        Err(Status::unimplemented("GetInclusionProof: issue 23 in progress"))
+        let request = request.into_inner();
+        let size = (request.tree_size != 0).then_some(request.tree_size);
+        let proof = self.journal.inclusion_proof(&request.stream_id, request.version, size).await?;
+        Ok(Response::new(pb::InclusionProofResponse {
+            leaf_index: proof.leaf_index,
+            tree_size: proof.tree_size,
+            proof: hashes(proof.proof),
+            checkpoint: proof.checkpoint.map(checkpoint),
+        }))
     }
 
+    /// Who may call: the `service` role only.
     async fn get_consistency_proof(
         &self,
-        _request: Request<pb::ConsistencyProofRequest>,
+        request: Request<pb::ConsistencyProofRequest>,
     ) -> Result<Response<pb::ConsistencyProofResponse>, Status> {
-        Err(Status::unimplemented("GetConsistencyProof: issue 23 in progress"))
+        let request = request.into_inner();
+        let new_size = (request.new_size != 0).then_some(request.new_size);
+        let proof = self.journal.consistency_proof(request.old_size, new_size)?;
+        Ok(Response::new(pb::ConsistencyProofResponse {
+            old_size: proof.old_size,
+            new_size: proof.new_size,
+            proof: hashes(proof.proof),
+            checkpoint: proof.checkpoint.map(checkpoint),
+        }))
     }
 
+    /// Who may call: the `service` role only.
     async fn get_signed_head(
         &self,
-        _request: Request<pb::SignedHeadRequest>,
+        request: Request<pb::SignedHeadRequest>,
     ) -> Result<Response<pb::SignedHeadResponse>, Status> {
-        Err(Status::unimplemented("GetSignedHead: issue 23 in progress"))
+        let head = self.journal.signed_head(&request.into_inner().stream_id).await?;
+        Ok(Response::new(pb::SignedHeadResponse {
+            checkpoint: Some(checkpoint(head.checkpoint)),
+            log_key: head.log_key.to_string(),
+            stream_id: head.head.stream_id,
+            version: head.head.version,
+            hash: head.head.hash.to_vec(),
+            head_signature: head.signature.to_vec(),
+            leaf_index: head.leaf_index,
+            inclusion_proof: hashes(head.inclusion_proof),
+        }))
     }
 
     async fn list_battle_index(
