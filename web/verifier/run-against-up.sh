@@ -110,6 +110,8 @@ echo "js-verifier: stack up, resolver $resolver" >&2
 
 # The key the operator would publish: the one `up`'s roller signs with.
 roller_key="$("$battlelog" roller-key --master-key-file "$work/data/roller/master.key")"
+# And the journal's log key (PROTOCOL.md §5), as the resolver gives it.
+log_key="$("$battlelog" log-key --resolver "$resolver" --data-dir "$work/data")"
 
 # Every demo battle, closed: its export must verify, and forgeries of it fail.
 "$battlelog" demo --resolver "$resolver" --data-dir "$work/data" >"$work/demo.out"
@@ -139,12 +141,22 @@ for battle in $battles; do
   check "demo $battle, re-signed with another key, the roller key given" "$work/$battle.resign.jsonl" failed 0 --roller-key "$roller_key"
 
   # Cut short at the end, the chain still holds; the head the forum
-  # posted (the export's last hash) catches it.
-  head="$("$node" -e 'const l = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n"); console.log(JSON.parse(l.at(-1)).hash)' "$export_file")"
-  lines="$(grep -c '' "$export_file")"
-  head -n "$((lines - 1))" "$export_file" >"$work/$battle.cut.jsonl"
-  check "demo $battle, last event cut, --head given" "$work/$battle.cut.jsonl" failed "$((lines - 1))" --head "$head"
+  # posted (the export's last event's hash) catches it, and so does the
+  # trailer (PROTOCOL.md §5) when it is kept: its signed head is a later
+  # version. The trailer is the last line, the one without a version.
+  head="$("$node" -e 'const l = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").map(JSON.parse).filter((x) => "version" in x); console.log(l.at(-1).hash)' "$export_file")"
+  events="$(grep -c '"version"' "$export_file")"
+  grep '"version"' "$export_file" | head -n "$((events - 1))" >"$work/$battle.cut.jsonl"
+  check "demo $battle, last event cut (and the trailer), --head given" "$work/$battle.cut.jsonl" failed "$((events - 1))" --head "$head"
   check "demo $battle, --head given" "$export_file" verified none --head "$head"
+  if [ "$(grep -vc '"version"' "$export_file")" = 1 ]; then
+    { grep '"version"' "$export_file" | head -n "$((events - 1))"; grep -v '"version"' "$export_file"; } >"$work/$battle.cut-kept.jsonl"
+    check "demo $battle, last event cut, trailer kept" "$work/$battle.cut-kept.jsonl" failed "$((events - 1))"
+    check "demo $battle, the journal's log key pinned" "$export_file" verified none --log-key "$log_key"
+    check "demo $battle, another log key pinned" "$export_file" failed "$events" --log-key "other.example/log+00000000+AQ=="
+  else
+    fail "demo $battle: the export ends with no trailer (PROTOCOL.md §5)"
+  fi
 
   # The rules re-resolve every outcome; a forged one (chain recomputed) fails.
   check_outcomes "demo $battle" "$export_file" none
