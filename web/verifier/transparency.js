@@ -122,7 +122,8 @@ export function parseVerifierKey(text) {
   if (parts.length !== 3) fail('not <name>+<key id>+<key>');
   const [name, idHex, keyText] = parts;
   if (!validName(name)) fail('the name is empty or holds a space');
-  if (!/^[0-9a-f]{8}$/.test(idHex)) fail('the key id is not 8 lowercase hex digits');
+  // Go's note package reads the id as hex in either case: so does this.
+  if (!/^[0-9a-fA-F]{8}$/.test(idHex)) fail('the key id is not 8 hex digits');
   let key;
   try {
     key = base64ToBytes(keyText);
@@ -131,7 +132,7 @@ export function parseVerifierKey(text) {
   }
   if (key.length !== 33 || key[0] !== 0x01) fail('not an Ed25519 key (0x01 and 32 bytes)');
   const publicKey = key.subarray(1);
-  if (bytesToHex(keyIdOf(name, publicKey)) !== idHex) fail('the key id does not match the key');
+  if (bytesToHex(keyIdOf(name, publicKey)) !== idHex.toLowerCase()) fail('the key id does not match the key');
   return { name, keyId: hexToBytes(idHex), publicKey, text: trimmed };
 }
 

@@ -98,9 +98,11 @@ test("C2SP signed notes: Go's own example opens, its key id is §5's formula, an
 });
 
 test('verifier keys: a key id that does not match, another type, bad text are refused naming the key', () => {
+  // As Go's note package: the key id in either case.
+  assert.equal(parseVerifierKey('PeterNeumann+C74F20A3+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW').name, 'PeterNeumann');
   for (const bad of ['', 'PeterNeumann', 'PeterNeumann+c74f20a4+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW',
     'PeterNeumann+c74f20a3+AhpC2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW', 'Peter Neumann+c74f20a3+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW',
-    'PeterNeumann+c74f20a3+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10', 'PeterNeumann+C74F20A3+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW']) {
+    'PeterNeumann+c74f20a3+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10', 'PeterNeumann+c74f20a3+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW+']) {
     assert.throws(() => parseVerifierKey(bad), (e) => e.what === 'malformed' && e.message.includes('log_key'), bad);
   }
 });
