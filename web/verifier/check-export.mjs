@@ -34,7 +34,7 @@ function parseArgs(argv) {
       if (!args.rollerKey || !/^[0-9a-fA-F]{64}$/.test(args.rollerKey)) usage('--roller-key takes a key of 64 hex digits');
     } else if (a === '--log-key') {
       args.logKey = argv[++i];
-      if (!args.logKey || args.logKey.split('+').length !== 3) usage('--log-key takes a verifier key <origin>+<key id>+<base64 key>');
+      if (!args.logKey || args.logKey.split('+').length < 3) usage('--log-key takes a verifier key <origin>+<key id>+<base64 key>');
     } else if (a === '--json') {
       args.json = true;
     } else if (a.startsWith('-')) {

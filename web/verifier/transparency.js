@@ -118,9 +118,12 @@ export function parseVerifierKey(text) {
   };
   if (typeof text !== 'string') fail('not a string');
   const trimmed = text.trim();
-  const parts = trimmed.split('+');
-  if (parts.length !== 3) fail('not <name>+<key id>+<key>');
-  const [name, idHex, keyText] = parts;
+  // The name and the id hold no '+'; the base64 key may (as Go's note
+  // package reads it: cut at the first two).
+  const first = trimmed.indexOf('+');
+  const second = first < 0 ? -1 : trimmed.indexOf('+', first + 1);
+  if (second < 0) fail('not <name>+<key id>+<key>');
+  const [name, idHex, keyText] = [trimmed.slice(0, first), trimmed.slice(first + 1, second), trimmed.slice(second + 1)];
   if (!validName(name)) fail('the name is empty or holds a space');
   // Go's note package reads the id as hex in either case: so does this.
   if (!/^[0-9a-fA-F]{8}$/.test(idHex)) fail('the key id is not 8 hex digits');

@@ -98,6 +98,8 @@ test("C2SP signed notes: Go's own example opens, its key id is §5's formula, an
 });
 
 test('verifier keys: a key id that does not match, another type, bad text are refused naming the key', () => {
+  // A key whose base64 holds a '+' (transparency-dev/formats' note tests).
+  assert.equal(parseVerifierKey('TEST+7997405c+AQcC+FTVKf0jlTdHDY3rbevmnKxxPjigCXlVtGe6RIr6').name, 'TEST');
   // As Go's note package: the key id in either case.
   assert.equal(parseVerifierKey('PeterNeumann+C74F20A3+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW').name, 'PeterNeumann');
   for (const bad of ['', 'PeterNeumann', 'PeterNeumann+c74f20a4+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW',
@@ -139,6 +141,21 @@ function assertCheckpointFails(report, lastVersion, what) {
     assert.equal(item.check, 'bad', lang);
   }
 }
+
+test("log keys with a '+' in their base64 work end to end (found by the real stack)", async () => {
+  const { text } = await makeExport();
+  let seen = 0;
+  for (let i = 0; i < 64 && seen < 3; i++) {
+    const key = await logKey(i.toString(16).padStart(2, '0').repeat(32));
+    if (!key.verifierKey.split('+').slice(2).join('+').includes('+')) continue;
+    seen += 1;
+    const trailer = await makeTrailer(lastEvent(text), key);
+    const report = await verifyExport(`${text}${JSON.stringify(trailer)}\n`, { logKeys: [key.verifierKey] });
+    assert.equal(report.status, 'verified', JSON.stringify(report.problems));
+    assert.equal(report.trailer.keyStatus, 'pinned');
+  }
+  assert.ok(seen > 0, "no seed gave a key with a '+'");
+});
 
 test('a valid trailer passes the checkpoint check, pinned to the site key, in English and Russian', async () => {
   for (const [index, size] of [[0, 1], [3, 6], [6, 7], [12, 20]]) {
