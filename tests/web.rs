@@ -291,7 +291,8 @@ async fn the_log_key_is_published_and_the_page_carries_the_trailer_and_its_check
     let (web, share) = battle_and_web(&stack, "web-trailer", "share.secret").await;
     // The key as the journal gives it (its own RPC, with a service token).
     let mut journal = stack.journal_client().await;
-    let journal_key = journal.get_checkpoint(pb::GetCheckpointRequest {}).await.expect("GetCheckpoint").into_inner().log_key;
+    let journal_key =
+        journal.get_checkpoint(pb::GetCheckpointRequest {}).await.expect("GetCheckpoint").into_inner().log_key;
     let journal_key = battlelog_tlog::VerifierKey::parse(&journal_key).expect("the journal's key parses");
 
     let url = format!("{}/.well-known/battlelog/log-key", web.url());
@@ -310,8 +311,13 @@ async fn the_log_key_is_published_and_the_page_carries_the_trailer_and_its_check
     let embedded = embedded.expect("the embedded export").replace("\\u003c", "<");
     let trailer_line = embedded.trim_end().lines().last().expect("a last line");
     let trailer: battlelog_tlog::Trailer = serde_json::from_str(trailer_line).expect("the last line is the trailer");
-    let note = page.split("<pre id=\"checkpoint-note\" translate=\"no\">").nth(1).and_then(|rest| rest.split("</pre>").next());
-    assert_eq!(note.map(|n| n.replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">")), Some(trailer.checkpoint.clone()), "the checkpoint to keep is the trailer's");
+    let note =
+        page.split("<pre id=\"checkpoint-note\" translate=\"no\">").nth(1).and_then(|rest| rest.split("</pre>").next());
+    assert_eq!(
+        note.map(|n| n.replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">")),
+        Some(trailer.checkpoint.clone()),
+        "the checkpoint to keep is the trailer's"
+    );
     assert!(page.contains("id=\"copy-checkpoint\""));
 
     let (status, download) = http_get(&format!("{}/battles/web-trailer/export.jsonl?k={key}", web.url()), &[]).await;
