@@ -144,18 +144,27 @@ for battle in $battles; do
   # posted (the export's last event's hash) catches it, and so does the
   # trailer (PROTOCOL.md §5) when it is kept: its signed head is a later
   # version. The trailer is the last line, the one without a version.
-  head="$("$node" -e 'const l = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").map(JSON.parse).filter((x) => "version" in x); console.log(l.at(-1).hash)' "$export_file")"
-  events="$(grep -c '"version"' "$export_file")"
-  grep '"version"' "$export_file" | head -n "$((events - 1))" >"$work/$battle.cut.jsonl"
+  # split_export FILE EVENTS_OUT TRAILER_OUT: the event lines and the
+  # trailer line apart (JSON read, never grepped: a trailer names a version too).
+  "$node" -e '
+    const fs = require("fs");
+    const lines = fs.readFileSync(process.argv[1], "utf8").split("\n").filter((l) => l.trim() !== "");
+    const isEvent = (l) => "version" in JSON.parse(l);
+    fs.writeFileSync(process.argv[2], lines.filter(isEvent).map((l) => l + "\n").join(""));
+    fs.writeFileSync(process.argv[3], lines.filter((l) => !isEvent(l)).map((l) => l + "\n").join(""));
+  ' "$export_file" "$work/$battle.events.jsonl" "$work/$battle.trailer.jsonl"
+  events="$(grep -c '' "$work/$battle.events.jsonl")"
+  head="$("$node" -e 'const l = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n"); console.log(JSON.parse(l.at(-1)).hash)' "$work/$battle.events.jsonl")"
+  head -n "$((events - 1))" "$work/$battle.events.jsonl" >"$work/$battle.cut.jsonl"
   check "demo $battle, last event cut (and the trailer), --head given" "$work/$battle.cut.jsonl" failed "$((events - 1))" --head "$head"
   check "demo $battle, --head given" "$export_file" verified none --head "$head"
-  if [ "$(grep -vc '"version"' "$export_file")" = 1 ]; then
-    { grep '"version"' "$export_file" | head -n "$((events - 1))"; grep -v '"version"' "$export_file"; } >"$work/$battle.cut-kept.jsonl"
+  if [ "$(grep -c '' "$work/$battle.trailer.jsonl")" = 1 ]; then
+    cat "$work/$battle.cut.jsonl" "$work/$battle.trailer.jsonl" >"$work/$battle.cut-kept.jsonl"
     check "demo $battle, last event cut, trailer kept" "$work/$battle.cut-kept.jsonl" failed "$((events - 1))"
     check "demo $battle, the journal's log key pinned" "$export_file" verified none --log-key "$log_key"
     check "demo $battle, another log key pinned" "$export_file" failed "$events" --log-key "other.example/log+00000000+AQ=="
   else
-    fail "demo $battle: the export ends with no trailer (PROTOCOL.md §5)"
+    fail "demo $battle: the export does not end with one trailer line (PROTOCOL.md §5)"
   fi
 
   # The rules re-resolve every outcome; a forged one (chain recomputed) fails.
