@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use battlelog_proto::v1 as pb;
 use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_system_tests::*;
-use battlelog_test_support::{ServiceProcess, StartOptions, TestAuth, journal, journal_with, poll_until, temp_dir};
+use battlelog_test_support::{StartOptions, TestAuth, journal, journal_with, poll_until, temp_dir};
 use battlelog_tlog::{Checkpoint, LogKey, StreamHead, VerifierKey, verify_consistency, verify_head, verify_inclusion};
 use sha2::{Digest, Sha256};
 use tonic::Code;
@@ -50,7 +50,9 @@ async fn get_checkpoint(c: &mut Client) -> pb::GetCheckpointResponse {
 async fn checkpoint_of(c: &mut Client, size: u64, within: Duration) -> (Checkpoint, VerifierKey) {
     let reply = poll_until(&format!("a checkpoint of {size} leaves"), within, || {
         let mut c = c.clone();
-        async move { Some(get_checkpoint(&mut c).await).filter(|r| r.checkpoint.as_ref().is_some_and(|cp| cp.tree_size >= size)) }
+        async move {
+            Some(get_checkpoint(&mut c).await).filter(|r| r.checkpoint.as_ref().is_some_and(|cp| cp.tree_size >= size))
+        }
     })
     .await;
     let key = VerifierKey::parse(&reply.log_key).expect("a signed-note verifier key");
@@ -135,7 +137,8 @@ async fn checkpoints_follow_the_log_and_stay_consistent() {
     assert_eq!(log.len() as u64, newest.size);
     for (i, event) in log.iter().enumerate() {
         let record = event.event.as_ref().expect("decoded");
-        let request = pb::InclusionProofRequest { stream_id: record.stream_id.clone(), version: record.version, tree_size: 0 };
+        let request =
+            pb::InclusionProofRequest { stream_id: record.stream_id.clone(), version: record.version, tree_size: 0 };
         let proof = c.get_inclusion_proof(request).await.unwrap().into_inner();
         assert_eq!((proof.leaf_index, proof.tree_size), (i as u64, newest.size));
         assert!(proof.checkpoint.is_some(), "at the newest size, the newest checkpoint");
@@ -332,9 +335,8 @@ async fn only_services_ask_and_bad_requests_name_their_field() {
             other.get_consistency_proof(pb::ConsistencyProofRequest { old_size: 1, new_size: 0 }).await.map(|_| ()),
             other.get_signed_head(pb::SignedHeadRequest { stream_id: "only".into() }).await.map(|_| ()),
         ];
-        for (rpc, status) in ["GetCheckpoint", "GetInclusionProof", "GetConsistencyProof", "GetSignedHead"]
-            .iter()
-            .zip(statuses)
+        for (rpc, status) in
+            ["GetCheckpoint", "GetInclusionProof", "GetConsistencyProof", "GetSignedHead"].iter().zip(statuses)
         {
             let status = status.expect_err("refused");
             assert_eq!(status.code(), Code::PermissionDenied, "{role} on {rpc}: {status:?}");
@@ -342,11 +344,8 @@ async fn only_services_ask_and_bad_requests_name_their_field() {
     }
 
     let size = checkpoint.size;
-    let inclusion = |stream: &str, version, tree_size| pb::InclusionProofRequest {
-        stream_id: stream.into(),
-        version,
-        tree_size,
-    };
+    let inclusion =
+        |stream: &str, version, tree_size| pb::InclusionProofRequest { stream_id: stream.into(), version, tree_size };
     let bad = c.get_inclusion_proof(inclusion("only", 0, size + 1)).await.expect_err("past the newest");
     assert_eq!(invalid_field(&bad), "tree_size");
     assert!(bad.message().contains(&(size + 1).to_string()) && bad.message().contains(&size.to_string()), "{bad:?}");

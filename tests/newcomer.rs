@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::Command;
 
 use battlelog_test_support::{NatsServer, STARTUP_DEADLINE, temp_dir};
-use stack::{Up, audit_file_with_key, cli, jetstream_messages, up, up_roller_key};
+use stack::{Up, audit_file_with_key, cli, jetstream_messages, split_trailer, up, up_roller_key};
 
 /// Sends `signal` to `up` and waits (with a deadline) for it to exit;
 /// returns its exit status and what it printed after the banner.
@@ -66,7 +66,8 @@ fn demo_exports_verify(up: &Up, dir: &Path) -> usize {
         );
         let (code, export, stderr) = cli(&words);
         assert_eq!(code, Some(0), "export {battle}: {stderr}");
-        events += export.lines().count();
+        // Events only: the trailer line (PROTOCOL.md §5) is no event.
+        events += split_trailer(&export).0.lines().count();
         let file = dir.join(format!("{battle}.jsonl"));
         std::fs::write(&file, &export).expect("write the export");
         let (code, output) = audit_file_with_key(&file, &up_roller_key(dir));

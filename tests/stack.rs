@@ -329,13 +329,45 @@ pub fn cli(args: &[&str]) -> (Option<i32>, String, String) {
     )
 }
 
-/// `battlelog export BATTLE --resolver URL --token <a reader's>` into `path`.
+/// An Act reply without its checkpoint: that is the journal's newest when
+/// the reply was made (PROTOCOL.md §5), and a retry answered later may carry
+/// a newer one; everything else a retry answers is the recorded result, the
+/// same to the byte.
+pub fn act_result(reply: &pb::ActResponse) -> pb::ActResponse {
+    pb::ActResponse { checkpoint: None, ..reply.clone() }
+}
+
+/// [`act_result`] for a Dispute, Rule or Close reply.
+pub fn event_result(reply: &pb::EventResponse) -> pb::EventResponse {
+    pb::EventResponse { checkpoint: None, ..reply.clone() }
+}
+
+/// `battlelog export BATTLE --resolver URL --token <a reader's>` into `path`
+/// (whole, its trailer line last: what the audits read); returns the event
+/// lines, the trailer left off (PROTOCOL.md §5: the one line without
+/// `version`), for the tests that read every line as an event.
 pub fn export_to(resolver_url: &str, battle_id: &str, path: &Path) -> String {
+    let (events, trailer) = split_trailer(&export_full_to(resolver_url, battle_id, path));
+    assert!(trailer.is_some(), "battlelog export ends with its trailer");
+    events
+}
+
+/// [`export_to`], returning the whole export, trailer included.
+pub fn export_full_to(resolver_url: &str, battle_id: &str, path: &Path) -> String {
     let token = TestAuth::shared().reader();
     let (code, stdout, stderr) = cli(&["export", battle_id, "--resolver", resolver_url, "--token", &token]);
     assert_eq!(code, Some(0), "export {battle_id}: {stderr}");
     std::fs::write(path, &stdout).expect("write the export");
     stdout
+}
+
+/// An export's event lines (with their newlines) and its trailer line, if
+/// its last line has no `version`.
+pub fn split_trailer(export: &str) -> (String, Option<String>) {
+    let trimmed = export.trim_end();
+    let (events, last) = trimmed.rsplit_once('\n').unwrap_or(("", trimmed));
+    let is_trailer = serde_json::from_str::<Value>(last).is_ok_and(|v| v.is_object() && v.get("version").is_none());
+    if is_trailer { (format!("{events}\n"), Some(last.to_owned())) } else { (export.to_owned(), None) }
 }
 
 /// `battlelog audit --file PATH --roller-key <the test stacks' roller key>`:
@@ -377,6 +409,13 @@ pub fn assert_audit_file_clean(path: &Path, battle_id: &str, roller_key: &str) -
     assert!(output.contains(&format!("battle {battle_id} verifies")), "{output}");
     assert!(!output.contains("DOES NOT VERIFY"), "{output}");
     assert!(output.contains(&format!("roller key {roller_key} signed the commitments: pinned")), "{output}");
+    // An export with its trailer (PROTOCOL.md §5) has it checked too.
+    let text = std::fs::read_to_string(path).expect("the export");
+    if split_trailer(&text).1.is_some() {
+        assert!(output.contains("trailer: head version"), "the trailer checks:\n{output}");
+    } else {
+        assert!(output.contains("no trailer: verified only as far as §4"), "{output}");
+    }
     output
 }
 

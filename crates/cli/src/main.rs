@@ -73,13 +73,13 @@ enum Command {
     /// Audit a battle (from the journal, or an export with --file): exit 0 only when it verifies
     /// against a pinned roller key (see the exit statuses below).
     #[command(after_help = export::AUDIT_EXIT_CODES)]
-    Audit(export::AuditArgs),
+    Audit(Box<export::AuditArgs>),
     /// Print the journal's newest signed checkpoint (PROTOCOL.md §5), to keep; `checkpoint verify
     /// --old OLD --new NEW` checks that a newer one extends a kept one.
-    Checkpoint(transparency::CheckpointArgs),
+    Checkpoint(Box<transparency::CheckpointArgs>),
     /// Print the journal's log key (the verifier key checkpoints are signed with); `log-key generate
     /// --origin O --out FILE` makes a new private one for an operator.
-    LogKey(transparency::LogKeyArgs),
+    LogKey(Box<transparency::LogKeyArgs>),
     /// Show a battle replayed to a version: its events and the state then.
     Replay(export::ReplayArgs),
     /// Follow committed events live (NATS, or the journal).

@@ -165,6 +165,9 @@ async fn verify_checkpoints(args: &VerifyArgs) -> anyhow::Result<Output> {
     );
     let proof = match &args.proof {
         Some(path) => read_proof(path).context("--proof")?,
+        // Nothing to ask: equal sizes need equal roots, and everything
+        // extends the empty tree.
+        None if old.size == new.size || old.size == 0 => Vec::new(),
         None => {
             let mut resolver = client::resolver(&args.resolver, &args.tls, Role::Reader).await?;
             consistency_proof(&mut resolver, old.size, new.size).await?

@@ -481,16 +481,6 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
     let (internal_tls, public_tls) = (tls.internal_server(), tls.public_server());
     let client_tls = tls.client_keys();
     let subject_prefix = if jetstream { JOURNAL_SUBJECT_PREFIX } else { NATS_SUBJECT_PREFIX };
-    // The JetStream journal keeps nothing on disk of its own, so it needs a
-    // log key given; `up` keeps it where the sled journal generates its own.
-    let log_key_file = if jetstream {
-        let path = args.data_dir.join("journal").join(battlelog_journal::config::GENERATED_LOG_KEY_FILE);
-        battlelog_journal::transparency::read_or_create_key(&path, battlelog_journal::transparency::DEFAULT_ORIGIN)
-            .map_err(anyhow::Error::msg)?;
-        Some(path)
-    } else {
-        None
-    };
     let journal_config = battlelog_journal::Config {
         listen: journal_listener.local_addr()?,
         backend: if jetstream {
@@ -503,7 +493,6 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
         nats_stream: NATS_STREAM.into(),
         nats_subject_prefix: NATS_SUBJECT_PREFIX.into(),
         jetstream_stream: JOURNAL_STREAM.into(),
-        log_key_file,
         auth_keys: auth_keys.clone(),
         revoked_tokens_file: revoked_tokens_file.clone(),
         server_tls: internal_tls.clone(),

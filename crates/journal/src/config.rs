@@ -93,8 +93,8 @@ pub struct Config {
     pub log_origin: Option<String>,
     /// The log key: a signed-note private key file
     /// (`PRIVATE+KEY+<origin>+<key id>+<key>`). None: the key text in
-    /// `BATTLELOG_JOURNAL_LOG_KEY`, else (backend `sled`) `<data_dir>/log.key`,
-    /// generated the first time.
+    /// `BATTLELOG_JOURNAL_LOG_KEY`, else `<data_dir>/log.key`, generated the
+    /// first time (journals sharing a JetStream log must be given one key).
     pub log_key_file: Option<PathBuf>,
     /// How often a new checkpoint is signed while the log grows, in
     /// milliseconds (10..=60000).
@@ -176,8 +176,8 @@ pub use battlelog_runtime::config::ConfigError;
 /// is never a flag, which `ps` shows.
 pub const LOG_KEY_ENV: &str = "BATTLELOG_JOURNAL_LOG_KEY";
 
-/// Where the journal keeps the log key it generates (backend `sled`, no key
-/// configured), under `data_dir`.
+/// Where the journal keeps the log key it generates (no key configured),
+/// under `data_dir`.
 pub const GENERATED_LOG_KEY_FILE: &str = "log.key";
 
 impl Config {
@@ -224,10 +224,10 @@ impl Config {
     }
 
     /// The transparency log's key: `log_key_file`, else the text in
-    /// [`LOG_KEY_ENV`], else (backend `sled`) `<data_dir>/log.key`, read or
-    /// generated the first time; checked against `log_origin` when that is
-    /// set. The JetStream backend has no directory of its own, and several
-    /// journals sharing one log must share one key: it needs one given.
+    /// [`LOG_KEY_ENV`], else `<data_dir>/log.key`, read or generated the
+    /// first time; checked against `log_origin` when that is set. (Journals
+    /// sharing one JetStream log must share one key: give them one; a
+    /// generated key is per process, which `run` warns about.)
     pub fn log_key(&self) -> Result<battlelog_tlog::LogKey, ConfigError> {
         self.log_key_from(std::env::var(LOG_KEY_ENV).ok())
     }
@@ -240,19 +240,10 @@ impl Config {
             (Some(path), _) => crate::transparency::read_key_file(path).map_err(|e| invalid("log_key_file", e))?,
             (None, Some(text)) => battlelog_tlog::LogKey::parse(&text)
                 .map_err(|e| invalid("log_key_file", format!("{LOG_KEY_ENV} holds no usable log key: {e}")))?,
-            (None, None) if self.backend == Backend::Sled => {
+            (None, None) => {
                 let origin = self.log_origin.as_deref().unwrap_or(battlelog_tlog::DEFAULT_ORIGIN);
                 let path = self.data_dir.join(GENERATED_LOG_KEY_FILE);
                 crate::transparency::read_or_create_key(&path, origin).map_err(|e| invalid("log_key_file", e))?
-            }
-            (None, None) => {
-                return Err(invalid(
-                    "log_key_file",
-                    format!(
-                        "backend jetstream has no data dir to keep a generated log key in: set log_key_file or \
-                         {LOG_KEY_ENV} (every journal sharing the log needs the same key)"
-                    ),
-                ));
             }
         };
         if let Some(origin) = &self.log_origin
@@ -572,10 +563,10 @@ mod tests {
         let err = missing.log_key_from(None).unwrap_err().to_string();
         assert!(err.contains("log_key_file") && err.contains("missing.key"), "{err}");
 
-        // JetStream keeps nothing on disk: without a key it does not start.
+        // JetStream too keeps a generated key in the data dir (a given key
+        // is what journals sharing the log need; `run` warns without one).
         let jetstream = Config { backend: Backend::Jetstream, nats_url: Some("nats://a:4222".into()), ..base };
-        let err = jetstream.log_key_from(None).unwrap_err().to_string();
-        assert!(err.contains("log_key_file") && err.contains(LOG_KEY_ENV), "{err}");
+        assert_eq!(jetstream.log_key_from(None).unwrap().verifier_key(), generated.verifier_key());
         assert_eq!(jetstream.log_key_from(Some(other.to_text())).unwrap().origin(), "forum.example/journal");
     }
 }

@@ -20,9 +20,7 @@ use crate::outbox::{self, EventPublisher};
 use crate::planner::{self, Plan};
 pub use crate::store::kv_store::CommitStats;
 use crate::store::{AppendOutcome, ChainCheck, EventStore, SledStore, StorageError, StoredEvent, StreamHead};
-use crate::transparency::{
-    self, ConsistencyProof, InclusionProof, SignedHead, TransparencyLog, TransparencyOptions,
-};
+use crate::transparency::{self, ConsistencyProof, InclusionProof, SignedHead, TransparencyLog, TransparencyOptions};
 
 /// How to open a journal.
 #[derive(Debug, Clone)]

@@ -66,7 +66,7 @@ pub use limits::{ExpectedVersion, Limits, NewEvent};
 pub use metrics::JournalMetrics;
 pub use outbox::{EventPublisher, PublishError};
 pub use server::{ServeError, run, serve};
-pub use transparency::{ConsistencyProof, InclusionProof, SignedHead, TransparencyOptions};
 pub use store::{
     AppendOutcome, AppendedEvent, ChainCheck, EventStore, MemoryStore, SledStore, StorageError, StoredEvent, StreamHead,
 };
+pub use transparency::{ConsistencyProof, InclusionProof, SignedHead, TransparencyOptions};

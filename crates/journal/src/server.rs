@@ -8,7 +8,7 @@ use battlelog_auth::{Role, Verifier};
 use battlelog_proto::v1::journal_server::JournalServer;
 use battlelog_runtime::serve::{GrpcServer, Observed};
 use tokio::net::TcpListener;
-use tracing::info;
+use tracing::{info, warn};
 
 use crate::config::{Config, SERVICE};
 use crate::error::JournalError;
@@ -77,6 +77,17 @@ pub async fn run(
     // Read (or generated) before anything opens: a key that cannot be used
     // stops the journal naming the key.
     let log_key = config.log_key()?;
+    if config.backend == crate::config::Backend::Jetstream
+        && config.log_key_file.is_none()
+        && std::env::var_os(crate::config::LOG_KEY_ENV).is_none()
+    {
+        warn!(
+            path = %config.data_dir.join(crate::config::GENERATED_LOG_KEY_FILE).display(),
+            "backend jetstream with a log key generated for this journal alone: journals sharing the log \
+             should share one key (log_key_file or {})",
+            crate::config::LOG_KEY_ENV
+        );
+    }
     let journal = if let Some(options) = config.jetstream_options() {
         // The log is in JetStream, and JetStream is its fan-out: no sled,
         // no outbox, no publisher.

@@ -125,10 +125,8 @@ fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
 fn ephemeral_key() -> Result<LogKey, JournalError> {
     let mut seed = [0u8; 32];
     getrandom::fill(&mut seed).map_err(|e| std::io::Error::other(format!("no randomness for a log key: {e}")))?;
-    LogKey::from_seed(DEFAULT_ORIGIN, seed).map_err(|e| JournalError::InvalidArgument {
-        field: "log_origin".into(),
-        message: e.to_string(),
-    })
+    LogKey::from_seed(DEFAULT_ORIGIN, seed)
+        .map_err(|e| JournalError::InvalidArgument { field: "log_origin".into(), message: e.to_string() })
 }
 
 /// How a journal keeps its transparency log (`JournalOptions::transparency`).
@@ -347,11 +345,7 @@ impl TransparencyLog {
     }
 
     fn off(&self) -> Result<(), JournalError> {
-        if self.enabled {
-            Ok(())
-        } else {
-            Err(JournalError::TransparencyOff)
-        }
+        if self.enabled { Ok(()) } else { Err(JournalError::TransparencyOff) }
     }
 
     /// Pushes every record of the global log past the last one followed,
@@ -428,12 +422,13 @@ impl TransparencyLog {
         let newest = self.newest();
         let newest_size = newest.as_ref().map_or(0, |c| c.size);
         match asked {
-            None if newest.is_none() => Err(invalid(field, "no checkpoint has been issued yet (the log is empty)".into())),
+            None if newest.is_none() => {
+                Err(invalid(field, "no checkpoint has been issued yet (the log is empty)".into()))
+            }
             None => Ok((newest_size, newest)),
-            Some(size) if size > newest_size => Err(invalid(
-                field,
-                format!("{size} is past the newest checkpoint's tree size {newest_size}"),
-            )),
+            Some(size) if size > newest_size => {
+                Err(invalid(field, format!("{size} is past the newest checkpoint's tree size {newest_size}")))
+            }
             Some(size) => Ok((size, newest.filter(|c| c.size == size))),
         }
     }
@@ -568,7 +563,9 @@ pub(crate) async fn position_of(
         Some(event) if event.event.version == version => Ok(event.global_position),
         _ => match store.head(stream_id).await? {
             None => Err(not_found(stream_id)),
-            Some(head) => Err(invalid("version", format!("{version} is past the stream's head version {}", head.version))),
+            Some(head) => {
+                Err(invalid("version", format!("{version} is past the stream's head version {}", head.version)))
+            }
         },
     }
 }
@@ -868,7 +865,12 @@ mod tests {
                 Ok(spread_events(self.0.read_stream(stream_id, from_version, max_count, max_bytes).await?))
             })
         }
-        fn read_all(&self, from_position: u64, max_count: usize, max_bytes: usize) -> StoreFuture<'_, Vec<StoredEvent>> {
+        fn read_all(
+            &self,
+            from_position: u64,
+            max_count: usize,
+            max_bytes: usize,
+        ) -> StoreFuture<'_, Vec<StoredEvent>> {
             // The first inner position whose spread one is at or past `from`.
             let inner = from_position.saturating_sub(5).div_ceil(3);
             Box::pin(async move { Ok(spread_events(self.0.read_all(inner, max_count, max_bytes).await?)) })

@@ -197,20 +197,20 @@ pub enum Problem {
     #[error("the ruling names judge {judge:?} but was recorded for {role} {subject:?}")]
     RulingCredential { judge: String, role: String, subject: String },
 
-    // Trailer.
+    // Trailer. The report shows each after its check's name, `trailer`.
     #[error("{}", crate::audit::transparency::NO_TRAILER)]
     TrailerMissing,
-    #[error("trailer: malformed {field}: {message}")]
+    #[error("malformed {field}: {message}")]
     TrailerMalformed { field: &'static str, message: String },
-    #[error("trailer: checkpoint signature: {0}")]
+    #[error("checkpoint signature: {0}")]
     TrailerCheckpointSignature(String),
-    #[error("trailer: log key not trusted: the trailer names {found}, the trusted log key is {trusted}")]
+    #[error("log key not trusted: the trailer names {found}, the trusted log key is {trusted}")]
     TrailerLogKeyNotTrusted { found: String, trusted: String },
-    #[error("trailer: head not the last event: {0}: events are missing at the end, or the trailer is another export's")]
+    #[error("head not the last event: {0}: events are missing at the end, or the trailer is another export's")]
     TrailerHeadNotLastEvent(String),
-    #[error("trailer: head signature: it does not verify with the trailer's log key")]
+    #[error("head signature: it does not verify with the trailer's log key")]
     TrailerHeadSignature,
-    #[error("trailer: inclusion proof of the head record (leaf {leaf_index}) against the checkpoint: {message}")]
+    #[error("inclusion proof of the head record (leaf {leaf_index}) against the checkpoint: {message}")]
     TrailerInclusionProof { leaf_index: u64, message: String },
 
     // Consistency.
