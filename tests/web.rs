@@ -164,8 +164,9 @@ async fn the_page_holds_the_export_and_the_dom_contract() {
     let stack = Stack::start("web-page", false).await;
     let (web, share) = battle_and_web(&stack, "web-page", "share.secret").await;
     let key = share.key_for("web-page");
-    let export = export_to(&stack.resolver.url(), "web-page", &stack.dir.path().join("web-page.jsonl"));
-    // The event lines (the export ends with its §5 trailer, which has no version).
+    // The whole export, its §5 trailer included: the page embeds that too.
+    let export = export_full_to(&stack.resolver.url(), "web-page", &stack.dir.path().join("web-page.jsonl"));
+    // The event lines (the trailer has no version).
     let lines: Vec<serde_json::Value> = export
         .lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("JSON"))
