@@ -164,8 +164,14 @@ async fn the_page_holds_the_export_and_the_dom_contract() {
     let stack = Stack::start("web-page", false).await;
     let (web, share) = battle_and_web(&stack, "web-page", "share.secret").await;
     let key = share.key_for("web-page");
-    let export = export_to(&stack.resolver.url(), "web-page", &stack.dir.path().join("web-page.jsonl"));
-    let lines: Vec<serde_json::Value> = export.lines().map(|l| serde_json::from_str(l).expect("JSON")).collect();
+    // The whole export, its §5 trailer included: the page embeds that too.
+    let export = export_full_to(&stack.resolver.url(), "web-page", &stack.dir.path().join("web-page.jsonl"));
+    // The event lines (the trailer has no version).
+    let lines: Vec<serde_json::Value> = export
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("JSON"))
+        .filter(|l| l.get("version").is_some())
+        .collect();
 
     let (status, page) = http_get(&format!("{}/battles/web-page?k={key}&lang=en", web.url()), &[]).await;
     assert_eq!(status, 200, "{page}");
@@ -275,4 +281,65 @@ async fn a_pending_exchange_choice_and_its_answer_link_each_other() {
         "the choice links its strike: {body}"
     );
     assert!(body.contains(&format!("ответ: <a href=\"#v{}\">", chosen.version)), "the strike links its choice: {body}");
+}
+
+/// Issue 23 (PROTOCOL.md §5): the journal's log key is published to anyone
+/// (no credential; a bad one is not even looked at) at
+/// `/.well-known/battlelog/log-key`, the key the journal itself gives; the
+/// battle page embeds it (`#log-keys`), ends its embedded export with the
+/// trailer and shows that trailer's checkpoint to keep; `export.jsonl` ends
+/// with the same kind of trailer, which the tlog crate checks against the
+/// export's last event and the published key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_log_key_is_published_and_the_page_carries_the_trailer_and_its_checkpoint() {
+    use battlelog_proto::v1 as pb;
+    let stack = Stack::start("web-trailer", false).await;
+    let (web, share) = battle_and_web(&stack, "web-trailer", "share.secret").await;
+    // The key as the journal gives it (its own RPC, with a service token).
+    let mut journal = stack.journal_client().await;
+    let journal_key =
+        journal.get_checkpoint(pb::GetCheckpointRequest {}).await.expect("GetCheckpoint").into_inner().log_key;
+    let journal_key = battlelog_tlog::VerifierKey::parse(&journal_key).expect("the journal's key parses");
+
+    let url = format!("{}/.well-known/battlelog/log-key", web.url());
+    for headers in [vec![], vec![("authorization", "Bearer not-a-token")]] {
+        let (status, body) = http_get(&url, &headers).await;
+        assert_eq!(status, 200, "anyone reads the log key: {body}");
+        let value: serde_json::Value = serde_json::from_str(&body).expect("JSON");
+        assert_eq!(value, json!({ "keys": [journal_key.to_string()] }));
+    }
+
+    let key = share.key_for("web-trailer");
+    let (status, page) = http_get(&format!("{}/battles/web-trailer?k={key}&lang=en", web.url()), &[]).await;
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains(&format!("id=\"log-keys\">{{\"keys\":[\"{journal_key}\"]}}<")), "the page pins the key");
+    let embedded = page.split("id=\"battle-export\">").nth(1).and_then(|rest| rest.split("</script>").next());
+    let embedded = embedded.expect("the embedded export").replace("\\u003c", "<");
+    let trailer_line = embedded.trim_end().lines().last().expect("a last line");
+    let trailer: battlelog_tlog::Trailer = serde_json::from_str(trailer_line).expect("the last line is the trailer");
+    let note =
+        page.split("<pre id=\"checkpoint-note\" translate=\"no\">").nth(1).and_then(|rest| rest.split("</pre>").next());
+    assert_eq!(
+        note.map(|n| n.replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">")),
+        Some(trailer.checkpoint.clone()),
+        "the checkpoint to keep is the trailer's"
+    );
+    assert!(page.contains("id=\"copy-checkpoint\""));
+
+    let (status, download) = http_get(&format!("{}/battles/web-trailer/export.jsonl?k={key}", web.url()), &[]).await;
+    assert_eq!(status, 200);
+    // The last event line and the trailer after it, read as JSON.
+    let lines: Vec<serde_json::Value> = download.lines().map(|l| serde_json::from_str(l).expect("JSON")).collect();
+    let (trailer, events) = lines.split_last().expect("lines");
+    assert!(trailer.get("version").is_none(), "export.jsonl ends with a trailer: {trailer}");
+    let trailer: battlelog_tlog::Trailer = serde_json::from_value(trailer.clone()).expect("the trailer's fields");
+    let last = events.last().expect("events");
+    let hash = hex::decode(last["hash"].as_str().expect("hash")).expect("hex");
+    let head = battlelog_tlog::StreamHead {
+        stream_id: last["stream"].as_str().expect("stream").to_owned(),
+        version: last["version"].as_u64().expect("version"),
+        hash: <[u8; 32]>::try_from(hash.as_slice()).expect("32 bytes"),
+    };
+    let checkpoint = trailer.check(Some(&head), Some(&journal_key)).expect("the trailer checks");
+    assert!(checkpoint.size > trailer.leaf_index, "the checkpoint holds the head record");
 }

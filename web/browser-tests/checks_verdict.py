@@ -2,8 +2,9 @@
 (issue 21, findings 8 and 9).
 
 Battle page (a demo battle), in English and Russian:
-  - `#checks` lists dice, chain, commitments, signatures, outcomes, head and
-    drawing; all but the head `ok`; the dice line counts the export's rolls
+  - `#checks` lists dice, chain, commitments, signatures, outcomes, head,
+    checkpoint (PROTOCOL.md §5: the export's trailer) and drawing; all but
+    the head `ok`; the dice line counts the export's rolls
     and the chain line its events; the Russian list is in Russian;
   - the verdict is announced (`aria-live`);
   - the head field: `?head=<the export's last hash>` pre-fills it and the
@@ -24,7 +25,7 @@ import re
 
 import browser_tests as bt
 
-ALL_CHECKS = ["dice", "chain", "commitments", "signatures", "outcomes", "head", "drawing"]
+ALL_CHECKS = ["dice", "chain", "commitments", "signatures", "outcomes", "head", "checkpoint", "drawing"]
 CYRILLIC = re.compile("[а-яё]", re.I)
 
 

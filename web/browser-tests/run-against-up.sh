@@ -9,7 +9,9 @@
 # and exits non-zero on any failure.
 #
 # Usage: web/browser-tests/run-against-up.sh path/to/battlelog
-# (BROWSER_TESTS_SCRIPT=bench_page.py runs the big-battle benchmark instead.)
+# (BROWSER_TESTS_SCRIPT=bench_page.py runs the big-battle benchmark instead;
+# BROWSER_TESTS_ONLY=checks_checkpoint,core runs only those checks files —
+# `core`: browser_tests.py's own checks — for a change that touches them.)
 set -euo pipefail
 
 if [ $# -ne 1 ]; then

@@ -4,7 +4,7 @@
 // naming its check in that language. No DOM here: dom.js writes these.
 
 /** The checks, in the order the verdict lists them. */
-export const CHECK_NAMES = ['dice', 'chain', 'commitments', 'signatures', 'outcomes', 'head', 'drawing'];
+export const CHECK_NAMES = ['dice', 'chain', 'commitments', 'signatures', 'outcomes', 'head', 'checkpoint', 'drawing'];
 
 // Which check each problem of the report belongs to (problem.check).
 const CHECK_OF_PROBLEM = {
@@ -14,6 +14,7 @@ const CHECK_OF_PROBLEM = {
   signature: 'signatures', 'roller-key': 'signatures',
   outcomes: 'outcomes',
   head: 'head',
+  checkpoint: 'checkpoint',
   drawing: 'drawing',
 };
 
@@ -34,6 +35,19 @@ export const STRINGS = {
     'head.ok': 'Head: the posted head {head} is in this log ({message})',
     'head.bad': 'Head: no event of this log has the posted head {head}',
     'head.skipped': 'Head: not checked — type the head hash the forum posted',
+    'checkpoint.ok': 'Signed checkpoint: the last event (version {last}) is in the journal’s log of {size} records, root {root}, signed by log key {logKey} ({keyStatus})',
+    'checkpoint.bad': 'Signed checkpoint: failed — {what}',
+    'checkpoint.skipped': 'No trailer: checked only as far as the chain (an export cut short at its end would not show)',
+    'logkey.pinned': 'the log key this site publishes',
+    'logkey.unpinned': 'no trusted log key given: the key is not pinned',
+    'logkey.mismatch': 'NOT the log key this site publishes',
+    'logkey.none': 'no trailer, so no log key',
+    'what.malformed': 'the trailer is malformed',
+    'what.note-signature': 'the checkpoint’s signature does not verify',
+    'what.log-key-not-trusted': 'the log key is not the one this site publishes',
+    'what.head-not-last-event': 'the signed head is not the export’s last event',
+    'what.head-signature': 'the head signature does not verify',
+    'what.inclusion-proof': 'the inclusion proof does not lead to the checkpoint’s root',
     'drawing.ok': 'What is drawn is what was verified: {rolls} rolls, {dice} dice, {summaries} summaries',
     'drawing.bad': 'What is drawn differs from the verified log in {bad} places',
     'key.pinned': 'a trusted roller key',
@@ -42,7 +56,7 @@ export const STRINGS = {
     'key.pending': 'checking…',
     'key.none': 'no signed commitment',
     'check.dice': 'dice', 'check.chain': 'hash chain', 'check.commitments': 'commitments', 'check.signatures': 'signatures',
-    'check.outcomes': 'outcomes', 'check.head': 'head', 'check.drawing': 'drawing',
+    'check.outcomes': 'outcomes', 'check.head': 'head', 'check.checkpoint': 'checkpoint', 'check.drawing': 'drawing',
     'event.ok': 'verified', 'event.bad': 'failed', 'event.unrevealed': 'not revealed yet',
     progress: 'Checking: {done} of {total} events',
     'error.notExport': 'This is not a battle export: {message}',
@@ -63,6 +77,19 @@ export const STRINGS = {
     'head.ok': 'Голова: опубликованный хеш {head} есть в этом журнале ({message})',
     'head.bad': 'Голова: ни у одного события журнала нет опубликованного хеша {head}',
     'head.skipped': 'Голова не проверена — введите хеш, опубликованный на форуме',
+    'checkpoint.ok': 'Подписанный чекпойнт: последнее событие (версия {last}) есть в журнале из {size} записей, корень {root}, подпись ключом журнала {logKey} ({keyStatus})',
+    'checkpoint.bad': 'Подписанный чекпойнт: ошибка — {what}',
+    'checkpoint.skipped': 'Трейлера нет: проверено только по цепочке хешей (обрезанный в конце экспорт так не обнаружить)',
+    'logkey.pinned': 'ключ журнала, опубликованный этим сайтом',
+    'logkey.unpinned': 'доверенный ключ журнала не задан: ключ не закреплён',
+    'logkey.mismatch': 'НЕ ключ журнала, опубликованный этим сайтом',
+    'logkey.none': 'трейлера нет, значит, нет и ключа журнала',
+    'what.malformed': 'трейлер повреждён',
+    'what.note-signature': 'подпись чекпойнта не сходится',
+    'what.log-key-not-trusted': 'ключ журнала не тот, что публикует этот сайт',
+    'what.head-not-last-event': 'подписанная голова — не последнее событие экспорта',
+    'what.head-signature': 'подпись головы не сходится',
+    'what.inclusion-proof': 'доказательство включения не ведёт к корню чекпойнта',
     'drawing.ok': 'Показано то, что проверено: бросков — {rolls}, костей — {dice}, описаний — {summaries}',
     'drawing.bad': 'Показанное расходится с проверенным журналом в {bad} местах',
     'key.pinned': 'доверенный ключ роллера',
@@ -71,7 +98,7 @@ export const STRINGS = {
     'key.pending': 'проверка…',
     'key.none': 'нет подписанных обязательств',
     'check.dice': 'кости', 'check.chain': 'цепочка хешей', 'check.commitments': 'обязательства', 'check.signatures': 'подписи',
-    'check.outcomes': 'исходы', 'check.head': 'голова', 'check.drawing': 'отображение',
+    'check.outcomes': 'исходы', 'check.head': 'голова', 'check.checkpoint': 'чекпойнт', 'check.drawing': 'отображение',
     'event.ok': 'проверено', 'event.bad': 'ошибка', 'event.unrevealed': 'ещё не раскрыто',
     progress: 'Проверка: {done} из {total} событий',
     'error.notExport': 'Это не экспорт боя: {message}',
@@ -92,6 +119,19 @@ export function t(lang, key, values = {}) {
 /** The check a problem belongs to. */
 export function checkOfProblem(problem) {
   return CHECK_OF_PROBLEM[problem.check] ?? 'chain';
+}
+
+/** The checkpoint check's values: the trailer's checkpoint and key, and what failed, in `lang`. */
+function checkpointValues(trailer, lang) {
+  if (!trailer) return {};
+  const whats = [...new Set(trailer.failures.map((f) => f.what))];
+  return {
+    size: trailer.checkpoint ? trailer.checkpoint.size : '',
+    root: trailer.checkpoint ? trailer.checkpoint.root : '',
+    logKey: trailer.logKey ?? '',
+    keyStatus: t(lang, `logkey.${trailer.keyStatus}`),
+    what: whats.map((w) => t(lang, `what.${w}`)).join('; '),
+  };
 }
 
 /**
@@ -116,6 +156,7 @@ export function summarizeChecks(report, lang) {
     head: report.head ? report.head.given : '',
     message: report.head ? report.head.message : '',
     summaries: report.drawing ? report.drawing.summaries : 0,
+    ...checkpointValues(report.trailer, lang),
   };
   const entry = (name, check) => ({ name, check, text: t(lang, `${name}.${check}`, { ...values, bad: badOf.get(name) }) });
   const state = (name, skipped) => (badOf.get(name) > 0 ? 'bad' : skipped ? 'skipped' : 'ok');
@@ -126,6 +167,7 @@ export function summarizeChecks(report, lang) {
     entry('signatures', state('signatures', false)),
     entry('outcomes', state('outcomes', !report.outcomes)),
     entry('head', state('head', !report.head)),
+    entry('checkpoint', state('checkpoint', !report.trailer)),
   ];
   if (report.drawing) {
     values.rolls = report.drawing.rolls;

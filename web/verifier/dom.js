@@ -9,6 +9,8 @@
 //   #first-failure: the first failing version (empty when none)
 //   ul#checks: one li[data-check-name][data-check] per check, in the page's language
 //   #roller-key, #roller-key-status; ul#client-problems: links to #v<N>
+//   #log-key, #log-key-status, body[data-log-key="pinned|unpinned|mismatch|none"]
+//     (PROTOCOL.md §5: the trailer's log key; none: no trailer)
 //
 // What is drawn, compared with the verified records (any difference: the
 // roll and its event bad, the page failed at that version):
@@ -21,7 +23,8 @@
 //   - an event's [data-summary="<field>"] text (whitespace collapsed) equals
 //     that field of the record's event; at most one per event.
 // A roll or event on the page that the export does not hold is bad, and so
-// is a die drawn outside any roll.
+// is a die drawn outside any roll; and the signed checkpoint a page offers
+// to keep (pre#checkpoint-note) must be the verified trailer's, word for word.
 //
 // No dependencies beyond checks.js and no DOM globals: it works on the
 // `document` it is given (tests give it a small stand-in).
@@ -159,6 +162,18 @@ export function checkDrawing(doc, report) {
     const v = owner ? Number(owner.getAttribute('data-version')) : NaN;
     out.problems.push({ version: Number.isSafeInteger(v) ? v : lastVersion + 1, check: 'drawing', message: `a die (data-face ${die.getAttribute('data-face')}) is drawn outside any roll` });
   }
+  // The checkpoint the page tells a judge to keep: the one verified, or none.
+  const note = doc.getElementById('checkpoint-note');
+  const shownNote = note ? note.textContent : '';
+  if (shownNote !== '') {
+    const verified = report.trailer && report.trailer.checkpoint ? report.trailer.checkpoint.note : null;
+    if (shownNote !== verified) {
+      out.problems.push({
+        version: lastVersion + 1, check: 'drawing',
+        message: verified === null ? 'the page shows a checkpoint to keep, but the export has no verified one' : 'the checkpoint the page shows to keep is not the one the trailer holds',
+      });
+    }
+  }
   for (const p of out.problems) out.badVersions.add(String(p.version));
   return out;
 }
@@ -219,6 +234,7 @@ export function applyReport(doc, report) {
   writeChecks(doc, marked, lang);
   writeProblems(doc, marked, lang);
   writeRollerKey(doc, marked, lang);
+  writeLogKey(doc, marked, lang);
   // Set last: a test waiting on data-audit then sees every mark in place.
   doc.body.setAttribute('data-audit', marked.status);
   return marked;
@@ -273,6 +289,19 @@ function writeRollerKey(doc, report, lang) {
     status.textContent = report.rollerKey ? t(lang, `key.${report.rollerKeyStatus}`) : t(lang, 'key.none');
   }
   doc.body.setAttribute('data-roller-key', report.rollerKeyStatus);
+}
+
+function writeLogKey(doc, report, lang) {
+  const trailer = report.trailer;
+  const state = trailer ? trailer.keyStatus : 'none';
+  const key = doc.getElementById('log-key');
+  if (key) key.textContent = trailer && trailer.logKey ? trailer.logKey : '';
+  const status = doc.getElementById('log-key-status');
+  if (status) {
+    status.setAttribute('data-log-key', state);
+    status.textContent = trailer ? t(lang, `logkey.${state}`) : t(lang, 'logkey.none');
+  }
+  doc.body.setAttribute('data-log-key', state);
 }
 
 /** Marks `doc` as failed when the input could not be verified at all (not an export, no WebCrypto). */

@@ -110,6 +110,8 @@ echo "js-verifier: stack up, resolver $resolver" >&2
 
 # The key the operator would publish: the one `up`'s roller signs with.
 roller_key="$("$battlelog" roller-key --master-key-file "$work/data/roller/master.key")"
+# And the journal's log key (PROTOCOL.md §5), as the resolver gives it.
+log_key="$("$battlelog" log-key --resolver "$resolver" --data-dir "$work/data")"
 
 # Every demo battle, closed: its export must verify, and forgeries of it fail.
 "$battlelog" demo --resolver "$resolver" --data-dir "$work/data" >"$work/demo.out"
@@ -139,12 +141,31 @@ for battle in $battles; do
   check "demo $battle, re-signed with another key, the roller key given" "$work/$battle.resign.jsonl" failed 0 --roller-key "$roller_key"
 
   # Cut short at the end, the chain still holds; the head the forum
-  # posted (the export's last hash) catches it.
-  head="$("$node" -e 'const l = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n"); console.log(JSON.parse(l.at(-1)).hash)' "$export_file")"
-  lines="$(grep -c '' "$export_file")"
-  head -n "$((lines - 1))" "$export_file" >"$work/$battle.cut.jsonl"
-  check "demo $battle, last event cut, --head given" "$work/$battle.cut.jsonl" failed "$((lines - 1))" --head "$head"
+  # posted (the export's last event's hash) catches it, and so does the
+  # trailer (PROTOCOL.md §5) when it is kept: its signed head is a later
+  # version. The trailer is the last line, the one without a version.
+  # split_export FILE EVENTS_OUT TRAILER_OUT: the event lines and the
+  # trailer line apart (JSON read, never grepped: a trailer names a version too).
+  "$node" -e '
+    const fs = require("fs");
+    const lines = fs.readFileSync(process.argv[1], "utf8").split("\n").filter((l) => l.trim() !== "");
+    const isEvent = (l) => "version" in JSON.parse(l);
+    fs.writeFileSync(process.argv[2], lines.filter(isEvent).map((l) => l + "\n").join(""));
+    fs.writeFileSync(process.argv[3], lines.filter((l) => !isEvent(l)).map((l) => l + "\n").join(""));
+  ' "$export_file" "$work/$battle.events.jsonl" "$work/$battle.trailer.jsonl"
+  events="$(grep -c '' "$work/$battle.events.jsonl")"
+  head="$("$node" -e 'const l = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n"); console.log(JSON.parse(l.at(-1)).hash)' "$work/$battle.events.jsonl")"
+  head -n "$((events - 1))" "$work/$battle.events.jsonl" >"$work/$battle.cut.jsonl"
+  check "demo $battle, last event cut (and the trailer), --head given" "$work/$battle.cut.jsonl" failed "$((events - 1))" --head "$head"
   check "demo $battle, --head given" "$export_file" verified none --head "$head"
+  if [ "$(grep -c '' "$work/$battle.trailer.jsonl")" = 1 ]; then
+    cat "$work/$battle.cut.jsonl" "$work/$battle.trailer.jsonl" >"$work/$battle.cut-kept.jsonl"
+    check "demo $battle, last event cut, trailer kept" "$work/$battle.cut-kept.jsonl" failed "$((events - 1))"
+    check "demo $battle, the journal's log key pinned" "$export_file" verified none --log-key "$log_key"
+    check "demo $battle, another log key pinned" "$export_file" failed "$events" --log-key "other.example/log+00000000+AQ=="
+  else
+    fail "demo $battle: the export does not end with one trailer line (PROTOCOL.md §5)"
+  fi
 
   # The rules re-resolve every outcome; a forged one (chain recomputed) fails.
   check_outcomes "demo $battle" "$export_file" none

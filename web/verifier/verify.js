@@ -15,6 +15,8 @@
 //   protobuf.js   the journal record read from its wire format
 //   chain.js      the hash chain (§4)
 //   signatures.js the roller's Ed25519 signatures (WebCrypto, else vendored JS)
+//   transparency.js §5: Merkle leaves and inclusion proofs, the signed
+//                 checkpoint (C2SP signed note), the signed head, the trailer
 //   audit.js      verifyExport: everything above over a whole export
 //   checks.js     the verdict's list of checks, with counts, in en/ru
 //   dom.js        marking a page by the DOM contract (what is drawn vs verified)
@@ -41,11 +43,13 @@
 //   verifyRoll(vector)  -> { ok, mismatches: [String] }
 //       vector: one entry of vectors/rolls.json (server_seed, client_seed,
 //       nonce, notation, commitment, roll_key, first_words, total, dice)
-//   verifyExport(text, { head, stream, rollerKeys, rollerKey, onProgress, rules }) -> ExportReport
+//   verifyExport(text, { head, stream, rollerKeys, rollerKey, logKeys, logKey, onProgress, rules }) -> ExportReport
 //       text: a `battlelog export` (JSON Lines); head: optional hex hash the
 //       forum posted (a cut-short export then fails); stream: optional battle
 //       id the caller expects; rollerKeys / rollerKey: the trusted roller
 //       keys (hex; every commitment must then be signed by one of them);
+//       logKeys / logKey: the trusted log keys (C2SP verifier keys; a
+//       trailer's log_key must then be one of them);
 //       onProgress(done, total); rules: a rules module for tests and tools
 //       (default: rules/index.js, loaded on first use).
 //       Throws ExportFormatError when the text is not an export at all (not
@@ -61,7 +65,13 @@
 //     stream, headHash, events: [EventResult], rolls: [RollResult],
 //     commitments: [CommitmentResult], problems: [{ version, check, message }],
 //     head: null | { given, check: 'ok' | 'bad', message },
-//     trailer: null | { head: 'ok' | 'bad', signatures: 'not checked' },
+//     trailer: null | { check: 'ok' | 'bad', failures: [{ what, message }],   // §5
+//               logKey, keyStatus: 'pinned' | 'unpinned' | 'mismatch',
+//               checkpoint: null | { origin, size, root, note } }
+//         what: 'malformed' | 'log-key-not-trusted' | 'note-signature' |
+//               'head-not-last-event' | 'head-signature' | 'inclusion-proof';
+//         each failure is also a problem { check: 'checkpoint', what } at
+//         the version after the last.
 //     rollerKey, rollerKeyStatus: 'pinned' | 'unpinned' | 'mismatch', trustedKeys,
 //     outcomes: null (no rules engine) | { checked, bad }
 //   }
@@ -87,9 +97,10 @@
 // it may accept a small-order key or R, which the roller never makes.
 // Outcomes are re-resolved under RULES.md by rules/index.js when it loads.
 //
-// What it does not check: the signed checkpoints of PROTOCOL.md §5 (a
-// trailer's head is compared with the last event; its signatures are
-// reported as not checked).
+// §5: an export's last line without a version is its trailer; its signed
+// checkpoint, log key, head, head signature and inclusion proof are checked
+// (transparency.js). An export without one is checked as far as §4 goes,
+// and the report's trailer is null (the page says so).
 
 export const PROTOCOL = 'battlelog/v1';
 
@@ -101,3 +112,7 @@ export { RecordDecodeError, decodeRecord, protobufFields } from './protobuf.js';
 export { chainHash, genesisHash } from './chain.js';
 export { commitmentMessage, hasEd25519, verifyEd25519, verifyEd25519Js } from './signatures.js';
 export { ExportFormatError, verifyExport } from './audit.js';
+export {
+  TransparencyError, checkTrailer, headMessage, keyIdOf, leafHash, leafInput, nodeHash, openCheckpoint, openNote,
+  parseCheckpointText, parseNote, parseVerifierKey, verifyInclusion,
+} from './transparency.js';

@@ -301,6 +301,27 @@ const LABELS: &[(&str, &str, &str)] = &[
         "Хеш вершины из поста на форуме (необязательно): сверяется с журналом",
     ),
     ("none_trusted", "none configured", "не заданы"),
+    // Issue 23: the journal's transparency log (PROTOCOL.md §5).
+    ("log_key_signed", "Log key that signed the checkpoint", "Ключ журнала, подписавший чекпойнт"),
+    ("log_key_trusted", "Log key this site publishes", "Ключ журнала, опубликованный сайтом"),
+    ("log_key_unknown", "not known yet (the journal did not give it)", "пока неизвестен (журнал его не выдал)"),
+    ("checkpoint_keep", "The checkpoint to keep", "Чекпойнт, который стоит сохранить"),
+    (
+        "checkpoint_keep_why",
+        "This is the journal's signed statement of its whole log at the moment this battle was last written. Keep a copy (or post its size and root with the result): if the operator ever rewrites this battle's past, the journal can no longer prove that its log still extends this checkpoint, and `battlelog audit --checkpoint` shows it.",
+        "Это подписанное журналом заявление о всём его журнале на момент последней записи этого боя. Сохраните копию (или опубликуйте его размер и корень вместе с итогом): если оператор когда-нибудь перепишет прошлое боя, журнал уже не сможет доказать, что его журнал продолжает этот чекпойнт, и `battlelog audit --checkpoint` это покажет.",
+    ),
+    ("copy", "Copy", "Копировать"),
+    (
+        "log_key_input",
+        "Journal log key to pin (origin+key id+key, optional)",
+        "Ключ журнала для сверки (origin+id ключа+ключ, необязательно)",
+    ),
+    (
+        "no_checkpoint",
+        "No signed checkpoint came with this export: it is checked only as far as the hash chain.",
+        "С этим экспортом не пришёл подписанный чекпойнт: он проверен только по цепочке хешей.",
+    ),
     ("by_credential", "by", "кто"),
     ("recorded_at", "recorded", "записано"),
     ("no_credential", "no credential recorded", "учётные данные не записаны"),

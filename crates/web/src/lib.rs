@@ -12,9 +12,10 @@
 //!   battle that does not exist or is another tenant's: 404.
 //! - `GET /battles/{id}/live?after=<version>`: the same callers as the
 //!   page, the battle's new events as server-sent events ([`live`]).
-//! - `GET /verify`, `GET /healthz` and `GET /.well-known/battlelog/roller-keys`
-//!   (the roller keys this site trusts, [`keys`]): anyone; `/verify` sends
-//!   nothing back.
+//! - `GET /verify`, `GET /healthz`, `GET /.well-known/battlelog/roller-keys`
+//!   (the roller keys this site trusts, [`keys`]) and
+//!   `GET /.well-known/battlelog/log-key` (the journal's log key, [`log_key`]):
+//!   anyone, with no credential; `/verify` sends nothing back.
 //!
 //! Every response is compressed (gzip or br) when the client accepts it and
 //! it is worth it (tower-http's `CompressionLayer`; not the live streams,
@@ -26,6 +27,8 @@
 //!   visitor or as the service, and following it (`Watch`).
 //! - [`live`]: a battle's new events as server-sent events.
 //! - [`keys`]: the roller keys this site trusts, checked and published.
+//! - [`log_key`]: the journal's log key (PROTOCOL.md §5), read from the
+//!   resolver once, published, and pinned by the pages.
 //! - [`page`]: the battle page, server-rendered HTML with the DOM contract
 //!   the in-page verifier marks.
 //! - [`dice`]: a roll and its dice as SVG pictures.
@@ -52,6 +55,7 @@ pub mod explain;
 pub mod i18n;
 pub mod keys;
 pub mod live;
+pub mod log_key;
 pub mod page;
 pub mod source;
 pub mod style;
@@ -67,7 +71,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Router, middleware};
 use battlelog_auth::ShareSecret;
-use battlelog_proto::v1::RecordedEvent;
 use battlelog_verify::AuditedRecord;
 use battlelog_verify::export::{self, ExportLine};
 use serde::Deserialize;
@@ -78,7 +81,8 @@ use crate::error::PageError;
 use crate::i18n::Lang;
 use crate::live::Live;
 pub use crate::live::LiveLimits;
-use crate::source::Resolver;
+use crate::log_key::LogKey;
+use crate::source::{Export, Resolver};
 
 /// What every request shares.
 #[derive(Debug, Clone)]
@@ -93,6 +97,8 @@ pub struct Pages {
     live: Live,
     /// Timeline entries per battle page (`page_events`).
     page_events: usize,
+    /// The journal's log key, once the resolver gave it.
+    log_key: LogKey,
 }
 
 impl Pages {
@@ -104,6 +110,7 @@ impl Pages {
             trusted_roller_keys: Arc::from(Vec::new()),
             live: Live::new(LiveLimits::default()),
             page_events: page::DEFAULT_PAGE_EVENTS,
+            log_key: LogKey::default(),
         }
     }
 
@@ -132,6 +139,13 @@ impl Pages {
     /// (`BattlePage.trusted_roller_keys`).
     pub fn trusted_roller_keys(&self) -> &[String] {
         &self.trusted_roller_keys
+    }
+
+    /// The journal's log key as `/.well-known/battlelog/log-key` publishes
+    /// it and the pages pin it (none while the resolver has not given it):
+    /// read with this service's own reader token.
+    pub async fn trusted_log_keys(&self) -> Vec<String> {
+        self.log_key.get(&self.resolver, &self.service_token).await.into_iter().collect()
     }
 }
 
@@ -177,13 +191,13 @@ fn credential<'a>(
     header.strip_prefix("Bearer ").or_else(|| header.strip_prefix("bearer ")).ok_or(PageError::NoCredential)
 }
 
-/// The battle's records, read with whatever credential the visitor has.
+/// The battle's records (and signed head), read with whatever credential the visitor has.
 async fn read_battle(
     pages: &Pages,
     headers: &HeaderMap,
     battle_id: &str,
     share_key: Option<&str>,
-) -> Result<Vec<RecordedEvent>, PageError> {
+) -> Result<Export, PageError> {
     battlelog_runtime::limits::battle_id(battle_id)?;
     let token = credential(pages, headers, battle_id, share_key)?;
     // A share link's key goes along: the resolver, not this service, lets it
@@ -201,14 +215,28 @@ async fn battle_page(
     Query(query): Query<PageQuery>,
     headers: HeaderMap,
 ) -> Result<Response, PageError> {
-    let events = read_battle(&pages, &headers, &battle_id, query.k.as_deref()).await?;
+    let Export { events, signed_head } = read_battle(&pages, &headers, &battle_id, query.k.as_deref()).await?;
     let lines: Vec<ExportLine> = events.iter().map(|event| ExportLine::new(&battle_id, event)).collect();
-    let export = export::to_text(&lines).map_err(cannot_write)?;
+    let mut export = export::to_text(&lines).map_err(cannot_write)?;
+    // The trailer (PROTOCOL.md §5) is in the text the page's verifier
+    // checks, never among the lines the page draws from.
+    let trailer = signed_head.as_ref().map(export::trailer_from);
+    if let Some(trailer) = &trailer {
+        export.push('\n');
+        export.push_str(&export::trailer_line(trailer).map_err(cannot_write)?);
+    }
+    let checkpoint_note = trailer.as_ref().map(|t| t.checkpoint.clone()).filter(|note| !note.is_empty());
+    let trusted_log_keys = pages.trusted_log_keys().await;
     // The server's own audit of the same records the page shows: its
     // disputes and rulings lists, and its findings next to the browser's.
     let records: Vec<AuditedRecord> =
         events.into_iter().map(|event| AuditedRecord::from_recorded(&battle_id, event)).collect();
-    let report = battlelog_verify::audit(&battle_id, &records);
+    let mut report = battlelog_verify::audit(&battle_id, &records);
+    // The server's check of the trailer too, against the key the site
+    // publishes (a finding next to the browser's when it fails).
+    let site_log_key = trusted_log_keys.first().and_then(|key| battlelog_tlog::VerifierKey::parse(key).ok());
+    let trust = battlelog_verify::audit::LogTrust { log_key: site_log_key.as_ref(), require_trailer: false };
+    battlelog_verify::audit::check_trailer(&mut report, &records, trailer.as_ref(), &trust);
     // A closed battle's appeal deadline is the resolver's (its window is
     // its config, not a record). The page is whole without it: a failure
     // here is logged and the deadline left out.
@@ -236,6 +264,8 @@ async fn battle_page(
         unknown_lang: unknown_lang.as_deref(),
         share_key: query.k.as_deref(),
         trusted_roller_keys: pages.trusted_roller_keys(),
+        trusted_log_keys: &trusted_log_keys,
+        checkpoint_note: checkpoint_note.as_deref(),
         appeal_deadline,
         view: &view,
         page_events: pages.page_events,
@@ -249,9 +279,14 @@ async fn export_file(
     Query(query): Query<PageQuery>,
     headers: HeaderMap,
 ) -> Result<Response, PageError> {
-    let events = read_battle(&pages, &headers, &battle_id, query.k.as_deref()).await?;
+    let Export { events, signed_head } = read_battle(&pages, &headers, &battle_id, query.k.as_deref()).await?;
     let mut text = export::write(&battle_id, &events).map_err(cannot_write)?;
     text.push('\n');
+    // The same trailer as the page's: what a judge downloads is what the page checked.
+    if let Some(head) = &signed_head {
+        text.push_str(&export::trailer_line(&export::trailer_from(head)).map_err(cannot_write)?);
+        text.push('\n');
+    }
     let disposition = format!("attachment; filename=\"{battle_id}.jsonl\"");
     Ok((
         [
@@ -272,6 +307,8 @@ struct VerifyQuery {
     lang: Option<String>,
     /// A roller key to pin, pre-filled in the page's key field.
     roller_key: Option<String>,
+    /// A log key to pin (a C2SP verifier key), pre-filled in its field.
+    log_key: Option<String>,
 }
 
 /// The browser's `Last-Event-ID` when an `EventSource` reconnects: the
@@ -300,14 +337,22 @@ async fn roller_keys(State(pages): State<Pages>) -> Response {
     keys::response(&pages.trusted_roller_keys)
 }
 
+/// `GET /.well-known/battlelog/log-key`: anyone, no credential.
+async fn log_key(State(pages): State<Pages>) -> Response {
+    log_key::response(pages.trusted_log_keys().await.into_iter().next())
+}
+
 async fn verify(State(pages): State<Pages>, Query(query): Query<VerifyQuery>, headers: HeaderMap) -> Response {
     let accept_language = headers.get(header::ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok());
     let (lang, unknown_lang) = Lang::from_query(query.lang.as_deref(), accept_language);
+    let trusted_log_keys = pages.trusted_log_keys().await;
     let page = verify_page::VerifyPage {
         lang,
         unknown_lang: unknown_lang.as_deref(),
         roller_key: query.roller_key.as_deref(),
         trusted_roller_keys: pages.trusted_roller_keys(),
+        log_key: query.log_key.as_deref(),
+        trusted_log_keys: &trusted_log_keys,
     };
     page.render().into_response()
 }
@@ -339,6 +384,7 @@ pub fn router(pages: Pages) -> Router {
         .route("/verify", get(verify))
         .route("/battles/{battle_id}/live", get(live_stream))
         .route(keys::WELL_KNOWN_PATH, get(roller_keys))
+        .route(log_key::WELL_KNOWN_PATH, get(log_key))
         .route("/healthz", get(|| async { "ok\n" }))
         .fallback(|| async { PageError::NoSuchPage })
         .layer(middleware::from_fn(error::error_pages))

@@ -21,7 +21,11 @@
 //! element of its own, every roll drawn by [`crate::dice::roll`], and the
 //! verification section's `p.verdict[aria-live]`, `#first-failure`,
 //! `ul#checks`, `#roller-key`, `#roller-key-status`, `ul#client-problems`
-//! and `input#posted-head`.
+//! and `input#posted-head`. Issue 23 (PROTOCOL.md §5): `#log-keys` (the
+//! journal's log key the site publishes, JSON), `#log-key`,
+//! `#log-key-status`, and — when the export came with a trailer — the
+//! signed checkpoint to keep in `pre#checkpoint-note` with
+//! `button#copy-checkpoint` (else `#no-checkpoint` says there is none).
 
 pub mod record;
 pub mod window;
@@ -62,6 +66,12 @@ pub struct BattlePage<'a> {
     /// The roller keys (lowercase hex) this site trusts: the verifier pins
     /// the battle's signing key against them.
     pub trusted_roller_keys: &'a [String],
+    /// The journal's log key the site publishes (C2SP verifier keys; empty
+    /// while unknown): the verifier pins the trailer's key against it.
+    pub trusted_log_keys: &'a [String],
+    /// The signed checkpoint of the export's trailer, for a judge to keep
+    /// (the same text the trailer line holds; the verifier compares them).
+    pub checkpoint_note: Option<&'a str>,
     /// Until when the battle's rulings may be appealed, when there is such
     /// a deadline (readable text, as the resolver gives it).
     pub appeal_deadline: Option<String>,
@@ -266,6 +276,7 @@ impl BattlePage<'_> {
             title => title,
         };
         let roller_keys = serde_json::json!({ "keys": self.trusted_roller_keys }).to_string();
+        let log_keys = crate::log_key::document(self.trusted_log_keys);
         let window = window::window(self.lines, self.view, self.page_events);
         let shown = |version: u64| window.shows(self.lines, version);
         html! {
@@ -303,6 +314,7 @@ impl BattlePage<'_> {
                         (self.timeline(&window))
                     }
                     script type="application/json" id="roller-keys" { (PreEscaped(embeddable(&roller_keys))) }
+                    script type="application/json" id="log-keys" { (PreEscaped(embeddable(&log_keys))) }
                     script type="application/x-ndjson" id="battle-export" { (PreEscaped(embeddable(self.export))) }
                     (battle_script())
                 }
@@ -384,6 +396,8 @@ impl BattlePage<'_> {
                 h3 { (lang.t("checks")) }
                 ul #checks {}
                 (roller_key_fields(lang, self.trusted_roller_keys))
+                (log_key_fields(lang, self.trusted_log_keys))
+                (checkpoint_to_keep(lang, self.checkpoint_note))
                 p.field {
                     label for="posted-head" { (lang.t("posted_head_battle")) }
                     input #posted-head type="text" spellcheck="false" autocomplete="off"
@@ -881,6 +895,40 @@ pub(crate) fn roller_key_fields(lang: Lang, trusted: &[String]) -> Markup {
             dt { (lang.t("roller_key_trusted")) } dd {
                 @if trusted.is_empty() { (lang.t("none_trusted")) }
                 @for key in trusted { code.hash { (key) } " " }
+            }
+        }
+    }
+}
+
+/// The log key fields every verifying page has: the key that signed the
+/// trailer and whether it is the site's (both filled by the verifier), and
+/// the key the site publishes.
+pub(crate) fn log_key_fields(lang: Lang, trusted: &[String]) -> Markup {
+    html! {
+        dl.facts.log-keys {
+            dt { (lang.t("log_key_signed")) } dd { code.hash #log-key {} " " span #log-key-status {} }
+            dt { (lang.t("log_key_trusted")) } dd {
+                @if trusted.is_empty() { (lang.t("log_key_unknown")) }
+                @for key in trusted { code.hash translate="no" { (key) } " " }
+            }
+        }
+    }
+}
+
+/// The signed checkpoint a judge should keep (the trailer's), with a copy
+/// button (the page's script copies it) and why to keep it; or a line
+/// saying the export came without one.
+fn checkpoint_to_keep(lang: Lang, note: Option<&str>) -> Markup {
+    html! {
+        section #checkpoint aria-labelledby="checkpoint-heading" {
+            h3 #checkpoint-heading { (lang.t("checkpoint_keep")) }
+            @match note {
+                Some(note) => {
+                    p #checkpoint-why { (lang.t("checkpoint_keep_why")) }
+                    pre #checkpoint-note translate="no" { (note) }
+                    button #copy-checkpoint type="button" aria-controls="checkpoint-note" { (lang.t("copy")) }
+                }
+                None => p.muted #no-checkpoint { (lang.t("no_checkpoint")) },
             }
         }
     }

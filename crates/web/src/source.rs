@@ -3,12 +3,18 @@
 //! The page is built from the battle's export (the resolver's `Export`
 //! RPC): the records exactly as the journal hashed them. The same text is
 //! what the page's JavaScript verifies and what `export.jsonl` serves, so
-//! that what a judge sees, checks and downloads is one thing.
+//! that what a judge sees, checks and downloads is one thing. Past the head
+//! the resolver gives the journal's signed head (PROTOCOL.md §5), which
+//! becomes the export's trailer line; and the journal's log key
+//! ([`Resolver::log_key`]), which the site publishes and its pages pin.
 
 use battlelog_auth::share::SHARE_KEY_METADATA;
 use battlelog_proto::error::{AuthReason, Error};
 use battlelog_proto::v1::resolver_client::ResolverClient;
-use battlelog_proto::v1::{ExportRequest, GetBattleRequest, GetBattleResponse, RecordedEvent, WatchRequest};
+use battlelog_proto::v1::{
+    ExportRequest, GetBattleRequest, GetBattleResponse, GetCheckpointRequest, RecordedEvent, SignedHeadResponse,
+    WatchRequest,
+};
 use battlelog_runtime::limits::MAX_MESSAGE_BYTES;
 use tonic::metadata::AsciiMetadataValue;
 use tonic::transport::Channel;
@@ -50,6 +56,14 @@ impl Credentials {
     }
 }
 
+/// A battle's export as the resolver gives it: its records, and the signed
+/// head the last (empty) page came with, when the resolver gave one.
+#[derive(Debug, Clone, Default)]
+pub struct Export {
+    pub events: Vec<RecordedEvent>,
+    pub signed_head: Option<SignedHeadResponse>,
+}
+
 /// The resolver, reached over one shared channel; each call carries the
 /// token of whoever the page is read for.
 #[derive(Debug, Clone)]
@@ -66,23 +80,21 @@ impl Resolver {
     /// for a visitor who came with a share link, its key: the resolver
     /// checks the token's role and either the key or the token's tenant
     /// (another tenant's battle is NOT_FOUND, as one that does not exist).
-    pub async fn export(
-        &self,
-        battle_id: &str,
-        token: &str,
-        share_key: Option<&str>,
-    ) -> Result<Vec<RecordedEvent>, Status> {
+    /// The empty page past the head carries the signed head when the
+    /// journal has one; a head that moved meanwhile gives a non-empty page,
+    /// read on as usual.
+    pub async fn export(&self, battle_id: &str, token: &str, share_key: Option<&str>) -> Result<Export, Status> {
         let credentials = Credentials::new(token, share_key)?;
         let mut client = ResolverClient::new(self.channel.clone()).max_decoding_message_size(MAX_MESSAGE_BYTES);
         let mut events: Vec<RecordedEvent> = Vec::new();
         loop {
             let request = credentials
                 .request(ExportRequest { battle_id: battle_id.to_owned(), from_version: events.len() as u64 });
-            let page = client.export(request).await?.into_inner().events;
-            if page.is_empty() {
-                return Ok(events);
+            let page = client.export(request).await?.into_inner();
+            if page.events.is_empty() {
+                return Ok(Export { events, signed_head: page.signed_head });
             }
-            events.extend(page);
+            events.extend(page.events);
         }
     }
 
@@ -99,6 +111,18 @@ impl Resolver {
         let mut client = ResolverClient::new(self.channel.clone()).max_decoding_message_size(MAX_MESSAGE_BYTES);
         let request = credentials.request(GetBattleRequest { battle_id: battle_id.to_owned(), at_version: None });
         Ok(client.get_battle(request).await?.into_inner())
+    }
+
+    /// The journal's log key (a C2SP verifier key, PROTOCOL.md §5) as the
+    /// resolver's `GetCheckpoint` gives it, read with `token` (a forum,
+    /// judge or reader token: the resolver refuses a service token). `None`
+    /// when the journal gives none (empty).
+    pub async fn log_key(&self, token: &str) -> Result<Option<String>, Status> {
+        let credentials = Credentials::new(token, None)?;
+        let mut client = ResolverClient::new(self.channel.clone()).max_decoding_message_size(MAX_MESSAGE_BYTES);
+        let reply = client.get_checkpoint(credentials.request(GetCheckpointRequest {})).await?.into_inner();
+        let key = reply.log_key.trim().to_owned();
+        Ok((!key.is_empty()).then_some(key))
     }
 
     /// `battle_id`'s records from `from_version` on, then live as they are

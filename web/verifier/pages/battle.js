@@ -6,8 +6,9 @@
 // every die of every roll, every roll's total and every event's summary on
 // the page must be backed by it (the server's explanations are not compared).
 //
-// Inputs on the page: #battle-export (the export), #roller-keys (the roller
-// keys the site trusts, JSON), input#posted-head (the head the forum
+// Inputs on the page: #battle-export (the export and its §5 trailer),
+// #roller-keys (the roller keys the site trusts, JSON), #log-keys (the
+// journal's log key the site publishes, JSON: the trailer's is pinned to it), input#posted-head (the head the forum
 // posted; ?head= pre-fills it), body[data-head] (the head the server says
 // the battle is at). An open battle (body[data-status="open"]) follows
 // body[data-live-url] with an EventSource: each new line is appended to the
@@ -15,14 +16,14 @@
 import { applyError, applyReport } from '../dom.js';
 import { pageLanguage } from '../checks.js';
 import { prewarm, verifyOffThread } from '../client.js';
-import { drawEvent, showProgress } from './draw.js';
+import { drawEvent, showProgress, wireCopyCheckpoint } from './draw.js';
 
 const lang = pageLanguage(document.documentElement.getAttribute('lang'));
 const exportElement = document.getElementById('battle-export');
 let exportText = exportElement.textContent;
 
-function trustedKeys() {
-  const el = document.getElementById('roller-keys');
+function trustedKeys(id = 'roller-keys') {
+  const el = document.getElementById(id);
   if (!el) return [];
   try {
     const keys = JSON.parse(el.textContent).keys;
@@ -51,7 +52,7 @@ async function check() {
     // Timings for the benchmark (web/browser-tests/bench_page.py).
     performance.mark('battlelog-verify-start');
     try {
-      const report = await verifyOffThread(exportText, { head: postedHead(), rollerKeys: trustedKeys() }, (done, total) =>
+      const report = await verifyOffThread(exportText, { head: postedHead(), rollerKeys: trustedKeys(), logKeys: trustedKeys('log-keys') }, (done, total) =>
         showProgress(document, section, lang, done, total),
       );
       // The head the server says the battle is at must be the export's end:
@@ -82,6 +83,24 @@ async function check() {
 // --- Live: an open battle follows its new events ------------------------
 let live = null;
 
+/** The export without its §5 trailer line (the last line, without a version), and the page without its checkpoint to keep. */
+function withoutTrailer(text) {
+  const lines = text.replace(/\s*$/, '').split('\n');
+  let last = null;
+  try {
+    last = JSON.parse(lines[lines.length - 1]);
+  } catch {
+    last = null;
+  }
+  if (last && typeof last === 'object' && !('version' in last)) {
+    lines.pop();
+    const note = document.getElementById('checkpoint-note');
+    if (note) note.textContent = '';
+    document.getElementById('checkpoint')?.setAttribute('hidden', '');
+  }
+  return lines.join('\n');
+}
+
 function followLive() {
   const url = document.body.getAttribute('data-live-url');
   if (document.body.getAttribute('data-status') !== 'open' || !url || typeof EventSource === 'undefined') return;
@@ -93,8 +112,10 @@ function followLive() {
     } catch {
       return; // not a line: the verifier would refuse it anyway
     }
-    // Appended as the export would hold it: one line of JSON per event.
-    exportText = `${exportText.replace(/\s*$/, '')}\n${data}\n`;
+    // Appended as the export would hold it: one line of JSON per event,
+    // after the events (a trailer speaks for the head it was signed at:
+    // once the battle moves on it is dropped, and its checkpoint with it).
+    exportText = `${withoutTrailer(exportText)}\n${data}\n`;
     exportElement.textContent = exportText;
     if (Number.isSafeInteger(line.version) && line.event && !document.getElementById(`v${line.version}`)) {
       const ev = line.event;
@@ -117,5 +138,6 @@ if (headInput) {
   if (!headInput.value) headInput.value = new URLSearchParams(location.search).get('head') || '';
   headInput.addEventListener('change', () => check());
 }
+wireCopyCheckpoint(document);
 prewarm();
 check().then(followLive);

@@ -75,3 +75,28 @@ export function showProgress(doc, where, lang, done, total) {
   bar.textContent = t(lang, 'progress', { done: Math.floor(done / 2), total: Math.floor(total / 2) });
   bar.hidden = done >= total;
 }
+
+/**
+ * The "copy" button of the checkpoint to keep (button#copy-checkpoint):
+ * copies pre#checkpoint-note's text exactly (a signed note must not gain or
+ * lose a byte), with the Clipboard API where the page may use it, else by
+ * selecting the text for the reader to copy. Sets data-copied="yes|select".
+ */
+export function wireCopyCheckpoint(doc) {
+  const button = doc.getElementById('copy-checkpoint');
+  const note = doc.getElementById('checkpoint-note');
+  if (!button || !note) return;
+  button.addEventListener('click', async () => {
+    try {
+      await navigator.clipboard.writeText(note.textContent);
+      button.setAttribute('data-copied', 'yes');
+    } catch {
+      const range = doc.createRange();
+      range.selectNodeContents(note);
+      const selection = doc.defaultView.getSelection();
+      selection.removeAllRanges();
+      selection.addRange(range);
+      button.setAttribute('data-copied', 'select');
+    }
+  });
+}

@@ -5,17 +5,20 @@
 //
 // The trusted roller key: typed in #roller-key-input, or ?roller_key=, else
 // the site's own keys (#roller-keys, when the page is served by a site that
-// publishes them). The posted head: #posted-head (or #head), or ?head=.
+// publishes them). The journal's log key (PROTOCOL.md §5) likewise:
+// #log-key-input, or ?log_key=, else the site's (#log-keys). The posted
+// head: #posted-head (or #head), or ?head=. A file with a trailer shows its
+// signed checkpoint to keep (section#checkpoint, pre#checkpoint-note).
 import { applyError, applyReport } from '../dom.js';
 import { pageLanguage, t } from '../checks.js';
 import { prewarm, verifyOffThread } from '../client.js';
-import { drawEvent, element, showProgress } from './draw.js';
+import { drawEvent, element, showProgress, wireCopyCheckpoint } from './draw.js';
 
 const lang = pageLanguage(document.documentElement.getAttribute('lang'));
 const params = new URLSearchParams(location.search);
 
-function siteKeys() {
-  const el = document.getElementById('roller-keys');
+function siteKeys(id = 'roller-keys') {
+  const el = document.getElementById(id);
   if (!el) return [];
   try {
     const keys = JSON.parse(el.textContent).keys;
@@ -26,6 +29,8 @@ function siteKeys() {
 }
 
 const keyInput = document.getElementById('roller-key-input');
+const logKeyInput = document.getElementById('log-key-input');
+if (logKeyInput && !logKeyInput.value) logKeyInput.value = params.get('log_key') || '';
 const headInput = document.getElementById('posted-head') || document.getElementById('head');
 if (keyInput && !keyInput.value) keyInput.value = params.get('roller_key') || '';
 if (headInput && !headInput.value) headInput.value = params.get('head') || '';
@@ -33,6 +38,22 @@ if (headInput && !headInput.value) headInput.value = params.get('head') || '';
 function trustedKeys() {
   const typed = (keyInput ? keyInput.value : params.get('roller_key') || '').trim();
   return typed ? [typed] : siteKeys();
+}
+
+function trustedLogKeys() {
+  const typed = (logKeyInput ? logKeyInput.value : params.get('log_key') || '').trim();
+  return typed ? [typed] : siteKeys('log-keys');
+}
+
+/** The trailer's signed checkpoint shown to keep, or the section hidden. */
+function showCheckpoint(report) {
+  const section = document.getElementById('checkpoint');
+  const note = document.getElementById('checkpoint-note');
+  if (!section || !note) return;
+  const verified = report && report.trailer && report.trailer.checkpoint ? report.trailer.checkpoint.note : '';
+  note.textContent = verified;
+  if (verified) section.removeAttribute('hidden');
+  else section.setAttribute('hidden', '');
 }
 
 /** Lists the report's events, each with its summary and roll, into `results`. */
@@ -62,12 +83,14 @@ async function verifyText(name, text) {
   const results = document.getElementById('results');
   results.replaceChildren(element(document, 'p', name, { class: 'file-name' }));
   const head = headInput ? headInput.value.trim() || undefined : undefined;
+  showCheckpoint(null);
   try {
-    const report = await verifyOffThread(text, { head, rollerKeys: trustedKeys() }, (done, total) => showProgress(document, results, lang, done, total));
+    const report = await verifyOffThread(text, { head, rollerKeys: trustedKeys(), logKeys: trustedLogKeys() }, (done, total) => showProgress(document, results, lang, done, total));
     if (current.text !== text) return; // another file was chosen meanwhile
     showProgress(document, results, lang, 1, 1);
     results.append(element(document, 'p', `${report.events.length} · ${report.rolls.length} · ${report.headHash ?? ''}`, { class: 'counts' }));
     listReport(results, report);
+    showCheckpoint(report);
     applyReport(document, report);
   } catch (error) {
     showProgress(document, results, lang, 1, 1);
@@ -95,7 +118,8 @@ zone.addEventListener('drop', (event) => {
   verifyFile(event.dataTransfer.files[0]);
 });
 // A changed key or head checks the chosen file again.
-for (const field of [keyInput, headInput]) field?.addEventListener('change', () => current && verifyText(current.name, current.text));
+for (const field of [keyInput, logKeyInput, headInput]) field?.addEventListener('change', () => current && verifyText(current.name, current.text));
+wireCopyCheckpoint(document);
 // The worker loads its modules now, not once a file is chosen.
 prewarm();
 // A file chosen before the script ran (a slow load, a restored form).

@@ -62,7 +62,7 @@ test('a page drawn as verified: verified, every mark ok, every check listed with
   assert.ok(doc.querySelectorAll('.event').every((e) => e.getAttribute('data-check') === 'ok'));
   assert.equal(doc.getElementById('first-failure').textContent, '');
   const checks = doc.querySelectorAll('[data-check-name]').map((li) => [li.getAttribute('data-check-name'), li.getAttribute('data-check')]);
-  assert.deepEqual(checks, [['dice', 'ok'], ['chain', 'ok'], ['commitments', 'ok'], ['signatures', 'ok'], ['outcomes', 'skipped'], ['head', 'skipped'], ['drawing', 'ok']]);
+  assert.deepEqual(checks, [['dice', 'ok'], ['chain', 'ok'], ['commitments', 'ok'], ['signatures', 'ok'], ['outcomes', 'skipped'], ['head', 'skipped'], ['checkpoint', 'skipped'], ['drawing', 'ok']]);
   const dice = report.rolls.reduce((n, r) => n + r.recorded.dice.length, 0);
   assert.equal(doc.querySelector('[data-check-name="dice"]').textContent, `Dice re-derived: 3 rolls, ${dice} dice`);
   assert.match(doc.querySelector('[data-check-name="drawing"]').textContent, new RegExp(`3 rolls, ${dice} dice, 5 summaries`));
@@ -247,4 +247,37 @@ test('a die whose accessible name says its own face (fudge − included) passes'
   applyReport(doc, report);
   assert.equal(doc.body.getAttribute('data-audit'), 'verified');
   assert.ok(rolls.length > 0);
+});
+
+test("the checkpoint shown to keep must be the trailer's, and the log key is written with its status", async () => {
+  const { makeTrailer, logKey, lastEvent } = await import('../tools/make-trailer.mjs');
+  const { text } = await makeExport();
+  const key = await logKey();
+  const trailer = await makeTrailer(lastEvent(text), key);
+  const withTrailer = `${text}${JSON.stringify(trailer)}\n`;
+  const report = await verifyExport(withTrailer, { rules: null, logKeys: [key.verifierKey] });
+  const page = (note) => {
+    const doc = drawPage(report, { lang: 'ru' });
+    doc.body.append(h(doc, 'code', { id: 'log-key' }), h(doc, 'span', { id: 'log-key-status' }), h(doc, 'pre', { id: 'checkpoint-note' }, note));
+    return doc;
+  };
+  const good = page(trailer.checkpoint);
+  const marked = applyReport(good, report);
+  assert.equal(good.body.getAttribute('data-audit'), 'verified', JSON.stringify(marked.problems));
+  assert.equal(good.body.getAttribute('data-log-key'), 'pinned');
+  assert.equal(good.getElementById('log-key').textContent, key.verifierKey);
+  assert.equal(good.getElementById('log-key-status').textContent, 'ключ журнала, опубликованный этим сайтом');
+  assert.match(good.querySelector('[data-check-name="checkpoint"]').textContent, /^Подписанный чекпойнт: последнее событие/);
+  // Another note shown (one byte changed): the drawing fails where the export ends.
+  const other = page(trailer.checkpoint.replace('\n6\n', '\n5\n'));
+  const bad = applyReport(other, report);
+  assert.equal(other.body.getAttribute('data-audit'), 'failed');
+  assert.equal(bad.firstFailure, report.events.at(-1).version + 1);
+  assert.match(bad.problems[0].message, /not the one the trailer holds/);
+  // No trailer: no key, and a note shown anyway fails.
+  const plain = await verifyExport(text, { rules: null });
+  const doc = drawPage(plain);
+  doc.body.append(h(doc, 'pre', { id: 'checkpoint-note' }, trailer.checkpoint));
+  assert.equal(applyReport(doc, plain).status, 'failed');
+  assert.equal(doc.body.getAttribute('data-log-key'), 'none');
 });

@@ -5,8 +5,10 @@
 // from there on, so the chain alone verifies; `drop` removes one event;
 // `crit` turns an attack's hit into a crit (outcome and summaries, in
 // the record and the readable event, the chain recomputed); `resign` signs
-// every commitment again with another roller key (the chain recomputed):
-// everything verifies except against the trusted key; `sig` changes one
+// every commitment again with another roller key (the chain recomputed)
+// and drops the export's §5 trailer, which no forger can sign again (its
+// head names the old last hash): everything verifies, as far as §4 goes,
+// except against the trusted key; `sig` changes one
 // bit of the battle's first commitment signature (the chain recomputed).
 //
 //   node tools/tamper.mjs die     IN OUT [WHERE]   (default: the first roll whose seed is revealed)
@@ -223,7 +225,8 @@ export async function resign(text, masterKeyHex = 'ee'.repeat(32)) {
     if (line.event) Object.assign(line.event, { commitment_signature: bytesToHex(signature), roller_key: bytesToHex(signer.publicKey) });
   }
   await rechain(lines, 0);
-  return { text: lines.map((l) => JSON.stringify(l)).join('\n') + '\n', version: 0, rollerKey: bytesToHex(signer.publicKey) };
+  const events = lines.filter((l) => 'version' in l);
+  return { text: events.map((l) => JSON.stringify(l)).join('\n') + '\n', version: 0, rollerKey: bytesToHex(signer.publicKey) };
 }
 
 /** One bit of BattleOpened's commitment_signature (8) changed, the chain recomputed: a bad signature. */

@@ -48,6 +48,8 @@ fn render_with(lines: &[ExportLine], report: &AuditReport, lang: Lang, view: &Vi
         unknown_lang: None,
         share_key: None,
         trusted_roller_keys: &[],
+        trusted_log_keys: &[],
+        checkpoint_note: None,
         appeal_deadline: None,
         view,
         page_events: per_page,
@@ -248,6 +250,8 @@ fn an_unknown_language_is_said_and_a_head_prefilled() {
         unknown_lang: unknown.as_deref(),
         share_key: None,
         trusted_roller_keys: &["ab".repeat(32)],
+        trusted_log_keys: &[],
+        checkpoint_note: None,
         appeal_deadline: Some("2026-12-15 00:00 UTC".into()),
         view: &view,
         page_events: 200,
@@ -261,6 +265,60 @@ fn an_unknown_language_is_said_and_a_head_prefilled() {
     )));
     assert!(page.contains(&format!("{{\"keys\":[\"{}\"]}}", "ab".repeat(32))));
     assert!(page.contains("id=\"appeal-deadline\">2026-12-15 00:00 UTC<"));
+    assert!(page.contains("id=\"no-checkpoint\""), "no trailer: the page says so");
+    assert!(page.contains("id=\"log-keys\">{\"keys\":[]}<"));
+}
+
+/// golang.org/x/mod/sumdb/note's example verifier key, as a stand-in log key.
+const LOG_KEY: &str = "PeterNeumann+c74f20a3+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW";
+
+#[test]
+fn an_export_with_a_trailer_renders_and_shows_the_checkpoint_to_keep_in_both_languages() {
+    let lines = lines();
+    let report = report(&lines);
+    let view = View::default();
+    // A note whose origin holds what HTML must escape: it is shown as text.
+    let note = "battlelog.local/<journal>\n12\nAAAA\n\n\u{2014} battlelog.local/<journal> AAAA\n";
+    let trailer =
+        json!({ "checkpoint": note, "log_key": LOG_KEY, "head": { "stream": lines[0].stream }, "leaf_index": 0 });
+    let export = format!("{}\n{trailer}", FIXTURE.trim_end());
+    for (lang, copy, why) in [(Lang::En, ">Copy<", "Keep a copy"), (Lang::Ru, ">Копировать<", "Сохраните копию")]
+    {
+        let page = BattlePage {
+            battle_id: &lines[0].stream,
+            lines: &lines,
+            export: &export,
+            report: &report,
+            lang,
+            unknown_lang: None,
+            share_key: None,
+            trusted_roller_keys: &[],
+            trusted_log_keys: &[LOG_KEY.to_owned()],
+            checkpoint_note: Some(note),
+            appeal_deadline: None,
+            view: &view,
+            page_events: 200,
+        }
+        .render()
+        .into_string();
+        assert!(
+            page.contains("<pre id=\"checkpoint-note\" translate=\"no\">battlelog.local/&lt;journal&gt;\n12\nAAAA\n\n\u{2014} battlelog.local/&lt;journal&gt; AAAA\n</pre>"),
+            "{lang:?}: the note as text"
+        );
+        assert!(page.contains("<button id=\"copy-checkpoint\" type=\"button\" aria-controls=\"checkpoint-note\">"));
+        assert!(page.contains(copy) && page.contains(why), "{lang:?}");
+        assert!(page.contains(&format!("id=\"log-keys\">{{\"keys\":[\"{LOG_KEY}\"]}}<")));
+        assert!(
+            page.contains(&format!("<code class=\"hash\" translate=\"no\">{LOG_KEY}</code>")),
+            "the published key shown"
+        );
+        // The trailer is in the embedded export (for the verifier), escaped
+        // like every line; the timeline is the events' alone.
+        assert!(page.contains("\"log_key\":\"PeterNeumann+"), "the trailer is embedded");
+        assert!(page.contains("\\u003cjournal>"), "a '<' in the trailer is escaped in the embed");
+        let past = lines.last().expect("a line").version + 1;
+        assert!(!page.contains(&format!("data-version=\"{past}\"")), "the trailer is no event of the timeline");
+    }
 }
 
 #[test]
