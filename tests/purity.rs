@@ -176,6 +176,13 @@ fn the_post_crate_depends_on_nothing_impure() {
     assert_pure("post", "battlelog-post", "normal,build");
 }
 
+/// Issue 23: the transparency log (tree, proofs, notes, trailer) is what
+/// a verifier runs offline; tlog_tiles and ed25519-dalek bring no runtime.
+#[test]
+fn the_tlog_crate_depends_on_nothing_impure() {
+    assert_pure("tlog", "battlelog-tlog", "normal,build");
+}
+
 /// Every pure crate carries the same clippy.toml, and it forbids at least
 /// the calls of `MUST_FORBID`.
 #[test]

@@ -56,8 +56,9 @@ pub enum ProofError {
 /// The leaf input of §5: `"battlelog/v1/leaf"` || 0x00 || stream id ||
 /// 0x00 || u64_le(version) || h(version).
 ///
-/// Stream ids are not length-prefixed: the journal's stream ids hold no
-/// NUL byte, which keeps the encoding unambiguous.
+/// The stream id is not length-prefixed, and needs not be: everything
+/// after it has a fixed length (0x00, 8 and 32 bytes), so the input's
+/// length fixes where the id ends, NUL bytes in it or not.
 pub fn leaf_input(stream_id: &str, version: u64, chain_hash: &Hash) -> Vec<u8> {
     let mut input = Vec::with_capacity(LEAF_DOMAIN.len() + stream_id.len() + 2 + 8 + 32);
     input.extend_from_slice(LEAF_DOMAIN);
@@ -83,11 +84,19 @@ pub fn node_hash(left: &Hash, right: &Hash) -> Hash {
 /// completes (tlog's stored hashes: ~2 per leaf), never recomputes the
 /// whole tree. Roots and proofs for any size up to the current one read at
 /// most O(log n) stored hashes.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct Tree {
     /// tlog's stored hashes, in `tlog_tiles::stored_hash_index` order.
     hashes: Vec<Hash>,
     size: u64,
+}
+
+/// The size and the number of stored hashes, not the hashes themselves
+/// (a journal's tree holds millions).
+impl std::fmt::Debug for Tree {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tree").field("size", &self.size).field("stored_hashes", &self.hashes.len()).finish()
+    }
 }
 
 /// The stored hashes as tlog reads them.

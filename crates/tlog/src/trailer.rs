@@ -219,10 +219,10 @@ impl KeptCheckpoint {
         if text.len() > MAX_NOTE_BYTES {
             return Err(NoteError::TooLarge { field: "checkpoint", found: text.len(), limit: MAX_NOTE_BYTES });
         }
+        // Two words are the bare form: a note has at least six (origin,
+        // size, root, and a signature line's dash, name and signature).
         let words: Vec<&str> = text.split_whitespace().collect();
-        if let [size, root] = words.as_slice()
-            && size.bytes().all(|b| b.is_ascii_digit())
-        {
+        if let [size, root] = words.as_slice() {
             let size = size_from_text(size)?;
             let root = root_from_text(root)?;
             if size == 0 && root != EMPTY_ROOT {
