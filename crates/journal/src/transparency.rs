@@ -753,16 +753,20 @@ mod tests {
         let journal = Journal::open_on(Arc::new(MemoryStore::new()), options(60_000)).await.unwrap();
         interleaved(&journal, 2).await;
         assert_eq!(journal.checkpoint(), None, "nothing signed yet: the log was empty at open");
-        let head = journal.signed_head("a").await.unwrap();
+        // b@2 is the last record: the follower must have pushed all six.
+        let head = journal.signed_head("b").await.unwrap();
         assert_eq!(head.checkpoint.size, 6, "a checkpoint issued for it holds the whole tree");
         assert_eq!(journal.checkpoint().as_ref(), Some(&head.checkpoint), "and is the newest now");
-        let last = journal.read_stream("a", 2, 1).await.unwrap().remove(0);
-        let expected = battlelog_tlog::StreamHead { stream_id: "a".into(), version: 2, hash: last.hash };
+        let last = journal.read_stream("b", 2, 1).await.unwrap().remove(0);
+        let expected = battlelog_tlog::StreamHead { stream_id: "b".into(), version: 2, hash: last.hash };
         assert_eq!(head.head, expected);
-        assert_eq!(head.leaf_index, 4, "a@2 is the fifth record");
+        assert_eq!(head.leaf_index, 5, "b@2 is the sixth record");
         verify_head(&journal.log_key(), &head.head, 6, &head.signature).expect("the head signature verifies");
-        let leaf = battlelog_tlog::leaf_hash("a", 2, &last.hash);
-        verify_inclusion(4, 6, &leaf, &head.inclusion_proof, &head.checkpoint.root).expect("included");
+        let leaf = battlelog_tlog::leaf_hash("b", 2, &last.hash);
+        verify_inclusion(5, 6, &leaf, &head.inclusion_proof, &head.checkpoint.root).expect("included");
+        // a@2 (leaf 4): the newest checkpoint already holds it.
+        let earlier = journal.signed_head("a").await.unwrap();
+        assert_eq!((earlier.leaf_index, earlier.checkpoint.size), (4, 6));
         let trusted = journal.log_key();
         let checked = head.trailer().check(Some(&expected), Some(&trusted)).expect("the trailer checks");
         assert_eq!(checked.size, 6);
