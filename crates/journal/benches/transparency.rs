@@ -4,11 +4,11 @@
 //! In one run:
 //! 1. appends at concurrency 64 on two sled journals, one with the
 //!    transparency log on and one with it off (`TransparencyOptions::off`,
-//!    which no configuration can ask for), alternating off/on twice so that
-//!    neither gets only the warm or only the cold half of the machine: over
-//!    gRPC (what a roller or resolver sees) and `Journal::append` in process
-//!    (the sharpest view of the follower's and signer's share). The aim: on
-//!    is less than 10 % slower over gRPC.
+//!    which no configuration can ask for), in four rounds, off first in even
+//!    rounds and on first in odd ones, so that neither always runs on the
+//!    warmer machine: over gRPC (what a roller or resolver sees) and
+//!    `Journal::append` in process (the sharpest view of the follower's and
+//!    signer's share). The aim: on is less than 10 % slower over gRPC.
 //! 2. a `Tree` of 10 million generated leaf hashes (`BATTLELOG_BENCH_LEAVES`
 //!    to change it): how long filling it takes and its memory, then the
 //!    cost of an inclusion proof and of a consistency proof at that size
@@ -214,19 +214,22 @@ fn append_cases(run: Duration) {
 
         let (mut grpc_on, mut grpc_off, mut direct_on, mut direct_off) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        for round in 0..2 {
-            let f = grpc_appends(&off.url, &format!("g{round}"), run).await;
-            report(&format!("gRPC append c{CONCURRENCY}, log off (round {round})"), &f);
-            grpc_off.push(f.per_second);
-            let f = grpc_appends(&on.url, &format!("g{round}"), run).await;
-            report(&format!("gRPC append c{CONCURRENCY}, log on  (round {round})"), &f);
-            grpc_on.push(f.per_second);
-            let f = direct_appends(&off.journal, &format!("d{round}"), run).await;
-            report(&format!("in-process c{CONCURRENCY}, log off (round {round})"), &f);
-            direct_off.push(f.per_second);
-            let f = direct_appends(&on.journal, &format!("d{round}"), run).await;
-            report(&format!("in-process c{CONCURRENCY}, log on  (round {round})"), &f);
-            direct_on.push(f.per_second);
+        // Off first in even rounds, on first in odd ones: neither always
+        // runs on the journal warmed by the other's case.
+        for round in 0..4 {
+            for on_now in [round % 2 == 1, round % 2 == 0] {
+                let (served, grpc, direct, name) = if on_now {
+                    (&on, &mut grpc_on, &mut direct_on, "on ")
+                } else {
+                    (&off, &mut grpc_off, &mut direct_off, "off")
+                };
+                let f = grpc_appends(&served.url, &format!("g{round}"), run).await;
+                report(&format!("gRPC append c{CONCURRENCY}, log {name} (round {round})"), &f);
+                grpc.push(f.per_second);
+                let f = direct_appends(&served.journal, &format!("d{round}"), run).await;
+                report(&format!("in-process c{CONCURRENCY}, log {name} (round {round})"), &f);
+                direct.push(f.per_second);
+            }
         }
         let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
         let cost = |on: &[f64], off: &[f64]| 100.0 * (1.0 - mean(on) / mean(off));

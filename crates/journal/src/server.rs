@@ -74,20 +74,6 @@ pub async fn run(
         .limits(config.grpc_limits.clone())
         .observed(Observed::configured(SERVICE, &config.observability));
     let metrics = JournalMetrics::register(server.registry().sub_registry_with_prefix(SERVICE));
-    // Read (or generated) before anything opens: a key that cannot be used
-    // stops the journal naming the key.
-    let log_key = config.log_key()?;
-    if config.backend == crate::config::Backend::Jetstream
-        && config.log_key_file.is_none()
-        && std::env::var_os(crate::config::LOG_KEY_ENV).is_none()
-    {
-        warn!(
-            path = %config.data_dir.join(crate::config::GENERATED_LOG_KEY_FILE).display(),
-            "backend jetstream with a log key generated for this journal alone: journals sharing the log \
-             should share one key (log_key_file or {})",
-            crate::config::LOG_KEY_ENV
-        );
-    }
     let journal = if let Some(options) = config.jetstream_options() {
         // The log is in JetStream, and JetStream is its fan-out: no sled,
         // no outbox, no publisher.
@@ -98,8 +84,22 @@ pub async fn run(
             "the journal's log is a NATS JetStream stream"
         );
         let store = JetStreamStore::connect(options).await?;
+        // After the log is reached: a journal that cannot reach it leaves
+        // no generated key behind.
+        let log_key = config.log_key()?;
+        if config.log_key_file.is_none() && std::env::var_os(crate::config::LOG_KEY_ENV).is_none() {
+            warn!(
+                path = %config.data_dir.join(crate::config::GENERATED_LOG_KEY_FILE).display(),
+                "backend jetstream with the log key generated in this journal's data dir: journals sharing \
+                 the log should be given one key (log_key_file or {})",
+                crate::config::LOG_KEY_ENV
+            );
+        }
         Journal::open_on(Arc::new(store), journal_options(config, None, log_key).with_metrics(metrics)).await?
     } else {
+        // Read (or generated) before anything opens: a key that cannot be
+        // used stops the journal naming the key.
+        let log_key = config.log_key()?;
         let publisher: Option<Arc<dyn EventPublisher>> = match &config.nats_url {
             Some(url) => {
                 let url_shown = crate::nats::redact_url(url);
