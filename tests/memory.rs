@@ -7,7 +7,10 @@
 //! allocator's slack), however many battles and records went through — and
 //! plus what the journal's battle index (issue 20) holds by design: an
 //! entry per battle ([`battlelog_journal::index::entry_cost`]) and the one
-//! page of the log it folds at a time.
+//! page of the log it folds at a time; and what the journal's transparency
+//! log (issue 23) holds: its tree, about two 32-byte hashes and an 8-byte
+//! position a record (counted twice: its vectors grow by doubling), and
+//! the page of the log its follower reads at a time.
 //!
 //! It runs in the ordinary debug test build in well under a minute on two
 //! cores: 32 clients, each `Act` a pbta move (one 2d6 roll, two appends).
@@ -121,7 +124,11 @@ async fn twenty_thousand_acts_over_two_thousand_battles_stay_within_the_cache_bu
         .map(|b| battlelog_journal::index::entry_cost(&format!("mem-{b}"), "dev", "pbta-2d6@1", "", "") as u64)
         .sum::<u64>()
         + battlelog_runtime::limits::MAX_PAGE_BYTES as u64;
-    let limit = CACHE_BYTES + HEADROOM_BYTES + index_bytes;
+    // At most: each battle's opening and its seed events, and each `Act`'s
+    // roll and resolution.
+    let records = (BATTLES * 4 + ACTS * 2) as u64;
+    let tree_bytes = records * 2 * (2 * 32 + 8) + battlelog_runtime::limits::MAX_PAGE_BYTES as u64;
+    let limit = CACHE_BYTES + HEADROOM_BYTES + index_bytes + tree_bytes;
     println!(
         "battlelog up, {ACTS} Acts over {BATTLES} battles by {CLIENTS} clients in {:.1} s ({:.0} Acts/s): \
          RSS before {:.1} MiB, after {:.1} MiB, after {} s idle {:.1} MiB; cache budget {:.1} MiB, limit {:.1} MiB",

@@ -204,7 +204,13 @@ impl Journal {
             // Rebuilt before the first call: a checkpoint signed now covers
             // every durable record, so it extends every one issued before.
             let started = std::time::Instant::now();
-            log.catch_up(&*store, options.limits.max_read_count, options.limits.max_read_bytes).await?;
+            // A log that does not read back whole (a corrupt record) must
+            // not keep the journal from starting: its operator needs
+            // VerifyChain to find the break. The tree stops before it, and
+            // the follower keeps trying (and saying so).
+            if let Err(e) = log.catch_up(&*store, options.limits.max_read_count, options.limits.max_read_bytes).await {
+                warn!(error = %e, leaves = log.size(), "transparency log: the global log stopped reading back; the tree stops here");
+            }
             let first = log.issue();
             info!(
                 leaves = log.size(),

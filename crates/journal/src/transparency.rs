@@ -18,7 +18,9 @@
 //! hashes) plus 8 bytes for its position. The store shows only durable
 //! records, so every checkpoint covers durable records only, and the tree
 //! rebuilt after a crash extends every checkpoint issued before it: the
-//! consistency proofs from them verify.
+//! consistency proofs from them verify. A record that does not read back
+//! (lost on disk) stops the tree before it without stopping the journal,
+//! whose `VerifyChain` must still be there to name the break.
 //!
 //! Checkpoints: a task signs a new one every `checkpoint_interval_ms` while
 //! the tree has grown since the last; the newest is kept in memory, and one
@@ -350,7 +352,8 @@ impl TransparencyLog {
 
     /// Pushes every record of the global log past the last one followed,
     /// until the store has no more: page by page, each leaf hashed outside
-    /// the lock.
+    /// the lock. A record that does not read back stops it there (with the
+    /// store's error), every record before it pushed.
     pub(crate) async fn catch_up(
         &self,
         store: &dyn EventStore,
@@ -358,9 +361,20 @@ impl TransparencyLog {
         max_bytes: usize,
     ) -> Result<(), JournalError> {
         let _reading = self.reading.lock().await;
+        let mut page = page;
         loop {
             let from = *self.followed.borrow();
-            let events = store.read_all(from, page, max_bytes).await?;
+            let events = match store.read_all(from, page, max_bytes).await {
+                Ok(events) => events,
+                // A page holding a record that does not read back: one
+                // record at a time, so that the tree takes every record
+                // before the bad one.
+                Err(_) if page > 1 => {
+                    page = 1;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
             let Some(last) = events.last().map(|e| e.global_position) else {
                 return Ok(());
             };
