@@ -97,9 +97,6 @@ pub async fn run(
         }
         Journal::open_on(Arc::new(store), journal_options(config, None, log_key).with_metrics(metrics)).await?
     } else {
-        // Read (or generated) before anything opens: a key that cannot be
-        // used stops the journal naming the key.
-        let log_key = config.log_key()?;
         let publisher: Option<Arc<dyn EventPublisher>> = match &config.nats_url {
             Some(url) => {
                 let url_shown = crate::nats::redact_url(url);
@@ -113,6 +110,10 @@ pub async fn run(
                 None
             }
         };
+        // Read (or generated) once NATS is reached and before the store
+        // opens: a journal that cannot reach NATS leaves no generated key
+        // behind, and a key that cannot be used stops it naming the key.
+        let log_key = config.log_key()?;
         Journal::open(journal_options(config, publisher, log_key).with_metrics(metrics)).await?
     };
     let served = serve(journal.clone(), listener, server, shutdown).await;
