@@ -140,7 +140,7 @@ def check_verify(env: bt.Env, browser, results: bt.Results, battle: str, link: s
                 problems = page.eval_on_selector_all(
                     "#client-problems li[data-problem='checkpoint']", "els => els.map(e => e.textContent)"
                 )
-                names = {"head-not-last-event": "signed head is not the export", "log-key-not-trusted": "log key is not the one this site publishes"}
+                names = {"head-not-last-event": "signed head is not the export", "log-key-not-trusted": "log key is not a trusted one"}
                 results.check(f"{name}: the check names what failed", names[what] in text, text)
                 results.check(f"{name}: a checkpoint problem is listed", len(problems) > 0, f"{problems}")
             else:

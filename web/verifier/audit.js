@@ -471,6 +471,16 @@ export async function verifyExport(text, options = {}) {
     for (const failure of trailerResult.failures) {
       problems.push({ version: last.version + 1, check: 'checkpoint', what: failure.what, message: failure.message });
     }
+  } else if (options.requireTrailer ?? trustedLogKeys(options).length > 0) {
+    // A log key pinned and no trailer: the export may be cut short with its
+    // trailer dropped, which nothing else here can see (the Rust audit's
+    // `--log-key` fails it the same way).
+    problems.push({
+      version: last ? last.version + 1 : 0,
+      check: 'checkpoint',
+      what: 'missing',
+      message: 'no trailer, and a log key is pinned: the export does not show where the battle ends (PROTOCOL.md §5)',
+    });
   }
 
   if (progress) progress(total, total);

@@ -38,13 +38,14 @@ export const STRINGS = {
     'checkpoint.ok': 'Signed checkpoint: the last event (version {last}) is in the journal’s log of {size} records, root {root}, signed by log key {logKey} ({keyStatus})',
     'checkpoint.bad': 'Signed checkpoint: failed — {what}',
     'checkpoint.skipped': 'No trailer: checked only as far as the chain (an export cut short at its end would not show)',
-    'logkey.pinned': 'the log key this site publishes',
+    'logkey.pinned': 'a trusted log key (pinned)',
     'logkey.unpinned': 'no trusted log key given: the key is not pinned',
-    'logkey.mismatch': 'NOT the log key this site publishes',
+    'logkey.mismatch': 'NOT a trusted log key',
     'logkey.none': 'no trailer, so no log key',
     'what.malformed': 'the trailer is malformed',
     'what.note-signature': 'the checkpoint’s signature does not verify',
-    'what.log-key-not-trusted': 'the log key is not the one this site publishes',
+    'what.log-key-not-trusted': 'the log key is not a trusted one',
+    'what.missing': 'no trailer, and a log key is pinned: where the battle ends is not shown',
     'what.head-not-last-event': 'the signed head is not the export’s last event',
     'what.head-signature': 'the head signature does not verify',
     'what.inclusion-proof': 'the inclusion proof does not lead to the checkpoint’s root',
@@ -80,13 +81,14 @@ export const STRINGS = {
     'checkpoint.ok': 'Подписанный чекпойнт: последнее событие (версия {last}) есть в журнале из {size} записей, корень {root}, подпись ключом журнала {logKey} ({keyStatus})',
     'checkpoint.bad': 'Подписанный чекпойнт: ошибка — {what}',
     'checkpoint.skipped': 'Трейлера нет: проверено только по цепочке хешей (обрезанный в конце экспорт так не обнаружить)',
-    'logkey.pinned': 'ключ журнала, опубликованный этим сайтом',
+    'logkey.pinned': 'доверенный ключ журнала (закреплён)',
     'logkey.unpinned': 'доверенный ключ журнала не задан: ключ не закреплён',
-    'logkey.mismatch': 'НЕ ключ журнала, опубликованный этим сайтом',
+    'logkey.mismatch': 'НЕ доверенный ключ журнала',
     'logkey.none': 'трейлера нет, значит, нет и ключа журнала',
     'what.malformed': 'трейлер повреждён',
     'what.note-signature': 'подпись чекпойнта не сходится',
-    'what.log-key-not-trusted': 'ключ журнала не тот, что публикует этот сайт',
+    'what.log-key-not-trusted': 'ключ журнала не из доверенных',
+    'what.missing': 'трейлера нет, а ключ журнала закреплён: где кончается бой, не показано',
     'what.head-not-last-event': 'подписанная голова — не последнее событие экспорта',
     'what.head-signature': 'подпись головы не сходится',
     'what.inclusion-proof': 'доказательство включения не ведёт к корню чекпойнта',
@@ -122,8 +124,12 @@ export function checkOfProblem(problem) {
 }
 
 /** The checkpoint check's values: the trailer's checkpoint and key, and what failed, in `lang`. */
-function checkpointValues(trailer, lang) {
-  if (!trailer) return {};
+function checkpointValues(trailer, problems, lang) {
+  if (!trailer) {
+    // No trailer: what failed, if anything, is that one was demanded.
+    const whats = [...new Set(problems.filter((p) => p.check === 'checkpoint').map((p) => p.what))];
+    return { what: whats.map((w) => t(lang, `what.${w}`)).join('; ') };
+  }
   const whats = [...new Set(trailer.failures.map((f) => f.what))];
   return {
     size: trailer.checkpoint ? trailer.checkpoint.size : '',
@@ -156,7 +162,7 @@ export function summarizeChecks(report, lang) {
     head: report.head ? report.head.given : '',
     message: report.head ? report.head.message : '',
     summaries: report.drawing ? report.drawing.summaries : 0,
-    ...checkpointValues(report.trailer, lang),
+    ...checkpointValues(report.trailer, report.problems, lang),
   };
   const entry = (name, check) => ({ name, check, text: t(lang, `${name}.${check}`, { ...values, bad: badOf.get(name) }) });
   const state = (name, skipped) => (badOf.get(name) > 0 ? 'bad' : skipped ? 'skipped' : 'ok');

@@ -85,7 +85,16 @@ pub enum JournalError {
     },
     /// This journal runs without its transparency log (a benchmark's
     /// option, never a configuration's).
-    #[error("this journal runs without its transparency log")]
+    /// The transparency log's follower did not reach a record in time.
+    #[error(
+        "the transparency log has not reached global position {position} within {}s; retry",
+        crate::transparency::FOLLOW_WAIT.as_secs()
+    )]
+    FollowerStalled {
+        /// The global position waited for.
+        position: u64,
+    },
+        #[error("this journal runs without its transparency log")]
     TransparencyOff,
     /// The journal is closing and takes no more appends.
     #[error("the journal is shutting down")]
@@ -158,6 +167,7 @@ impl From<JournalError> for Error {
             JournalError::StreamNotFound { stream_id } => Error::battle_not_found(&stream_id),
             JournalError::StreamBusy { .. } => Error::new(BattleReason::BattleBusy, message),
             JournalError::TransparencyOff => Error::new(InternalReason::Unavailable, message),
+            JournalError::FollowerStalled { .. } => Error::new(JournalReason::StorageUnavailable, message),
             JournalError::ShuttingDown => Error::new(JournalReason::JournalShuttingDown, message),
             JournalError::Corrupt { .. } => Error::new(JournalReason::RecordCorrupt, message),
             // A log across the network (JetStream) that does not answer is an

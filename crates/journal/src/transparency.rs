@@ -46,6 +46,12 @@ use crate::error::JournalError;
 use crate::limits;
 use crate::store::EventStore;
 
+/// How long a signed head waits for the follower to reach the head's record
+/// before answering UNAVAILABLE: many checkpoint intervals, so that only a
+/// follower held up (a record that does not read back, a log out of reach)
+/// ever meets it.
+pub const FOLLOW_WAIT: Duration = Duration::from_secs(10);
+
 /// The default of `checkpoint_interval_ms`: PROTOCOL.md §5 promises a new
 /// checkpoint at least every second while the log grows.
 pub const DEFAULT_CHECKPOINT_INTERVAL: Duration = Duration::from_millis(1000);
@@ -98,13 +104,20 @@ pub fn read_or_create_key(path: &Path, origin: &str) -> Result<LogKey, String> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(write_error)?;
     }
-    // Written aside and renamed: a crash mid-write leaves no half key that
-    // the next start would refuse.
-    let partial = path.with_extension("key.partial");
+    // Written aside, then linked into place: a crash mid-write leaves no
+    // half key that the next start would refuse, and a link never replaces
+    // a file — of two journals started at once on one data dir, the second
+    // finds the first one's key and uses it (a rename would overwrite it).
+    let partial = path.with_extension(format!("key.partial.{}", std::process::id()));
     let _ = std::fs::remove_file(&partial);
     write_private(&partial, &key.to_text()).map_err(write_error)?;
-    std::fs::rename(&partial, path).map_err(write_error)?;
-    Ok(key)
+    let linked = std::fs::hard_link(&partial, path);
+    let _ = std::fs::remove_file(&partial);
+    match linked {
+        Ok(()) => Ok(key),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => read_key_file(path),
+        Err(e) => Err(write_error(e)),
+    }
 }
 
 #[cfg(unix)]
@@ -361,6 +374,7 @@ impl TransparencyLog {
         max_bytes: usize,
     ) -> Result<(), JournalError> {
         let _reading = self.reading.lock().await;
+        let full_page = page;
         let mut page = page;
         loop {
             let from = *self.followed.borrow();
@@ -375,6 +389,9 @@ impl TransparencyLog {
                 }
                 Err(e) => return Err(e),
             };
+            // Past the bad record (or a passing failure): full pages again,
+            // or a long rebuild would go on one record a call.
+            page = full_page;
             let Some(last) = events.last().map(|e| e.global_position) else {
                 return Ok(());
             };
@@ -502,6 +519,9 @@ impl TransparencyLog {
                 reached.map(|_| ()).map_err(|_| JournalError::ShuttingDown)
             }
             _ = closing.wait_for(|closing| *closing) => Err(JournalError::ShuttingDown),
+            // A follower held up (a record that does not read back, a log
+            // out of reach) must not hold every export of the battle with it.
+            _ = tokio::time::sleep(FOLLOW_WAIT) => Err(JournalError::FollowerStalled { position }),
         }
     }
 
@@ -533,12 +553,22 @@ impl TransparencyLog {
                     JournalError::Poisoned(format!("no checkpoint holds leaf {index} of {stream_id}"))
                 })?,
             };
+            let mut checkpoint = checkpoint;
             let now = store.head(stream_id).await?.map(|h| h.version);
             if now != Some(head.version) {
                 let next = position_of(store, stream_id, head.version + 1, max_bytes).await?;
                 let in_tree = read(&self.leaves).index_of(next).is_some_and(|i| i < checkpoint.size);
                 if in_tree {
-                    continue;
+                    // The stream moved on inside that checkpoint. The tree of
+                    // the head's leaf and those before it ends the stream at
+                    // the head: sign there instead of racing the stream
+                    // (every size of one append-only tree is a checkpoint
+                    // as good as any, consistent with all the others).
+                    let root = read(&self.leaves)
+                        .tree
+                        .root(index + 1)
+                        .map_err(|e| JournalError::Poisoned(format!("root at {}: {e}", index + 1)))?;
+                    checkpoint = self.key.sign_checkpoint(index + 1, &root);
                 }
             }
             let tlog_head =

@@ -239,15 +239,11 @@ impl KeptCheckpoint {
                 message: "empty: expected a signed note or \"<size> <root>\"".to_owned(),
             });
         }
-        // A note pasted without its final newline is still the same note:
-        // the signature covers the text before the blank line only.
-        let owned;
-        let note = if text.ends_with('\n') {
-            text
-        } else {
-            owned = format!("{text}\n");
-            &owned
-        };
+        // A note pasted without its final newline, or saved with blank
+        // lines or spaces after it, is still the same note: the signature
+        // covers the text before the blank line only.
+        let note = format!("{}\n", text.trim_end());
+        let note = note.as_str();
         let checkpoint = match key {
             Some(key) => Checkpoint::open(note, key)?,
             None => Checkpoint::parse_unverified(note)?,

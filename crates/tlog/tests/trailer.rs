@@ -247,6 +247,9 @@ fn kept_checkpoints_read_notes_and_bare_sizes_and_roots() {
     assert_eq!(KeptCheckpoint::parse(&checkpoint.note, None), Ok(kept.clone()));
     // Pasted without its final newline, it is the same note.
     assert_eq!(KeptCheckpoint::parse(checkpoint.note.trim_end(), None), Ok(kept.clone()));
+    // Saved with a blank line or spaces after it, too (an editor's habit).
+    assert_eq!(KeptCheckpoint::parse(&format!("{}\n\n", checkpoint.note), None), Ok(kept.clone()));
+    assert_eq!(KeptCheckpoint::parse(&format!("{}  \r\n", checkpoint.note.trim_end()), None), Ok(kept.clone()));
     let other = LogKey::from_seed(DEFAULT_ORIGIN, [8; 32]).expect("a key").verifier_key();
     assert!(matches!(KeptCheckpoint::parse(&checkpoint.note, Some(&other)), Err(NoteError::NoSignature { .. })));
 

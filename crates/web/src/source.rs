@@ -87,14 +87,26 @@ impl Resolver {
         let credentials = Credentials::new(token, share_key)?;
         let mut client = ResolverClient::new(self.channel.clone()).max_decoding_message_size(MAX_MESSAGE_BYTES);
         let mut events: Vec<RecordedEvent> = Vec::new();
+        // An empty page without a signed head: the battle moved between the
+        // resolver's read and the journal's signature (it signs only the
+        // head the page ended at). Ask once more before giving up the
+        // trailer, as `battlelog export` does, or a pinned log key would
+        // fail the page of a busy battle for nothing.
+        let mut empty_without_head = false;
         loop {
             let request = credentials
                 .request(ExportRequest { battle_id: battle_id.to_owned(), from_version: events.len() as u64 });
             let page = client.export(request).await?.into_inner();
-            if page.events.is_empty() {
-                return Ok(Export { events, signed_head: page.signed_head });
+            if !page.events.is_empty() {
+                events.extend(page.events);
+                empty_without_head = false;
+                continue;
             }
-            events.extend(page.events);
+            match page.signed_head {
+                Some(signed) => return Ok(Export { events, signed_head: Some(signed) }),
+                None if empty_without_head || events.is_empty() => return Ok(Export { events, signed_head: None }),
+                None => empty_without_head = true,
+            }
         }
     }
 

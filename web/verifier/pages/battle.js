@@ -42,6 +42,10 @@ function postedHead() {
 let running = null; // the verification under way
 let again = false; // something changed while it ran: run once more after
 
+// Set once a live event is appended: the export then goes past the head its
+// trailer was signed at, so it has none, and that is no finding.
+let liveMoved = false;
+
 async function check() {
   if (running) {
     again = true;
@@ -52,7 +56,7 @@ async function check() {
     // Timings for the benchmark (web/browser-tests/bench_page.py).
     performance.mark('battlelog-verify-start');
     try {
-      const report = await verifyOffThread(exportText, { head: postedHead(), rollerKeys: trustedKeys(), logKeys: trustedKeys('log-keys') }, (done, total) =>
+      const report = await verifyOffThread(exportText, { head: postedHead(), rollerKeys: trustedKeys(), logKeys: trustedKeys('log-keys'), requireTrailer: liveMoved ? false : undefined }, (done, total) =>
         showProgress(document, section, lang, done, total),
       );
       // The head the server says the battle is at must be the export's end:
@@ -115,6 +119,7 @@ function followLive() {
     // Appended as the export would hold it: one line of JSON per event,
     // after the events (a trailer speaks for the head it was signed at:
     // once the battle moves on it is dropped, and its checkpoint with it).
+    liveMoved = true;
     exportText = `${withoutTrailer(exportText)}\n${data}\n`;
     exportElement.textContent = exportText;
     if (Number.isSafeInteger(line.version) && line.event && !document.getElementById(`v${line.version}`)) {

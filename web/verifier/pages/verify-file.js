@@ -50,7 +50,10 @@ function showCheckpoint(report) {
   const section = document.getElementById('checkpoint');
   const note = document.getElementById('checkpoint-note');
   if (!section || !note) return;
-  const verified = report && report.trailer && report.trailer.checkpoint ? report.trailer.checkpoint.note : '';
+  // Only a checkpoint that checked under a pinned key is worth keeping: one
+  // signed by an unknown or wrong key would hold the judge to nothing.
+  const trailer = report ? report.trailer : null;
+  const verified = trailer && trailer.check === 'ok' && trailer.keyStatus === 'pinned' && trailer.checkpoint ? trailer.checkpoint.note : '';
   note.textContent = verified;
   if (verified) section.removeAttribute('hidden');
   else section.setAttribute('hidden', '');

@@ -266,7 +266,7 @@ test("the checkpoint shown to keep must be the trailer's, and the log key is wri
   assert.equal(good.body.getAttribute('data-audit'), 'verified', JSON.stringify(marked.problems));
   assert.equal(good.body.getAttribute('data-log-key'), 'pinned');
   assert.equal(good.getElementById('log-key').textContent, key.verifierKey);
-  assert.equal(good.getElementById('log-key-status').textContent, 'ключ журнала, опубликованный этим сайтом');
+  assert.equal(good.getElementById('log-key-status').textContent, 'доверенный ключ журнала (закреплён)');
   assert.match(good.querySelector('[data-check-name="checkpoint"]').textContent, /^Подписанный чекпойнт: последнее событие/);
   // Another note shown (one byte changed): the drawing fails where the export ends.
   const other = page(trailer.checkpoint.replace('\n6\n', '\n5\n'));

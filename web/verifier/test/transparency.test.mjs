@@ -265,3 +265,23 @@ test('checkTrailer never throws on junk: each is a malformed failure', async () 
   // The head message the test signs is §5's, which the verifier checks.
   assert.equal(headMessageOf('s', 0, new Uint8Array(32), 6).length, 17 + 1 + 1 + 1 + 8 + 32 + 8);
 });
+
+test('no trailer with a log key pinned: the export fails at its end, as `battlelog audit --log-key` does', async () => {
+  // An export with its trailer dropped (as one cut short would be) looks
+  // like one written before §5: only a pinned key tells that a trailer was due.
+  const { text } = await exportWithTrailer();
+  const cut = text.trim().split('\n').slice(0, -1).join('\n') + '\n';
+  const key = await logKey();
+  const report = await verifyExport(cut, { logKeys: [key.verifierKey] });
+  assert.equal(report.status, 'failed');
+  const missing = report.problems.filter((p) => p.check === 'checkpoint');
+  assert.deepEqual(missing.map((p) => p.what), ['missing']);
+  assert.equal(missing[0].version, lastEvent(cut).version + 1);
+  const en = summarizeChecks(report, 'en').find((c) => c.name === 'checkpoint');
+  assert.equal(en.check, 'bad');
+  assert.match(en.text, /no trailer, and a log key is pinned/);
+  assert.match(summarizeChecks(report, 'ru').find((c) => c.name === 'checkpoint').text, /трейлера нет, а ключ журнала закреплён/);
+  // A caller that knows the export has gone past its trailer (a live page) says so.
+  const live = await verifyExport(cut, { logKeys: [key.verifierKey], requireTrailer: false });
+  assert.equal(live.status, 'verified', JSON.stringify(live.problems));
+});
