@@ -105,7 +105,7 @@ pub struct AuditArgs {
     #[arg(long, value_name = "VKEY", value_parser = parse_log_key)]
     log_key: Option<VerifierKey>,
     /// A checkpoint kept earlier: a signed note the judge kept, or the
-    /// "<tree size> <root hash>" a forum posted. The export's checkpoint
+    /// "TREE_SIZE ROOT_HASH" (base64 or hex) a forum posted. The export's checkpoint
     /// must be consistent with it (the resolver gives the proof, or
     /// --consistency-proof): if not, the log was rewritten since.
     #[arg(long, value_name = "FILE")]

@@ -54,10 +54,10 @@ enum CheckpointCommand {
 
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
-    /// The older checkpoint: a signed note, or "<size> <root>".
+    /// The older checkpoint: a signed note, or "SIZE ROOT".
     #[arg(long, value_name = "FILE")]
     old: PathBuf,
-    /// The newer checkpoint: a signed note, or "<size> <root>".
+    /// The newer checkpoint: a signed note, or "SIZE ROOT".
     #[arg(long, value_name = "FILE")]
     new: PathBuf,
     /// The journal's log key: signed notes must verify with it. Without

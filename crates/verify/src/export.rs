@@ -99,7 +99,7 @@ pub fn trailer_line(trailer: &Trailer) -> Result<String, serde_json::Error> {
 
 /// The export of `stream`'s events with `trailer` as its last line
 /// (PROTOCOL.md §5), without a trailing newline. `None` writes the events
-/// alone, as [`write`].
+/// alone, as [`write()`].
 pub fn write_with_trailer(
     stream: &str,
     events: &[RecordedEvent],
