@@ -238,11 +238,16 @@ export function headMessage(streamId, version, hash, treeSize) {
 
 function base64Field(value, field) {
   if (typeof value !== 'string') throw new TransparencyError('malformed', `trailer field ${field} is not a base64 string`);
+  let bytes;
   try {
-    return base64ToBytes(value);
+    bytes = base64ToBytes(value);
   } catch {
     throw new TransparencyError('malformed', `trailer field ${field} is not base64`);
   }
+  // Padded standard base64 only, as the Rust audit reads it: atob also
+  // takes what is unpadded or has spaces, and the two must agree.
+  if (bytesToBase64(bytes) !== value) throw new TransparencyError('malformed', `trailer field ${field} is not padded standard base64`);
+  return bytes;
 }
 
 /** A trailer's fields read and typed, or TransparencyError('malformed', naming the field). */
@@ -258,7 +263,7 @@ function readTrailer(trailer) {
   if (typeof head.stream !== 'string') bad('head.stream', 'is not a string');
   const version = toU64(head.version);
   if (version === null) bad('head.version', 'is not an unsigned integer');
-  if (typeof head.hash !== 'string' || !/^[0-9a-fA-F]{64}$/.test(head.hash)) bad('head.hash', 'is not 64 hex digits');
+  if (typeof head.hash !== 'string' || !/^[0-9a-f]{64}$/.test(head.hash)) bad('head.hash', 'is not 64 lowercase hex digits');
   const headSignature = base64Field(trailer.head_signature, 'head_signature');
   if (headSignature.length !== 64) bad('head_signature', `is ${headSignature.length} bytes, not 64`);
   const leafIndex = toU64(trailer.leaf_index);

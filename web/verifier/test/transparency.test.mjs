@@ -285,3 +285,16 @@ test('no trailer with a log key pinned: the export fails at its end, as `battlel
   const live = await verifyExport(cut, { logKeys: [key.verifierKey], requireTrailer: false });
   assert.equal(live.status, 'verified', JSON.stringify(live.problems));
 });
+
+test('the trailer is read as strictly as the Rust audit reads it: padded base64, lowercase hex', async () => {
+  for (const [name, edit] of [
+    ['unpadded head_signature', (t) => ({ ...t, head_signature: t.head_signature.replace(/=+$/, '') })],
+    ['a space in a proof hash', (t) => ({ ...t, inclusion_proof: [` ${t.inclusion_proof[0]}`, ...t.inclusion_proof.slice(1)] })],
+    ['an upper-case head hash', (t) => ({ ...t, head: { ...t.head, hash: t.head.hash.toUpperCase() } })],
+  ]) {
+    const { text, key } = await exportWithTrailer(edit);
+    const report = await verifyExport(text, { logKeys: [key.verifierKey] });
+    assert.equal(report.status, 'failed', name);
+    assert.deepEqual(report.trailer.failures.map((f) => f.what), ['malformed'], name);
+  }
+});
