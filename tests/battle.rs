@@ -760,7 +760,11 @@ async fn kill_9_of_the_resolver_under_load_then_retries_lose_and_reroll_nothing(
     for (request_id, action, reply) in &attempts {
         let retried = act(&mut resolver, battle_id, action, request_id).await.expect("a retry succeeds");
         if let Some(reply) = reply {
-            assert_eq!(act_result(&retried), act_result(reply), "{request_id}: an answered request gets its recorded reply again");
+            assert_eq!(
+                act_result(&retried),
+                act_result(reply),
+                "{request_id}: an answered request gets its recorded reply again"
+            );
         }
         if let Some(rolled) =
             rolls_of(&before).iter().find(|(v, _)| before[*v as usize].key() == format!("roll:act:{request_id}:0"))

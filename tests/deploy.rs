@@ -166,7 +166,8 @@ impl Container {
 /// The files the deploy kit tells the operator to make before starting
 /// (docker-compose.yml's header, deploy/README.md): certificates per
 /// service, the token signing key and tokens (made with `battlelog token`),
-/// the roller's master key, the share and battle-id secrets.
+/// the roller's master key, the journal's log key, the share and battle-id
+/// secrets.
 struct Material {
     dir: TempDir,
 }
@@ -191,6 +192,14 @@ impl Material {
             std::fs::write(auth.join(file), token).expect("write a token");
         }
         write_secret(&root.join("master.key"));
+        cli(&[
+            "log-key",
+            "generate",
+            "--origin",
+            "battlelog.example/journal",
+            "--out",
+            &root.join("log.key").display().to_string(),
+        ]);
         write_secret(&root.join("web/share.secret"));
         write_secret(&root.join("resolver/battle-id.secret"));
         // The operator's webhooks.toml: the shipped one as it is (no tenant
@@ -833,6 +842,7 @@ fn kubernetes_secrets(material: &Material, nats_passwords: &Path) -> BTreeMap<St
     secrets.insert("battlelog-auth".to_owned(), auth.into_iter().collect());
     let one = |key: &str, path: PathBuf| [(key.to_owned(), path)].into_iter().collect();
     secrets.insert("battlelog-master-key".to_owned(), one("battlelog-master-key", root.join("master.key")));
+    secrets.insert("battlelog-log-key".to_owned(), one("battlelog-log-key", root.join("log.key")));
     secrets.insert("battlelog-web-share".to_owned(), one("share.secret", root.join("web/share.secret")));
     secrets
         .insert("battlelog-resolver-ids".to_owned(), one("battle-id.secret", root.join("resolver/battle-id.secret")));

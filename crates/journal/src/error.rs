@@ -94,7 +94,7 @@ pub enum JournalError {
         /// The global position waited for.
         position: u64,
     },
-        #[error("this journal runs without its transparency log")]
+    #[error("this journal runs without its transparency log")]
     TransparencyOff,
     /// The journal is closing and takes no more appends.
     #[error("the journal is shutting down")]
