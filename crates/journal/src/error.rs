@@ -5,7 +5,7 @@
 //! [`JournalReason`] (the battle guard's through [`Rule::reason`]); other
 //! services decode them with `Error::from_status`, so they never change.
 
-use battlelog_proto::error::{BattleReason, Error, InternalReason, JournalReason};
+use battlelog_proto::error::{Error, InternalReason, JournalReason};
 use tonic::{Code, Status};
 
 use crate::guard::Rule;
@@ -74,14 +74,6 @@ pub enum JournalError {
     StreamNotFound {
         /// The stream.
         stream_id: String,
-    },
-    /// A stream kept moving while its head was being signed.
-    #[error("stream {stream_id} moved under each of {attempts} attempts to sign its head; retry")]
-    StreamBusy {
-        /// The stream.
-        stream_id: String,
-        /// How many times it was tried.
-        attempts: usize,
     },
     /// This journal runs without its transparency log (a benchmark's
     /// option, never a configuration's).
@@ -165,7 +157,6 @@ impl From<JournalError> for Error {
             // Every stream is a battle (crate::guard): one without events is
             // a battle never opened.
             JournalError::StreamNotFound { stream_id } => Error::battle_not_found(&stream_id),
-            JournalError::StreamBusy { .. } => Error::new(BattleReason::BattleBusy, message),
             JournalError::TransparencyOff => Error::new(InternalReason::Unavailable, message),
             JournalError::FollowerStalled { .. } => Error::new(JournalReason::StorageUnavailable, message),
             JournalError::ShuttingDown => Error::new(JournalReason::JournalShuttingDown, message),

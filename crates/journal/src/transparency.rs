@@ -63,10 +63,6 @@ pub const CHECKPOINT_INTERVAL_MS: RangeInclusive<u64> = 10..=60_000;
 /// The longest origin `log_origin` may be, in bytes.
 pub const MAX_ORIGIN_BYTES: usize = 255;
 
-/// How many times a signed head is tried again when its stream moved
-/// between reading the head and choosing the checkpoint that holds it.
-const SIGNED_HEAD_ATTEMPTS: usize = 16;
-
 /// Checks a log origin: non-empty, at most [`MAX_ORIGIN_BYTES`], and no
 /// space, `+` or newline (the signed-note key and signature line formats).
 pub fn check_origin(origin: &str) -> Result<(), String> {
@@ -529,8 +525,8 @@ impl TransparencyLog {
     /// module doc). The head is read from the store, the follower awaited
     /// up to its record, a checkpoint issued when the newest does not hold
     /// it, and the head read again: when the stream moved meanwhile and its
-    /// next record is in that checkpoint's tree, the head it signs would be
-    /// false there, so it starts over.
+    /// next record is in that checkpoint's tree, the head would be false
+    /// there, so it is signed at the tree that ends at its own leaf.
     pub(crate) async fn signed_head(
         &self,
         store: &dyn EventStore,
@@ -540,54 +536,51 @@ impl TransparencyLog {
     ) -> Result<SignedHead, JournalError> {
         self.off()?;
         limits::validate_stream_id("stream_id", stream_id)?;
-        for _ in 0..SIGNED_HEAD_ATTEMPTS {
-            let head = store.head(stream_id).await?.ok_or_else(|| not_found(stream_id))?;
-            let position = position_of(store, stream_id, head.version, max_bytes).await?;
-            self.followed_past(position, &mut closing).await?;
-            let index = read(&self.leaves).index_of(position).ok_or_else(|| {
-                JournalError::Poisoned(format!("{stream_id}@{}: followed but not in the tree", head.version))
-            })?;
-            let checkpoint = match self.newest() {
-                Some(newest) if newest.size > index => newest,
-                _ => self.issue().filter(|c| c.size > index).ok_or_else(|| {
-                    JournalError::Poisoned(format!("no checkpoint holds leaf {index} of {stream_id}"))
-                })?,
-            };
-            let mut checkpoint = checkpoint;
-            let now = store.head(stream_id).await?.map(|h| h.version);
-            if now != Some(head.version) {
-                let next = position_of(store, stream_id, head.version + 1, max_bytes).await?;
-                let in_tree = read(&self.leaves).index_of(next).is_some_and(|i| i < checkpoint.size);
-                if in_tree {
-                    // The stream moved on inside that checkpoint. The tree of
-                    // the head's leaf and those before it ends the stream at
-                    // the head: sign there instead of racing the stream
-                    // (every size of one append-only tree is a checkpoint
-                    // as good as any, consistent with all the others).
-                    let root = read(&self.leaves)
-                        .tree
-                        .root(index + 1)
-                        .map_err(|e| JournalError::Poisoned(format!("root at {}: {e}", index + 1)))?;
-                    checkpoint = self.key.sign_checkpoint(index + 1, &root);
-                }
+        let head = store.head(stream_id).await?.ok_or_else(|| not_found(stream_id))?;
+        let position = position_of(store, stream_id, head.version, max_bytes).await?;
+        self.followed_past(position, &mut closing).await?;
+        let index = read(&self.leaves).index_of(position).ok_or_else(|| {
+            JournalError::Poisoned(format!("{stream_id}@{}: followed but not in the tree", head.version))
+        })?;
+        let mut checkpoint = match self.newest() {
+            Some(newest) if newest.size > index => newest,
+            _ => self
+                .issue()
+                .filter(|c| c.size > index)
+                .ok_or_else(|| JournalError::Poisoned(format!("no checkpoint holds leaf {index} of {stream_id}")))?,
+        };
+        let now = store.head(stream_id).await?.map(|h| h.version);
+        if now != Some(head.version) {
+            let next = position_of(store, stream_id, head.version + 1, max_bytes).await?;
+            let in_tree = read(&self.leaves).index_of(next).is_some_and(|i| i < checkpoint.size);
+            if in_tree {
+                // The stream moved on inside that checkpoint. The tree of
+                // the head's leaf and those before it ends the stream at
+                // the head: sign there instead of racing the stream
+                // (every size of one append-only tree is a checkpoint
+                // as good as any, consistent with all the others).
+                let root = read(&self.leaves)
+                    .tree
+                    .root(index + 1)
+                    .map_err(|e| JournalError::Poisoned(format!("root at {}: {e}", index + 1)))?;
+                checkpoint = self.key.sign_checkpoint(index + 1, &root);
             }
-            let tlog_head =
-                battlelog_tlog::StreamHead { stream_id: stream_id.to_owned(), version: head.version, hash: head.hash };
-            let inclusion_proof = read(&self.leaves)
-                .tree
-                .inclusion_proof(index, checkpoint.size)
-                .map_err(|e| JournalError::Poisoned(format!("inclusion proof of leaf {index}: {e}")))?;
-            let signature = self.key.sign_head(&tlog_head, checkpoint.size);
-            return Ok(SignedHead {
-                checkpoint,
-                log_key: self.verifier.clone(),
-                head: tlog_head,
-                signature,
-                leaf_index: index,
-                inclusion_proof,
-            });
         }
-        Err(JournalError::StreamBusy { stream_id: stream_id.to_owned(), attempts: SIGNED_HEAD_ATTEMPTS })
+        let tlog_head =
+            battlelog_tlog::StreamHead { stream_id: stream_id.to_owned(), version: head.version, hash: head.hash };
+        let inclusion_proof = read(&self.leaves)
+            .tree
+            .inclusion_proof(index, checkpoint.size)
+            .map_err(|e| JournalError::Poisoned(format!("inclusion proof of leaf {index}: {e}")))?;
+        let signature = self.key.sign_head(&tlog_head, checkpoint.size);
+        Ok(SignedHead {
+            checkpoint,
+            log_key: self.verifier.clone(),
+            head: tlog_head,
+            signature,
+            leaf_index: index,
+            inclusion_proof,
+        })
     }
 }
 
