@@ -144,11 +144,20 @@ export function parseVerifierKey(text) {
  * before the blank line) and its signature lines ({ name, keyId, signature }).
  * Throws TransparencyError('malformed', why).
  */
+/** The largest note read, in bytes (as the Rust audit's MAX_NOTE_BYTES). */
+export const MAX_NOTE_BYTES = 16 * 1024;
+/** The most signature lines a note may carry (MAX_NOTE_SIGNATURES). */
+export const MAX_NOTE_SIGNATURES = 100;
+
 export function parseNote(note) {
   const fail = (message) => {
     throw new TransparencyError('malformed', `checkpoint: ${message}`);
   };
   if (typeof note !== 'string') fail('not a string');
+  // The Rust audit's limits (battlelog-tlog's MAX_NOTE_BYTES and
+  // MAX_NOTE_SIGNATURES): a note of a hundred thousand signature lines must
+  // not cost as many Ed25519 checks here either.
+  if (utf8.encode(note).length > MAX_NOTE_BYTES) fail(`larger than ${MAX_NOTE_BYTES} bytes`);
   const split = note.lastIndexOf('\n\n');
   if (split < 0) fail('no blank line before the signatures');
   const text = note.slice(0, split + 1);
@@ -160,6 +169,7 @@ export function parseNote(note) {
   const signatures = [];
   for (const line of tail.slice(0, -1).split('\n')) {
     const found = /^\u2014 (\S+) (\S+)$/u.exec(line);
+    if (signatures.length === MAX_NOTE_SIGNATURES) fail(`more than ${MAX_NOTE_SIGNATURES} signature lines`);
     if (!found || !validName(found[1])) fail(`not a signature line: ${JSON.stringify(line.slice(0, 120))}`);
     let bytes;
     try {

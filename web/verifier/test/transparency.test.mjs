@@ -298,3 +298,22 @@ test('the trailer is read as strictly as the Rust audit reads it: padded base64,
     assert.deepEqual(report.trailer.failures.map((f) => f.what), ['malformed'], name);
   }
 });
+
+test('notes past the Rust audit limits are refused before any signature is checked', async () => {
+  const { text, key } = await exportWithTrailer();
+  const trailer = JSON.parse(text.trim().split('\n').at(-1));
+  const [body, signature] = trailer.checkpoint.split('\n\n');
+  const line = signature.trimEnd();
+  for (const [name, note] of [
+    ['101 signature lines', `${body}\n\n${`${line}\n`.repeat(101)}`],
+    ['over 16 KiB', `${body}\n\n${line}\n${'— other+00000000 AAAAAAA=\n'.repeat(700)}`],
+  ]) {
+    const report = await verifyExport(text.replace(JSON.stringify(trailer), JSON.stringify({ ...trailer, checkpoint: note })), { logKeys: [key.verifierKey] });
+    assert.equal(report.status, 'failed', name);
+    assert.deepEqual(report.trailer.failures.map((f) => f.what), ['malformed'], name);
+  }
+  // A hundred lines are still read (the log key's among them).
+  const hundred = `${body}\n\n${`${line}\n`.repeat(100)}`;
+  const ok = await verifyExport(text.replace(JSON.stringify(trailer), JSON.stringify({ ...trailer, checkpoint: hundred })), { logKeys: [key.verifierKey] });
+  assert.equal(ok.status, 'verified', JSON.stringify(ok.problems));
+});
