@@ -219,12 +219,16 @@ impl Journal {
                 checkpoint_size = first.map(|c| c.size),
                 "transparency log rebuilt from the global log"
             );
-            log_tasks.push(tokio::spawn(transparency::follow(
-                log.clone(),
+            let (follower_log, follower_store) = (log.clone(), store.clone());
+            let (page, max_bytes) = (options.limits.max_read_count, options.limits.max_read_bytes);
+            log_tasks.push(tokio::spawn(follow_log(
+                "transparency log",
                 store.clone(),
-                options.limits.max_read_count,
-                options.limits.max_read_bytes,
                 closing.subscribe(),
+                move || {
+                    let (log, store) = (follower_log.clone(), follower_store.clone());
+                    async move { log.catch_up(&*store, page, max_bytes).await }
+                },
             )));
             log_tasks.push(tokio::spawn(transparency::sign(
                 log.clone(),
@@ -236,13 +240,12 @@ impl Journal {
             warn!("the transparency log is off: no checkpoints, proofs or signed heads");
         }
         let index = Arc::new(BattleIndex::new(options.battle_index_bytes));
-        let follower = tokio::spawn(follow_index(
-            index.clone(),
-            store.clone(),
-            options.limits.max_read_count,
-            options.limits.max_read_bytes,
-            closing.subscribe(),
-        ));
+        let (follower_index, follower_store) = (index.clone(), store.clone());
+        let (page, max_bytes) = (options.limits.max_read_count, options.limits.max_read_bytes);
+        let follower = tokio::spawn(follow_log("battle index", store.clone(), closing.subscribe(), move || {
+            let (index, store) = (follower_index.clone(), follower_store.clone());
+            async move { index.catch_up(&*store, page, max_bytes).await }
+        }));
         Ok(Self {
             inner: Arc::new(Inner {
                 store,
@@ -567,17 +570,21 @@ impl Journal {
     }
 }
 
-/// Keeps the battle index warm: folds the log as it grows, so that a
-/// listing usually finds little left to catch up. A failed read is retried
-/// after a second (a listing meanwhile catches up itself, or reports the
-/// store's error); ends at shutdown.
-async fn follow_index(
-    index: Arc<BattleIndex>,
+/// Keeps a follower of the global log up with it as it grows — the battle
+/// index (so that a listing usually finds little left to catch up) and the
+/// transparency log's tree: `catch_up` reads what is new, woken by the
+/// store's changes; a failed read is retried after a second (a listing
+/// meanwhile catches up itself, or reports the store's error); ends at
+/// shutdown.
+pub(crate) async fn follow_log<F, Fut>(
+    what: &'static str,
     store: Arc<dyn EventStore>,
-    page: usize,
-    max_bytes: usize,
     mut closing: watch::Receiver<bool>,
-) {
+    mut catch_up: F,
+) where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<(), JournalError>>,
+{
     let mut changes = store.changes();
     loop {
         if *closing.borrow() {
@@ -585,10 +592,10 @@ async fn follow_index(
         }
         // Marked seen before reading: a change after the read wakes the wait.
         changes.borrow_and_update();
-        let retry = match index.catch_up(&*store, page, max_bytes).await {
+        let retry = match catch_up().await {
             Ok(()) => None,
             Err(e) => {
-                warn!(error = %e, "battle index: reading the log failed; retrying");
+                warn!(error = %e, "{what}: reading the log failed; retrying");
                 Some(tokio::time::sleep(std::time::Duration::from_secs(1)))
             }
         };

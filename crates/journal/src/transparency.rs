@@ -607,42 +607,6 @@ pub(crate) async fn position_of(
     }
 }
 
-/// Keeps the tree up with the log as it grows (a failed read is retried
-/// after a second); ends at shutdown.
-pub(crate) async fn follow(
-    log: Arc<TransparencyLog>,
-    store: Arc<dyn EventStore>,
-    page: usize,
-    max_bytes: usize,
-    mut closing: watch::Receiver<bool>,
-) {
-    let mut changes = store.changes();
-    loop {
-        if *closing.borrow() {
-            return;
-        }
-        // Marked seen before reading: a change after the read wakes the wait.
-        changes.borrow_and_update();
-        let retry = match log.catch_up(&*store, page, max_bytes).await {
-            Ok(()) => None,
-            Err(e) => {
-                warn!(error = %e, "transparency log: reading the log failed; retrying");
-                Some(tokio::time::sleep(Duration::from_secs(1)))
-            }
-        };
-        match retry {
-            Some(pause) => tokio::select! {
-                () = pause => {}
-                _ = closing.changed() => return,
-            },
-            None => tokio::select! {
-                changed = changes.changed() => if changed.is_err() { return },
-                _ = closing.changed() => return,
-            },
-        }
-    }
-}
-
 /// Signs a checkpoint every `interval` while the tree grows; ends at shutdown.
 pub(crate) async fn sign(log: Arc<TransparencyLog>, interval: Duration, mut closing: watch::Receiver<bool>) {
     // The first tick a whole interval from now: the journal signed one at open.
