@@ -10,7 +10,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
-use tracing::{info, warn};
+use tracing::{Instrument as _, info, warn};
 
 use crate::error::JournalError;
 use crate::index::{BattleIndex, IndexPage, IndexQuery};
@@ -398,11 +398,12 @@ impl Journal {
             if *self.inner.closing.borrow() {
                 return Err(JournalError::ShuttingDown);
             }
-            let (planned, mut events) = match planner::plan(store, &append, now_micros()).await? {
+            let plan = planner::plan(store, &append, now_micros()).instrument(tracing::debug_span!("journal.plan"));
+            let (planned, mut events) = match plan.await? {
                 Plan::Repeat(outcome) => return Ok(outcome),
                 Plan::Write { planned, events } => (planned, events),
             };
-            let outcome = store.append(vec![planned]).await?.pop();
+            let outcome = store.append(vec![planned]).instrument(tracing::debug_span!("journal.commit")).await?.pop();
             match outcome {
                 Some(Ok(positions)) => {
                     for (event, position) in events.iter_mut().zip(positions) {

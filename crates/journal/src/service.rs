@@ -9,6 +9,7 @@ use battlelog_runtime::streams::{Ending, StreamEnd, deadline_exceeded, grpc_time
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_stream::{Stream, StreamExt};
 use tonic::{Request, Response, Status};
+use tracing::Instrument as _;
 
 use crate::error::JournalError;
 use crate::index::IndexQuery;
@@ -85,33 +86,37 @@ fn stream_of(call: &'static str, subscription: Subscription, timeout: Option<Dur
 #[tonic::async_trait]
 impl JournalRpc for JournalService {
     async fn append(&self, request: Request<pb::AppendRequest>) -> Result<Response<pb::AppendResponse>, Status> {
-        let request = request.into_inner();
-        let expected = expected_version(request.expected_version)?;
-        let events = request
-            .events
-            .into_iter()
-            .map(|e| NewEvent {
-                event_type: e.event_type,
-                payload: e.payload,
-                idempotency_key: (!e.idempotency_key.is_empty()).then_some(e.idempotency_key),
-            })
-            .collect();
-        let outcome = self.journal.append(request.stream_id, expected, events).await?;
-        Ok(Response::new(pb::AppendResponse {
-            checkpoint: self.journal.checkpoint().map(checkpoint),
-            events: outcome
+        async move {
+            let request = request.into_inner();
+            let expected = expected_version(request.expected_version)?;
+            let events = request
                 .events
                 .into_iter()
-                .map(|e| pb::AppendedEvent {
-                    version: e.version,
-                    global_position: e.global_position,
-                    event_id: e.event_id,
-                    hash: e.hash.to_vec(),
-                    recorded_at_unix_micros: e.recorded_at_unix_micros,
+                .map(|e| NewEvent {
+                    event_type: e.event_type,
+                    payload: e.payload,
+                    idempotency_key: (!e.idempotency_key.is_empty()).then_some(e.idempotency_key),
                 })
-                .collect(),
-            deduplicated: outcome.deduplicated,
-        }))
+                .collect();
+            let outcome = self.journal.append(request.stream_id, expected, events).await?;
+            Ok(Response::new(pb::AppendResponse {
+                checkpoint: self.journal.checkpoint().map(checkpoint),
+                events: outcome
+                    .events
+                    .into_iter()
+                    .map(|e| pb::AppendedEvent {
+                        version: e.version,
+                        global_position: e.global_position,
+                        event_id: e.event_id,
+                        hash: e.hash.to_vec(),
+                        recorded_at_unix_micros: e.recorded_at_unix_micros,
+                    })
+                    .collect(),
+                deduplicated: outcome.deduplicated,
+            }))
+        }
+        .instrument(tracing::debug_span!("journal.append"))
+        .await
     }
 
     async fn read_stream(

@@ -44,7 +44,8 @@
 //! `Act` p50 at concurrency 1, and the aim of issue 19 (within 2× of sled). `BATTLELOG_BENCH_SECONDS` sets the
 //! seconds per case and stack (default 3); a case runs in one-second slices
 //! alternating between the stacks, so that a change in the machine's load
-//! falls on both alike.
+//! falls on both alike. `BATTLELOG_BENCH_WORKER_THREADS` sets the runtime's worker threads
+//! (default: one per core).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -70,6 +71,7 @@ use battlelog_runtime::grpc::incoming;
 use battlelog_runtime::serve::GrpcServer;
 use battlelog_runtime::tls::{ServerTls, endpoint};
 use battlelog_test_support::auth::TEST_TENANT;
+use battlelog_test_support::bench::span_clock::{self, SpanClock, Timed};
 use battlelog_test_support::bench::{Figures, figures, raw_sled_insert_flush, report, seconds_per_case};
 use battlelog_test_support::{NatsCluster, TestAuth, TestPki, poll_until};
 use serde_json::{Value, json};
@@ -404,7 +406,132 @@ fn overhead(label: &str, [plain, secure]: &[Figures; 2]) {
     );
 }
 
+/// The hops of one `Act` in the order they nest, each a span the services
+/// open (`debug` level; see `battlelog_test_support::bench::span_clock`).
+const HOPS: [&str; 10] = [
+    "resolver.act",
+    "resolver.roll",
+    "roller.roll",
+    "roller.append",
+    "journal.append",
+    "journal.plan",
+    "journal.commit",
+    "journal.write",
+    "journal.flush",
+    "resolver.append",
+];
+
+/// One `Act`'s interval cut into the rows of the breakdown table, from the
+/// spans that closed inside it; `None` when they are not the one clean
+/// pass the table describes (a retry, a stray span).
+fn cut(began: Instant, ended: Instant, spans: &[Timed]) -> Option<Vec<(&'static str, Duration)>> {
+    let inside: Vec<&Timed> = spans.iter().filter(|s| s.start >= began && s.end <= ended).collect();
+    let one = |name: &str| -> Option<Duration> {
+        let mut found = inside.iter().filter(|s| s.name == name);
+        let span = found.next()?;
+        found.next().is_none().then(|| span.end - span.start)
+    };
+    // The journal's spans come twice: the roller's append, then the
+    // resolver's, in the order they opened.
+    let two = |name: &str| -> Option<[Duration; 2]> {
+        let mut found: Vec<&&Timed> = inside.iter().filter(|s| s.name == name).collect();
+        found.sort_by_key(|s| s.start);
+        match found.as_slice() {
+            [first, second] => Some([first.end - first.start, second.end - second.start]),
+            _ => None,
+        }
+    };
+    let total = ended - began;
+    let act = one("resolver.act")?;
+    let roll = one("resolver.roll")?;
+    let roller = one("roller.roll")?;
+    let roller_append = one("roller.append")?;
+    let resolver_append = one("resolver.append")?;
+    let [append_1, append_2] = two("journal.append")?;
+    let [plan_1, plan_2] = two("journal.plan")?;
+    let [commit_1, commit_2] = two("journal.commit")?;
+    let [write_1, write_2] = two("journal.write")?;
+    let [flush_1, flush_2] = two("journal.flush")?;
+    let rest = |whole: Duration, parts: &[Duration]| whole.checked_sub(parts.iter().sum::<Duration>());
+    Some(vec![
+        ("forum → resolver: gRPC call (client, HTTP/2, loopback, server)", rest(total, &[act])?),
+        ("resolver: its own work (checks, fold, rules, reply)", rest(act, &[roll, resolver_append])?),
+        ("resolver → roller: gRPC call", rest(roll, &[roller])?),
+        ("roller: its own work (checks, draw, reply)", rest(roller, &[roller_append])?),
+        ("roller → journal: gRPC call (the roll)", rest(roller_append, &[append_1])?),
+        ("journal: handler (limits, stream turn, reply)", rest(append_1, &[plan_1, commit_1])?),
+        ("journal: plan (guard, chain hash, encoding)", plan_1),
+        ("journal: commit hand-off and wait", rest(commit_1, &[write_1, flush_1])?),
+        ("journal: key-value writes", write_1),
+        ("journal: flush", flush_1),
+        ("resolver → journal: gRPC call (the resolution)", rest(resolver_append, &[append_2])?),
+        ("journal: handler (limits, stream turn, reply) ", rest(append_2, &[plan_2, commit_2])?),
+        ("journal: plan (guard, chain hash, encoding) ", plan_2),
+        ("journal: commit hand-off and wait ", rest(commit_2, &[write_2, flush_2])?),
+        ("journal: key-value writes ", write_2),
+        ("journal: flush ", flush_2),
+    ])
+}
+
+/// Where the time of one `Act` goes: `run` of `Act`s one at a time on
+/// `stack` with the span clock on, each cut by [`cut`]; the rows are
+/// averaged over the `Act`s between the 40th and the 60th percentile of
+/// their total, so that they add up to a figure next to the p50 rather
+/// than to a mean that the slow tail pulls up.
+async fn breakdown(stack: &mut Stack, run: Duration) {
+    let mut intervals = Vec::new();
+    span_clock::start();
+    let start = Instant::now();
+    let mut i = 0;
+    while start.elapsed() < run {
+        let action = object(json!({"type": "move", "actor": "ash", "trait": "cool", "stakes": "bench"}));
+        let request = ActRequest {
+            battle_id: "solo".into(),
+            action: Some(action),
+            request_id: format!("breakdown-{i}"),
+            ..Default::default()
+        };
+        let began = Instant::now();
+        stack.resolver.act(request).await.expect("act");
+        intervals.push((began, Instant::now()));
+        i += 1;
+    }
+    let spans = span_clock::stop();
+    let mut cuts: Vec<(Duration, Vec<(&'static str, Duration)>)> = intervals
+        .iter()
+        .filter_map(|&(began, ended)| cut(began, ended, &spans).map(|rows| (ended - began, rows)))
+        .collect();
+    let all = intervals.len();
+    let clean = cuts.len();
+    assert!(clean > 0, "no Act left the spans of one clean pass ({all} Acts)");
+    cuts.sort_by_key(|(total, _)| *total);
+    let band = &cuts[clean * 2 / 5..=(clean * 3 / 5).min(clean - 1)];
+    let p50 = cuts[clean / 2].0;
+    let rows = band[0].1.len();
+    let mean = |row: usize| band.iter().map(|(_, cut)| cut[row].1).sum::<Duration>() / band.len() as u32;
+    println!(
+        "{}: where one Act's time goes (concurrency 1, {clean} of {all} Acts cut cleanly,          rows averaged over the {} between p40 and p60; p50 {:.1} µs):",
+        stack.name,
+        band.len(),
+        p50.as_secs_f64() * 1e6
+    );
+    let total: Duration = (0..rows).map(mean).sum();
+    println!("| hop | µs | share |");
+    println!("|---|---:|---:|");
+    for row in 0..rows {
+        let time = mean(row);
+        println!(
+            "| {} | {:.1} | {:.1} % |",
+            band[0].1[row].0.trim_end(),
+            time.as_secs_f64() * 1e6,
+            time.as_secs_f64() / total.as_secs_f64() * 100.0
+        );
+    }
+    println!("| **total** | **{:.1}** | 100 % |", total.as_secs_f64() * 1e6);
+}
+
 fn main() {
+    SpanClock { prefixes: &HOPS }.install();
     let run = seconds_per_case();
     let seconds = run.as_secs();
     // The target dir sits on the project's disk, like a real data dir.
@@ -413,7 +540,11 @@ fn main() {
     // Before the runtime starts: it blocks. A roll record's size.
     let sled_floor = raw_sled_insert_flush(&dir.path().join("raw"), 400, run);
     report("raw sled insert+flush (1 at a time)", &sled_floor);
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if let Some(workers) = std::env::var("BATTLELOG_BENCH_WORKER_THREADS").ok().and_then(|w| w.parse().ok()) {
+        builder.worker_threads(workers);
+    }
+    let runtime = builder.enable_all().build().expect("runtime");
     runtime.block_on(async move {
         let auth = TestAuth::generate();
         let pki = TestPki::generate("bench");
@@ -498,6 +629,9 @@ fn main() {
             verdict(many[0].per_second >= floor),
             many[1].per_second,
         );
+        println!();
+        breakdown(&mut stacks[0], run).await;
+        println!();
         for stack in stacks {
             stack.journal.shutdown().await.expect("journal shutdown");
         }

@@ -53,7 +53,7 @@ use rules::{Action, ActionKind, Battle, RulesetId};
 use serde_json::{Map, Value};
 use tokio_stream::StreamExt;
 use tonic::{Request, Response, Status};
-use tracing::{debug, warn};
+use tracing::{Instrument as _, debug, warn};
 
 use crate::battle_id::{self, BattleIdSecret};
 use crate::post;
@@ -1020,6 +1020,7 @@ impl Resolver for ResolverService {
     }
 
     async fn act(&self, request: Request<ActRequest>) -> Result<Response<ActResponse>, Status> {
+        async move {
         let caller = authorize(&request, "Act", rights::FORUM)?;
         let request = request.into_inner();
         let format = post::format(request.post_format)?;
@@ -1111,7 +1112,7 @@ impl Resolver for ResolverService {
                         epoch: view.stream.epoch,
                     }),
                 };
-                let rolled = match self.roller.clone().roll(roll).await {
+                let rolled = match self.roller.clone().roll(roll).instrument(tracing::debug_span!("resolver.roll")).await {
                     Ok(rolled) => rolled.into_inner(),
                     Err(status) if StreamError::is_conflict_status(&status) => continue,
                     Err(status) => return Err(downstream("roller", status)),
@@ -1187,8 +1188,10 @@ impl Resolver for ResolverService {
             let event = (Event::ActionResolved(resolved.clone()), key.clone());
             // The resolution is the last record an action writes: its hash,
             // from the journal's acknowledgement, is the new head.
-            if let Some(Wrote { version, head_hash, checkpoint }) =
-                self.append(battle_id, &mut view, Some(head), vec![event]).await?
+            if let Some(Wrote { version, head_hash, checkpoint }) = self
+                .append(battle_id, &mut view, Some(head), vec![event])
+                .instrument(tracing::debug_span!("resolver.append"))
+                .await?
             {
                 self.metrics.resolved(rules.ruleset().to_string());
                 let reply = ActResponse {
@@ -1205,6 +1208,9 @@ impl Resolver for ResolverService {
             }
         }
         Err(busy(battle_id, format!("battle {battle_id} is too busy; retry with the same request_id")))
+        }
+        .instrument(tracing::debug_span!("resolver.act"))
+        .await
     }
 
     async fn dispute(&self, request: Request<DisputeRequest>) -> Result<Response<EventResponse>, Status> {

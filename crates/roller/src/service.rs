@@ -25,7 +25,7 @@ use battlelog_runtime::grpc::invalid_argument;
 use battlelog_runtime::validate;
 use battlelog_stream::{DEFAULT_CACHE_BYTES, FoldCache, MAX_ATTEMPTS, StreamClient, StreamError};
 use tonic::{Request, Response, Status};
-use tracing::{debug, info, warn};
+use tracing::{Instrument as _, debug, info, warn};
 
 use crate::ledger::{Ledger, reveal_key, roll_key};
 use crate::master_key::MasterKey;
@@ -215,7 +215,12 @@ impl RollerService {
             .enumerate()
             .map(|(i, roll)| events::new_event(Event::DiceRolled(roll.clone()), roll_key(&request.request_id, i)))
             .collect();
-        match self.streams.append(battle_id, Some(head.version), new_events).await {
+        match self
+            .streams
+            .append(battle_id, Some(head.version), new_events)
+            .instrument(tracing::debug_span!("roller.append"))
+            .await
+        {
             // The faces leave the roller only through this branch, after the
             // journal has acknowledged (flushed) them — or, deduplicated,
             // found these very events recorded under these keys before.
@@ -269,94 +274,103 @@ impl Roller for RollerService {
     }
 
     async fn roll(&self, request: Request<RollRequest>) -> Result<Response<RollResponse>, Status> {
-        let request = request.into_inner();
-        validate::battle_id(&request.battle_id)?;
-        validate::request_id(&request.request_id, MAX_REQUEST_ID_BYTES)?;
-        validate::text("actor", &request.actor, MAX_ACTOR_BYTES)?;
-        if request.rolls.is_empty() || request.rolls.len() > MAX_ROLLS_PER_REQUEST {
-            return Err(invalid_argument("rolls", format!("must hold 1 to {MAX_ROLLS_PER_REQUEST} expressions")));
-        }
-        let mut expressions = Vec::with_capacity(request.rolls.len());
-        for (i, spec) in request.rolls.iter().enumerate() {
-            let expression = dice::Expression::parse(&spec.expression)
-                .map_err(|e| invalid_argument(&format!("rolls[{i}].expression"), e.to_string()))?;
-            validate::text(&format!("rolls[{i}].purpose"), &spec.purpose, MAX_PURPOSE_BYTES)?;
-            expressions.push(expression);
-        }
-        let worst_case: u64 = expressions.iter().map(dice::Expression::max_dice).sum();
-        if worst_case > MAX_DICE_PER_REQUEST {
-            return Err(invalid_argument(
-                "rolls",
-                format!("may draw up to {worst_case} dice together; the limit is {MAX_DICE_PER_REQUEST} per request"),
-            ));
-        }
-
-        let battle_id = request.battle_id.as_str();
-        let mut ledger = self.ledgers.lock(battle_id).await;
-        if let Some(head) = &request.expected_head
-            && let AtHead::Answered(response) = self.roll_at_head(&request, &expressions, head, &mut ledger).await?
-        {
-            return Ok(Response::new(response));
-        }
-        for _ in 0..MAX_ATTEMPTS {
-            self.catch_up(battle_id, &mut ledger).await?;
-            let versions = ledger.recorded_for(|i| roll_key(&request.request_id, i));
-            if !versions.is_empty() {
-                return self.replay(&request, &versions).await.map(Response::new);
+        async move {
+            let request = request.into_inner();
+            validate::battle_id(&request.battle_id)?;
+            validate::request_id(&request.request_id, MAX_REQUEST_ID_BYTES)?;
+            validate::text("actor", &request.actor, MAX_ACTOR_BYTES)?;
+            if request.rolls.is_empty() || request.rolls.len() > MAX_ROLLS_PER_REQUEST {
+                return Err(invalid_argument("rolls", format!("must hold 1 to {MAX_ROLLS_PER_REQUEST} expressions")));
             }
-            let (Some(client_seed), Some(head)) = (ledger.client_seed.clone(), ledger.head()) else {
-                return Err(Error::battle_not_found(battle_id).into_status());
-            };
-            if ledger.stream.closed {
-                return Err(Error::battle_closed(battle_id).into_status());
+            let mut expressions = Vec::with_capacity(request.rolls.len());
+            for (i, spec) in request.rolls.iter().enumerate() {
+                let expression = dice::Expression::parse(&spec.expression)
+                    .map_err(|e| invalid_argument(&format!("rolls[{i}].expression"), e.to_string()))?;
+                validate::text(&format!("rolls[{i}].purpose"), &spec.purpose, MAX_PURPOSE_BYTES)?;
+                expressions.push(expression);
             }
-            if !ledger.stream.epoch_secret() {
-                return Err(Error::new(
-                    JournalReason::EpochRevealed,
+            let worst_case: u64 = expressions.iter().map(dice::Expression::max_dice).sum();
+            if worst_case > MAX_DICE_PER_REQUEST {
+                return Err(invalid_argument(
+                    "rolls",
                     format!(
-                        "the seed of epoch {} of battle {battle_id} is revealed and no new one is committed",
-                        ledger.stream.epoch
+                        "may draw up to {worst_case} dice together; the limit is {MAX_DICE_PER_REQUEST} per request"
                     ),
-                )
-                .with("battle_id", battle_id)
-                .into_status());
+                ));
             }
-            let rolled = self.draw(&request, &expressions, &client_seed, ledger.stream.epoch, ledger.stream.next_nonce);
-            let new_events = rolled
-                .iter()
-                .enumerate()
-                .map(|(i, roll)| events::new_event(Event::DiceRolled(roll.clone()), roll_key(&request.request_id, i)))
-                .collect();
-            // The faces leave this function only through this branch, after
-            // the journal has acknowledged (flushed) them.
-            match self.streams.append(battle_id, Some(head), new_events).await {
-                Ok(appended) if appended.follows(Some(head)) => {
-                    self.count_rolls(&rolled);
-                    let rolls = rolled
-                        .into_iter()
-                        .zip(appended.events)
-                        .map(|(roll, e)| RecordedRoll {
-                            rendering: rendering(&roll),
-                            roll: Some(roll),
-                            version: e.version,
-                        })
-                        .collect();
-                    return Ok(Response::new(RollResponse { rolls, replayed: false }));
+
+            let battle_id = request.battle_id.as_str();
+            let mut ledger = self.ledgers.lock(battle_id).await;
+            if let Some(head) = &request.expected_head
+                && let AtHead::Answered(response) = self.roll_at_head(&request, &expressions, head, &mut ledger).await?
+            {
+                return Ok(Response::new(response));
+            }
+            for _ in 0..MAX_ATTEMPTS {
+                self.catch_up(battle_id, &mut ledger).await?;
+                let versions = ledger.recorded_for(|i| roll_key(&request.request_id, i));
+                if !versions.is_empty() {
+                    return self.replay(&request, &versions).await.map(Response::new);
                 }
-                // Recorded before, or taken by a concurrent attempt of the
-                // same request: the next round finds it.
-                Ok(_) | Err(StreamError::Conflict { .. } | StreamError::KeyReused { .. }) => {}
-                Err(error) => return Err(error.into_status()),
+                let (Some(client_seed), Some(head)) = (ledger.client_seed.clone(), ledger.head()) else {
+                    return Err(Error::battle_not_found(battle_id).into_status());
+                };
+                if ledger.stream.closed {
+                    return Err(Error::battle_closed(battle_id).into_status());
+                }
+                if !ledger.stream.epoch_secret() {
+                    return Err(Error::new(
+                        JournalReason::EpochRevealed,
+                        format!(
+                            "the seed of epoch {} of battle {battle_id} is revealed and no new one is committed",
+                            ledger.stream.epoch
+                        ),
+                    )
+                    .with("battle_id", battle_id)
+                    .into_status());
+                }
+                let rolled =
+                    self.draw(&request, &expressions, &client_seed, ledger.stream.epoch, ledger.stream.next_nonce);
+                let new_events = rolled
+                    .iter()
+                    .enumerate()
+                    .map(|(i, roll)| {
+                        events::new_event(Event::DiceRolled(roll.clone()), roll_key(&request.request_id, i))
+                    })
+                    .collect();
+                // The faces leave this function only through this branch, after
+                // the journal has acknowledged (flushed) them.
+                match self.streams.append(battle_id, Some(head), new_events).await {
+                    Ok(appended) if appended.follows(Some(head)) => {
+                        self.count_rolls(&rolled);
+                        let rolls = rolled
+                            .into_iter()
+                            .zip(appended.events)
+                            .map(|(roll, e)| RecordedRoll {
+                                rendering: rendering(&roll),
+                                roll: Some(roll),
+                                version: e.version,
+                            })
+                            .collect();
+                        return Ok(Response::new(RollResponse { rolls, replayed: false }));
+                    }
+                    // Recorded before, or taken by a concurrent attempt of the
+                    // same request: the next round finds it.
+                    Ok(_) | Err(StreamError::Conflict { .. } | StreamError::KeyReused { .. }) => {}
+                    Err(error) => return Err(error.into_status()),
+                }
+                debug!(battle_id, "lost the race for the next version; catching up");
             }
-            debug!(battle_id, "lost the race for the next version; catching up");
+            warn!(battle_id, "gave up after {MAX_ATTEMPTS} conflicting appends");
+            Err(Error::new(
+                BattleReason::BattleBusy,
+                format!("battle {battle_id} is too busy: {MAX_ATTEMPTS} appends in a row lost the race"),
+            )
+            .with("battle_id", battle_id)
+            .into_status())
         }
-        warn!(battle_id, "gave up after {MAX_ATTEMPTS} conflicting appends");
-        Err(Error::new(
-            BattleReason::BattleBusy,
-            format!("battle {battle_id} is too busy: {MAX_ATTEMPTS} appends in a row lost the race"),
-        )
-        .with("battle_id", battle_id)
-        .into_status())
+        .instrument(tracing::debug_span!("roller.roll"))
+        .await
     }
 
     async fn reveal(&self, request: Request<RevealRequest>) -> Result<Response<RevealResponse>, Status> {

@@ -60,3 +60,97 @@ pub fn raw_sled_insert_flush(dir: &std::path::Path, value_bytes: usize, run: Dur
     }
     figures(latencies, start.elapsed())
 }
+
+/// Where the time of one request goes: a `tracing` layer that notes when
+/// each span of the chosen names opened and closed, while recording is on.
+///
+/// The services mark each hop of a write with a `debug` span (`resolver.act`,
+/// `roller.roll`, `journal.append`, `journal.flush`, …). A benchmark
+/// installs [`SpanClock`] as the process's subscriber, runs its case at
+/// concurrency 1 with recording on, and cuts each request's interval into
+/// what the spans inside it cover: what the spans do not cover is transport
+/// (encoding, HTTP/2, the socket, the task hand-offs on both ends).
+/// Recording off, no span of the set is even created.
+pub mod span_clock {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::Instant;
+
+    use tracing::span::{Attributes, Id};
+    use tracing::subscriber::Interest;
+    use tracing::{Metadata, Subscriber};
+    use tracing_subscriber::layer::{Context, Layer};
+    use tracing_subscriber::registry::LookupSpan;
+
+    /// One closed span: its name and when it opened and closed.
+    #[derive(Debug, Clone, Copy)]
+    pub struct Timed {
+        pub name: &'static str,
+        pub start: Instant,
+        pub end: Instant,
+    }
+
+    static RECORDING: AtomicBool = AtomicBool::new(false);
+    static TIMED: Mutex<Vec<Timed>> = Mutex::new(Vec::new());
+
+    /// The layer; spans whose names start with one of `prefixes` are timed.
+    #[derive(Debug, Clone, Copy)]
+    pub struct SpanClock {
+        pub prefixes: &'static [&'static str],
+    }
+
+    #[derive(Clone, Copy)]
+    struct Opened(Instant);
+
+    impl SpanClock {
+        fn wanted(&self, metadata: &Metadata<'_>) -> bool {
+            metadata.is_span() && self.prefixes.iter().any(|prefix| metadata.name().starts_with(prefix))
+        }
+
+        /// Installs the layer as the process's only subscriber. Panics if
+        /// another is installed: a benchmark sets up its process once.
+        pub fn install(self) {
+            use tracing_subscriber::layer::SubscriberExt as _;
+            tracing::subscriber::set_global_default(tracing_subscriber::registry().with(self))
+                .expect("no other subscriber is installed");
+        }
+    }
+
+    /// Starts recording, forgetting what was recorded before.
+    pub fn start() {
+        TIMED.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clear();
+        RECORDING.store(true, Ordering::SeqCst);
+    }
+
+    /// Stops recording and hands over the spans closed meanwhile, in the
+    /// order they closed.
+    pub fn stop() -> Vec<Timed> {
+        RECORDING.store(false, Ordering::SeqCst);
+        std::mem::take(&mut *TIMED.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
+    }
+
+    impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for SpanClock {
+        fn register_callsite(&self, metadata: &'static Metadata<'static>) -> Interest {
+            // `sometimes`: asked again per span, so that recording off
+            // costs one atomic load and no span.
+            if self.wanted(metadata) { Interest::sometimes() } else { Interest::never() }
+        }
+
+        fn enabled(&self, metadata: &Metadata<'_>, _: Context<'_, S>) -> bool {
+            self.wanted(metadata) && RECORDING.load(Ordering::Relaxed)
+        }
+
+        fn on_new_span(&self, _: &Attributes<'_>, id: &Id, context: Context<'_, S>) {
+            if let Some(span) = context.span(id) {
+                span.extensions_mut().insert(Opened(Instant::now()));
+            }
+        }
+
+        fn on_close(&self, id: Id, context: Context<'_, S>) {
+            let end = Instant::now();
+            let Some(span) = context.span(&id) else { return };
+            let Some(Opened(start)) = span.extensions().get::<Opened>().copied() else { return };
+            TIMED.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(Timed { name: span.name(), start, end });
+        }
+    }
+}

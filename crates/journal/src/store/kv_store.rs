@@ -244,6 +244,7 @@ impl<E: KvEngine> Shared<E> {
             return calls.iter().map(|_| Err(JournalError::Poisoned(reason.clone()))).collect();
         }
         let flat: Vec<PlannedAppend> = calls.iter().flat_map(|c| c.iter().cloned()).collect();
+        let writing_span = tracing::debug_span!("journal.write").entered();
         let written = (|| {
             let (outcomes, writes) = kv::write_group(&self.engine, &flat, writer.next_position)?;
             let appended: u64 = outcomes.iter().map(|o| o.as_ref().map_or(0, |p| p.len() as u64)).sum();
@@ -265,7 +266,9 @@ impl<E: KvEngine> Shared<E> {
         };
         // Conflicts wait for the flush too: the head they name may have
         // been written earlier in this very group.
+        drop(writing_span);
         if appended > 0 {
+            let _flush_span = tracing::debug_span!("journal.flush").entered();
             let flushing = Instant::now();
             if let Err(e) = self.engine.flush() {
                 error!(error = %e, "flush failed: refusing further appends");
