@@ -125,6 +125,9 @@ impl Command for Act<'_> {
 
     async fn attempt(&mut self, battle: &mut Trying<'_>) -> Result<Try<ActResponse>, Status> {
         if let Some(&version) = battle.view.keys.get(&self.key) {
+            // Seen before: answered from the journal. A battle's tenant is
+            // its opening's and never changes, so a warm view may refuse
+            // another tenant's caller at once.
             check_owner(battle.battle_id, battle.view, self.caller)?;
             return self.replay(battle, version).await.map(Try::Done);
         }
