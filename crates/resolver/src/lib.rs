@@ -3,8 +3,11 @@
 //! - [`view`]: a battle folded from its journal stream (replay to any version).
 //! - [`battle_id`]: the ids `OpenBattle` generates, keyed with a secret, and
 //!   the form no caller may choose.
-//! - [`service`]: the `Resolver` gRPC service: open, act, dispute, rule,
-//!   close, get, audit, list rulesets.
+//! - [`service`]: the `Resolver` gRPC service, split by concern: the
+//!   commands (open, act, dispute, rule, close) and the optimistic loop
+//!   that act, dispute, rule and close share; the reads (get, audit,
+//!   export, watch, reveal, checkpoints, list rulesets and battles); who
+//!   may call what ([`service::rights`]); idempotency keys and replays.
 //! - [`listing`]: `ListBattles`, a tenant's battles newest first, paged,
 //!   from the journal's battle index.
 //! - [`post`]: the forum post of each mutating reply, from the reply itself
