@@ -14,9 +14,18 @@
 //! next nonce (about `PAYLOAD` bytes), so every append passes the battle
 //! guard as the roller's do, decoding included.
 //!
-//! and checks the targets: at concurrency 64 the journal sustains ≥ 3× the raw
-//! one-at-a-time rate (group commit), and at concurrency 1 its p50 is within
-//! 2× of (raw insert + flush p50 + round trip p50). Each case runs for a few
+//! and checks the targets:
+//!
+//! 1. at concurrency 64 the journal sustains ≥ 50 % of the bare gRPC
+//!    round-trip rate at concurrency 64 (what the transport carries), *and*
+//!    ≥ 3× the raw one-at-a-time rate (group commit) whenever one flush
+//!    costs more than the journal's CPU per append — on a fast disk a flush
+//!    is cheaper than the work it groups, and nothing is left for group
+//!    commit to hide (issue 24). The CPU per append is the process's CPU
+//!    time (`/proc/self/stat`, user + system) over the in-process
+//!    `Journal::append` case at concurrency 64, divided by its appends;
+//! 2. at concurrency 1 its p50 is within 2× of (raw insert + flush p50 +
+//!    round trip p50). Each case runs for a few
 //! seconds. Set `BATTLELOG_BENCH_SECONDS` to change the per-case duration.
 
 use std::path::Path;
@@ -162,6 +171,18 @@ async fn round_trips_concurrent(url: &str, concurrency: usize, run: Duration) ->
     figures(all, start.elapsed())
 }
 
+/// The CPU time this process has used so far (user + system), from
+/// `/proc/self/stat`; `None` where there is no such file.
+fn process_cpu() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The fields after the command name (which may hold spaces, hence the
+    // last parenthesis): utime and stime are the 12th and 13th of those.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    // USER_HZ is 100 on every Linux the project runs on.
+    Some(Duration::from_millis(ticks * 10))
+}
+
 /// The storage path alone: `Journal::append` in process, no gRPC.
 async fn direct_appends(journal: &Journal, concurrency: usize, run: Duration) -> Figures {
     let start = Instant::now();
@@ -292,19 +313,48 @@ fn main() {
         println!("-- what limits it --");
         let f = round_trips_concurrent(&url, 64, run.min(Duration::from_secs(2))).await;
         report("bare gRPC round trip, concurrency 64", &f);
+        let bare_c64 = f;
+        let mut cpu_per_append = None;
         for concurrency in [1, 64] {
+            let cpu_before = process_cpu();
             let f = direct_appends(&journal, concurrency, run.min(Duration::from_secs(2))).await;
             report(&format!("Journal::append in process, conc. {concurrency}"), &f);
+            if concurrency == 64 {
+                cpu_per_append = process_cpu().zip(cpu_before).map(|(after, before)| (after - before) / f.ops as u32);
+            }
         }
 
         let c1 = results[0].1;
         let c64 = results[2].1;
         let ratio = c64.per_second / raw.per_second;
+        let share_of_transport = c64.per_second / bare_c64.per_second;
         let budget = (raw.p50 + rtt.p50) * 2;
         println!();
+        // Group commit can only hide a flush that costs more than the work
+        // of the appends it groups.
+        let flush_dominates = cpu_per_append.is_none_or(|cpu| raw.p50 > cpu);
         println!(
-            "target 1: concurrency 64 rate / raw rate = {ratio:.1}× (need ≥ 3×): {}",
-            if ratio >= 3.0 { "PASS" } else { "FAIL" }
+            "CPU per append (Journal::append in process, concurrency 64): {}; one raw flush p50 {:.1} µs",
+            cpu_per_append.map_or_else(
+                || "unknown (no /proc/self/stat)".to_owned(),
+                |cpu| format!("{:.1} µs", cpu.as_secs_f64() * 1e6)
+            ),
+            raw.p50.as_secs_f64() * 1e6,
+        );
+        let transport_pass = share_of_transport >= 0.5;
+        let group_pass = !flush_dominates || ratio >= 3.0;
+        println!(
+            "target 1: concurrency 64 {:.0}/s = {:.0} % of bare gRPC at concurrency 64 ({:.0}/s; need ≥ 50 %) \
+             and {ratio:.1}× the raw rate ({}): {}",
+            c64.per_second,
+            share_of_transport * 100.0,
+            bare_c64.per_second,
+            if flush_dominates {
+                "need ≥ 3×: a flush costs more than an append's CPU"
+            } else {
+                "not held to 3×: a flush costs less than an append's CPU"
+            },
+            if transport_pass && group_pass { "PASS" } else { "FAIL" }
         );
         println!(
             "target 2: concurrency 1 p50 {:.1} µs vs 2 × (raw p50 {:.1} + rtt p50 {:.1}) = {:.1} µs: {}",

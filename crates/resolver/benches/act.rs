@@ -127,7 +127,8 @@ fn object(value: Value) -> prost_types::Struct {
 /// One stack, as a forum sees it: its resolver, over the forum's token.
 struct Stack {
     name: &'static str,
-    journal: Journal,
+    /// The journal when it runs in this process (`None`: a process of its own).
+    journal: Option<Journal>,
     journal_url: String,
     resolver: ResolverClient<AuthChannel>,
     health: HealthClient<Channel>,
@@ -181,7 +182,7 @@ async fn plain_on(journal: Journal, name: &'static str, auth: &TestAuth) -> Stac
     let resolver_channel = channel(&resolver_url, None).await;
     Stack {
         name,
-        journal,
+        journal: Some(journal),
         journal_url,
         resolver: ResolverClient::new(authed(resolver_channel.clone(), &auth.forum()).expect("token")),
         health: HealthClient::new(resolver_channel),
@@ -234,11 +235,47 @@ async fn secure(data_dir: &Path, auth: &TestAuth, pki: &TestPki) -> Stack {
     let resolver_channel = channel(&resolver_url, Some(&pki.ca_only())).await;
     Stack {
         name: "secure",
-        journal,
+        journal: Some(journal),
         journal_url,
         resolver: ResolverClient::new(authed(resolver_channel.clone(), &auth.forum()).expect("token")),
         health: HealthClient::new(resolver_channel),
     }
+}
+
+/// The three real binaries, each a process of its own, as an operator
+/// runs them (`battlelog-journal`, `battlelog-roller`, `battlelog-resolver`
+/// with their default configuration: tokens checked on every hop, no TLS,
+/// logs at `info`; only the resolver's per-tenant rate limit is off), started the way the system tests start them. They must
+/// be built first: `cargo build --release --bins` (the bench says so when
+/// they are missing). The processes stop when the returned handles drop.
+async fn processes(dir: &Path) -> (Stack, Vec<battlelog_test_support::ServiceProcess>) {
+    let auth = TestAuth::shared();
+    std::fs::create_dir_all(dir).expect("the processes' directory");
+    let journal = battlelog_test_support::journal(&dir.join("journal"), None).await;
+    let roller = battlelog_test_support::roller(&dir.join("roller"), &journal.url(), Some(&"42".repeat(32))).await;
+    // Without the per-tenant rate limit, as on the in-process stacks: the
+    // bench's one forum calls far faster than a tenant may.
+    let unlimited = battlelog_test_support::StartOptions {
+        envs: vec![("BATTLELOG_RESOLVER_RATE_LIMIT_PER_SEC".to_owned(), "0".to_owned())],
+        ..Default::default()
+    };
+    let resolver = battlelog_test_support::resolver_with(
+        &dir.join("resolver.log"),
+        &journal.url(),
+        &roller.url(),
+        None,
+        &unlimited,
+    )
+    .await;
+    let resolver_channel = resolver.channel().await;
+    let stack = Stack {
+        name: "processes",
+        journal: None,
+        journal_url: journal.url(),
+        resolver: ResolverClient::new(authed(resolver_channel.clone(), &auth.forum()).expect("token")),
+        health: HealthClient::new(resolver_channel),
+    };
+    (stack, vec![resolver, roller, journal])
 }
 
 /// What a case does, again and again.
@@ -258,6 +295,12 @@ struct Samples {
 }
 
 impl Stack {
+    async fn shutdown(self) {
+        if let Some(journal) = self.journal {
+            journal.shutdown().await.expect("journal shutdown");
+        }
+    }
+
     async fn open(&mut self, battle_id: &str) {
         self.resolver
             .open_battle(OpenBattleRequest {
@@ -540,8 +583,12 @@ fn main() {
     // Before the runtime starts: it blocks. A roll record's size.
     let sled_floor = raw_sled_insert_flush(&dir.path().join("raw"), 400, run);
     report("raw sled insert+flush (1 at a time)", &sled_floor);
-    let mut builder = tokio::runtime::Builder::new_multi_thread();
-    if let Some(workers) = std::env::var("BATTLELOG_BENCH_WORKER_THREADS").ok().and_then(|w| w.parse().ok()) {
+    let workers: Option<usize> = std::env::var("BATTLELOG_BENCH_WORKER_THREADS").ok().and_then(|w| w.parse().ok());
+    let mut builder = match workers {
+        Some(0) => tokio::runtime::Builder::new_current_thread(),
+        _ => tokio::runtime::Builder::new_multi_thread(),
+    };
+    if let Some(workers) = workers.filter(|w| *w > 0) {
         builder.worker_threads(workers);
     }
     let runtime = builder.enable_all().build().expect("runtime");
@@ -633,8 +680,39 @@ fn main() {
         breakdown(&mut stacks[0], run).await;
         println!();
         for stack in stacks {
-            stack.journal.shutdown().await.expect("journal shutdown");
+            stack.shutdown().await;
         }
+
+        // As deployed: the three real binaries, each a process of its own,
+        // against a fresh in-process plain stack, in alternating slices; the
+        // budget is target 1's, from the floors above.
+        println!("-- as deployed: the three services as separate processes --");
+        let (separate, running) = processes(&dir.path().join("processes")).await;
+        let mut deployed = [plain(&dir.path().join("plain-deployed"), &auth).await, separate];
+        for stack in &mut deployed {
+            stack.open("warm-up").await;
+            let mut warm = Samples::default();
+            stack.measure(Case::RoundTrip, Duration::from_millis(200), 0, &mut warm).await;
+            let case = Case::Act { workers: 4, battle: |_| "warm-up".to_owned(), tag: "warm" };
+            stack.measure(case, Duration::from_millis(300), 0, &mut warm).await;
+            stack.open("solo").await;
+        }
+        compare(&mut deployed, "bare gRPC round trip", Case::RoundTrip, run).await;
+        let case = Case::Act { workers: 1, battle: |_| "solo".to_owned(), tag: "c1" };
+        let [in_process, separate] = compare(&mut deployed, "Act, concurrency 1", case, run).await;
+        println!(
+            "target 1, as deployed: Act p50 at concurrency 1 on separate processes {:.1} µs vs 1.5 × target 1's \
+             budget ({:.1} µs) = {:.1} µs: {} (in process, same slices: {:.1} µs)",
+            separate.p50.as_secs_f64() * 1e6,
+            budget.as_secs_f64() * 1e6,
+            budget.as_secs_f64() * 1.5e6,
+            verdict(separate.p50.as_secs_f64() <= budget.as_secs_f64() * 1.5),
+            in_process.p50.as_secs_f64() * 1e6,
+        );
+        for stack in deployed {
+            stack.shutdown().await;
+        }
+        drop(running);
 
         // The same plain stack with its journal on a three-node JetStream
         // cluster (replicas 3, every write synced on every node: the
@@ -674,7 +752,7 @@ fn main() {
             if ratio <= 2.0 { "met" } else { "not met" }
         );
         for stack in backends {
-            stack.journal.shutdown().await.expect("journal shutdown");
+            stack.shutdown().await;
         }
     });
 }
