@@ -15,6 +15,8 @@ lint:
 test *ARGS:
     scripts/test {{ARGS}}
 
-# all benchmarks (see BENCHMARKS.md)
+# all benchmarks (see BENCHMARKS.md); the Act bench also runs the service
+# binaries as separate processes, so they are built first
 bench:
+    cargo build --release --bins
     cargo bench --workspace

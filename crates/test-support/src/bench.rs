@@ -154,3 +154,30 @@ pub mod span_clock {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::span_clock::{self, SpanClock};
+
+    /// The only test in this crate that installs a subscriber: a process
+    /// has one global default.
+    #[test]
+    fn the_span_clock_times_the_chosen_spans_only_while_recording() {
+        SpanClock { prefixes: &["hop."] }.install();
+        tracing::debug_span!("hop.before").in_scope(|| {});
+        span_clock::start();
+        tracing::debug_span!("hop.outer").in_scope(|| {
+            tracing::debug_span!("hop.inner").in_scope(|| {});
+            tracing::debug_span!("other.inner").in_scope(|| {});
+        });
+        let timed = span_clock::stop();
+        tracing::debug_span!("hop.after").in_scope(|| {});
+        let names: Vec<&str> = timed.iter().map(|t| t.name).collect();
+        // In the order they closed; neither the span of another name nor
+        // those outside the recording.
+        assert_eq!(names, ["hop.inner", "hop.outer"]);
+        let (inner, outer) = (timed[0], timed[1]);
+        assert!(outer.start <= inner.start && inner.end <= outer.end, "the outer span holds the inner one");
+        assert!(span_clock::stop().is_empty(), "stopping hands over what was recorded once");
+    }
+}
