@@ -25,8 +25,9 @@
 //!    time (`/proc/self/stat`, user + system) over the in-process
 //!    `Journal::append` case at concurrency 64, divided by its appends;
 //! 2. at concurrency 1 its p50 is within 2× of (raw insert + flush p50 +
-//!    round trip p50). Each case runs for a few
-//! seconds. Set `BATTLELOG_BENCH_SECONDS` to change the per-case duration.
+//!    round trip p50).
+//!
+//! Each case runs for a few seconds. Set `BATTLELOG_BENCH_SECONDS` to change the per-case duration.
 
 use std::path::Path;
 use std::sync::atomic::Ordering;
