@@ -66,7 +66,7 @@ pub fn raw_sled_insert_flush(dir: &std::path::Path, value_bytes: usize, run: Dur
 ///
 /// The services mark each hop of a write with a `debug` span (`resolver.act`,
 /// `roller.roll`, `journal.append`, `journal.flush`, …). A benchmark
-/// installs [`SpanClock`] as the process's subscriber, runs its case at
+/// installs [`SpanClock`](span_clock::SpanClock) as the process's subscriber, runs its case at
 /// concurrency 1 with recording on, and cuts each request's interval into
 /// what the spans inside it cover: what the spans do not cover is transport
 /// (encoding, HTTP/2, the socket, the task hand-offs on both ends).
