@@ -32,6 +32,12 @@ impl RollStream {
     pub fn words_read(&self) -> u64 {
         self.words_read
     }
+
+    /// How many 64-byte ChaCha20 blocks were computed to hand out those
+    /// words: rand_chacha refills its buffer four blocks at a time.
+    pub fn blocks_computed(&self) -> u64 {
+        self.words_read.div_ceil(64) * 4
+    }
 }
 
 impl WordSource for RollStream {
