@@ -32,7 +32,8 @@ struct Replay<'a> {
 
 impl WordSource for Replay<'_> {
     fn next_word(&mut self) -> u32 {
-        let word = self.words[self.next % self.words.len()];
+        // The recording holds exactly the words the roll reads.
+        let word = self.words.get(self.next).copied().unwrap_or(0);
         self.next += 1;
         word
     }

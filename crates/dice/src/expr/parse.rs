@@ -2,6 +2,13 @@
 //!
 //! Positions in messages are 1-based character columns, so a forum user
 //! can count them on the text they typed (Cyrillic letters included).
+//!
+//! The parser walks the text's bytes: every token of the grammar is ASCII
+//! but the Cyrillic dice letters, so it decodes a character only where a
+//! byte is not ASCII, and it turns a byte offset into a column only when a
+//! node or a message needs one (for ASCII text, offset + 1). It allocates
+//! the expression's own copy of the text, each dice term's text and the
+//! boxes of the tree, nothing else (`tests/allocations.rs`).
 
 use super::Limits;
 use super::ast::{BinaryOp, Cmp, Condition, DiceTerm, Expr, Expression, Keep, KeepKind, Sides};
@@ -34,41 +41,56 @@ impl Expression {
         if source.len() > Limits::MAX_EXPRESSION_BYTES {
             return Err(ExprError::TooLong { bytes: source.len(), limit: Limits::MAX_EXPRESSION_BYTES });
         }
-        let mut parser = Parser { chars: source.chars().collect(), pos: 0, depth: 0 };
+        let mut parser = Parser {
+            source,
+            bytes: source.as_bytes(),
+            ascii: source.is_ascii(),
+            pos: 0,
+            depth: 0,
+            dice: 0,
+            min_dice: 0,
+        };
         let root = parser.expr()?;
         parser.skip_space()?;
         let comment = match parser.peek() {
             None => None,
             Some('#') => {
                 let start = parser.pos + 1;
+                let text = &source[start..];
                 // The comment is pasted into forum posts and printed on
                 // terminals with the roll (`render`): an escape or a bell in
                 // it would act there, a line break would forge a line.
-                if let Some(offset) = parser.chars[start..].iter().position(|c| c.is_control()) {
+                if let Some((offset, c)) = text.char_indices().find(|(_, c)| c.is_control()) {
                     parser.pos = start + offset;
-                    let c = parser.chars[parser.pos];
                     return Err(parser.syntax(&format!("the comment holds {}", describe(c))));
                 }
-                let text: String = parser.chars[start..].iter().collect();
                 Some(text.trim().to_owned())
             }
             Some(')') => return Err(parser.syntax("unmatched ')'")),
             Some(c) => return Err(parser.syntax(&format!("unexpected {}", describe(c)))),
         };
-        let parsed = Expression { source: source.to_owned(), root, comment };
-        let dice = parsed.max_dice();
+        // The worst case was summed term by term as the terms were parsed:
+        // the same sum as `max_dice`, without walking the tree again.
+        let dice = parser.dice;
         if dice > Limits::MAX_DICE_PER_ROLL {
             return Err(ExprError::TooManyDice { dice, limit: Limits::MAX_DICE_PER_ROLL });
         }
-        Ok(parsed)
+        Ok(Expression { source: source.to_owned(), root, comment, max_dice: dice, min_dice: parser.min_dice })
     }
 }
 
-struct Parser {
-    chars: Vec<char>,
-    /// 0-based index into `chars`; messages add 1.
+struct Parser<'a> {
+    source: &'a str,
+    bytes: &'a [u8],
+    /// Whether every character is one byte, so that a column is an offset + 1.
+    ascii: bool,
+    /// Byte offset into `source`, always at a character boundary.
     pos: usize,
     depth: usize,
+    /// The most dice the terms parsed so far may draw (`DiceTerm::max_dice`).
+    dice: u64,
+    /// The dice the terms parsed so far always draw (their COUNTs).
+    min_dice: u64,
 }
 
 fn is_dice_letter(c: char) -> bool {
@@ -79,17 +101,41 @@ fn describe(c: char) -> String {
     if c.is_control() { format!("control character U+{:04X}", u32::from(c)) } else { format!("'{c}'") }
 }
 
-impl Parser {
+impl<'a> Parser<'a> {
+    /// The character at the current offset.
+    #[inline]
     fn peek(&self) -> Option<char> {
-        self.chars.get(self.pos).copied()
+        match self.bytes.get(self.pos) {
+            Some(&b) if b.is_ascii() => Some(char::from(b)),
+            Some(_) => self.source[self.pos..].chars().next(),
+            None => None,
+        }
     }
 
-    fn peek_at(&self, offset: usize) -> Option<char> {
-        self.chars.get(self.pos + offset).copied()
+    /// The byte after the current one. Only asked when the current
+    /// character is ASCII and for ASCII bytes, so a byte of a multi-byte
+    /// character never matches.
+    #[inline]
+    fn peek_next_byte(&self) -> Option<u8> {
+        self.bytes.get(self.pos + 1).copied()
+    }
+
+    #[inline]
+    fn peek_byte(&self) -> Option<u8> {
+        self.bytes.get(self.pos).copied()
+    }
+
+    fn peek_is_digit(&self) -> bool {
+        self.peek_byte().is_some_and(|b| b.is_ascii_digit())
+    }
+
+    /// The 1-based character column of byte offset `at`.
+    fn column_of(&self, at: usize) -> usize {
+        if self.ascii { at + 1 } else { self.source[..at].chars().count() + 1 }
     }
 
     fn column(&self) -> usize {
-        self.pos + 1
+        self.column_of(self.pos)
     }
 
     fn syntax(&self, message: &str) -> ExprError {
@@ -107,11 +153,18 @@ impl Parser {
     /// Other control characters are refused here so that the message names
     /// them rather than a confusing token.
     fn skip_space(&mut self) -> Result<(), ExprError> {
-        while let Some(c) = self.peek() {
-            match c {
-                ' ' | '\t' => self.pos += 1,
-                c if c.is_control() => return Err(self.syntax(&format!("unexpected {}", describe(c)))),
-                _ => break,
+        while let Some(b) = self.peek_byte() {
+            match b {
+                b' ' | b'\t' => self.pos += 1,
+                // ASCII controls (C0 and DEL); C1 controls are two bytes.
+                b if b.is_ascii_control() => {
+                    return Err(self.syntax(&format!("unexpected {}", describe(char::from(b)))));
+                }
+                b if b.is_ascii() => break,
+                _ => match self.peek() {
+                    Some(c) if c.is_control() => return Err(self.syntax(&format!("unexpected {}", describe(c)))),
+                    _ => break,
+                },
             }
         }
         Ok(())
@@ -130,9 +183,9 @@ impl Parser {
         let mut lhs = self.term()?;
         loop {
             self.skip_space()?;
-            let op = match self.peek() {
-                Some('+') => BinaryOp::Add,
-                Some('-') => BinaryOp::Subtract,
+            let op = match self.peek_byte() {
+                Some(b'+') => BinaryOp::Add,
+                Some(b'-') => BinaryOp::Subtract,
                 _ => return Ok(lhs),
             };
             let at = self.column();
@@ -146,9 +199,9 @@ impl Parser {
         let mut lhs = self.unary()?;
         loop {
             self.skip_space()?;
-            let op = match self.peek() {
-                Some('*') => BinaryOp::Multiply,
-                Some('/') => BinaryOp::Divide,
+            let op = match self.peek_byte() {
+                Some(b'*') => BinaryOp::Multiply,
+                Some(b'/') => BinaryOp::Divide,
                 _ => return Ok(lhs),
             };
             let at = self.column();
@@ -160,7 +213,7 @@ impl Parser {
 
     fn unary(&mut self) -> Result<Expr, ExprError> {
         self.skip_space()?;
-        if self.peek() == Some('-') {
+        if self.peek_byte() == Some(b'-') {
             let at = self.column();
             self.pos += 1;
             self.enter(at)?;
@@ -179,7 +232,7 @@ impl Parser {
                 self.enter(open)?;
                 let inner = self.expr()?;
                 self.skip_space()?;
-                if self.peek() != Some(')') {
+                if self.peek_byte() != Some(b')') {
                     return Err(
                         self.syntax(&format!("expected ')' to close the '(' at {open}, found {}", self.found()))
                     );
@@ -192,13 +245,13 @@ impl Parser {
                 let start = self.pos;
                 let digits = self.digits();
                 if self.peek().is_some_and(is_dice_letter) {
-                    let count = self.bounded(&digits, start, "dice count", 1, Limits::MAX_COUNT)?;
+                    let count = self.bounded(digits, start, "dice count", 1, Limits::MAX_COUNT)?;
                     self.dice(start, count)
                 } else {
                     let value = digits.parse::<i64>().map_err(|_| ExprError::OutOfRange {
                         what: "number",
-                        value: digits.clone(),
-                        position: start + 1,
+                        value: digits.to_owned(),
+                        position: self.column_of(start),
                         min: 0,
                         max: i64::MAX as u64,
                     })?;
@@ -210,20 +263,21 @@ impl Parser {
         }
     }
 
-    fn digits(&mut self) -> String {
+    /// The run of ASCII digits at the current offset, consumed.
+    fn digits(&mut self) -> &'a str {
         let start = self.pos;
-        while self.peek().is_some_and(|c| c.is_ascii_digit()) {
+        while self.peek_is_digit() {
             self.pos += 1;
         }
-        self.chars[start..self.pos].iter().collect()
+        &self.source[start..self.pos]
     }
 
-    /// Parses `digits` (which start at index `start`) as a number in `min..=max`.
+    /// Parses `digits` (which start at byte offset `start`) as a number in `min..=max`.
     fn bounded(&self, digits: &str, start: usize, what: &'static str, min: u32, max: u32) -> Result<u32, ExprError> {
         digits.parse::<u32>().ok().filter(|n| (min..=max).contains(n)).ok_or_else(|| ExprError::OutOfRange {
             what,
             value: digits.to_owned(),
-            position: start + 1,
+            position: self.column_of(start),
             min: u64::from(min),
             max: u64::from(max),
         })
@@ -232,89 +286,101 @@ impl Parser {
     /// `self.pos` is at the dice letter; the term's text starts at `start`.
     fn dice(&mut self, start: usize, count: u32) -> Result<Expr, ExprError> {
         let letter = self.peek().unwrap_or('d');
-        self.pos += 1;
-        let sides = match self.peek() {
-            Some('%') => {
+        self.pos += letter.len_utf8();
+        let sides = match self.peek_byte() {
+            Some(b'%') => {
                 self.pos += 1;
                 Sides::Number(100)
             }
-            Some('F') => {
+            Some(b'F') => {
                 self.pos += 1;
                 Sides::Fudge
             }
-            Some(c) if c.is_ascii_digit() => {
+            Some(b) if b.is_ascii_digit() => {
                 let at = self.pos;
                 let digits = self.digits();
-                Sides::Number(self.bounded(&digits, at, "die sides", 1, Limits::MAX_SIDES)?)
+                Sides::Number(self.bounded(digits, at, "die sides", 1, Limits::MAX_SIDES)?)
             }
             _ => return Err(self.syntax(&format!("expected a number after '{letter}'"))),
         };
         let mut term =
             DiceTerm { count, sides, explode: None, reroll: None, keep: None, success: None, text: String::new() };
         loop {
-            let at = self.column();
-            match (self.peek(), self.peek_at(1)) {
-                (Some('!'), _) => {
+            let at = self.pos;
+            match (self.peek_byte(), self.peek_next_byte()) {
+                (Some(b'!'), _) => {
                     self.pos += 1;
                     if term.explode.is_some() {
-                        return Err(ExprError::RepeatedModifier { modifier: "explode ('!')", position: at });
+                        return Err(ExprError::RepeatedModifier {
+                            modifier: "explode ('!')",
+                            position: self.column_of(at),
+                        });
                     }
                     let condition = match self.cmp() {
                         Some(cmp) => Condition { cmp, value: self.condition_value(cmp)? },
                         None => Condition { cmp: Cmp::Equal, value: sides.highest() },
                     };
                     if condition.met_by_every_face(sides) {
-                        return Err(ExprError::EndlessExplosion { position: at, faces: sides.faces() });
+                        return Err(ExprError::EndlessExplosion { position: self.column_of(at), faces: sides.faces() });
                     }
                     term.explode = Some(condition);
                 }
-                (Some('r'), _) => {
+                (Some(b'r'), _) => {
                     self.pos += 1;
                     if term.reroll.is_some() {
-                        return Err(ExprError::RepeatedModifier { modifier: "reroll ('r')", position: at });
+                        return Err(ExprError::RepeatedModifier {
+                            modifier: "reroll ('r')",
+                            position: self.column_of(at),
+                        });
                     }
                     let cmp = self.cmp().unwrap_or(Cmp::Equal);
                     term.reroll = Some(Condition { cmp, value: self.condition_value(cmp)? });
                 }
-                (Some(first @ ('k' | 'd')), Some(second @ ('h' | 'l'))) => {
+                (Some(first @ (b'k' | b'd')), Some(second @ (b'h' | b'l'))) => {
                     self.pos += 2;
                     if term.keep.is_some() {
-                        return Err(ExprError::RepeatedModifier { modifier: "keep/drop", position: at });
+                        return Err(ExprError::RepeatedModifier {
+                            modifier: "keep/drop",
+                            position: self.column_of(at),
+                        });
                     }
                     let kind = match (first, second) {
-                        ('k', 'h') => KeepKind::KeepHighest,
-                        ('k', _) => KeepKind::KeepLowest,
-                        (_, 'h') => KeepKind::DropHighest,
+                        (b'k', b'h') => KeepKind::KeepHighest,
+                        (b'k', _) => KeepKind::KeepLowest,
+                        (_, b'h') => KeepKind::DropHighest,
                         _ => KeepKind::DropLowest,
                     };
-                    let n = if self.peek().is_some_and(|c| c.is_ascii_digit()) {
+                    let n = if self.peek_is_digit() {
                         let digits_at = self.pos;
                         let digits = self.digits();
-                        self.bounded(&digits, digits_at, "keep/drop count", 0, Limits::MAX_COUNT)?
+                        self.bounded(digits, digits_at, "keep/drop count", 0, Limits::MAX_COUNT)?
                     } else {
                         1
                     };
                     term.keep = Some(Keep { kind, n });
                 }
-                (Some('>' | '<' | '='), _) => {
-                    let cmp = self.cmp().expect("a comparison starts here");
-                    term.success = Some(Condition { cmp, value: self.condition_value(cmp)? });
+                (Some(b'>' | b'<' | b'='), _) => {
+                    if let Some(cmp) = self.cmp() {
+                        term.success = Some(Condition { cmp, value: self.condition_value(cmp)? });
+                    }
                     break;
                 }
                 _ => break,
             }
         }
-        term.text = self.chars[start..self.pos].iter().collect();
+        term.text = self.source[start..self.pos].to_owned();
+        self.dice += term.max_dice();
+        self.min_dice += u64::from(term.count);
         Ok(Expr::Dice(term))
     }
 
     fn cmp(&mut self) -> Option<Cmp> {
-        let (cmp, len) = match (self.peek(), self.peek_at(1)) {
-            (Some('>'), Some('=')) => (Cmp::GreaterOrEqual, 2),
-            (Some('<'), Some('=')) => (Cmp::LessOrEqual, 2),
-            (Some('>'), _) => (Cmp::Greater, 1),
-            (Some('<'), _) => (Cmp::Less, 1),
-            (Some('='), _) => (Cmp::Equal, 1),
+        let (cmp, len) = match (self.peek_byte(), self.peek_next_byte()) {
+            (Some(b'>'), Some(b'=')) => (Cmp::GreaterOrEqual, 2),
+            (Some(b'<'), Some(b'=')) => (Cmp::LessOrEqual, 2),
+            (Some(b'>'), _) => (Cmp::Greater, 1),
+            (Some(b'<'), _) => (Cmp::Less, 1),
+            (Some(b'='), _) => (Cmp::Equal, 1),
             _ => return None,
         };
         self.pos += len;
@@ -322,12 +388,12 @@ impl Parser {
     }
 
     fn condition_value(&mut self, cmp: Cmp) -> Result<i64, ExprError> {
-        if !self.peek().is_some_and(|c| c.is_ascii_digit()) {
+        if !self.peek_is_digit() {
             return Err(self.syntax(&format!("expected a number after '{cmp}'")));
         }
         let at = self.pos;
         let digits = self.digits();
         // Faces never pass a million; a larger comparison value is a typo.
-        Ok(i64::from(self.bounded(&digits, at, "comparison value", 0, Limits::MAX_SIDES)?))
+        Ok(i64::from(self.bounded(digits, at, "comparison value", 0, Limits::MAX_SIDES)?))
     }
 }
