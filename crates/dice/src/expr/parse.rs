@@ -50,7 +50,10 @@ impl Expression {
             dice: 0,
             min_dice: 0,
         };
-        let root = parser.expr()?;
+        let root = match parser.lone_atom()? {
+            Some(root) => root,
+            None => parser.expr()?,
+        };
         parser.skip_space()?;
         let comment = match parser.peek() {
             None => None,
@@ -95,6 +98,13 @@ struct Parser<'a> {
 
 fn is_dice_letter(c: char) -> bool {
     matches!(c, 'd' | 'D' | 'д' | 'Д')
+}
+
+/// The value of a run of ASCII digits (leading zeros allowed), or `None`
+/// past `u64::MAX`: what `str::parse` gives for such a run, without its
+/// sign and error handling, which the grammar never needs.
+fn decimal(digits: &str) -> Option<u64> {
+    digits.bytes().try_fold(0u64, |value, digit| value.checked_mul(10)?.checked_add(u64::from(digit - b'0')))
 }
 
 fn describe(c: char) -> String {
@@ -179,6 +189,29 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
+    /// The most common text is one dice term and nothing else (`4d6kh3`):
+    /// parsed as an atom straight away, it skips the three levels of
+    /// descent above it, each of which would move the 96-byte node once
+    /// more. When the text starts with an atom, the full descent reaches
+    /// that atom first, with nothing to skip before it, so the atom and any
+    /// error in it are the same; when text follows the atom, this gives
+    /// `None` and resets the parser for the full descent.
+    fn lone_atom(&mut self) -> Result<Option<Expr>, ExprError> {
+        let starts_an_atom = match self.peek() {
+            Some(c) => c.is_ascii_digit() || is_dice_letter(c),
+            None => false,
+        };
+        if !starts_an_atom {
+            return Ok(None);
+        }
+        let atom = self.atom()?;
+        if self.pos == self.bytes.len() {
+            return Ok(Some(atom));
+        }
+        (self.pos, self.depth, self.dice, self.min_dice) = (0, 0, 0, 0);
+        Ok(None)
+    }
+
     fn expr(&mut self) -> Result<Expr, ExprError> {
         let mut lhs = self.term()?;
         loop {
@@ -248,13 +281,14 @@ impl<'a> Parser<'a> {
                     let count = self.bounded(digits, start, "dice count", 1, Limits::MAX_COUNT)?;
                     self.dice(start, count)
                 } else {
-                    let value = digits.parse::<i64>().map_err(|_| ExprError::OutOfRange {
-                        what: "number",
-                        value: digits.to_owned(),
-                        position: self.column_of(start),
-                        min: 0,
-                        max: i64::MAX as u64,
-                    })?;
+                    let value =
+                        decimal(digits).and_then(|n| i64::try_from(n).ok()).ok_or_else(|| ExprError::OutOfRange {
+                            what: "number",
+                            value: digits.to_owned(),
+                            position: self.column_of(start),
+                            min: 0,
+                            max: i64::MAX as u64,
+                        })?;
                     Ok(Expr::Number(value))
                 }
             }
@@ -274,7 +308,8 @@ impl<'a> Parser<'a> {
 
     /// Parses `digits` (which start at byte offset `start`) as a number in `min..=max`.
     fn bounded(&self, digits: &str, start: usize, what: &'static str, min: u32, max: u32) -> Result<u32, ExprError> {
-        digits.parse::<u32>().ok().filter(|n| (min..=max).contains(n)).ok_or_else(|| ExprError::OutOfRange {
+        let value = decimal(digits).and_then(|n| u32::try_from(n).ok());
+        value.filter(|n| (min..=max).contains(n)).ok_or_else(|| ExprError::OutOfRange {
             what,
             value: digits.to_owned(),
             position: self.column_of(start),
