@@ -180,17 +180,19 @@ pub fn draw_die(words: &mut impl WordSource, sides: u32) -> u32 {
 }
 
 /// One die's sampling worked out once per dice term rather than per die:
-/// the rejection limit and the constant that turns `word mod sides` into
-/// two multiplications.
+/// the constant that turns `word mod sides` into two multiplications.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Faces {
     sides: u32,
-    /// `2^32 − (2^32 mod sides)`, as in PROTOCOL.md §2; 2^32 (nothing is
-    /// rejected) when `sides` divides 2^32.
-    limit: u64,
     /// `⌈2^64 / sides⌉` modulo 2^64, for [`Faces::face`].
     magic: u64,
 }
+
+/// Every word below this is accepted whatever the die: the rejection limit
+/// `2^32 − (2^32 mod sides)` is above `2^32 − sides`, and sides are at most
+/// a million, under 2^20. Only words in the top 2^20 (one in 4 096) need
+/// the limit itself, which costs a division.
+const ALWAYS_ACCEPTED: u32 = u32::MAX - (1 << 20) + 1;
 
 impl Faces {
     pub(crate) fn new(sides: u32) -> Self {
@@ -199,12 +201,10 @@ impl Faces {
         // is what the parser's lower bound would have given it, and no
         // division below may panic.
         let sides = sides.max(1);
-        let span = 1u64 << 32;
-        let limit = span - span % u64::from(sides);
         // ⌈2^64 / s⌉ = ⌊(2^64 − 1) / s⌋ + 1 for every s > 1; for s = 1 it
         // is 2^64, which wraps to 0, and 0 gives the right remainder (0).
         let magic = (u64::MAX / u64::from(sides)).wrapping_add(1);
-        Self { sides, limit, magic }
+        Self { sides, magic }
     }
 
     /// `1 + word mod sides` without a division: Lemire, Kaser and Kurz,
@@ -217,11 +217,23 @@ impl Faces {
         1 + remainder
     }
 
+    /// Whether PROTOCOL.md §2 keeps `word`: below `2^32 − (2^32 mod sides)`.
+    #[inline]
+    fn accepts(self, word: u32) -> bool {
+        word < ALWAYS_ACCEPTED || self.accepts_high(word)
+    }
+
+    #[cold]
+    fn accepts_high(self, word: u32) -> bool {
+        let span = 1u64 << 32;
+        u64::from(word) < span - span % u64::from(self.sides)
+    }
+
     #[inline]
     pub(crate) fn draw(self, words: &mut impl WordSource) -> u32 {
         loop {
             let word = words.next_word();
-            if u64::from(word) < self.limit {
+            if self.accepts(word) {
                 return self.face(word);
             }
         }
@@ -264,6 +276,21 @@ mod tests {
             0x4e3c_50a2,
         ];
         assert_eq!(chacha20_block(&input), expected);
+    }
+
+    /// The quick acceptance against the limit worked out in full, around
+    /// the words where it switches to the division.
+    #[test]
+    fn a_word_is_accepted_below_the_limit() {
+        for sides in [1, 2, 3, 6, 7, 100, 65_536, 99_991, 999_983, MAX_SIDES] {
+            let faces = Faces::new(sides);
+            let limit = (1u64 << 32) - (1u64 << 32) % u64::from(sides);
+            let around = [0, ALWAYS_ACCEPTED - 1, ALWAYS_ACCEPTED, ALWAYS_ACCEPTED + 1, u32::MAX - 1, u32::MAX];
+            let near_limit = [limit.saturating_sub(1), limit, limit + 1].map(|w| u32::try_from(w).unwrap_or(u32::MAX));
+            for word in around.into_iter().chain(near_limit) {
+                assert_eq!(faces.accepts(word), u64::from(word) < limit, "word {word} with {sides} sides");
+            }
+        }
     }
 
     /// The remainder by multiplication against `%`, at the edges of the
