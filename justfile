@@ -18,3 +18,7 @@ test *ARGS:
 # all benchmarks (see BENCHMARKS.md)
 bench:
     cargo bench --workspace
+
+# the dice engine against Python's d20 and Node's rpg-dice-roller, one run (BENCHMARKS.md)
+bench-dice:
+    scripts/bench-dice-peers

@@ -161,6 +161,8 @@ fn apply_keep(keep: Keep, drawn: &mut [Die]) {
         }
         &mut stack[..len]
     } else {
+        // Reserved at once: the filter's length is not known ahead.
+        heap.reserve_exact(drawn.len());
         heap.extend(keys);
         &mut heap
     };
