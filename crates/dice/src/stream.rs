@@ -229,7 +229,9 @@ impl Faces {
         u64::from(word) < span - span % u64::from(self.sides)
     }
 
-    #[inline]
+    // Inlined into the evaluation's loop over a term's dice: the call would
+    // cost more than the draw of a word from the current block.
+    #[inline(always)]
     pub(crate) fn draw(self, words: &mut impl WordSource) -> u32 {
         loop {
             let word = words.next_word();

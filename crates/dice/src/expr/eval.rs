@@ -132,11 +132,15 @@ fn apply_keep(keep: Keep, drawn: &mut [Die]) {
     let index = |packed: u64| (packed & 0xffff) as usize;
 
     if drawn.len() <= COUNTED {
-        // A rerolled die gets the largest key: no die's key is above it.
-        let mut keys = [u64::MAX; COUNTED];
+        // Here an index needs 4 bits and a value shifted by 2^20 needs 21
+        // (faces are at most 10^6 < 2^20), so the pair packs in 25 bits and
+        // the comparisons run on signed 32-bit lanes, which SSE2 compares
+        // natively. A rerolled die gets the largest key: none is above it.
+        let mut keys = [i32::MAX; COUNTED];
         for (i, die) in drawn.iter().enumerate() {
             if !die.rerolled {
-                keys[i] = pack(i, die);
+                let value = if highest_first { -die.value } else { die.value };
+                keys[i] = ((value + (1 << 20)) as i32) << 4 | i as i32;
             }
         }
         let keys = &keys[..drawn.len()];
