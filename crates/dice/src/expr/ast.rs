@@ -5,7 +5,7 @@ use std::fmt;
 /// A parsed expression with its source text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Expression {
-    pub(crate) source: String,
+    pub(crate) source: Source,
     pub(crate) root: Expr,
     pub(crate) comment: Option<String>,
     /// The worst case of [`Expression::max_dice`], summed as the parser made
@@ -19,12 +19,17 @@ pub struct Expression {
 impl Expression {
     /// The text as given.
     pub fn source(&self) -> &str {
-        &self.source
+        match (&self.source, &self.root) {
+            (Source::Own(text), _) => text,
+            (Source::Term, Expr::Dice(term)) => &term.text,
+            // The parser makes `Source::Term` only for a lone dice term.
+            (Source::Term, _) => "",
+        }
     }
 
     /// The part before `#`, trimmed.
     pub fn formula(&self) -> &str {
-        self.source.split('#').next().unwrap_or_default().trim()
+        self.source().split('#').next().unwrap_or_default().trim()
     }
 
     /// The text after `#`, trimmed; `None` without one.
@@ -60,6 +65,17 @@ impl Expression {
         // Both are at most the per-roll limit (10 000), checked by the parser.
         usize::try_from(dice).unwrap_or(0)
     }
+}
+
+/// Where an [`Expression`] keeps its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// A copy of its own.
+    Own(String),
+    /// The text is one dice term and nothing else (`4d6kh3`, the most
+    /// common roll): the term's text is the whole text, kept once rather
+    /// than copied twice (one allocation fewer per parse).
+    Term,
 }
 
 /// A node of the expression tree. `at` is the 1-based character position of

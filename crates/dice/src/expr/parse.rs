@@ -11,7 +11,7 @@
 //! boxes of the tree, nothing else (`tests/allocations.rs`).
 
 use super::Limits;
-use super::ast::{BinaryOp, Cmp, Condition, DiceTerm, Expr, Expression, Keep, KeepKind, Sides};
+use super::ast::{BinaryOp, Cmp, Condition, DiceTerm, Expr, Expression, Keep, KeepKind, Sides, Source};
 
 /// Why an expression was not accepted. Every message names what is wrong,
 /// where, and the limit when one was passed.
@@ -50,9 +50,11 @@ impl Expression {
             dice: 0,
             min_dice: 0,
         };
-        let root = match parser.lone_atom()? {
-            Some(root) => root,
-            None => parser.expr()?,
+        let first = parser.first_atom()?;
+        let lone = first.is_some() && parser.pos == parser.bytes.len();
+        let root = match first {
+            Some(atom) if lone => atom,
+            first => parser.expr_after(first)?,
         };
         parser.skip_space()?;
         let comment = match parser.peek() {
@@ -78,7 +80,9 @@ impl Expression {
         if dice > Limits::MAX_DICE_PER_ROLL {
             return Err(ExprError::TooManyDice { dice, limit: Limits::MAX_DICE_PER_ROLL });
         }
-        Ok(Expression { source: source.to_owned(), root, comment, max_dice: dice, min_dice: parser.min_dice })
+        // A lone dice term's text is the whole text (the atom ended at its end).
+        let source = if lone && matches!(root, Expr::Dice(_)) { Source::Term } else { Source::Own(source.to_owned()) };
+        Ok(Expression { source, root, comment, max_dice: dice, min_dice: parser.min_dice })
     }
 }
 
@@ -189,31 +193,28 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
-    /// The most common text is one dice term and nothing else (`4d6kh3`):
-    /// parsed as an atom straight away, it skips the three levels of
-    /// descent above it, each of which would move the 96-byte node once
-    /// more. When the text starts with an atom, the full descent reaches
-    /// that atom first, with nothing to skip before it, so the atom and any
-    /// error in it are the same; when text follows the atom, this gives
-    /// `None` and resets the parser for the full descent.
-    fn lone_atom(&mut self) -> Result<Option<Expr>, ExprError> {
+    /// The atom the text starts with, if it starts with one. The most
+    /// common text is one dice term and nothing else (`4d6kh3`): parsed as
+    /// an atom straight away, it skips the three levels of descent above
+    /// it, each of which would move the 96-byte node once more. The full
+    /// descent would reach the same atom first, with nothing to skip before
+    /// it, so the atom and any error in it are the same; when more text
+    /// follows, the descent goes on from it ([`Parser::expr_after`]).
+    fn first_atom(&mut self) -> Result<Option<Expr>, ExprError> {
         let starts_an_atom = match self.peek() {
             Some(c) => c.is_ascii_digit() || is_dice_letter(c),
             None => false,
         };
-        if !starts_an_atom {
-            return Ok(None);
-        }
-        let atom = self.atom()?;
-        if self.pos == self.bytes.len() {
-            return Ok(Some(atom));
-        }
-        (self.pos, self.depth, self.dice, self.min_dice) = (0, 0, 0, 0);
-        Ok(None)
+        if starts_an_atom { self.atom().map(Some) } else { Ok(None) }
     }
 
     fn expr(&mut self) -> Result<Expr, ExprError> {
-        let mut lhs = self.term()?;
+        self.expr_after(None)
+    }
+
+    /// An expression whose first atom, if given, was parsed already.
+    fn expr_after(&mut self, first: Option<Expr>) -> Result<Expr, ExprError> {
+        let mut lhs = self.term_after(first)?;
         loop {
             self.skip_space()?;
             let op = match self.peek_byte() {
@@ -229,7 +230,16 @@ impl<'a> Parser<'a> {
     }
 
     fn term(&mut self) -> Result<Expr, ExprError> {
-        let mut lhs = self.unary()?;
+        self.term_after(None)
+    }
+
+    /// A term whose first atom, if given, was parsed already: the unary
+    /// level would only have passed it through.
+    fn term_after(&mut self, first: Option<Expr>) -> Result<Expr, ExprError> {
+        let mut lhs = match first {
+            Some(atom) => atom,
+            None => self.unary()?,
+        };
         loop {
             self.skip_space()?;
             let op = match self.peek_byte() {
