@@ -20,3 +20,7 @@ test *ARGS:
 bench:
     cargo build --release --bins
     cargo bench --workspace
+
+# the dice engine against Python's d20 and Node's rpg-dice-roller, one run (BENCHMARKS.md)
+bench-dice:
+    scripts/bench-dice-peers

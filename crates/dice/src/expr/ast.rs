@@ -5,20 +5,31 @@ use std::fmt;
 /// A parsed expression with its source text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Expression {
-    pub(crate) source: String,
+    pub(crate) source: Source,
     pub(crate) root: Expr,
     pub(crate) comment: Option<String>,
+    /// The worst case of [`Expression::max_dice`], summed as the parser made
+    /// the terms.
+    pub(crate) max_dice: u64,
+    /// The dice every roll draws at least (each term's COUNT): with
+    /// `max_dice`, what the evaluation reserves for the record.
+    pub(crate) min_dice: u64,
 }
 
 impl Expression {
     /// The text as given.
     pub fn source(&self) -> &str {
-        &self.source
+        match (&self.source, &self.root) {
+            (Source::Own(text), _) => text,
+            (Source::Term, Expr::Dice(term)) => &term.text,
+            // The parser makes `Source::Term` only for a lone dice term.
+            (Source::Term, _) => "",
+        }
     }
 
     /// The part before `#`, trimmed.
     pub fn formula(&self) -> &str {
-        self.source.split('#').next().unwrap_or_default().trim()
+        self.source().split('#').next().unwrap_or_default().trim()
     }
 
     /// The text after `#`, trimmed; `None` without one.
@@ -41,8 +52,30 @@ impl Expression {
     /// every explosion budget spent. The parser refuses expressions whose
     /// worst case passes the per-roll limit, so the limit holds for every seed.
     pub fn max_dice(&self) -> u64 {
-        self.dice_terms().iter().map(|term| term.max_dice()).sum()
+        self.max_dice
     }
+
+    /// How many dice the evaluation makes room for at once: the worst case
+    /// when it is small (one allocation, whatever the seed), otherwise the
+    /// dice every roll draws, so that a `1000d6r1` does not hold room for
+    /// a thousand rerolls it will mostly not make.
+    pub(crate) fn dice_capacity(&self) -> usize {
+        const SMALL: u64 = 256;
+        let dice = if self.max_dice <= SMALL { self.max_dice } else { self.min_dice };
+        // Both are at most the per-roll limit (10 000), checked by the parser.
+        usize::try_from(dice).unwrap_or(0)
+    }
+}
+
+/// Where an [`Expression`] keeps its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// A copy of its own.
+    Own(String),
+    /// The text is one dice term and nothing else (`4d6kh3`, the most
+    /// common roll): the term's text is the whole text, kept once rather
+    /// than copied twice (one allocation fewer per parse).
+    Term,
 }
 
 /// A node of the expression tree. `at` is the 1-based character position of

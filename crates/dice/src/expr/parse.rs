@@ -2,9 +2,16 @@
 //!
 //! Positions in messages are 1-based character columns, so a forum user
 //! can count them on the text they typed (Cyrillic letters included).
+//!
+//! The parser walks the text's bytes: every token of the grammar is ASCII
+//! but the Cyrillic dice letters, so it decodes a character only where a
+//! byte is not ASCII, and it turns a byte offset into a column only when a
+//! node or a message needs one (for ASCII text, offset + 1). It allocates
+//! the expression's own copy of the text, each dice term's text and the
+//! boxes of the tree, nothing else (`tests/allocations.rs`).
 
 use super::Limits;
-use super::ast::{BinaryOp, Cmp, Condition, DiceTerm, Expr, Expression, Keep, KeepKind, Sides};
+use super::ast::{BinaryOp, Cmp, Condition, DiceTerm, Expr, Expression, Keep, KeepKind, Sides, Source};
 
 /// Why an expression was not accepted. Every message names what is wrong,
 /// where, and the limit when one was passed.
@@ -34,62 +41,115 @@ impl Expression {
         if source.len() > Limits::MAX_EXPRESSION_BYTES {
             return Err(ExprError::TooLong { bytes: source.len(), limit: Limits::MAX_EXPRESSION_BYTES });
         }
-        let mut parser = Parser { chars: source.chars().collect(), pos: 0, depth: 0 };
-        let root = parser.expr()?;
+        let mut parser = Parser {
+            source,
+            bytes: source.as_bytes(),
+            ascii: source.is_ascii(),
+            pos: 0,
+            depth: 0,
+            dice: 0,
+            min_dice: 0,
+        };
+        let first = parser.first_atom()?;
+        let lone = first.is_some() && parser.pos == parser.bytes.len();
+        let root = match first {
+            Some(atom) if lone => atom,
+            first => parser.expr_after(first)?,
+        };
         parser.skip_space()?;
         let comment = match parser.peek() {
             None => None,
             Some('#') => {
                 let start = parser.pos + 1;
+                let text = &source[start..];
                 // The comment is pasted into forum posts and printed on
                 // terminals with the roll (`render`): an escape or a bell in
                 // it would act there, a line break would forge a line.
-                if let Some(offset) = parser.chars[start..].iter().position(|c| c.is_control()) {
+                if let Some((offset, c)) = text.char_indices().find(|(_, c)| c.is_control()) {
                     parser.pos = start + offset;
-                    let c = parser.chars[parser.pos];
                     return Err(parser.syntax(&format!("the comment holds {}", describe(c))));
                 }
-                let text: String = parser.chars[start..].iter().collect();
                 Some(text.trim().to_owned())
             }
             Some(')') => return Err(parser.syntax("unmatched ')'")),
             Some(c) => return Err(parser.syntax(&format!("unexpected {}", describe(c)))),
         };
-        let parsed = Expression { source: source.to_owned(), root, comment };
-        let dice = parsed.max_dice();
+        // The worst case was summed term by term as the terms were parsed:
+        // the same sum as `max_dice`, without walking the tree again.
+        let dice = parser.dice;
         if dice > Limits::MAX_DICE_PER_ROLL {
             return Err(ExprError::TooManyDice { dice, limit: Limits::MAX_DICE_PER_ROLL });
         }
-        Ok(parsed)
+        // A lone dice term's text is the whole text (the atom ended at its end).
+        let source = if lone && matches!(root, Expr::Dice(_)) { Source::Term } else { Source::Own(source.to_owned()) };
+        Ok(Expression { source, root, comment, max_dice: dice, min_dice: parser.min_dice })
     }
 }
 
-struct Parser {
-    chars: Vec<char>,
-    /// 0-based index into `chars`; messages add 1.
+struct Parser<'a> {
+    source: &'a str,
+    bytes: &'a [u8],
+    /// Whether every character is one byte, so that a column is an offset + 1.
+    ascii: bool,
+    /// Byte offset into `source`, always at a character boundary.
     pos: usize,
     depth: usize,
+    /// The most dice the terms parsed so far may draw (`DiceTerm::max_dice`).
+    dice: u64,
+    /// The dice the terms parsed so far always draw (their COUNTs).
+    min_dice: u64,
 }
 
 fn is_dice_letter(c: char) -> bool {
     matches!(c, 'd' | 'D' | 'д' | 'Д')
 }
 
+/// The value of a run of ASCII digits (leading zeros allowed), or `None`
+/// past `u64::MAX`: what `str::parse` gives for such a run, without its
+/// sign and error handling, which the grammar never needs.
+fn decimal(digits: &str) -> Option<u64> {
+    digits.bytes().try_fold(0u64, |value, digit| value.checked_mul(10)?.checked_add(u64::from(digit - b'0')))
+}
+
 fn describe(c: char) -> String {
     if c.is_control() { format!("control character U+{:04X}", u32::from(c)) } else { format!("'{c}'") }
 }
 
-impl Parser {
+impl<'a> Parser<'a> {
+    /// The character at the current offset.
+    #[inline]
     fn peek(&self) -> Option<char> {
-        self.chars.get(self.pos).copied()
+        match self.bytes.get(self.pos) {
+            Some(&b) if b.is_ascii() => Some(char::from(b)),
+            Some(_) => self.source[self.pos..].chars().next(),
+            None => None,
+        }
     }
 
-    fn peek_at(&self, offset: usize) -> Option<char> {
-        self.chars.get(self.pos + offset).copied()
+    /// The byte after the current one. Only asked when the current
+    /// character is ASCII and for ASCII bytes, so a byte of a multi-byte
+    /// character never matches.
+    #[inline]
+    fn peek_next_byte(&self) -> Option<u8> {
+        self.bytes.get(self.pos + 1).copied()
+    }
+
+    #[inline]
+    fn peek_byte(&self) -> Option<u8> {
+        self.bytes.get(self.pos).copied()
+    }
+
+    fn peek_is_digit(&self) -> bool {
+        self.peek_byte().is_some_and(|b| b.is_ascii_digit())
+    }
+
+    /// The 1-based character column of byte offset `at`.
+    fn column_of(&self, at: usize) -> usize {
+        if self.ascii { at + 1 } else { self.source[..at].chars().count() + 1 }
     }
 
     fn column(&self) -> usize {
-        self.pos + 1
+        self.column_of(self.pos)
     }
 
     fn syntax(&self, message: &str) -> ExprError {
@@ -107,11 +167,18 @@ impl Parser {
     /// Other control characters are refused here so that the message names
     /// them rather than a confusing token.
     fn skip_space(&mut self) -> Result<(), ExprError> {
-        while let Some(c) = self.peek() {
-            match c {
-                ' ' | '\t' => self.pos += 1,
-                c if c.is_control() => return Err(self.syntax(&format!("unexpected {}", describe(c)))),
-                _ => break,
+        while let Some(b) = self.peek_byte() {
+            match b {
+                b' ' | b'\t' => self.pos += 1,
+                // ASCII controls (C0 and DEL); C1 controls are two bytes.
+                b if b.is_ascii_control() => {
+                    return Err(self.syntax(&format!("unexpected {}", describe(char::from(b)))));
+                }
+                b if b.is_ascii() => break,
+                _ => match self.peek() {
+                    Some(c) if c.is_control() => return Err(self.syntax(&format!("unexpected {}", describe(c)))),
+                    _ => break,
+                },
             }
         }
         Ok(())
@@ -126,13 +193,33 @@ impl Parser {
         Ok(())
     }
 
+    /// The atom the text starts with, if it starts with one. The most
+    /// common text is one dice term and nothing else (`4d6kh3`): parsed as
+    /// an atom straight away, it skips the three levels of descent above
+    /// it, each of which would move the 96-byte node once more. The full
+    /// descent would reach the same atom first, with nothing to skip before
+    /// it, so the atom and any error in it are the same; when more text
+    /// follows, the descent goes on from it ([`Parser::expr_after`]).
+    fn first_atom(&mut self) -> Result<Option<Expr>, ExprError> {
+        let starts_an_atom = match self.peek() {
+            Some(c) => c.is_ascii_digit() || is_dice_letter(c),
+            None => false,
+        };
+        if starts_an_atom { self.atom().map(Some) } else { Ok(None) }
+    }
+
     fn expr(&mut self) -> Result<Expr, ExprError> {
-        let mut lhs = self.term()?;
+        self.expr_after(None)
+    }
+
+    /// An expression whose first atom, if given, was parsed already.
+    fn expr_after(&mut self, first: Option<Expr>) -> Result<Expr, ExprError> {
+        let mut lhs = self.term_after(first)?;
         loop {
             self.skip_space()?;
-            let op = match self.peek() {
-                Some('+') => BinaryOp::Add,
-                Some('-') => BinaryOp::Subtract,
+            let op = match self.peek_byte() {
+                Some(b'+') => BinaryOp::Add,
+                Some(b'-') => BinaryOp::Subtract,
                 _ => return Ok(lhs),
             };
             let at = self.column();
@@ -143,12 +230,21 @@ impl Parser {
     }
 
     fn term(&mut self) -> Result<Expr, ExprError> {
-        let mut lhs = self.unary()?;
+        self.term_after(None)
+    }
+
+    /// A term whose first atom, if given, was parsed already: the unary
+    /// level would only have passed it through.
+    fn term_after(&mut self, first: Option<Expr>) -> Result<Expr, ExprError> {
+        let mut lhs = match first {
+            Some(atom) => atom,
+            None => self.unary()?,
+        };
         loop {
             self.skip_space()?;
-            let op = match self.peek() {
-                Some('*') => BinaryOp::Multiply,
-                Some('/') => BinaryOp::Divide,
+            let op = match self.peek_byte() {
+                Some(b'*') => BinaryOp::Multiply,
+                Some(b'/') => BinaryOp::Divide,
                 _ => return Ok(lhs),
             };
             let at = self.column();
@@ -160,7 +256,7 @@ impl Parser {
 
     fn unary(&mut self) -> Result<Expr, ExprError> {
         self.skip_space()?;
-        if self.peek() == Some('-') {
+        if self.peek_byte() == Some(b'-') {
             let at = self.column();
             self.pos += 1;
             self.enter(at)?;
@@ -179,7 +275,7 @@ impl Parser {
                 self.enter(open)?;
                 let inner = self.expr()?;
                 self.skip_space()?;
-                if self.peek() != Some(')') {
+                if self.peek_byte() != Some(b')') {
                     return Err(
                         self.syntax(&format!("expected ')' to close the '(' at {open}, found {}", self.found()))
                     );
@@ -192,16 +288,17 @@ impl Parser {
                 let start = self.pos;
                 let digits = self.digits();
                 if self.peek().is_some_and(is_dice_letter) {
-                    let count = self.bounded(&digits, start, "dice count", 1, Limits::MAX_COUNT)?;
+                    let count = self.bounded(digits, start, "dice count", 1, Limits::MAX_COUNT)?;
                     self.dice(start, count)
                 } else {
-                    let value = digits.parse::<i64>().map_err(|_| ExprError::OutOfRange {
-                        what: "number",
-                        value: digits.clone(),
-                        position: start + 1,
-                        min: 0,
-                        max: i64::MAX as u64,
-                    })?;
+                    let value =
+                        decimal(digits).and_then(|n| i64::try_from(n).ok()).ok_or_else(|| ExprError::OutOfRange {
+                            what: "number",
+                            value: digits.to_owned(),
+                            position: self.column_of(start),
+                            min: 0,
+                            max: i64::MAX as u64,
+                        })?;
                     Ok(Expr::Number(value))
                 }
             }
@@ -210,20 +307,22 @@ impl Parser {
         }
     }
 
-    fn digits(&mut self) -> String {
+    /// The run of ASCII digits at the current offset, consumed.
+    fn digits(&mut self) -> &'a str {
         let start = self.pos;
-        while self.peek().is_some_and(|c| c.is_ascii_digit()) {
+        while self.peek_is_digit() {
             self.pos += 1;
         }
-        self.chars[start..self.pos].iter().collect()
+        &self.source[start..self.pos]
     }
 
-    /// Parses `digits` (which start at index `start`) as a number in `min..=max`.
+    /// Parses `digits` (which start at byte offset `start`) as a number in `min..=max`.
     fn bounded(&self, digits: &str, start: usize, what: &'static str, min: u32, max: u32) -> Result<u32, ExprError> {
-        digits.parse::<u32>().ok().filter(|n| (min..=max).contains(n)).ok_or_else(|| ExprError::OutOfRange {
+        let value = decimal(digits).and_then(|n| u32::try_from(n).ok());
+        value.filter(|n| (min..=max).contains(n)).ok_or_else(|| ExprError::OutOfRange {
             what,
             value: digits.to_owned(),
-            position: start + 1,
+            position: self.column_of(start),
             min: u64::from(min),
             max: u64::from(max),
         })
@@ -232,89 +331,101 @@ impl Parser {
     /// `self.pos` is at the dice letter; the term's text starts at `start`.
     fn dice(&mut self, start: usize, count: u32) -> Result<Expr, ExprError> {
         let letter = self.peek().unwrap_or('d');
-        self.pos += 1;
-        let sides = match self.peek() {
-            Some('%') => {
+        self.pos += letter.len_utf8();
+        let sides = match self.peek_byte() {
+            Some(b'%') => {
                 self.pos += 1;
                 Sides::Number(100)
             }
-            Some('F') => {
+            Some(b'F') => {
                 self.pos += 1;
                 Sides::Fudge
             }
-            Some(c) if c.is_ascii_digit() => {
+            Some(b) if b.is_ascii_digit() => {
                 let at = self.pos;
                 let digits = self.digits();
-                Sides::Number(self.bounded(&digits, at, "die sides", 1, Limits::MAX_SIDES)?)
+                Sides::Number(self.bounded(digits, at, "die sides", 1, Limits::MAX_SIDES)?)
             }
             _ => return Err(self.syntax(&format!("expected a number after '{letter}'"))),
         };
         let mut term =
             DiceTerm { count, sides, explode: None, reroll: None, keep: None, success: None, text: String::new() };
         loop {
-            let at = self.column();
-            match (self.peek(), self.peek_at(1)) {
-                (Some('!'), _) => {
+            let at = self.pos;
+            match (self.peek_byte(), self.peek_next_byte()) {
+                (Some(b'!'), _) => {
                     self.pos += 1;
                     if term.explode.is_some() {
-                        return Err(ExprError::RepeatedModifier { modifier: "explode ('!')", position: at });
+                        return Err(ExprError::RepeatedModifier {
+                            modifier: "explode ('!')",
+                            position: self.column_of(at),
+                        });
                     }
                     let condition = match self.cmp() {
                         Some(cmp) => Condition { cmp, value: self.condition_value(cmp)? },
                         None => Condition { cmp: Cmp::Equal, value: sides.highest() },
                     };
                     if condition.met_by_every_face(sides) {
-                        return Err(ExprError::EndlessExplosion { position: at, faces: sides.faces() });
+                        return Err(ExprError::EndlessExplosion { position: self.column_of(at), faces: sides.faces() });
                     }
                     term.explode = Some(condition);
                 }
-                (Some('r'), _) => {
+                (Some(b'r'), _) => {
                     self.pos += 1;
                     if term.reroll.is_some() {
-                        return Err(ExprError::RepeatedModifier { modifier: "reroll ('r')", position: at });
+                        return Err(ExprError::RepeatedModifier {
+                            modifier: "reroll ('r')",
+                            position: self.column_of(at),
+                        });
                     }
                     let cmp = self.cmp().unwrap_or(Cmp::Equal);
                     term.reroll = Some(Condition { cmp, value: self.condition_value(cmp)? });
                 }
-                (Some(first @ ('k' | 'd')), Some(second @ ('h' | 'l'))) => {
+                (Some(first @ (b'k' | b'd')), Some(second @ (b'h' | b'l'))) => {
                     self.pos += 2;
                     if term.keep.is_some() {
-                        return Err(ExprError::RepeatedModifier { modifier: "keep/drop", position: at });
+                        return Err(ExprError::RepeatedModifier {
+                            modifier: "keep/drop",
+                            position: self.column_of(at),
+                        });
                     }
                     let kind = match (first, second) {
-                        ('k', 'h') => KeepKind::KeepHighest,
-                        ('k', _) => KeepKind::KeepLowest,
-                        (_, 'h') => KeepKind::DropHighest,
+                        (b'k', b'h') => KeepKind::KeepHighest,
+                        (b'k', _) => KeepKind::KeepLowest,
+                        (_, b'h') => KeepKind::DropHighest,
                         _ => KeepKind::DropLowest,
                     };
-                    let n = if self.peek().is_some_and(|c| c.is_ascii_digit()) {
+                    let n = if self.peek_is_digit() {
                         let digits_at = self.pos;
                         let digits = self.digits();
-                        self.bounded(&digits, digits_at, "keep/drop count", 0, Limits::MAX_COUNT)?
+                        self.bounded(digits, digits_at, "keep/drop count", 0, Limits::MAX_COUNT)?
                     } else {
                         1
                     };
                     term.keep = Some(Keep { kind, n });
                 }
-                (Some('>' | '<' | '='), _) => {
-                    let cmp = self.cmp().expect("a comparison starts here");
-                    term.success = Some(Condition { cmp, value: self.condition_value(cmp)? });
+                (Some(b'>' | b'<' | b'='), _) => {
+                    if let Some(cmp) = self.cmp() {
+                        term.success = Some(Condition { cmp, value: self.condition_value(cmp)? });
+                    }
                     break;
                 }
                 _ => break,
             }
         }
-        term.text = self.chars[start..self.pos].iter().collect();
+        term.text = self.source[start..self.pos].to_owned();
+        self.dice += term.max_dice();
+        self.min_dice += u64::from(term.count);
         Ok(Expr::Dice(term))
     }
 
     fn cmp(&mut self) -> Option<Cmp> {
-        let (cmp, len) = match (self.peek(), self.peek_at(1)) {
-            (Some('>'), Some('=')) => (Cmp::GreaterOrEqual, 2),
-            (Some('<'), Some('=')) => (Cmp::LessOrEqual, 2),
-            (Some('>'), _) => (Cmp::Greater, 1),
-            (Some('<'), _) => (Cmp::Less, 1),
-            (Some('='), _) => (Cmp::Equal, 1),
+        let (cmp, len) = match (self.peek_byte(), self.peek_next_byte()) {
+            (Some(b'>'), Some(b'=')) => (Cmp::GreaterOrEqual, 2),
+            (Some(b'<'), Some(b'=')) => (Cmp::LessOrEqual, 2),
+            (Some(b'>'), _) => (Cmp::Greater, 1),
+            (Some(b'<'), _) => (Cmp::Less, 1),
+            (Some(b'='), _) => (Cmp::Equal, 1),
             _ => return None,
         };
         self.pos += len;
@@ -322,12 +433,12 @@ impl Parser {
     }
 
     fn condition_value(&mut self, cmp: Cmp) -> Result<i64, ExprError> {
-        if !self.peek().is_some_and(|c| c.is_ascii_digit()) {
+        if !self.peek_is_digit() {
             return Err(self.syntax(&format!("expected a number after '{cmp}'")));
         }
         let at = self.pos;
         let digits = self.digits();
         // Faces never pass a million; a larger comparison value is a typo.
-        Ok(i64::from(self.bounded(&digits, at, "comparison value", 0, Limits::MAX_SIDES)?))
+        Ok(i64::from(self.bounded(digits, at, "comparison value", 0, Limits::MAX_SIDES)?))
     }
 }
