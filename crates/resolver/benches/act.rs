@@ -301,6 +301,19 @@ impl Stack {
         }
     }
 
+    /// Every connection made and every token verified once before
+    /// measuring (the TLS handshakes and the first signature checks are once
+    /// per connection and per token, not per call); then the battle the
+    /// concurrency-1 cases act on, `solo`, opened.
+    async fn warm_up(&mut self) {
+        self.open("warm-up").await;
+        let mut warm = Samples::default();
+        self.measure(Case::RoundTrip, Duration::from_millis(200), 0, &mut warm).await;
+        let case = Case::Act { workers: 4, battle: |_| "warm-up".to_owned(), tag: "warm" };
+        self.measure(case, Duration::from_millis(300), 0, &mut warm).await;
+        self.open("solo").await;
+    }
+
     async fn open(&mut self, battle_id: &str) {
         self.resolver
             .open_battle(OpenBattleRequest {
@@ -598,16 +611,9 @@ fn main() {
         let mut stacks =
             [plain(&dir.path().join("plain"), &auth).await, secure(&dir.path().join("secure"), &auth, &pki).await];
 
-        // Every connection is made and every token verified once before
-        // measuring: the TLS handshakes and the first signature checks are
-        // once per connection and per token, not per call.
+        // Warm, then the battles of the concurrency-64 and crowd cases.
         for stack in &mut stacks {
-            stack.open("warm-up").await;
-            let mut warm = Samples::default();
-            stack.measure(Case::RoundTrip, Duration::from_millis(200), 0, &mut warm).await;
-            let case = Case::Act { workers: 4, battle: |_| "warm-up".to_owned(), tag: "warm" };
-            stack.measure(case, Duration::from_millis(300), 0, &mut warm).await;
-            stack.open("solo").await;
+            stack.warm_up().await;
             for w in 0..64 {
                 stack.open(&format!("table-{w}")).await;
             }
@@ -690,12 +696,7 @@ fn main() {
         let (separate, running) = processes(&dir.path().join("processes")).await;
         let mut deployed = [plain(&dir.path().join("plain-deployed"), &auth).await, separate];
         for stack in &mut deployed {
-            stack.open("warm-up").await;
-            let mut warm = Samples::default();
-            stack.measure(Case::RoundTrip, Duration::from_millis(200), 0, &mut warm).await;
-            let case = Case::Act { workers: 4, battle: |_| "warm-up".to_owned(), tag: "warm" };
-            stack.measure(case, Duration::from_millis(300), 0, &mut warm).await;
-            stack.open("solo").await;
+            stack.warm_up().await;
         }
         compare(&mut deployed, "bare gRPC round trip", Case::RoundTrip, run).await;
         let case = Case::Act { workers: 1, battle: |_| "solo".to_owned(), tag: "c1" };
@@ -736,11 +737,7 @@ fn main() {
             plain_on(on_jetstream, "plain on JetStream R3", &auth).await,
         ];
         for stack in &mut backends {
-            stack.open("warm-up").await;
-            let mut warm = Samples::default();
-            let case = Case::Act { workers: 4, battle: |_| "warm-up".to_owned(), tag: "warm" };
-            stack.measure(case, Duration::from_millis(300), 0, &mut warm).await;
-            stack.open("solo").await;
+            stack.warm_up().await;
         }
         let case = Case::Act { workers: 1, battle: |_| "solo".to_owned(), tag: "c1" };
         let [sled, jetstream] = compare(&mut backends, "Act, concurrency 1", case, run).await;
