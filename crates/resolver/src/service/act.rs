@@ -274,10 +274,8 @@ impl Act<'_> {
         // `None`: another writer got in first, or another replica took
         // this request's key; either way the next try catches up and
         // looks again.
-        let Some(Wrote { version, head_hash, checkpoint }) = service
-            .append(battle_id, battle.view, Some(head), vec![event])
-            .instrument(tracing::debug_span!("resolver.append"))
-            .await?
+        let Some(Wrote { version, head_hash, checkpoint }) =
+            service.append(battle_id, battle.view, Some(head), vec![event]).await?
         else {
             return Ok(Try::Stale);
         };

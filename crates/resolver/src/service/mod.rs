@@ -263,8 +263,9 @@ impl ResolverService {
 
 /// Each call answered by its module. The Act bench's breakdown times one
 /// `Act` by three `debug` spans: `resolver.act` around the whole handler
-/// (here), `resolver.roll` around the call to the roller and
-/// `resolver.append` around the append of the resolution (in `act`).
+/// (here), `resolver.roll` around the call to the roller (in `act`) and
+/// `resolver.append` around each call to the journal's `Append` (in
+/// `stream`; an `Act` makes one, for its resolution).
 #[tonic::async_trait]
 impl Resolver for ResolverService {
     async fn open_battle(&self, request: Request<OpenBattleRequest>) -> Result<Response<OpenBattleResponse>, Status> {

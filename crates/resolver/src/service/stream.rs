@@ -10,7 +10,7 @@ use battlelog_proto::v1::battle_event::Event;
 use battlelog_proto::v1::{Checkpoint, RecordedEvent};
 use battlelog_stream::StreamError;
 use tonic::Status;
-use tracing::warn;
+use tracing::{Instrument as _, warn};
 
 use super::{ResolverService, data_loss, internal};
 use crate::view::BattleView;
@@ -80,7 +80,11 @@ impl ResolverService {
         events: Vec<(Event, String)>,
     ) -> Result<Option<Wrote>, Status> {
         let new_events = events.iter().map(|(event, key)| battle::new_event(event.clone(), key.clone())).collect();
-        match self.streams.append(battle_id, head, new_events).await {
+        // The span holds the call alone, as the roller's `roller.append`
+        // does: encoding and folding are the resolver's own work.
+        let appended =
+            self.streams.append(battle_id, head, new_events).instrument(tracing::debug_span!("resolver.append")).await;
+        match appended {
             Ok(appended) if appended.follows(head) => {
                 for ((event, key), written) in events.iter().zip(&appended.events) {
                     Self::fold_own(battle_id, view, written.version, written.recorded_at_unix_micros, event, key);
