@@ -4,18 +4,18 @@
 //! sent. The journal here is served bare, with a hook that counts the calls
 //! it serves; the roller and the resolver are their own servers.
 
+mod common;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use battlelog_auth::AuthChannel;
 use battlelog_journal::service::JournalService;
 use battlelog_proto::battle::json_to_struct;
-use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::journal_server::JournalServer;
 use battlelog_proto::v1::resolver_client::ResolverClient;
 use battlelog_proto::v1::roller_client::RollerClient;
 use battlelog_proto::v1::{ActRequest, GetBattleRequest, OpenBattleRequest, RollRequest, RollSpec};
-use battlelog_roller::{MasterKey, RollerService};
 use battlelog_test_support::{TestAuth, authed_channel, loopback_listener};
 use serde_json::{Value, json};
 use tonic::transport::Server;
@@ -64,28 +64,9 @@ async fn stack(cache_bytes: u64) -> Stack {
             .serve_with_incoming(battlelog_runtime::grpc::incoming(listener)),
     );
     let auth = TestAuth::shared();
-    let token = auth.service_token();
-    let roller = RollerService::new(
-        JournalClient::new(authed_channel(&journal_url, &token)),
-        MasterKey::from_hex(&"11".repeat(32)).expect("key"),
-    );
-    let (listener, roller_url) = loopback_listener().await;
-    tokio::spawn(battlelog_roller::serve(
-        roller,
-        listener,
-        battlelog_runtime::serve::GrpcServer::new("roller", auth.verifier()),
-        std::future::pending(),
-    ));
-    let service = battlelog_resolver::server::service_for(&journal_url, &roller_url, None, &token)
-        .expect("service")
-        .with_cache_bytes(cache_bytes);
-    let (listener, resolver_url) = loopback_listener().await;
-    tokio::spawn(battlelog_resolver::serve(
-        service,
-        listener,
-        battlelog_runtime::serve::GrpcServer::new("resolver", auth.verifier()),
-        std::future::pending(),
-    ));
+    let chain =
+        common::serve_chain(&journal_url, &"11".repeat(32), |service| service.with_cache_bytes(cache_bytes)).await;
+    let (resolver_url, roller_url, token) = (chain.resolver_url, chain.roller_url, auth.service_token());
     Stack {
         calls,
         resolver: ResolverClient::new(authed_channel(&resolver_url, &auth.forum())),

@@ -5,20 +5,17 @@
 //!
 //! Its own test binary: the span clock is the process's global subscriber.
 
+mod common;
+
 use std::time::Instant;
 
 use battlelog_auth::AuthChannel;
-use battlelog_journal::service::JournalService;
 use battlelog_proto::battle::json_to_struct;
-use battlelog_proto::v1::journal_client::JournalClient;
-use battlelog_proto::v1::journal_server::JournalServer;
 use battlelog_proto::v1::resolver_client::ResolverClient;
 use battlelog_proto::v1::{ActRequest, OpenBattleRequest};
-use battlelog_roller::{MasterKey, RollerService};
 use battlelog_test_support::bench::span_clock::{self, SpanClock, Timed};
-use battlelog_test_support::{TestAuth, authed_channel, loopback_listener};
+use battlelog_test_support::{TestAuth, authed_channel};
 use serde_json::{Value, json};
-use tonic::transport::Server;
 
 /// Each hop and how often one `Act` opens it: the roll's append and the
 /// resolution's each pass the journal's.
@@ -54,34 +51,9 @@ fn object(value: Value) -> prost_types::Struct {
 async fn resolver(dir: &std::path::Path) -> ResolverClient<AuthChannel> {
     let journal =
         battlelog_journal::Journal::open(battlelog_journal::JournalOptions::new(dir)).await.expect("journal opens");
-    let (listener, journal_url) = loopback_listener().await;
-    tokio::spawn(
-        Server::builder()
-            .add_service(JournalServer::new(JournalService::new(journal)))
-            .serve_with_incoming(battlelog_runtime::grpc::incoming(listener)),
-    );
-    let auth = TestAuth::shared();
-    let token = auth.service_token();
-    let roller = RollerService::new(
-        JournalClient::new(authed_channel(&journal_url, &token)),
-        MasterKey::from_hex(&"11".repeat(32)).expect("key"),
-    );
-    let (listener, roller_url) = loopback_listener().await;
-    tokio::spawn(battlelog_roller::serve(
-        roller,
-        listener,
-        battlelog_runtime::serve::GrpcServer::new("roller", auth.verifier()),
-        std::future::pending(),
-    ));
-    let service = battlelog_resolver::server::service_for(&journal_url, &roller_url, None, &token).expect("service");
-    let (listener, resolver_url) = loopback_listener().await;
-    tokio::spawn(battlelog_resolver::serve(
-        service,
-        listener,
-        battlelog_runtime::serve::GrpcServer::new("resolver", auth.verifier()),
-        std::future::pending(),
-    ));
-    ResolverClient::new(authed_channel(&resolver_url, &auth.forum()))
+    let journal_url = common::serve_journal(journal).await;
+    let chain = common::serve_chain(&journal_url, &"11".repeat(32), |service| service).await;
+    ResolverClient::new(authed_channel(&chain.resolver_url, &TestAuth::shared().forum()))
 }
 
 async fn act(resolver: &mut ResolverClient<AuthChannel>, request_id: &str) {

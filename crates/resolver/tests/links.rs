@@ -5,17 +5,17 @@
 //! against the resolver's own computation. The real journal (sled in a temp
 //! dir), roller and resolver, each over gRPC on 127.0.0.1:0.
 
+mod common;
+
 use battlelog_auth::share::SHARE_KEY_METADATA;
 use battlelog_auth::{AuthChannel, Role, ShareSecret};
 use battlelog_proto::battle::json_to_struct;
-use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::resolver_client::ResolverClient;
 use battlelog_proto::v1::{
     ActRequest, AuditRequest, BattleEvent, CloseRequest, DisputeRequest, ExportRequest, GetBattleRequest,
     OpenBattleRequest, RecordedEvent, RuleRequest, battle_event::Event,
 };
-use battlelog_roller::{MasterKey, RollerService};
-use battlelog_test_support::{TestAuth, authed_channel, loopback_listener};
+use battlelog_test_support::{TestAuth, authed_channel};
 use prost::Message;
 use serde_json::{Value, json};
 
@@ -39,37 +39,13 @@ async fn stack(share: Option<ShareSecret>) -> Stack {
         .await
         .expect("journal opens");
     let auth = TestAuth::shared();
-    let token = auth.service_token();
-    let (listener, journal_url) = loopback_listener().await;
-    tokio::spawn(battlelog_journal::serve(
-        journal,
-        listener,
-        battlelog_runtime::serve::GrpcServer::new("journal", auth.verifier()),
-        std::future::pending(),
-    ));
-    let roller = RollerService::new(
-        JournalClient::new(authed_channel(&journal_url, &token)),
-        MasterKey::from_hex(&"22".repeat(32)).expect("key"),
-    );
-    let (listener, roller_url) = loopback_listener().await;
-    tokio::spawn(battlelog_roller::serve(
-        roller,
-        listener,
-        battlelog_runtime::serve::GrpcServer::new("roller", auth.verifier()),
-        std::future::pending(),
-    ));
-    let mut service =
-        battlelog_resolver::server::service_for(&journal_url, &roller_url, None, &token).expect("service");
-    if let Some(share) = share {
-        service = service.with_links(WEB_URL.to_owned(), share);
-    }
-    let (listener, resolver_url) = loopback_listener().await;
-    tokio::spawn(battlelog_resolver::serve(
-        service,
-        listener,
-        battlelog_runtime::serve::GrpcServer::new("resolver", auth.verifier()),
-        std::future::pending(),
-    ));
+    let journal_url = common::serve_journal(journal).await;
+    let chain = common::serve_chain(&journal_url, &"22".repeat(32), |service| match share {
+        Some(share) => service.with_links(WEB_URL.to_owned(), share),
+        None => service,
+    })
+    .await;
+    let resolver_url = chain.resolver_url;
     Stack {
         forum: ResolverClient::new(authed_channel(&resolver_url, &auth.forum())),
         judge: ResolverClient::new(authed_channel(&resolver_url, &auth.judge())),
