@@ -217,9 +217,16 @@ fn move_ports(text: &str, moves: &[(u16, u16)]) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_shipped_cluster_configs_form_a_cluster_that_syncs_every_write() {
-    let (configs, ports) = shipped_configs();
-    // Returns once the three agree on a meta leader of a three-node group.
-    let cluster = NatsCluster::start_with_configs("shipped", configs).await;
+    // Fresh ports for each start attempt; the last attempt's are the ones
+    // the cluster runs on. Returns once the three agree on a meta leader of
+    // a three-node group.
+    let mut ports = Vec::new();
+    let cluster = NatsCluster::start_with_configs("shipped", || {
+        let (configs, picked) = shipped_configs();
+        ports = picked;
+        configs
+    })
+    .await;
     for node in 0..CLUSTER_NODES {
         let name = cluster.node_name(node).to_owned();
         assert_eq!(name, format!("node-{}", ["a", "b", "c"][node]));

@@ -171,26 +171,50 @@ impl NatsCluster {
         )
     }
 
-    /// Starts three nodes from these configs, e.g. the shipped
+    /// Starts three nodes from the configs `configs` makes, e.g. the shipped
     /// `deploy/nats/cluster/node-*.conf` with their ports rewritten to free
     /// ones, and waits as [`Self::start`] does. Each must set `server_name`
     /// (that is how the nodes are told apart), and each server runs in a
     /// directory of its own, where a relative `store_dir` lands. Restarts
-    /// reuse the same config. The ports are the caller's: a node that
-    /// cannot bind one panics, with no second attempt.
-    pub async fn start_with_configs(label: &str, configs: [String; CLUSTER_NODES]) -> Self {
+    /// reuse the same config. The ports are the caller's: a port taken
+    /// between the caller's pick and the server's bind fails that start, and
+    /// `configs` is asked again (fresh ports), up to [`START_ATTEMPTS`]
+    /// times, each attempt in directories of its own.
+    pub async fn start_with_configs(label: &str, mut configs: impl FnMut() -> [String; CLUSTER_NODES]) -> Self {
         let mut cluster = Self { dir: temp_dir(&format!("nats-cluster-{label}")), nodes: Vec::new() };
+        let mut failures = Vec::new();
+        for attempt in 1..=START_ATTEMPTS {
+            match cluster.spawn_configs(attempt, configs()) {
+                Ok(()) => {
+                    cluster.wait_formed().await;
+                    return cluster;
+                }
+                Err(why) => {
+                    for node in &mut cluster.nodes {
+                        kill_child(node);
+                    }
+                    cluster.nodes.clear();
+                    failures.push(why);
+                }
+            }
+        }
+        panic!("the NATS cluster did not start in {START_ATTEMPTS} attempts:\n{}", failures.join("\n\n"));
+    }
+
+    /// Starts the three nodes of start attempt `attempt` from `configs`,
+    /// each in `attempt-<n>/<server_name>/`.
+    fn spawn_configs(&mut self, attempt: usize, configs: [String; CLUSTER_NODES]) -> Result<(), String> {
         for config in configs {
             let name = config
                 .lines()
                 .find_map(|line| line.trim().strip_prefix("server_name:"))
                 .map(|name| name.trim().trim_matches('"').to_owned())
                 .unwrap_or_else(|| panic!("a config without server_name:\n{config}"));
-            let node_dir = cluster.dir.path().join(&name);
-            std::fs::create_dir_all(&node_dir).expect("create a node's directory");
+            let node_dir = self.dir.path().join(format!("attempt-{attempt}")).join(&name);
+            std::fs::create_dir_all(&node_dir).map_err(|e| format!("create {}: {e}", node_dir.display()))?;
             let config_path = node_dir.join("node.conf");
-            std::fs::write(&config_path, config).expect("write a node's config");
-            cluster.nodes.push(Node {
+            std::fs::write(&config_path, config).map_err(|e| format!("write {}: {e}", config_path.display()))?;
+            self.nodes.push(Node {
                 name,
                 child: None,
                 state: NodeState::Killed,
@@ -205,12 +229,11 @@ impl NatsCluster {
             });
         }
         for index in 0..CLUSTER_NODES {
-            if let Err(why) = cluster.spawn(index) {
-                panic!("{why}\n{}", cluster.logs());
+            if let Err(why) = self.spawn(index) {
+                return Err(format!("{why}\n{}", self.logs()));
             }
         }
-        cluster.wait_formed().await;
-        cluster
+        Ok(())
     }
 
     /// Starts node `index` and waits until it is ready and listens for
