@@ -178,7 +178,7 @@ impl NatsCluster {
     /// directory of its own, where a relative `store_dir` lands. Restarts
     /// reuse the same config. The ports are the caller's: a port taken
     /// between the caller's pick and the server's bind fails that start, and
-    /// `configs` is asked again (fresh ports), up to `START_ATTEMPTS`
+    /// `configs` is asked again (fresh ports), up to three
     /// times, each attempt in directories of its own.
     pub async fn start_with_configs(label: &str, mut configs: impl FnMut() -> [String; CLUSTER_NODES]) -> Self {
         let mut cluster = Self { dir: temp_dir(&format!("nats-cluster-{label}")), nodes: Vec::new() };
