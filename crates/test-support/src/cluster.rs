@@ -91,10 +91,18 @@ impl NatsCluster {
     /// `label` names the temp directory (stores, configs, logs). Panics
     /// with the nodes' logs after [`STARTUP_DEADLINE`].
     pub async fn start(label: &str) -> Self {
+        Self::start_attempts(label, Self::spawn_all).await
+    }
+
+    /// Up to [`START_ATTEMPTS`] times: `spawn` starts the three nodes of an
+    /// attempt; a node that fails to start (a port taken between pick and
+    /// bind) ends the attempt, its nodes killed, and the next one goes
+    /// again. Returns once a started cluster has formed.
+    async fn start_attempts(label: &str, mut spawn: impl FnMut(&mut Self, usize) -> Result<(), String>) -> Self {
         let mut cluster = Self { dir: temp_dir(&format!("nats-cluster-{label}")), nodes: Vec::new() };
         let mut failures = Vec::new();
         for attempt in 1..=START_ATTEMPTS {
-            match cluster.spawn_all(attempt) {
+            match spawn(&mut cluster, attempt) {
                 Ok(()) => {
                     cluster.wait_formed().await;
                     return cluster;
@@ -181,24 +189,7 @@ impl NatsCluster {
     /// `configs` is asked again (fresh ports), up to three
     /// times, each attempt in directories of its own.
     pub async fn start_with_configs(label: &str, mut configs: impl FnMut() -> [String; CLUSTER_NODES]) -> Self {
-        let mut cluster = Self { dir: temp_dir(&format!("nats-cluster-{label}")), nodes: Vec::new() };
-        let mut failures = Vec::new();
-        for attempt in 1..=START_ATTEMPTS {
-            match cluster.spawn_configs(attempt, configs()) {
-                Ok(()) => {
-                    cluster.wait_formed().await;
-                    return cluster;
-                }
-                Err(why) => {
-                    for node in &mut cluster.nodes {
-                        kill_child(node);
-                    }
-                    cluster.nodes.clear();
-                    failures.push(why);
-                }
-            }
-        }
-        panic!("the NATS cluster did not start in {START_ATTEMPTS} attempts:\n{}", failures.join("\n\n"));
+        Self::start_attempts(label, |cluster, attempt| cluster.spawn_configs(attempt, configs())).await
     }
 
     /// Starts the three nodes of start attempt `attempt` from `configs`,
