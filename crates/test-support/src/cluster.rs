@@ -280,6 +280,24 @@ impl NatsCluster {
                 node.cluster_port = cluster;
                 Ok(())
             }
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                // Alive but not ready: ask Go for every goroutine's stack
+                // (SIGQUIT prints them and exits), so the log says where
+                // the server was stuck, then wait for the reader to see the
+                // end of its output.
+                let pid = node.child.as_ref().map(Child::id);
+                if let Some(pid) = pid {
+                    let _ = Command::new("kill").args(["-QUIT", &pid.to_string()]).status();
+                }
+                let _ = rx.recv_timeout(Duration::from_secs(5));
+                kill_child(node);
+                let log = std::fs::read_to_string(&node.log).unwrap_or_default();
+                Err(format!(
+                    "nats-server {} did not become ready in {STARTUP_DEADLINE:?}; where it was:\n{}",
+                    node.name,
+                    main_goroutine(&log)
+                ))
+            }
             other => {
                 kill_child(node);
                 Err(format!("nats-server {} did not become ready ({other:?})", node.name))
@@ -503,8 +521,16 @@ impl NatsCluster {
     /// [`Self::healthy`] say when.
     pub async fn restart(&mut self, index: usize) {
         kill_child(&mut self.nodes[index]);
-        if let Err(why) = self.spawn(index) {
-            panic!("{why}\n{}", self.logs());
+        // A start that hangs is retried as a supervisor would retry it (a
+        // nats-server restarted after SIGKILL was once seen never to get
+        // ready in CI); each failure is printed, with where it hung.
+        let mut failures = Vec::new();
+        while let Err(why) = self.spawn(index) {
+            eprintln!("restarting {}: {why}", self.nodes[index].name);
+            failures.push(why);
+            if failures.len() == START_ATTEMPTS {
+                panic!("{}\n{}", failures.join("\n\n"), self.logs());
+            }
         }
         let start = Instant::now();
         loop {
@@ -537,6 +563,18 @@ impl Drop for NatsCluster {
     fn drop(&mut self) {
         for node in &mut self.nodes {
             kill_child(node);
+        }
+    }
+}
+
+/// The stack of goroutine 1 (the one that starts the server) from a Go
+/// SIGQUIT dump in `log`, or the log's last lines if it holds none.
+fn main_goroutine(log: &str) -> String {
+    match log.find("goroutine 1 [") {
+        Some(start) => log[start..].split("\n\n").next().unwrap_or_default().to_owned(),
+        None => {
+            let lines: Vec<&str> = log.lines().collect();
+            lines[lines.len().saturating_sub(40)..].join("\n")
         }
     }
 }
@@ -587,7 +625,18 @@ async fn get(url: &str) -> Option<(u16, String)> {
 
 #[cfg(test)]
 mod tests {
-    use super::agreed_leader;
+    use super::{agreed_leader, main_goroutine};
+
+    #[test]
+    fn a_hung_start_is_told_by_the_stack_of_goroutine_1() {
+        let dump = "[1] [INF] Starting JetStream\nSIGQUIT: quit\n\ngoroutine 7 [select]:\nmain.other()\n\n\
+                    goroutine 1 [chan receive]:\nserver.(*Server).Start()\n\tserver.go:1\n\ngoroutine 9 [IO wait]:\n";
+        assert_eq!(main_goroutine(dump), "goroutine 1 [chan receive]:\nserver.(*Server).Start()\n\tserver.go:1");
+        // No dump (the process ended some other way): the log's tail.
+        let log: String = (0..50).map(|i| format!("line {i}\n")).collect();
+        let tail = main_goroutine(&log);
+        assert!(tail.starts_with("line 10\n") && tail.ends_with("line 49"), "{tail}");
+    }
 
     #[test]
     fn a_leader_names_itself_and_a_quorum_names_it() {
