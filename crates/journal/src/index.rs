@@ -12,7 +12,9 @@
 //! nothing derived can fall out of step with the log or need migrating. A
 //! listing first catches the index up with the log as it is when asked, so
 //! a battle whose opening was acknowledged — by this journal or another —
-//! is listed.
+//! is listed. With the transparency log on, its follower hands each page
+//! it reads to the index ([`BattleIndex::feed`]), so that every record is
+//! read back once for both.
 //!
 //! Memory is bounded by `battle_index_bytes` (about: [`entry_cost`] per
 //! battle): past it the battles opened longest ago are forgotten, oldest
@@ -136,6 +138,26 @@ impl BattleIndex {
                 state.fold(event, self.budget);
             }
         }
+    }
+
+    /// Folds `events`, a page of the global log read from position `from`
+    /// by another reader, if the index has nothing left before `from` to
+    /// fold (its cursor is at or past it) and no listing is reading the log
+    /// right now; events before the cursor are skipped. Otherwise it does
+    /// nothing, and the next [`Self::catch_up`] reads them itself. Returns
+    /// whether it folded the page.
+    pub fn feed(&self, from: u64, events: &[StoredEvent]) -> bool {
+        let Ok(_reading) = self.reading.try_lock() else { return false };
+        let mut state = write(&self.state);
+        if state.cursor < from {
+            return false;
+        }
+        for event in events {
+            if event.global_position >= state.cursor {
+                state.fold(event, self.budget);
+            }
+        }
+        true
     }
 
     /// One page of a tenant's battles, newest first, from what the index
@@ -384,6 +406,44 @@ mod tests {
         let closed_ones = journal.list_battles(query("t1", None, BattleStatus::Closed, None, 10)).await.unwrap();
         assert!(closed_ones.battles.is_empty());
         journal.shutdown().await.unwrap();
+    }
+
+    /// A page read by the tree's follower is folded only when the index has
+    /// nothing before it left to fold, never twice, and not while a listing
+    /// is reading the log itself.
+    #[tokio::test]
+    async fn a_shared_page_is_folded_once_and_only_without_a_gap() {
+        let journal = memory_journal(DEFAULT_INDEX_BYTES).await;
+        for id in ["f1", "f2", "f3", "f4"] {
+            open(&journal, id, "t1", "f").await;
+        }
+        let log = journal.read_all(0, 0).await.unwrap();
+        assert_eq!(log.len(), 4);
+        journal.shutdown().await.unwrap();
+        let at = |i: usize| log[i].global_position;
+        let listed = |index: &BattleIndex| {
+            let page = index.query(&query("t1", None, BattleStatus::Any, None, 10));
+            page.battles.iter().map(|(_, s)| s.battle_id.clone()).collect::<Vec<_>>()
+        };
+        let cost = |ids: &[&str]| ids.iter().map(|id| entry_cost(id, "t1", "pokemon-d6@1", id, "f")).sum::<usize>();
+
+        let index = BattleIndex::new(DEFAULT_INDEX_BYTES);
+        // A page past the cursor would leave a gap: refused.
+        assert!(!index.feed(at(2), &log[2..]));
+        assert!(listed(&index).is_empty());
+        assert!(index.feed(at(0), &log[..2]));
+        assert_eq!(listed(&index), ["f2", "f1"]);
+        // Overlapping what it already folded: only the new ones count.
+        assert!(index.feed(at(1), &log[1..3]));
+        assert_eq!(listed(&index), ["f3", "f2", "f1"]);
+        assert_eq!(index.bytes(), cost(&["f1", "f2", "f3"]));
+        // A listing holds the reader's turn: the page is left to it.
+        let turn = index.reading.try_lock().unwrap();
+        assert!(!index.feed(at(3), &log[3..]));
+        drop(turn);
+        assert_eq!(listed(&index), ["f3", "f2", "f1"]);
+        assert!(index.feed(at(3), &log[3..]));
+        assert_eq!(listed(&index), ["f4", "f3", "f2", "f1"]);
     }
 
     /// A new index over a log already written (a restart, or a second

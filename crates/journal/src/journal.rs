@@ -219,17 +219,6 @@ impl Journal {
                 checkpoint_size = first.map(|c| c.size),
                 "transparency log rebuilt from the global log"
             );
-            let (follower_log, follower_store) = (log.clone(), store.clone());
-            let (page, max_bytes) = (options.limits.max_read_count, options.limits.max_read_bytes);
-            log_tasks.push(tokio::spawn(follow_log(
-                "transparency log",
-                store.clone(),
-                closing.subscribe(),
-                move || {
-                    let (log, store) = (follower_log.clone(), follower_store.clone());
-                    async move { log.catch_up(&*store, page, max_bytes).await }
-                },
-            )));
             log_tasks.push(tokio::spawn(transparency::sign(
                 log.clone(),
                 options.transparency.checkpoint_interval,
@@ -242,10 +231,34 @@ impl Journal {
         let index = Arc::new(BattleIndex::new(options.battle_index_bytes));
         let (follower_index, follower_store) = (index.clone(), store.clone());
         let (page, max_bytes) = (options.limits.max_read_count, options.limits.max_read_bytes);
-        let follower = tokio::spawn(follow_log("battle index", store.clone(), closing.subscribe(), move || {
-            let (index, store) = (follower_index.clone(), follower_store.clone());
-            async move { index.catch_up(&*store, page, max_bytes).await }
-        }));
+        // One follower reads each new record once for both the tree and the
+        // index: reading the log back is most of what following costs
+        // (BENCHMARKS.md, the journal's CPU at concurrency 64). The index
+        // then reads only what the tree's pages did not give it: its first
+        // fold of the whole log after a start, and what came in between.
+        let follower_log = log.enabled().then(|| log.clone());
+        let follower = tokio::spawn(follow_log(
+            "transparency log and battle index",
+            store.clone(),
+            closing.subscribe(),
+            move || {
+                let (log, index, store) = (follower_log.clone(), follower_index.clone(), follower_store.clone());
+                async move {
+                    // A record that does not read back stops the tree; the
+                    // index still takes what it can, as it did on its own.
+                    let followed = match log {
+                        Some(log) => {
+                            log.catch_up_sharing(&*store, page, max_bytes, |from, events| {
+                                index.feed(from, events);
+                            })
+                            .await
+                        }
+                        None => Ok(()),
+                    };
+                    index.catch_up(&*store, page, max_bytes).await.and(followed)
+                }
+            },
+        ));
         Ok(Self {
             inner: Arc::new(Inner {
                 store,

@@ -44,7 +44,7 @@ use tracing::warn;
 
 use crate::error::JournalError;
 use crate::limits;
-use crate::store::EventStore;
+use crate::store::{EventStore, StoredEvent};
 
 /// How long a signed head waits for the follower to reach the head's record
 /// before answering UNAVAILABLE: many checkpoint intervals, so that only a
@@ -369,6 +369,19 @@ impl TransparencyLog {
         page: usize,
         max_bytes: usize,
     ) -> Result<(), JournalError> {
+        self.catch_up_sharing(store, page, max_bytes, |_, _| {}).await
+    }
+
+    /// [`Self::catch_up`], handing each page it reads, with the position
+    /// it was read from, to `also`: the journal's follower feeds the battle
+    /// index from the same read rather than reading every record twice.
+    pub(crate) async fn catch_up_sharing(
+        &self,
+        store: &dyn EventStore,
+        page: usize,
+        max_bytes: usize,
+        mut also: impl FnMut(u64, &[StoredEvent]),
+    ) -> Result<(), JournalError> {
         let _reading = self.reading.lock().await;
         let full_page = page;
         let mut page = page;
@@ -391,6 +404,7 @@ impl TransparencyLog {
             let Some(last) = events.last().map(|e| e.global_position) else {
                 return Ok(());
             };
+            also(from, &events);
             let hashed: Vec<(u64, Hash)> = events
                 .iter()
                 // Never a second leaf for a record (a store answers from
