@@ -8,7 +8,8 @@
 //! Each journal folds the store's global order ([`EventStore::read_all`],
 //! woken by [`EventStore::changes`]), so journals on sled and on JetStream,
 //! and several journals over one JetStream stream, answer alike; a restart
-//! rebuilds the index by reading the log once, in the background, and
+//! rebuilds the index by reading the log once (with the transparency log
+//! on, from the pages of the tree's rebuild; else in the background), and
 //! nothing derived can fall out of step with the log or need migrating. A
 //! listing first catches the index up with the log as it is when asked, so
 //! a battle whose opening was acknowledged — by this journal or another —
@@ -459,6 +460,11 @@ mod tests {
         let before = first.list_battles(query("t1", None, BattleStatus::Any, None, 10)).await.unwrap();
 
         let second = Journal::open_on(store, JournalOptions::new("unused")).await.unwrap();
+        // Folded at open from the pages of the tree's rebuild, before any
+        // follower ran (this runtime has one thread, and nothing has yielded
+        // to the follower yet) and before a listing could read the log.
+        let at_open = second.battle_index().query(&query("t1", None, BattleStatus::Any, None, 10));
+        assert_eq!(at_open, before);
         let after = second.list_battles(query("t1", None, BattleStatus::Any, None, 10)).await.unwrap();
         assert_eq!(ids(&after), ["r3", "r1"]);
         assert_eq!(after, before);

@@ -89,14 +89,13 @@ struct Inner {
     turns: StreamTurns,
     /// Every battle's summary, for listings, folded from the global log.
     index: Arc<BattleIndex>,
-    /// The task keeping the index warm; it holds the store, so shutdown
-    /// ends it before the store is released.
+    /// The task following the global log into the tree and the index; it
+    /// holds the store, so shutdown ends it before the store is released.
     follower: Mutex<Option<JoinHandle<()>>>,
     metrics: JournalMetrics,
     /// The Merkle tree over the global log and its checkpoints.
     log: Arc<TransparencyLog>,
-    /// The tasks following the log into the tree and signing checkpoints;
-    /// ended at shutdown like the index's.
+    /// The task signing checkpoints; ended at shutdown like the follower.
     log_tasks: Mutex<Vec<JoinHandle<()>>>,
 }
 
@@ -199,6 +198,7 @@ impl Journal {
             (None, None) => None,
         };
         let log = Arc::new(TransparencyLog::new(&options.transparency)?);
+        let index = Arc::new(BattleIndex::new(options.battle_index_bytes));
         let mut log_tasks = Vec::new();
         if log.enabled() {
             // Rebuilt before the first call: a checkpoint signed now covers
@@ -208,7 +208,20 @@ impl Journal {
             // not keep the journal from starting: its operator needs
             // VerifyChain to find the break. The tree stops before it, and
             // the follower keeps trying (and saying so).
-            if let Err(e) = log.catch_up(&*store, options.limits.max_read_count, options.limits.max_read_bytes).await {
+            // The index is folded from the same pages, so that the log is
+            // read once at start, and the follower never holds the tree
+            // back behind the index's own first read of the whole log.
+            let rebuilt = log
+                .catch_up_sharing(
+                    &*store,
+                    options.limits.max_read_count,
+                    options.limits.max_read_bytes,
+                    |from, events| {
+                        index.feed(from, events);
+                    },
+                )
+                .await;
+            if let Err(e) = rebuilt {
                 warn!(error = %e, leaves = log.size(), "transparency log: the global log stopped reading back; the tree stops here");
             }
             let first = log.issue();
@@ -228,14 +241,13 @@ impl Journal {
         } else {
             warn!("the transparency log is off: no checkpoints, proofs or signed heads");
         }
-        let index = Arc::new(BattleIndex::new(options.battle_index_bytes));
         let (follower_index, follower_store) = (index.clone(), store.clone());
         let (page, max_bytes) = (options.limits.max_read_count, options.limits.max_read_bytes);
         // One follower reads each new record once for both the tree and the
         // index: reading the log back is most of what following costs
         // (BENCHMARKS.md, the journal's CPU at concurrency 64). The index
-        // then reads only what the tree's pages did not give it: its first
-        // fold of the whole log after a start, and what came in between.
+        // then reads only what the tree's pages did not give it (what came
+        // in between, or what a listing's own read was folding meanwhile).
         let follower_log = log.enabled().then(|| log.clone());
         let follower = tokio::spawn(follow_log(
             "transparency log and battle index",

@@ -48,8 +48,9 @@ use crate::store::{EventStore, StoredEvent};
 
 /// How long a signed head waits for the follower to reach the head's record
 /// before answering UNAVAILABLE: many checkpoint intervals, so that only a
-/// follower held up (a record that does not read back, a log out of reach)
-/// ever meets it.
+/// follower held up (a record that does not read back, a log out of reach,
+/// or the battle index it also feeds, when that must read a long stretch of
+/// the log itself) ever meets it.
 pub const FOLLOW_WAIT: Duration = Duration::from_secs(10);
 
 /// The default of `checkpoint_interval_ms`: PROTOCOL.md §5 promises a new

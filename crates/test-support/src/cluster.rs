@@ -37,7 +37,8 @@ const MONITOR_TIMEOUT: Duration = Duration::from_secs(1);
 pub const PROBE_STREAM: &str = "BATTLELOG_CLUSTER_PROBE";
 
 /// How many times [`NatsCluster::start`] picks fresh route ports when a
-/// node could not bind its own (another process took it in between).
+/// node could not bind its own (another process took it in between), and
+/// how many times [`NatsCluster::restart`] starts a node that hung.
 const START_ATTEMPTS: usize = 3;
 
 /// What the helper last did to a node.
@@ -237,6 +238,9 @@ impl NatsCluster {
             std::fs::write(path, config).map_err(|e| format!("write {}: {e}", path.display()))?;
         }
         let node = &mut self.nodes[index];
+        // The log file is appended to across restarts: this start's lines
+        // begin here.
+        let log_start = std::fs::metadata(&node.log).map_or(0, |m| m.len() as usize);
         let binary = nats_server_binary();
         let mut child = Command::new(&binary)
             .current_dir(&node.dir)
@@ -289,13 +293,21 @@ impl NatsCluster {
                 if let Some(pid) = pid {
                     let _ = Command::new("kill").args(["-QUIT", &pid.to_string()]).status();
                 }
-                let _ = rx.recv_timeout(Duration::from_secs(5));
+                // Until the reader's end of output (`None`): a "ready" that
+                // comes in meanwhile must not cut the dump short.
+                let dumped = Instant::now() + Duration::from_secs(5);
+                while let Some(left) = dumped.checked_duration_since(Instant::now()) {
+                    if matches!(rx.recv_timeout(left), Ok(None) | Err(_)) {
+                        break;
+                    }
+                }
                 kill_child(node);
-                let log = std::fs::read_to_string(&node.log).unwrap_or_default();
+                let log = std::fs::read(&node.log).unwrap_or_default();
+                let this_start = String::from_utf8_lossy(log.get(log_start..).unwrap_or_default());
                 Err(format!(
                     "nats-server {} did not become ready in {STARTUP_DEADLINE:?}; where it was:\n{}",
                     node.name,
-                    main_goroutine(&log)
+                    main_goroutine(&this_start)
                 ))
             }
             other => {
