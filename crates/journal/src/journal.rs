@@ -212,14 +212,9 @@ impl Journal {
             // read once at start, and the follower never holds the tree
             // back behind the index's own first read of the whole log.
             let rebuilt = log
-                .catch_up_sharing(
-                    &*store,
-                    options.limits.max_read_count,
-                    options.limits.max_read_bytes,
-                    |from, events| {
-                        index.feed(from, events);
-                    },
-                )
+                .catch_up(&*store, options.limits.max_read_count, options.limits.max_read_bytes, |from, events| {
+                    index.feed(from, events);
+                })
                 .await;
             if let Err(e) = rebuilt {
                 warn!(error = %e, leaves = log.size(), "transparency log: the global log stopped reading back; the tree stops here");
@@ -260,7 +255,7 @@ impl Journal {
                     // index still takes what it can, as it did on its own.
                     let followed = match log {
                         Some(log) => {
-                            log.catch_up_sharing(&*store, page, max_bytes, |from, events| {
+                            log.catch_up(&*store, page, max_bytes, |from, events| {
                                 index.feed(from, events);
                             })
                             .await

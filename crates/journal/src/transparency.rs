@@ -364,19 +364,11 @@ impl TransparencyLog {
     /// until the store has no more: page by page, each leaf hashed outside
     /// the lock. A record that does not read back stops it there (with the
     /// store's error), every record before it pushed.
+    ///
+    /// Each page read goes, with the position it was read from, to `also`
+    /// too: the journal feeds the battle index from the same read rather
+    /// than reading every record twice.
     pub(crate) async fn catch_up(
-        &self,
-        store: &dyn EventStore,
-        page: usize,
-        max_bytes: usize,
-    ) -> Result<(), JournalError> {
-        self.catch_up_sharing(store, page, max_bytes, |_, _| {}).await
-    }
-
-    /// [`Self::catch_up`], handing each page it reads, with the position
-    /// it was read from, to `also`: the journal's follower feeds the battle
-    /// index from the same read rather than reading every record twice.
-    pub(crate) async fn catch_up_sharing(
         &self,
         store: &dyn EventStore,
         page: usize,
