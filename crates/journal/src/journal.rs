@@ -95,8 +95,9 @@ struct Inner {
     metrics: JournalMetrics,
     /// The Merkle tree over the global log and its checkpoints.
     log: Arc<TransparencyLog>,
-    /// The task signing checkpoints; ended at shutdown like the follower.
-    log_tasks: Mutex<Vec<JoinHandle<()>>>,
+    /// The task signing checkpoints (none when the log is off); ended at
+    /// shutdown like the follower.
+    signer: Mutex<Option<JoinHandle<()>>>,
 }
 
 /// A lock per stream, held from planning to the store's answer; an entry
@@ -199,7 +200,7 @@ impl Journal {
         };
         let log = Arc::new(TransparencyLog::new(&options.transparency)?);
         let index = Arc::new(BattleIndex::new(options.battle_index_bytes));
-        let mut log_tasks = Vec::new();
+        let mut signer = None;
         if log.enabled() {
             // Rebuilt before the first call: a checkpoint signed now covers
             // every durable record, so it extends every one issued before.
@@ -227,7 +228,7 @@ impl Journal {
                 checkpoint_size = first.map(|c| c.size),
                 "transparency log rebuilt from the global log"
             );
-            log_tasks.push(tokio::spawn(transparency::sign(
+            signer = Some(tokio::spawn(transparency::sign(
                 log.clone(),
                 options.transparency.checkpoint_interval,
                 closing.subscribe(),
@@ -278,7 +279,7 @@ impl Journal {
                 follower: Mutex::new(Some(follower)),
                 metrics: options.metrics,
                 log,
-                log_tasks: Mutex::new(log_tasks),
+                signer: Mutex::new(signer),
             }),
         })
     }
@@ -580,8 +581,8 @@ impl Journal {
         // Derived state only: stopped mid-read loses nothing, and gives the
         // store back (sled's lock) before this returns.
         let follower = lock(&self.inner.follower).take();
-        let log_tasks = std::mem::take(&mut *lock(&self.inner.log_tasks));
-        for task in follower.into_iter().chain(log_tasks) {
+        let signer = lock(&self.inner.signer).take();
+        for task in follower.into_iter().chain(signer) {
             task.abort();
             let _ = task.await;
         }
