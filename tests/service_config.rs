@@ -214,6 +214,20 @@ async fn every_service_refuses_a_bad_value_or_an_unknown_key_naming_it_and_its_l
         let stderr = refused_start(service, &bad_flag, &env).await;
         assert!(stderr.contains("invalid config log_format: unknown variant"), "{service}: {stderr}");
         assert!(stderr.contains("(from --log-format)"), "{service} names the flag: {stderr}");
+
+        // The batch of appends to the journal: at least 1, on both ends (1
+        // is taken: tests/append_batch.rs runs a journal at 1).
+        let batch_key = match service {
+            "journal" => Some("max_appends_per_batch"),
+            "roller" | "resolver" => Some("journal_append_batch"),
+            _ => None,
+        };
+        if let Some(key) = batch_key {
+            let variable = format!("BATTLELOG_{upper}_{}", key.to_ascii_uppercase());
+            let zero = [env.clone(), vec![(variable.clone(), "0".to_owned())]].concat();
+            let stderr = refused_start(service, &args, &zero).await;
+            assert!(stderr.contains(key) && stderr.contains("at least 1"), "{service}: {stderr}");
+        }
     }
 }
 

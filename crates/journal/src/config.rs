@@ -73,8 +73,10 @@ pub struct Config {
     pub max_payload_bytes: usize,
     /// Most events in one append.
     pub max_events_per_append: usize,
-    /// Largest sum of payload bytes in one append.
+    /// Largest sum of payload bytes in one append, and in one batch.
     pub max_append_bytes: usize,
+    /// Most appends in one `AppendBatch`.
+    pub max_appends_per_batch: usize,
     /// Most events one read returns.
     pub max_read_count: usize,
     /// Bytes a read page may weigh as sent (it returns at least one event).
@@ -148,6 +150,7 @@ impl Default for Config {
             max_payload_bytes: limits.max_payload_bytes,
             max_events_per_append: limits.max_events_per_append,
             max_append_bytes: limits.max_append_bytes,
+            max_appends_per_batch: limits.max_appends_per_batch,
             max_read_count: limits.max_read_count,
             max_read_bytes: limits.max_read_bytes,
             max_battle_events: limits.max_battle_events,
@@ -216,6 +219,7 @@ impl Config {
             max_payload_bytes: self.max_payload_bytes,
             max_events_per_append: self.max_events_per_append,
             max_append_bytes: self.max_append_bytes,
+            max_appends_per_batch: self.max_appends_per_batch,
             max_read_count: self.max_read_count,
             max_read_bytes: self.max_read_bytes,
             max_battle_events: self.max_battle_events,

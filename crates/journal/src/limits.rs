@@ -30,8 +30,11 @@ pub struct Limits {
     pub max_payload_bytes: usize,
     /// Most events in one append.
     pub max_events_per_append: usize,
-    /// Largest sum of payload bytes in one append.
+    /// Largest sum of payload bytes in one append, and in one batch of
+    /// appends (`AppendBatch`) altogether.
     pub max_append_bytes: usize,
+    /// Most appends in one `AppendBatch`.
+    pub max_appends_per_batch: usize,
     /// Most events one read returns (a request's `max_count` 0 means this).
     pub max_read_count: usize,
     /// A read stops adding events before the page, as encoded on the wire,
@@ -50,6 +53,7 @@ impl Default for Limits {
             max_payload_bytes: 256 * 1024,
             max_events_per_append: 100,
             max_append_bytes: 1024 * 1024,
+            max_appends_per_batch: 64,
             max_read_count: 1000,
             max_read_bytes: MAX_PAGE_BYTES,
             max_battle_events: 100_000,
@@ -65,6 +69,7 @@ impl Limits {
             ("max_payload_bytes", self.max_payload_bytes),
             ("max_events_per_append", self.max_events_per_append),
             ("max_append_bytes", self.max_append_bytes),
+            ("max_appends_per_batch", self.max_appends_per_batch),
             ("max_read_count", self.max_read_count),
             ("max_read_bytes", self.max_read_bytes),
         ];
@@ -217,6 +222,33 @@ fn validate_idempotency_key(field: &str, key: &str) -> Result<(), JournalError> 
 }
 
 /// Validates an append against `limits`; nothing is written unless this passes.
+/// Checks a batch of appends as a whole (`AppendBatch`): 1 to
+/// `max_appends_per_batch` appends whose payloads weigh at most
+/// `max_append_bytes` together, so that a batch holds no more than one
+/// append may. Each append is checked on its own after this
+/// ([`validate_append`]), and its errors are its own.
+pub fn validate_batch(limits: &Limits, count: usize, payload_bytes: usize) -> Result<(), JournalError> {
+    if count == 0 {
+        return Err(invalid("appends", "at least one append is required"));
+    }
+    if count > limits.max_appends_per_batch {
+        return Err(invalid(
+            "appends",
+            format!("{count} appends exceeds max_appends_per_batch = {}", limits.max_appends_per_batch),
+        ));
+    }
+    if payload_bytes > limits.max_append_bytes {
+        return Err(invalid(
+            "appends",
+            format!(
+                "{payload_bytes} payload bytes in one batch exceeds max_append_bytes = {}",
+                limits.max_append_bytes
+            ),
+        ));
+    }
+    Ok(())
+}
+
 pub fn validate_append(
     limits: &Limits,
     stream_id: String,

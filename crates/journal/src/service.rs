@@ -3,9 +3,11 @@
 
 use std::time::Duration;
 
+use battlelog_proto::error::status_parts;
 use battlelog_proto::v1 as pb;
 use battlelog_proto::v1::journal_server::Journal as JournalRpc;
 use battlelog_runtime::streams::{Ending, StreamEnd, deadline_exceeded, grpc_timeout};
+use futures_util::future::join_all;
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_stream::{Stream, StreamExt};
 use tonic::{Request, Response, Status};
@@ -14,7 +16,7 @@ use tracing::Instrument as _;
 use crate::error::JournalError;
 use crate::index::IndexQuery;
 use crate::journal::{Journal, Subscription};
-use crate::limits::{ExpectedVersion, NewEvent};
+use crate::limits::{ExpectedVersion, NewEvent, validate_batch};
 use crate::store::{ChainCheck, StoredEvent};
 
 /// The gRPC service.
@@ -83,39 +85,83 @@ fn stream_of(call: &'static str, subscription: Subscription, timeout: Option<Dur
     Box::pin(Ending::new(events, end))
 }
 
+impl JournalService {
+    /// One append, as `Append` and each append of an `AppendBatch` make it;
+    /// the caller adds the checkpoint.
+    async fn append_one(&self, request: pb::AppendRequest) -> Result<pb::AppendResponse, JournalError> {
+        let expected = expected_version(request.expected_version)?;
+        let events = request
+            .events
+            .into_iter()
+            .map(|e| NewEvent {
+                event_type: e.event_type,
+                payload: e.payload,
+                idempotency_key: (!e.idempotency_key.is_empty()).then_some(e.idempotency_key),
+            })
+            .collect();
+        let outcome = self.journal.append(request.stream_id, expected, events).await?;
+        Ok(pb::AppendResponse {
+            checkpoint: None,
+            events: outcome
+                .events
+                .into_iter()
+                .map(|e| pb::AppendedEvent {
+                    version: e.version,
+                    global_position: e.global_position,
+                    event_id: e.event_id,
+                    hash: e.hash.to_vec(),
+                    recorded_at_unix_micros: e.recorded_at_unix_micros,
+                })
+                .collect(),
+            deduplicated: outcome.deduplicated,
+        })
+    }
+}
+
 #[tonic::async_trait]
 impl JournalRpc for JournalService {
     async fn append(&self, request: Request<pb::AppendRequest>) -> Result<Response<pb::AppendResponse>, Status> {
         async move {
-            let request = request.into_inner();
-            let expected = expected_version(request.expected_version)?;
-            let events = request
-                .events
-                .into_iter()
-                .map(|e| NewEvent {
-                    event_type: e.event_type,
-                    payload: e.payload,
-                    idempotency_key: (!e.idempotency_key.is_empty()).then_some(e.idempotency_key),
-                })
-                .collect();
-            let outcome = self.journal.append(request.stream_id, expected, events).await?;
-            Ok(Response::new(pb::AppendResponse {
-                checkpoint: self.journal.checkpoint().map(checkpoint),
-                events: outcome
-                    .events
-                    .into_iter()
-                    .map(|e| pb::AppendedEvent {
-                        version: e.version,
-                        global_position: e.global_position,
-                        event_id: e.event_id,
-                        hash: e.hash.to_vec(),
-                        recorded_at_unix_micros: e.recorded_at_unix_micros,
-                    })
-                    .collect(),
-                deduplicated: outcome.deduplicated,
-            }))
+            let mut response = self.append_one(request.into_inner()).await?;
+            response.checkpoint = self.journal.checkpoint().map(checkpoint);
+            Ok(Response::new(response))
         }
         .instrument(tracing::debug_span!("journal.append"))
+        .await
+    }
+
+    async fn append_batch(
+        &self,
+        request: Request<pb::AppendBatchRequest>,
+    ) -> Result<Response<pb::AppendBatchResponse>, Status> {
+        async move {
+            let appends = request.into_inner().appends;
+            let payload_bytes =
+                appends.iter().flat_map(|a| &a.events).map(|e| e.payload.len()).fold(0usize, usize::saturating_add);
+            validate_batch(self.journal.limits(), appends.len(), payload_bytes)?;
+            // All at once, as separate calls would be: the committer takes
+            // whichever are ready into one group commit.
+            let outcomes = join_all(appends.into_iter().map(|append| self.append_one(append))).await;
+            let checkpoint = self.journal.checkpoint().map(checkpoint);
+            let results = outcomes
+                .into_iter()
+                .map(|outcome| {
+                    let result = match outcome {
+                        Ok(mut appended) => {
+                            appended.checkpoint = checkpoint.clone();
+                            pb::append_result::Result::Appended(appended)
+                        }
+                        Err(error) => {
+                            let (code, message, details) = status_parts(&Status::from(error));
+                            pb::append_result::Result::Error(pb::AppendError { code, message, details })
+                        }
+                    };
+                    pb::AppendResult { result: Some(result) }
+                })
+                .collect();
+            Ok(Response::new(pb::AppendBatchResponse { results }))
+        }
+        .instrument(tracing::debug_span!("journal.append_batch"))
         .await
     }
 

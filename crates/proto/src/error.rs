@@ -570,6 +570,21 @@ pub fn localize(status: &Status, lang: Lang) -> Status {
     Status::with_error_details_vec(status.code(), status.message(), details)
 }
 
+/// A status as the three parts a message carries it in (an `AppendBatch`
+/// result's `AppendError`): code, message, and the details exactly as
+/// `grpc-status-details-bin` carries them, so that the `ErrorInfo` and
+/// `BadRequest` of the status travel whole.
+pub fn status_parts(status: &Status) -> (i32, String, Vec<u8>) {
+    (status.code() as i32, status.message().to_owned(), status.details().to_vec())
+}
+
+/// The status [`status_parts`] took apart, as it was: a caller reads it as
+/// it would have read the status itself ([`Error::from_status`]). A code
+/// this version does not know is `UNKNOWN`.
+pub fn status_from_parts(code: i32, message: String, details: Vec<u8>) -> Status {
+    Status::with_details(Code::from_i32(code), message, details.into())
+}
+
 /// Passes a peer service's answer on, saying where it came from. A peer
 /// that cannot be reached is `UNAVAILABLE` (retry later), whatever the
 /// transport made of it, so that callers see an outage as one; the peer's
@@ -766,6 +781,21 @@ mod tests {
         );
         assert_eq!(Error::from_status(&foreign), None);
         assert_eq!(Error::from_status(&Status::internal("plain")), None);
+    }
+
+    #[test]
+    fn a_status_taken_apart_and_rebuilt_reads_as_it_did() {
+        let conflict = Error::new(JournalReason::WrongExpectedVersion, "stale").with("actual_version", 7);
+        let bad_input = Error::invalid_argument("stream_id", "1-128 bytes");
+        for error in [conflict, bad_input] {
+            let status = error.clone().into_status();
+            let (code, message, details) = status_parts(&status);
+            let rebuilt = status_from_parts(code, message, details);
+            assert_eq!(rebuilt.code(), status.code());
+            assert_eq!(rebuilt.message(), status.message());
+            assert_eq!(Error::from_status(&rebuilt), Some(error));
+        }
+        assert_eq!(status_from_parts(999, "odd".into(), Vec::new()).code(), Code::Unknown);
     }
 
     #[test]

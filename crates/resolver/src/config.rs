@@ -50,6 +50,10 @@ pub struct Config {
     pub token_file: Option<PathBuf>,
     /// Bytes of folded battles kept in memory (the fold cache's budget).
     pub cache_bytes: u64,
+    /// Most appends one `AppendBatch` to the journal carries
+    /// (battlelog_stream::AppendQueue): at most the journal's
+    /// `max_appends_per_batch`; 1: every append alone.
+    pub journal_append_batch: usize,
     /// Seconds after a battle's close (as the journal recorded it) during
     /// which disputes and rulings are still taken; then the battle is final.
     pub appeal_window_secs: u64,
@@ -111,6 +115,7 @@ impl Default for Config {
             revoked_tokens_reload_ms: battlelog_auth::revoke::DEFAULT_RELOAD_EVERY.as_millis() as u64,
             token_file: None,
             cache_bytes: battlelog_stream::DEFAULT_CACHE_BYTES,
+            journal_append_batch: battlelog_stream::DEFAULT_APPEND_BATCH,
             appeal_window_secs: crate::service::DEFAULT_APPEAL_WINDOW.as_secs(),
             web_url: None,
             share_secret_file: None,
@@ -144,6 +149,12 @@ impl Config {
     }
 
     pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.journal_append_batch == 0 {
+            return Err(ConfigError::Invalid {
+                key: "journal_append_batch",
+                message: "must be at least 1 (1: every append alone)".into(),
+            });
+        }
         for (key, url) in [("journal_url", &self.journal_url), ("roller_url", &self.roller_url)] {
             if !(url.starts_with("http://") || url.starts_with("https://")) {
                 return Err(ConfigError::Invalid {

@@ -54,6 +54,10 @@ pub struct Config {
     pub token_file: Option<PathBuf>,
     /// Bytes of folded battles kept in memory (the fold cache's budget).
     pub cache_bytes: u64,
+    /// Most appends one `AppendBatch` to the journal carries
+    /// (battlelog_stream::AppendQueue): at most the journal's
+    /// `max_appends_per_batch`; 1: every append alone.
+    pub journal_append_batch: usize,
     /// TLS keys `tls_cert`, `tls_key`, `tls_client_ca` (battlelog_runtime::tls).
     #[serde(flatten)]
     pub server_tls: ServerTls,
@@ -86,6 +90,7 @@ impl Default for Config {
             revoked_tokens_reload_ms: battlelog_auth::revoke::DEFAULT_RELOAD_EVERY.as_millis() as u64,
             token_file: None,
             cache_bytes: battlelog_stream::DEFAULT_CACHE_BYTES,
+            journal_append_batch: battlelog_stream::DEFAULT_APPEND_BATCH,
             server_tls: ServerTls::default(),
             client_tls: ClientTls::default(),
             grpc_limits: GrpcLimits::default(),
@@ -114,6 +119,12 @@ impl Config {
             return Err(ConfigError::Invalid {
                 key: "journal_url",
                 message: format!("{:?} must start with http:// or https://", self.journal_url),
+            });
+        }
+        if self.journal_append_batch == 0 {
+            return Err(ConfigError::Invalid {
+                key: "journal_append_batch",
+                message: "must be at least 1 (1: every append alone)".into(),
             });
         }
         battlelog_runtime::config::require_auth_keys(&self.auth_keys)?;

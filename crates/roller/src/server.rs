@@ -61,7 +61,9 @@ pub fn journal_client_with_tls(
 pub fn service(config: &Config) -> Result<RollerService, ServeError> {
     let token = read_token_file(config.token_file.as_deref().unwrap_or(Path::new("")))?;
     let journal = journal_client_with_tls(&config.journal_url, config.client_tls.client_config()?.as_ref(), &token)?;
-    Ok(RollerService::new(journal, config.master_key()?).with_cache_bytes(config.cache_bytes))
+    Ok(RollerService::new(journal, config.master_key()?)
+        .with_cache_bytes(config.cache_bytes)
+        .with_append_batch(config.journal_append_batch))
 }
 
 /// The verifier of the tokens callers present: `auth_keys`, the maximum

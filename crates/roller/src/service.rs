@@ -86,6 +86,13 @@ impl RollerService {
         self
     }
 
+    /// The same roller sending at most `max_batch` appends per call to the
+    /// journal (`journal_append_batch`).
+    pub fn with_append_batch(mut self, max_batch: usize) -> Self {
+        self.streams = self.streams.with_append_batch(max_batch);
+        self
+    }
+
     /// Counts rolls the journal has just taken (not replays).
     fn count_rolls(&self, rolled: &[DiceRolled]) {
         self.metrics.rolled(rolled.len() as u64, rolled.iter().map(|r| r.dice.len() as u64).sum());

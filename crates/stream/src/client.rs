@@ -8,6 +8,7 @@ use battlelog_proto::v1::{
 };
 
 use crate::Fold;
+use crate::batch::{AppendQueue, DEFAULT_APPEND_BATCH};
 use crate::error::StreamError;
 use crate::metrics::CacheMetrics;
 
@@ -38,12 +39,23 @@ impl Appended {
 #[derive(Debug, Clone)]
 pub struct StreamClient {
     journal: JournalClient<AuthChannel>,
+    appends: AppendQueue,
     metrics: CacheMetrics,
 }
 
 impl StreamClient {
+    /// A client of `journal` that batches appends up to
+    /// [`DEFAULT_APPEND_BATCH`] per call ([`AppendQueue`]).
     pub fn new(journal: JournalClient<AuthChannel>) -> Self {
-        Self { journal, metrics: CacheMetrics::default() }
+        let appends = AppendQueue::new(journal.clone(), DEFAULT_APPEND_BATCH);
+        Self { journal, appends, metrics: CacheMetrics::default() }
+    }
+
+    /// The same client sending at most `max_batch` appends per call (a
+    /// service's `journal_append_batch`; 1: every append alone).
+    pub fn with_append_batch(mut self, max_batch: usize) -> Self {
+        self.appends = AppendQueue::new(self.journal.clone(), max_batch);
+        self
     }
 
     /// The same client counting its catch-up reads into `metrics`.
@@ -98,9 +110,7 @@ impl StreamClient {
             expected_version: Some(ExpectedVersion { kind: Some(kind) }),
             events,
         };
-        let response =
-            self.journal.clone().append(request).await.map_err(|s| StreamError::from_status(stream_id, s))?;
-        let response = response.into_inner();
+        let response = self.appends.append(request).await.map_err(|s| StreamError::from_status(stream_id, s))?;
         Ok(Appended { events: response.events, deduplicated: response.deduplicated, checkpoint: response.checkpoint })
     }
 

@@ -8,6 +8,9 @@
 //!   reports (no empty trailing read), append with an expected version, and
 //!   fetch a few records on the rare paths that need them (an idempotent
 //!   replay, a battle as it stood at an old version).
+//! - [`batch`]: [`AppendQueue`] — appends go out at once while few calls
+//!   are in flight, and together in one `AppendBatch` when more queue up;
+//!   each is answered as if it had been sent alone.
 //! - [`cache`]: [`FoldCache`] — one folded state per battle, evicted by one
 //!   policy within a budget in bytes; a state in use is never evicted.
 //! - [`metrics`]: [`CacheMetrics`] — the cache's size, hits and misses and
@@ -21,11 +24,13 @@
 //! runtime's other users (config, TLS, logging) have no use for, and a
 //! module of the resolver would make the roller link the resolver.
 
+pub mod batch;
 pub mod cache;
 pub mod client;
 pub mod error;
 pub mod metrics;
 
+pub use batch::{AppendQueue, DEFAULT_APPEND_BATCH};
 pub use cache::{FoldCache, Held};
 pub use client::{Appended, StreamClient};
 pub use error::{StreamError, downstream};

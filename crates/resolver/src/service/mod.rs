@@ -185,6 +185,13 @@ impl ResolverService {
         self
     }
 
+    /// The same resolver sending at most `max_batch` appends per call to
+    /// the journal (`journal_append_batch`).
+    pub fn with_append_batch(mut self, max_batch: usize) -> Self {
+        self.streams = self.streams.with_append_batch(max_batch);
+        self
+    }
+
     /// The same resolver taking disputes and rulings for `window` after a
     /// battle's close.
     pub fn with_appeal_window(mut self, window: Duration) -> Self {
