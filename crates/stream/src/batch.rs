@@ -28,10 +28,12 @@ use tokio::sync::oneshot;
 use tonic::{Code, Status};
 
 /// Most calls to the journal in flight at once before appends queue up
-/// (and are then batched). Two keep the journal busy: while one batch is
-/// being flushed, the next is on its way; more would only make the batches
-/// smaller (measured with the append bench: BENCHMARKS.md).
-pub const IN_FLIGHT: usize = 2;
+/// (and are then batched). A few keep the journal busy: while one batch is
+/// being flushed, the next is being planned and another is on its way. With
+/// the append bench at concurrency 64 (BENCHMARKS.md), one in flight
+/// stalled (7 k appends/s), 2 to 4 did best (3 a little ahead of 2 and 4)
+/// and 6 or 8 did worse: smaller batches for the same calls.
+pub const IN_FLIGHT: usize = 3;
 
 /// The most payload bytes one batch carries. Every journal takes at least
 /// this much in one append (`max_append_bytes` ≥ `max_payload_bytes` ≥
@@ -166,6 +168,12 @@ impl Shared {
                 runtime.spawn(async move {
                     let _slot = Slot(shared.clone());
                     shared.send(batch).await;
+                    // The callers just answered often append again at once
+                    // (a roll, then its resolution): let them queue while
+                    // this call is still held, so that they go together in
+                    // the next batch, instead of the first of them taking
+                    // the free call alone and the rest waiting behind it.
+                    tokio::task::yield_now().await;
                 });
             }
             // Only when the runtime itself is gone, and its tasks with it:
