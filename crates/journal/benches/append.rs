@@ -332,29 +332,34 @@ fn main() {
         let rtt = round_trips(&url, run).await;
         report("bare gRPC round trip (health)", &rtt);
         let mut results = Vec::new();
-        for concurrency in [1, 16, 64] {
-            let stats = journal.commit_stats().expect("a sled journal counts its group commits");
-            let counts = || {
-                let load = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
-                (load(&stats.groups), load(&stats.appends), load(&stats.alone))
-            };
-            let (g0, a0, l0) = counts();
-            let f = appends(&url, concurrency, run).await;
+        let stats = journal.commit_stats().expect("a sled journal counts its group commits");
+        let counts = || {
+            let load = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
+            (load(&stats.groups), load(&stats.appends), load(&stats.alone))
+        };
+        let groups_since = |(g0, a0, l0): (u64, u64, u64)| {
             let (g1, a1, l1) = counts();
-            report(&format!("journal Append, concurrency {concurrency}"), &f);
             println!(
                 "{:<34} {:.1} appends per group commit (one group write, one flush); {:.0} % committed alone",
                 "",
                 (a1 - a0) as f64 / (g1 - g0).max(1) as f64,
                 100.0 * (l1 - l0) as f64 / (a1 - a0).max(1) as f64
             );
+        };
+        for concurrency in [1, 16, 64] {
+            let before = counts();
+            let f = appends(&url, concurrency, run).await;
+            report(&format!("journal Append, concurrency {concurrency}"), &f);
+            groups_since(before);
             results.push((concurrency, f));
         }
 
         let mut batched = Vec::new();
         for concurrency in [1, 64] {
+            let before = counts();
             let f = client_appends(&url, concurrency, run).await;
             report(&format!("services' client, concurrency {concurrency}"), &f);
+            groups_since(before);
             batched.push(f);
         }
 

@@ -7,7 +7,6 @@ use battlelog_proto::error::status_parts;
 use battlelog_proto::v1 as pb;
 use battlelog_proto::v1::journal_server::Journal as JournalRpc;
 use battlelog_runtime::streams::{Ending, StreamEnd, deadline_exceeded, grpc_timeout};
-use futures_util::future::join_all;
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_stream::{Stream, StreamExt};
 use tonic::{Request, Response, Status};
@@ -85,36 +84,37 @@ fn stream_of(call: &'static str, subscription: Subscription, timeout: Option<Dur
     Box::pin(Ending::new(events, end))
 }
 
-impl JournalService {
-    /// One append, as `Append` and each append of an `AppendBatch` make it;
-    /// the caller adds the checkpoint.
-    async fn append_one(&self, request: pb::AppendRequest) -> Result<pb::AppendResponse, JournalError> {
-        let expected = expected_version(request.expected_version)?;
-        let events = request
+/// An append's request as the journal takes it.
+fn append_parts(request: pb::AppendRequest) -> Result<(String, ExpectedVersion, Vec<NewEvent>), JournalError> {
+    let expected = expected_version(request.expected_version)?;
+    let events = request
+        .events
+        .into_iter()
+        .map(|e| NewEvent {
+            event_type: e.event_type,
+            payload: e.payload,
+            idempotency_key: (!e.idempotency_key.is_empty()).then_some(e.idempotency_key),
+        })
+        .collect();
+    Ok((request.stream_id, expected, events))
+}
+
+/// What an append wrote, as answered; the caller adds the checkpoint.
+fn append_response(outcome: crate::store::AppendOutcome) -> pb::AppendResponse {
+    pb::AppendResponse {
+        checkpoint: None,
+        events: outcome
             .events
             .into_iter()
-            .map(|e| NewEvent {
-                event_type: e.event_type,
-                payload: e.payload,
-                idempotency_key: (!e.idempotency_key.is_empty()).then_some(e.idempotency_key),
+            .map(|e| pb::AppendedEvent {
+                version: e.version,
+                global_position: e.global_position,
+                event_id: e.event_id,
+                hash: e.hash.to_vec(),
+                recorded_at_unix_micros: e.recorded_at_unix_micros,
             })
-            .collect();
-        let outcome = self.journal.append(request.stream_id, expected, events).await?;
-        Ok(pb::AppendResponse {
-            checkpoint: None,
-            events: outcome
-                .events
-                .into_iter()
-                .map(|e| pb::AppendedEvent {
-                    version: e.version,
-                    global_position: e.global_position,
-                    event_id: e.event_id,
-                    hash: e.hash.to_vec(),
-                    recorded_at_unix_micros: e.recorded_at_unix_micros,
-                })
-                .collect(),
-            deduplicated: outcome.deduplicated,
-        })
+            .collect(),
+        deduplicated: outcome.deduplicated,
     }
 }
 
@@ -122,7 +122,8 @@ impl JournalService {
 impl JournalRpc for JournalService {
     async fn append(&self, request: Request<pb::AppendRequest>) -> Result<Response<pb::AppendResponse>, Status> {
         async move {
-            let mut response = self.append_one(request.into_inner()).await?;
+            let (stream_id, expected, events) = append_parts(request.into_inner())?;
+            let mut response = append_response(self.journal.append(stream_id, expected, events).await?);
             response.checkpoint = self.journal.checkpoint().map(checkpoint);
             Ok(Response::new(response))
         }
@@ -139,13 +140,29 @@ impl JournalRpc for JournalService {
             let payload_bytes =
                 appends.iter().flat_map(|a| &a.events).map(|e| e.payload.len()).fold(0usize, usize::saturating_add);
             validate_batch(self.journal.limits(), appends.len(), payload_bytes)?;
-            // All at once, as separate calls would be: the committer takes
-            // whichever are ready into one group commit.
-            let outcomes = join_all(appends.into_iter().map(|append| self.append_one(append))).await;
+            // A malformed expected version is that append's own refusal.
+            let mut outcomes: Vec<Option<Result<pb::AppendResponse, JournalError>>> = Vec::new();
+            let mut valid = Vec::new();
+            for append in appends {
+                match append_parts(append) {
+                    Ok(parts) => {
+                        valid.push(parts);
+                        outcomes.push(None);
+                    }
+                    Err(error) => outcomes.push(Some(Err(error))),
+                }
+            }
+            let mut written = self.journal.append_batch(valid).await.into_iter();
             let checkpoint = self.journal.checkpoint().map(checkpoint);
             let results = outcomes
                 .into_iter()
                 .map(|outcome| {
+                    let outcome = outcome.unwrap_or_else(|| {
+                        written
+                            .next()
+                            .unwrap_or_else(|| Err(JournalError::Poisoned("an append got no answer".into())))
+                            .map(append_response)
+                    });
                     let result = match outcome {
                         Ok(mut appended) => {
                             appended.checkpoint = checkpoint.clone();
