@@ -12,8 +12,11 @@
 //! - the services' journal client (`battlelog_stream::StreamClient`) sends
 //!   appends that queue up behind the calls in flight as `AppendBatch`
 //!   calls (the journal's own request counts show them), answers each
-//!   caller its own result and conflict, and falls back to one `Append` per
-//!   append when the journal refuses its batches as too large.
+//!   caller its own result and conflict, keeps its batches within
+//!   `journal_append_batch` and the smallest byte limit a journal may have
+//!   (a journal at exactly those limits refuses none), and falls back to
+//!   one `Append` per append when the journal refuses its batches as too
+//!   large.
 //!
 //! Who may call `AppendBatch` (the `service` role only, as every journal
 //! RPC) is a row of `tests/auth_matrix.rs`.
@@ -277,4 +280,56 @@ async fn a_journal_that_takes_smaller_batches_gets_each_append_alone() {
         .await
         .expect_err("the journal's limit is 1");
     assert_eq!(err.code(), Code::InvalidArgument);
+}
+
+/// The client keeps within the journal's limits as configured: at most
+/// `journal_append_batch` appends per batch, and no more payload bytes than
+/// the smallest `max_append_bytes` a journal may have. A journal at exactly
+/// those limits refuses none of its batches, and takes some.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_services_client_keeps_its_batches_within_the_journals_limits() {
+    let dir = temp_dir("client-limits");
+    let smallest = battlelog_runtime::limits::journal::MIN_PAYLOAD_BYTES.to_string();
+    let server = journal_with(
+        &dir.path().join("data"),
+        None,
+        &options(&[
+            ("BATTLELOG_JOURNAL_MAX_APPENDS_PER_BATCH", "4"),
+            ("BATTLELOG_JOURNAL_MAX_APPEND_BYTES", &smallest),
+            ("BATTLELOG_JOURNAL_MAX_PAYLOAD_BYTES", &smallest),
+            ("BATTLELOG_JOURNAL_METRICS_LISTEN", "127.0.0.1:0"),
+        ]),
+    )
+    .await;
+    let mut c = client(&server).await;
+    let token = TestAuth::shared().service_token();
+    let streams = StreamClient::new(JournalClient::new(server.authed(&token).await)).with_append_batch(4);
+    append_concurrently(&streams, &mut c, "capped", 24, 6).await;
+
+    // Heavy appends: a byte over a third of the byte limit each, so that
+    // at most two fit a batch, however many queue up (three would be
+    // refused).
+    let heavy = battlelog_runtime::limits::journal::MIN_PAYLOAD_BYTES / 3 + 1;
+    let mut tasks = Vec::new();
+    for b in 0..12 {
+        let streams = streams.clone();
+        tasks.push(tokio::spawn(async move {
+            let stream = format!("heavy-{b}");
+            streams.append(&stream, None, vec![opened("", "")]).await.expect("open");
+            for round in 0..3 {
+                streams.append(&stream, Some(round), vec![weighing(heavy)]).await.expect("a heavy append");
+            }
+            stream
+        }));
+    }
+    for task in tasks {
+        let stream = task.await.expect("an appender");
+        assert_eq!(read_stream(&mut c, &stream).await.len(), 4, "{stream}");
+    }
+    assert!(calls(&server, "AppendBatch").await > 0.0, "the client batched");
+    assert_eq!(
+        answered(&server, "AppendBatch", "INVALID_ARGUMENT").await,
+        0.0,
+        "no batch of the client's went past the journal's limits"
+    );
 }

@@ -278,3 +278,53 @@ fn payload_bytes(request: &AppendRequest) -> usize {
 fn lost() -> Status {
     Error::unavailable("the journal client stopped before the append was sent").into_status()
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    /// Polls until `done` holds for the queue's state; a state that never
+    /// comes fails the test after ten seconds.
+    async fn until(queue: &AppendQueue, done: impl Fn(&State) -> bool) {
+        let reached = async {
+            while !done(&queue.shared.lock()) {
+                tokio::task::yield_now().await;
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(10), reached).await.expect("the queue reached the state");
+    }
+
+    /// A call's slot is given back when its caller goes away mid-call, and
+    /// what queued behind it goes out then: no slot leaks, and nothing
+    /// queued waits for a call that will never end.
+    #[tokio::test]
+    async fn a_caller_that_goes_away_gives_its_call_back() {
+        // A peer that takes connections and never answers: every call
+        // stays out until its caller leaves.
+        let silent = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let url = format!("http://{}", silent.local_addr().expect("addr"));
+        let channel = tonic::transport::Endpoint::from_shared(url).expect("url").connect_lazy();
+        let journal = JournalClient::new(battlelog_auth::authed(channel, "token").expect("token"));
+        let queue = AppendQueue::new(journal, DEFAULT_APPEND_BATCH);
+        let request = |i: usize| AppendRequest { stream_id: format!("s{i}"), ..Default::default() };
+        let callers: Vec<_> = (0..IN_FLIGHT + 2)
+            .map(|i| {
+                let queue = queue.clone();
+                tokio::spawn(async move { queue.append(request(i)).await })
+            })
+            .collect();
+        until(&queue, |s| s.in_flight == IN_FLIGHT && s.queued.len() == 2).await;
+
+        for caller in &callers[..IN_FLIGHT] {
+            caller.abort();
+        }
+        // The first slot given back takes the two queued out as one batch
+        // (its own call, out to the silent peer); the others are free.
+        until(&queue, |s| s.in_flight == 1 && s.queued.is_empty()).await;
+        for caller in &callers[IN_FLIGHT..] {
+            assert!(!caller.is_finished(), "a queued append waits for its batch's answer");
+        }
+    }
+}
