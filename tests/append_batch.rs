@@ -23,7 +23,7 @@
 
 use battlelog_proto::v1 as pb;
 use battlelog_proto::v1::journal_client::JournalClient;
-use battlelog_stream::{StreamClient, StreamError};
+use battlelog_stream::{AppendLimits, StreamClient, StreamError};
 use battlelog_system_tests::*;
 use battlelog_test_support::{ServiceProcess, StartOptions, TestAuth, http_get, journal_with, temp_dir};
 use tonic::Code;
@@ -219,7 +219,7 @@ async fn the_services_client_batches_what_queues_up_and_answers_each_caller_its_
 
     // At `journal_append_batch` 1, every append goes alone however many
     // queue up.
-    let alone = streams.clone().with_append_batch(1);
+    let alone = streams.clone().with_append_limits(AppendLimits { max_batch: 1, ..AppendLimits::default() });
     let batches = calls(&server, "AppendBatch").await;
     append_concurrently(&alone, &mut c, "alone", 16, 4).await;
     assert_eq!(calls(&server, "AppendBatch").await, batches, "a batch of at most 1 is never sent");
@@ -303,7 +303,8 @@ async fn the_services_client_keeps_its_batches_within_the_journals_limits() {
     .await;
     let mut c = client(&server).await;
     let token = TestAuth::shared().service_token();
-    let streams = StreamClient::new(JournalClient::new(server.authed(&token).await)).with_append_batch(4);
+    let streams = StreamClient::new(JournalClient::new(server.authed(&token).await))
+        .with_append_limits(AppendLimits { max_batch: 4, ..AppendLimits::default() });
     append_concurrently(&streams, &mut c, "capped", 24, 6).await;
 
     // Heavy appends: a byte over a third of the byte limit each, so that

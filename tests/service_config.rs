@@ -215,14 +215,15 @@ async fn every_service_refuses_a_bad_value_or_an_unknown_key_naming_it_and_its_l
         assert!(stderr.contains("invalid config log_format: unknown variant"), "{service}: {stderr}");
         assert!(stderr.contains("(from --log-format)"), "{service} names the flag: {stderr}");
 
-        // The batch of appends to the journal: at least 1, on both ends (1
-        // is taken: tests/append_batch.rs runs a journal at 1).
-        let batch_key = match service {
-            "journal" => Some("max_appends_per_batch"),
-            "roller" | "resolver" => Some("journal_append_batch"),
-            _ => None,
+        // The batch of appends to the journal, and the calls it queues
+        // behind: at least 1, on both ends (1 is taken: tests/append_batch.rs
+        // runs a journal at 1, and the client's unit tests at 1 and 2 calls).
+        let batch_keys: &[&str] = match service {
+            "journal" => &["max_appends_per_batch"],
+            "roller" | "resolver" => &["journal_append_batch", "journal_append_calls"],
+            _ => &[],
         };
-        if let Some(key) = batch_key {
+        for key in batch_keys {
             let variable = format!("BATTLELOG_{upper}_{}", key.to_ascii_uppercase());
             let zero = [env.clone(), vec![(variable.clone(), "0".to_owned())]].concat();
             let stderr = refused_start(service, &args, &zero).await;

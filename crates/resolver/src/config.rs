@@ -54,6 +54,9 @@ pub struct Config {
     /// (battlelog_stream::AppendQueue): at most the journal's
     /// `max_appends_per_batch`; 1: every append alone.
     pub journal_append_batch: usize,
+    /// Most append calls out to the journal at once before appends queue
+    /// up for the next batch (battlelog_stream::AppendQueue).
+    pub journal_append_calls: usize,
     /// Seconds after a battle's close (as the journal recorded it) during
     /// which disputes and rulings are still taken; then the battle is final.
     pub appeal_window_secs: u64,
@@ -116,6 +119,7 @@ impl Default for Config {
             token_file: None,
             cache_bytes: battlelog_stream::DEFAULT_CACHE_BYTES,
             journal_append_batch: battlelog_stream::DEFAULT_APPEND_BATCH,
+            journal_append_calls: battlelog_stream::DEFAULT_APPEND_CALLS,
             appeal_window_secs: crate::service::DEFAULT_APPEAL_WINDOW.as_secs(),
             web_url: None,
             share_secret_file: None,
@@ -148,11 +152,22 @@ impl Config {
         Ok(config)
     }
 
+    /// How the service sends its appends to the journal.
+    pub fn append_limits(&self) -> battlelog_stream::AppendLimits {
+        battlelog_stream::AppendLimits { max_batch: self.journal_append_batch, max_calls: self.journal_append_calls }
+    }
+
     pub fn validate(&self) -> Result<(), ConfigError> {
         if self.journal_append_batch == 0 {
             return Err(ConfigError::Invalid {
                 key: "journal_append_batch",
                 message: "must be at least 1 (1: every append alone)".into(),
+            });
+        }
+        if self.journal_append_calls == 0 {
+            return Err(ConfigError::Invalid {
+                key: "journal_append_calls",
+                message: "must be at least 1 (appends queue behind this many calls)".into(),
             });
         }
         for (key, url) in [("journal_url", &self.journal_url), ("roller_url", &self.roller_url)] {

@@ -82,7 +82,7 @@ pub fn service(config: &Config) -> Result<ResolverService, ServeError> {
     let token = read_token_file(config.token_file.as_deref().unwrap_or(std::path::Path::new("")))?;
     let service = service_for(&config.journal_url, &config.roller_url, tls.as_ref(), &token)?
         .with_cache_bytes(config.cache_bytes)
-        .with_append_batch(config.journal_append_batch)
+        .with_append_limits(config.append_limits())
         .with_appeal_window(Duration::from_secs(config.appeal_window_secs))
         .with_max_list_page_size(config.max_list_page_size)
         .with_watch_limits(battlelog_runtime::streams::StreamLimits {

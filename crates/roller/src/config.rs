@@ -58,6 +58,9 @@ pub struct Config {
     /// (battlelog_stream::AppendQueue): at most the journal's
     /// `max_appends_per_batch`; 1: every append alone.
     pub journal_append_batch: usize,
+    /// Most append calls out to the journal at once before appends queue
+    /// up for the next batch (battlelog_stream::AppendQueue).
+    pub journal_append_calls: usize,
     /// TLS keys `tls_cert`, `tls_key`, `tls_client_ca` (battlelog_runtime::tls).
     #[serde(flatten)]
     pub server_tls: ServerTls,
@@ -91,6 +94,7 @@ impl Default for Config {
             token_file: None,
             cache_bytes: battlelog_stream::DEFAULT_CACHE_BYTES,
             journal_append_batch: battlelog_stream::DEFAULT_APPEND_BATCH,
+            journal_append_calls: battlelog_stream::DEFAULT_APPEND_CALLS,
             server_tls: ServerTls::default(),
             client_tls: ClientTls::default(),
             grpc_limits: GrpcLimits::default(),
@@ -114,6 +118,11 @@ impl Config {
         Ok(config)
     }
 
+    /// How the service sends its appends to the journal.
+    pub fn append_limits(&self) -> battlelog_stream::AppendLimits {
+        battlelog_stream::AppendLimits { max_batch: self.journal_append_batch, max_calls: self.journal_append_calls }
+    }
+
     pub fn validate(&self) -> Result<(), ConfigError> {
         if !(self.journal_url.starts_with("http://") || self.journal_url.starts_with("https://")) {
             return Err(ConfigError::Invalid {
@@ -125,6 +134,12 @@ impl Config {
             return Err(ConfigError::Invalid {
                 key: "journal_append_batch",
                 message: "must be at least 1 (1: every append alone)".into(),
+            });
+        }
+        if self.journal_append_calls == 0 {
+            return Err(ConfigError::Invalid {
+                key: "journal_append_calls",
+                message: "must be at least 1 (appends queue behind this many calls)".into(),
             });
         }
         battlelog_runtime::config::require_auth_keys(&self.auth_keys)?;

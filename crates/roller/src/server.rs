@@ -63,7 +63,7 @@ pub fn service(config: &Config) -> Result<RollerService, ServeError> {
     let journal = journal_client_with_tls(&config.journal_url, config.client_tls.client_config()?.as_ref(), &token)?;
     Ok(RollerService::new(journal, config.master_key()?)
         .with_cache_bytes(config.cache_bytes)
-        .with_append_batch(config.journal_append_batch))
+        .with_append_limits(config.append_limits()))
 }
 
 /// The verifier of the tokens callers present: `auth_keys`, the maximum

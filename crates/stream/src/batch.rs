@@ -7,7 +7,7 @@
 //! of an append's CPU at concurrency 64). At concurrency 1 there is nothing
 //! to share that cost with, and an append goes out alone, as an `Append`,
 //! from the caller's own task: no hand-off, no wait. Under load, appends
-//! that arrive while [`IN_FLIGHT`] calls are out wait for the next free one
+//! that arrive while `max_calls` calls are out wait for the next free one
 //! and go in it together, as a Kafka producer batches what queues behind its
 //! in-flight requests; the journal commits them in one group commit.
 //!
@@ -27,13 +27,14 @@ use futures_util::future::join_all;
 use tokio::sync::oneshot;
 use tonic::{Code, Status};
 
-/// Most calls to the journal in flight at once before appends queue up
-/// (and are then batched). A few keep the journal busy: while one batch is
-/// being flushed, the next is being planned and another is on its way. With
-/// the append bench at concurrency 64 (BENCHMARKS.md), one in flight
-/// stalled (7 k appends/s), 2 to 4 did best (3 a little ahead of 2 and 4)
-/// and 6 or 8 did worse: smaller batches for the same calls.
-pub const IN_FLIGHT: usize = 3;
+/// The default of the services' `journal_append_calls`: the most append
+/// calls out to the journal at once before appends queue up (and are then
+/// batched). A few keep the journal busy: while one batch is being flushed,
+/// the next is being planned and another is on its way. With the append
+/// bench at concurrency 64 (BENCHMARKS.md), one call out stalled (7 k
+/// appends/s), 2 to 4 did best (3 a little ahead of 2 and 4) and 6 or 8 did
+/// worse: smaller batches for the same calls.
+pub const DEFAULT_APPEND_CALLS: usize = 3;
 
 /// The most payload bytes one batch carries. Every journal takes at least
 /// this much in one append (`max_append_bytes` ≥ `max_payload_bytes` ≥
@@ -46,6 +47,23 @@ pub const BATCH_PAYLOAD_BYTES: usize = battlelog_runtime::limits::journal::MIN_P
 /// `max_appends_per_batch`.
 pub const DEFAULT_APPEND_BATCH: usize = 64;
 
+/// How a service sends its appends: its `journal_append_batch` and
+/// `journal_append_calls`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AppendLimits {
+    /// Most appends per call (≥ 1; 1: every append alone, never queued,
+    /// and `max_calls` does not apply).
+    pub max_batch: usize,
+    /// Most append calls out at once before appends queue up (≥ 1).
+    pub max_calls: usize,
+}
+
+impl Default for AppendLimits {
+    fn default() -> Self {
+        Self { max_batch: DEFAULT_APPEND_BATCH, max_calls: DEFAULT_APPEND_CALLS }
+    }
+}
+
 /// A queue of appends to one journal, shared by the clones of a
 /// [`crate::StreamClient`].
 #[derive(Debug, Clone)]
@@ -56,8 +74,7 @@ pub struct AppendQueue {
 #[derive(Debug)]
 struct Shared {
     journal: JournalClient<AuthChannel>,
-    /// Most appends per batch; 1: every append alone, never queued.
-    max_batch: usize,
+    limits: AppendLimits,
     state: Mutex<State>,
     /// Whether the journal has been found not to take a batch (an older
     /// journal, or one whose `max_appends_per_batch` is lower): said once.
@@ -66,7 +83,7 @@ struct Shared {
 
 #[derive(Debug, Default)]
 struct State {
-    /// Calls out now, at most [`IN_FLIGHT`].
+    /// Calls out now, at most `max_calls`.
     in_flight: usize,
     /// Appends waiting for a call. Not empty only while every call is out:
     /// the call that ends takes them.
@@ -87,7 +104,7 @@ enum Turn {
     Queued(oneshot::Receiver<Result<AppendResponse, Status>>),
 }
 
-/// One of the [`IN_FLIGHT`] calls, held while it is out. When it is given
+/// One of the `max_calls` calls, held while it is out. When it is given
 /// back (dropped: the call ended, or its caller went away), it takes what
 /// has queued meanwhile out as the next call, so that no queued append is
 /// left waiting with a call free.
@@ -100,13 +117,12 @@ impl Drop for Slot {
 }
 
 impl AppendQueue {
-    /// Appends to `journal`, at most `max_batch` (≥ 1; 1: never batched)
-    /// per call.
-    pub fn new(journal: JournalClient<AuthChannel>, max_batch: usize) -> Self {
+    /// Appends to `journal` within `limits` (a limit below 1 is taken as 1).
+    pub fn new(journal: JournalClient<AuthChannel>, limits: AppendLimits) -> Self {
         Self {
             shared: Arc::new(Shared {
                 journal,
-                max_batch: max_batch.max(1),
+                limits: AppendLimits { max_batch: limits.max_batch.max(1), max_calls: limits.max_calls.max(1) },
                 state: Mutex::new(State::default()),
                 warned: AtomicBool::new(false),
             }),
@@ -118,12 +134,12 @@ impl AppendQueue {
     /// batch.
     pub async fn append(&self, request: AppendRequest) -> Result<AppendResponse, Status> {
         let shared = &self.shared;
-        if shared.max_batch == 1 {
+        if shared.limits.max_batch == 1 {
             return shared.journal.clone().append(request).await.map(tonic::Response::into_inner);
         }
         let turn = {
             let mut state = shared.lock();
-            if state.in_flight < IN_FLIGHT {
+            if state.in_flight < shared.limits.max_calls {
                 state.in_flight += 1;
                 Turn::Now(request)
             } else {
@@ -192,8 +208,8 @@ impl Shared {
         let mut batch: Vec<Queued> = Vec::new();
         let mut bytes = 0usize;
         while let Some(next) = queued.front() {
-            let fits =
-                batch.is_empty() || (batch.len() < self.max_batch && bytes + next.payload_bytes <= BATCH_PAYLOAD_BYTES);
+            let fits = batch.is_empty()
+                || (batch.len() < self.limits.max_batch && bytes + next.payload_bytes <= BATCH_PAYLOAD_BYTES);
             if !fits {
                 break;
             }
@@ -305,26 +321,31 @@ mod tests {
         // stays out until its caller leaves.
         let silent = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
         let url = format!("http://{}", silent.local_addr().expect("addr"));
-        let channel = tonic::transport::Endpoint::from_shared(url).expect("url").connect_lazy();
-        let journal = JournalClient::new(battlelog_auth::authed(channel, "token").expect("token"));
-        let queue = AppendQueue::new(journal, DEFAULT_APPEND_BATCH);
-        let request = |i: usize| AppendRequest { stream_id: format!("s{i}"), ..Default::default() };
-        let callers: Vec<_> = (0..IN_FLIGHT + 2)
-            .map(|i| {
-                let queue = queue.clone();
-                tokio::spawn(async move { queue.append(request(i)).await })
-            })
-            .collect();
-        until(&queue, |s| s.in_flight == IN_FLIGHT && s.queued.len() == 2).await;
+        // At the edge of `journal_append_calls`: that many calls out, and
+        // the rest queued; 1 is the smallest it may be.
+        for calls in [1, 2] {
+            let channel = tonic::transport::Endpoint::from_shared(url.clone()).expect("url").connect_lazy();
+            let journal = JournalClient::new(battlelog_auth::authed(channel, "token").expect("token"));
+            let queue = AppendQueue::new(journal, AppendLimits { max_calls: calls, ..AppendLimits::default() });
+            let request = |i: usize| AppendRequest { stream_id: format!("s{i}"), ..Default::default() };
+            let callers: Vec<_> = (0..calls + 2)
+                .map(|i| {
+                    let queue = queue.clone();
+                    tokio::spawn(async move { queue.append(request(i)).await })
+                })
+                .collect();
+            until(&queue, |s| s.in_flight == calls && s.queued.len() == 2).await;
 
-        for caller in &callers[..IN_FLIGHT] {
-            caller.abort();
-        }
-        // The first slot given back takes the two queued out as one batch
-        // (its own call, out to the silent peer); the others are free.
-        until(&queue, |s| s.in_flight == 1 && s.queued.is_empty()).await;
-        for caller in &callers[IN_FLIGHT..] {
-            assert!(!caller.is_finished(), "a queued append waits for its batch's answer");
+            for caller in &callers[..calls] {
+                caller.abort();
+            }
+            // The first call given back takes the two queued out as one
+            // batch (its own call, out to the silent peer); the others are
+            // free.
+            until(&queue, |s| s.in_flight == 1 && s.queued.is_empty()).await;
+            for caller in &callers[calls..] {
+                assert!(!caller.is_finished(), "a queued append waits for its batch's answer");
+            }
         }
     }
 }

@@ -8,7 +8,7 @@ use battlelog_proto::v1::{
 };
 
 use crate::Fold;
-use crate::batch::{AppendQueue, DEFAULT_APPEND_BATCH};
+use crate::batch::{AppendLimits, AppendQueue};
 use crate::error::StreamError;
 use crate::metrics::CacheMetrics;
 
@@ -44,17 +44,17 @@ pub struct StreamClient {
 }
 
 impl StreamClient {
-    /// A client of `journal` that batches appends up to
-    /// [`DEFAULT_APPEND_BATCH`] per call ([`AppendQueue`]).
+    /// A client of `journal` that batches appends within the default
+    /// [`AppendLimits`] ([`AppendQueue`]).
     pub fn new(journal: JournalClient<AuthChannel>) -> Self {
-        let appends = AppendQueue::new(journal.clone(), DEFAULT_APPEND_BATCH);
+        let appends = AppendQueue::new(journal.clone(), AppendLimits::default());
         Self { journal, appends, metrics: CacheMetrics::default() }
     }
 
-    /// The same client sending at most `max_batch` appends per call (a
-    /// service's `journal_append_batch`; 1: every append alone).
-    pub fn with_append_batch(mut self, max_batch: usize) -> Self {
-        self.appends = AppendQueue::new(self.journal.clone(), max_batch);
+    /// The same client sending its appends within `limits` (a service's
+    /// `journal_append_batch` and `journal_append_calls`).
+    pub fn with_append_limits(mut self, limits: AppendLimits) -> Self {
+        self.appends = AppendQueue::new(self.journal.clone(), limits);
         self
     }
 

@@ -30,7 +30,7 @@ pub mod client;
 pub mod error;
 pub mod metrics;
 
-pub use batch::{AppendQueue, DEFAULT_APPEND_BATCH};
+pub use batch::{AppendLimits, AppendQueue, DEFAULT_APPEND_BATCH, DEFAULT_APPEND_CALLS};
 pub use cache::{FoldCache, Held};
 pub use client::{Appended, StreamClient};
 pub use error::{StreamError, downstream};

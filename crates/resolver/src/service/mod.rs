@@ -185,10 +185,10 @@ impl ResolverService {
         self
     }
 
-    /// The same resolver sending at most `max_batch` appends per call to
-    /// the journal (`journal_append_batch`).
-    pub fn with_append_batch(mut self, max_batch: usize) -> Self {
-        self.streams = self.streams.with_append_batch(max_batch);
+    /// The same resolver sending its appends to the journal within `limits`
+    /// (`journal_append_batch`, `journal_append_calls`).
+    pub fn with_append_limits(mut self, limits: battlelog_stream::AppendLimits) -> Self {
+        self.streams = self.streams.with_append_limits(limits);
         self
     }
 
