@@ -394,7 +394,11 @@ impl Journal {
         expected: ExpectedVersion,
         events: Vec<NewEvent>,
     ) -> Result<AppendOutcome, JournalError> {
-        let outcome = self.append_counted(stream_id, expected, events).await;
+        self.counted(self.append_counted(stream_id, expected, events).await)
+    }
+
+    /// `outcome`, counted into the metrics (appended, replayed or refused).
+    fn counted(&self, outcome: Result<AppendOutcome, JournalError>) -> Result<AppendOutcome, JournalError> {
         self.inner.metrics.append_answered(match &outcome {
             Ok(outcome) if outcome.deduplicated => Some(0),
             Ok(outcome) => Some(outcome.events.len() as u64),
@@ -496,13 +500,7 @@ impl Journal {
         outcomes
             .into_iter()
             .map(|outcome| {
-                let outcome = outcome.unwrap_or_else(|| Err(JournalError::Poisoned("an append got no answer".into())));
-                self.inner.metrics.append_answered(match &outcome {
-                    Ok(outcome) if outcome.deduplicated => Some(0),
-                    Ok(outcome) => Some(outcome.events.len() as u64),
-                    Err(_) => None,
-                });
-                outcome
+                self.counted(outcome.unwrap_or_else(|| Err(JournalError::Poisoned("an append got no answer".into()))))
             })
             .collect()
     }

@@ -158,18 +158,7 @@ impl Config {
     }
 
     pub fn validate(&self) -> Result<(), ConfigError> {
-        if self.journal_append_batch == 0 {
-            return Err(ConfigError::Invalid {
-                key: "journal_append_batch",
-                message: "must be at least 1 (1: every append alone)".into(),
-            });
-        }
-        if self.journal_append_calls == 0 {
-            return Err(ConfigError::Invalid {
-                key: "journal_append_calls",
-                message: "must be at least 1 (appends queue behind this many calls)".into(),
-            });
-        }
+        self.append_limits().validate()?;
         for (key, url) in [("journal_url", &self.journal_url), ("roller_url", &self.roller_url)] {
             if !(url.starts_with("http://") || url.starts_with("https://")) {
                 return Err(ConfigError::Invalid {

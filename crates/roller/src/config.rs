@@ -130,18 +130,7 @@ impl Config {
                 message: format!("{:?} must start with http:// or https://", self.journal_url),
             });
         }
-        if self.journal_append_batch == 0 {
-            return Err(ConfigError::Invalid {
-                key: "journal_append_batch",
-                message: "must be at least 1 (1: every append alone)".into(),
-            });
-        }
-        if self.journal_append_calls == 0 {
-            return Err(ConfigError::Invalid {
-                key: "journal_append_calls",
-                message: "must be at least 1 (appends queue behind this many calls)".into(),
-            });
-        }
+        self.append_limits().validate()?;
         battlelog_runtime::config::require_auth_keys(&self.auth_keys)?;
         battlelog_runtime::config::require_token_lifetime(self.token_max_lifetime_secs)?;
         battlelog_runtime::config::require_token_file(self.token_file.as_deref())?;

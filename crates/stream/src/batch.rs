@@ -23,6 +23,7 @@ use battlelog_auth::AuthChannel;
 use battlelog_proto::error::{Error, status_from_parts};
 use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::{AppendBatchRequest, AppendRequest, AppendResponse, append_result};
+use battlelog_runtime::config::ConfigError;
 use futures_util::future::join_all;
 use tokio::sync::oneshot;
 use tonic::{Code, Status};
@@ -56,6 +57,23 @@ pub struct AppendLimits {
     pub max_batch: usize,
     /// Most append calls out at once before appends queue up (≥ 1).
     pub max_calls: usize,
+}
+
+impl AppendLimits {
+    /// Both at least 1, or the config error naming the service's key
+    /// (`journal_append_batch`, `journal_append_calls`).
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let at_least_one = [
+            ("journal_append_batch", self.max_batch, "1: every append alone"),
+            ("journal_append_calls", self.max_calls, "appends queue behind this many calls"),
+        ];
+        for (key, value, meaning) in at_least_one {
+            if value == 0 {
+                return Err(ConfigError::Invalid { key, message: format!("must be at least 1 ({meaning})") });
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Default for AppendLimits {
