@@ -14,6 +14,8 @@
 //! `tests/matches_before.rs` holds the stream to `rand_chacha` across block
 //! boundaries for random keys and nonces.
 
+use std::num::NonZeroU32;
+
 use rand_chacha::ChaCha20Rng;
 use rand_core::{Rng, SeedableRng};
 
@@ -172,11 +174,25 @@ fn chacha20_block(input: &[u32; 16]) -> [u32; 16] {
 /// The largest face count one die may have.
 pub const MAX_SIDES: u32 = 1_000_000;
 
-/// Draws one die with `sides` faces (1..=[`MAX_SIDES`]) by rejection
-/// sampling: words at or above the largest multiple of `sides` below 2^32
-/// are discarded, so every face is exactly equally likely.
-pub fn draw_die(words: &mut impl WordSource, sides: u32) -> u32 {
-    Faces::new(sides).draw(words)
+/// Draws one die with `sides` faces by rejection sampling: words at or
+/// above the largest multiple of `sides` below 2^32 are discarded, so every
+/// face is exactly equally likely. Exact for every face count, not only the
+/// expressions' 1..=[`MAX_SIDES`]: a verifier may call it with any die.
+pub fn draw_die(words: &mut impl WordSource, sides: NonZeroU32) -> u32 {
+    let sides = sides.get();
+    if sides <= MAX_SIDES {
+        return Faces::new(sides).draw(words);
+    }
+    // Above the expressions' limit the fast path's shortcut (every word
+    // below 2^32 − 2^20 is kept) no longer holds: the limit is worked out
+    // per word, as PROTOCOL.md §2 states it.
+    let faces = Faces::new_unchecked(sides);
+    loop {
+        let word = words.next_word();
+        if faces.accepts_high(word) {
+            return faces.face(word);
+        }
+    }
 }
 
 /// One die's sampling worked out once per dice term rather than per die:
@@ -197,8 +213,14 @@ const ALWAYS_ACCEPTED: u32 = u32::MAX - (1 << 20) + 1;
 impl Faces {
     pub(crate) fn new(sides: u32) -> Self {
         debug_assert!((1..=MAX_SIDES).contains(&sides), "sides checked by the parser");
-        // A zero would only come from a caller outside the parser; one face
-        // is what the parser's lower bound would have given it, and no
+        Self::new_unchecked(sides)
+    }
+
+    /// The constants for any face count, for [`draw_die`]'s slow path: only
+    /// [`Faces::draw`] relies on the expressions' limit.
+    fn new_unchecked(sides: u32) -> Self {
+        // A zero cannot come from the parser or from `draw_die`; one face is
+        // what the parser's lower bound would have given it, and no
         // division below may panic.
         let sides = sides.max(1);
         // ⌈2^64 / s⌉ = ⌊(2^64 − 1) / s⌋ + 1 for every s > 1; for s = 1 it
@@ -306,6 +328,41 @@ mod tests {
             for word in words.into_iter().chain((0..2000).map(|i| i * 2_147_483 + 17)) {
                 assert_eq!(faces.face(word), 1 + word % sides, "word {word} with {sides} sides");
             }
+        }
+    }
+
+    /// Words handed out in order, for drawing from chosen words.
+    struct Words<'a>(&'a [u32]);
+
+    impl WordSource for Words<'_> {
+        fn next_word(&mut self) -> u32 {
+            let (first, rest) = self.0.split_first().expect("the test gave enough words");
+            self.0 = rest;
+            *first
+        }
+    }
+
+    /// Past the expressions' limit a die is still drawn as PROTOCOL.md §2
+    /// says: a word at or above `2^32 − (2^32 mod sides)` is discarded, even
+    /// one far below the fast path's `2^32 − 2^20`, and the face is
+    /// `1 + word mod sides` of the first word kept.
+    #[test]
+    fn a_die_past_the_expressions_limit_is_drawn_exactly() {
+        let cases: [(u32, &[u32], u32, usize); 5] = [
+            // The limit is 3 000 000 000: 3 500 000 000 is discarded.
+            (3_000_000_000, &[3_500_000_000, 7], 8, 0),
+            (3_000_000_000, &[2_999_999_999], 3_000_000_000, 0),
+            (3_000_000_000, &[3_000_000_000, u32::MAX, 0], 1, 0),
+            // One face short of 2^32: only the top word is discarded.
+            (u32::MAX, &[u32::MAX, u32::MAX - 1], u32::MAX, 0),
+            // 2^32 mod 1 000 001 is 963 002: the limit is 4 294 004 294.
+            (MAX_SIDES + 1, &[4_294_004_294, 999_999, 5], 1_000_000, 1),
+        ];
+        for (sides, words, face, left) in cases {
+            let mut source = Words(words);
+            let sides_nonzero = NonZeroU32::new(sides).expect("a face count above zero");
+            assert_eq!(draw_die(&mut source, sides_nonzero), face, "words {words:?} with {sides} sides");
+            assert_eq!(source.0.len(), left, "words left after drawing from {words:?} with {sides} sides");
         }
     }
 }
