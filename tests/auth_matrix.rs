@@ -3,7 +3,7 @@
 //! credential, answers the code the table says — and nothing a refused call
 //! asked for reaches the journal.
 //!
-//! Rows: the 14 Resolver, 3 Roller and 13 Journal RPCs. Columns: no token, a
+//! Rows: the 14 Resolver, 3 Roller and 14 Journal RPCs. Columns: no token, a
 //! malformed one, a good token with its signature altered, an expired one,
 //! one signed by a key the services do not know, one valid for longer than
 //! the maximum lifetime (91 days, and until 2^64 − 1), one not valid before
@@ -110,13 +110,14 @@ enum Rpc {
     VerifyChain,
     StreamInfo,
     ListBattleIndex,
+    ListPendingActions,
     JournalGetCheckpoint,
     JournalGetInclusionProof,
     JournalGetConsistencyProof,
     JournalGetSignedHead,
 }
 
-const RPCS: [Rpc; 30] = [
+const RPCS: [Rpc; 31] = [
     Rpc::OpenBattle,
     Rpc::Act,
     Rpc::Dispute,
@@ -143,6 +144,7 @@ const RPCS: [Rpc; 30] = [
     Rpc::VerifyChain,
     Rpc::StreamInfo,
     Rpc::ListBattleIndex,
+    Rpc::ListPendingActions,
     Rpc::JournalGetCheckpoint,
     Rpc::JournalGetInclusionProof,
     Rpc::JournalGetConsistencyProof,
@@ -179,6 +181,7 @@ impl Rpc {
             | Rpc::VerifyChain
             | Rpc::StreamInfo
             | Rpc::ListBattleIndex
+            | Rpc::ListPendingActions
             | Rpc::JournalGetCheckpoint
             | Rpc::JournalGetInclusionProof
             | Rpc::JournalGetConsistencyProof
@@ -654,6 +657,7 @@ impl Harness {
                     actor: "pikachu".into(),
                     request_id: "matrix-roll".into(),
                     expected_head: None,
+                    for_action: None,
                 };
                 self.roller(header).roll(request).await.map(drop)
             }
@@ -725,6 +729,9 @@ impl Harness {
             Rpc::ListBattleIndex => {
                 let request = pb::BattleIndexRequest { tenant: TEST_TENANT.into(), ..Default::default() };
                 self.journal(header).list_battle_index(request).await.map(drop)
+            }
+            Rpc::ListPendingActions => {
+                self.journal(header).list_pending_actions(pb::PendingActionsRequest::default()).await.map(drop)
             }
         }
     }
@@ -909,7 +916,7 @@ async fn every_rpc_answers_every_credential_as_the_rights_table_says() {
     );
 
     assert!(failures.is_empty(), "{} answers differ from the rights table:\n{}", failures.len(), failures.join("\n"));
-    assert_eq!(cells, 30 * 13, "every RPC of the three services against every credential");
+    assert_eq!(cells, 31 * 13, "every RPC of the three services against every credential");
     assert_eq!(journaled, expected_events, "every journaled event is one an admitted call asked for");
 }
 

@@ -614,6 +614,7 @@ async fn a_retry_after_a_crash_between_roll_and_resolution_reuses_the_roll() {
             actor: "pikachu".into(),
             request_id: "act:c-1".into(),
             expected_head: None,
+            for_action: None,
         })
         .await
         .expect("the roll the resolver asked for before it crashed")
@@ -1522,6 +1523,7 @@ async fn bad_input_is_refused_by_field_and_writes_nothing() {
         actor: "meowth".into(),
         request_id: request_id.into(),
         expected_head: None,
+        for_action: None,
     };
     let roll_cases = vec![
         (roll_request("2d", "x", "r-1", 1), "rolls[0].expression"),
@@ -1657,6 +1659,13 @@ impl pb::journal_server::Journal for DyingJournal {
         self.upstream.clone().list_battle_index(request.into_inner()).await
     }
 
+    async fn list_pending_actions(
+        &self,
+        request: Request<pb::PendingActionsRequest>,
+    ) -> Result<Response<pb::PendingActionsResponse>, Status> {
+        self.upstream.clone().list_pending_actions(request.into_inner()).await
+    }
+
     async fn get_checkpoint(
         &self,
         request: Request<pb::GetCheckpointRequest>,
@@ -1721,6 +1730,7 @@ async fn no_roll_leaves_the_roller_while_the_journal_refuses_or_dies_at_the_appe
         actor: "misty".into(),
         request_id: "r-1".into(),
         expected_head: None,
+        for_action: None,
     };
 
     // The journal refuses: restarted with a battle budget the battle has

@@ -59,6 +59,7 @@ async fn peek_then_decide(stack: &Stack) {
             actor: "pikachu".into(),
             request_id: "act:peek-1".into(),
             expected_head: None,
+            for_action: None,
         };
         let status = roller.roll(peek).await.expect_err("the roller refuses a peek");
         assert_eq!(status.code(), Code::PermissionDenied, "Roller.Roll as {role}: {status:?}");

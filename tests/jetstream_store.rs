@@ -59,7 +59,15 @@ fn note(text: &str, key: Option<&str>) -> Event3 {
 }
 
 fn state(n: u64) -> BattleState {
-    BattleState { next_nonce: n, epoch: 1, commitment: [n as u8; 32], revealed: false, closed: false, bytes: n * 10 }
+    BattleState {
+        next_nonce: n,
+        epoch: 1,
+        commitment: [n as u8; 32],
+        revealed: false,
+        closed: false,
+        pending: n % 2 == 1,
+        bytes: n * 10,
+    }
 }
 
 /// Plans `events` on `head` the way the journal does: the next versions,

@@ -103,6 +103,33 @@ impl Stack {
         self.journal = battlelog_test_support::journal_with(&data, self.nats_url().as_deref(), &options).await;
     }
 
+    /// Kills the resolver (SIGKILL) and starts it again on the same port
+    /// with the same `options`: its clients find it where they left it.
+    pub async fn restart_resolver_in_place(&mut self, options: &StartOptions) {
+        self.resolver.kill_9_in_place();
+        self.extra += 1;
+        let log = self.dir.path().join(format!("resolver-{}.log", self.extra));
+        let options = StartOptions { listen: Some(self.resolver.addr()), ..options.clone() };
+        self.resolver = battlelog_test_support::resolver_with(
+            &log,
+            &self.journal.url(),
+            &self.roller.url(),
+            self.nats_url().as_deref(),
+            &options,
+        )
+        .await;
+    }
+
+    /// Kills the roller (SIGKILL) and starts it again on the same port and
+    /// data dir: the resolver finds it where it left it.
+    pub async fn restart_roller_in_place(&mut self) {
+        self.roller.kill_9_in_place();
+        let options = StartOptions { listen: Some(self.roller.addr()), ..StartOptions::default() };
+        let data = self.dir.path().join("roller");
+        self.roller =
+            battlelog_test_support::roller_with(&data, &self.journal.url(), Some(MASTER_KEY_HEX), &options).await;
+    }
+
     pub fn nats_url(&self) -> Option<String> {
         self.nats.as_ref().map(NatsServer::url)
     }

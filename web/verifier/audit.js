@@ -316,9 +316,31 @@ export async function verifyExport(text, options = {}) {
     if (result instanceof Error) throw result;
     return result;
   };
+  // Roll-forward (§4): the action whose rolls are journaled and whose
+  // resolution is not yet: { nonces, action }. Only its own further rolls
+  // and its resolution may follow; anything else left a journaled roll
+  // behind, the operator's finding.
+  let pending = null;
   for (const e of decodedEvents) {
     step();
     const ev = e.decoded.event;
+    const continuesPending = (ev.type === 'DiceRolled' && !ev.for_action) || ev.type === 'ActionResolved';
+    if (pending && !continuesPending) {
+      find(e.version, 'roll', `roll ${pending.nonces[0]} was drawn for an action that was not resolved before this event: a journaled roll was left without its resolution`, e);
+      pending = null;
+    }
+    if (ev.type === 'DiceRolled') {
+      if (ev.for_action) pending = { nonces: [ev.nonce], action: ev.for_action.action ?? null };
+      else if (pending) pending.nonces.push(ev.nonce);
+    } else if (ev.type === 'ActionResolved' && pending) {
+      if (!sameJson(pending.action, ev.action)) {
+        find(e.version, 'roll', `the action resolved is not the action roll ${pending.nonces[0]} was drawn for`, e);
+      }
+      if (pending.nonces.join(',') !== ev.rolls.join(',')) {
+        find(e.version, 'roll', `the action was drawn rolls [${pending.nonces.join(', ')}] but its resolution uses rolls [${ev.rolls.join(', ')}]`, e);
+      }
+      pending = null;
+    }
     if (ev.type === 'BattleOpened') {
       if (e.version !== 0 || opened) find(e.version, 'sequence', 'BattleOpened is not the first event', e);
       opened = true;
@@ -513,3 +535,4 @@ export async function verifyExport(text, options = {}) {
     outcomes,
   };
 }
+

@@ -179,6 +179,8 @@ function decodeStructValue(bytes, depth) {
 }
 
 const CREDENTIAL = { 1: ['subject', 'string'], 2: ['role', 'string'] };
+// The action a roll is drawn for, on an action's first roll (§4, roll-forward).
+const REQUESTED_ACTION = { 1: ['action', 'struct'], 2: ['credential', CREDENTIAL] };
 const DIE = { 1: ['sides', 'uint32'], 2: ['value', 'int64'], 3: ['kept', 'bool'], 4: ['rerolled', 'bool'], 5: ['exploded', 'bool'] };
 const EVENT_SCHEMAS = {
   1: ['BattleOpened', {
@@ -190,6 +192,7 @@ const EVENT_SCHEMAS = {
   3: ['DiceRolled', {
     1: ['epoch', 'uint32'], 2: ['nonce', 'uint64'], 3: ['expression', 'string'], 4: ['purpose', 'string'],
     5: ['actor', 'string'], 6: ['dice', DIE, true], 7: ['total', 'int64'], 8: ['error', 'string'],
+    9: ['for_action', REQUESTED_ACTION],
   }],
   4: ['ActionResolved', {
     1: ['action', 'struct'], 2: ['rolls', 'uint64', true], 3: ['outcome', 'struct'], 4: ['summary_ru', 'string'],
@@ -246,6 +249,9 @@ export function decodeRecord(bytes) {
     }
   }
   if (type === 'DiceRolled' && event.error === '') delete event.error;
+  if (type === 'DiceRolled' && event.for_action === null) delete event.for_action;
+  // As for the event's own: the caller's credential is kept, not shown.
+  if (type === 'DiceRolled' && event.for_action) delete event.for_action.credential;
   if (event.credential === null) delete event.credential;
   const { payload, ...rest } = record;
   return { ...rest, event: { type, ...event } };

@@ -89,8 +89,15 @@ fn journal(export: &Path) {
         let index = fuzz_targets::journal_decode::TYPES.iter().position(|t| *t == record.event_type).expect("a type");
         write("journal_decode", &format!("append-{version}"), &[&[1, index as u8][..], &record.payload].concat());
     }
-    let state =
-        BattleState { next_nonce: 3, epoch: 1, commitment: [0xab; 32], revealed: true, closed: false, bytes: 4096 };
+    let state = BattleState {
+        next_nonce: 3,
+        epoch: 1,
+        commitment: [0xab; 32],
+        revealed: true,
+        closed: false,
+        pending: false,
+        bytes: 4096,
+    };
     write("journal_decode", "state", &[&[2u8][..], &state.encode()].concat());
     let mut set = WriteSet::default();
     set.put(Table::Records, b"battle\x00\x00\x00\x00\x00\x00\x00\x01".to_vec(), b"record".to_vec());

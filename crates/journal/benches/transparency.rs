@@ -53,6 +53,7 @@ fn roll(nonce: u64) -> pb::NewEvent {
             dice: vec![pb::Die { sides: 20, value: 17, kept: true, rerolled: false, exploded: false }],
             total: 17,
             error: String::new(),
+            for_action: None,
         })
     };
     let bare = battlelog_proto::battle::new_event(event(String::new()), String::new()).payload.len();

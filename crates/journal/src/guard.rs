@@ -66,6 +66,9 @@ pub enum Rule {
     EpochNotRevealed,
     /// A revealed seed whose SHA-256 is not the epoch's commitment.
     SeedMismatch,
+    /// An action is rolled but not yet resolved: only its own rolls and its
+    /// `ActionResolved` may follow (roll-forward).
+    ActionPending,
     /// After `BattleClosed`, anything but the `SeedRevealed` of its last
     /// epoch and the appeal's `DisputeRaised` and `JudgeRuling`.
     BattleClosed,
@@ -94,6 +97,7 @@ impl Rule {
             Rule::EpochRevealed => J::EpochRevealed.into(),
             Rule::EpochNotRevealed => J::EpochNotRevealed.into(),
             Rule::SeedMismatch => J::SeedMismatch.into(),
+            Rule::ActionPending => J::ActionPending.into(),
             Rule::BattleClosed => BattleReason::BattleClosed.into(),
             Rule::StreamNotABattle => J::StreamNotABattle.into(),
             Rule::BattleBudgetExceeded => J::BattleBudgetExceeded.into(),
@@ -208,6 +212,8 @@ pub struct BattleState {
     pub revealed: bool,
     /// Whether the battle is closed.
     pub closed: bool,
+    /// Whether an action is rolled and not yet resolved.
+    pub pending: bool,
     /// Record bytes the battle holds, for its [`Budget`] (0 for a battle
     /// stored before the journal counted them).
     pub bytes: u64,
@@ -221,6 +227,8 @@ pub const STATE_BYTES_UNCOUNTED: usize = 8 + 4 + 32 + 1;
 
 const REVEALED: u8 = 1;
 const CLOSED: u8 = 2;
+/// Never set in a state stored before roll-forward: no action was pending.
+const PENDING: u8 = 4;
 
 impl BattleState {
     /// The stream fold's state this holds: a stored state is an opened
@@ -233,17 +241,21 @@ impl BattleState {
             revealed: self.revealed,
             next_nonce: self.next_nonce,
             closed: self.closed,
+            pending: self.pending,
         }
     }
 
     /// `u64_be(next_nonce) || u32_be(epoch) || commitment (32) || flags ||
-    /// u64_be(bytes)` (flags: bit 0 revealed, bit 1 closed).
+    /// u64_be(bytes)` (flags: bit 0 revealed, bit 1 closed, bit 2 an action
+    /// pending).
     pub fn encode(&self) -> [u8; STATE_BYTES] {
         let mut out = [0u8; STATE_BYTES];
         out[..8].copy_from_slice(&self.next_nonce.to_be_bytes());
         out[8..12].copy_from_slice(&self.epoch.to_be_bytes());
         out[12..44].copy_from_slice(&self.commitment);
-        out[44] = if self.revealed { REVEALED } else { 0 } | if self.closed { CLOSED } else { 0 };
+        out[44] = if self.revealed { REVEALED } else { 0 }
+            | if self.closed { CLOSED } else { 0 }
+            | if self.pending { PENDING } else { 0 };
         out[45..53].copy_from_slice(&self.bytes.to_be_bytes());
         out
     }
@@ -251,7 +263,9 @@ impl BattleState {
     /// The inverse of [`Self::encode`]; also reads the shorter form stored
     /// before bytes were counted.
     pub fn decode(bytes: &[u8]) -> Option<Self> {
-        if !matches!(bytes.len(), STATE_BYTES | STATE_BYTES_UNCOUNTED) || bytes[44] & !(REVEALED | CLOSED) != 0 {
+        if !matches!(bytes.len(), STATE_BYTES | STATE_BYTES_UNCOUNTED)
+            || bytes[44] & !(REVEALED | CLOSED | PENDING) != 0
+        {
             return None;
         }
         let counted = match bytes.get(45..53) {
@@ -264,6 +278,7 @@ impl BattleState {
             commitment: bytes[12..44].try_into().ok()?,
             revealed: bytes[44] & REVEALED != 0,
             closed: bytes[44] & CLOSED != 0,
+            pending: bytes[44] & PENDING != 0,
             bytes: counted,
         })
     }
@@ -373,6 +388,7 @@ pub fn apply(state: Option<BattleState>, index: usize, event: &Checked) -> Resul
         commitment: stream.commitment,
         revealed: stream.revealed,
         closed: stream.closed,
+        pending: stream.pending,
         bytes: state.map_or(0, |state| state.bytes),
     })
 }
@@ -389,6 +405,7 @@ fn refusal(index: usize, broken: &StreamViolation) -> Violation {
         StreamViolation::EpochNotRevealed { .. } => Rule::EpochNotRevealed,
         StreamViolation::NonceOutOfOrder { .. } => Rule::NonceOutOfOrder,
         StreamViolation::SeedMismatch { .. } => Rule::SeedMismatch,
+        StreamViolation::ActionPending => Rule::ActionPending,
     };
     let field = match broken.field() {
         Some(field) => format!("events[{index}].payload.{field}"),
@@ -486,6 +503,7 @@ mod tests {
                 commitment: expected_commitment,
                 revealed: true,
                 closed: true,
+                pending: false,
                 bytes: 0
             }
         );

@@ -82,6 +82,18 @@ struct Entry {
     opened_position: u64,
     summary: BattleSummary,
     cost: usize,
+    /// The global position of its pending action's first roll, if any.
+    pending_at: Option<u64>,
+}
+
+/// A battle's pending action, as the index keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingEntry {
+    pub battle_id: String,
+    /// The version of the action's first roll.
+    pub version: u64,
+    /// When the journal committed it (µs since the Unix epoch).
+    pub rolled_at_unix_micros: i64,
 }
 
 /// Which list a battle is in: its tenant, with or without its forum
@@ -94,6 +106,11 @@ struct State {
     /// The next global position to fold.
     cursor: u64,
     battles: HashMap<String, Entry>,
+    /// The battles with an action pending (its first roll journaled, its
+    /// resolution not yet), by the global position of that roll: what the
+    /// resolver's sweeper finishes (roll-forward). Bounded by the battles
+    /// remembered: a forgotten battle's entry goes with it.
+    pending: BTreeMap<u64, PendingEntry>,
     /// Opened position → battle id: the eviction order (lowest first).
     by_position: BTreeMap<u64, String>,
     lists: HashMap<ListKey, BTreeSet<u64>>,
@@ -161,6 +178,21 @@ impl BattleIndex {
         true
     }
 
+    /// The battles whose action is pending, oldest roll first: at most
+    /// `max_count`, each rolled at or before `rolled_before_unix_micros`
+    /// (`None`: any), from what the index holds now (call
+    /// [`Self::catch_up`] first).
+    pub fn pending(&self, rolled_before_unix_micros: Option<i64>, max_count: usize) -> Vec<PendingEntry> {
+        let state = read(&self.state);
+        state
+            .pending
+            .values()
+            .filter(|p| rolled_before_unix_micros.is_none_or(|before| p.rolled_at_unix_micros <= before))
+            .take(max_count)
+            .cloned()
+            .collect()
+    }
+
     /// One page of a tenant's battles, newest first, from what the index
     /// holds now (call [`Self::catch_up`] first).
     pub fn query(&self, query: &IndexQuery) -> IndexPage {
@@ -222,6 +254,34 @@ impl State {
         }
         let Some(entry) = self.battles.get_mut(&record.stream_id) else { return };
         entry.summary.head_version = entry.summary.head_version.max(record.version);
+        match record.event_type.as_str() {
+            // Only an action's first roll carries it; the key tells which
+            // roll is a request's first without decoding the others.
+            "DiceRolled" if record.idempotency_key.ends_with(":0") => {
+                if let Ok(BattleEvent { event: Some(Event::DiceRolled(rolled)) }) =
+                    BattleEvent::decode(record.payload.as_slice())
+                    && rolled.for_action.is_some()
+                {
+                    if let Some(before) = entry.pending_at.replace(stored.global_position) {
+                        self.pending.remove(&before);
+                    }
+                    self.pending.insert(
+                        stored.global_position,
+                        PendingEntry {
+                            battle_id: record.stream_id.clone(),
+                            version: record.version,
+                            rolled_at_unix_micros: record.recorded_at_unix_micros,
+                        },
+                    );
+                }
+            }
+            "ActionResolved" => {
+                if let Some(at) = entry.pending_at.take() {
+                    self.pending.remove(&at);
+                }
+            }
+            _ => {}
+        }
         if record.event_type == "BattleClosed" && !entry.summary.closed {
             entry.summary.closed = true;
             entry.summary.closed_at_unix_micros = Some(record.recorded_at_unix_micros);
@@ -259,7 +319,7 @@ impl State {
         self.by_position.insert(position, record.stream_id.clone());
         self.battles.insert(
             record.stream_id.clone(),
-            Entry { tenant: opened.tenant, opened_position: position, summary, cost },
+            Entry { tenant: opened.tenant, opened_position: position, summary, cost, pending_at: None },
         );
         self.bytes += cost;
         while self.bytes > budget {
@@ -271,6 +331,9 @@ impl State {
     fn forget(&mut self, position: u64, battle_id: &str) {
         let Some(entry) = self.battles.remove(battle_id) else { return };
         self.bytes -= entry.cost;
+        if let Some(at) = entry.pending_at {
+            self.pending.remove(&at);
+        }
         for forum_ref in [None, Some(entry.summary.forum_ref.clone())] {
             remove_from(&mut self.lists, &(entry.tenant.clone(), forum_ref, entry.summary.closed), position);
         }

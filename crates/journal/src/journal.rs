@@ -306,6 +306,21 @@ impl Journal {
         Ok(self.inner.index.query(&query))
     }
 
+    /// The battles with an action pending (roll-forward), oldest roll
+    /// first, after catching the index up with everything durable now:
+    /// at most `max_count` (capped at `max_read_count`; 0 means that), each
+    /// rolled at or before `rolled_before_unix_micros` (`None`: any).
+    pub async fn pending_actions(
+        &self,
+        rolled_before_unix_micros: Option<i64>,
+        max_count: usize,
+    ) -> Result<Vec<crate::index::PendingEntry>, JournalError> {
+        let l = &self.inner.limits;
+        let max_count = if max_count == 0 || max_count > l.max_read_count { l.max_read_count } else { max_count };
+        self.inner.index.catch_up(&*self.inner.store, l.max_read_count, l.max_read_bytes).await?;
+        Ok(self.inner.index.pending(rolled_before_unix_micros, max_count))
+    }
+
     /// The newest checkpoint of the transparency log (`None` while the log
     /// is empty, or with the log off).
     pub fn checkpoint(&self) -> Option<battlelog_tlog::Checkpoint> {

@@ -347,4 +347,23 @@ impl JournalRpc for JournalService {
             older_forgotten: page.older_forgotten,
         }))
     }
+
+    async fn list_pending_actions(
+        &self,
+        request: Request<pb::PendingActionsRequest>,
+    ) -> Result<Response<pb::PendingActionsResponse>, Status> {
+        let request = request.into_inner();
+        let before = (request.rolled_before_unix_micros != 0).then_some(request.rolled_before_unix_micros);
+        let pending = self.journal.pending_actions(before, request.max_count as usize).await?;
+        Ok(Response::new(pb::PendingActionsResponse {
+            pending: pending
+                .into_iter()
+                .map(|p| pb::PendingAction {
+                    battle_id: p.battle_id,
+                    version: p.version,
+                    rolled_at_unix_micros: p.rolled_at_unix_micros,
+                })
+                .collect(),
+        }))
+    }
 }

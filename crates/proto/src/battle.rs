@@ -267,6 +267,11 @@ pub fn event_to_json(event: &Event) -> Value {
             if !e.error.is_empty() {
                 fields["error"] = Value::String(e.error.clone());
             }
+            // The action an action's first roll is drawn for (roll-forward);
+            // its caller's credential is not shown, as on every event.
+            if let Some(requested) = &e.for_action {
+                fields["for_action"] = json!({"action": optional_struct(requested.action.as_ref())});
+            }
             fields
         }
         Event::ActionResolved(e) => json!({

@@ -163,6 +163,9 @@ reasons! {
             "Новая эпоха заявлена до раскрытия текущей.";
         SeedMismatch = "SEED_MISMATCH", FailedPrecondition,
             "The revealed seed does not match its commitment.", "Раскрытый сид не совпадает с обязательством.";
+        ActionPending = "ACTION_PENDING", FailedPrecondition,
+            "An action of the battle is rolled but not yet resolved: only its resolution may follow its rolls.",
+            "Действие в бою брошено, но ещё не разрешено: за его бросками может идти только его разрешение.";
         StreamNotABattle = "STREAM_NOT_A_BATTLE", FailedPrecondition,
             "What the stream holds does not fold as a battle.", "Содержимое потока не складывается в бой.";
         BattleBudgetExceeded = "BATTLE_BUDGET_EXCEEDED", FailedPrecondition,
@@ -212,6 +215,9 @@ reasons! {
             "Открыто слишком много потоков (metadata `per`, `limit`); закройте один.";
         DeadlinePassed = "DEADLINE_PASSED", DeadlineExceeded,
             "The call's deadline passed.", "Срок вызова истёк.";
+        CallerGone = "CALLER_GONE", Cancelled,
+            "The caller went away before any die was drawn; nothing was done.",
+            "Вызывающий ушёл до броска костей; ничего не сделано.";
     }
 }
 

@@ -82,6 +82,13 @@ pub struct Config {
     /// Most battles one `ListBattles` page holds; a larger `page_size` is
     /// `INVALID_ARGUMENT`.
     pub max_list_page_size: u32,
+    /// How often the sweeper asks the journal for pending actions (rolled,
+    /// not resolved) and finishes those nobody else did, in milliseconds
+    /// (roll-forward).
+    pub pending_sweep_ms: u64,
+    /// How long after its roll a pending action is left to its own `Act`
+    /// before the sweeper finishes it, in milliseconds. 0: at the next sweep.
+    pub pending_grace_ms: u64,
     /// TLS keys `tls_cert`, `tls_key`, `tls_client_ca` (battlelog_runtime::tls).
     #[serde(flatten)]
     pub server_tls: ServerTls,
@@ -127,6 +134,8 @@ impl Default for Config {
             max_watches_per_token: crate::service::DEFAULT_WATCH_LIMITS.per_token,
             max_watches_per_connection: crate::service::DEFAULT_WATCH_LIMITS.per_connection,
             max_list_page_size: crate::listing::DEFAULT_MAX_PAGE_SIZE,
+            pending_sweep_ms: crate::service::DEFAULT_PENDING_SWEEP.every.as_millis() as u64,
+            pending_grace_ms: crate::service::DEFAULT_PENDING_SWEEP.grace.as_millis() as u64,
             server_tls: ServerTls::default(),
             client_tls: ClientTls::default(),
             grpc_limits: GrpcLimits::default(),
@@ -157,8 +166,22 @@ impl Config {
         battlelog_stream::AppendLimits { max_batch: self.journal_append_batch, max_calls: self.journal_append_calls }
     }
 
+    /// How the sweeper of pending actions runs.
+    pub fn pending_sweep(&self) -> crate::service::PendingSweep {
+        crate::service::PendingSweep {
+            every: std::time::Duration::from_millis(self.pending_sweep_ms),
+            grace: std::time::Duration::from_millis(self.pending_grace_ms),
+        }
+    }
+
     pub fn validate(&self) -> Result<(), ConfigError> {
         self.append_limits().validate()?;
+        if self.pending_sweep_ms == 0 {
+            return Err(ConfigError::Invalid {
+                key: "pending_sweep_ms",
+                message: "must be at least 1: a battle nobody touches would keep its pending action for ever".into(),
+            });
+        }
         for (key, url) in [("journal_url", &self.journal_url), ("roller_url", &self.roller_url)] {
             if !(url.starts_with("http://") || url.starts_with("https://")) {
                 return Err(ConfigError::Invalid {
@@ -288,5 +311,21 @@ mod tests {
             let error = with(&[("max_list_page_size", bad)]).unwrap_err().to_string();
             assert!(error.contains("max_list_page_size") && error.contains("1..=1000"), "{error}");
         }
+    }
+
+    #[test]
+    fn the_pending_sweep_defaults_to_five_seconds_after_two_and_refuses_zero_by_name() {
+        let config = with(&[]).unwrap();
+        assert_eq!((config.pending_sweep_ms, config.pending_grace_ms), (5000, 2000));
+        let edge = with(&[("pending_sweep_ms", "1"), ("pending_grace_ms", "0")]).unwrap();
+        assert_eq!(
+            edge.pending_sweep(),
+            crate::service::PendingSweep {
+                every: std::time::Duration::from_millis(1),
+                grace: std::time::Duration::ZERO
+            }
+        );
+        let error = with(&[("pending_sweep_ms", "0")]).unwrap_err().to_string();
+        assert!(error.starts_with("invalid config pending_sweep_ms: must be at least 1"), "{error}");
     }
 }

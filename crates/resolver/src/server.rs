@@ -85,6 +85,7 @@ pub fn service(config: &Config) -> Result<ResolverService, ServeError> {
         .with_append_limits(config.append_limits())
         .with_appeal_window(Duration::from_secs(config.appeal_window_secs))
         .with_max_list_page_size(config.max_list_page_size)
+        .with_pending_sweep(config.pending_sweep())
         .with_watch_limits(battlelog_runtime::streams::StreamLimits {
             per_token: config.max_watches_per_token,
             per_connection: config.max_watches_per_connection,
@@ -220,6 +221,8 @@ pub async fn serve(
     server: GrpcServer,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
+    // Roll-forward for battles nobody touches; it ends with the shutdown.
+    tokio::spawn(service.clone().sweep_pending());
     let on_shutdown = {
         let service = service.clone();
         async move {

@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 
 use battlelog_proto::battle::{self, EventError};
-use battlelog_proto::v1::{JournalRecord, battle_event::Event};
+use battlelog_proto::v1::{Credential, DiceRolled, JournalRecord, battle_event::Event};
 use battlelog_stream::Fold;
 use battlelog_verify::stream_state::{StreamEvent, StreamState, Violation};
 use rules::Battle;
@@ -51,6 +51,29 @@ fn history_bytes(event: &impl prost::Message) -> usize {
     event.encoded_len() * HISTORY_BYTES_PER_PAYLOAD_BYTE
 }
 
+/// An action whose rolls are journaled and whose resolution is not yet:
+/// everything finishing it needs, as its rolls recorded it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PendingAct {
+    /// The resolver's idempotency key of the `Act` that asked for it
+    /// (`act:<request id>`), read from its first roll's key
+    /// (`roll:act:<request id>:0`): its resolution is journaled under it, so
+    /// that the caller's retry finds it.
+    pub key: String,
+    /// The action as its first roll recorded it (`for_action.action`).
+    pub action: prost_types::Struct,
+    /// Who asked for it (`for_action.credential`).
+    pub credential: Option<Credential>,
+    /// Its rolls as journaled, with their versions, in draw order.
+    pub rolls: Vec<(u64, DiceRolled)>,
+}
+
+/// The resolver's key of the request that wrote a roll under the roller's
+/// key `roll:<request key>:<index>` (the roller's `ledger::roll_key`).
+pub fn request_key_of_roll(key: &str) -> Option<&str> {
+    key.strip_prefix("roll:")?.rsplit_once(':').map(|(request, _)| request)
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct BattleView {
     /// The next version the stream will get (the number of events folded).
@@ -73,6 +96,9 @@ pub struct BattleView {
     pub closed_at_unix_micros: Option<i64>,
     /// Versions written under each of the resolver's own idempotency keys.
     pub keys: HashMap<String, u64>,
+    /// The action rolled and not yet resolved, if any (roll-forward): it is
+    /// finished before any other command of the battle is taken.
+    pub pending: Option<PendingAct>,
     /// What the rules state's history costs, estimated as it grows.
     history_bytes: usize,
 }
@@ -133,8 +159,21 @@ impl BattleView {
             // Unreachable: the stream fold refuses any event before the
             // opening, and the opening sets the rules.
             (_, None) => return Err(FoldError::Opening { version }),
-            (Event::DiceRolled(_), Some(_)) => self.roll_versions.push(version),
+            (Event::DiceRolled(rolled), Some(_)) => {
+                self.roll_versions.push(version);
+                if let Some(requested) = &rolled.for_action {
+                    self.pending = Some(PendingAct {
+                        key: request_key_of_roll(key).unwrap_or_default().to_owned(),
+                        action: requested.action.clone().unwrap_or_default(),
+                        credential: requested.credential.clone(),
+                        rolls: vec![(version, rolled.clone())],
+                    });
+                } else if let Some(pending) = &mut self.pending {
+                    pending.rolls.push((version, rolled.clone()));
+                }
+            }
             (Event::ActionResolved(resolved), Some(rules)) => {
+                self.pending = None;
                 let (action, outcome) = resolved_parts(resolved).map_err(|e| invalid(e.to_string()))?;
                 self.rules = Some(rules.apply(version, &action, &outcome).map_err(|e| invalid(e.to_string()))?);
                 self.history_bytes += history_bytes(resolved);
@@ -188,6 +227,11 @@ impl Fold for BattleView {
             + self.history_bytes
             + self.roll_versions.capacity() * size_of::<u64>()
             + self.keys.keys().map(|key| key.capacity() + 48).sum::<usize>()
+            + self.pending.as_ref().map_or(0, |p| {
+                p.key.capacity()
+                    + prost::Message::encoded_len(&p.action) * 4
+                    + p.rolls.iter().map(|(_, r)| prost::Message::encoded_len(r) * 2).sum::<usize>()
+            })
     }
 }
 

@@ -139,6 +139,7 @@ async fn a_stale_view_is_caught_by_the_expected_version() {
         actor: "ash".into(),
         request_id: "elsewhere".into(),
         expected_head: None,
+        for_action: None,
     };
     stack.roller.roll(elsewhere).await.expect("a roll the resolver did not ask for");
     let (version, nonces) = act(&mut stack, "stale", "a-1").await;

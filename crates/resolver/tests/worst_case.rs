@@ -7,12 +7,13 @@
 //! roll's dice as proto `Die`s, the resolution through the rules with the
 //! action, outcome and summaries — from the worst inputs the limits admit:
 //! the most dice a request may draw, the longest expression, purpose, actor,
-//! note and subject, and faces that render longest (seven digits, struck
+//! note and subject (the roll carries the action and its caller too, for
+//! roll-forward), and faces that render longest (seven digits, struck
 //! through, exploded, negative). Nothing is taken from a running service.
 
 use battlelog_proto::battle::{die_to_proto, json_to_struct, new_event};
 use battlelog_proto::v1::battle_event::Event;
-use battlelog_proto::v1::{ActionResolved, Credential, DiceRolled};
+use battlelog_proto::v1::{ActionResolved, Credential, DiceRolled, RequestedAction};
 use battlelog_runtime::limits::journal::MIN_PAYLOAD_BYTES;
 use battlelog_runtime::limits::resolver::{MAX_ACTOR_BYTES, MAX_JSON_BYTES, MAX_PURPOSE_BYTES};
 use battlelog_runtime::limits::roller::MAX_DICE_PER_REQUEST;
@@ -56,6 +57,12 @@ fn payloads(dice: &str, faces: &[u32]) -> (usize, usize) {
     assert_eq!(dice_drawn.len() as u64, parsed.max_dice(), "{dice}: the faces draw the worst case");
 
     let credential = Some(Credential { subject: "s".repeat(128), role: "forum".into() });
+    let to_struct = |value: Value| json_to_struct(value.as_object().expect("an object"));
+    // The first roll carries its action and caller too (roll-forward).
+    let requested = RequestedAction {
+        action: Some(to_struct(serde_json::to_value(&parsed_action).unwrap())),
+        credential: credential.clone(),
+    };
     let rolled = Event::DiceRolled(DiceRolled {
         epoch: u32::MAX,
         nonce: u64::MAX,
@@ -65,8 +72,8 @@ fn payloads(dice: &str, faces: &[u32]) -> (usize, usize) {
         dice: dice_drawn.iter().map(die_to_proto).collect(),
         total: i64::MIN,
         error: String::new(),
+        for_action: Some(requested),
     });
-    let to_struct = |value: Value| json_to_struct(value.as_object().expect("an object"));
     let resolved = Event::ActionResolved(ActionResolved {
         action: Some(to_struct(serde_json::to_value(&parsed_action).unwrap())),
         rolls: vec![u64::MAX],

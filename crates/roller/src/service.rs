@@ -177,6 +177,10 @@ impl RollerService {
                     dice: drawn.iter().map(die_to_proto).collect(),
                     total: total.as_ref().copied().unwrap_or(0),
                     error: total.err().map(|e| e.to_string()).unwrap_or_default(),
+                    // The action goes into the journal with its first roll:
+                    // from here on it is pending and can only be finished
+                    // with these dice (roll-forward).
+                    for_action: if i == 0 { request.for_action.clone() } else { None },
                 }
             })
             .collect()
@@ -208,6 +212,11 @@ impl RollerService {
             return Ok(AtHead::ReadTheStream);
         };
         let current = ledger.next_version == head.version + 1;
+        if current && ledger.stream.pending {
+            // Another action is rolled and not resolved: the caller folds
+            // again, finishes it, and asks after.
+            return Err(pending_action(battle_id, ledger));
+        }
         if current
             && (ledger.stream.closed
                 || !ledger.stream.epoch_secret()
@@ -258,6 +267,14 @@ impl RollerService {
             Err(error) => Err(error.into_status()),
         }
     }
+}
+
+/// The refusal of a roll while another action of the battle is rolled and
+/// not yet resolved: a conflict with the stream's head, so that the caller
+/// folds again, finds the pending action and finishes it first
+/// (`RollRequest.for_action`).
+fn pending_action(battle_id: &str, ledger: &Ledger) -> Status {
+    StreamError::Conflict { stream_id: battle_id.to_owned(), actual: ledger.head() }.into_status()
 }
 
 fn recorded_rolls(recorded: Vec<(u64, Event)>) -> Vec<RecordedRoll> {
@@ -324,6 +341,9 @@ impl Roller for RollerService {
                 };
                 if ledger.stream.closed {
                     return Err(Error::battle_closed(battle_id).into_status());
+                }
+                if ledger.stream.pending {
+                    return Err(pending_action(battle_id, &ledger));
                 }
                 if !ledger.stream.epoch_secret() {
                     return Err(Error::new(

@@ -104,6 +104,7 @@ fn roll_request(battle_id: &str, request_id: &str, expressions: &[&str]) -> Roll
         actor: "pikachu".into(),
         request_id: request_id.into(),
         expected_head: None,
+        for_action: None,
     }
 }
 

@@ -1,7 +1,8 @@
 //! A battle stream's protocol state, folded in one place: whether it is
 //! opened, its current epoch and that epoch's commitment, whether the
-//! epoch's seed is revealed, the next nonce, and whether the battle is
-//! closed (PROTOCOL.md §1–§2, DESIGN.md invariant 3).
+//! epoch's seed is revealed, the next nonce, whether an action is pending
+//! (rolled, not yet resolved), and whether the battle is closed
+//! (PROTOCOL.md §1–§2 and §4's roll-forward; DESIGN.md invariants 3 and 8).
 //!
 //! The journal's battle guard refuses an append that breaks one of these
 //! rules; the roller's ledger and the resolver's view fold what the journal
@@ -42,6 +43,10 @@ pub enum StreamEvent {
         epoch: u32,
         /// Its nonce.
         nonce: u64,
+        /// Whether it carries the action it is drawn for (`for_action`):
+        /// the first roll of an action, which is pending from here until
+        /// its `ActionResolved`.
+        opens_action: bool,
     },
     /// `SeedRevealed`.
     Revealed {
@@ -56,8 +61,8 @@ pub enum StreamEvent {
     /// state, and may follow a close (the appeal window is the resolver's
     /// policy, kept by its clock; this fold has none).
     Appeal,
-    /// `ActionResolved`: it changes none of the stream's state.
-    Other,
+    /// `ActionResolved`: it ends a pending action.
+    Resolved,
 }
 
 /// A commitment or seed that is not 64 lowercase hex digits.
@@ -91,15 +96,20 @@ impl StreamEvent {
                 epoch: committed.epoch,
                 commitment: digest("seed_committed.commitment", &committed.commitment)?,
             },
-            Event::DiceRolled(rolled) => StreamEvent::Rolled { epoch: rolled.epoch, nonce: rolled.nonce },
+            Event::DiceRolled(rolled) => StreamEvent::rolled(rolled),
             Event::SeedRevealed(revealed) => {
                 let seed = digest("seed_revealed.server_seed", &revealed.server_seed)?;
                 StreamEvent::Revealed { epoch: revealed.epoch, seed_hash: Sha256::digest(seed).into() }
             }
             Event::BattleClosed(_) => StreamEvent::Closed,
             Event::DisputeRaised(_) | Event::JudgeRuling(_) => StreamEvent::Appeal,
-            Event::ActionResolved(_) => StreamEvent::Other,
+            Event::ActionResolved(_) => StreamEvent::Resolved,
         })
+    }
+
+    /// What the fold needs of a `DiceRolled`.
+    pub fn rolled(rolled: &battlelog_proto::v1::DiceRolled) -> StreamEvent {
+        StreamEvent::Rolled { epoch: rolled.epoch, nonce: rolled.nonce, opens_action: rolled.for_action.is_some() }
     }
 }
 
@@ -176,6 +186,11 @@ pub enum Violation {
         /// The epoch's commitment.
         commitment: Hash,
     },
+    /// An action is pending (its first roll journaled, its `ActionResolved`
+    /// not yet): only that action's further rolls and its resolution may
+    /// follow (roll-forward). Anything else would leave a journaled roll
+    /// behind, which is how dice would be peeked at and thrown away.
+    ActionPending,
 }
 
 impl Violation {
@@ -190,6 +205,7 @@ impl Violation {
             Violation::EpochNotRevealed { .. } => Some(EpochEvent::SeedCommitted.epoch_field()),
             Violation::NonceOutOfOrder { .. } => Some("dice_rolled.nonce"),
             Violation::SeedMismatch { .. } => Some("seed_revealed.server_seed"),
+            Violation::ActionPending => None,
         }
     }
 }
@@ -224,6 +240,10 @@ impl fmt::Display for Violation {
                 hex::encode(seed_hash),
                 hex::encode(commitment)
             ),
+            Violation::ActionPending => f.write_str(
+                "an action of this battle is rolled but not resolved: only its resolution (ActionResolved) may \
+                 follow its rolls",
+            ),
         }
     }
 }
@@ -246,6 +266,9 @@ pub struct StreamState {
     pub next_nonce: u64,
     /// Whether the battle is closed.
     pub closed: bool,
+    /// Whether an action is pending: rolled (a `DiceRolled` with
+    /// `for_action`) and not yet resolved.
+    pub pending: bool,
 }
 
 impl StreamState {
@@ -285,9 +308,14 @@ impl StreamState {
         if self.closed && !matches!(event, StreamEvent::Revealed { .. } | StreamEvent::Appeal) {
             broken.push(Violation::Closed);
         }
+        // A pending action takes its own further rolls (journaled with its
+        // first, in one append) and its resolution; nothing else.
+        if self.pending && !matches!(event, StreamEvent::Rolled { opens_action: false, .. } | StreamEvent::Resolved) {
+            broken.push(Violation::ActionPending);
+        }
         let current = self.epoch;
         match *event {
-            StreamEvent::Rolled { epoch, nonce } => {
+            StreamEvent::Rolled { epoch, nonce, .. } => {
                 if epoch != current {
                     broken.push(Violation::EpochMismatch { event: EpochEvent::DiceRolled, epoch, current });
                 }
@@ -317,7 +345,7 @@ impl StreamState {
                     broken.push(Violation::EpochNotRevealed { epoch, current });
                 }
             }
-            StreamEvent::Opened { .. } | StreamEvent::Closed | StreamEvent::Appeal | StreamEvent::Other => {}
+            StreamEvent::Opened { .. } | StreamEvent::Closed | StreamEvent::Appeal | StreamEvent::Resolved => {}
         }
         broken
     }
@@ -340,11 +368,15 @@ impl StreamState {
                 self.commitment = commitment;
                 self.revealed = false;
             }
-            StreamEvent::Rolled { nonce, .. } => self.next_nonce = self.next_nonce.max(nonce).saturating_add(1),
+            StreamEvent::Rolled { nonce, opens_action, .. } => {
+                self.next_nonce = self.next_nonce.max(nonce).saturating_add(1);
+                self.pending |= opens_action;
+            }
             StreamEvent::Revealed { epoch, .. } if epoch == self.epoch => self.revealed = true,
             StreamEvent::Revealed { .. } => {}
             StreamEvent::Closed => self.closed = true,
-            StreamEvent::Appeal | StreamEvent::Other => {}
+            StreamEvent::Resolved => self.pending = false,
+            StreamEvent::Appeal => {}
         }
     }
 }
@@ -384,7 +416,12 @@ mod tests {
     }
 
     fn rolled(epoch: u32, nonce: u64) -> StreamEvent {
-        StreamEvent::Rolled { epoch, nonce }
+        StreamEvent::Rolled { epoch, nonce, opens_action: false }
+    }
+
+    /// The first roll of an action: it carries the action (`for_action`).
+    fn rolled_for_action(epoch: u32, nonce: u64) -> StreamEvent {
+        StreamEvent::Rolled { epoch, nonce, opens_action: true }
     }
 
     /// A reveal of `epoch` with the seed of `of`.
@@ -422,11 +459,11 @@ mod tests {
             opened(),
             rolled(0, 0),
             rolled(0, 1),
-            StreamEvent::Other,
+            StreamEvent::Resolved,
             revealed(0),
             committed(1),
             rolled(1, 2),
-            StreamEvent::Other,
+            StreamEvent::Resolved,
             StreamEvent::Appeal,
             StreamEvent::Closed,
             revealed(1),
@@ -443,6 +480,7 @@ mod tests {
             revealed: true,
             next_nonce: 3,
             closed: true,
+            pending: false,
         };
         assert_eq!(state, expected);
         assert!(!state.epoch_secret());
@@ -464,7 +502,8 @@ mod tests {
                 commitment: commitment(0),
                 revealed: false,
                 next_nonce: 0,
-                closed: false
+                closed: false,
+                pending: false
             }
         );
         assert!(state.epoch_secret(), "epoch 0 is committed by the opening");
@@ -554,8 +593,8 @@ mod tests {
 
     #[test]
     fn after_the_close_only_its_reveal_and_the_appeal_follow() {
-        let closed = [opened(), rolled(0, 0), StreamEvent::Other, StreamEvent::Closed];
-        for after in [rolled(0, 1), StreamEvent::Other, StreamEvent::Closed, committed(1)] {
+        let closed = [opened(), rolled(0, 0), StreamEvent::Resolved, StreamEvent::Closed];
+        for after in [rolled(0, 1), StreamEvent::Resolved, StreamEvent::Closed, committed(1)] {
             assert_eq!(refused(&closed, after.clone()), Violation::Closed, "{after:?}");
         }
         assert!(fold(&[closed.to_vec(), vec![StreamEvent::Appeal, revealed(0), StreamEvent::Appeal]].concat()).is_ok());
@@ -619,7 +658,47 @@ mod tests {
         let reveal = Event::SeedRevealed(SeedRevealed { epoch: 0, server_seed: "x".into(), credential: None });
         assert_eq!(StreamEvent::of(&reveal).unwrap_err().field, "seed_revealed.server_seed");
         let roll = Event::DiceRolled(DiceRolled { epoch: 3, nonce: 9, ..Default::default() });
-        assert_eq!(StreamEvent::of(&roll), Ok(StreamEvent::Rolled { epoch: 3, nonce: 9 }));
+        assert_eq!(StreamEvent::of(&roll), Ok(StreamEvent::Rolled { epoch: 3, nonce: 9, opens_action: false }));
+        let first_of_an_action = Event::DiceRolled(DiceRolled {
+            epoch: 3,
+            nonce: 9,
+            for_action: Some(Default::default()),
+            ..Default::default()
+        });
+        assert_eq!(StreamEvent::of(&first_of_an_action), Ok(rolled_for_action(3, 9)));
+    }
+
+    /// Roll-forward (DESIGN.md invariant 8): from an action's first roll
+    /// to its resolution, only that action's further rolls and its
+    /// resolution may follow; every other event is refused, and the state
+    /// is unchanged by the refusal.
+    #[test]
+    fn a_pending_action_takes_only_its_own_rolls_and_its_resolution() {
+        let pending = [opened(), rolled_for_action(0, 0), rolled(0, 1)];
+        let state = fold(&pending).expect("an action's rolls, the first carrying the action");
+        assert!(state.pending);
+        for next in [rolled_for_action(0, 2), StreamEvent::Appeal, StreamEvent::Closed, revealed(0), committed(1)] {
+            assert_eq!(refused(&pending, next.clone()), Violation::ActionPending, "{next:?} while pending");
+        }
+        let resolved = fold(&[opened(), rolled_for_action(0, 0), rolled(0, 1), StreamEvent::Resolved])
+            .expect("resolved with its rolls");
+        assert!(!resolved.pending);
+        // Once resolved, the battle goes on as before.
+        let after = [opened(), rolled_for_action(0, 0), StreamEvent::Resolved];
+        for next in [rolled_for_action(0, 1), StreamEvent::Appeal, StreamEvent::Closed, revealed(0)] {
+            let mut events = after.to_vec();
+            events.push(next.clone());
+            fold(&events).unwrap_or_else(|e| panic!("{next:?} after the resolution: {e:?}"));
+        }
+        // Rolls without the action (journaled before roll-forward, or free
+        // rolls asked of the roller directly) leave nothing pending.
+        let legacy = fold(&[opened(), rolled(0, 0), StreamEvent::Appeal]).expect("a legacy roll, then a dispute");
+        assert!(!legacy.pending);
+        // A reader that reports rather than refuses goes on as recorded.
+        let mut reader = fold(&pending).expect("pending");
+        assert_eq!(reader.violations(&StreamEvent::Closed), vec![Violation::ActionPending]);
+        reader.advance(&StreamEvent::Resolved);
+        assert!(!reader.pending);
     }
 
     #[test]

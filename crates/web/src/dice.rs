@@ -483,6 +483,7 @@ mod tests {
             dice: dice.iter().map(die_to_proto).collect(),
             total: *total.as_ref().unwrap_or(&0),
             error: error.clone().unwrap_or_default(),
+            for_action: None,
         };
         (event_to_json(&Event::DiceRolled(record)), dice::Roll { total: total.unwrap_or(0), dice }, error)
     }

@@ -35,6 +35,17 @@ test('a closed battle verifies: chain, commitment, every roll', async () => {
   assert.equal(report.headHash, lines(text).at(-1).hash);
 });
 
+test('roll-forward: rolls that carry their action verify; an event between a roll and its resolution fails there', async () => {
+  const clean = await verifyExport((await makeExport({ forAction: true })).text);
+  assert.equal(clean.status, 'verified', JSON.stringify(clean.problems));
+  const { text, versionOf } = await makeExport({ leftPending: true });
+  const report = await verifyExport(text);
+  // The dispute came before the second roll's resolution: the operator's
+  // finding, at the dispute.
+  assertFailsAt(report, versionOf('DisputeRaised'), 'roll');
+  assert.match(report.problems[0].message, /roll 1 was drawn for an action that was not resolved before this event/);
+});
+
 test('an open battle is unrevealed, not failed: its rolls wait for the seed', async () => {
   const { text } = await makeExport({ closed: false });
   const report = await verifyExport(text);

@@ -62,12 +62,16 @@ function encodeEvent(type, e) {
           varintField(1, d.sides), varintField(2, d.value), varintField(3, d.kept), varintField(4, d.rerolled), varintField(5, d.exploded),
         ]))),
         varintField(7, e.total), bytesField(8, e.error || ''),
+        // for_action (RequestedAction): the action, on an action's first roll.
+        ...(e.for_action ? [messageField(9, messageField(1, struct(e.for_action.action)))] : []),
       ]);
     case 'ActionResolved':
       return concat([
         messageField(1, struct(e.action)), ...(e.rolls.length ? [bytesField(2, concat(e.rolls.map((n) => varint(n))))] : []) /* packed, as prost writes it: a nonce 0 too */, messageField(3, struct(e.outcome)),
         bytesField(4, e.summary_ru), bytesField(5, e.summary_en),
       ]);
+    case 'DisputeRaised':
+      return concat([bytesField(1, e.by), varintField(2, e.refers_to), bytesField(3, e.reason)]);
     case 'SeedRevealed':
       return concat([varintField(1, e.epoch), bytesField(2, e.server_seed)]);
     case 'BattleClosed':
@@ -82,7 +86,12 @@ function encodeEvent(type, e) {
  * when `midReveal`), and — when `closed` — closed with its seed revealed.
  * Returns the export text and the versions of interest.
  */
-export async function makeExport({ closed = true, midReveal = false, stream = STREAM, signers = {} } = {}) {
+export async function makeExport({
+  closed = true, midReveal = false, stream = STREAM, signers = {}, forAction = false, leftPending = false,
+} = {}) {
+  // forAction: each roll carries its action (docs/protocol.md §4,
+  // roll-forward); leftPending: a dispute comes between the second roll and
+  // its resolution, leaving that roll behind.
   // signers: epoch -> a signer (rollerSigner()) or null for an unsigned
   // commitment; by default every epoch is signed with MASTER_KEY's key.
   const signer = await rollerSigner();
@@ -99,10 +108,15 @@ export async function makeExport({ closed = true, midReveal = false, stream = ST
   const push = (type, fields) => events.push({ type, fields });
   const roll = async (expression, actor) => {
     const derived = await deriveRoll(SEEDS[epoch], CLIENT_SEED, nonce, expression);
-    push('DiceRolled', { epoch, nonce, expression, purpose: 'test', actor, dice: derived.dice, total: derived.total });
+    const action = { type: 'roll', actor, expression };
+    push('DiceRolled', {
+      epoch, nonce, expression, purpose: 'test', actor, dice: derived.dice, total: derived.total,
+      ...(forAction || leftPending ? { for_action: { action } } : {}),
+    });
     rolls.push({ version: events.length - 1, nonce, epoch });
+    if (leftPending && nonce === 1) push('DisputeRaised', { by: 'meowth', refers_to: 2, reason: 'too soon' });
     push('ActionResolved', {
-      action: { type: 'roll', actor, expression }, rolls: [nonce],
+      action, rolls: [nonce],
       // A free roll's outcome is its dice and total (what the rules give).
       outcome: { dice: derived.dice.map(({ sides, value, kept, rerolled, exploded }) => ({ sides, value, kept, rerolled, exploded })), total: derived.total },
       summary_ru: `${actor} бросает ${expression}: ${derived.total}`, summary_en: `${actor} rolls ${expression}: ${derived.total}`,

@@ -7,13 +7,23 @@
 //! they sent. The roll is journaled by the roller before it answers, and the
 //! resolver resolves only from that answer: no die is seen, by the resolver
 //! or anyone, before it is in the journal.
+//!
+//! Roll-forward (DESIGN.md invariant 8): the roller journals the action with
+//! its first roll (`RollRequest.for_action`), and from then on the action is
+//! pending until it is resolved with exactly those dice. The command runs in
+//! a task of its own, so a caller who cancels or times out cannot stop it
+//! between the roll and the resolution; and a pending action left by a
+//! crash is finished ([`Trying::roll_forward`]) before any other command of
+//! its battle is taken, so a new request id never gets a new roll while one
+//! is pending.
 
 use battlelog_auth::Caller;
-use battlelog_proto::battle::die_from_proto;
+use battlelog_proto::battle::{self, die_from_proto};
 use battlelog_proto::error::Error;
 use battlelog_proto::v1::battle_event::Event;
 use battlelog_proto::v1::{
-    ActRequest, ActResponse, ActionResolved, RecordedRoll, RollRequest, RollResponse, RollSpec, StreamHead,
+    ActRequest, ActResponse, ActionResolved, DiceRolled, RecordedRoll, RequestedAction, RollRequest, RollResponse,
+    RollSpec, StreamHead,
 };
 use battlelog_runtime::grpc::invalid_argument;
 use battlelog_runtime::limits::roller::MAX_DICE_PER_REQUEST;
@@ -28,11 +38,11 @@ use super::access::{authorize, check_owner, credential, not_found, rights};
 use super::commands::rejected;
 use super::json::{actor_of, json_of, json_text, to_struct, unreadable};
 use super::keys::act_key;
-use super::optimistic::{Command, Try, Trying, busy};
+use super::optimistic::{Command, Try, Trying, busy, caller_gone};
 use super::stream::Wrote;
-use super::{MAX_ACTOR_BYTES, MAX_PURPOSE_BYTES, MAX_REQUEST_ID_BYTES, ResolverService, internal};
+use super::{MAX_ACTOR_BYTES, MAX_PURPOSE_BYTES, MAX_REQUEST_ID_BYTES, ResolverService, data_loss, internal};
 use crate::post;
-use crate::view::BattleView;
+use crate::view::{BattleView, PendingAct};
 
 /// `Act`: an action resolved, with the dice it needs drawn by the roller.
 pub(super) async fn act(
@@ -45,15 +55,27 @@ pub(super) async fn act(
     validate::battle_id(&request.battle_id)?;
     validate::request_id(&request.request_id, MAX_REQUEST_ID_BYTES)?;
     let (json, action) = read_action(request.action.as_ref())?;
+    // Dropped with this call's future: the command then knows its caller
+    // went away (`Act::caller_gone`).
+    let (_caller_here, caller_gone) = tokio::sync::oneshot::channel::<()>();
     let act = Act {
-        caller: &caller,
-        request_id: &request.request_id,
+        caller_gone,
         key: act_key(&request.request_id),
+        caller,
+        request_id: request.request_id,
         normalized: to_struct(&action)?,
         json,
         action,
     };
-    let reply = service.optimistic(&request.battle_id, act).await?;
+    // Roll-forward: the command runs in a task of its own, which the
+    // caller's going away (a cancelled call drops this future) cannot stop
+    // between the roll and its resolution. Before the roll it can: a caller
+    // gone by then leaves no work behind (see `Act::caller_gone`), so that
+    // cancelled calls cannot pile up tasks past the server's limits.
+    let service = service.clone();
+    let battle_id = request.battle_id;
+    let command = tokio::spawn(async move { service.optimistic(&battle_id, act).await }.in_current_span());
+    let reply = command.await.map_err(|e| internal(format!("the Act's task ended without an answer: {e}")))??;
     Ok(Response::new(post::acted(format, reply)))
 }
 
@@ -88,9 +110,12 @@ fn read_action(action: Option<&prost_types::Struct>) -> Result<(Value, Action), 
 
 /// One `Act` on its battle: checked by the rules, rolled by the roller,
 /// resolved, and its resolution appended right after its rolls.
-struct Act<'a> {
-    caller: &'a Caller,
-    request_id: &'a str,
+struct Act {
+    /// Closed once the caller has gone away (the sender is dropped with the
+    /// call): checked before the roller is asked, never after.
+    caller_gone: tokio::sync::oneshot::Receiver<()>,
+    caller: Caller,
+    request_id: String,
     key: String,
     /// The action as the caller wrote it: the roller's `actor` and a free
     /// roll's purpose are read from it.
@@ -120,15 +145,20 @@ enum Rolled {
     Resolved(u64),
 }
 
-impl Command for Act<'_> {
+impl Command for Act {
     type Answer = ActResponse;
+
+    async fn caller_gone(&mut self) {
+        // Resolves with an error once the sender is dropped; nothing is sent.
+        let _ = (&mut self.caller_gone).await;
+    }
 
     async fn attempt(&mut self, battle: &mut Trying<'_>) -> Result<Try<ActResponse>, Status> {
         if let Some(&version) = battle.view.keys.get(&self.key) {
             // Seen before: answered from the journal. A battle's tenant is
             // its opening's and never changes, so a warm view may refuse
             // another tenant's caller at once.
-            check_owner(battle.battle_id, battle.view, self.caller)?;
+            check_owner(battle.battle_id, battle.view, &self.caller)?;
             return self.replay(battle, version).await.map(Try::Done);
         }
         let needed = match self.check(battle.battle_id, battle.view) {
@@ -139,6 +169,11 @@ impl Command for Act<'_> {
             return Err(internal("the battle stream vanished"));
         };
         let specs = self.specs(&needed);
+        // The last moment a caller who went away leaves nothing behind;
+        // from the roll on, the action is finished whoever is listening.
+        if matches!(self.caller_gone.try_recv(), Err(tokio::sync::oneshot::error::TryRecvError::Closed)) {
+            return Err(caller_gone("the caller went away before any die was drawn"));
+        }
         let drawn = if specs.is_empty() {
             Drawn::default()
         } else {
@@ -148,15 +183,18 @@ impl Command for Act<'_> {
                 Rolled::Resolved(version) => return self.replay(battle, version).await.map(Try::Done),
             }
         };
-        self.resolve(battle, drawn).await
+        let (head, resolved) =
+            resolution(battle.battle_id, battle.view, &self.action, &self.normalized, drawn.nonces, &drawn.faces)?;
+        let resolved = ActionResolved { credential: Some(credential(&self.caller)), ..resolved };
+        append_resolution(battle, head, resolved, self.key.clone(), drawn.rolls).await
     }
 }
 
-impl Act<'_> {
+impl Act {
     /// The refusal the view gives, or the dice the action needs: the rules
     /// speak before any die is drawn.
     fn check(&self, battle_id: &str, view: &BattleView) -> Result<rules::DiceRequest, Status> {
-        match (check_owner(battle_id, view, self.caller), view.rules.as_ref()) {
+        match (check_owner(battle_id, view, &self.caller), view.rules.as_ref()) {
             (Err(status), _) => Err(status),
             (Ok(()), None) => Err(not_found(battle_id)),
             (Ok(()), Some(_)) if view.closed() => Err(Error::battle_closed(battle_id).into_status()),
@@ -193,6 +231,12 @@ impl Act<'_> {
                 next_nonce: battle.view.next_nonce(),
                 epoch: battle.view.stream.epoch,
             }),
+            // Journaled with the first roll: from then on this action is
+            // pending, and whoever goes away, it is finished with these dice.
+            for_action: Some(RequestedAction {
+                action: Some(self.normalized.clone()),
+                credential: Some(credential(&self.caller)),
+            }),
         };
         let rolled =
             match battle.service.roller.clone().roll(roll).instrument(tracing::debug_span!("resolver.roll")).await {
@@ -214,13 +258,10 @@ impl Act<'_> {
                     ),
                 ));
             }
-            let expression = dice::Expression::parse(&roll.expression).map_err(|e| internal(e.to_string()))?;
-            let dice: Vec<dice::Die> = roll.dice.iter().map(die_from_proto).collect();
-            drawn.faces.extend(dice::raw_faces(&expression, &dice));
-            drawn.nonces.push(roll.nonce);
+            drawn.add(roll)?;
         }
         if rolled_after(head, &rolled, specs.len()) {
-            for recorded in &rolled.rolls {
+            for (i, recorded) in rolled.rolls.iter().enumerate() {
                 if let Some(roll) = &recorded.roll {
                     ResolverService::fold_own(
                         battle_id,
@@ -230,7 +271,9 @@ impl Act<'_> {
                         // a view keeps only the close's.
                         0,
                         &Event::DiceRolled(roll.clone()),
-                        "",
+                        // The roller's key: the view reads the pending
+                        // action's own key from it.
+                        &roll_key(&self.key, i),
                     );
                 }
             }
@@ -252,49 +295,9 @@ impl Act<'_> {
         Ok(Rolled::Drawn(drawn))
     }
 
-    /// Resolves the action with the dice `drawn` and appends the resolution.
-    /// Its hash, from the journal's acknowledgement, is the new head: the
-    /// resolution is the last record an action writes.
-    async fn resolve(&self, battle: &mut Trying<'_>, drawn: Drawn) -> Result<Try<ActResponse>, Status> {
-        let (service, battle_id) = (battle.service, battle.battle_id);
-        let (Some(head), Some(rules)) = (battle.view.head(), battle.view.rules.as_ref()) else {
-            return Err(internal("the battle stream vanished"));
-        };
-        let resolution = rules.resolve(head + 1, &self.action, &drawn.faces).map_err(|e| rejected(battle_id, &e))?;
-        let ruleset = rules.ruleset();
-        let resolved = ActionResolved {
-            action: Some(self.normalized.clone()),
-            rolls: drawn.nonces,
-            outcome: Some(to_struct(&resolution.outcome)?),
-            summary_ru: resolution.summary.ru,
-            summary_en: resolution.summary.en,
-            credential: Some(credential(self.caller)),
-        };
-        let event = (Event::ActionResolved(resolved.clone()), self.key.clone());
-        // `None`: another writer got in first, or another replica took
-        // this request's key; either way the next try catches up and
-        // looks again.
-        let Some(Wrote { version, head_hash, checkpoint }) =
-            service.append(battle_id, battle.view, Some(head), vec![event]).await?
-        else {
-            return Ok(Try::Stale);
-        };
-        service.metrics.resolved(ruleset.to_string());
-        Ok(Try::Done(ActResponse {
-            checkpoint,
-            outcome_json: json_text(resolved.outcome.as_ref()),
-            resolved: Some(resolved),
-            version,
-            rolls: drawn.rolls,
-            permalink: service.permalink(battle_id, version),
-            head_hash,
-            post: None,
-        }))
-    }
-
     /// The recorded answer to this request, resolved before at `version`.
     async fn replay(&self, battle: &Trying<'_>, version: u64) -> Result<ActResponse, Status> {
-        battle.service.replay_act(battle.battle_id, battle.view, version, &self.normalized, self.request_id).await
+        battle.service.replay_act(battle.battle_id, battle.view, version, &self.normalized, &self.request_id).await
     }
 }
 
@@ -304,4 +307,120 @@ fn rolled_after(head: u64, rolled: &RollResponse, wanted: usize) -> bool {
     !rolled.replayed
         && rolled.rolls.len() == wanted
         && rolled.rolls.iter().enumerate().all(|(i, r)| r.version == head + 1 + i as u64 && r.roll.is_some())
+}
+
+/// The roller's idempotency key of the `index`-th roll of the request keyed
+/// `request_key` (the roller's `ledger::roll_key`).
+fn roll_key(request_key: &str, index: usize) -> String {
+    format!("roll:{request_key}:{index}")
+}
+
+impl Drawn {
+    /// Adds one journaled roll: its nonce, and its raw faces in draw order.
+    fn add(&mut self, roll: &DiceRolled) -> Result<(), Status> {
+        let expression = dice::Expression::parse(&roll.expression).map_err(|e| internal(e.to_string()))?;
+        let dice: Vec<dice::Die> = roll.dice.iter().map(die_from_proto).collect();
+        self.faces.extend(dice::raw_faces(&expression, &dice));
+        self.nonces.push(roll.nonce);
+        Ok(())
+    }
+}
+
+/// `action` resolved at the view's head with the raw `faces` of the rolls
+/// `nonces`, recorded as `normalized` (the credential is the caller's to
+/// add); with the head it follows.
+fn resolution(
+    battle_id: &str,
+    view: &BattleView,
+    action: &Action,
+    normalized: &prost_types::Struct,
+    nonces: Vec<u64>,
+    faces: &[u32],
+) -> Result<(u64, ActionResolved), Status> {
+    let (Some(head), Some(rules)) = (view.head(), view.rules.as_ref()) else {
+        return Err(internal("the battle stream vanished"));
+    };
+    let resolution = rules.resolve(head + 1, action, faces).map_err(|e| rejected(battle_id, &e))?;
+    Ok((
+        head,
+        ActionResolved {
+            action: Some(normalized.clone()),
+            rolls: nonces,
+            outcome: Some(to_struct(&resolution.outcome)?),
+            summary_ru: resolution.summary.ru,
+            summary_en: resolution.summary.en,
+            credential: None,
+        },
+    ))
+}
+
+/// Appends `resolved` after `head` under `key` and answers the `Act` with
+/// it and its `rolls`. Its hash, from the journal's acknowledgement, is the
+/// new head: the resolution is the last record an action writes.
+async fn append_resolution(
+    battle: &mut Trying<'_>,
+    head: u64,
+    resolved: ActionResolved,
+    key: String,
+    rolls: Vec<RecordedRoll>,
+) -> Result<Try<ActResponse>, Status> {
+    let (service, battle_id) = (battle.service, battle.battle_id);
+    let ruleset = battle.view.rules.as_ref().map(|rules| rules.ruleset().to_string()).unwrap_or_default();
+    let event = (Event::ActionResolved(resolved.clone()), key);
+    // `None`: another writer got in first, or another replica took this
+    // request's key; either way the next try catches up and looks again.
+    let Some(Wrote { version, head_hash, checkpoint }) =
+        service.append(battle_id, battle.view, Some(head), vec![event]).await?
+    else {
+        return Ok(Try::Stale);
+    };
+    service.metrics.resolved(ruleset);
+    Ok(Try::Done(ActResponse {
+        checkpoint,
+        outcome_json: json_text(resolved.outcome.as_ref()),
+        resolved: Some(resolved),
+        version,
+        rolls,
+        permalink: service.permalink(battle_id, version),
+        head_hash,
+        post: None,
+    }))
+}
+
+impl Trying<'_> {
+    /// Finishes the battle's pending action, if it has one: resolved with
+    /// exactly the dice journaled for it and credited to whoever asked for
+    /// it, under its own request's key, so that its caller's retry finds
+    /// it. False when another writer got in first: catch up and look again.
+    pub(super) async fn roll_forward(&mut self) -> Result<bool, Status> {
+        let Some(PendingAct { key, action: normalized, credential, rolls }) = self.view.pending.clone() else {
+            return Ok(true);
+        };
+        let battle_id = self.battle_id;
+        let unreadable = |e: String| data_loss(format!("battle {battle_id}: the pending action: {e}"));
+        let action: Action = rules::read::action(json_of("for_action.action", Some(&normalized))?)
+            .map_err(|e| unreadable(e.to_string()))?;
+        let mut drawn = Drawn::default();
+        for (version, roll) in &rolls {
+            drawn.add(roll)?;
+            drawn.rolls.push(RecordedRoll {
+                rendering: battle::rendering(roll),
+                roll: Some(roll.clone()),
+                version: *version,
+            });
+        }
+        let first_nonce = drawn.nonces.first().copied().unwrap_or_default();
+        let (head, resolved) = resolution(battle_id, self.view, &action, &normalized, drawn.nonces, &drawn.faces)?;
+        let resolved = ActionResolved { credential, ..resolved };
+        // A first roll whose key is not the roller's form (never written by
+        // this project) still gets a key of its own.
+        let key = if key.is_empty() { format!("act:roll-forward:{first_nonce}") } else { key };
+        match append_resolution(self, head, resolved, key.clone(), drawn.rolls).await? {
+            Try::Done(_) => {
+                tracing::info!(battle_id, key, nonce = first_nonce, "rolled forward an action whose caller left");
+                Ok(true)
+            }
+            Try::Stale | Try::Refused(_) => Ok(false),
+        }
+    }
 }

@@ -41,6 +41,8 @@
 //! - `stream`: the journal stream underneath — catch up, append and fold
 //!   what was appended, read one event back.
 //! - `json`: the caller's `Struct`s in, the rules' values out.
+//! - `sweep`: the sweeper that finishes pending actions of battles nobody
+//!   touches (roll-forward).
 
 mod access;
 mod act;
@@ -50,6 +52,7 @@ mod keys;
 mod optimistic;
 mod reads;
 mod stream;
+mod sweep;
 
 use std::time::Duration;
 
@@ -75,6 +78,7 @@ use crate::view::BattleView;
 
 pub use access::rights;
 pub(crate) use json::actor_of;
+pub use sweep::{DEFAULT_PENDING_SWEEP, PendingSweep};
 // The input limits live with every other service's (battlelog_runtime::limits).
 pub use battlelog_runtime::limits::resolver::{
     MAX_ACTOR_BYTES, MAX_CLIENT_SEED_BYTES, MAX_JSON_BYTES, MAX_JSON_DEPTH, MAX_PARTICIPANTS, MAX_PURPOSE_BYTES,
@@ -131,6 +135,8 @@ pub struct ResolverService {
     watches: StreamCaps,
     /// Most battles one `ListBattles` page holds.
     max_list_page_size: u32,
+    /// How the sweeper of pending actions runs.
+    sweep: PendingSweep,
     metrics: crate::metrics::ResolverMetrics,
 }
 impl ResolverService {
@@ -149,6 +155,7 @@ impl ResolverService {
             stopping: tokio::sync::watch::Sender::new(false),
             watches: StreamCaps::new(DEFAULT_WATCH_LIMITS),
             max_list_page_size: crate::listing::DEFAULT_MAX_PAGE_SIZE,
+            sweep: DEFAULT_PENDING_SWEEP,
             metrics: Default::default(),
         }
     }
@@ -167,6 +174,13 @@ impl ResolverService {
     /// page.
     pub fn with_max_list_page_size(mut self, max: u32) -> Self {
         self.max_list_page_size = max;
+        self
+    }
+
+    /// The same resolver sweeping pending actions as `sweep` says
+    /// ([`Self::sweep_pending`]).
+    pub fn with_pending_sweep(mut self, sweep: PendingSweep) -> Self {
+        self.sweep = sweep;
         self
     }
 

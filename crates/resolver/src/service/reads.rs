@@ -144,6 +144,11 @@ pub(super) async fn reveal_seed(
         // Closing revealed (or reveals) the last epoch; there is no next.
         return Err(Error::battle_closed(battle_id).into_status());
     }
+    // A seed revealed over a pending action would let its dice be known
+    // before it is resolved; the journal refuses it, so finish it first.
+    if view.pending.is_some() {
+        service.finish_pending(battle_id).await?;
+    }
     let reveal = RevealRequest {
         battle_id: battle_id.to_owned(),
         closing: false,

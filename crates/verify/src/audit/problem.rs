@@ -142,6 +142,17 @@ pub enum Problem {
     RollOutsideEpoch { epoch: u32, current: u32 },
     #[error("roll {nonce} ({expression}) was used by no action")]
     RollUnused { nonce: u64, expression: String },
+    /// Roll-forward (docs/protocol.md §4): an event came between an
+    /// action's rolls and its resolution. Only the operator's services write
+    /// there, so this is the operator's finding, whoever went away.
+    #[error(
+        "roll {nonce} was drawn for an action that was not resolved before this event: a journaled roll was left without its resolution"
+    )]
+    RollLeftPending { nonce: u64 },
+    #[error("the action resolved is not the action roll {nonce} was drawn for")]
+    ActionNotTheRolled { nonce: u64 },
+    #[error("the action was drawn rolls {drawn:?} but its resolution uses rolls {used:?}")]
+    RollsNotTheDrawn { drawn: Vec<u64>, used: Vec<u64> },
     #[error("nonce {nonce}: the expression {expression:?}: {source}")]
     RollExpression { nonce: u64, expression: String, source: dice::ExprError },
     #[error(
@@ -245,13 +256,19 @@ impl Problem {
             | RollerKeyNotAmongTrusted { .. }
             | SignatureInvalid { .. } => Check::Signature,
             NonceOutOfOrder { .. } | NonceReused { .. } => Check::Nonce,
-            RollOutsideEpoch { .. } | RollUnused { .. } | RollExpression { .. } | RollDiffers { .. } => Check::Roll,
+            RollOutsideEpoch { .. }
+            | RollUnused { .. }
+            | RollLeftPending { .. }
+            | RollExpression { .. }
+            | RollDiffers { .. } => Check::Roll,
             Parts(_)
             | Ruleset(_)
             | Opening(_)
             | UsedRollExpression { .. }
             | RollUsedTwice { .. }
             | RollNotJournaled { .. }
+            | ActionNotTheRolled { .. }
+            | RollsNotTheDrawn { .. }
             | DiceMismatch { .. }
             | Forbidden(_)
             | OutcomeDiffers { .. }

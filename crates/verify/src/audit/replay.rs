@@ -5,7 +5,8 @@ use std::collections::{BTreeMap, HashSet};
 
 use battlelog_proto::battle::die_from_proto;
 use battlelog_proto::v1::{
-    ActionResolved, BattleOpened, DiceRolled, JudgeRuling, SeedCommitted, SeedRevealed, battle_event::Event,
+    ActionResolved, BattleOpened, DiceRolled, JudgeRuling, RequestedAction, SeedCommitted, SeedRevealed,
+    battle_event::Event,
 };
 use rules::{Action, Battle, Outcome};
 
@@ -49,6 +50,19 @@ struct Replay {
     closed_at: Option<(u64, u32)>,
     /// The versions of the actions folded, for their final outcomes.
     actions: Vec<u64>,
+    /// The action rolled and not yet resolved (roll-forward).
+    pending: Option<PendingAction>,
+    /// Rolls reported as left pending: not reported again as unused.
+    left_pending: HashSet<u64>,
+}
+
+/// An action whose rolls are journaled and whose resolution is not yet:
+/// its first roll carried it (`DiceRolled.for_action`).
+struct PendingAction {
+    /// The action and its caller, as its first roll recorded them.
+    requested: RequestedAction,
+    /// The nonces drawn for it, in order.
+    nonces: Vec<u64>,
 }
 
 /// What the stream fold needs of `event`, for the audit. Its digests are
@@ -62,11 +76,11 @@ fn stream_event(event: &Event) -> StreamEvent {
         Event::SeedCommitted(committed) => {
             StreamEvent::Committed { epoch: committed.epoch, commitment: Hash::default() }
         }
-        Event::DiceRolled(rolled) => StreamEvent::Rolled { epoch: rolled.epoch, nonce: rolled.nonce },
+        Event::DiceRolled(rolled) => StreamEvent::rolled(rolled),
         Event::SeedRevealed(revealed) => StreamEvent::Revealed { epoch: revealed.epoch, seed_hash: Hash::default() },
         Event::BattleClosed(_) => StreamEvent::Closed,
         Event::DisputeRaised(_) | Event::JudgeRuling(_) => StreamEvent::Appeal,
-        Event::ActionResolved(_) => StreamEvent::Other,
+        Event::ActionResolved(_) => StreamEvent::Resolved,
     }
 }
 
@@ -79,6 +93,15 @@ impl Replay {
         // offline audit cannot judge); anything else after it may not.
         if broken.contains(&Violation::Closed) {
             report.find(version, Problem::AfterClose);
+        }
+        // Reported once, at the event that came too early; the audit then
+        // goes on as if the action had been dropped there.
+        if broken.contains(&Violation::ActionPending) {
+            if let Some(pending) = self.pending.take() {
+                report.find(version, Problem::RollLeftPending { nonce: pending.nonces[0] });
+                self.left_pending.extend(pending.nonces);
+            }
+            self.stream.pending = false;
         }
         match event {
             // An opening out of place changes nothing.
@@ -166,6 +189,11 @@ impl Replay {
         if broken.iter().any(|v| matches!(v, Violation::EpochMismatch { .. } | Violation::EpochRevealed { .. })) {
             report.find(version, Problem::RollOutsideEpoch { epoch: rolled.epoch, current: self.stream.epoch });
         }
+        if let Some(requested) = &rolled.for_action {
+            self.pending = Some(PendingAction { requested: requested.clone(), nonces: vec![rolled.nonce] });
+        } else if let Some(pending) = &mut self.pending {
+            pending.nonces.push(rolled.nonce);
+        }
         self.journaled_rolls.push((version, rolled.clone()));
         if self.rolls.insert(rolled.nonce, rolled.clone()).is_some() {
             report.find(version, Problem::NonceReused { nonce: rolled.nonce });
@@ -176,6 +204,17 @@ impl Replay {
     /// compares with what was recorded; then goes on from what was
     /// recorded, so that one bad action is one finding.
     fn action_resolved(&mut self, report: &mut AuditReport, version: u64, resolved: &ActionResolved) {
+        // The action resolved right after rolls drawn for an action must be
+        // that action, with exactly those rolls: nobody may draw dice for
+        // one action and spend them on another.
+        if let Some(pending) = self.pending.take() {
+            if pending.requested.action != resolved.action {
+                report.find(version, Problem::ActionNotTheRolled { nonce: pending.nonces[0] });
+            }
+            if pending.nonces != resolved.rolls {
+                report.find(version, Problem::RollsNotTheDrawn { drawn: pending.nonces, used: resolved.rolls.clone() });
+            }
+        }
         if self.battle.is_none() {
             return;
         }
@@ -298,7 +337,11 @@ impl Replay {
             let (version, nonce) = (*version, roll.nonce);
             // Every roll is made for one action. A roll no action used is
             // what peeking at the dice and rolling again would leave behind.
-            if !self.used_nonces.contains(&nonce) {
+            // An action still pending at the end (an export taken between
+            // its roll and its resolution) is not finished yet, not
+            // abandoned; one left behind is reported where it was.
+            let pending = self.pending.as_ref().is_some_and(|p| p.nonces.contains(&nonce));
+            if !self.used_nonces.contains(&nonce) && !pending && !self.left_pending.contains(&nonce) {
                 report.find(version, Problem::RollUnused { nonce, expression: roll.expression.clone() });
             }
             let Some(seed) = self.revealed.get(&roll.epoch) else {
@@ -492,5 +535,92 @@ mod tests {
                 (4, Problem::ClosedUnrevealed { epoch: 0 }),
             ]
         );
+    }
+
+    /// The first roll of an action: it carries the action.
+    fn rolled_for(epoch: u32, nonce: u64, action: &str) -> Event {
+        let action = battlelog_proto::battle::json_to_struct(
+            serde_json::json!({"type": action}).as_object().expect("an object"),
+        );
+        Event::DiceRolled(DiceRolled {
+            epoch,
+            nonce,
+            expression: "1d6".into(),
+            for_action: Some(RequestedAction { action: Some(action), credential: None }),
+            ..Default::default()
+        })
+    }
+
+    fn resolved(action: &str, rolls: Vec<u64>) -> Event {
+        let action = battlelog_proto::battle::json_to_struct(
+            serde_json::json!({"type": action}).as_object().expect("an object"),
+        );
+        Event::ActionResolved(ActionResolved { action: Some(action), rolls, ..Default::default() })
+    }
+
+    /// The roll-forward findings, and the rolls found unused. (The battle
+    /// here has no ruleset, so no action uses a roll: every roll not
+    /// exempted is unused.)
+    fn roll_forward_findings(events: Vec<Event>) -> (Vec<(u64, Problem)>, Vec<u64>) {
+        let mut report = AuditReport::default();
+        let events: Vec<(u64, Event)> = events.into_iter().enumerate().map(|(v, e)| (v as u64, e)).collect();
+        check_battle(&mut report, &events);
+        let unused = report
+            .findings
+            .iter()
+            .filter_map(|f| match f.problem {
+                Problem::RollUnused { nonce, .. } => Some(nonce),
+                _ => None,
+            })
+            .collect();
+        let findings = report
+            .findings
+            .into_iter()
+            .filter(|f| {
+                use Problem::*;
+                matches!(f.problem, RollLeftPending { .. } | ActionNotTheRolled { .. } | RollsNotTheDrawn { .. })
+            })
+            .map(|f| (f.version, f.problem))
+            .collect();
+        (findings, unused)
+    }
+
+    /// DESIGN.md invariant 8, as an auditor sees it: a roll drawn for an
+    /// action and followed by anything but that action's resolution is the
+    /// operator's finding, reported where the next event came; a
+    /// resolution of another action, or with other rolls, is one too; an
+    /// action still pending at the end of the export is not.
+    #[test]
+    fn a_roll_left_without_its_resolution_is_a_finding_where_the_next_event_came() {
+        let dispute = || Event::DisputeRaised(DisputeRaised { by: "forum".into(), refers_to: 1, ..Default::default() });
+        let (left, unused) = roll_forward_findings(vec![
+            opened(),
+            rolled_for(0, 0, "attack"), // 1: pending
+            rolled(0, 1),               // 2: the same action's second roll
+            dispute(),                  // 3: before the resolution
+            dispute(),                  // 4: reported once, at the first
+            rolled_for(0, 2, "attack"), // 5: pending at the end
+        ]);
+        assert_eq!(left, vec![(3, Problem::RollLeftPending { nonce: 0 })]);
+        assert_eq!(unused, Vec::<u64>::new(), "rolls left pending are not also unused, nor is one still pending");
+
+        let (other, _) =
+            roll_forward_findings(vec![opened(), rolled_for(0, 0, "attack"), rolled(0, 1), resolved("dodge", vec![0])]);
+        assert_eq!(
+            other,
+            vec![
+                (3, Problem::ActionNotTheRolled { nonce: 0 }),
+                (3, Problem::RollsNotTheDrawn { drawn: vec![0, 1], used: vec![0] }),
+            ]
+        );
+
+        let (clean, _) = roll_forward_findings(vec![
+            opened(),
+            rolled_for(0, 0, "attack"),
+            resolved("attack", vec![0]),
+            dispute(),
+            rolled_for(0, 1, "attack"), // pending at the end of the export
+        ]);
+        assert_eq!(clean, vec![], "resolved in turn, and one still pending, are no findings");
     }
 }
