@@ -8,7 +8,7 @@
 //! `BATTLELOG_<SERVICE>_DATA_DIR`, and the flag is `--data-dir`
 //! ([`CommandLine::parse`] adds one flag per key). Adding a key is adding a
 //! field (and its default), with a doc comment: the struct derives
-//! `schemars::JsonSchema` too, and [`reference`] reads each key's
+//! `schemars::JsonSchema` too, and [`reference()`] reads each key's
 //! description from it for `docs/config.md` (written again with
 //! `BATTLELOG_WRITE_DOCS=1 cargo test -p battlelog-cli --bin battlelog
 //! config_doc`).
