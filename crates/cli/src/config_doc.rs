@@ -111,13 +111,12 @@ fn render() -> String {
          4. the flags: `--<key>`, with `-` for `_`.\n\
          \n\
          Variables and flags are text: a number or a boolean is read from it, a\n\
-         list (`auth_keys`) is comma-separated, and an empty value unsets a key\n\
-         that may be unset. A table (the webhooks' `tenants`) is given in the\n\
-         file only. A value that does not fit its key, or a key in the file that\n\
-         the service does not know, stops the service at start with an error\n\
-         naming the key and the file, variable or flag it came from. Each\n\
-         binary's `--help` lists its flags. Defaults are written as in the TOML\n\
-         file; `(unset)` means no value.\n\
+         list (`auth_keys`) is comma-separated. A table (the webhooks'\n\
+         `tenants`) is given in the file only. A value that does not fit its\n\
+         key, or a key in the file that the service does not know, stops the\n\
+         service at start with an error naming the key and the file, variable\n\
+         or flag it came from. Each binary's `--help` lists its flags. Defaults\n\
+         are written as in the TOML file; `(unset)` means no value.\n\
          \n"
     );
     let links: Vec<String> = services
@@ -164,10 +163,15 @@ fn render() -> String {
          \n\
          `battlelog up` runs the resolver, the roller, the journal and the web\n\
          pages (and the webhooks with `--webhook`) in one process for\n\
-         development, each built from its own `Config` as above with the\n\
-         defaults, except what these options set; it reads no service's file or\n\
-         `BATTLELOG_<SERVICE>_*` variables. A few options read a variable of\n\
-         their own when the flag is not given.\n\
+         development, each built from its own `Config` as above: `up` sets what\n\
+         a development stack needs (these options, data directories under\n\
+         `--data-dir`, tokens, TLS files) and leaves every other key at its\n\
+         default; it reads no service's file or `BATTLELOG_<SERVICE>_*`\n\
+         variables. A few options read a variable of\n\
+         their own when the flag is not given. Without `--nats-url` or\n\
+         `--no-nats` it starts a `nats-server` when it finds one: the one\n\
+         `BATTLELOG_NATS_SERVER` names, else the first on `PATH`, else\n\
+         `.tools/bin/nats-server` (`scripts/install-tools` puts one there).\n\
          \n\
          | Flag | Default | Environment variable | Description |\n\
          |---|---|---|---|\n"
