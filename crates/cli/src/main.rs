@@ -23,6 +23,8 @@
 //! answer for a result.
 
 mod client;
+#[cfg(test)]
+mod config_doc;
 mod demo;
 mod endpoints;
 mod export;

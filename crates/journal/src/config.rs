@@ -22,7 +22,7 @@ pub use battlelog_runtime::logging::LogFormat;
 pub const SERVICE: &str = "journal";
 
 /// Where the journal keeps its log.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Backend {
     /// sled in `data_dir`: one process, one machine; committed events fan out
@@ -36,7 +36,7 @@ pub enum Backend {
 }
 
 /// The journal's configuration.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     /// gRPC listen address.

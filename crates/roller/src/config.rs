@@ -20,7 +20,7 @@ pub const SERVICE: &str = "roller";
 
 /// The roller's configuration: every key is a field, with the same name in
 /// the file, the environment and the flags (battlelog_runtime::config).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     /// gRPC listen address.

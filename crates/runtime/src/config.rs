@@ -7,7 +7,11 @@
 //! names, the environment variable of `data_dir` is
 //! `BATTLELOG_<SERVICE>_DATA_DIR`, and the flag is `--data-dir`
 //! ([`CommandLine::parse`] adds one flag per key). Adding a key is adding a
-//! field (and its default).
+//! field (and its default), with a doc comment: the struct derives
+//! `schemars::JsonSchema` too, and [`reference()`] reads each key's
+//! description from it for `docs/config.md` (written again with
+//! `BATTLELOG_WRITE_DOCS=1 cargo test -p battlelog-cli --bin battlelog
+//! config_doc`).
 //!
 //! The environment and the flags are text; a key that wants a number or a
 //! boolean reads it from that text (figment's lossy extraction), and a list
@@ -233,7 +237,7 @@ impl CommandLine {
             .value_name("FILE")
             .value_parser(clap::value_parser!(PathBuf))
             .help(format!(
-                "TOML config file (keys as in the README); flags and BATTLELOG_{upper}_* variables override it"
+                "TOML config file (keys as in docs/config.md); flags and BATTLELOG_{upper}_* variables override it"
             ));
         command.arg(config).args(keys::<T>().into_iter().map(|key| {
             let help = format!("Config key `{key}` (over BATTLELOG_{upper}_{})", key.to_ascii_uppercase());
@@ -259,6 +263,115 @@ impl CommandLine {
             .collect();
         Self { file, flags }
     }
+}
+
+/// One key of a service's configuration as an operator meets it: the
+/// reference `docs/config.md` is written from (the `battlelog` CLI's
+/// `config_doc` test). Every part comes from the config type itself, so a
+/// key added to it is in the reference when the reference is written again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyReference {
+    /// The key as the file names it: `data_dir`.
+    pub key: String,
+    /// Its environment variable: `BATTLELOG_JOURNAL_DATA_DIR`.
+    pub env: String,
+    /// Its flag, as [`CommandLine::command`] declares it: `--data-dir`.
+    pub flag: String,
+    /// Its default as TOML would write it (`"data/journal"`, `1024`, `[]`);
+    /// None: unset by default.
+    pub default: Option<String>,
+    /// Its doc comment, on one line, with the values an enum key takes.
+    pub description: String,
+    /// A table (the webhooks' `tenants`): given in the file only, since the
+    /// environment and the flags hold text.
+    pub file_only: bool,
+}
+
+/// The environment variable of `key` in `service`'s configuration, the one
+/// [`Layers::extract`] reads: `BATTLELOG_<SERVICE>_<KEY>`.
+pub fn env_var(service: &str, key: &str) -> String {
+    format!("BATTLELOG_{}_{}", service.to_ascii_uppercase(), key.to_ascii_uppercase())
+}
+
+/// Every key of `T`, `service`'s configuration, in the order of
+/// [`keys`]: its variable, its flag, its default and its description
+/// (the field's doc comment, through `T`'s JSON Schema).
+pub fn reference<T: Serialize + Default + schemars::JsonSchema>(service: &str) -> Vec<KeyReference> {
+    let defaults = match Value::serialize(T::default()) {
+        Ok(Value::Dict(_, dict)) => dict,
+        _ => Dict::new(),
+    };
+    let command = CommandLine::command::<T>(service, clap::Command::new(service.to_owned()));
+    let schema = schemars::schema_for!(T);
+    keys::<T>()
+        .into_iter()
+        .map(|key| {
+            let flag = command
+                .get_arguments()
+                .find(|arg| arg.get_id() == key.as_str())
+                .and_then(clap::Arg::get_long)
+                .map(|long| format!("--{long}"))
+                .unwrap_or_default();
+            let default = defaults.get(&key).and_then(toml_text);
+            let file_only = matches!(defaults.get(&key), Some(Value::Dict(..)));
+            let description = describe(&schema, &key);
+            KeyReference { env: env_var(service, &key), flag, default, description, file_only, key }
+        })
+        .collect()
+}
+
+/// A default value as it would be written in the TOML file; None for an
+/// unset option.
+fn toml_text(value: &Value) -> Option<String> {
+    if let Value::Empty(..) = value {
+        return None;
+    }
+    let value = toml::Value::try_from(value).ok()?;
+    Some(value.to_string())
+}
+
+/// The description of `key` in `schema`: its doc comment, else the doc of
+/// its type (a key without one of its own, e.g. `log_format`), on one line;
+/// then the values an enum takes.
+fn describe(schema: &schemars::Schema, key: &str) -> String {
+    let Some(property) = schema.get("properties").and_then(|properties| properties.get(key)) else {
+        return String::new();
+    };
+    // A type of its own (an enum, a table) is a definition the key refers to.
+    let definition = property
+        .get("$ref")
+        .and_then(|reference| reference.as_str())
+        .and_then(|reference| reference.strip_prefix("#/$defs/"))
+        .and_then(|name| schema.get("$defs")?.get(name));
+    let text_of = |schema: &serde_json::Value| {
+        let parts = ["title", "description"].map(|part| schema.get(part).and_then(|text| text.as_str()));
+        parts.into_iter().flatten().collect::<Vec<_>>().join(". ")
+    };
+    let mut text = text_of(property);
+    if text.is_empty()
+        && let Some(definition) = definition
+    {
+        text = text_of(definition);
+    }
+    let mut text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let choices: Vec<String> = definition
+        .and_then(|definition| definition.get("oneOf").or_else(|| definition.get("enum")))
+        .and_then(|choices| choices.as_array())
+        .map(|choices| {
+            choices
+                .iter()
+                .filter_map(|choice| choice.get("const").unwrap_or(choice).as_str())
+                .map(|choice| format!("`{choice}`"))
+                .collect()
+        })
+        .unwrap_or_default();
+    if !choices.is_empty() {
+        if !text.is_empty() {
+            text.push(' ');
+        }
+        text.push_str(&format!("One of {}.", choices.join(", ")));
+    }
+    text
 }
 
 /// For `#[serde(deserialize_with)]` on a list of paths: a list in the file,
@@ -345,7 +458,7 @@ pub fn require_token_lifetime(secs: u64) -> Result<(), ConfigError> {
 /// config (journal, roller, resolver, web, webhooks) as `observability`, so
 /// the keys are top-level: `metrics_listen = "127.0.0.1:9101"`,
 /// `BATTLELOG_<SERVICE>_METRICS_LISTEN`, `--metrics-listen`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct Observability {
     /// Where `/metrics` (Prometheus text format) is served, on its own HTTP
@@ -591,6 +704,74 @@ mod tests {
         let (_dir, path) = file("listen = \n");
         let error = Layers::new("sample").file(Some(path.clone())).extract::<Sample>().expect_err("bad TOML");
         assert!(matches!(&error, ConfigError::Parse { path: p, .. } if *p == path), "{error}");
+    }
+
+    /// A config with doc comments, as the reference reads them.
+    #[derive(Debug, Serialize, Deserialize, schemars::JsonSchema)]
+    #[serde(default, deny_unknown_fields)]
+    struct Documented {
+        /// How many go
+        /// at once.
+        batch: usize,
+        /// Where it listens; None: nowhere.
+        listen: Option<SocketAddr>,
+        format: crate::logging::LogFormat,
+        #[serde(deserialize_with = "comma_separated")]
+        keys: Vec<PathBuf>,
+        #[serde(flatten)]
+        tls: crate::tls::ServerTls,
+        /// Endpoints by name.
+        table: std::collections::BTreeMap<String, String>,
+    }
+
+    impl Default for Documented {
+        fn default() -> Self {
+            Self {
+                batch: 8,
+                listen: None,
+                format: crate::logging::LogFormat::Text,
+                keys: Vec::new(),
+                tls: crate::tls::ServerTls::default(),
+                table: std::collections::BTreeMap::new(),
+            }
+        }
+    }
+
+    #[test]
+    fn the_reference_names_each_keys_variable_flag_default_and_doc() {
+        let reference = reference::<Documented>("sample");
+        let named: Vec<String> = reference.iter().map(|key| key.key.clone()).collect();
+        assert_eq!(named, keys::<Documented>(), "every key, flattened ones too");
+        let key = |name: &str| reference.iter().find(|key| key.key == name).expect(name).clone();
+
+        let batch = key("batch");
+        assert_eq!((batch.env.as_str(), batch.flag.as_str()), ("BATTLELOG_SAMPLE_BATCH", "--batch"));
+        assert_eq!(batch.default.as_deref(), Some("8"));
+        assert_eq!(batch.description, "How many go at once.", "the doc comment on one line");
+        let listen = key("listen");
+        assert_eq!(listen.default, None, "an unset option has no default");
+        assert_eq!(listen.description, "Where it listens; None: nowhere.");
+        assert_eq!(key("keys").default.as_deref(), Some("[]"));
+        let format = key("format");
+        assert_eq!(format.default.as_deref(), Some("\"text\""), "a string as TOML writes it");
+        assert_eq!(format.description, "How logs are written. One of `text`, `json`.", "the type's doc and its values");
+        let tls_cert = key("tls_cert");
+        assert_eq!(tls_cert.flag, "--tls-cert");
+        assert!(!tls_cert.description.is_empty(), "a flattened key's doc comment is its own");
+        assert!(!batch.file_only && !tls_cert.file_only);
+        let table = key("table");
+        assert!(table.file_only, "a table is given in the file only");
+        assert_eq!(table.default.as_deref(), Some("{}"));
+
+        // The variable and the flag named are the ones the layers read.
+        let from_env: Documented =
+            Layers::new("sample").env([(batch.env.clone(), "3".to_owned())]).extract().expect("from the variable");
+        assert_eq!(from_env.batch, 3);
+        let command = CommandLine::command::<Documented>("sample", clap::Command::new("sample"));
+        let matches = command.try_get_matches_from(["sample", batch.flag.as_str(), "4"]).expect("the flag parses");
+        let line = CommandLine::from_matches::<Documented>(&matches);
+        let from_flag: Documented = Layers::new("sample").flags(line.flags).extract().expect("from the flag");
+        assert_eq!(from_flag.batch, 4);
     }
 
     #[test]

@@ -44,7 +44,7 @@ use crate::config::ConfigError;
 /// The connection and request limits of one gRPC server. Flattened into
 /// each service's config: the keys are top-level (`max_connections = 1000`,
 /// `BATTLELOG_<SERVICE>_MAX_CONNECTIONS`, `--max-connections`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct GrpcLimits {
     /// Connections served at once; one more is closed as soon as it is
@@ -333,7 +333,7 @@ where
 }
 
 /// Per-tenant rate limit keys (flattened into the resolver's config).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct TenantRateLimit {
     /// Requests per second a tenant's tokens may make, all together (the

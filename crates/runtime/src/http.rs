@@ -12,7 +12,7 @@ use crate::config::ConfigError;
 
 /// An HTTP server's connection and request limits (the web's; the
 /// webhooks service's admin port takes the same, under `http_`-prefixed keys).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct HttpLimits {
     /// Connections served at once; one more is closed as soon as it is

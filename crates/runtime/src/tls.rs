@@ -45,7 +45,7 @@ pub enum TlsError {
 }
 
 /// A service's own TLS identity, and whether callers must present one.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct ServerTls {
     /// PEM certificate chain the service presents. With `tls_key`, the
@@ -59,7 +59,7 @@ pub struct ServerTls {
 }
 
 /// How a service trusts its peers and, when they ask, proves who it is.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct ClientTls {
     /// PEM CA certificate(s) trusted for `https://` peer URLs. There is no

@@ -19,7 +19,7 @@ pub const SERVICE: &str = "web";
 pub const MAX_PAGE_EVENTS: usize = 5000;
 
 /// The web service's configuration.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     /// HTTP listen address.

@@ -26,7 +26,7 @@ use crate::signature::Secret;
 pub const SERVICE: &str = "webhooks";
 
 /// One tenant's endpoint.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TenantEndpoint {
     /// Where its events are POSTed: `http://` or `https://`.
@@ -36,7 +36,7 @@ pub struct TenantEndpoint {
 }
 
 /// The webhooks service's configuration.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     /// The HTTP listen address of `/metrics` and the admin endpoints.
