@@ -82,7 +82,8 @@ token="$("$battlelog" token issue --role forum --tenant dev --subject python-for
 BATTLELOG_TOKEN="$token" "$venv/bin/python" "$here/forum_client.py" --resolver "${resolver#https://}" --ca-file "$ca" \
   | tee "$work/client.out"
 # The published JSON Schemas, checked with Python's jsonschema against the
-# rules vectors (BATTLELOG_VECTORS) and this resolver's refusals.
+# rules vectors (tests/vectors, or BATTLELOG_VECTORS) and this resolver's
+# refusals.
 BATTLELOG_TOKEN="$token" "$venv/bin/python" "$here/schema_check.py" --resolver "${resolver#https://}" --ca-file "$ca"
 battle_id="$(sed -n 's/^battle-id: //p' "$work/client.out")"
 head_hash="$(sed -n 's/^head-hash: //p' "$work/client.out")"

@@ -24,7 +24,7 @@ fn battlelog(args: &[&str], stdin: Option<&str>) -> Output {
 fn vectors() -> PathBuf {
     std::env::var_os("BATTLELOG_VECTORS")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/vectors"))
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/vectors"))
 }
 
 fn rules_vectors() -> PathBuf {

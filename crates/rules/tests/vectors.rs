@@ -1,7 +1,7 @@
 //! Known-answer tests from the independent implementation
-//! (`shared/vectors/rules/*.script.jsonl` → `*.expected.jsonl`, and the
-//! same for `shared/vectors/rules-next/`), read at test time from
-//! `$BATTLELOG_VECTORS` or `<workspace>/../shared/vectors`. A missing
+//! (`tests/vectors/rules/*.script.jsonl` → `*.expected.jsonl`, and the
+//! same for `tests/vectors/rules-next/`), read at test time from
+//! `$BATTLELOG_VECTORS` or `<workspace>/tests/vectors`. A missing
 //! directory or file fails; nothing is skipped. Both versions of every
 //! ruleset are covered: `pokemon-*`, `arcana-*`, `berserk-*` and `pbta-*`
 //! open `@1` battles, `pokemon2-*` / `arcana2-*` (in `rules/`) and
@@ -18,7 +18,7 @@ use serde_json::Value;
 fn vectors_dir() -> PathBuf {
     match std::env::var_os("BATTLELOG_VECTORS") {
         Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/vectors"),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/vectors"),
     }
 }
 

@@ -14,7 +14,7 @@ import {
 } from '../verify.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-const vectorsDir = process.env.BATTLELOG_VECTORS || path.join(repoRoot, '..', 'shared', 'vectors');
+const vectorsDir = process.env.BATTLELOG_VECTORS || path.join(repoRoot, 'tests', 'vectors');
 const vectorsFile = path.join(vectorsDir, 'rolls.json');
 if (!fs.existsSync(vectorsFile)) {
   // Thrown at load time: node --test reports the file as failed.
