@@ -99,7 +99,7 @@ fi
 # development master key `up` keeps under its data dir.
 roller_key="$("$battlelog" roller-key --master-key-file "$work/data/roller/master.key")"
 # The journal's log key, as the operator publishes it: the export's trailer
-# (PROTOCOL.md §5) must be signed by it.
+# (docs/protocol.md §5) must be signed by it.
 log_key="$("$battlelog" log-key --resolver "$resolver" --data-dir "$work/data")"
 # The head the Close reply gave, as a forum would have posted it: the export
 # must end exactly there.

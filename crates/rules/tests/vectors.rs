@@ -24,10 +24,10 @@ fn vectors_dir() -> PathBuf {
 
 /// The vector directories and the families each must hold.
 const DIRECTORIES: [(&str, &[&str]); 2] = [
-    // `pokemon2-*` and `arcana2-*` are the `@2` vectors of RULES.md §6.1 and
+    // `pokemon2-*` and `arcana2-*` are the `@2` vectors of docs/rules.md §6.1 and
     // §6.2; the bare names are `@1`'s, which must keep passing.
     ("rules", &["pokemon-", "pokemon2-", "arcana-", "arcana2-", "berserk-", "pbta-"]),
-    // RULES.md §6.3 and §6.4.
+    // docs/rules.md §6.3 and §6.4.
     ("rules-next", &["berserk2-", "pbta2-"]),
 ];
 

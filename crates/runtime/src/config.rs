@@ -233,7 +233,7 @@ impl CommandLine {
             .value_name("FILE")
             .value_parser(clap::value_parser!(PathBuf))
             .help(format!(
-                "TOML config file (keys as in the README); flags and BATTLELOG_{upper}_* variables override it"
+                "TOML config file (keys as in docs/config.md); flags and BATTLELOG_{upper}_* variables override it"
             ));
         command.arg(config).args(keys::<T>().into_iter().map(|key| {
             let help = format!("Config key `{key}` (over BATTLELOG_{upper}_{})", key.to_ascii_uppercase());
