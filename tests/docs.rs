@@ -12,6 +12,8 @@
 //! - every relative link of every tracked Markdown file reaches a file or
 //!   folder of the repository and, with a `#fragment`, a heading (by
 //!   GitHub's anchor rules) or an explicit anchor of its target;
+//! - no Markdown file leaves a code block open, and the README stays at
+//!   most 150 lines;
 //! - `CONTRIBUTING.md`'s crate table has a row for every workspace member.
 //!
 //! Each test names every offence it finds, not only the first.
@@ -98,6 +100,23 @@ fn prose_lines(text: &str) -> Vec<(usize, &str)> {
         }
     }
     lines
+}
+
+/// The line where a fenced code block opens and never closes: everything
+/// after it would be read (and shown) as code.
+fn unclosed_fence(text: &str) -> Option<usize> {
+    let mut open: Option<(usize, &str)> = None;
+    for (index, line) in text.lines().enumerate() {
+        let trimmed = line.trim_start();
+        if let Some(marker) = ["```", "~~~"].into_iter().find(|m| trimmed.starts_with(m)) {
+            open = match open {
+                None => Some((index + 1, marker)),
+                Some((_, opened)) if opened == marker => None,
+                still => still,
+            };
+        }
+    }
+    open.map(|(line, _)| line)
 }
 
 /// An ATX heading's level and text (`## 2. Deriving a roll` → 2, `2.
@@ -480,6 +499,9 @@ fn every_relative_link_of_every_markdown_file_resolves() {
     let mut checked = 0;
     for path in tracked.iter().filter(|p| p.ends_with(".md")) {
         let text = std::fs::read_to_string(root.join(path)).unwrap_or_else(|e| panic!("{path}: {e}"));
+        if let Some(line) = unclosed_fence(&text) {
+            offences.push(format!("{path}:{line}: a code block opens here and never closes"));
+        }
         for (line_number, line) in prose_lines(&text) {
             for target in link_targets(line) {
                 let external = target.contains("://") || target.starts_with("mailto:") || target.is_empty();
@@ -518,6 +540,15 @@ fn every_relative_link_of_every_markdown_file_resolves() {
     }
     assert!(checked > 0, "no relative link found at all: the link reader is broken");
     assert!(offences.is_empty(), "links that do not resolve:\n{}", offences.join("\n"));
+}
+
+/// The README is the page a newcomer reads first, in five minutes: what
+/// does not fit belongs under docs/.
+#[test]
+fn the_readme_is_at_most_150_lines() {
+    let readme = std::fs::read_to_string(workspace_dir().join("README.md")).expect("README.md");
+    let lines = readme.lines().count();
+    assert!(lines <= 150, "README.md has {lines} lines; move what a newcomer does not need first under docs/");
 }
 
 // ---------------------------------------------------------------------------
@@ -595,4 +626,6 @@ fn the_readers_find_what_they_are_meant_to() {
     );
     assert_eq!(resolve("docs/forums.md", "../README.md").as_deref(), Some("README.md"));
     assert_eq!(resolve("README.md", "../elsewhere"), None);
+    assert_eq!(unclosed_fence("a\n```sh\nx\n```\n~~~\n"), Some(5));
+    assert_eq!(unclosed_fence("```\n~~~\n```\n"), None);
 }
