@@ -513,11 +513,8 @@ fn every_relative_link_of_every_markdown_file_resolves() {
                     Some((file, fragment)) => (file, Some(fragment)),
                     None => (target.as_str(), None),
                 };
-                let target_path = if file_part.is_empty() {
-                    Some(path.clone())
-                } else {
-                    resolve(path, &percent_decoded(file_part))
-                };
+                let target_path =
+                    if file_part.is_empty() { Some(path.clone()) } else { resolve(path, &percent_decoded(file_part)) };
                 let Some(target_path) = target_path else {
                     offences.push(format!("{path}:{line_number}: ({target}) leaves the repository"));
                     continue;
@@ -532,7 +529,9 @@ fn every_relative_link_of_every_markdown_file_resolves() {
                         anchors(&std::fs::read_to_string(root.join(&target_path)).expect("a tracked file"))
                     });
                     if !anchors.contains(&percent_decoded(fragment)) {
-                        offences.push(format!("{path}:{line_number}: ({target}): {target_path} has no heading #{fragment}"));
+                        offences.push(format!(
+                            "{path}:{line_number}: ({target}): {target_path} has no heading #{fragment}"
+                        ));
                     }
                 }
             }
@@ -595,10 +594,7 @@ fn contributing_has_a_row_for_every_workspace_member() {
     let members = workspace_members();
     assert!(members.len() > 10, "the workspace's members were not read: {members:?}");
     let missing: Vec<&String> = members.iter().filter(|member| !named.contains(*member)).collect();
-    assert!(
-        missing.is_empty(),
-        "CONTRIBUTING.md's crate table has no row for these workspace members: {missing:?}"
-    );
+    assert!(missing.is_empty(), "CONTRIBUTING.md's crate table has no row for these workspace members: {missing:?}");
 }
 
 // ---------------------------------------------------------------------------
@@ -614,7 +610,8 @@ fn the_readers_find_what_they_are_meant_to() {
     let text = "# T\n\n## 6. Six\n\n### 6.2 `two`\n\n1. **One.**\n2. Two.\n\n```\n## 7. Not a heading\n```\n";
     assert_eq!(sections(text), ["6", "6.2", "6.2.1", "6.2.2"].map(String::from).into());
     let architecture = concat!("ARCHITECTURE", ".md");
-    let invariant_cites = cited_invariants(&format!("({architecture}, invariant 7); {architecture}'s invariants 4 (a)"));
+    let invariant_cites =
+        cited_invariants(&format!("({architecture}, invariant 7); {architecture}'s invariants 4 (a)"));
     assert_eq!(invariant_cites.iter().map(|(_, n)| *n).collect::<Vec<_>>(), [7, 4]);
     let anchors = anchors("## Who may do what\n### The `battlelog` command\n## Who may do what\n## Checkpoints (§5)\n");
     for anchor in ["who-may-do-what", "the-battlelog-command", "who-may-do-what-1", "checkpoints-5"] {
