@@ -42,7 +42,7 @@ fn dispute(battle_id: &str, refers_to: u64, request_id: &str) -> pb::DisputeRequ
     }
 }
 
-/// A ruling that turns the dodge's `counted` (RULES.md 1.3) around: the
+/// A ruling that turns the dodge's `counted` (docs/rules.md §1.3) around: the
 /// only override whose effect shows in the state (meowth's dodges used).
 fn counted_ruling(battle_id: &str, refers_to: u64, counted: bool, request_id: &str) -> pb::RuleRequest {
     pb::RuleRequest {
@@ -102,7 +102,7 @@ async fn a_ruling_after_the_close_within_the_window_is_journaled_and_audits_clea
     let again = judge.rule(ruling).await.expect("a retry");
     assert_eq!(again.into_inner().version, ruled.version);
 
-    // The override counts from the ruling's version on (RULES.md 5.1).
+    // The override counts from the ruling's version on (docs/rules.md §5.1).
     let after = get_battle(&stack, battle_id, None).await;
     assert!(after.closed && after.version == ruled.version + 1, "{after:?}");
     assert_eq!(dodges_used(&after), json!(u64::from(!counted)), "after the ruling: {after:?}");

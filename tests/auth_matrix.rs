@@ -1,5 +1,5 @@
-//! The README's rights table as an acceptance test (issue 8): every RPC of
-//! the three services, called over the real binaries with each kind of
+//! The rights table of docs/operating.md as an acceptance test (issue 8):
+//! every RPC of the three services, called over the real binaries with each kind of
 //! credential, answers the code the table says — and nothing a refused call
 //! asked for reaches the journal.
 //!
@@ -193,7 +193,7 @@ impl Rpc {
         format!("{service}.{}", name.strip_prefix("Journal").unwrap_or(&name))
     }
 
-    /// The README's rights table.
+    /// The rights table of docs/operating.md.
     fn admits(self) -> &'static [Role] {
         match self {
             Rpc::OpenBattle | Rpc::Act | Rpc::Dispute => FORUM,
@@ -227,7 +227,7 @@ impl Rpc {
     }
 
     /// The events the row's first admitted call appends (proto docs and
-    /// RULES.md); its repeats replay and append nothing.
+    /// docs/rules.md); its repeats replay and append nothing.
     fn journals(self) -> u64 {
         match self {
             // The setup's own request again: a replay.
@@ -350,7 +350,7 @@ fn now() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).expect("after 1970").as_secs()
 }
 
-/// The default maximum lifetime (README: `token_max_lifetime_secs`).
+/// The default maximum lifetime (docs/operating.md: `token_max_lifetime_secs`).
 const NINETY_DAYS: u64 = 90 * 24 * 3600;
 const HOUR: u64 = 3600;
 /// The subject the matrix's revocation list names.

@@ -5,7 +5,7 @@
 //! `battlelog` CLI for `export` and `audit --file`.
 //!
 //! Expected dice are re-derived by the test from the master key it gave the
-//! roller (PROTOCOL.md §1–3); expected outcomes come from RULES.md's tables.
+//! roller (docs/protocol.md §1–3); expected outcomes come from docs/rules.md's tables.
 
 mod stack;
 
@@ -32,19 +32,19 @@ use tonic::{Code, Request, Response, Status};
 // 1. A full battle of each ruleset, audited, and fanned out over NATS.
 //
 // Every action's expected outcome is worked out here from the faces the test
-// derives itself (PROTOCOL.md §1–3, from the master key it gave the roller)
-// and RULES.md's tables, written out below without the rules crate: the
+// derives itself (docs/protocol.md §1–3, from the master key it gave the roller)
+// and docs/rules.md's tables, written out below without the rules crate: the
 // resolver's Audit re-resolves with the same rules code, so only this can
 // catch a rules error.
 // ---------------------------------------------------------------------------
 
-/// round(num / den) half up, for non-negative exact fractions (RULES.md
+/// round(num / den) half up, for non-negative exact fractions (docs/rules.md
 /// conventions).
 fn round_half_up(num: u64, den: u64) -> u64 {
     (2 * num + den) / (2 * den)
 }
 
-/// RULES.md 1.1 step 4, general table: (result, multiplier as written in the
+/// docs/rules.md §1.1 step 4, general table: (result, multiplier as written in the
 /// outcome, multiplier's numerator, denominator).
 fn pokemon_power_row(p: i64) -> (&'static str, &'static str, u64, u64) {
     match p {
@@ -57,7 +57,7 @@ fn pokemon_power_row(p: i64) -> (&'static str, &'static str, u64, u64) {
     }
 }
 
-/// RULES.md 1.1 for an attack with `power`, without an `effect` and without
+/// docs/rules.md §1.1 for an attack with `power`, without an `effect` and without
 /// flags other than `priority` (which does not touch the roll), by an actor
 /// whose only condition may be confusion (`confusion` = its die), on a
 /// target that is not charging: the whole outcome.
@@ -78,7 +78,7 @@ fn pokemon_attack(p: i64, confusion: Option<i64>, power: u64) -> Value {
         "effect_applied": null, "interrupts_target": false, "breaks_charge": false})
 }
 
-/// RULES.md 1.2 for a status move by an actor whose only condition may be
+/// docs/rules.md §1.2 for a status move by an actor whose only condition may be
 /// confusion: (outcome, turns the status lands for, whether it lands on the
 /// actor itself).
 fn pokemon_status_move(p: i64, confusion: Option<i64>) -> (Value, u64, bool) {
@@ -94,7 +94,7 @@ fn pokemon_status_move(p: i64, confusion: Option<i64>) -> (Value, u64, bool) {
     (json!({"result": "success", "turns": turns}), turns, false)
 }
 
-/// RULES.md 4.1.
+/// docs/rules.md §4.1.
 fn pbta_band(total: i64) -> &'static str {
     match total {
         10.. => "full_success",
@@ -103,7 +103,7 @@ fn pbta_band(total: i64) -> &'static str {
     }
 }
 
-/// RULES.md 4.1: a `move` without helpers by an actor whose trait is
+/// docs/rules.md §4.1: a `move` without helpers by an actor whose trait is
 /// `trait_value`, from its reply's 2d6 (which the caller checks against the
 /// journal and re-derives).
 fn assert_pbta_move(reply: &pb::ActResponse, trait_value: i64) {
@@ -114,7 +114,7 @@ fn assert_pbta_move(reply: &pb::ActResponse, trait_value: i64) {
     assert_eq!(outcome(reply), expected, "a move showing {dice:?}");
 }
 
-/// RULES.md 2.1's specialization bonus by skill points.
+/// docs/rules.md §2.1's specialization bonus by skill points.
 fn arcana_bonus(points: i64) -> i64 {
     match points {
         1 => 0,
@@ -126,7 +126,7 @@ fn arcana_bonus(points: i64) -> i64 {
     }
 }
 
-/// RULES.md 2.1 for points ≠ 12: the `cast` outcome of 2d10 with `sum`.
+/// docs/rules.md §2.1 for points ≠ 12: the `cast` outcome of 2d10 with `sum`.
 fn arcana_cast(sum: i64, total_skill: i64) -> Value {
     let result = match sum {
         2 => "critical_success",
@@ -139,13 +139,13 @@ fn arcana_cast(sum: i64, total_skill: i64) -> Value {
     json!({"result": result, "sum": sum, "total_skill": total_skill, "concentration_broken": broken})
 }
 
-/// RULES.md 2.2: whether the attacking cast lands against the defence.
+/// docs/rules.md §2.2: whether the attacking cast lands against the defence.
 fn arcana_attack_lands(attack: &str, defence: &str) -> bool {
     let succeeded = |r: &str| matches!(r, "success" | "critical_success");
     succeeded(attack) && !(succeeded(defence) && (attack != "critical_success" || defence == "critical_success"))
 }
 
-/// RULES.md 3.1's fight table (no exchange avoided): (attacker tier,
+/// docs/rules.md §3.1's fight table (no exchange avoided): (attacker tier,
 /// defender tier) by `diff` and the attacker's total `a_total`.
 fn berserk_fight(diff: i64, a_total: i64) -> (&'static str, &'static str) {
     match diff {
@@ -164,7 +164,7 @@ fn berserk_fight(diff: i64, a_total: i64) -> (&'static str, &'static str) {
     }
 }
 
-/// RULES.md 3.1 against a closed card: the attacker's tier by A.
+/// docs/rules.md §3.1 against a closed card: the attacker's tier by A.
 fn berserk_closed(a_total: i64) -> &'static str {
     match a_total {
         ..=3 => "weak",
@@ -185,7 +185,7 @@ fn berserk_damage(tier: &str, strike: [i64; 3]) -> i64 {
 
 /// A battle's dice as the test derives them itself: every roll a reply
 /// returns must carry the next nonce, and its faces are re-derived from the
-/// test's own server seed and the battle's client seed (PROTOCOL.md §2–3).
+/// test's own server seed and the battle's client seed (docs/protocol.md §2–3).
 struct Derived {
     battle_id: &'static str,
     client_seed: &'static str,
@@ -236,7 +236,7 @@ async fn play_pokemon(stack: &Stack) -> Played {
     open(&mut resolver, battle_id, "pokemon-d6@1", json!([{"id": "pikachu"}, {"id": "meowth"}]), client_seed).await;
     let mut derived = Derived::new(battle_id, client_seed);
     let mut replies = Vec::new();
-    // The state RULES.md §1 keeps that these actions touch: meowth's counted
+    // The state docs/rules.md §1 keeps that these actions touch: meowth's counted
     // dodges, and below pikachu's turns of confusion (the only condition
     // anyone can get here).
     let mut meowth_dodges = 0u64;
@@ -279,7 +279,7 @@ async fn play_pokemon(stack: &Stack) -> Played {
     assert_eq!(outcome(&reply), pokemon_attack(p, confusion, 40), "Quick Attack, faces {faces:?}");
     replies.push(reply);
 
-    // RULES.md 1.3 with `priority`: e = d − 1, at least 1. No incoming
+    // docs/rules.md §1.3 with `priority`: e = d − 1, at least 1. No incoming
     // damage, so no `damage_after`.
     let priority_dodge = json!({"type": "dodge", "actor": "meowth", "priority": true});
     let reply = act(&mut resolver, battle_id, &priority_dodge, "p-5").await.expect("priority dodge");
@@ -290,7 +290,7 @@ async fn play_pokemon(stack: &Stack) -> Played {
     assert_eq!(outcome(&reply), expected, "priority dodge, d={d}");
     replies.push(reply);
 
-    // RULES.md 1.4: one die with as many faces as moves; face k picks move k.
+    // docs/rules.md §1.4: one die with as many faces as moves; face k picks move k.
     // Not a move: no condition die, whatever pikachu's confusion.
     let moves = ["Thunder", "Surf", "Fly"];
     let metronome = json!({"type": "metronome", "actor": "pikachu", "moves": moves});
@@ -299,13 +299,13 @@ async fn play_pokemon(stack: &Stack) -> Played {
     assert_eq!(outcome(&reply), json!({"picked": moves[k as usize - 1]}), "metronome, k={k}");
     replies.push(reply);
 
-    // RULES.md 1.5: no dice.
+    // docs/rules.md §1.5: no dice.
     let reply = act(&mut resolver, battle_id, &json!({"type": "pass", "actor": "meowth"}), "p-7").await.expect("pass");
     derived.faces(&reply, 0, 6);
     assert_eq!(outcome(&reply), json!({"result": "pass"}));
     replies.push(reply);
 
-    // RULES.md 5.2 and PROTOCOL.md §3: 2d20kh1 keeps the higher die (the
+    // docs/rules.md §5.2 and docs/protocol.md §3: 2d20kh1 keeps the higher die (the
     // earlier one on a tie), + 3.
     let free = json!({"type": "roll", "actor": "ash", "expression": "2d20kh1+3", "purpose": "Pokédex check"});
     let reply = act(&mut resolver, battle_id, &free, "p-8").await.expect("free roll");
@@ -359,7 +359,7 @@ async fn play_arcana(stack: &Stack) -> Played {
     let cast_version = reply.version;
     replies.push(reply);
 
-    // RULES.md 2.2: a cast roll of its own (6 points: 6 + 2), then whether
+    // docs/rules.md §2.2: a cast roll of its own (6 points: 6 + 2), then whether
     // the attack lands.
     let defend = json!({"type": "defend", "actor": "knight", "ability": "shield", "skill_points": 6, "post": "post-2",
         "against": cast_version});
@@ -372,7 +372,7 @@ async fn play_arcana(stack: &Stack) -> Played {
     assert_eq!(outcome(&reply), expected, "defence, sum {sum} against {attack}");
     replies.push(reply);
 
-    // RULES.md 2.3: no dice.
+    // docs/rules.md §2.3: no dice.
     let reply = act(&mut resolver, battle_id, &json!({"type": "start_episode"}), "a-3").await.expect("episode");
     derived.faces(&reply, 0, 10);
     assert_eq!(outcome(&reply), json!({"result": "episode_started"}));
@@ -424,7 +424,7 @@ async fn play_berserk(stack: &Stack) -> Played {
     assert_eq!(outcome(&reply), expected, "closed card, a={a}");
     replies.push(reply);
 
-    // RULES.md 3.2: X-Y-Z by one d6.
+    // docs/rules.md §3.2: X-Y-Z by one d6.
     let effect = json!({"type": "effect", "actor": "gnome", "values": [1, 2, 3]});
     let reply = act(&mut resolver, battle_id, &effect, "b-3").await.expect("effect");
     let [d] = derived.faces(&reply, 1, 6)[..] else { unreachable!() };
@@ -503,7 +503,7 @@ async fn check_closed_battle(stack: &Stack, played: &Played) -> Vec<Journaled> {
     events
 }
 
-/// PROTOCOL.md §4's export: one line per event with `stream`, `version`,
+/// docs/protocol.md §4's export: one line per event with `stream`, `version`,
 /// `hash` (hex h(v)), `record` (base64 of the stored bytes) and `event`.
 fn check_export_fields(battle_id: &str, export: &str, events: &[Journaled]) {
     let lines: Vec<Value> = export.lines().map(|l| serde_json::from_str(l).expect("a JSON line")).collect();
@@ -822,7 +822,7 @@ async fn act_until_decided(
 }
 
 /// 16 concurrent dodges by one Pokémon on each of `resolvers`: each succeeds
-/// or is rejected by the rules; never more than RULES.md's 5 counted
+/// or is rejected by the rules; never more than docs/rules.md's 5 counted
 /// dodges; `dodges_left` follows journal order; nonces consecutive.
 async fn concurrent_dodges(stack: &Stack, resolvers: &[&battlelog_test_support::ServiceProcess], battle_id: &str) {
     let client_seed = "dodge storm";
@@ -1104,7 +1104,7 @@ fn set_event(line: &mut serde_json::Map<String, Value>, event: Event) {
     line.insert("event".into(), battle::event_to_json(&event));
 }
 
-/// Recomputes every `hash` from the record bytes (PROTOCOL.md §4), as a
+/// Recomputes every `hash` from the record bytes (docs/protocol.md §4), as a
 /// forger who knows the chain would.
 fn rechain(battle_id: &str, lines: &mut Lines) {
     let mut previous: Vec<u8> = battlelog_system_tests::genesis(battle_id).to_vec();
@@ -1249,7 +1249,7 @@ fn insert_event(lines: &mut Lines, at: usize, event: Event) {
 /// Invariant 5 names insertion: a record spliced into an export is a
 /// finding at its version. A forged roll (the nonce the next real roll
 /// has, better faces) re-chained from there is caught by re-deriving it
-/// from the revealed seed (PROTOCOL.md §2); a real resolution copied in a
+/// from the revealed seed (docs/protocol.md §2); a real resolution copied in a
 /// second time, re-chained, by its roll being used twice; the forged roll
 /// without re-chaining, by the chain. Nothing else changed, and the
 /// original export still verifies.
@@ -1444,9 +1444,9 @@ async fn global_count(stack: &Stack) -> usize {
     }
 }
 
-/// Invariant 1 and DESIGN.md's input rule: bad input to `OpenBattle`, `Act`
-/// and the roller's `Roll` is INVALID_ARGUMENT with a google.rpc BadRequest
-/// naming the field, and writes nothing anywhere in the journal; a rule
+/// Invariant 1 and the input rule of docs/operating.md, *Security*: bad
+/// input to `OpenBattle`, `Act` and the roller's `Roll` is INVALID_ARGUMENT
+/// with a google.rpc BadRequest naming the field, and writes nothing anywhere in the journal; a rule
 /// rejection draws no die.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn bad_input_is_refused_by_field_and_writes_nothing() {
@@ -1712,7 +1712,7 @@ async fn serve_journal(journal: Arc<DyingJournal>) -> String {
 /// arrives): each time the roller answers an error naming the journal
 /// (UNAVAILABLE when it cannot be reached, README) and no faces, and nothing
 /// is journaled. With the journal back on its data dir and port, the same
-/// request id draws exactly the dice PROTOCOL.md §1–3 derives for the next
+/// request id draws exactly the dice docs/protocol.md §1–3 derives for the next
 /// nonce, once; the roller that saw the journal die replays that roll.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn no_roll_leaves_the_roller_while_the_journal_refuses_or_dies_at_the_append() {
@@ -1765,7 +1765,11 @@ async fn no_roll_leaves_the_roller_while_the_journal_refuses_or_dies_at_the_appe
     assert!(!reply.replayed, "nothing had been recorded for r-1");
     let roll = reply.rolls[0].roll.clone().expect("roll");
     assert_eq!((roll.epoch, roll.nonce), (0, 1), "the next nonce, not one past a lost roll");
-    assert_eq!(roll.dice.iter().map(battle::die_from_proto).collect::<Vec<_>>(), expected.dice, "PROTOCOL.md §2–3");
+    assert_eq!(
+        roll.dice.iter().map(battle::die_from_proto).collect::<Vec<_>>(),
+        expected.dice,
+        "docs/protocol.md §2–3"
+    );
     assert_eq!(roll.total, expected.total);
     let again = witness.roll(request).await.expect("a retry at the roller that saw the failure").into_inner();
     assert!(again.replayed);
@@ -1947,7 +1951,7 @@ fn assert_shown(seen: &[(String, Vec<u8>)], secret: &Secret) {
     }
 }
 
-/// Invariant 3 and PROTOCOL.md §1: an epoch's server seed (and the roll key
+/// Invariant 3 and docs/protocol.md §1: an epoch's server seed (and the roll key
 /// made from it, and the master key ever) is in nothing anyone can read
 /// before its reveal — the journal's records and files, every NATS message,
 /// the export, the forum's replies, the three services' logs at debug
@@ -2011,7 +2015,7 @@ async fn a_seed_is_nowhere_until_it_is_revealed() {
 }
 
 /// A closed battle's export with its SeedRevealed (the last line) removed:
-/// no roll can be re-derived, yet PROTOCOL.md §1 reveals the seed when the
+/// no roll can be re-derived, yet docs/protocol.md §1 reveals the seed when the
 /// battle closes and the resolver's Close always reveals. The audit must
 /// not call it verified; the finding belongs to the BattleClosed (version 9)
 /// that no reveal follows.
@@ -2031,7 +2035,7 @@ async fn the_audit_refuses_a_closed_battle_whose_reveal_was_removed() {
 // 9. Replay to a version, and the audit of a battle on the server.
 // ---------------------------------------------------------------------------
 
-/// One Pokémon as RULES.md §1 defines its state: dodges counted toward the
+/// One Pokémon as docs/rules.md §1 defines its state: dodges counted toward the
 /// limit of five, statuses with their turns left, a preparation (none in
 /// these tests) and the flinch flag.
 #[derive(Debug, Clone, Default)]
@@ -2042,7 +2046,7 @@ struct Mon {
 }
 
 impl Mon {
-    /// RULES.md 1.1 step 7: each status loses a turn; at 0 it is removed.
+    /// docs/rules.md §1.1 step 7: each status loses a turn; at 0 it is removed.
     fn end_turn(&mut self) {
         for turns in self.statuses.values_mut() {
             *turns -= 1;
@@ -2092,7 +2096,7 @@ fn cli_replay(resolver_url: &str, battle_id: &str, at: Option<u64>) -> (Vec<Stri
 
 /// A judge replays a `pokemon-d6@1` battle to any version, through
 /// `GetBattle { at_version }` and `battlelog replay --at`: the state at each
-/// version is the one RULES.md §1 gives for the events up to it — dodges
+/// version is the one docs/rules.md §1 gives for the events up to it — dodges
 /// counted by the dodge die's table (1.3), a status move's turns by its
 /// power die (1.2), statuses ticking at the end of the actor's turn (1.1
 /// step 7), a Fake Out's flinch (1.1 step 5) cleared by the next move

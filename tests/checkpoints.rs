@@ -1,4 +1,4 @@
-//! System tests of the journal's transparency log (PROTOCOL.md §5): the real
+//! System tests of the journal's transparency log (docs/protocol.md §5): the real
 //! `battlelog-journal` binary on sled on disk, over gRPC on loopback.
 //! Checkpoints appear while the log grows and stay consistent across a
 //! `kill -9`; proofs and signed heads verify with `battlelog_tlog`'s

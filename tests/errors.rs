@@ -6,7 +6,7 @@
 //! - `docs/errors.md` holds the table of reasons generated from the enums.
 //! - Over the real binaries, a rules refusal answers `FAILED_PRECONDITION`
 //!   with an `ErrorInfo` of domain `battlelog.dev`, the rule's reason and
-//!   its RULES.md section, and one `LocalizedMessage`: Russian when the
+//!   its docs/rules.md section, and one `LocalizedMessage`: Russian when the
 //!   request's `accept-language` prefers it, English otherwise; and the CLI
 //!   prints the message of the user's locale in its one line.
 
@@ -183,7 +183,7 @@ fn the_docs_table_of_reasons_is_the_enums() {
         "docs/errors.md is not the table of the enums; write it with \
          BATTLELOG_WRITE_DOCS=1 cargo test -p battlelog-system-tests --test errors"
     );
-    // Spot checks written from RULES.md and the brief, not from the code.
+    // Spot checks written from docs/rules.md and the brief, not from the code.
     for row in [
         "| `ABILITY_USED_THIS_EPISODE` | rules | FAILED_PRECONDITION | §2.1 |",
         "| `DODGES_EXHAUSTED` | rules | FAILED_PRECONDITION | §1.3 |",
@@ -246,7 +246,7 @@ async fn a_rule_refusal_names_its_rule_and_speaks_the_callers_language() {
     let stack = Stack::start("errors-rules", false).await;
     let mut forum = resolver_client(&stack.resolver).await;
 
-    // RULES.md §2.1: an ability with a `per_episode` limit of 1, used once
+    // docs/rules.md §2.1: an ability with a `per_episode` limit of 1, used once
     // (in one post), is used up for the episode (in any other post).
     let battle = "errors-arcana";
     let sheets = json!([{"id": "morgana", "abilities": {"Щит": {"per_episode": 1}}}, {"id": "knight"}]);
@@ -261,7 +261,7 @@ async fn a_rule_refusal_names_its_rule_and_speaks_the_callers_language() {
     assert_eq!(refused.code(), Code::FailedPrecondition, "{refused:?}");
     let (reason, section, messages) = refusal(&refused);
     assert_eq!(reason, "ABILITY_USED_THIS_EPISODE");
-    assert_eq!(section.as_deref(), Some("RULES.md §2.1"));
+    assert_eq!(section.as_deref(), Some("docs/rules.md §2.1"));
     assert_eq!(messages.len(), 1, "one message, in the language asked for: {messages:?}");
     assert_eq!(messages[0].0, "ru");
     assert!(
@@ -274,7 +274,7 @@ async fn a_rule_refusal_names_its_rule_and_speaks_the_callers_language() {
         let refused =
             act_in(&mut forum, battle, cast("p2"), request_id, accept_language).await.expect_err("still used up");
         let (reason, section, messages) = refusal(&refused);
-        assert_eq!((reason.as_str(), section.as_deref()), ("ABILITY_USED_THIS_EPISODE", Some("RULES.md §2.1")));
+        assert_eq!((reason.as_str(), section.as_deref()), ("ABILITY_USED_THIS_EPISODE", Some("docs/rules.md §2.1")));
         assert_eq!(messages.len(), 1, "{messages:?}");
         assert_eq!(messages[0].0, "en", "{accept_language:?}");
         assert!(messages[0].1.contains("is used up for this episode"), "{}", messages[0].1);
@@ -287,7 +287,7 @@ async fn a_rule_refusal_names_its_rule_and_speaks_the_callers_language() {
         );
     }
 
-    // RULES.md §1.3: no dodges left after 5 counted ones (pokemon-d6@1).
+    // docs/rules.md §1.3: no dodges left after 5 counted ones (pokemon-d6@1).
     let battle = "errors-pokemon";
     open(&mut forum, battle, "pokemon-d6@1", json!([{"id": "pikachu"}, {"id": "meowth"}]), "forum:errors/2").await;
     let mut counted = 0;
@@ -308,7 +308,7 @@ async fn a_rule_refusal_names_its_rule_and_speaks_the_callers_language() {
     };
     assert_eq!(counted, 5, "refused only after the fifth counted dodge: {refused:?}");
     let (reason, section, messages) = refusal(&refused);
-    assert_eq!((reason.as_str(), section.as_deref()), ("DODGES_EXHAUSTED", Some("RULES.md §1.3")));
+    assert_eq!((reason.as_str(), section.as_deref()), ("DODGES_EXHAUSTED", Some("docs/rules.md §1.3")));
     assert_eq!(messages.len(), 1, "{messages:?}");
     assert_eq!(messages[0].0, "ru");
     assert!(messages[0].1.contains("уклонений"), "{}", messages[0].1);

@@ -49,7 +49,7 @@ pub const EXPORTED: &[(&str, Kind)] = &[
     ("battlelog_resolver_cache_misses_total", Kind::Counter),
     ("battlelog_resolver_catch_up_reads_total", Kind::Counter),
     ("battlelog_resolver_actions_total", Kind::Counter),
-    // battlelog-webhooks (README.md, Webhooks).
+    // battlelog-webhooks (docs/operating.md, *Webhooks*).
     ("battlelog_webhooks_received_total", Kind::Counter),
     ("battlelog_webhooks_delivered_total", Kind::Counter),
     ("battlelog_webhooks_attempts_total", Kind::Counter),

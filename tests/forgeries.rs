@@ -33,7 +33,7 @@ async fn head(stack: &Stack) -> u64 {
     global_head(&mut stack.journal_client().await).await
 }
 
-/// A plain attack: RULES.md 1.1, one power die.
+/// A plain attack: docs/rules.md §1.1, one power die.
 fn tackle() -> serde_json::Value {
     json!({"type": "attack", "actor": "pikachu", "target": "meowth", "move": "Tackle", "power": 40})
 }

@@ -529,7 +529,7 @@ async fn idempotency_holds_across_a_restart() {
 /// NATS down at commit time (and a journal kill -9 meanwhile): appends still
 /// succeed, and once NATS is back every event arrives exactly once, in
 /// stream order, with Nats-Msg-Id = event id, on
-/// `battlelog.events.<tenant>.<battle>` (DESIGN.md; `_` for no tenant).
+/// `battlelog.events.<tenant>.<battle>` (docs/operating.md, *Security*; `_` for no tenant).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn events_reach_nats_once_in_order_after_nats_returns() {
     let mut nats = NatsServer::start();

@@ -1,5 +1,5 @@
 //! Helpers shared by the system tests: gRPC calls against a running journal
-//! and an independent re-implementation of the chain check (PROTOCOL.md §4)
+//! and an independent re-implementation of the chain check (docs/protocol.md §4)
 //! written from the protocol text, not from the journal's code.
 
 use battlelog_auth::AuthChannel;
@@ -51,7 +51,7 @@ pub fn seed_hex(epoch: u32) -> String {
     hex::encode(test_seed(epoch))
 }
 
-/// PROTOCOL.md §1: `commitment = lowercase_hex(SHA-256(server_seed))`.
+/// docs/protocol.md §1: `commitment = lowercase_hex(SHA-256(server_seed))`.
 pub fn commitment_hex(epoch: u32) -> String {
     hex::encode(Sha256::digest(test_seed(epoch)))
 }
@@ -220,7 +220,7 @@ pub fn invalid_field(status: &Status) -> String {
     bad.field_violations[0].field.clone()
 }
 
-/// `h(−1)` per PROTOCOL.md §4.
+/// `h(−1)` per docs/protocol.md §4.
 pub fn genesis(stream: &str) -> [u8; 32] {
     let mut h = Sha256::new();
     h.update(b"battlelog/v1/stream");

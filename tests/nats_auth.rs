@@ -1,4 +1,4 @@
-//! NATS users and permissions (DESIGN.md, Security: "only the journal
+//! NATS users and permissions (docs/operating.md, *Security*: "only the journal
 //! publishes events; subscribers see their own tenant's subjects"), against a
 //! real `nats-server` started with the shipped `deploy/nats/nats.conf`, the
 //! passwords given through the environment as in production, and the real

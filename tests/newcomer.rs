@@ -66,7 +66,7 @@ fn demo_exports_verify(up: &Up, dir: &Path) -> usize {
         );
         let (code, export, stderr) = cli(&words);
         assert_eq!(code, Some(0), "export {battle}: {stderr}");
-        // Events only: the trailer line (PROTOCOL.md §5) is no event.
+        // Events only: the trailer line (docs/protocol.md §5) is no event.
         events += split_trailer(&export).0.lines().count();
         let file = dir.join(format!("{battle}.jsonl"));
         std::fs::write(&file, &export).expect("write the export");

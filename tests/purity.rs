@@ -1,4 +1,4 @@
-//! DESIGN.md invariant 7 and the layout's rule: `dice`, `rules`,
+//! ARCHITECTURE.md, invariant 7, and the layout's rule: `dice`, `rules`,
 //! `verify` and `post` (the forum posts) are pure — no I/O, no clock, no
 //! randomness of their own.
 //!

@@ -5,7 +5,7 @@
 //! resolver binaries and the real `battlelog` CLI.
 //!
 //! Expected values are worked out here from the action, the dice the
-//! resolver returned and the sheets, by RULES.md, never read back from the
+//! resolver returned and the sheets, by docs/rules.md, never read back from the
 //! CLI's output.
 
 mod stack;
@@ -44,7 +44,7 @@ fn signed(value: i64) -> String {
 
 /// A `pbta-2d6@1` battle: each move's explanation names the dice, the
 /// trait (by name, with the sheet's value) and the help with their signed
-/// values, adding up to the outcome's total, and the RULES.md §4.1 row for
+/// values, adding up to the outcome's total, and the docs/rules.md §4.1 row for
 /// that total; in English and, with `--lang ru`, in Russian.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn replay_explains_each_move_with_modifiers_that_add_up_to_the_total() {
@@ -70,7 +70,7 @@ async fn replay_explains_each_move_with_modifiers_that_add_up_to_the_total() {
         let dice = faces(&reply);
         assert_eq!(dice.len(), 2, "2d6: {reply:?}");
         let total = dice.iter().sum::<i64>() + trait_value + help;
-        // RULES.md §4.1: the total is the dice, the trait and the help.
+        // docs/rules.md §4.1: the total is the dice, the trait and the help.
         assert_eq!(outcome(&reply)["total"], json!(total), "the outcome's total: {}", outcome(&reply));
         let actor = action["actor"].as_str().expect("actor").to_owned();
         // The help term names who helped.
@@ -96,7 +96,7 @@ async fn replay_explains_each_move_with_modifiers_that_add_up_to_the_total() {
             7..=9 => "total 7–9 → success at a cost",
             _ => "total 6 or less → miss, the GM makes a move",
         };
-        assert!(lines.contains(&format!("    rule: {row} (RULES.md §4.1)")), "#{version} row {row:?}: {lines:#?}");
+        assert!(lines.contains(&format!("    rule: {row} (docs/rules.md §4.1)")), "#{version} row {row:?}: {lines:#?}");
 
         let lines = under(&russian, *version);
         let sum = format!(
@@ -115,7 +115,7 @@ async fn replay_explains_each_move_with_modifiers_that_add_up_to_the_total() {
 }
 
 /// The state lines of `replay --at N`: meowth's and pikachu's, as `GetBattle
-/// { at_version: N }` holds them (dodges used and left of RULES.md 1.3's
+/// { at_version: N }` holds them (dodges used and left of docs/rules.md §1.3's
 /// five, statuses with their turns, preparing, flinched), at every version.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn replay_at_a_version_shows_the_state_get_battle_holds_there() {

@@ -1,14 +1,14 @@
-//! System test of ruleset versions (RULES.md §6, issue 9): one battle
+//! System test of ruleset versions (docs/rules.md §6, issue 9): one battle
 //! opened under `pokemon-d6@1` and one under `pokemon-d6@2` on the real
 //! journal, roller and resolver processes play the same actions — an attack
 //! that misses, a dodge after it, a multi-hit attack and a dodge of that —
 //! and come out as each version says; both then audit clean (the Audit RPC
 //! and `battlelog audit --file` on the export), each under its own version.
 //!
-//! The test picks a client seed whose derived dice (PROTOCOL.md §1–3, from
+//! The test picks a client seed whose derived dice (docs/protocol.md §1–3, from
 //! the master key the test gives the roller) make the versions part ways:
 //! the first attack misses in both battles and the multi-hit attack shows a
-//! 2 in both. Expected outcomes come from RULES.md's tables, worked out in
+//! 2 in both. Expected outcomes come from docs/rules.md's tables, worked out in
 //! the comments.
 
 mod stack;
@@ -169,7 +169,7 @@ async fn pokemon_v1_and_v2_part_ways_as_rules_section_6_says_and_both_audit_clea
     }
 }
 
-/// One berserk side as RULES.md §3 names its fields, `fixed_roll` (§6.3.2)
+/// One berserk side as docs/rules.md §3 names its fields, `fixed_roll` (§6.3.2)
 /// when given.
 fn side(id: &str, experience: (&str, i64), fixed_roll: Option<i64>, strike: Value) -> Value {
     let mut side = json!({"id": id, experience.0: experience.1, "die_modifier": 0, "strike": strike});

@@ -235,7 +235,7 @@ async fn every_service_refuses_a_bad_value_or_an_unknown_key_naming_it_and_its_l
 /// Outside dev mode the roller does not start without a master key, and
 /// says what is missing; `--master-key-file` gives it one: the commitment
 /// it signs is SHA-256 of the seed the test derives from that key
-/// (PROTOCOL.md §1), under the roller key that key derives.
+/// (docs/protocol.md §1), under the roller key that key derives.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_roller_needs_a_master_key_outside_dev_mode_and_reads_it_from_a_file() {
     let dir = temp_dir("master-key");

@@ -3,7 +3,7 @@
 //! `nats-server -js`) — plus what the battle system tests check with.
 //!
 //! The roller's master key is fixed here, so a test derives every server
-//! seed, commitment and die itself with the `dice` crate (PROTOCOL.md §1–3)
+//! seed, commitment and die itself with the `dice` crate (docs/protocol.md §1–3)
 //! instead of believing what the services say.
 
 #![allow(dead_code)]
@@ -42,7 +42,7 @@ pub fn master_key() -> Vec<u8> {
     hex::decode(MASTER_KEY_HEX).expect("hex master key")
 }
 
-/// PROTOCOL.md §1's recommended seed derivation, computed by the test.
+/// docs/protocol.md §1's recommended seed derivation, computed by the test.
 pub fn server_seed(battle_id: &str, epoch: u32) -> dice::ServerSeed {
     dice::ServerSeed::derive(&master_key(), battle_id, epoch)
 }
@@ -303,7 +303,7 @@ pub fn assert_nonces_consecutive(battle_id: &str, events: &[Journaled]) {
 }
 
 /// Re-derives `roll` from the seed the test derives itself and the client
-/// seed (PROTOCOL.md §2–3): every die and the total must match.
+/// seed (docs/protocol.md §2–3): every die and the total must match.
 pub fn assert_rederives(battle_id: &str, client_seed: &str, roll: &pb::DiceRolled) {
     let seed = server_seed(battle_id, roll.epoch);
     let (_, derived) = dice::roll(&roll.expression, &seed, client_seed, roll.nonce)
@@ -357,7 +357,7 @@ pub fn cli(args: &[&str]) -> (Option<i32>, String, String) {
 }
 
 /// An Act reply without its checkpoint: that is the journal's newest when
-/// the reply was made (PROTOCOL.md §5), and a retry answered later may carry
+/// the reply was made (docs/protocol.md §5), and a retry answered later may carry
 /// a newer one; everything else a retry answers is the recorded result, the
 /// same to the byte.
 pub fn act_result(reply: &pb::ActResponse) -> pb::ActResponse {
@@ -371,7 +371,7 @@ pub fn event_result(reply: &pb::EventResponse) -> pb::EventResponse {
 
 /// `battlelog export BATTLE --resolver URL --token <a reader's>` into `path`
 /// (whole, its trailer line last: what the audits read); returns the event
-/// lines, the trailer left off (PROTOCOL.md §5: the one line without
+/// lines, the trailer left off (docs/protocol.md §5: the one line without
 /// `version`), for the tests that read every line as an event.
 pub fn export_to(resolver_url: &str, battle_id: &str, path: &Path) -> String {
     let (events, trailer) = split_trailer(&export_full_to(resolver_url, battle_id, path));
@@ -436,7 +436,7 @@ pub fn assert_audit_file_clean(path: &Path, battle_id: &str, roller_key: &str) -
     assert!(output.contains(&format!("battle {battle_id} verifies")), "{output}");
     assert!(!output.contains("DOES NOT VERIFY"), "{output}");
     assert!(output.contains(&format!("roller key {roller_key} signed the commitments: pinned")), "{output}");
-    // An export with its trailer (PROTOCOL.md §5) has it checked too.
+    // An export with its trailer (docs/protocol.md §5) has it checked too.
     let text = std::fs::read_to_string(path).expect("the export");
     if split_trailer(&text).1.is_some() {
         assert!(output.contains("trailer: head version"), "the trailer checks:\n{output}");
@@ -614,7 +614,7 @@ pub fn up(data_dir: &Path, extra: &[&str]) -> Up {
     up
 }
 
-/// RULES.md 1.3: (reduction %, counted) for an effective dodge value,
+/// docs/rules.md §1.3: (reduction %, counted) for an effective dodge value,
 /// written from the rules text (not from `crates/rules`).
 pub fn pokemon_dodge(e: i64) -> (u64, bool) {
     match e {

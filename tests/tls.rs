@@ -106,7 +106,7 @@ async fn three_services_over_mutual_tls_play_a_battle_that_audits_clean() {
         &key,
     ]);
     assert_eq!(code, Some(0), "export over mutual TLS: {stderr}");
-    // The events, not the trailer line (PROTOCOL.md §5) that ends the export.
+    // The events, not the trailer line (docs/protocol.md §5) that ends the export.
     assert_audit_rpc_ok(&mut resolver, battle_id, split_trailer(&export).0.lines().count()).await;
     let file = stack.dir.path().join("tls-pokemon.jsonl");
     std::fs::write(&file, &export).expect("write the export");

@@ -1,4 +1,4 @@
-//! PROTOCOL.md §5 end to end through the real binaries: `battlelog-journal`
+//! docs/protocol.md §5 end to end through the real binaries: `battlelog-journal`
 //! (sled on disk, a log key given in its environment), `battlelog-roller`,
 //! `battlelog-resolver`, and the `battlelog` command line a judge runs —
 //! `export` (the trailer last), `audit --file` (each tampering a finding
@@ -375,7 +375,7 @@ async fn checkpoints_and_the_log_key_from_the_command_line() {
     assert!(err.contains("--origin"), "{err}");
 }
 
-/// h(−1) of PROTOCOL.md §4, from its text: SHA-256("battlelog/v1/stream" ||
+/// h(−1) of docs/protocol.md §4, from its text: SHA-256("battlelog/v1/stream" ||
 /// 0x00 || stream id).
 fn genesis(stream: &str) -> [u8; 32] {
     Sha256::new()

@@ -249,7 +249,7 @@ async fn an_unreachable_resolver_shows_a_public_message_and_logs_the_detail() {
     assert!(log.contains(&port) || log.to_ascii_lowercase().contains("connect"), "the detail is logged: {log}");
 }
 
-/// berserk@2 (RULES.md §6.3): the page shows a strike awaiting its
+/// berserk@2 (docs/rules.md §6.3): the page shows a strike awaiting its
 /// exchange choice, and links the strike and the choice that answers it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_pending_exchange_choice_and_its_answer_link_each_other() {
@@ -283,7 +283,7 @@ async fn a_pending_exchange_choice_and_its_answer_link_each_other() {
     assert!(body.contains(&format!("ответ: <a href=\"#v{}\">", chosen.version)), "the strike links its choice: {body}");
 }
 
-/// Issue 23 (PROTOCOL.md §5): the journal's log key is published to anyone
+/// Issue 23 (docs/protocol.md §5): the journal's log key is published to anyone
 /// (no credential; a bad one is not even looked at) at
 /// `/.well-known/battlelog/log-key`, the key the journal itself gives; the
 /// battle page embeds it (`#log-keys`), ends its embedded export with the

@@ -118,7 +118,7 @@ impl Live {
     }
 }
 
-/// h(v) = SHA-256(h(v−1) || record) (PROTOCOL.md §4), from an export line.
+/// h(v) = SHA-256(h(v−1) || record) (docs/protocol.md §4), from an export line.
 fn chains_onto(previous_hash: &str, line: &Value) -> bool {
     let previous = hex::decode(previous_hash).expect("hex");
     let record =

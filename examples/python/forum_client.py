@@ -47,7 +47,7 @@ def check(condition, message):
 
 def without_checkpoint(reply):
     """A reply without the journal's checkpoint: the newest when it was answered,
-    so a retry answered later may carry a newer one (PROTOCOL.md §5); all else
+    so a retry answered later may carry a newer one (docs/protocol.md §5); all else
     a retry answers is the recorded result."""
     copy = type(reply)()
     copy.CopyFrom(reply)
@@ -56,7 +56,7 @@ def without_checkpoint(reply):
 
 
 def struct(fields):
-    """Actions and sheets travel as google.protobuf.Struct (RULES.md names)."""
+    """Actions and sheets travel as google.protobuf.Struct (docs/rules.md names)."""
     message = struct_pb2.Struct()
     message.update(fields)
     return message
@@ -91,7 +91,7 @@ def error_details(error):
 
     The server puts a google.rpc.Status into the grpc-status-details-bin
     trailer; its details say why (ErrorInfo: domain battlelog.dev, a stable
-    reason and metadata such as the rule's RULES.md section), which field
+    reason and metadata such as the rule's docs/rules.md section), which field
     was wrong (BadRequest) and the message in the language asked for with
     accept-language (LocalizedMessage; see docs/errors.md).
     """
@@ -293,7 +293,7 @@ def play(resolver, thread_ref):
 
     print("\n== A rules rejection in Russian: a second dodge of the same attack (accept-language: ru)")
     # A forum branches on the stable reason, shows its players the message
-    # in their language, and can link the rule (RULES.md §6.1, item 3: a
+    # in their language, and can link the rule (docs/rules.md §6.1, item 3: a
     # dodge answers one attack).
     error = expect_error(
         grpc.StatusCode.FAILED_PRECONDITION,
@@ -308,7 +308,7 @@ def play(resolver, thread_ref):
     info, messages = error_info(error)
     check(info.domain == "battlelog.dev", f"the refusal's domain: {info.domain}")
     check(info.reason == "ATTACK_ALREADY_DODGED", f"the refusal's reason: {info.reason}")
-    check(info.metadata.get("section") == "RULES.md §6.1.3", f"the refusal names its rule: {dict(info.metadata)}")
+    check(info.metadata.get("section") == "docs/rules.md §6.1.3", f"the refusal names its rule: {dict(info.metadata)}")
     russian = messages.get("ru", "")
     check(re.search("[а-яё]", russian, re.IGNORECASE), f"the refusal speaks Russian when asked: {messages}")
     check(set(messages) == {"ru"}, f"only the language asked for comes back: {sorted(messages)}")

@@ -82,7 +82,8 @@ token="$("$battlelog" token issue --role forum --tenant dev --subject python-for
 BATTLELOG_TOKEN="$token" "$venv/bin/python" "$here/forum_client.py" --resolver "${resolver#https://}" --ca-file "$ca" \
   | tee "$work/client.out"
 # The published JSON Schemas, checked with Python's jsonschema against the
-# rules vectors (BATTLELOG_VECTORS) and this resolver's refusals.
+# rules vectors (tests/vectors, or BATTLELOG_VECTORS) and this resolver's
+# refusals.
 BATTLELOG_TOKEN="$token" "$venv/bin/python" "$here/schema_check.py" --resolver "${resolver#https://}" --ca-file "$ca"
 battle_id="$(sed -n 's/^battle-id: //p' "$work/client.out")"
 head_hash="$(sed -n 's/^head-hash: //p' "$work/client.out")"
@@ -98,7 +99,7 @@ fi
 # development master key `up` keeps under its data dir.
 roller_key="$("$battlelog" roller-key --master-key-file "$work/data/roller/master.key")"
 # The journal's log key, as the operator publishes it: the export's trailer
-# (PROTOCOL.md §5) must be signed by it.
+# (docs/protocol.md §5) must be signed by it.
 log_key="$("$battlelog" log-key --resolver "$resolver" --data-dir "$work/data")"
 # The head the Close reply gave, as a forum would have posted it: the export
 # must end exactly there.

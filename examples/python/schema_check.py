@@ -6,9 +6,9 @@ resolver.
 1. ListRulesets gives every ruleset version's sheet, action and outcome
    schema; each is a valid draft 2020-12 schema and equals the file the
    repository keeps under docs/schemas/<ruleset>/.
-2. Every script of the rules vectors (BATTLELOG_VECTORS/rules and
-   rules-next, required): the `open` line's participants validate against
-   the version's sheet schema; every action line the vectors resolve
+2. Every script of the rules vectors (the repository's tests/vectors, or
+   BATTLELOG_VECTORS when set: rules/ and rules-next/, required): the
+   `open` line's participants validate against the version's sheet schema; every action line the vectors resolve
    validates against its action schema, and its expected outcome against
    the outcome schema's $defs/<type>. Every action line validates, those
    the vectors expect the rules to reject included: a schema holds what the
@@ -18,7 +18,7 @@ resolver.
    the server, each naming the same field path (the server in the
    google.rpc.BadRequest violation of its INVALID_ARGUMENT).
 
-    BATTLELOG_VECTORS=../shared/vectors python schema_check.py --resolver 127.0.0.1:50051 --token "$TOKEN"
+    python schema_check.py --resolver 127.0.0.1:50051 --token "$TOKEN"
 """
 
 import argparse
@@ -189,8 +189,10 @@ def published(resolver):
 
 
 def vector_scripts():
-    root = os.environ.get("BATTLELOG_VECTORS")
-    check(root, "BATTLELOG_VECTORS must name the shared vectors directory")
+    # The repository's own copy unless BATTLELOG_VECTORS names another
+    # directory (as every test of the vectors reads them).
+    root = os.environ.get("BATTLELOG_VECTORS") or os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "vectors")
     scripts = []
     for directory in ("rules", "rules-next"):
         found = sorted(glob.glob(os.path.join(root, directory, "*.script.jsonl")))

@@ -1,4 +1,4 @@
-"""Browser checks of issue 23 (PROTOCOL.md §5: signed checkpoints) against
+"""Browser checks of issue 23 (docs/protocol.md §5: signed checkpoints) against
 the running `battlelog up` (browser_tests.py runs `run` below):
 
   - `/.well-known/battlelog/log-key` serves, to anyone with no credential,

@@ -120,7 +120,7 @@ def run(env: bt.Env, browser, results: bt.Results, battles: list[tuple[str, str]
                 page.goto(bt.with_query(link, lang=lang, at=str(at)) + "#state")
                 panel = page.query_selector("#state")
                 text = panel.inner_text() if panel else ""
-                # berserk keeps no state per fighter (RULES.md: a strike
+                # berserk keeps no state per fighter (docs/rules.md: a strike
                 # carries both sides' numbers), only its open exchanges.
                 expected = [] if ruleset.startswith("berserk") else participants
                 absent = [p for p in expected if p not in text]

@@ -3,7 +3,7 @@
 
 Battle page (a demo battle), in English and Russian:
   - `#checks` lists dice, chain, commitments, signatures, outcomes, head,
-    checkpoint (PROTOCOL.md §5: the export's trailer) and drawing; all but
+    checkpoint (docs/protocol.md §5: the export's trailer) and drawing; all but
     the head `ok`; the dice line counts the export's rolls
     and the chain line its events; the Russian list is in Russian;
   - the verdict is announced (`aria-live`);

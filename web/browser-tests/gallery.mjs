@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Plays a "gallery" battle on a running resolver: opens a battle, rolls each
-// dice expression given on the command line as a free roll (RULES.md 5.2),
+// dice expression given on the command line as a free roll (docs/rules.md §5.2),
 // and closes it so that its seeds are revealed and every roll can be
 // re-derived. A minimal gRPC client over node:http2 (plaintext h2c) with its
 // own few lines of protobuf, so that it depends on nothing else here.

@@ -1,4 +1,4 @@
-// verifyExport: an export checked end to end (PROTOCOL.md §1–§5, the
+// verifyExport: an export checked end to end (docs/protocol.md §1–§5, the
 // signatures addendum). The report's shape is described in verify.js.
 import { base64ToBytes, bytesEqual, hexToBytes } from './bytes.js';
 import { chainHash, genesisHash } from './chain.js';
@@ -424,7 +424,7 @@ export async function verifyExport(text, options = {}) {
     }
   }
 
-  // --- 2b. Outcomes re-resolved under RULES.md (rules/index.js) -------
+  // --- 2b. Outcomes re-resolved under docs/rules.md (rules/index.js) -------
   // The rules engine is its own module tree; each version it checks comes
   // back ok or not, and the first that is not fails the export there. The
   // lines it gets hold the event as the record says (not as the line shows).
@@ -501,7 +501,7 @@ export async function verifyExport(text, options = {}) {
       version: last ? last.version + 1 : 0,
       check: 'checkpoint',
       what: 'missing',
-      message: 'no trailer, and a log key is pinned: the export does not show where the battle ends (PROTOCOL.md §5)',
+      message: 'no trailer, and a log key is pinned: the export does not show where the battle ends (docs/protocol.md §5)',
     });
   }
 

@@ -1,4 +1,4 @@
-// ChaCha20 (PROTOCOL.md §2: 20 rounds, the original layout — 64-bit block
+// ChaCha20 (docs/protocol.md §2: 20 rounds, the original layout — 64-bit block
 // counter in words 12–13, 64-bit nonce in words 14–15) and the die face.
 // No dependencies.
 

@@ -1,4 +1,4 @@
-// The hash chain of an export (PROTOCOL.md §4). A link's SHA-256 is the
+// The hash chain of an export (docs/protocol.md §4). A link's SHA-256 is the
 // vendored @noble/hashes one, synchronous: an export is thousands of short
 // hashes, and a WebCrypto call per link costs more in waiting for its
 // promise (in a worker above all) than in hashing.

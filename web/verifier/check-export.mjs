@@ -7,7 +7,7 @@
 // --head: the hash the forum posted (an export cut short then fails);
 // --roller-key: the roller key the operator publishes (every commitment must
 // be signed by it); --log-key: the journal's log key the operator publishes
-// (a C2SP verifier key: a trailer signed by another key fails, PROTOCOL.md §5).
+// (a C2SP verifier key: a trailer signed by another key fails, docs/protocol.md §5).
 //
 // Prints one summary line on stdout (or the whole report with --json).
 // Exit status: 0 verified or unrevealed (the battle's seed is not revealed

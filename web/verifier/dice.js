@@ -1,4 +1,4 @@
-// Dice expressions v1 (PROTOCOL.md §3): the parser, the evaluation drawing
+// Dice expressions v1 (docs/protocol.md §3): the parser, the evaluation drawing
 // from ChaCha20 words, and one roll re-derived from a revealed seed (§2).
 import { bytesToHex, seedBytes, utf8 } from './bytes.js';
 import { RollWords, dieFace } from './chacha20.js';

@@ -10,7 +10,7 @@
 //   ul#checks: one li[data-check-name][data-check] per check, in the page's language
 //   #roller-key, #roller-key-status; ul#client-problems: links to #v<N>
 //   #log-key, #log-key-status, body[data-log-key="pinned|unpinned|mismatch|none"]
-//     (PROTOCOL.md §5: the trailer's log key; none: no trailer)
+//     (docs/protocol.md §5: the trailer's log key; none: no trailer)
 //
 // What is drawn, compared with the verified records (any difference: the
 // roll and its event bad, the page failed at that version):

@@ -1,4 +1,4 @@
-// Hashes of the protocol (PROTOCOL.md §1, §2): SHA-256 and HMAC-SHA256 from
+// Hashes of the protocol (docs/protocol.md §1, §2): SHA-256 and HMAC-SHA256 from
 // WebCrypto, the same in browsers and Node; the commitment and the roll key.
 import { bytesToHex, concatBytes, hexToBytes, seedBytes, utf8 } from './bytes.js';
 

@@ -230,7 +230,7 @@ const JOURNAL_RECORD = {
  * Decodes a journal record (JournalRecord) and its payload (BattleEvent).
  * Returns { stream_id, version, event_id, event_type, recorded_at_unix_micros,
  * idempotency_key, event } where `event` has `type` and the fields of
- * PROTOCOL.md §4, named as in the export (bytes as lowercase hex, left out
+ * docs/protocol.md §4, named as in the export (bytes as lowercase hex, left out
  * when empty; `error` left out when empty), plus `credential` when recorded.
  */
 export function decodeRecord(bytes) {

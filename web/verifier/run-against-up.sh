@@ -110,7 +110,7 @@ echo "js-verifier: stack up, resolver $resolver" >&2
 
 # The key the operator would publish: the one `up`'s roller signs with.
 roller_key="$("$battlelog" roller-key --master-key-file "$work/data/roller/master.key")"
-# And the journal's log key (PROTOCOL.md §5), as the resolver gives it.
+# And the journal's log key (docs/protocol.md §5), as the resolver gives it.
 log_key="$("$battlelog" log-key --resolver "$resolver" --data-dir "$work/data")"
 
 # Every demo battle, closed: its export must verify, and forgeries of it fail.
@@ -142,7 +142,7 @@ for battle in $battles; do
 
   # Cut short at the end, the chain still holds; the head the forum
   # posted (the export's last event's hash) catches it, and so does the
-  # trailer (PROTOCOL.md §5) when it is kept: its signed head is a later
+  # trailer (docs/protocol.md §5) when it is kept: its signed head is a later
   # version. The trailer is the last line, the one without a version.
   # split_export FILE EVENTS_OUT TRAILER_OUT: the event lines and the
   # trailer line apart (JSON read, never grepped: a trailer names a version too).
@@ -164,7 +164,7 @@ for battle in $battles; do
     check "demo $battle, the journal's log key pinned" "$export_file" verified none --log-key "$log_key"
     check "demo $battle, another log key pinned" "$export_file" failed "$events" --log-key "other.example/log+00000000+AQ=="
   else
-    fail "demo $battle: the export does not end with one trailer line (PROTOCOL.md §5)"
+    fail "demo $battle: the export does not end with one trailer line (docs/protocol.md §5)"
   fi
 
   # The rules re-resolve every outcome; a forged one (chain recomputed) fails.

@@ -1,4 +1,4 @@
-// The journal's transparency log (PROTOCOL.md §5), checked from an export's
+// The journal's transparency log (docs/protocol.md §5), checked from an export's
 // trailer line: written from §5, RFC 9162 §2.1 and the C2SP signed-note and
 // tlog-checkpoint specifications, not from the Rust code, so that a mistake
 // in either shows up as a disagreement.
@@ -289,7 +289,7 @@ function readTrailer(trailer) {
 }
 
 /**
- * Checks an export's trailer (PROTOCOL.md §5) against its last event
+ * Checks an export's trailer (docs/protocol.md §5) against its last event
  * `last` ({ stream, version, hash: hex }) and the log keys the verifier
  * trusts (`trusted`: verifier key texts; none given: the key is not pinned).
  *

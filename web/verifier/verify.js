@@ -1,5 +1,5 @@
 // battlelog verifier: a second, independent implementation of the
-// verification protocol v1 (PROTOCOL.md §1–§4), written from the protocol
+// verification protocol v1 (docs/protocol.md §1–§4), written from the protocol
 // text rather than from the Rust code, so that a bug in one implementation
 // shows up as a disagreement with the other.
 //
@@ -20,7 +20,7 @@
 //   audit.js      verifyExport: everything above over a whole export
 //   checks.js     the verdict's list of checks, with counts, in en/ru
 //   dom.js        marking a page by the DOM contract (what is drawn vs verified)
-//   rules/        outcomes re-resolved under RULES.md (rules/index.js)
+//   rules/        outcomes re-resolved under docs/rules.md (rules/index.js)
 //   worker.js     verifyExport in a Web Worker (the pages use it)
 //   pages/        each page's own script SHA-256 and HMAC-SHA256 come
 // from WebCrypto (`globalThis.crypto.subtle`); ChaCha20 is implemented here;
@@ -95,7 +95,7 @@
 // has it, else with the vendored @noble/ed25519: never left unchecked.
 // WebCrypto verifies as RFC 8032 says; unlike ed25519-dalek's verify_strict
 // it may accept a small-order key or R, which the roller never makes.
-// Outcomes are re-resolved under RULES.md by rules/index.js when it loads.
+// Outcomes are re-resolved under docs/rules.md by rules/index.js when it loads.
 //
 // §5: an export's last line without a version is its trailer; its signed
 // checkpoint, log key, head, head signature and inclusion proof are checked

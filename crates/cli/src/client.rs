@@ -110,7 +110,7 @@ pub async fn read_battle(
 }
 
 /// Every record of a battle, in version order, and the journal's signed
-/// head past the last one (PROTOCOL.md §5: the export's trailer), as the
+/// head past the last one (docs/protocol.md §5: the export's trailer), as the
 /// resolver exports them. Pages are asked for until one comes back empty
 /// with the signed head. An empty page without it is asked again once: the
 /// head may have moved between the resolver's read and its signature (the

@@ -1,7 +1,7 @@
 //! `battlelog export`, `battlelog audit` and `battlelog replay`: what a judge
 //! does with a battle. The export format and the audit are
 //! `battlelog-verify`'s: `audit --file` runs on it alone, with no server.
-//! The export ends with the journal's signed head (PROTOCOL.md §5), which
+//! The export ends with the journal's signed head (docs/protocol.md §5), which
 //! the audit checks; with a checkpoint the judge kept, it also asks for
 //! (or is given) the consistency proof from it to the export's checkpoint.
 //! `replay`'s explanations and state in words are the verify crate's fold
@@ -41,8 +41,8 @@ pub struct ExportArgs {
     tls: crate::tls::TlsArgs,
 }
 
-/// What `battlelog audit --help` says of its exit statuses (the README's
-/// "Auditing" section says the same).
+/// What `battlelog audit --help` says of its exit statuses (docs/judges.md,
+/// *Auditing*, says the same).
 pub const AUDIT_EXIT_CODES: &str = "\
 Exit status:
   0  the battle verifies, signed by a pinned roller key (--roller-key or
@@ -60,7 +60,7 @@ Exit status:
 A trusted-keys file holds one roller key (64 hex digits) per line; blank
 lines and text after `#` are ignored.
 
-An export's last line is its trailer (PROTOCOL.md §5): the journal's signed
+An export's last line is its trailer (docs/protocol.md §5): the journal's signed
 head, proved in a signed checkpoint. An export without one verifies only as
 far as §4 and says so (a notice, not a finding, unless --log-key is given).";
 

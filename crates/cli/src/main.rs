@@ -1,13 +1,13 @@
 //! `battlelog`: the command line of battlelog.
 //!
-//! - [`roll`]: `roll` and `commitment`, the offline verifier of PROTOCOL.md §1–3,
+//! - [`roll`]: `roll` and `commitment`, the offline verifier of docs/protocol.md §1–3,
 //!   and `roller-key`, the key that signs commitments.
-//! - [`rules`]: `rules play`, a battle script played offline through RULES.md.
+//! - [`rules`]: `rules play`, a battle script played offline through docs/rules.md.
 //! - [`up`]: the whole stack in one process; [`demo`]: a battle of every
 //!   ruleset played against it.
 //! - [`export`]: `export`, `audit` and `replay`, for judges.
 //! - [`transparency`]: `checkpoint` (print, `verify`) and `log-key` (print,
-//!   `generate`): the journal's signed checkpoints (PROTOCOL.md §5).
+//!   `generate`): the journal's signed checkpoints (docs/protocol.md §5).
 //! - [`watch`]: the live feed of committed events.
 //! - [`client`]: endpoints of a running stack.
 //! - [`endpoints`]: the data dir's lock of a running `up` and the endpoints
@@ -58,25 +58,25 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Re-derive one roll from its seeds and nonce (PROTOCOL.md §2–3) and print it.
+    /// Re-derive one roll from its seeds and nonce (docs/protocol.md §2–3) and print it.
     Roll(roll::RollArgs),
     /// Print the commitment (SHA-256, hex) of a server seed.
     Commitment(roll::CommitmentArgs),
     /// Print the public key (hex) that signs a roller's commitments, from its master key file.
     RollerKey(roll::RollerKeyArgs),
-    /// Resolve battle actions under RULES.md offline (`rules play --script FILE`).
+    /// Resolve battle actions under docs/rules.md offline (`rules play --script FILE`).
     Rules(rules::RulesArgs),
     /// Run the whole stack in this process: journal, roller and resolver on loopback.
     Up(up::UpArgs),
     /// Play a short battle of every ruleset against a running stack and print the forum posts.
     Demo(demo::DemoArgs),
-    /// Print a battle as JSON Lines (PROTOCOL.md §4) for auditing.
+    /// Print a battle as JSON Lines (docs/protocol.md §4) for auditing.
     Export(export::ExportArgs),
     /// Audit a battle (from the journal, or an export with --file): exit 0 only when it verifies
     /// against a pinned roller key (see the exit statuses below).
     #[command(after_help = export::AUDIT_EXIT_CODES)]
     Audit(Box<export::AuditArgs>),
-    /// Print the journal's newest signed checkpoint (PROTOCOL.md §5), to keep; `checkpoint verify
+    /// Print the journal's newest signed checkpoint (docs/protocol.md §5), to keep; `checkpoint verify
     /// --old OLD --new NEW` checks that a newer one extends a kept one.
     Checkpoint(Box<transparency::CheckpointArgs>),
     /// Print the journal's log key (the verifier key checkpoints are signed with); `log-key generate

@@ -1,5 +1,5 @@
 //! `battlelog checkpoint` and `battlelog log-key`: the journal's
-//! transparency log (PROTOCOL.md §5) for judges and operators. A judge
+//! transparency log (docs/protocol.md §5) for judges and operators. A judge
 //! keeps the newest checkpoint (`checkpoint`) and later holds the journal
 //! to it (`checkpoint verify`); an operator publishes the log key
 //! (`log-key`) and makes one (`log-key generate`).

@@ -15,7 +15,7 @@
 //!
 //! The NATS feed is a hint, as it is to the resolver: anyone allowed to
 //! publish on it could put there what the journal never committed. So each
-//! event from NATS is shown only if it follows the chain (PROTOCOL.md §4)
+//! event from NATS is shown only if it follows the chain (docs/protocol.md §4)
 //! of what was shown of its battle — the next version, whose hash
 //! `h(v) = SHA-256(h(v−1) || record)` is computed here from the bytes
 //! received — or, for the first event of a battle and anything that does

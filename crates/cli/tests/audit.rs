@@ -45,7 +45,7 @@ fn write_export(dir: &Path, name: &str, lines: &[&str]) -> std::path::PathBuf {
 fn judged() -> (Built, &'static str) {
     let mut built = Built::open();
     let faces = built.act(json!({"type": "move", "actor": "misty", "trait": "grace", "stakes": "cross"}));
-    // misty's grace is 2; RULES.md's pbta bands: 10+, 7-9, 6-.
+    // misty's grace is 2; docs/rules.md's pbta bands: 10+, 7-9, 6-.
     let band = match i64::from(faces[0] + faces[1]) + 2 {
         10.. => "full_success",
         7..=9 => "success_with_cost",

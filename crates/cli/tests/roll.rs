@@ -18,7 +18,7 @@ fn battlelog(args: &[&str]) -> Output {
 fn vectors() -> Value {
     let dir = std::env::var_os("BATTLELOG_VECTORS")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/vectors"));
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/vectors"));
     let path = dir.join("rolls.json");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{} is required: {e}", path.display()));
     serde_json::from_str(&text).expect("rolls.json parses")

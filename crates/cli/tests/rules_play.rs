@@ -24,7 +24,7 @@ fn battlelog(args: &[&str], stdin: Option<&str>) -> Output {
 fn vectors() -> PathBuf {
     std::env::var_os("BATTLELOG_VECTORS")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/vectors"))
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/vectors"))
 }
 
 fn rules_vectors() -> PathBuf {
@@ -47,7 +47,7 @@ fn scripts() -> Vec<PathBuf> {
     scripts.sort();
     let dir = vectors();
     assert!(!scripts.is_empty(), "no *.script.jsonl in {}", dir.display());
-    // Both versions of every ruleset must be there (RULES.md §6).
+    // Both versions of every ruleset must be there (docs/rules.md §6).
     for prefix in ["pokemon-", "pokemon2-", "arcana-", "arcana2-", "berserk-", "berserk2-", "pbta-", "pbta2-"] {
         assert!(
             scripts.iter().any(|s| s.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(prefix))),
@@ -129,8 +129,8 @@ fn rejections_and_wrong_dice_are_lines_of_their_own() {
     let lines = stdout_lines(&battlelog(&["rules", "play", "--script", "-"], Some(&script)));
     assert_eq!(lines.len(), 5);
     assert_eq!(lines[0]["outcome"]["damage"], 27);
-    // 80 × 1/3 = 26.67, rounded half up: 27 (RULES.md 1.1); the wording is
-    // the rules crate's own, locked here (RULES.md §5.3 fixes no words).
+    // 80 × 1/3 = 26.67, rounded half up: 27 (docs/rules.md §1.1); the wording is
+    // the rules crate's own, locked here (docs/rules.md §5.3 fixes no words).
     assert_eq!(lines[0]["summary_en"], "pikachu → meowth, Tackle: hit ×1/3, 27 damage");
     assert!(lines[1]["error"].as_str().is_some_and(|e| e.contains("needs 1 dice")), "{}", lines[1]);
     assert!(lines[2]["rejected"].as_str().is_some_and(|e| e.contains("mew")), "{}", lines[2]);

@@ -1,4 +1,4 @@
-//! Provably fair dice for battlelog: everything in `PROTOCOL.md` §1–3, bit for
+//! Provably fair dice for battlelog: everything in `docs/protocol.md` §1–3, bit for
 //! bit, and nothing that touches a disk, a socket or a clock.
 //!
 //! - [`seed`]: server seeds, commitments and roll keys (commit–reveal, §1–2).
@@ -33,7 +33,7 @@ pub use stream::{RollStream, WordSource, draw_die};
 pub use terms::{raw_faces, split_by_term};
 
 /// Parses `expression`, derives the roll's word stream from `server_seed`,
-/// `client_seed` and `nonce`, and evaluates it: the whole of PROTOCOL.md §2–3
+/// `client_seed` and `nonce`, and evaluates it: the whole of docs/protocol.md §2–3
 /// in one call.
 pub fn roll(
     expression: &str,

@@ -1,4 +1,4 @@
-//! Commit–reveal seeds (PROTOCOL.md §1) and the per-battle roll key (§2).
+//! Commit–reveal seeds (docs/protocol.md §1) and the per-battle roll key (§2).
 
 use std::fmt;
 

@@ -152,7 +152,7 @@ mod tests {
     const SIGNING_SEED: &str = "e5753ea4e2e35d9e442a6daf3f42891c271f1bcafebaf278fedeb8ef8f23280e";
     const ROLLER_KEY: &str = "7fdf536f36f082a2b3aed8dfe24c88e4386b05c3be0d29a15c2c5f50ee2d4ef0";
     const BATTLE: &str = "duel-42";
-    /// SHA-256 of the epoch-0 seed of "duel-42" under MASTER_KEY (PROTOCOL.md §1).
+    /// SHA-256 of the epoch-0 seed of "duel-42" under MASTER_KEY (docs/protocol.md §1).
     const COMMITMENT_0: &str = "022ae2b686069fa53281be76db0738b21ef6bb2777ff35ff5e8420f0e2385e76";
     const SIGNATURE_0: &str = "af37887b2ee48295d037d90f7752af2d4c38804d1ce23bf78b6c4a2446437a9a\
                                fa65210aed5a9d5b90b3b95f3dbe42803465ccf290d72ad94a97feabce6b6103";

@@ -1,6 +1,6 @@
-//! The word stream of one roll and the unbiased die (PROTOCOL.md §2).
+//! The word stream of one roll and the unbiased die (docs/protocol.md §2).
 //!
-//! PROTOCOL.md §2 names `rand_chacha::ChaCha20Rng::from_seed(roll_key)` +
+//! docs/protocol.md §2 names `rand_chacha::ChaCha20Rng::from_seed(roll_key)` +
 //! `set_stream(nonce)` + `next_u32()` as the stream. That generator refills
 //! a buffer of four 64-byte blocks at a time, wide (SIMD), while most rolls
 //! read a few words: `4d6kh3` reads 4 of the 64 words it computed, and the
@@ -185,7 +185,7 @@ pub fn draw_die(words: &mut impl WordSource, sides: NonZeroU32) -> u32 {
     }
     // Above the expressions' limit the fast path's shortcut (every word
     // below 2^32 − 2^20 is kept) no longer holds: the limit is worked out
-    // per word, as PROTOCOL.md §2 states it.
+    // per word, as docs/protocol.md §2 states it.
     let faces = Faces::new_unchecked(sides);
     loop {
         let word = words.next_word();
@@ -239,7 +239,7 @@ impl Faces {
         1 + remainder
     }
 
-    /// Whether PROTOCOL.md §2 keeps `word`: below `2^32 − (2^32 mod sides)`.
+    /// Whether docs/protocol.md §2 keeps `word`: below `2^32 − (2^32 mod sides)`.
     #[inline]
     fn accepts(self, word: u32) -> bool {
         word < ALWAYS_ACCEPTED || self.accepts_high(word)
@@ -342,7 +342,7 @@ mod tests {
         }
     }
 
-    /// Past the expressions' limit a die is still drawn as PROTOCOL.md §2
+    /// Past the expressions' limit a die is still drawn as docs/protocol.md §2
     /// says: a word at or above `2^32 − (2^32 mod sides)` is discarded, even
     /// one far below the fast path's `2^32 − 2^20`, and the face is
     /// `1 + word mod sides` of the first word kept.

@@ -1,5 +1,5 @@
 //! The expression language against hand-worked cases: words are fed in
-//! directly, so the expected faces follow from PROTOCOL.md §2 by hand
+//! directly, so the expected faces follow from docs/protocol.md §2 by hand
 //! (a word `w` below the rejection limit shows face `1 + w mod s`).
 
 use dice::{Die, EvalError, ExprError, Expression, Roll, WordSource, evaluate, render};

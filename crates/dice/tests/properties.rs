@@ -8,7 +8,7 @@ use proptest::prelude::*;
 use proptest::test_runner::TestRunner;
 
 /// One generated dice term with the bounds its value must lie in, worked
-/// out from PROTOCOL.md §3 independently of the evaluator.
+/// out from docs/protocol.md §3 independently of the evaluator.
 #[derive(Debug, Clone)]
 struct Term {
     text: String,

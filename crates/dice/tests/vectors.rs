@@ -1,5 +1,6 @@
 //! Known-answer tests from the independent implementation
-//! (`shared/vectors/rolls.json`), read at test time. A missing file fails.
+//! (`tests/vectors/rolls.json`, or `$BATTLELOG_VECTORS/rolls.json`), read at
+//! test time. A missing file fails.
 
 // The crate's clippy.toml forbids I/O for the crate; this test reads the
 // vectors from disk, which is what a test is allowed to do.
@@ -47,7 +48,7 @@ struct SeedDerivation {
 fn vectors_dir() -> PathBuf {
     match std::env::var_os("BATTLELOG_VECTORS") {
         Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/vectors"),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/vectors"),
     }
 }
 

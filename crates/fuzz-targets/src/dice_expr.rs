@@ -5,7 +5,7 @@
 //! - an accepted expression stays within the static limits (length, dice
 //!   per roll), and every error message formats;
 //! - rendered back to text in a canonical form (written here from the
-//!   grammar of PROTOCOL.md §3, not by the crate), it parses to the same
+//!   grammar of docs/protocol.md §3, not by the crate), it parses to the same
 //!   tree and comment: nothing the parser accepts is lost or changed by
 //!   writing it out again;
 //! - evaluated twice from the same words, it draws the same dice and
@@ -240,7 +240,7 @@ mod tests {
         canonical(&Expression::parse(text).expect("valid"))
     }
 
-    /// Expected spellings worked out by hand from PROTOCOL.md §3's grammar.
+    /// Expected spellings worked out by hand from docs/protocol.md §3's grammar.
     #[test]
     fn canonical_forms_are_the_shortest_spelling() {
         assert_eq!(canonical_of(" 1д6 + 2 "), "d6+2");

@@ -1,4 +1,4 @@
-//! What the transparency log (PROTOCOL.md §5) costs:
+//! What the transparency log (docs/protocol.md §5) costs:
 //! `cargo bench -p battlelog-journal --bench transparency`.
 //!
 //! In one run:

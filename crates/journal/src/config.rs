@@ -88,7 +88,7 @@ pub struct Config {
     /// About how much memory the battle index (listings) may take; past it
     /// the battles opened longest ago are forgotten (`crate::index`).
     pub battle_index_bytes: usize,
-    /// The transparency log's origin (PROTOCOL.md §5): the name its
+    /// The transparency log's origin (docs/protocol.md §5): the name its
     /// checkpoints and verifier key carry. None: the key's own origin, and
     /// `battlelog.local/journal` for a generated key. Set, a key of another
     /// origin is refused at start.

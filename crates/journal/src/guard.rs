@@ -1,6 +1,6 @@
 //! The battle guard: the journal refuses any append after which its stream
-//! would no longer fold as a battle (DESIGN.md, "a bad append bricking a
-//! battle").
+//! would no longer fold as a battle (docs/operating.md, *Security*: "a
+//! bad append bricking a battle").
 //!
 //! Every stream of this journal is a battle stream: each record's payload is
 //! a `battlelog.v1.BattleEvent` (`proto/battlelog/v1/battle.proto`) and its
@@ -424,7 +424,7 @@ mod tests {
 
     use super::*;
 
-    // Seeds and commitments written out as PROTOCOL.md §1 defines them:
+    // Seeds and commitments written out as docs/protocol.md §1 defines them:
     // commitment = lowercase_hex(SHA-256(seed)), computed here independently.
     fn seed(epoch: u32) -> String {
         hex::encode([epoch as u8 + 1; 32])
@@ -510,7 +510,7 @@ mod tests {
         assert_eq!(BattleState::decode(&state.encode()), Some(state), "the stored form round-trips");
     }
 
-    /// The first known-answer vector of `vectors/rolls.json` (PROTOCOL.md §1).
+    /// The first known-answer vector of `vectors/rolls.json` (docs/protocol.md §1).
     #[test]
     fn a_protocol_vector_seed_reveals_against_its_commitment() {
         let opened = Event::BattleOpened(BattleOpened {

@@ -332,7 +332,7 @@ impl Journal {
         self.inner.log.watch_newest()
     }
 
-    /// The log's verifier key (PROTOCOL.md §5), to publish.
+    /// The log's verifier key (docs/protocol.md §5), to publish.
     pub fn log_key(&self) -> battlelog_tlog::VerifierKey {
         self.inner.log.verifier_key()
     }

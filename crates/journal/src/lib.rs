@@ -1,7 +1,7 @@
 //! The battlelog journal: a durable, hash-chained event store on sled, served
 //! over gRPC and fanned out to NATS JetStream through an outbox.
 //!
-//! - [`record`]: the stored record and its SHA-256 chain (PROTOCOL.md §4).
+//! - [`record`]: the stored record and its SHA-256 chain (docs/protocol.md §4).
 //! - [`limits`]: input limits and validation (nothing invalid is written).
 //! - [`guard`]: the battle guard — every stream is a battle, and no append
 //!   may leave it one that no longer folds (nonces, epochs, reveals, close).
@@ -22,7 +22,7 @@
 //!   byte and verified on both sides (the migration from sled).
 //! - [`journal`]: [`Journal`], the embeddable handle (append, read, subscribe,
 //!   verify, list battles, shutdown).
-//! - [`transparency`]: the transparency log of PROTOCOL.md §5 — a Merkle
+//! - [`transparency`]: the transparency log of docs/protocol.md §5 — a Merkle
 //!   tree over the global log (rebuilt from it at start), signed
 //!   checkpoints, inclusion and consistency proofs, signed stream heads —
 //!   above the store, so every backend has it.

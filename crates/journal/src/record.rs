@@ -1,4 +1,4 @@
-//! The stored record and its hash chain (PROTOCOL.md §4; the chain itself
+//! The stored record and its hash chain (docs/protocol.md §4; the chain itself
 //! is `battlelog_verify::chain`).
 //!
 //! A record is the protobuf encoding of [`JournalRecord`], produced once when

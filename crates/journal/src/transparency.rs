@@ -1,4 +1,4 @@
-//! The journal's transparency log (PROTOCOL.md §5): an RFC 6962 Merkle tree
+//! The journal's transparency log (docs/protocol.md §5): an RFC 6962 Merkle tree
 //! over the store's global log, signed checkpoints of it, inclusion and
 //! consistency proofs, and signed stream heads.
 //!
@@ -53,7 +53,7 @@ use crate::store::{EventStore, StoredEvent};
 /// the log itself) ever meets it.
 pub const FOLLOW_WAIT: Duration = Duration::from_secs(10);
 
-/// The default of `checkpoint_interval_ms`: PROTOCOL.md §5 promises a new
+/// The default of `checkpoint_interval_ms`: docs/protocol.md §5 promises a new
 /// checkpoint at least every second while the log grows.
 pub const DEFAULT_CHECKPOINT_INTERVAL: Duration = Duration::from_millis(1000);
 
@@ -230,7 +230,7 @@ pub struct SignedHead {
 }
 
 impl SignedHead {
-    /// The export's trailer line (PROTOCOL.md §5) this head makes.
+    /// The export's trailer line (docs/protocol.md §5) this head makes.
     pub fn trailer(&self) -> battlelog_tlog::Trailer {
         use base64::Engine as _;
         let b64 = |bytes: &[u8]| base64::engine::general_purpose::STANDARD.encode(bytes);

@@ -240,8 +240,8 @@ fn optional_struct(fields: Option<&prost_types::Struct>) -> Value {
     fields.map_or(Value::Null, |s| Value::Object(struct_to_json(s)))
 }
 
-/// The event as PROTOCOL.md §4's export shows it: `type` plus its fields in
-/// snake_case, enum values as RULES.md strings.
+/// The event as docs/protocol.md §4's export shows it: `type` plus its fields in
+/// snake_case, enum values as docs/rules.md strings.
 pub fn event_to_json(event: &Event) -> Value {
     let mut fields = match event {
         Event::BattleOpened(e) => json!({

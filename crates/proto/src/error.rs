@@ -11,7 +11,7 @@
 //! answer carries:
 //!
 //! - a `google.rpc.ErrorInfo` (domain `battlelog.dev`, the reason, and
-//!   metadata: the RULES.md section of a rules refusal, the field or the
+//!   metadata: the docs/rules.md section of a rules refusal, the field or the
 //!   versions at fault, …);
 //! - a `google.rpc.BadRequest` naming the field of an `INVALID_ARGUMENT`,
 //!   and a `google.rpc.RetryInfo` where waiting helps;
@@ -452,7 +452,7 @@ impl Error {
     }
 
     /// A refusal of the rules (`FAILED_PRECONDITION`): the rule's reason,
-    /// metadata `section` (its section of RULES.md), the English message
+    /// metadata `section` (its section of docs/rules.md), the English message
     /// the rules word and their Russian one.
     pub fn rejection(rejection: &Rejection) -> Error {
         Error::new(rejection.reason(), rejection.to_string())
@@ -630,12 +630,12 @@ pub fn unreachable(status: &Status) -> bool {
 }
 
 /// The Markdown table of every reason (`docs/errors.md`): reason, area,
-/// gRPC code, RULES.md section, and the English and Russian messages. A
+/// gRPC code, docs/rules.md section, and the English and Russian messages. A
 /// rules reason shows its refusals' examples (one row per wording); the
 /// others what the reason means.
 pub fn reasons_table() -> String {
     let mut out =
-        String::from("| Reason | Area | gRPC code | RULES.md | English | Russian |\n|---|---|---|---|---|---|\n");
+        String::from("| Reason | Area | gRPC code | docs/rules.md | English | Russian |\n|---|---|---|---|---|---|\n");
     let cell = |text: &str| text.replace('|', "\\|");
     let examples = Rejection::examples();
     for reason in Reason::all() {
@@ -647,7 +647,7 @@ pub fn reasons_table() -> String {
                     out.push_str(&format!(
                         "| `{}` | rules | {code} | {} | {} | {} |\n",
                         reason.as_str(),
-                        example.section().trim_start_matches("RULES.md "),
+                        example.section().trim_start_matches("docs/rules.md "),
                         cell(&example.to_string()),
                         cell(&example.message_ru()),
                     ));
@@ -723,7 +723,7 @@ mod tests {
         assert_eq!(status.message(), "pikachu has already used all 5 dodges of this battle");
         let info = status.get_details_error_info().expect("an ErrorInfo");
         assert_eq!((info.domain.as_str(), info.reason.as_str()), ("battlelog.dev", "DODGES_EXHAUSTED"));
-        assert_eq!(info.metadata.get("section").map(String::as_str), Some("RULES.md §1.3"));
+        assert_eq!(info.metadata.get("section").map(String::as_str), Some("docs/rules.md §1.3"));
         let read = Error::from_status(&status).expect("a battlelog error");
         assert_eq!(read.reason, Reason::RulesReason(RulesReason::DodgesExhausted));
         assert_eq!(read.localized(Lang::Ru), "pikachu уже использовал все 5 уклонений этого боя");

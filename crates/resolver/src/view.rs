@@ -263,7 +263,7 @@ mod tests {
         battle::json_to_struct(value.as_object().expect("an object"))
     }
 
-    /// PROTOCOL.md §1: the commitment is the lowercase hex of SHA-256 of
+    /// docs/protocol.md §1: the commitment is the lowercase hex of SHA-256 of
     /// the seed; here epoch 0's seed is 32 bytes of 1.
     fn seed() -> String {
         hex::encode([1u8; 32])
@@ -278,7 +278,7 @@ mod tests {
         })
     }
 
-    /// RULES.md 1.5: a pass draws no die and its outcome is `{"result": "pass"}`.
+    /// docs/rules.md §1.5: a pass draws no die and its outcome is `{"result": "pass"}`.
     fn passed() -> Event {
         Event::ActionResolved(ActionResolved {
             action: Some(fields(json!({"type": "pass", "actor": "meowth"}))),

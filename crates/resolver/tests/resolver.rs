@@ -272,7 +272,7 @@ async fn a_retried_act_returns_the_recorded_resolution() {
     for _ in 0..3 {
         let again = stack.resolver.act(act("pb", "m1", action.clone())).await.expect("retry").into_inner();
         // The same but for the journal's checkpoint: the newest when each
-        // was answered (PROTOCOL.md §5).
+        // was answered (docs/protocol.md §5).
         assert_eq!(ActResponse { checkpoint: None, ..again }, ActResponse { checkpoint: None, ..first.clone() });
     }
     assert_eq!(
@@ -903,7 +903,7 @@ async fn dispute_rule_and_close_refuse_a_request_id_reused_for_another_body() {
     };
     let first = stack.resolver.dispute(dispute.clone()).await.expect("dispute").into_inner();
     let again = stack.resolver.dispute(dispute.clone()).await.expect("retry").into_inner();
-    // The same but for the journal's newest checkpoint (PROTOCOL.md §5).
+    // The same but for the journal's newest checkpoint (docs/protocol.md §5).
     assert_eq!(EventResponse { checkpoint: None, ..again }, EventResponse { checkpoint: None, ..first.clone() });
     for other in [
         DisputeRequest { reason: "cheating".into(), ..dispute.clone() },

@@ -122,7 +122,7 @@ mod tests {
 
     use super::*;
 
-    /// PROTOCOL.md §1: a commitment is the lowercase hex of SHA-256 of the
+    /// docs/protocol.md §1: a commitment is the lowercase hex of SHA-256 of the
     /// seed; here the seed of epoch `e` is 32 bytes of `e + 1`.
     fn seed(epoch: u32) -> String {
         hex::encode([epoch as u8 + 1; 32])

@@ -1,6 +1,6 @@
 //! The battlelog roller: the only place a battle's dice come from.
 //!
-//! - [`master_key`]: the secret every server seed derives from (PROTOCOL.md §1).
+//! - [`master_key`]: the secret every server seed derives from (docs/protocol.md §1).
 //! - [`ledger`]: what the roller needs to know of a battle (client seed,
 //!   epoch, next nonce, recorded requests), folded from its journal stream.
 //! - [`service`]: the `Roller` gRPC service: commit, roll, reveal.
@@ -11,7 +11,7 @@
 //!
 //! The roller keeps nothing of its own: seeds derive from the master key,
 //! nonces and epochs come from the journal, and a roll's faces are returned
-//! only after its `DiceRolled` event is durably journaled (DESIGN.md
+//! only after its `DiceRolled` event is durably journaled (ARCHITECTURE.md,
 //! invariant 1). Any number of replicas may run side by side.
 
 pub mod config;

@@ -1,6 +1,6 @@
 //! Every action of every ruleset as one JSON vocabulary:
 //! `{"type": "attack", "actor": "pikachu", …}`. Field names and enum
-//! strings are RULES.md's; unknown fields are refused, so a typo such as
+//! strings are docs/rules.md's; unknown fields are refused, so a typo such as
 //! `never_mis` is an error rather than a silently ignored flag.
 
 use serde::{Deserialize, Serialize};
@@ -24,7 +24,7 @@ pub enum Action {
     // berserk
     Strike(berserk::Strike),
     Effect(berserk::Effect),
-    /// `berserk@2` only (RULES.md §6.3.1).
+    /// `berserk@2` only (docs/rules.md §6.3.1).
     ExchangeChoice(berserk::ExchangeChoice),
     // pbta-2d6
     Move(pbta::Move),

@@ -55,11 +55,11 @@ pub struct AbilitySheet {
     /// Uses allowed per episode; no limit without it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub per_episode: Option<u32>,
-    /// `arcana-2d10@2` (RULES.md §6.2.1): whether broken concentration blocks
+    /// `arcana-2d10@2` (docs/rules.md §6.2.1): whether broken concentration blocks
     /// it; magical when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub magical: Option<bool>,
-    /// `arcana-2d10@2` (RULES.md §6.2.1): the least skill points it can be
+    /// `arcana-2d10@2` (docs/rules.md §6.2.1): the least skill points it can be
     /// used with, 1..=12; no minimum when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_points: Option<u32>,

@@ -1,4 +1,4 @@
-//! What every ruleset shares (RULES.md §5): judges' rulings, disputes and
+//! What every ruleset shares (docs/rules.md §5): judges' rulings, disputes and
 //! free rolls. None of them touches a ruleset's state directly; a ruling's
 //! `override` replaces fields of an earlier outcome, and replay folds the
 //! battle again on top of it.

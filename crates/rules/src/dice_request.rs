@@ -38,7 +38,7 @@ pub enum DiceRequest {
     /// concatenated, are what [`crate::Battle::resolve`] takes. Empty when the
     /// action needs no dice.
     Rolls(Vec<RollSpec>),
-    /// A free roll (RULES.md §5.2): the expression itself decides how many
+    /// A free roll (docs/rules.md §5.2): the expression itself decides how many
     /// dice it draws (rerolls and explosions depend on the faces).
     Expression(String),
 }

@@ -42,7 +42,7 @@ pub enum Rejection {
     /// of an earlier one: refused rather than silently ignored.
     #[error("`{action}` has no field `{field}` in {ruleset}")]
     FieldNotInVersion { action: &'static str, field: &'static str, ruleset: RulesetId },
-    // The messages below are `@2`'s (RULES.md §6) and are worded as the
+    // The messages below are `@2`'s (docs/rules.md §6) and are worded as the
     // independent implementation's vectors word them; `@1`'s messages above
     // stay as they were.
     /// `pokemon-d6@2`: `against` is missing or names no resolved attack.
@@ -298,48 +298,48 @@ impl Rejection {
         }
     }
 
-    /// The section of RULES.md that states the rule, as `RULES.md §x.y`
+    /// The section of docs/rules.md that states the rule, as `docs/rules.md §x.y`
     /// (`§6.1.3` is item 3 of §6.1). Rules common to every ruleset (who
     /// takes part, which actions a ruleset has) are §5's.
     pub fn section(&self) -> &'static str {
         match self {
-            Rejection::WrongRuleset { .. } | Rejection::UnknownParticipant { .. } => "RULES.md §5",
-            Rejection::MultiHitWithVariablePower => "RULES.md §1.1",
-            Rejection::NoDodgesLeft { .. } => "RULES.md §1.3",
-            Rejection::NoMoves | Rejection::TooManyMoves { .. } => "RULES.md §1.4",
+            Rejection::WrongRuleset { .. } | Rejection::UnknownParticipant { .. } => "docs/rules.md §5",
+            Rejection::MultiHitWithVariablePower => "docs/rules.md §1.1",
+            Rejection::NoDodgesLeft { .. } => "docs/rules.md §1.3",
+            Rejection::NoMoves | Rejection::TooManyMoves { .. } => "docs/rules.md §1.4",
             Rejection::SkillPointsOutOfRange { .. }
             | Rejection::AbilityUsedUp { .. }
-            | Rejection::ConcentrationBroken => "RULES.md §2.1",
-            Rejection::NotACast { .. } => "RULES.md §2.2",
-            Rejection::UnknownTrait { .. } => "RULES.md §4.1",
+            | Rejection::ConcentrationBroken => "docs/rules.md §2.1",
+            Rejection::NotACast { .. } => "docs/rules.md §2.2",
+            Rejection::UnknownTrait { .. } => "docs/rules.md §4.1",
             Rejection::UnknownReference { .. }
             | Rejection::OverrideNotAllowed { .. }
-            | Rejection::OverrideInvalid { .. } => "RULES.md §5.1",
-            Rejection::InvalidExpression(_) => "RULES.md §5.2",
-            Rejection::FieldNotInVersion { .. } => "RULES.md §6",
+            | Rejection::OverrideInvalid { .. } => "docs/rules.md §5.1",
+            Rejection::InvalidExpression(_) => "docs/rules.md §5.2",
+            Rejection::FieldNotInVersion { .. } => "docs/rules.md §6",
             Rejection::NotAnAttack { .. }
             | Rejection::AttackOnAnother { .. }
             | Rejection::NothingToDodge { .. }
             | Rejection::AlreadyAnswered { .. }
-            | Rejection::DodgeLimitReached { .. } => "RULES.md §6.1.3",
-            Rejection::BelowMinPoints { .. } => "RULES.md §6.2.1",
-            Rejection::ConcentrationBrokenForMagic => "RULES.md §6.2.2",
-            Rejection::AgainstNotACast { .. } => "RULES.md §6.2",
+            | Rejection::DodgeLimitReached { .. } => "docs/rules.md §6.1.3",
+            Rejection::BelowMinPoints { .. } => "docs/rules.md §6.2.1",
+            Rejection::ConcentrationBrokenForMagic => "docs/rules.md §6.2.2",
+            Rejection::AgainstNotACast { .. } => "docs/rules.md §6.2",
             Rejection::StrikeAwaitsChoice { .. }
             | Rejection::AvoidExchangeBeforeRoll { .. }
             | Rejection::NotAwaitingChoice { .. }
             | Rejection::NotTheHigherSide { .. }
-            | Rejection::AvoidNotBoolean => "RULES.md §6.3.1",
-            Rejection::FixedRollOutOfRange { .. } => "RULES.md §6.3.2",
+            | Rejection::AvoidNotBoolean => "docs/rules.md §6.3.1",
+            Rejection::FixedRollOutOfRange { .. } => "docs/rules.md §6.3.2",
             Rejection::TraitValueFromSheet | Rejection::NotATrait { .. } | Rejection::TraitNotOnSheet { .. } => {
-                "RULES.md §6.4.1"
+                "docs/rules.md §6.4.1"
             }
-            Rejection::StakesRequired => "RULES.md §6.4.2",
-            Rejection::HelpersNotOthers { .. } => "RULES.md §6.4.3",
+            Rejection::StakesRequired => "docs/rules.md §6.4.2",
+            Rejection::HelpersNotOthers { .. } => "docs/rules.md §6.4.3",
         }
     }
 
-    /// The message in Russian, the players' language (RULES.md §5.3). The
+    /// The message in Russian, the players' language (docs/rules.md §5.3). The
     /// English one is the `Display` text, which the `@2` vectors fix.
     pub fn message_ru(&self) -> String {
         match self {
@@ -465,7 +465,7 @@ mod reason_tests {
             let ru = example.message_ru();
             assert!(ru.chars().any(|c| ('а'..='я').contains(&c)), "{example:?}: {ru}");
             assert_ne!(ru, example.to_string());
-            assert!(example.section().starts_with("RULES.md §"));
+            assert!(example.section().starts_with("docs/rules.md §"));
         }
     }
 

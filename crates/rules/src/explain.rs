@@ -1,5 +1,5 @@
 //! Why a result is what it is: for one resolved action, the dice it used
-//! and what each die meant, every modifier by name and value, the RULES.md
+//! and what each die meant, every modifier by name and value, the docs/rules.md
 //! table row the result came from, and what changed in each participant's
 //! state; and the state itself as a judge reads it. Pure, like the rest of
 //! the crate: the web page and `battlelog replay` both render from here.
@@ -73,7 +73,7 @@ pub struct DieUse {
 pub struct Term {
     pub key: &'static str,
     pub value: i64,
-    /// The RULES.md section that names it.
+    /// The docs/rules.md section that names it.
     pub section: &'static str,
     /// What the term stands for, e.g. the trait's name or the helpers.
     pub detail: Option<String>,
@@ -109,7 +109,7 @@ pub struct Product {
     pub value: i64,
 }
 
-/// The rule (a table row or a step of RULES.md) a result came from.
+/// The rule (a table row or a step of docs/rules.md) a result came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Row {
     pub key: &'static str,
@@ -545,7 +545,7 @@ fn explain_attack(
     if out.result == pokemon::AttackResult::Failed {
         return;
     }
-    // The power row, from the flags RULES.md §1.1 (and §6.1.1) names.
+    // The power row, from the flags docs/rules.md §1.1 (and §6.1.1) names.
     let has_effect = act.effect.is_some();
     let third = |n| Fraction::new(n, 3).unwrap_or(Fraction::ONE);
     let single = |p: u32| -> (&'static str, &'static str, Fraction) {
@@ -845,7 +845,7 @@ impl Explanation {
             lines.push(format!("{} = {} = {}", label(product.key, lang), factors.join(" × "), product.value));
         }
         for row in &self.rows {
-            lines.push(format!("{}: {} (RULES.md §{})", label("rule", lang), label(row.key, lang), row.section));
+            lines.push(format!("{}: {} (docs/rules.md §{})", label("rule", lang), label(row.key, lang), row.section));
         }
         for change in &self.changes {
             let who = change.who.as_deref().map(|w| format!("{w}: ")).unwrap_or_default();
@@ -887,7 +887,7 @@ pub fn state_lines(state: &Value, lang: Lang) -> Vec<String> {
 }
 
 /// A participant's fields in reading order: the rules' own fields first,
-/// as RULES.md lists them, then any other key.
+/// as docs/rules.md lists them, then any other key.
 pub fn ordered_fields(fields: &serde_json::Map<String, Value>) -> Vec<(&String, &Value)> {
     const ORDER: [&str; 9] = [
         "dodges_used",
@@ -1235,7 +1235,7 @@ mod tests {
             lines.contains(&"total (ash) = 4 + 5 + trait (wits) +2 + help (brock) +1 = 12".to_owned()),
             "{lines:?}"
         );
-        assert!(lines.iter().any(|l| l.contains("total 10 or more → full success (RULES.md §4.1)")), "{lines:?}");
+        assert!(lines.iter().any(|l| l.contains("total 10 or more → full success (docs/rules.md §4.1)")), "{lines:?}");
         let ru = explanation.lines(Lang::Ru);
         assert!(ru.contains(&"итог (ash) = 4 + 5 + черта (смекалка) +2 + помощь (brock) +1 = 12".to_owned()), "{ru:?}");
     }
@@ -1288,7 +1288,7 @@ mod tests {
         let explanation = explain(&battle, 1, &attack, &[5, 2], &resolution.outcome);
         let en = explanation.lines(Lang::En);
         assert!(en.contains(&"dice: 5 (power d6), 2 (paralysis d6): the move fails".to_owned()), "{en:?}");
-        assert!(en.iter().any(|l| l.contains("paralysis die 1–2 → the move fails (RULES.md §1.1)")), "{en:?}");
+        assert!(en.iter().any(|l| l.contains("paralysis die 1–2 → the move fails (docs/rules.md §1.1)")), "{en:?}");
         assert!(en.contains(&"pikachu: statuses (turns left) paralysis: 4 → paralysis: 3".to_owned()), "{en:?}");
         let ru = explanation.lines(Lang::Ru);
         assert!(ru.iter().any(|l| l.contains("кубик паралича 1–2 → приём срывается")), "{ru:?}");
@@ -1314,7 +1314,7 @@ mod tests {
         let resolution = battle.resolve(1, &ruling, &[]).expect("rules");
         let lines = explain(&battle, 1, &ruling, &[], &resolution.outcome).lines(Lang::En);
         assert!(
-            lines.iter().any(|l| l.contains("a judge's ruling replaces the outcome's fields (RULES.md §5.1)")),
+            lines.iter().any(|l| l.contains("a judge's ruling replaces the outcome's fields (docs/rules.md §5.1)")),
             "{lines:?}"
         );
         assert!(lines.contains(&"pikachu: dodges used 1 → 0".to_owned()), "{lines:?}");

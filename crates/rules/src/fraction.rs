@@ -1,4 +1,4 @@
-//! Exact multipliers such as `2/5` and the one rounding rule of RULES.md:
+//! Exact multipliers such as `2/5` and the one rounding rule of docs/rules.md:
 //! round half up on the exact rational value. No float ever enters the rules,
 //! so a damage figure re-resolves identically on any machine, forever.
 

@@ -1,4 +1,4 @@
-//! The rules engine of battlelog: the four rulesets of `RULES.md`, the
+//! The rules engine of battlelog: the four rulesets of `docs/rules.md`, the
 //! judges' actions and free rolls of its §5, and the battle state they fold
 //! into. Pure: no I/O, no clock, no randomness — resolving is
 //! `(battle, action, dice faces) → outcome + summary + new battle`.
@@ -11,7 +11,7 @@
 //!   `@1` and `@2` of `pokemon-d6`, `arcana-2d10`, `berserk` and
 //!   `pbta-2d6`; a battle keeps the version it opened with.
 //! - [`pokemon`], [`arcana`], [`berserk`], [`pbta`]: each ruleset's
-//!   actions, outcomes and state, and its `v1` tables. Each `v2` is RULES.md
+//!   actions, outcomes and state, and its `v1` tables. Each `v2` is docs/rules.md
 //!   §6: it runs `v1`'s code and differs only where §6 says (a `@2` dodge
 //!   names the attack it `against`s; `@2` sheets give abilities `magical`
 //!   and `min_points`; a `@2` fight's exchange is chosen after the roll by
@@ -20,13 +20,13 @@
 //! - [`common`]: rulings, disputes and free rolls (§5).
 //! - [`error`]: why an action was refused ([`error::Rejection`]), with each
 //!   rule's stable reason ([`error::RulesReason`], the services'
-//!   `ErrorInfo` reason), its RULES.md section and its Russian message.
+//!   `ErrorInfo` reason), its docs/rules.md section and its Russian message.
 //! - [`dice_request`]: which dice to ask the roller for, and the check of
 //!   the faces handed back.
 //! - [`fraction`]: exact multipliers and round-half-up.
 //! - [`summary`]: one-line Russian and English forum summaries.
 //! - [`explain`]: why a result is what it is — the dice and what each
-//!   meant, every modifier by name, the RULES.md row, the state changes —
+//!   meant, every modifier by name, the docs/rules.md row, the state changes —
 //!   and the state a judge reads at any version, labelled in English and
 //!   Russian.
 //! - [`script`]: the JSON Lines player behind `battlelog rules play`.

@@ -1,4 +1,4 @@
-//! Every outcome as RULES.md names its fields. An outcome is written as its
+//! Every outcome as docs/rules.md names its fields. An outcome is written as its
 //! fields alone (`{"result": "hit", "multiplier": "1/3", …}`); which action
 //! it belongs to is known from the action beside it, so reading one back
 //! takes that [`ActionKind`].
@@ -92,7 +92,7 @@ pub(crate) fn fits_version(ruleset: RulesetId, outcome: &Outcome) -> Result<(), 
 }
 
 /// `Option<Option<T>>` as "absent" (`None`), `null` (`Some(None)`) or a
-/// value: RULES.md has fields that are present-but-null on some results and
+/// value: docs/rules.md has fields that are present-but-null on some results and
 /// absent on others (`effect_applied`).
 pub(crate) mod present_or_null {
     use serde::{Deserialize, Deserializer, Serialize, Serializer};

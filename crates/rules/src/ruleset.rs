@@ -9,7 +9,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// The rule systems of RULES.md, without a version.
+/// The rule systems of docs/rules.md, without a version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Family {
     PokemonD6,
@@ -51,13 +51,13 @@ pub enum RulesetId {
     Arcana2d10V1,
     BerserkV1,
     Pbta2d6V1,
-    /// RULES.md §6.1: `@1` plus the changes of a second reading of the seed.
+    /// docs/rules.md §6.1: `@1` plus the changes of a second reading of the seed.
     PokemonD6V2,
-    /// RULES.md §6.2: `@1` plus ability requirements and magic-only concentration.
+    /// docs/rules.md §6.2: `@1` plus ability requirements and magic-only concentration.
     Arcana2d10V2,
-    /// RULES.md §6.3: `@1` with the exchange chosen after the roll and fixed rolls.
+    /// docs/rules.md §6.3: `@1` with the exchange chosen after the roll and fixed rolls.
     BerserkV2,
-    /// RULES.md §6.4: `@1` with the trait from the sheet, required stakes,
+    /// docs/rules.md §6.4: `@1` with the trait from the sheet, required stakes,
     /// help from others and helpers exposed only when something goes wrong.
     Pbta2d6V2,
 }

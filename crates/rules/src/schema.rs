@@ -6,7 +6,7 @@
 //!
 //! The versions of a family share their Rust types, so the derived schema
 //! is then narrowed to what one version accepts in one place,
-//! `version_differences` (RULES.md §6): a schema also holds the rules a
+//! `version_differences` (docs/rules.md §6): a schema also holds the rules a
 //! version checks on a field's mere presence or form (a `@2` dodge needs
 //! `against`, `@2` moves refuse `trait_value` …), which the server answers
 //! as rule refusals (FAILED_PRECONDITION) rather than as unreadable input.
@@ -229,7 +229,7 @@ enum Part {
 }
 
 /// What one ruleset version accepts beyond its family's shared types
-/// (RULES.md §6, and each version module's doc), for one of its three
+/// (docs/rules.md §6, and each version module's doc), for one of its three
 /// documents; a pointer the document does not hold is skipped.
 fn version_differences(ruleset: RulesetId, part: Part, document: &mut Value) {
     let family = ruleset.family();
@@ -306,7 +306,11 @@ fn action_differences(ruleset: RulesetId, at: &mut At<'_>) {
         Family::Arcana2d10 => {
             for kind in ["/$defs/cast", "/$defs/defend"] {
                 at(kind, &|check| {
-                    rule(check, "skill_points", "The rules take 1 to 12 (RULES.md §2); else SKILL_POINTS_OUT_OF_RANGE.")
+                    rule(
+                        check,
+                        "skill_points",
+                        "The rules take 1 to 12 (docs/rules.md §2); else SKILL_POINTS_OUT_OF_RANGE.",
+                    )
                 });
             }
         }
@@ -314,7 +318,7 @@ fn action_differences(ruleset: RulesetId, at: &mut At<'_>) {
             rule(
                 action,
                 "trait",
-                "One of brawn, grace, charm, grit, wits, cool (RULES.md §4); else UNKNOWN_TRAIT (@2: the trait must be \
+                "One of brawn, grace, charm, grit, wits, cool (docs/rules.md §4); else UNKNOWN_TRAIT (@2: the trait must be \
                  on the actor's sheet, else TRAIT_NOT_ON_SHEET).",
             )
         }),
@@ -322,20 +326,28 @@ fn action_differences(ruleset: RulesetId, at: &mut At<'_>) {
     }
     match ruleset {
         RulesetId::PokemonD6V1 => at("/$defs/dodge", &|dodge| {
-            rule(dodge, "against", "Not part of @1 (RULES.md §6.1.3 adds it in @2): refused as FIELD_NOT_IN_VERSION.")
+            rule(
+                dodge,
+                "against",
+                "Not part of @1 (docs/rules.md §6.1.3 adds it in @2): refused as FIELD_NOT_IN_VERSION.",
+            )
         }),
         RulesetId::PokemonD6V2 => at("/$defs/dodge", &|dodge| {
             rule(
                 dodge,
                 "against",
-                "Required by @2's rules (RULES.md §6.1.3): the version of the attack this dodge answers; without it, \
+                "Required by @2's rules (docs/rules.md §6.1.3): the version of the attack this dodge answers; without it, \
                  or naming no resolved attack, DODGE_NOT_AGAINST_AN_ATTACK.",
             )
         }),
         RulesetId::BerserkV1 => {
             for side in ["/$defs/Attacker", "/$defs/Defender"] {
                 at(side, &|side| {
-                    rule(side, "fixed_roll", "@2 only (RULES.md §6.3.2): refused under @1 as FIELD_NOT_IN_VERSION.")
+                    rule(
+                        side,
+                        "fixed_roll",
+                        "@2 only (docs/rules.md §6.3.2): refused under @1 as FIELD_NOT_IN_VERSION.",
+                    )
                 });
             }
         }
@@ -345,13 +357,13 @@ fn action_differences(ruleset: RulesetId, at: &mut At<'_>) {
                     rule(
                         side,
                         "avoid_exchange",
-                        "Not in @2, where the exchange is chosen after the roll with `exchange_choice` (RULES.md \
+                        "Not in @2, where the exchange is chosen after the roll with `exchange_choice` (docs/rules.md \
                          §6.3.1): refused as AVOID_EXCHANGE_BEFORE_ROLL.",
                     );
                     rule(
                         side,
                         "fixed_roll",
-                        "The rules take an integer from 1 to 6 (RULES.md §6.3.2); else FIXED_ROLL_OUT_OF_RANGE.",
+                        "The rules take an integer from 1 to 6 (docs/rules.md §6.3.2); else FIXED_ROLL_OUT_OF_RANGE.",
                     );
                 });
             }
@@ -359,12 +371,12 @@ fn action_differences(ruleset: RulesetId, at: &mut At<'_>) {
                 rule(
                     choice,
                     "against",
-                    "Required by the rules (RULES.md §6.3.1): the strike awaiting its choice; else NOT_AWAITING_CHOICE.",
+                    "Required by the rules (docs/rules.md §6.3.1): the strike awaiting its choice; else NOT_AWAITING_CHOICE.",
                 );
                 rule(
                     choice,
                     "avoid",
-                    "Required by the rules (RULES.md §6.3.1): true or false; else AVOID_NOT_BOOLEAN.",
+                    "Required by the rules (docs/rules.md §6.3.1): true or false; else AVOID_NOT_BOOLEAN.",
                 );
             });
         }
@@ -372,10 +384,14 @@ fn action_differences(ruleset: RulesetId, at: &mut At<'_>) {
             rule(
                 action,
                 "trait_value",
-                "Not in @2, where the value comes from the sheet (RULES.md §6.4.1): refused as TRAIT_VALUE_FROM_SHEET.",
+                "Not in @2, where the value comes from the sheet (docs/rules.md §6.4.1): refused as TRAIT_VALUE_FROM_SHEET.",
             );
-            rule(action, "stakes", "Required by @2's rules, not blank (RULES.md §6.4.2); else STAKES_REQUIRED.");
-            rule(action, "helpers", "Others than the actor, each once (RULES.md §6.4.3); else HELPERS_NOT_OTHERS.");
+            rule(action, "stakes", "Required by @2's rules, not blank (docs/rules.md §6.4.2); else STAKES_REQUIRED.");
+            rule(
+                action,
+                "helpers",
+                "Others than the actor, each once (docs/rules.md §6.4.3); else HELPERS_NOT_OTHERS.",
+            );
         }),
         _ => {}
     }

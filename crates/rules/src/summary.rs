@@ -1,5 +1,5 @@
 //! One-line summaries of outcomes for a forum post, in Russian and English
-//! (RULES.md §5.3), e.g. «Критическая атака: двойной урон» /
+//! (docs/rules.md §5.3), e.g. «Критическая атака: двойной урон» /
 //! "Critical hit: double damage".
 
 use serde::{Deserialize, Serialize};

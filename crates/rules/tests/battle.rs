@@ -1,7 +1,7 @@
 //! The battle fold through the public API, as the resolver uses it:
 //! opening, the dice an action needs, resolving, folding recorded outcomes,
 //! rulings with overrides, disputes, free rolls and replay to a version.
-//! The summaries' wording checked here is the code's own, locked (RULES.md
+//! The summaries' wording checked here is the code's own, locked (docs/rules.md
 //! §5.3 asks for summaries but fixes no words).
 
 use rules::{

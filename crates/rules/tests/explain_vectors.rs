@@ -1,5 +1,5 @@
 //! The explanations add up: for every action line of every rules vector
-//! script (`$BATTLELOG_VECTORS` or `<workspace>/../shared/vectors`, `rules/`
+//! script (`$BATTLELOG_VECTORS` or `<workspace>/tests/vectors`, `rules/`
 //! and `rules-next/`; a missing directory fails), the explanation of the
 //! *expected* outcome (read from `*.expected.jsonl`, never from this
 //! crate's output) has sums and products that give the outcome's numbers,
@@ -20,7 +20,7 @@ use serde_json::Value;
 fn vectors_dir() -> PathBuf {
     match std::env::var_os("BATTLELOG_VECTORS") {
         Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/vectors"),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/vectors"),
     }
 }
 

@@ -394,11 +394,11 @@ fn fit_action(battle: &Battle, json: &Value, fit: bool) -> Value {
 /// (tried, resolved). A property over battles whose actions were nearly all
 /// rejected holds vacuously, so each property also requires that enough of
 /// every kind of action resolved. Rulings, disputes and free rolls are
-/// resolved alike in every ruleset (RULES.md §5) and are counted together.
+/// resolved alike in every ruleset (docs/rules.md §5) and are counted together.
 #[derive(Debug, Default)]
 struct Tally(RefCell<BTreeMap<(String, String), (u64, u64)>>);
 
-/// The tally's ruleset for the actions of RULES.md §5.
+/// The tally's ruleset for the actions of docs/rules.md §5.
 const EVERY_RULESET: &str = "every ruleset";
 
 impl Tally {
@@ -544,7 +544,7 @@ fn dodges_never_exceed_five_and_statuses_never_underflow() {
     tally.assert_enough("dodges and statuses", &kinds, KIND_SHARE, STEP_SHARE);
 }
 
-/// RULES.md §6.1.3: every `@2` dodge answers one attack on its actor
+/// docs/rules.md §6.1.3: every `@2` dodge answers one attack on its actor
 /// that hit, crit or missed, and no attack is answered twice.
 #[test]
 fn a_v2_dodge_answers_one_attack_on_its_actor_once() {
@@ -578,7 +578,7 @@ fn a_v2_dodge_answers_one_attack_on_its_actor_once() {
     tally.assert_enough("@2 dodges", &pokemon_kinds("pokemon-d6@2"), KIND_SHARE, STEP_SHARE);
 }
 
-/// RULES.md §6.3.1: a `berserk@2` strike names a pending chooser exactly
+/// docs/rules.md §6.3.1: a `berserk@2` strike names a pending chooser exactly
 /// when its fight row has both sides striking, never steps by itself, and
 /// holds back every later strike and effect until an exchange choice by
 /// that side answers it, once; the choice keeps the row or steps it one
@@ -632,7 +632,7 @@ fn a_v2_exchange_choice_answers_one_pending_strike_once_by_the_side_that_rolled_
     tally.assert_enough("@2 exchange choices", &berserk_v2_kinds(), KIND_SHARE, STEP_SHARE);
 }
 
-/// RULES.md §6.3.2: a side with a fixed roll draws no die; without a fight
+/// docs/rules.md §6.3.2: a side with a fixed roll draws no die; without a fight
 /// only the attacker may draw one.
 #[test]
 fn a_fixed_roll_draws_no_die() {
@@ -667,7 +667,7 @@ fn a_fixed_roll_draws_no_die() {
     tally.assert_enough("fixed rolls", &kinds, KIND_SHARE, 0.0);
 }
 
-/// RULES.md §6.4: a resolved `pbta-2d6@2` move had stakes and helpers other
+/// docs/rules.md §6.4: a resolved `pbta-2d6@2` move had stakes and helpers other
 /// than its actor, each once, and exposes them exactly when it did not
 /// fully succeed.
 #[test]

@@ -1,7 +1,7 @@
 //! Known-answer tests from the independent implementation
-//! (`shared/vectors/rules/*.script.jsonl` → `*.expected.jsonl`, and the
-//! same for `shared/vectors/rules-next/`), read at test time from
-//! `$BATTLELOG_VECTORS` or `<workspace>/../shared/vectors`. A missing
+//! (`tests/vectors/rules/*.script.jsonl` → `*.expected.jsonl`, and the
+//! same for `tests/vectors/rules-next/`), read at test time from
+//! `$BATTLELOG_VECTORS` or `<workspace>/tests/vectors`. A missing
 //! directory or file fails; nothing is skipped. Both versions of every
 //! ruleset are covered: `pokemon-*`, `arcana-*`, `berserk-*` and `pbta-*`
 //! open `@1` battles, `pokemon2-*` / `arcana2-*` (in `rules/`) and
@@ -18,16 +18,16 @@ use serde_json::Value;
 fn vectors_dir() -> PathBuf {
     match std::env::var_os("BATTLELOG_VECTORS") {
         Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/vectors"),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/vectors"),
     }
 }
 
 /// The vector directories and the families each must hold.
 const DIRECTORIES: [(&str, &[&str]); 2] = [
-    // `pokemon2-*` and `arcana2-*` are the `@2` vectors of RULES.md §6.1 and
+    // `pokemon2-*` and `arcana2-*` are the `@2` vectors of docs/rules.md §6.1 and
     // §6.2; the bare names are `@1`'s, which must keep passing.
     ("rules", &["pokemon-", "pokemon2-", "arcana-", "arcana2-", "berserk-", "pbta-"]),
-    // RULES.md §6.3 and §6.4.
+    // docs/rules.md §6.3 and §6.4.
     ("rules-next", &["berserk2-", "pbta2-"]),
 ];
 

@@ -103,7 +103,7 @@ const UNDECODABLE: &str = "failed to decode Protobuf message";
 ///
 /// tonic follows gRPC's status code table, which files an unparseable
 /// request under `INTERNAL`; battlelog promises `INVALID_ARGUMENT` for
-/// every bad input (DESIGN.md, Security), and a caller must be able to tell
+/// every bad input (docs/operating.md, *Security*), and a caller must be able to tell
 /// "you sent something we refuse" (e.g. a `Struct` nested past prost's
 /// recursion limit of 100 messages) from a fault of ours. Decoding happens
 /// before the handler runs, so its error always leaves as a trailers-only

@@ -80,7 +80,7 @@ pub mod roller {
     /// within [`super::journal::MIN_PAYLOAD_BYTES`], so that no roll is
     /// journaled whose resolution the journal would refuse (the resolver's
     /// tests encode the worst case). The dice language allows 10 000 dice
-    /// in one expression (PROTOCOL.md §3); this service takes fewer.
+    /// in one expression (docs/protocol.md §3); this service takes fewer.
     pub const MAX_DICE_PER_REQUEST: u64 = 1_000;
     /// Longest `purpose` of one roll, in bytes.
     pub const MAX_PURPOSE_BYTES: usize = 200;

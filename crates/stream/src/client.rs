@@ -20,7 +20,7 @@ pub struct Appended {
     /// Every key was a repeat: nothing was written, and `events` is what the
     /// first append of these keys wrote, wherever that was in the stream.
     pub deduplicated: bool,
-    /// The journal's newest signed checkpoint when it replied (PROTOCOL.md
+    /// The journal's newest signed checkpoint when it replied (docs/protocol.md
     /// §5); it need not cover these events yet. `None` before the first one.
     pub checkpoint: Option<Checkpoint>,
 }

@@ -1,4 +1,4 @@
-//! The transparency log of PROTOCOL.md §5, pure: no I/O, no clock, no
+//! The transparency log of docs/protocol.md §5, pure: no I/O, no clock, no
 //! randomness (`clippy.toml` and `tests/purity.rs` hold it to that). What
 //! the journal signs its global log with, and what a judge or a stranger
 //! checks an export's trailer and a kept checkpoint with.

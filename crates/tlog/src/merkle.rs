@@ -1,4 +1,4 @@
-//! The Merkle tree of PROTOCOL.md §5 (RFC 6962 §2.1 hashing, RFC 9162
+//! The Merkle tree of docs/protocol.md §5 (RFC 6962 §2.1 hashing, RFC 9162
 //! §2.1.3/§2.1.4 proofs) over the journal's global log.
 //!
 //! Two implementations check each other: [`Tree`] stores its hashes and

@@ -1,5 +1,5 @@
 //! The log key, its verifier key, signed checkpoints and signed heads of
-//! PROTOCOL.md §5, in the C2SP formats (signed-note, tlog-checkpoint) so
+//! docs/protocol.md §5, in the C2SP formats (signed-note, tlog-checkpoint) so
 //! that other tools read them.
 //!
 //! Written here from the C2SP texts rather than on the `signed_note` crate:

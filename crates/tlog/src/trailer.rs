@@ -1,4 +1,4 @@
-//! The export's trailer line of PROTOCOL.md §5 and its check, and the
+//! The export's trailer line of docs/protocol.md §5 and its check, and the
 //! checkpoints a judge or a forum kept to hold the log to its past.
 
 use base64::Engine as _;

@@ -1,4 +1,4 @@
-//! The byte strings §5 defines, built here byte by byte from PROTOCOL.md's
+//! The byte strings §5 defines, built here byte by byte from docs/protocol.md's
 //! text, against the crate's functions.
 
 use battlelog_tlog::{StreamHead, head_message, leaf_hash, leaf_input};

@@ -1,4 +1,4 @@
-//! The tamper-evident chain of a stream (PROTOCOL.md §4), the one
+//! The tamper-evident chain of a stream (docs/protocol.md §4), the one
 //! implementation: the journal writes it and the audit recomputes it.
 //!
 //! `h(−1) = SHA-256("battlelog/v1/stream" || 0x00 || stream_id)` and

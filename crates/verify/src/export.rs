@@ -1,10 +1,10 @@
-//! The export of a battle: JSON Lines, one event a line, as PROTOCOL.md §4
+//! The export of a battle: JSON Lines, one event a line, as docs/protocol.md §4
 //! specifies — `stream`, `version`, `hash` (hex h(v)), `record` (base64 of
 //! the exact record bytes) and `event` (the decoded event, for people and
 //! third-party verifiers) — plus the record's id, type and time for reading.
 //! Written from the journal's events and read back for the audit.
 //!
-//! An export ends with one more line, the trailer of PROTOCOL.md §5: a JSON
+//! An export ends with one more line, the trailer of docs/protocol.md §5: a JSON
 //! object without `version` holding the journal's signed head of the
 //! stream, the checkpoint it is proved in and the proof
 //! ([`battlelog_tlog::Trailer`]). [`write_with_trailer`] writes it last and
@@ -72,7 +72,7 @@ pub fn to_text(lines: &[ExportLine]) -> Result<String, serde_json::Error> {
     Ok(lines.join("\n"))
 }
 
-/// The trailer line of an export (PROTOCOL.md §5) from the journal's
+/// The trailer line of an export (docs/protocol.md §5) from the journal's
 /// signed head, as the resolver's `Export` hands it over past the head:
 /// hashes and the signature in the text forms §5 names (hex head hash,
 /// base64 signature and proof hashes). A reply without a checkpoint gives
@@ -98,7 +98,7 @@ pub fn trailer_line(trailer: &Trailer) -> Result<String, serde_json::Error> {
 }
 
 /// The export of `stream`'s events with `trailer` as its last line
-/// (PROTOCOL.md §5), without a trailing newline. `None` writes the events
+/// (docs/protocol.md §5), without a trailing newline. `None` writes the events
 /// alone, as [`write()`].
 pub fn write_with_trailer(
     stream: &str,
@@ -119,7 +119,7 @@ pub fn write_with_trailer(
 #[derive(Debug, Clone, PartialEq)]
 pub struct Export {
     pub records: Vec<AuditedRecord>,
-    /// The last line when it has no `version` (PROTOCOL.md §5); `None`
+    /// The last line when it has no `version` (docs/protocol.md §5); `None`
     /// when the export has none.
     pub trailer: Option<Trailer>,
 }

@@ -1,7 +1,7 @@
 //! Disputes and rulings as a judge follows them: what each contests, who
 //! raised or made it (the credential recorded with it), and for a ruling
 //! with an override the before and after of every outcome field it
-//! changed. A ruling never edits the recorded outcome (RULES.md §5.1): it
+//! changed. A ruling never edits the recorded outcome (docs/rules.md §5.1): it
 //! replaces the referred entry's *effective* outcome, so "before" is the
 //! effective outcome just before the ruling (an earlier ruling may already
 //! have changed it) and "after" the one the ruling leaves.

@@ -1,18 +1,18 @@
 //! Verification of battlelog battles, pure: no I/O, no clock, no
-//! randomness (DESIGN.md invariant 7; `clippy.toml` and `tests/purity.rs`
+//! randomness (ARCHITECTURE.md, invariant 7; `clippy.toml` and `tests/purity.rs`
 //! hold it to that). What a judge or a stranger needs to check a battle
 //! without trusting the operator, and what the journal writes its chain
 //! with.
 //!
-//! - [`chain`]: the stream hash chain `h(v)` of PROTOCOL.md §4 — the one
+//! - [`chain`]: the stream hash chain `h(v)` of docs/protocol.md §4 — the one
 //!   implementation, used by the journal to write and by the audit to check.
-//! - [`export`]: the JSON Lines export (PROTOCOL.md §4), written from the
+//! - [`export`]: the JSON Lines export (docs/protocol.md §4), written from the
 //!   journal's events with its trailer line (§5, `export::trailer_from`)
 //!   and read back.
 //! - [`mod@audit`]: the audit of an export or a stream — chain, records,
 //!   commitments and their signatures, re-derived rolls, re-resolved
 //!   actions, and the export's trailer and a kept checkpoint
-//!   (PROTOCOL.md §5, `audit::transparency`) — with typed findings by
+//!   (docs/protocol.md §5, `audit::transparency`) — with typed findings by
 //!   version.
 //! - [`judging`]: disputes, rulings and the close as a judge follows them —
 //!   who made each (the recorded credential), what it contests, the before

@@ -2,7 +2,8 @@
 //! opened, its current epoch and that epoch's commitment, whether the
 //! epoch's seed is revealed, the next nonce, whether an action is pending
 //! (rolled, not yet resolved), and whether the battle is closed
-//! (PROTOCOL.md §1–§2 and §4's roll-forward; DESIGN.md invariants 3 and 8).
+//! (docs/protocol.md §1–§2 and §4's roll-forward; ARCHITECTURE.md,
+//! invariants 3 and 8).
 //!
 //! The journal's battle guard refuses an append that breaks one of these
 //! rules; the roller's ledger and the resolver's view fold what the journal
@@ -75,7 +76,7 @@ pub struct Malformed {
     pub text: String,
 }
 
-/// 64 lowercase hex digits (PROTOCOL.md §1 writes commitments and seeds
+/// 64 lowercase hex digits (docs/protocol.md §1 writes commitments and seeds
 /// so) as their 32 bytes.
 pub fn digest(text: &str) -> Option<Hash> {
     let well_formed = text.len() == 64 && text.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
@@ -387,7 +388,7 @@ mod tests {
 
     use super::*;
 
-    // The known-answer pair of `vectors/rolls.json` (PROTOCOL.md §1): a
+    // The known-answer pair of `vectors/rolls.json` (docs/protocol.md §1): a
     // server seed and its commitment, computed by an independent
     // implementation.
     const VECTOR_SEED: &str = "efa1f375d76194fa51a3556a97e641e61685f914d446979da50a551a4333ffd7";
@@ -402,7 +403,7 @@ mod tests {
         [epoch as u8 + 1; 32]
     }
 
-    /// PROTOCOL.md §1: the commitment is SHA-256 of the seed.
+    /// docs/protocol.md §1: the commitment is SHA-256 of the seed.
     fn commitment(epoch: u32) -> Hash {
         Sha256::digest(seed(epoch)).into()
     }

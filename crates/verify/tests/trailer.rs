@@ -1,4 +1,4 @@
-//! The export's trailer (PROTOCOL.md §5) through the verify crate: written
+//! The export's trailer (docs/protocol.md §5) through the verify crate: written
 //! last from a signed head as the journal gives it, read back apart from
 //! the events, and checked by the audit — every tampering a finding that
 //! names what failed, an export without a trailer a notice (a finding when

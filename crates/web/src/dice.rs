@@ -40,7 +40,7 @@ pub struct Die {
     pub kept: bool,
     pub rerolled: bool,
     /// The record's `exploded` flag: this die was drawn because the die
-    /// before it exploded (PROTOCOL.md §3, draw order).
+    /// before it exploded (docs/protocol.md §3, draw order).
     pub from_explosion: bool,
     /// This die exploded: the next die of its term was drawn because of it.
     pub exploded: bool,

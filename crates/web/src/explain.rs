@@ -12,7 +12,7 @@
 //! contract's attributes (`data-face`, `data-summary`, `.roll`, `.total`,
 //! `.event`), so the verifier's checks never count it:
 //! - [`action`]`(lang, &Explanation)`: the dice, each term by translated
-//!   name and signed value, the sums, the RULES.md row, the state changes.
+//!   name and signed value, the sums, the docs/rules.md row, the state changes.
 //! - [`state_panel`]`(lang, &state)`: per participant (and the battle's own
 //!   fields), the state of `rules::explain::state_view` with translated
 //!   keys; unknown keys as they are.
@@ -22,7 +22,7 @@
 //!   `span.forum-text`.
 //! - [`calculation`]`(lang, lines, version)`: "show the calculation" of the
 //!   roll at `version`: epoch, nonce, the roll key, every ChaCha20 word read
-//!   and how it became a face (PROTOCOL.md §2–3), once the epoch's seed is
+//!   and how it became a face (docs/protocol.md §2–3), once the epoch's seed is
 //!   revealed.
 //!
 //! Where the lead wires them in `page.rs` (`BattlePage::render` and
@@ -171,7 +171,7 @@ pub fn action(lang: Lang, explanation: &Explanation) -> Markup {
                         }
                         @for (index, term) in sum.terms.iter().enumerate() {
                             @if index > 0 || !sum.dice.is_empty() { " + " }
-                            span.term data-key=(term.key) title={ "RULES.md §" (term.section) } {
+                            span.term data-key=(term.key) title={ "docs/rules.md §" (term.section) } {
                                 (label(term.key, lang))
                                 @if let Some(detail) = &term.detail {
                                     " (" (why::label(detail, rl)) ")"
@@ -195,7 +195,7 @@ pub fn action(lang: Lang, explanation: &Explanation) -> Markup {
                 @for row in &explanation.rows {
                     li.rule data-rule=(row.key) {
                         span.key { (label("rule", lang)) } ": " (label(row.key, lang))
-                        @if !row.section.is_empty() { " " span.section { "(RULES.md §" (row.section) ")" } }
+                        @if !row.section.is_empty() { " " span.section { "(docs/rules.md §" (row.section) ")" } }
                     }
                 }
                 @for change in &explanation.changes {
@@ -468,7 +468,7 @@ pub struct WordUse {
 /// The words of a roll's ChaCha20 stream and their mapping to faces, for
 /// `expression` at `nonce` under a revealed `server_seed` (hex) and the
 /// battle's `client_seed`, with the recorded dice's sides giving each
-/// word's die (PROTOCOL.md §2–3); the roll key in hex, each word's use,
+/// word's die (docs/protocol.md §2–3); the roll key in hex, each word's use,
 /// and the dice derived (in draw order).
 pub fn derivation(
     server_seed: &str,

@@ -94,7 +94,7 @@ impl Lang {
 }
 
 /// Recorded field names: (name, English, Russian). Outcomes, actions and
-/// sheets of every ruleset (RULES.md); a field not listed shows raw.
+/// sheets of every ruleset (docs/rules.md); a field not listed shows raw.
 const FIELDS: &[(&str, &str, &str)] = &[
     ("ability", "ability", "способность"),
     ("abilities", "abilities", "способности"),
@@ -259,8 +259,8 @@ const LABELS: &[(&str, &str, &str)] = &[
     ("verify_title", "Verify a battle export", "Проверка экспорта боя"),
     (
         "verify_intro",
-        "Choose or drop an export file (`battlelog export`, JSON Lines). It is checked entirely in this browser, against PROTOCOL.md: nothing is sent anywhere.",
-        "Выберите или перетащите файл экспорта (`battlelog export`, JSON Lines). Проверка идёт целиком в этом браузере по PROTOCOL.md: никуда ничего не отправляется.",
+        "Choose or drop an export file (`battlelog export`, JSON Lines). It is checked entirely in this browser, against docs/protocol.md: nothing is sent anywhere.",
+        "Выберите или перетащите файл экспорта (`battlelog export`, JSON Lines). Проверка идёт целиком в этом браузере по docs/protocol.md: никуда ничего не отправляется.",
     ),
     (
         "posted_head",
@@ -301,7 +301,7 @@ const LABELS: &[(&str, &str, &str)] = &[
         "Хеш вершины из поста на форуме (необязательно): сверяется с журналом",
     ),
     ("none_trusted", "none configured", "не заданы"),
-    // Issue 23: the journal's transparency log (PROTOCOL.md §5).
+    // Issue 23: the journal's transparency log (docs/protocol.md §5).
     ("log_key_signed", "Log key that signed the checkpoint", "Ключ журнала, подписавший чекпойнт"),
     ("log_key_trusted", "Log key this site publishes", "Ключ журнала, опубликованный сайтом"),
     ("log_key_unknown", "not known yet (the journal did not give it)", "пока неизвестен (журнал его не выдал)"),
@@ -344,8 +344,8 @@ const LABELS: &[(&str, &str, &str)] = &[
     ("final_view", "Final outcome of every action", "Итог каждого действия"),
     (
         "final_view_intro",
-        "Each action's outcome after every ruling on it (RULES.md §5.1: a ruling replaces the effective outcome, never the record).",
-        "Итог каждого действия после всех решений судьи по нему (RULES.md §5.1: решение заменяет действующий итог, но не запись).",
+        "Each action's outcome after every ruling on it (docs/rules.md §5.1: a ruling replaces the effective outcome, never the record).",
+        "Итог каждого действия после всех решений судьи по нему (docs/rules.md §5.1: решение заменяет действующий итог, но не запись).",
     ),
     ("as_recorded", "stands as recorded", "остаётся как записан"),
     ("recorded_value", "recorded", "записано"),

@@ -1,6 +1,6 @@
 //! The judges' web pages, read from the resolver over gRPC.
 //!
-//! Who may see what (the README's rights table):
+//! Who may see what (the rights table of docs/operating.md):
 //! - `GET /battles/{id}` and `GET /battles/{id}/export.jsonl`: a forum,
 //!   judge or reader of the battle's tenant, with their token as
 //!   `Authorization: Bearer <token>` (the resolver checks it, so the page
@@ -27,13 +27,13 @@
 //!   visitor or as the service, and following it (`Watch`).
 //! - [`live`]: a battle's new events as server-sent events.
 //! - [`keys`]: the roller keys this site trusts, checked and published.
-//! - [`log_key`]: the journal's log key (PROTOCOL.md §5), read from the
+//! - [`log_key`]: the journal's log key (docs/protocol.md §5), read from the
 //!   resolver once, published, and pinned by the pages.
 //! - [`page`]: the battle page, server-rendered HTML with the DOM contract
 //!   the in-page verifier marks.
 //! - [`dice`]: a roll and its dice as SVG pictures.
 //! - [`explain`]: why each result is what it is (dice, named terms, the
-//!   RULES.md row, state changes), the state panel at any version, the
+//!   docs/rules.md row, state changes), the state panel at any version, the
 //!   translated fields table and a roll's "show the calculation".
 //! - [`verify_page`]: `/verify`, which verifies an export file in the browser.
 //! - [`assets`]: the JavaScript verifier's modules served from this origin,
@@ -218,7 +218,7 @@ async fn battle_page(
     let Export { events, signed_head } = read_battle(&pages, &headers, &battle_id, query.k.as_deref()).await?;
     let lines: Vec<ExportLine> = events.iter().map(|event| ExportLine::new(&battle_id, event)).collect();
     let mut export = export::to_text(&lines).map_err(cannot_write)?;
-    // The trailer (PROTOCOL.md §5) is in the text the page's verifier
+    // The trailer (docs/protocol.md §5) is in the text the page's verifier
     // checks, never among the lines the page draws from.
     let trailer = signed_head.as_ref().map(export::trailer_from);
     if let Some(trailer) = &trailer {

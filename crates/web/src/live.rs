@@ -19,8 +19,9 @@
 //! and the stream ends.
 //!
 //! Each stream holds one of `live_max_streams` slots for as long as it is
-//! open; one more is refused with 503 and `Retry-After` (as the README's
-//! shedding does elsewhere), before the resolver is asked anything.
+//! open; one more is refused with 503 and `Retry-After` (as the edge's
+//! shedding does elsewhere: docs/operating.md, *Limits at the edge*),
+//! before the resolver is asked anything.
 
 use std::convert::Infallible;
 use std::sync::Arc;

@@ -1,4 +1,4 @@
-//! The journal's log key this site trusts (issue 23, PROTOCOL.md §5).
+//! The journal's log key this site trusts (issue 23, docs/protocol.md §5).
 //!
 //! An export's trailer names the key that signed its checkpoint and head; a
 //! verifier that accepts any key certifies a trailer made by anyone. So the

@@ -21,7 +21,7 @@
 //! element of its own, every roll drawn by [`crate::dice::roll`], and the
 //! verification section's `p.verdict[aria-live]`, `#first-failure`,
 //! `ul#checks`, `#roller-key`, `#roller-key-status`, `ul#client-problems`
-//! and `input#posted-head`. Issue 23 (PROTOCOL.md §5): `#log-keys` (the
+//! and `input#posted-head`. Issue 23 (docs/protocol.md §5): `#log-keys` (the
 //! journal's log key the site publishes, JSON), `#log-key`,
 //! `#log-key-status`, and — when the export came with a trailer — the
 //! signed checkpoint to keep in `pre#checkpoint-note` with
@@ -714,7 +714,7 @@ impl BattlePage<'_> {
                             }
                         }
                     }
-                    // berserk@2 (RULES.md §6.3): a strike whose row lets the
+                    // berserk@2 (docs/rules.md §6.3): a strike whose row lets the
                     // side that rolled higher choose, and the choice that
                     // answers it, link each other.
                     @if let Some(strike) = number(action_of(event), "against").filter(|_| action_type(event) == Some("exchange_choice")) {

@@ -4,7 +4,7 @@
 //! RPC): the records exactly as the journal hashed them. The same text is
 //! what the page's JavaScript verifies and what `export.jsonl` serves, so
 //! that what a judge sees, checks and downloads is one thing. Past the head
-//! the resolver gives the journal's signed head (PROTOCOL.md §5), which
+//! the resolver gives the journal's signed head (docs/protocol.md §5), which
 //! becomes the export's trailer line; and the journal's log key
 //! ([`Resolver::log_key`]), which the site publishes and its pages pin.
 
@@ -125,7 +125,7 @@ impl Resolver {
         Ok(client.get_battle(request).await?.into_inner())
     }
 
-    /// The journal's log key (a C2SP verifier key, PROTOCOL.md §5) as the
+    /// The journal's log key (a C2SP verifier key, docs/protocol.md §5) as the
     /// resolver's `GetCheckpoint` gives it, read with `token` (a forum,
     /// judge or reader token: the resolver refuses a service token). `None`
     /// when the journal gives none (empty).

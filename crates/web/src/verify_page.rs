@@ -8,7 +8,7 @@
 //! key the site trusts (`#roller-keys`). The field is never pre-filled with
 //! one of the site's keys: that would pin to it alone, and an export signed
 //! by the site's other key (a key being rotated) would be a mismatch.
-//! The journal's log key (PROTOCOL.md §5) is pinned the same way: typed in
+//! The journal's log key (docs/protocol.md §5) is pinned the same way: typed in
 //! `#log-key-input` or given as `?log_key=`, else the key the site
 //! publishes (`#log-keys`). Once a file with a trailer is verified, its
 //! signed checkpoint is shown to keep (`section#checkpoint`, hidden until

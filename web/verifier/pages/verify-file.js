@@ -5,7 +5,7 @@
 //
 // The trusted roller key: typed in #roller-key-input, or ?roller_key=, else
 // the site's own keys (#roller-keys, when the page is served by a site that
-// publishes them). The journal's log key (PROTOCOL.md §5) likewise:
+// publishes them). The journal's log key (docs/protocol.md §5) likewise:
 // #log-key-input, or ?log_key=, else the site's (#log-keys). The posted
 // head: #posted-head (or #head), or ?head=. A file with a trailer shows its
 // signed checkpoint to keep (section#checkpoint, pre#checkpoint-note).

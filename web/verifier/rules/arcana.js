@@ -1,4 +1,4 @@
-// arcana-2d10@1 and @2 (RULES.md §2 and §6.2): roll-under 2d10 skill checks.
+// arcana-2d10@1 and @2 (docs/rules.md §2 and §6.2): roll-under 2d10 skill checks.
 // State: uses of each (actor, ability) in the episode; the (actor, post)
 // pairs whose concentration is broken.
 import { REQUIRED, fields, invalid, isInt, participantOf, reject } from './common.js';

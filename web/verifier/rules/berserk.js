@@ -1,4 +1,4 @@
-// berserk@1 and @2 (RULES.md §3 and §6.3): the Berserk card game's strike
+// berserk@1 and @2 (docs/rules.md §3 and §6.3): the Berserk card game's strike
 // table. State (@2 only): the strike awaiting its exchange choice.
 import { REQUIRED, fields, invalid, isObject, participantOf, reject } from './common.js';
 
@@ -128,7 +128,7 @@ function resolve(version, ctx, type, a, faces) {
   }
   if (type === 'exchange_choice') {
     // §6.3.1: the final tiers are the strike's as they stand (a ruling may
-    // have changed them, RULES.md §5.1), or the row one up when avoided.
+    // have changed them, docs/rules.md §5.1), or the row one up when avoided.
     const p = ctx.data.pending;
     const strike = ctx.entry(p.at);
     const avoided = a.avoid && p.diff in STEP;

@@ -1,9 +1,9 @@
 // Shared helpers of the rules engine: the rejection type, exact fractions
-// and rounding as RULES.md's conventions define them ("Fractions are exact,
+// and rounding as docs/rules.md's conventions define them ("Fractions are exact,
 // never floats. `round` means round half up on the exact rational value").
 // No dependencies and no Node-only APIs: this runs in a page and a Worker.
 
-/** The rules forbid an action (RULES.md: "rejected: no dice are drawn,
+/** The rules forbid an action (docs/rules.md: "rejected: no dice are drawn,
  * nothing is journaled, the caller gets a clear error naming the rule").
  * `reason` is a stable code, `message` the English sentence. */
 export class RulesRejection extends Error {
@@ -38,7 +38,7 @@ export function reject(reason, message) {
   throw new RulesRejection(reason, message);
 }
 
-/** RULES.md's participants: an action's actor (or target, or side) must
+/** docs/rules.md's participants: an action's actor (or target, or side) must
  * be one of the battle's sheets. `field` names the field in the message. */
 export function participantOf(ids, field, id) {
   if (!Object.prototype.hasOwnProperty.call(ids, id)) {
@@ -56,7 +56,7 @@ export function roundHalfUp(num, den) {
   return Math.floor((2 * num + den) / (2 * den));
 }
 
-/** A fraction [num, den] reduced, written as RULES.md writes multipliers
+/** A fraction [num, den] reduced, written as docs/rules.md writes multipliers
  * ("0", "1/3", "2", "4/5"). */
 export function fractionText([num, den]) {
   if (num === 0) return '0';

@@ -1,5 +1,5 @@
 // The rules engine in JavaScript: an independent implementation of the
-// rulesets of RULES.md (every version), written from RULES.md alone, so
+// rulesets of docs/rules.md (every version), written from docs/rules.md alone, so
 // that a mistake in it or in the Rust rules shows up as a disagreement.
 // No dependencies and no Node-only APIs: it runs in a page, a Web Worker
 // and under node. Modules: common.js (rejections, fractions, field
@@ -155,7 +155,7 @@ function logFind(log, at) {
 
 const TRAITS = ['brawn', 'grace', 'charm', 'grit', 'wits', 'cool'];
 
-/** A participant's sheet, read (RULES.md §2: abilities with an optional
+/** A participant's sheet, read (docs/rules.md §2: abilities with an optional
  * `per_episode` limit, §6.2.1 `magical` and `min_points`; §4: traits,
  * small integers). Every ruleset reads the same sheet shape. */
 function readSheet(p, i) {
@@ -211,7 +211,7 @@ function context(state) {
   return { data: state.data, entry: (at) => logFind(state.log, at) };
 }
 
-// Actions of every ruleset (RULES.md §5): they change no ruleset state. A
+// Actions of every ruleset (docs/rules.md §5): they change no ruleset state. A
 // free roll is resolved by no ruleset: its outcome is its roll, which the
 // dice check re-derives; it is recorded so that disputes and rulings can
 // refer to it.
@@ -293,7 +293,7 @@ function record(state, type, a, outcome, at) {
   let log = logAppend(state.log, entry);
   let data = copy(state.data);
   if (type === 'ruling' && isObject(a.override)) {
-    // RULES.md §5.1: a ruling never changes an earlier event; replay lays
+    // docs/rules.md §5.1: a ruling never changes an earlier event; replay lays
     // its override over the referred outcome, and the state follows.
     const entries = logEntries(log).map((e) => (e.at === a.refers_to ? { ...e, effective: { ...e.effective, ...a.override } } : e));
     log = makeLog(entries, entries.length);
@@ -405,7 +405,7 @@ function checkAction(state, version, event, rolls, results, bad) {
     dice.push(...(roll.dice ?? []));
   }
   if (action?.type === 'roll') {
-    // A free roll (RULES.md §5.2) is resolved by no ruleset: its outcome is
+    // A free roll (docs/rules.md §5.2) is resolved by no ruleset: its outcome is
     // the roll itself, which the dice check re-derives.
     const roll = rolls.get(String((event.rolls ?? [])[0]));
     if (!roll || (event.rolls ?? []).length !== 1) {
@@ -451,7 +451,7 @@ function checkAction(state, version, event, rolls, results, bad) {
 }
 
 /** The rolls an action asks for, as dice expressions in draw order: one
- * roll of all its dice where RULES.md rolls them as one ("Dice: 2d10",
+ * roll of all its dice where docs/rules.md rolls them as one ("Dice: 2d10",
  * "Dice: 2d6"), else one roll per die ("one d6 power die; then one d6
  * condition die for each condition"; "the attacker's d6, then the
  * defender's"). Empty when the rules refuse the action. */

@@ -1,6 +1,6 @@
 // The fields an outcome may carry, per ruleset version and action type, as
-// RULES.md names them ("Outcome fields: …"): what a judge's override may
-// lay over an outcome (RULES.md §5.1: the result must still be an outcome
+// docs/rules.md names them ("Outcome fields: …"): what a judge's override may
+// lay over an outcome (docs/rules.md §5.1: the result must still be an outcome
 // of the referred action under the battle's ruleset version).
 import { isInt, isObject } from './common.js';
 
@@ -9,14 +9,14 @@ const uint = (v) => isInt(v) && v >= 0;
 const int = (v) => isInt(v);
 const bool = (v) => typeof v === 'boolean';
 const string = (v) => typeof v === 'string';
-// RULES.md writes multipliers as exact fractions: `0`, `1/3`, `2`.
+// docs/rules.md writes multipliers as exact fractions: `0`, `1/3`, `2`.
 const fraction = (v) => typeof v === 'string' && /^[0-9]+(\/[0-9]*[1-9][0-9]*)?$/.test(v);
 const strings = (v) => Array.isArray(v) && v.every(string);
 
 const TIER = enumOf('weak', 'medium', 'strong', 'miss', 'none');
 const ARCANA_RESULT = enumOf('critical_success', 'success', 'failure', 'ordinary_failure', 'critical_failure');
 
-// A field is [check, options]: `optional` when RULES.md has it only on
+// A field is [check, options]: `optional` when docs/rules.md has it only on
 // some outcomes (a null then stands for "absent"), `versions` when only
 // those versions of the ruleset have it (and always have it), `nullable`
 // when null is one of its values (then even a null is a value, which the

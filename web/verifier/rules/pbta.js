@@ -1,4 +1,4 @@
-// pbta-2d6@1 and @2 (RULES.md §4 and §6.4): narrative Pokémon trainers.
+// pbta-2d6@1 and @2 (docs/rules.md §4 and §6.4): narrative Pokémon trainers.
 // No state: the service records the roll and its band.
 import { REQUIRED, fields, participantOf, reject } from './common.js';
 

@@ -1,4 +1,4 @@
-// pokemon-d6@1 and @2 (RULES.md §1 and §6.1): forum Pokémon battles.
+// pokemon-d6@1 and @2 (docs/rules.md §1 and §6.1): forum Pokémon battles.
 // State per Pokémon: dodges_used, statuses (name → turns left), charging
 // (the two-turn move being prepared, or null), flinched.
 import { REQUIRED, fields, fractionText, invalid, participantOf, reject, roundHalfUp } from './common.js';
@@ -113,12 +113,12 @@ function need(version, ctx, type, a) {
 /** §1.1 step 4 (and §6.1.1): result, multiplier [num, den], hits and
  * whether the move's effect may apply, from the power die alone. */
 function powerRow(version, a, p) {
-  // RULES.md does not say what `never_miss` does together with
+  // docs/rules.md does not say what `never_miss` does together with
   // `variable_power` or (@1) `multi_hit`, whose own tables make p = 1 a
   // miss. Read here as "never misses: p = 1 is the weakest hit of the table
   // in use" (the general table's 1/3 is its p = 2 row), which is also what
   // the Rust rules do (found by the differential run; reported so that
-  // RULES.md can say it).
+  // docs/rules.md can say it).
   const q = p === 1 && a.never_miss ? 2 : p;
   if (a.variable_power) {
     if (q === 1) return { result: 'miss', mult: [0, 1] };

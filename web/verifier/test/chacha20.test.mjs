@@ -1,4 +1,4 @@
-// ChaCha20 and the die draw of PROTOCOL.md §2, against published vectors
+// ChaCha20 and the die draw of docs/protocol.md §2, against published vectors
 // (RFC 8439) and against OpenSSL through node:crypto — two implementations
 // that share nothing with verify.js.
 import { test } from 'node:test';
@@ -53,7 +53,7 @@ test('RFC 8439 Appendix A.1, test vectors #1 and #2: zero key, zero nonce, block
 
 // OpenSSL's "chacha20" takes a 16-byte IV that fills state words 12–15 as
 // they are, so u64_le(counter) || u64_le(nonce) is exactly the original
-// layout of PROTOCOL.md §2, one block at a time.
+// layout of docs/protocol.md §2, one block at a time.
 function opensslBlock(key, counter, nonce) {
   const cipher = crypto.createCipheriv('chacha20', Buffer.from(key), Buffer.concat([u64le(counter), u64le(nonce)]));
   return cipher.update(Buffer.alloc(64)).toString('hex');
@@ -87,7 +87,7 @@ function scripted(words) {
   };
 }
 
-test('a die is 1 + (x mod s) for x below the limit (PROTOCOL.md §2)', () => {
+test('a die is 1 + (x mod s) for x below the limit (docs/protocol.md §2)', () => {
   assert.equal(dieFace(scripted([0]), 6), 1);
   assert.equal(dieFace(scripted([5]), 6), 6);
   assert.equal(dieFace(scripted([6]), 6), 1);

@@ -1,4 +1,4 @@
-// verifyExport (PROTOCOL.md §4): a small export made at test time verifies;
+// verifyExport (docs/protocol.md §4): a small export made at test time verifies;
 // every kind of forgery fails, at the version where it is.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// The dice expression language v1 (PROTOCOL.md §3): grammar, draw order,
+// The dice expression language v1 (docs/protocol.md §3): grammar, draw order,
 // modifiers and limits. Dice come from scripted words so that every face is
 // known: for a die of s faces, the word f − 1 (below s) gives face f.
 import { test } from 'node:test';

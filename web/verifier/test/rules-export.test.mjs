@@ -80,7 +80,7 @@ test('forgedOutcome changes something', () => {
   assert.deepEqual(forgedOutcome({ counted: true }), { counted: false });
 });
 
-// A battle built by hand from RULES.md: the expected values come from the
+// A battle built by hand from docs/rules.md: the expected values come from the
 // text's tables, not from the engine.
 function pokemonExport(events) {
   return events.map((event, version) => ({ version, event }));

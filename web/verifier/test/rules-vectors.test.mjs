@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { playScript, rulesetIds } from '../rules/index.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-const vectorsDir = process.env.BATTLELOG_VECTORS || path.join(repoRoot, '..', 'shared', 'vectors');
+const vectorsDir = process.env.BATTLELOG_VECTORS || path.join(repoRoot, 'tests', 'vectors');
 const dirs = ['rules', 'rules-next'].map((d) => path.join(vectorsDir, d));
 for (const dir of dirs) {
   if (!fs.existsSync(dir)) {

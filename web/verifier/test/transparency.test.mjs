@@ -1,4 +1,4 @@
-// PROTOCOL.md §5 in the JavaScript verifier (transparency.js): leaves,
+// docs/protocol.md §5 in the JavaScript verifier (transparency.js): leaves,
 // inclusion proofs against RFC 6962's definitions (tools/make-trailer.mjs,
 // built with node:crypto apart from the verifier), C2SP signed notes (Go's
 // own known answer), and an export's trailer, valid and tampered with.

@@ -14,7 +14,7 @@ import {
 } from '../verify.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-const vectorsDir = process.env.BATTLELOG_VECTORS || path.join(repoRoot, '..', 'shared', 'vectors');
+const vectorsDir = process.env.BATTLELOG_VECTORS || path.join(repoRoot, 'tests', 'vectors');
 const vectorsFile = path.join(vectorsDir, 'rolls.json');
 if (!fs.existsSync(vectorsFile)) {
   // Thrown at load time: node --test reports the file as failed.
@@ -71,7 +71,7 @@ test('a tampered vector is caught (verifyRoll is not a rubber stamp)', async () 
   assert.ok(checked.mismatches.some((m) => m.startsWith('die 1: value')));
 });
 
-test('seed derivation: HMAC-SHA256 of the master key (PROTOCOL.md §1)', async () => {
+test('seed derivation: HMAC-SHA256 of the master key (docs/protocol.md §1)', async () => {
   const s = vectors.seed_derivation;
   const seed = await deriveServerSeed(s.master_key, s.battle_id, s.epoch);
   assert.equal(bytesToHex(seed), s.server_seed);

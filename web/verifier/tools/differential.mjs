@@ -2,7 +2,7 @@
 // Differential check of the two implementations: random dice expressions
 // (valid and not) are rolled by the Rust CLI (`battlelog roll --json`) and
 // by verify.js, which must agree on every die, the total, and on which
-// expressions are refused. A generator over PROTOCOL.md §3's grammar, with
+// expressions are refused. A generator over docs/protocol.md §3's grammar, with
 // edge values (limits, fudge dice, explosions, overflow) mixed in.
 //
 //   node differential.mjs path/to/battlelog [COUNT] [SEED]

@@ -1,4 +1,4 @@
-// A tiny transparency log for tests (PROTOCOL.md §5), built apart from
+// A tiny transparency log for tests (docs/protocol.md §5), built apart from
 // transparency.js so that each checks the other: hashes with node:crypto,
 // the tree and its proofs by RFC 6962 §2.1's recursive definitions (MTH,
 // PATH), keys, signed notes and heads with the vendored @noble/ed25519.

@@ -1,4 +1,4 @@
-//! Evaluation in the protocol's draw order (PROTOCOL.md §3, "Draw order").
+//! Evaluation in the protocol's draw order (docs/protocol.md §3, "Draw order").
 
 use super::Limits;
 use super::ast::{BinaryOp, DiceTerm, Expr, Expression, Keep, KeepKind};
@@ -104,7 +104,7 @@ fn roll_term<W: WordSource>(term: &DiceTerm, words: &mut W, dice: &mut Vec<Die>)
     }
 }
 
-/// Marks the dice that keep/drop leaves out (PROTOCOL.md §3, step 3).
+/// Marks the dice that keep/drop leaves out (docs/protocol.md §3, step 3).
 ///
 /// The protocol's rule is a stable sort of the dice not rerolled by value
 /// (highest first for `kh`/`dh`, lowest first for `kl`/`dl`), ties to the

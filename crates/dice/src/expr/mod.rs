@@ -1,4 +1,4 @@
-//! The dice expression language v1 (PROTOCOL.md §3).
+//! The dice expression language v1 (docs/protocol.md §3).
 //!
 //! - [`ast`]: the parsed form, with source positions for messages.
 //! - [`parse`]: the parser and every static limit.
@@ -12,7 +12,7 @@ pub use ast::{Cmp, Condition, DiceTerm, Expr, Expression, Keep, KeepKind, Sides}
 pub use eval::{EvalError, evaluate, evaluate_keeping_dice};
 pub use parse::ExprError;
 
-/// The limits of PROTOCOL.md §3, in one place so messages and checks agree.
+/// The limits of docs/protocol.md §3, in one place so messages and checks agree.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits;
 

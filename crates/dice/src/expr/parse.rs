@@ -1,4 +1,4 @@
-//! The parser of dice expressions v1 and every static limit of PROTOCOL.md §3.
+//! The parser of dice expressions v1 and every static limit of docs/protocol.md §3.
 //!
 //! Positions in messages are 1-based character columns, so a forum user
 //! can count them on the text they typed (Cyrillic letters included).

@@ -9,7 +9,7 @@ use rand_chacha::ChaCha20Rng;
 use rand_core::{Rng, SeedableRng};
 
 /// `rand_chacha::ChaCha20Rng::from_seed(roll_key)` + `set_stream(nonce)` +
-/// `next_u32()`: PROTOCOL.md §2's own words for the stream.
+/// `next_u32()`: docs/protocol.md §2's own words for the stream.
 pub struct ReferenceStream(ChaCha20Rng);
 
 impl ReferenceStream {

@@ -5,7 +5,7 @@
 /// Where each invalid vector of `rolls.json` is wrong, as README.md shows it
 /// (`expected a number after 'd' at 3` for `2d`): the 1-based position of the
 /// offending character, or one past the end when the text ends too soon.
-/// Worked out by hand from PROTOCOL.md §3's grammar and limits.
+/// Worked out by hand from docs/protocol.md §3's grammar and limits.
 pub const INVALID_AT: &[(&str, usize)] = &[
     ("", 1),          // an operand is needed; the text ends at once
     ("d", 2),         // SIDES after the D

@@ -35,7 +35,7 @@ pub fn seed(epoch: u32) -> String {
     hex::encode([epoch as u8 + 1; 32])
 }
 
-/// PROTOCOL.md §1: lowercase_hex(SHA-256(server_seed)).
+/// docs/protocol.md §1: lowercase_hex(SHA-256(server_seed)).
 pub fn commitment(epoch: u32) -> String {
     hex::encode(Sha256::digest([epoch as u8 + 1; 32]))
 }

@@ -23,7 +23,7 @@
 //!   (`last_by_subj`, `next_by_subj`) accepts.
 //! - **One message per planned append** (a group of records, atomic as one
 //!   message is). Payload: for each record, `h(version)` (32 bytes) ‖
-//!   `u32_be(len)` ‖ the exact record bytes (PROTOCOL.md §4). Headers
+//!   `u32_be(len)` ‖ the exact record bytes (docs/protocol.md §4). Headers
 //!   ([`headers`]): the stream id, the first version, the record count,
 //!   `h(last version)` and the battle state after it (hex of
 //!   [`BattleState::encode`]), so that a stream's head is its subject's last

@@ -187,7 +187,7 @@ impl PlannedAppend {
 /// One record of a [`PlannedAppend`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlannedRecord {
-    /// The exact record bytes (PROTOCOL.md §4), stored and hashed as they are.
+    /// The exact record bytes (docs/protocol.md §4), stored and hashed as they are.
     pub bytes: Vec<u8>,
     /// h(version).
     pub hash: Hash,

@@ -19,7 +19,7 @@ use tonic::{Request, Status};
 use super::ResolverService;
 use crate::view::BattleView;
 
-/// Which roles each RPC admits: the README's rights table, in code. The
+/// Which roles each RPC admits: the rights table of docs/operating.md, in code. The
 /// tenant rule comes on top for every call that names a battle.
 pub mod rights {
     use battlelog_auth::Role;

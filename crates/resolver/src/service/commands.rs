@@ -151,7 +151,7 @@ pub(super) async fn open_battle(
     }
 }
 
-/// A refusal of the rules: its reason, RULES.md section and Russian
+/// A refusal of the rules: its reason, docs/rules.md section and Russian
 /// message (battlelog_proto::error). Any other failure to resolve is ours:
 /// the dice the roller drew no longer fit, or a fold went wrong.
 pub(super) fn rejected(battle_id: &str, error: &rules::ResolveError) -> Status {

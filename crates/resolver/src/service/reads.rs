@@ -177,7 +177,7 @@ pub(super) async fn export(
     let page =
         service.streams.page(&request.battle_id, request.from_version, 0).await.map_err(StreamError::into_status)?;
     // Past the head, the journal's signed head is the export's trailer
-    // (PROTOCOL.md §5). It is asked for only then, once per export, and
+    // (docs/protocol.md §5). It is asked for only then, once per export, and
     // attached only when it signs the very head this page ends after: an
     // event appended in between moves the head past `from_version`, and
     // the exporter keeps paging (it gets the new events, then the head).

@@ -22,7 +22,7 @@ pub(super) struct Wrote {
     pub(super) version: u64,
     /// The last event's h(version), lowercase hex: the new head.
     pub(super) head_hash: String,
-    /// The journal's newest checkpoint in its reply (PROTOCOL.md §5).
+    /// The journal's newest checkpoint in its reply (docs/protocol.md §5).
     pub(super) checkpoint: Option<Checkpoint>,
 }
 

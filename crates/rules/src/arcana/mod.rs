@@ -1,9 +1,9 @@
-//! `arcana-2d10` (RULES.md §2): roll-under 2d10 skill and magic checks,
+//! `arcana-2d10` (docs/rules.md §2): roll-under 2d10 skill and magic checks,
 //! the exchange of blows, per-episode ability limits and concentration.
 //!
 //! This module is the vocabulary every version shares; [`v1`] is how
 //! `arcana-2d10@1` resolves it and [`v2`] how `arcana-2d10@2` does
-//! (RULES.md §6.2: sheets declare whether an ability is `magical` and its
+//! (docs/rules.md §6.2: sheets declare whether an ability is `magical` and its
 //! `min_points`, and broken concentration blocks magical abilities only).
 //! The sheet fields live on [`crate::AbilitySheet`]; an `@1` battle refuses
 //! them when it opens.

@@ -1,6 +1,6 @@
-//! `arcana-2d10@1`: the tables of RULES.md §2.
+//! `arcana-2d10@1`: the tables of docs/rules.md §2.
 //!
-//! Where RULES.md is silent, these readings are ours: an ability limits only the actor
+//! Where docs/rules.md is silent, these readings are ours: an ability limits only the actor
 //! whose sheet lists it with `per_episode` (an ability missing from the
 //! actor's sheet has no limit), a `defend` counts toward that limit and is
 //! refused in a broken post like a `cast`, and broken concentration belongs
@@ -16,7 +16,7 @@ use crate::error::{Rejection, ResolveError};
 use crate::outcome::Outcome;
 use crate::summary::Summary;
 
-/// RULES.md §2.1: the specialization bonus by skill points.
+/// docs/rules.md §2.1: the specialization bonus by skill points.
 pub fn specialization_bonus(skill_points: i64) -> i64 {
     match skill_points {
         2..=4 => 1,
@@ -37,7 +37,7 @@ pub fn total_skill(check: &Check<'_>) -> i64 {
         + i64::from(check.aux_bonus)
 }
 
-/// RULES.md §2.1: the result table, conditions checked in order.
+/// docs/rules.md §2.1: the result table, conditions checked in order.
 pub fn cast_result(sum: u32, skill_points: i64, total_skill: i64) -> CastResult {
     let mastery = skill_points == 12;
     if sum == 2 {
@@ -55,7 +55,7 @@ pub fn cast_result(sum: u32, skill_points: i64, total_skill: i64) -> CastResult 
     }
 }
 
-/// RULES.md §2.2: a critical success is stopped only by a critical-success
+/// docs/rules.md §2.2: a critical success is stopped only by a critical-success
 /// defence; any other successful attack by any successful defence.
 pub fn attack_lands(attack: CastResult, defence: CastResult) -> bool {
     let stopped =

@@ -1,5 +1,5 @@
 //! `arcana-2d10@2`: `arcana-2d10@1` ([`super::v1`]) with exactly the changes
-//! of RULES.md §6.2:
+//! of docs/rules.md §6.2:
 //!
 //! 1. an ability on the actor's sheet may carry `magical` (default true) and
 //!    `min_points` (1..=12); a `cast` or `defend` with an ability whose
@@ -16,7 +16,7 @@
 //! The dice, the result table, the exchange of blows and the fold are
 //! `@1`'s code; only what is allowed differs, so `resolve` is `@1`'s.
 //!
-//! Where RULES.md is silent, these readings are ours (each has a test):
+//! Where docs/rules.md is silent, these readings are ours (each has a test):
 //! - Checks run in this order: the actor, skill points in 1..=12, (for a
 //!   defence) `against`, `min_points`, the `per_episode` limit,
 //!   concentration. `@1` checks `against` last; the `@2` vectors put it

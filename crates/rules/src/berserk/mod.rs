@@ -1,8 +1,8 @@
-//! `berserk` (RULES.md §3): the Berserk card game's strike table, strikes
+//! `berserk` (docs/rules.md §3): the Berserk card game's strike table, strikes
 //! against closed cards, and X-Y-Z effects.
 //!
 //! This module is the vocabulary every version shares; [`v1`] is how
-//! `berserk@1` resolves it and [`v2`] how `berserk@2` does (RULES.md §6.3:
+//! `berserk@1` resolves it and [`v2`] how `berserk@2` does (docs/rules.md §6.3:
 //! `@1` with the exchange chosen after the roll and fixed rolls). Fields
 //! that only `@2` knows (`fixed_roll` on a side, `pending_choice` on a
 //! strike's outcome) are optional here, so `@1` actions and journaled `@1`
@@ -115,7 +115,7 @@ pub struct Strike {
     pub note: Option<String>,
 }
 
-/// `berserk@2` (RULES.md §6.3.1): the side that rolled higher in a fight
+/// `berserk@2` (docs/rules.md §6.3.1): the side that rolled higher in a fight
 /// whose row has both sides striking chooses, knowing the dice, whether to
 /// step one row toward zero and take no blow. Draws no dice.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

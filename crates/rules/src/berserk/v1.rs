@@ -1,4 +1,4 @@
-//! `berserk@1`: the strike table of RULES.md §3 (seed rules 514–515, 511.8).
+//! `berserk@1`: the strike table of docs/rules.md §3 (seed rules 514–515, 511.8).
 
 use super::{Act, Attacker, Defender, Effect, EffectOutcome, EffectTier, Strike, StrikeKind, StrikeOutcome, Tier};
 use crate::battle::Battle;
@@ -87,7 +87,7 @@ pub fn stepped_row(diff: i64, attacker_total: i64) -> (Tier, Tier) {
     fight_row(diff - diff.signum(), attacker_total)
 }
 
-/// RULES.md §3.1 for a fight: totals, the table, and the exchange rule —
+/// docs/rules.md §3.1 for a fight: totals, the table, and the exchange rule —
 /// when both would strike, the side that rolled higher steps one row toward
 /// zero (+2 → +1, +4 → +3, −4 → −3) if it declared `avoid_exchange`.
 pub fn fight(attacker_die: u32, defender_die: u32, attacker: &Attacker, defender: &Defender) -> Fight {

@@ -1,5 +1,5 @@
 //! `berserk@2`: `berserk@1` ([`super::v1`]) with exactly the changes of
-//! RULES.md §6.3, and nothing else:
+//! docs/rules.md §6.3, and nothing else:
 //!
 //! 1. the exchange is chosen after the roll: a `strike` takes no
 //!    `avoid_exchange` on either side; a fight whose row has both sides
@@ -12,7 +12,7 @@
 //!
 //! The table, the totals, closed cards and effects are `@1`'s code.
 //!
-//! Where RULES.md is silent, these readings are ours (each has a test):
+//! Where docs/rules.md is silent, these readings are ours (each has a test):
 //! - A strike's checks run in this order: its participants (as in `@1`),
 //!   a strike awaiting its choice, `avoid_exchange` (attacker, then
 //!   defender), `fixed_roll` (attacker, then defender). The vectors put the

@@ -1,7 +1,7 @@
-//! `pbta-2d6` (RULES.md §4): narrative Pokémon trainers, 2d6 + trait.
+//! `pbta-2d6` (docs/rules.md §4): narrative Pokémon trainers, 2d6 + trait.
 //!
 //! This module is the vocabulary every version shares; [`v1`] is how
-//! `pbta-2d6@1` resolves it and [`v2`] how `pbta-2d6@2` does (RULES.md
+//! `pbta-2d6@1` resolves it and [`v2`] how `pbta-2d6@2` does (docs/rules.md
 //! §6.4: what a move may say is narrower, and only a move that goes wrong
 //! exposes its helpers).
 

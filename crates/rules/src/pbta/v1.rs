@@ -1,4 +1,4 @@
-//! `pbta-2d6@1`: 2d6 + trait + help, read in three bands (RULES.md §4).
+//! `pbta-2d6@1`: 2d6 + trait + help, read in three bands (docs/rules.md §4).
 
 use super::{Act, MoveOutcome, MoveResult, TRAITS};
 use crate::battle::Battle;

@@ -1,5 +1,5 @@
 //! `pbta-2d6@2`: `pbta-2d6@1` ([`super::v1`]) with exactly the changes of
-//! RULES.md §6.4, and nothing else:
+//! docs/rules.md §6.4, and nothing else:
 //!
 //! 1. the trait comes from the sheet: a `move` takes no `trait_value`, and
 //!    a trait the actor's sheet does not give is refused;
@@ -10,7 +10,7 @@
 //!
 //! The dice, the bands and the total are `@1`'s code.
 //!
-//! Where RULES.md is silent, this reading is ours (each step has a test):
+//! Where docs/rules.md is silent, this reading is ours (each step has a test):
 //! the checks run in this order — the actor (as in `@1`), `trait_value`,
 //! an unknown trait, a trait not on the sheet, `stakes`, `helpers`. The
 //! vectors agree wherever two of them meet in one move.

@@ -1,9 +1,9 @@
-//! `pokemon-d6` (RULES.md §1): forum Pokémon battles on a d6 — attacks,
+//! `pokemon-d6` (docs/rules.md §1): forum Pokémon battles on a d6 — attacks,
 //! status moves, dodges, Metronome and passing.
 //!
 //! This module is the vocabulary (actions, outcomes, per-Pokémon state) that
 //! every version shares; [`v1`] is how `pokemon-d6@1` resolves it and [`v2`]
-//! how `pokemon-d6@2` does (RULES.md §6.1: `@1` with four changes). Fields
+//! how `pokemon-d6@2` does (docs/rules.md §6.1: `@1` with four changes). Fields
 //! that only `@2` knows (`against` on a dodge, `result` on a dodge's
 //! outcome, `breaks_charge` on a status move's) are optional here, so `@1`
 //! actions and journaled `@1` outcomes read and write exactly as before.
@@ -134,7 +134,7 @@ pub enum AttackResult {
 }
 
 /// The outcome of an [`Attack`]. Which fields are present depends on the
-/// result, exactly as RULES.md §1.1 lists them.
+/// result, exactly as docs/rules.md §1.1 lists them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AttackOutcome {

@@ -1,8 +1,8 @@
-//! `pokemon-d6@1`: the tables and order of resolution of RULES.md §1.
+//! `pokemon-d6@1`: the tables and order of resolution of docs/rules.md §1.
 //!
-//! Where RULES.md is silent, these readings are ours (each has a test):
+//! Where docs/rules.md is silent, these readings are ours (each has a test):
 //! - `never_miss` reads a power die of 1 as a 2 on the move's own scale:
-//!   `hit` at 1/3 on the general table (as RULES.md says), one hit for
+//!   `hit` at 1/3 on the general table (as docs/rules.md says), one hit for
 //!   `multi_hit`, 1/5 for `variable_power`. `interrupt` still needs p > 1.
 //! - `multi_hit` and `variable_power` moves never crit, `high_crit` or not;
 //!   a power die of 6 still breaks the target's preparation (step 5 says p = 6).
@@ -59,7 +59,7 @@ pub fn conditions(pokemon: &Pokemon) -> Vec<Condition> {
 }
 
 /// Where the versions of `pokemon-d6` part ways inside the shared order of
-/// resolution (RULES.md §6.1 items 1, 2 and 4; the dodge of item 3 is
+/// resolution (docs/rules.md §6.1 items 1, 2 and 4; the dodge of item 3 is
 /// [`super::v2`]'s own).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Reading {
@@ -73,7 +73,7 @@ pub(crate) struct Reading {
     pub(crate) status_move_breaks_charge: bool,
 }
 
-/// How `pokemon-d6@1` reads RULES.md §1.
+/// How `pokemon-d6@1` reads docs/rules.md §1.
 pub(crate) const READING: Reading = Reading { power_row, flinch_effect: false, status_move_breaks_charge: false };
 
 /// The secondary effect that `@2` reads as an interruption (§6.1.2).
@@ -90,7 +90,7 @@ pub struct PowerRow {
     pub effect_may_apply: bool,
 }
 
-/// RULES.md §1.1 step 4: the power table and its modifications by flag.
+/// docs/rules.md §1.1 step 4: the power table and its modifications by flag.
 pub fn power_row(power_die: u32, attack: &Attack) -> PowerRow {
     let p = if power_die == 1 && attack.never_miss { 2 } else { power_die };
     if attack.multi_hit && p > 1 {
@@ -130,7 +130,7 @@ pub fn single_hit_row(power_die: u32, attack: &Attack) -> PowerRow {
     }
 }
 
-/// RULES.md §1.2: turns a status move lasts by power die; `None` fails.
+/// docs/rules.md §1.2: turns a status move lasts by power die; `None` fails.
 pub fn status_turns(power_die: u32) -> Option<u32> {
     match power_die {
         3..=6 => Some(power_die - 2),
@@ -138,7 +138,7 @@ pub fn status_turns(power_die: u32) -> Option<u32> {
     }
 }
 
-/// RULES.md §1.3: damage reduction (percent) and whether the dodge counts,
+/// docs/rules.md §1.3: damage reduction (percent) and whether the dodge counts,
 /// by effective dodge value.
 pub fn dodge_row(effective: u32) -> (u32, bool) {
     match effective {
@@ -592,7 +592,7 @@ pub(crate) fn pokemon_mut<'s>(
     state.pokemon.get_mut(id).ok_or_else(|| Rejection::UnknownParticipant { field, id: id.to_owned() })
 }
 
-/// RULES.md §1.1 step 7: every status of the actor loses a turn; at 0 it is gone.
+/// docs/rules.md §1.1 step 7: every status of the actor loses a turn; at 0 it is gone.
 pub fn end_turn(pokemon: &mut Pokemon) {
     pokemon.statuses.retain(|_, turns| {
         *turns = turns.saturating_sub(1);

@@ -1,5 +1,5 @@
 //! `pokemon-d6@2`: `pokemon-d6@1` ([`super::v1`]) with exactly the four
-//! changes of RULES.md §6.1, and nothing else:
+//! changes of docs/rules.md §6.1, and nothing else:
 //!
 //! 1. a `multi_hit` attack reads the general table (with `never_miss`,
 //!    `high_crit` and `prefer`) and then hits max(1, p − 1) times
@@ -17,7 +17,7 @@
 //! status moves, Metronome, passing, the dodge table — is `@1`'s own code,
 //! run with this version's `READING`.
 //!
-//! Where RULES.md is silent, these readings are ours (each has a test):
+//! Where docs/rules.md is silent, these readings are ours (each has a test):
 //! - `against` is checked against the battle as it stands: the attack's
 //!   action gives its `target` and `priority`, its *effective* outcome (after
 //!   any judge's override) its `result` and `damage` — as `defend` reads the
@@ -49,7 +49,7 @@ use crate::summary::Summary;
 /// How `pokemon-d6@2` reads the parts it shares with `@1`.
 pub(crate) const READING: Reading = Reading { power_row, flinch_effect: true, status_move_breaks_charge: true };
 
-/// RULES.md §6.1.1: the one-hit row of the general table (`@1`'s, with
+/// docs/rules.md §6.1.1: the one-hit row of the general table (`@1`'s, with
 /// `never_miss`, `high_crit` and `prefer`); a multi-hit move that did not
 /// miss then hits max(1, p − 1) times at that row's multiplier.
 pub fn power_row(power_die: u32, attack: &Attack) -> PowerRow {

@@ -1,4 +1,4 @@
-//! The audit of PROTOCOL.md §4, pure: recompute the chain from the record
+//! The audit of docs/protocol.md §4, pure: recompute the chain from the record
 //! bytes, decode every record and check its stream and version, check every
 //! commitment against its revealed seed, re-derive every roll, and
 //! re-resolve every action from its rolls against the recorded outcome.
@@ -20,7 +20,7 @@
 //! - `replay` (private): the semantic half, one checker per event type;
 //! - `rolls` (private): a reveal against its commitment, a roll against its
 //!   re-derivation;
-//! - [`transparency`]: PROTOCOL.md §5 — the export's trailer (signed head,
+//! - [`transparency`]: docs/protocol.md §5 — the export's trailer (signed head,
 //!   checkpoint, inclusion proof) and a kept checkpoint's consistency with
 //!   the export's.
 
@@ -130,7 +130,7 @@ pub struct AuditReport {
     /// actions the audit could fold (the battle opened under a known
     /// ruleset) are in it.
     pub final_outcomes: BTreeMap<u64, FinalOutcome>,
-    /// What the export's trailer proved (PROTOCOL.md §5), when it has one
+    /// What the export's trailer proved (docs/protocol.md §5), when it has one
     /// that checked ([`check_trailer`]).
     pub trailer: Option<TrailerSeen>,
     /// The kept checkpoint the export's was proved consistent with

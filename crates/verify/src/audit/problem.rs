@@ -34,13 +34,13 @@ pub enum Check {
     /// A ruling whose recorded credential is not a judge's, or names
     /// another judge than the ruling does.
     Ruling,
-    /// The export's trailer (PROTOCOL.md §5): missing when one is required,
+    /// The export's trailer (docs/protocol.md §5): missing when one is required,
     /// malformed, its checkpoint signature, its log key against the trusted
     /// one, its head against the last event, its head signature, its
     /// inclusion proof.
     Trailer,
     /// A checkpoint kept earlier against the export's: the consistency
-    /// proof between them (PROTOCOL.md §5, holding the operator to its past).
+    /// proof between them (docs/protocol.md §5, holding the operator to its past).
     Consistency,
 }
 

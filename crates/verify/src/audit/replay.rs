@@ -285,7 +285,7 @@ impl Replay {
         }
     }
 
-    /// RULES.md §5.1: only a judge rules, and the ruling's judge is the
+    /// docs/rules.md §5.1: only a judge rules, and the ruling's judge is the
     /// credential's subject (the resolver takes it from the token).
     fn judge_ruling(&mut self, report: &mut AuditReport, version: u64, ruling: &JudgeRuling) {
         if let Some(credential) = &ruling.credential
@@ -433,7 +433,7 @@ mod tests {
 
     use super::*;
 
-    /// PROTOCOL.md §1: the seed of epoch `e` here is 32 bytes of `e + 1`,
+    /// docs/protocol.md §1: the seed of epoch `e` here is 32 bytes of `e + 1`,
     /// its commitment the lowercase hex of its SHA-256.
     fn seed(epoch: u32) -> String {
         hex::encode([epoch as u8 + 1; 32])

@@ -1,5 +1,5 @@
 //! A revealed seed against its commitment, and a journaled roll against
-//! its re-derivation from the revealed seed (PROTOCOL.md §1–§2).
+//! its re-derivation from the revealed seed (docs/protocol.md §1–§2).
 
 use std::collections::BTreeMap;
 

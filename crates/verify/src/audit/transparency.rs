@@ -1,4 +1,4 @@
-//! The audit's half of PROTOCOL.md §5: the export's trailer checked with
+//! The audit's half of docs/protocol.md §5: the export's trailer checked with
 //! [`Trailer::check`] against the export's last event and the log key the
 //! auditor trusts, and a checkpoint the auditor kept earlier held against
 //! the export's by a consistency proof. Each failure is a finding naming
@@ -74,7 +74,7 @@ fn problem(error: TrailerError) -> Problem {
     }
 }
 
-/// Checks `trailer` (PROTOCOL.md §5) against the export's `lines` and what
+/// Checks `trailer` (docs/protocol.md §5) against the export's `lines` and what
 /// the auditor `trust`s, into `report`: a finding for each failure, the
 /// trailer's proof in [`AuditReport::trailer`] when it checks, or the
 /// [`NO_TRAILER`] notice (a finding when `trust.require_trailer`). Returns

@@ -1,7 +1,7 @@
 //! Each view rendered for a real battle in both languages: the closed
 //! `pokemon-d6@2` demo export the verifier's tests use (its seed revealed),
 //! an open one (unrevealed), and a `pbta-2d6@1` move folded in memory.
-//! Expected texts are RULES.md's numbers for those dice, written here by
+//! Expected texts are docs/rules.md's numbers for those dice, written here by
 //! hand.
 
 use super::*;
@@ -50,7 +50,7 @@ fn a_pbta_move_shows_its_dice_trait_help_and_row_in_both_languages() {
     let en = visible(&action_markup(Lang::En, &explanation));
     assert!(en.contains("dice: 4 (die, d6), 5 (die, d6)"), "{en}");
     assert!(en.contains("total (ash) = 4 + 5 + trait (wits) +2 + help (brock) +1 = 12"), "{en}");
-    assert!(en.contains("rule: total 10 or more → full success (RULES.md §4.1)"), "{en}");
+    assert!(en.contains("rule: total 10 or more → full success (docs/rules.md §4.1)"), "{en}");
 
     let ru = visible(&action_markup(Lang::Ru, &explanation));
     assert!(ru.contains("кости: 4 (кубик, d6), 5 (кубик, d6)"), "{ru}");
@@ -70,7 +70,7 @@ fn the_demo_battle_explains_its_hit_and_its_uncounted_dodge() {
     let hit = folded.explanations.get(&2).expect("v2 is an action");
     let en = visible(&action(Lang::En, hit));
     assert!(en.contains("dice: 3 (power, d6)"), "{en}");
-    assert!(en.contains("rule: power 3 → hit ×2/3 (RULES.md §1.1)"), "{en}");
+    assert!(en.contains("rule: power 3 → hit ×2/3 (docs/rules.md §1.1)"), "{en}");
     assert!(en.contains("damage = power 90 × multiplier 2/3 = 60"), "{en}");
     let ru = visible(&action(Lang::Ru, hit));
     assert!(ru.contains("правило: сила 3 → попадание ×2/3"), "{ru}");
@@ -142,7 +142,7 @@ fn fields_are_translated_and_forum_text_is_kept() {
 fn the_calculation_shows_the_words_that_became_the_faces() {
     let lines = lines(CLOSED);
     let markup = calculation(Lang::En, &lines, 1).into_string();
-    // The roll key of PROTOCOL.md §2 for the revealed seed and client seed.
+    // The roll key of docs/protocol.md §2 for the revealed seed and client seed.
     let seed = dice::ServerSeed::from_hex("2449c288d37dc86b3ed1812a08d72dfbb9f04716b5d608d177debf4f534500ce")
         .expect("the fixture's seed");
     let key = dice::RollKey::derive(&seed, "forum:demo/demo-18ed0bf2a33327c6/pokemon-d6@2");

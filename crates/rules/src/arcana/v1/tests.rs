@@ -1,7 +1,7 @@
-//! RULES.md §2 boundary by boundary; expected outcome fields and numbers
+//! docs/rules.md §2 boundary by boundary; expected outcome fields and numbers
 //! worked out by hand from its tables. The wording of the forum summaries in
 //! `summaries_name_the_ability_and_the_roll` is the code's own, locked here
-//! (RULES.md §5.3 fixes no words); only the numbers in it come from the
+//! (docs/rules.md §5.3 fixes no words); only the numbers in it come from the
 //! tables.
 
 use serde_json::{Value, json};
@@ -54,7 +54,7 @@ fn total_skill_adds_points_specialization_artifact_berserk_and_aux() {
 
 #[test]
 fn result_table_boundaries() {
-    // (sum, points, total_skill) → result, checked in RULES.md's order.
+    // (sum, points, total_skill) → result, checked in docs/rules.md's order.
     let rows = [
         ((2, 1, 1), CriticalSuccess),
         ((2, 12, 30), CriticalSuccess),

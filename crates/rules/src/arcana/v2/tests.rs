@@ -1,5 +1,5 @@
-//! RULES.md §6.2 item by item, each against `@1` where they differ. The
-//! expected values are worked out by hand from RULES.md §2.1's tables (the
+//! docs/rules.md §6.2 item by item, each against `@1` where they differ. The
+//! expected values are worked out by hand from docs/rules.md §2.1's tables (the
 //! arithmetic is in the comments), not taken from this code's output.
 
 use serde_json::{Value, json};

@@ -1,7 +1,7 @@
-//! RULES.md §3 row by row: the strike table, closed cards, the exchange and
+//! docs/rules.md §3 row by row: the strike table, closed cards, the exchange and
 //! X-Y-Z effects. Expected outcome fields and numbers are the table's, by
 //! hand. The wording of the forum summaries in `summaries_describe_the_fight`
-//! is the code's own, locked here (RULES.md §5.3 fixes no words); only the
+//! is the code's own, locked here (docs/rules.md §5.3 fixes no words); only the
 //! numbers in it come from the table.
 
 use serde_json::{Value, json};

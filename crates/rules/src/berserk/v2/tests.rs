@@ -1,8 +1,8 @@
-//! RULES.md §6.3 item by item, and §3's every-version text on unclamped
+//! docs/rules.md §6.3 item by item, and §3's every-version text on unclamped
 //! values. Expected fields and numbers are worked out by hand from the
 //! strike table of §3.1 in the comments; the summaries' wording is the
 //! code's own, locked in `summaries_say_who_may_choose_and_what_it_gives`
-//! (RULES.md §5.3 fixes no words), with the numbers from the table.
+//! (docs/rules.md §5.3 fixes no words), with the numbers from the table.
 
 use serde_json::{Value, json};
 
@@ -365,7 +365,7 @@ fn a_fixed_roll_outside_one_to_six_is_refused_with_or_without_a_fight() {
     assert!(resolve(&battle, edges, &[]).is_ok());
 }
 
-// RULES.md §3, every version: modified values are never clamped.
+// docs/rules.md §3, every version: modified values are never clamped.
 
 #[test]
 fn totals_are_never_clamped_in_either_version() {

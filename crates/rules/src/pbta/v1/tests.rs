@@ -1,4 +1,4 @@
-//! RULES.md §4: the three bands and where the trait comes from.
+//! docs/rules.md §4: the three bands and where the trait comes from.
 
 use serde_json::{Value, json};
 

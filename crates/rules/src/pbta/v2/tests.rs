@@ -1,6 +1,6 @@
-//! RULES.md §6.4 item by item. Totals are worked out by hand in the
+//! docs/rules.md §6.4 item by item. Totals are worked out by hand in the
 //! comments (2d6 + the sheet's trait + 1 for any help); the summaries'
-//! wording is the code's own (RULES.md §5.3 fixes no words).
+//! wording is the code's own (docs/rules.md §5.3 fixes no words).
 
 use serde_json::{Value, json};
 

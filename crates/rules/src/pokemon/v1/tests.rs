@@ -1,6 +1,6 @@
-//! RULES.md §1 row by row. Every expected outcome field and number is read
-//! off the tables in RULES.md, not taken from this code's output. The one
-//! exception is the wording of the forum summaries: RULES.md §5.3 asks for a
+//! docs/rules.md §1 row by row. Every expected outcome field and number is read
+//! off the tables in docs/rules.md, not taken from this code's output. The one
+//! exception is the wording of the forum summaries: docs/rules.md §5.3 asks for a
 //! one-line summary in Russian and English but fixes no words, so
 //! `summaries_read_naturally_in_both_languages` locks the wording the code
 //! had when it was written (only the numbers in it come from the tables).

@@ -1,11 +1,11 @@
-//! RULES.md §6.1 item by item, each against `@1` where they differ. Every
-//! expected outcome field and number is worked out by hand from RULES.md
+//! docs/rules.md §6.1 item by item, each against `@1` where they differ. Every
+//! expected outcome field and number is worked out by hand from docs/rules.md
 //! (the arithmetic is in the comments), not taken from this code's output.
-//! The wording of the forum summaries is the exception: RULES.md §5.3 fixes
+//! The wording of the forum summaries is the exception: docs/rules.md §5.3 fixes
 //! no words, so `a_flinch_effect_reads_as_a_flinch_in_the_summary`,
 //! `dodge_summaries_say_what_happened` and the summary at the end of
 //! `a_status_move_six_breaks_the_targets_preparation` lock the code's
-//! wording (only their numbers come from RULES.md).
+//! wording (only their numbers come from docs/rules.md).
 
 use serde_json::{Value, json};
 
@@ -587,7 +587,7 @@ fn a_recorded_outcome_of_the_other_version_does_not_fold() {
     assert!(matches!(refused, Err(ResolveError::OutcomeNotOfVersion { .. })), "{refused:?}");
 }
 
-// Readings of ours where RULES.md is silent (see the module docs).
+// Readings of ours where docs/rules.md is silent (see the module docs).
 
 #[test]
 fn an_unknown_dodger_is_refused_before_against_is_read() {
