@@ -317,19 +317,26 @@ fn cited_invariants(text: &str) -> Vec<(usize, u32)> {
     cited
 }
 
-/// The numbered invariants of `ARCHITECTURE.md`: the numbered items under
-/// its heading "Invariants".
+/// The numbered invariants of `ARCHITECTURE.md`: under its heading
+/// "Invariants", the numbered items or the numbered subheadings
+/// (`### 8. A journaled roll is never abandoned`).
 fn invariants(text: &str) -> BTreeSet<u32> {
-    let mut inside = false;
+    // The level of the heading "Invariants" while inside its section.
+    let mut inside: Option<usize> = None;
     let mut found = BTreeSet::new();
+    let numbered = |line: &str| -> Option<u32> {
+        let item: String = line.chars().take_while(char::is_ascii_digit).collect();
+        (!item.is_empty() && line[item.len()..].starts_with(". ")).then(|| item.parse().expect("digits"))
+    };
     for (_, line) in prose_lines(text) {
-        if let Some((_, title)) = heading(line) {
-            inside = rendered(title).trim() == "Invariants";
-        } else if inside {
-            let item: String = line.chars().take_while(char::is_ascii_digit).collect();
-            if !item.is_empty() && line[item.len()..].starts_with(". ") {
-                found.insert(item.parse().expect("digits"));
+        if let Some((level, title)) = heading(line) {
+            let title = rendered(title);
+            match inside {
+                Some(section) if level > section => found.extend(numbered(title.trim())),
+                _ => inside = (title.trim() == "Invariants").then_some(level),
             }
+        } else if inside.is_some() {
+            found.extend(numbered(line));
         }
     }
     found

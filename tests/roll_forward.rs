@@ -1,4 +1,4 @@
-//! Roll-forward (DESIGN.md invariant 8, issue 35): a journaled roll is
+//! Roll-forward (ARCHITECTURE.md, invariant 8, issue 35): a journaled roll is
 //! never abandoned. Once an action's roll is in the journal, that action is
 //! resolved with it, whoever goes away: a caller that cancels, times out or
 //! disappears cannot get a different roll for the same action by asking

@@ -669,7 +669,7 @@ mod tests {
         assert_eq!(StreamEvent::of(&first_of_an_action), Ok(rolled_for_action(3, 9)));
     }
 
-    /// Roll-forward (DESIGN.md invariant 8): from an action's first roll
+    /// Roll-forward (ARCHITECTURE.md, invariant 8): from an action's first roll
     /// to its resolution, only that action's further rolls and its
     /// resolution may follow; every other event is refused, and the state
     /// is unchanged by the refusal.

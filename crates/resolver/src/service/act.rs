@@ -8,7 +8,7 @@
 //! resolver resolves only from that answer: no die is seen, by the resolver
 //! or anyone, before it is in the journal.
 //!
-//! Roll-forward (DESIGN.md invariant 8): the roller journals the action with
+//! Roll-forward (ARCHITECTURE.md, invariant 8): the roller journals the action with
 //! its first roll (`RollRequest.for_action`), and from then on the action is
 //! pending until it is resolved with exactly those dice. The command runs in
 //! a task of its own, so a caller who cancels or times out cannot stop it

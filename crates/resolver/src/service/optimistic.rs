@@ -16,7 +16,7 @@
 //!   again.
 //! - An action rolled and not yet resolved (the view's `pending`) is
 //!   finished first, with the dice journaled for it, before the command is
-//!   tried (roll-forward, DESIGN.md invariant 8): no command of a battle is
+//!   tried (roll-forward, ARCHITECTURE.md, invariant 8): no command of a battle is
 //!   taken over a pending action, so a new request id never gets a new
 //!   roll while one is pending.
 //! - After [`MAX_ATTEMPTS`] tries the command gives up with `BattleBusy`

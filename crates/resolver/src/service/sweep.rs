@@ -1,4 +1,4 @@
-//! The sweeper of pending actions (roll-forward, DESIGN.md invariant 8):
+//! The sweeper of pending actions (roll-forward, ARCHITECTURE.md, invariant 8):
 //! an action whose rolls are journaled and whose resolution is not — its
 //! resolver crashed between the two, or its journal append failed — is
 //! finished by the next command of its battle; this finishes the ones of

@@ -585,7 +585,7 @@ mod tests {
         (findings, unused)
     }
 
-    /// DESIGN.md invariant 8, as an auditor sees it: a roll drawn for an
+    /// ARCHITECTURE.md, invariant 8, as an auditor sees it: a roll drawn for an
     /// action and followed by anything but that action's resolution is the
     /// operator's finding, reported where the next event came; a
     /// resolution of another action, or with other rolls, is one too; an
