@@ -161,17 +161,17 @@ async fn unauthenticated(stream: TcpStream, addr: SocketAddr, stop: &AtomicBool)
 }
 
 /// The stranger's connection `n`, opened again a second after each close,
-/// until `stop`; `held` counts the ones open now that the server answered
-/// or has not closed within 100 ms.
+/// until `stop`; `held` counts the ones open now that the server has
+/// accepted (it sent its HTTP/2 SETTINGS).
 async fn stranger(n: usize, addr: SocketAddr, stop: Arc<AtomicBool>, held: Arc<AtomicU64>) {
     while !stop.load(Ordering::Relaxed) {
         if let Ok(mut stream) = connect_from(STRANGER, addr).await {
             let mut probe = [0u8; 64];
-            // Refused at once, or held: the server sends its SETTINGS first.
-            let accepted = matches!(
-                tokio::time::timeout(Duration::from_millis(100), stream.peek(&mut probe)).await,
-                Err(_) | Ok(Ok(1..))
-            );
+            // Held once the server sends its SETTINGS (its first bytes);
+            // refused when it closes the connection instead. A connection
+            // still in the listener's backlog after 5 s counts as refused.
+            let accepted =
+                matches!(tokio::time::timeout(Duration::from_secs(5), stream.peek(&mut probe)).await, Ok(Ok(1..)));
             if accepted {
                 held.fetch_add(1, Ordering::Relaxed);
                 match n % 3 {
