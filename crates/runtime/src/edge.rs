@@ -803,6 +803,55 @@ mod tests {
         assert!(authed_read.is_err(), "the authenticated connection still waits for its peer past the deadline");
     }
 
+    #[tokio::test]
+    async fn an_address_gets_its_share_of_requests_at_once_and_another_address_its_own() {
+        // Requests answered only when `release` has a permit: they stay in flight.
+        let release = Arc::new(Semaphore::new(0));
+        let held = Arc::clone(&release);
+        let inner = tower::service_fn(move |_request: http::Request<tonic::body::Body>| {
+            let held = Arc::clone(&held);
+            async move {
+                held.acquire().await.expect("open").forget();
+                Ok::<_, std::convert::Infallible>(http::Response::new(tonic::body::Body::empty()))
+            }
+        });
+        let mut edge = EdgeLayer::new(10, 2).layer(inner);
+        let (addr, mut accepted) = listening(GrpcLimits::default()).await;
+        let _one = connect_from([127, 0, 0, 1], addr).await;
+        let one = next(&mut accepted).await.expect("accepted");
+        let _other = connect_from([127, 0, 0, 2], addr).await;
+        let other = next(&mut accepted).await.expect("accepted");
+        let request = |from: &Guarded| {
+            let mut request = http::Request::new(tonic::body::Body::empty());
+            request.extensions_mut().insert(from.connect_info());
+            request
+        };
+        let mut calls = Vec::new();
+        for _ in 0..2 {
+            // Under and at the share: in flight, not answered.
+            let call = tower::ServiceExt::ready(&mut edge).await.expect("ready").call(request(&one));
+            calls.push(tokio::spawn(call));
+        }
+        let over = tower::ServiceExt::ready(&mut edge).await.expect("ready").call(request(&one));
+        let refused = tokio::time::timeout(Duration::from_secs(5), over).await.expect("answered at once").expect("ok");
+        let status = Status::from_header_map(refused.headers()).expect("a gRPC status");
+        assert_eq!(status.code(), Code::ResourceExhausted, "over the share: {status:?}");
+        assert!(status.message().contains("max_concurrent_requests_per_address"), "{}", status.message());
+        let another = tower::ServiceExt::ready(&mut edge).await.expect("ready").call(request(&other));
+        let another = tokio::spawn(another);
+        release.add_permits(3);
+        for call in calls {
+            let response = call.await.expect("joined").expect("answered");
+            assert!(Status::from_header_map(response.headers()).is_none(), "served");
+        }
+        another.await.expect("joined").expect("another address is served");
+        // The answered requests gave their places back.
+        let again = tower::ServiceExt::ready(&mut edge).await.expect("ready").call(request(&one));
+        release.add_permits(1);
+        let again = again.await.expect("answered");
+        assert!(Status::from_header_map(again.headers()).is_none(), "a freed place is taken again");
+    }
+
     /// A config with both sections flattened, as the services have them.
     #[derive(Debug, Default, Serialize, Deserialize)]
     #[serde(default, deny_unknown_fields)]
