@@ -149,3 +149,30 @@ pub async fn serve_limited(
     graceful.shutdown().await;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_of_zero_are_refused_by_name_and_one_is_a_limit() {
+        assert!(HttpLimits::default().validate().is_ok());
+        assert_eq!(HttpLimits::default().max_connections_per_address, 100);
+        for key in ["max_connections", "header_read_timeout_ms", "request_timeout_ms", "max_connections_per_address"] {
+            let with = |value: &str| {
+                crate::config::Layers::new("sample")
+                    .flags([(key.to_owned(), value.to_owned())])
+                    .extract::<HttpLimits>()
+                    .expect("a number")
+            };
+            let error = with("0").validate().expect_err(key).to_string();
+            assert!(error.starts_with(&format!("invalid config {key}:")), "{error}");
+            assert!(with("1").validate().is_ok(), "{key} = 1");
+        }
+        let from_env = crate::config::Layers::new("sample")
+            .env([("BATTLELOG_SAMPLE_MAX_CONNECTIONS_PER_ADDRESS".to_owned(), "7".to_owned())])
+            .extract::<HttpLimits>()
+            .expect("from the environment");
+        assert_eq!(from_env.max_connections_per_address, 7);
+    }
+}
