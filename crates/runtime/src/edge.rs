@@ -26,8 +26,8 @@
 //!
 //! The shares ([`crate::share`]) keep one peer from taking a pool from the
 //! others: connections per client address until authenticated, then per
-//! token; requests at once per client address
-//! (`max_concurrent_requests_per_address`).
+//! token; requests at once per client address on connections not yet
+//! authenticated (`max_concurrent_requests_per_address`).
 
 use std::net::IpAddr;
 use std::num::NonZeroU32;
@@ -96,9 +96,11 @@ pub struct GrpcLimits {
     /// connection is closed at its first-request deadline.
     #[serde(deserialize_with = "crate::config::number")]
     pub max_connections_per_token: usize,
-    /// Requests one client address has handled at once, of the server's
-    /// `max_concurrent_requests`; one more is answered `RESOURCE_EXHAUSTED`
-    /// (reason `OVERLOADED`) at once.
+    /// Requests one client address has handled at once on its connections
+    /// not yet authenticated, of the server's `max_concurrent_requests`;
+    /// one more is answered `RESOURCE_EXHAUSTED` (reason `OVERLOADED`) at
+    /// once. An authenticated connection's requests count in the tenant's
+    /// rate instead.
     #[serde(deserialize_with = "crate::config::number")]
     pub max_concurrent_requests_per_address: usize,
 }
@@ -401,7 +403,8 @@ impl AsyncWrite for Guarded {
 /// tower's `ConcurrencyLimit` behind a `LoadShed` for the whole server (the
 /// limit's semaphore is shared by every connection's clone), answering a
 /// shed request with its own `RESOURCE_EXHAUSTED`; before it, each client
-/// address's share of those requests (`max_concurrent_requests_per_address`).
+/// address's share of those requests on its connections not yet
+/// authenticated (`max_concurrent_requests_per_address`).
 #[derive(Debug, Clone)]
 pub struct EdgeLayer {
     max_concurrent_requests: usize,
@@ -476,7 +479,12 @@ where
     }
 
     fn call(&mut self, request: http::Request<tonic::body::Body>) -> Self::Future {
-        let peer = connect_info(request.extensions()).and_then(|info| info.tcp.remote_addr());
+        let info = connect_info(request.extensions());
+        // Only a connection not yet authenticated counts in its address's
+        // share: once authenticated it is its token's, and the traffic of
+        // one busy client (a resolver to its journal) is not a stranger's.
+        let unauthenticated = info.is_some_and(|info| !info.served.load(Ordering::Acquire));
+        let peer = info.filter(|_| unauthenticated).and_then(|info| info.tcp.remote_addr());
         // Held until the response's head is out, as the server's own limit is.
         let share = match peer {
             Some(peer) => match self.per_address.try_take(peer_key(peer.ip())) {
@@ -850,6 +858,20 @@ mod tests {
         release.add_permits(1);
         let again = again.await.expect("answered");
         assert!(Status::from_header_map(again.headers()).is_none(), "a freed place is taken again");
+        // Once authenticated, the connection's requests are not the address's.
+        let mut extensions = tonic::Extensions::new();
+        extensions.insert(one.connect_info());
+        authenticated(&extensions, Some("forum-a:bot")).expect("authenticated");
+        let mut calls = Vec::new();
+        for _ in 0..3 {
+            let call = tower::ServiceExt::ready(&mut edge).await.expect("ready").call(request(&one));
+            calls.push(tokio::spawn(call));
+        }
+        release.add_permits(3);
+        for call in calls {
+            let response = call.await.expect("joined").expect("answered");
+            assert!(Status::from_header_map(response.headers()).is_none(), "an authenticated connection is served");
+        }
     }
 
     /// A config with both sections flattened, as the services have them.
