@@ -161,9 +161,10 @@ async fn silent_and_slow_grpc_connections_are_closed_within_their_timeouts() {
     assert_closed_at_timeout("a connection that stops after the preface", preface_closed, first_request);
     assert_closed_at_timeout("a preface sent a byte every 100 ms", slow_closed, first_request);
 
-    // The clients that made a request are past the deadline, and kept: the
-    // watch, open all along on its connection, still receives.
-    health.check(HealthCheckRequest::default()).await.expect("the real client is still served");
+    // The clients that made an authenticated request are past the
+    // deadline, and kept: the watch, open all along on its connection,
+    // still receives. (A health check needs no token, so it does not lift
+    // the deadline: tests/fair_shares.rs.)
     let roll = serde_json::json!({"type": "roll", "actor": "ash", "expression": "1d6", "purpose": "edges"});
     act(&mut forum, "edges-watch", &roll, "edges-1").await.expect("a roll");
     let next = tokio::time::timeout(WAIT, watch.message()).await.expect("the next event");
@@ -228,6 +229,9 @@ async fn silent_and_slow_web_connections_are_closed_within_the_header_read_timeo
 /// connections do not fit in: all are held at once — the process raises its
 /// own file limit, and each server's `max_connections` (1 000 by default) is
 /// what bounds them — and new clients of every port are served meanwhile.
+/// They come from five loopback addresses, 100 each per port: one address's
+/// share (`max_connections_per_address`, 100 by default; tests/fair_shares.rs
+/// floods from one).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_thousand_idle_connections_do_not_stop_the_stack_serving() {
     let (_, hard) = rlimit::getrlimit(rlimit::Resource::NOFILE).expect("the file limit");
@@ -247,9 +251,12 @@ async fn two_thousand_idle_connections_do_not_stop_the_stack_serving() {
     let mut held = Vec::new();
     for port in ports {
         for n in 0..500 {
+            let from = std::net::IpAddr::V4(std::net::Ipv4Addr::new(127, 0, 0, 10 + (n / 100) as u8));
+            let socket = tokio::net::TcpSocket::new_v4().expect("a socket");
+            socket.bind(std::net::SocketAddr::new(from, 0)).expect("bind a loopback address");
             // A process that stopped accepting fills its backlog, and then
             // connections time out.
-            let connected = tokio::time::timeout(WAIT, TcpStream::connect(port)).await;
+            let connected = tokio::time::timeout(WAIT, socket.connect(port)).await;
             let stream = connected.unwrap_or_else(|_| panic!("connection {n} to {port} not accepted in {WAIT:?}"));
             held.push(stream.expect("connect"));
         }

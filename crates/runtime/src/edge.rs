@@ -6,7 +6,11 @@
 //! - [`server`]: a tonic server with HTTP/2 keepalive, a maximum connection
 //!   age and a concurrency limit with load shedding ([`EdgeLayer`]).
 //! - [`incoming`]: the listener's connections, at most `max_connections` at
-//!   once; each must send its first request within `first_request_timeout_ms`.
+//!   once and `max_connections_per_address` from one client address; each
+//!   must send its first *authenticated* request within
+//!   `first_request_timeout_ms`, and that request moves the connection from
+//!   its address's share to its token's (`max_connections_per_token`,
+//!   [`authenticated`]).
 //! - [`TenantRateLimit`] / [`TenantLimiter`]: requests per second and burst
 //!   per tenant (governor's keyed GCRA limiter), refused with
 //!   `RESOURCE_EXHAUSTED`, a `RetryInfo` and the reason `RATE_LIMITED`.
@@ -15,13 +19,21 @@
 //! configured; the one thing none of them offers is a deadline for a
 //! plaintext connection's HTTP/2 preface (hyper's keepalive only starts once
 //! the preface is in, and tonic's handshake timeout is TLS's), so
-//! [`incoming`] arms one on each connection and disarms it at the
-//! connection's first request.
+//! [`incoming`] arms one on each connection and [`authenticated`] disarms
+//! it at the connection's first request that carries a valid token: a
+//! request refused `UNAUTHENTICATED` (or one to the health service, which
+//! needs no token) keeps nothing open.
+//!
+//! The shares ([`crate::share`]) keep one peer from taking a pool from the
+//! others: connections per client address until authenticated, then per
+//! token; requests at once per client address on connections not yet
+//! authenticated (`max_concurrent_requests_per_address`).
 
+use std::net::IpAddr;
 use std::num::NonZeroU32;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -40,6 +52,7 @@ use tower::layer::util::{Identity, Stack};
 use tower::{Layer, Service};
 
 use crate::config::ConfigError;
+use crate::share::{Share, Shares, peer_key};
 
 /// The connection and request limits of one gRPC server. Flattened into
 /// each service's config: the keys are top-level (`max_connections = 1000`,
@@ -71,6 +84,25 @@ pub struct GrpcLimits {
     /// `RESOURCE_EXHAUSTED` (reason `OVERLOADED`) at once instead of queueing.
     #[serde(deserialize_with = "crate::config::number")]
     pub max_concurrent_requests: usize,
+    /// Connections one client address (an IPv6 address's /64) holds at once
+    /// before their first authenticated request; one more is closed as soon
+    /// as it is accepted. Keeps a stranger's flood to its share of
+    /// `max_connections`.
+    #[serde(deserialize_with = "crate::config::number")]
+    pub max_connections_per_address: usize,
+    /// Connections one token (its subject within its tenant) holds at once
+    /// once authenticated; the first authenticated request of one more is
+    /// refused `RESOURCE_EXHAUSTED` (reason `OVERLOADED`) and the
+    /// connection is closed at its first-request deadline.
+    #[serde(deserialize_with = "crate::config::number")]
+    pub max_connections_per_token: usize,
+    /// Requests one client address has handled at once on its connections
+    /// not yet authenticated, of the server's `max_concurrent_requests`;
+    /// one more is answered `RESOURCE_EXHAUSTED` (reason `OVERLOADED`) at
+    /// once. An authenticated connection's requests count in the tenant's
+    /// rate instead.
+    #[serde(deserialize_with = "crate::config::number")]
+    pub max_concurrent_requests_per_address: usize,
 }
 
 impl Default for GrpcLimits {
@@ -82,6 +114,9 @@ impl Default for GrpcLimits {
             keepalive_timeout_ms: 10_000,
             max_connection_age_secs: 3_600,
             max_concurrent_requests: 256,
+            max_connections_per_address: 100,
+            max_connections_per_token: 100,
+            max_concurrent_requests_per_address: 64,
         }
     }
 }
@@ -101,7 +136,10 @@ impl GrpcLimits {
         at_least_one("first_request_timeout_ms", self.first_request_timeout_ms)?;
         at_least_one("keepalive_interval_ms", self.keepalive_interval_ms)?;
         at_least_one("keepalive_timeout_ms", self.keepalive_timeout_ms)?;
-        at_least_one("max_concurrent_requests", self.max_concurrent_requests as u64)
+        at_least_one("max_concurrent_requests", self.max_concurrent_requests as u64)?;
+        at_least_one("max_connections_per_address", self.max_connections_per_address as u64)?;
+        at_least_one("max_connections_per_token", self.max_connections_per_token as u64)?;
+        at_least_one("max_concurrent_requests_per_address", self.max_concurrent_requests_per_address as u64)
     }
 
     fn first_request_timeout(&self) -> Duration {
@@ -128,7 +166,9 @@ pub fn server<L>(
         server = server.max_connection_age(Duration::from_secs(limits.max_connection_age_secs));
     }
     // tonic's `layer` nests each new layer inside the ones before it.
-    Ok(server.layer(outer).layer(EdgeLayer::new(limits.max_concurrent_requests)))
+    Ok(server
+        .layer(outer)
+        .layer(EdgeLayer::new(limits.max_concurrent_requests, limits.max_concurrent_requests_per_address)))
 }
 
 /// The server [`server`] builds: `L` outermost, then [`EdgeLayer`].
@@ -136,70 +176,177 @@ pub type EdgeServer<L> = Server<Stack<EdgeLayer, Stack<L, Identity>>>;
 
 /// The connections `listener` accepts, with Nagle's algorithm off (small
 /// gRPC frames left to Nagle meet the peer's delayed ACK, about 40 ms per
-/// round trip): at most `max_connections` at once — one more is closed as
-/// soon as it is accepted, so that a flood costs the process no more file
-/// descriptors than the limit — and each closed by the server if it has
-/// not sent a request within `first_request_timeout_ms`.
+/// round trip): at most `max_connections` at once, and at most
+/// `max_connections_per_address` from one client address until they are
+/// authenticated — one more is closed as soon as it is accepted, so that a
+/// flood costs the process no more file descriptors than the limit, and a
+/// flood from one address leaves the other addresses their slots — and
+/// each closed by the server if it has not sent an authenticated request
+/// within `first_request_timeout_ms`.
 pub fn incoming(
     listener: tokio::net::TcpListener,
     limits: &GrpcLimits,
-) -> impl Stream<Item = std::io::Result<Guarded>> + Send + 'static {
+) -> impl Stream<Item = std::io::Result<Guarded>> + Send + use<> {
     let slots = Arc::new(Semaphore::new(limits.max_connections));
+    let addresses = Shares::new(limits.max_connections_per_address);
+    let tokens = Shares::new(limits.max_connections_per_token);
     let max = limits.max_connections;
     let timeout = limits.first_request_timeout();
-    tokio_stream::wrappers::TcpListenerStream::new(listener).filter_map(move |accepted| match accepted {
-        Ok(stream) => match Arc::clone(&slots).try_acquire_owned() {
+    tokio_stream::wrappers::TcpListenerStream::new(listener).filter_map(move |accepted| {
+        let stream = match accepted {
+            Ok(stream) => stream,
+            Err(error) => return Some(Err(error)),
+        };
+        let peer = stream.peer_addr().ok();
+        // The address's share first: a peer at its share takes no slot.
+        let share = match peer {
+            Some(peer) => match addresses.try_take(peer_key(peer.ip())) {
+                Some(share) => Some(share),
+                None => {
+                    tracing::debug!(
+                        ?peer,
+                        max_connections_per_address = addresses.limit(),
+                        "connection refused: its address holds its share"
+                    );
+                    return None;
+                }
+            },
+            None => None,
+        };
+        match Arc::clone(&slots).try_acquire_owned() {
             Ok(permit) => {
                 let _ = stream.set_nodelay(true);
-                Some(Ok(Guarded::new(stream, permit, timeout)))
+                let held = share.map_or(Held::Nothing, |share| Held::Address { _share: share });
+                Some(Ok(Guarded::new(stream, permit, held, Arc::clone(&tokens), timeout)))
             }
             Err(_) => {
-                tracing::debug!(peer = ?stream.peer_addr().ok(), max_connections = max, "connection refused: at the limit");
+                tracing::debug!(?peer, max_connections = max, "connection refused: at the limit");
                 None
             }
-        },
-        Err(error) => Some(Err(error)),
+        }
     })
 }
 
 /// One accepted connection: it holds its slot under `max_connections` until
 /// it closes, and fails its reads once its first-request deadline passes
-/// without a request (hyper then closes it).
+/// without an authenticated request (hyper then closes it).
 #[derive(Debug)]
 pub struct Guarded {
     stream: TcpStream,
     _slot: OwnedSemaphorePermit,
     info: EdgeConnectInfo,
-    /// Armed until the first request; `None` afterwards.
+    /// Armed until the first authenticated request; `None` afterwards.
     deadline: Option<Pin<Box<tokio::time::Sleep>>>,
 }
 
 impl Guarded {
-    fn new(stream: TcpStream, slot: OwnedSemaphorePermit, timeout: Duration) -> Self {
-        let info = EdgeConnectInfo { tcp: stream.connect_info(), served: Arc::new(AtomicBool::new(false)) };
+    fn new(
+        stream: TcpStream,
+        slot: OwnedSemaphorePermit,
+        held: Held,
+        tokens: Arc<Shares<String>>,
+        timeout: Duration,
+    ) -> Self {
+        let info = EdgeConnectInfo {
+            tcp: stream.connect_info(),
+            served: Arc::new(AtomicBool::new(false)),
+            share: Arc::new(ConnectionShare { held: Mutex::new(held), tokens }),
+        };
         Self { stream, _slot: slot, info, deadline: Some(Box::pin(tokio::time::sleep(timeout))) }
     }
 }
 
+/// The share a connection is counted in: its address's until its first
+/// authenticated request, its token's after. Given back when the
+/// connection and every request of it are gone.
+#[derive(Debug)]
+enum Held {
+    Nothing,
+    Address { _share: Share<IpAddr> },
+    Token { _share: Share<String> },
+}
+
+#[derive(Debug)]
+struct ConnectionShare {
+    held: Mutex<Held>,
+    tokens: Arc<Shares<String>>,
+}
+
 /// What a request learns about its connection (in its extensions): the
-/// TCP addresses, and the flag its first request raises.
+/// TCP addresses, the flag its first authenticated request raises, and the
+/// share the connection is counted in.
 #[derive(Debug, Clone)]
 pub struct EdgeConnectInfo {
     /// The addresses, as tonic gives them for a plain `TcpStream`.
     pub tcp: TcpConnectInfo,
     served: Arc<AtomicBool>,
+    share: Arc<ConnectionShare>,
+}
+
+fn connect_info(extensions: &http::Extensions) -> Option<&EdgeConnectInfo> {
+    extensions
+        .get::<EdgeConnectInfo>()
+        .or_else(|| extensions.get::<TlsConnectInfo<EdgeConnectInfo>>().map(TlsConnectInfo::get_ref))
+}
+
+/// [`connect_info`] of a tonic request's extensions.
+fn tonic_connect_info(extensions: &tonic::Extensions) -> Option<&EdgeConnectInfo> {
+    extensions
+        .get::<EdgeConnectInfo>()
+        .or_else(|| extensions.get::<TlsConnectInfo<EdgeConnectInfo>>().map(TlsConnectInfo::get_ref))
+}
+
+/// Called with each request whose token was verified, `token` being its
+/// subject within its tenant: the connection's first such request lifts
+/// its first-request deadline and moves it from its address's share to the
+/// token's. `RESOURCE_EXHAUSTED` (reason `OVERLOADED`) when the token
+/// already holds `max_connections_per_token` connections: the connection
+/// then stays unauthenticated, and is closed at its deadline. `None` for
+/// battlelog's own services (the `service` role), whose connections count
+/// in no share, as their calls count in no tenant's rate.
+pub fn authenticated(extensions: &tonic::Extensions, token: Option<&str>) -> Result<(), Status> {
+    let Some(info) = tonic_connect_info(extensions) else { return Ok(()) };
+    if info.served.load(Ordering::Acquire) {
+        return Ok(());
+    }
+    let mut held = info.share.held.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    // Checked again under the lock: two first requests may race.
+    if info.served.load(Ordering::Acquire) {
+        return Ok(());
+    }
+    let Some(token) = token else {
+        *held = Held::Nothing;
+        info.served.store(true, Ordering::Release);
+        return Ok(());
+    };
+    let Some(share) = info.share.tokens.try_take(token.to_owned()) else {
+        let max = info.share.tokens.limit();
+        tracing::debug!(
+            token,
+            max_connections_per_token = max,
+            "request refused: its token holds its share of connections"
+        );
+        return Err(Error::new(
+            LimitReason::Overloaded,
+            format!(
+                "this token already holds its limit of {max} connections (max_connections_per_token); \
+                 send its calls over the ones it has"
+            ),
+        )
+        .with("max_connections_per_token", max)
+        .with_retry_after(Duration::from_secs(1))
+        .into_status());
+    };
+    *held = Held::Token { _share: share };
+    info.served.store(true, Ordering::Release);
+    Ok(())
 }
 
 /// The peer's address of a request that came through [`incoming`]: tonic's
 /// own `Request::remote_addr` knows only its own connection types, so it
 /// finds none there. Falls back to tonic's for other listeners.
 pub fn remote_addr<T>(request: &tonic::Request<T>) -> Option<std::net::SocketAddr> {
-    let extensions = request.extensions();
-    extensions
-        .get::<EdgeConnectInfo>()
-        .or_else(|| extensions.get::<TlsConnectInfo<EdgeConnectInfo>>().map(TlsConnectInfo::get_ref))
-        .and_then(|info| info.tcp.remote_addr())
-        .or_else(|| request.remote_addr())
+    tonic_connect_info(request.extensions()).and_then(|info| info.tcp.remote_addr()).or_else(|| request.remote_addr())
 }
 
 impl Connected for Guarded {
@@ -214,7 +361,7 @@ impl AsyncRead for Guarded {
     fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
         let this = &mut *self;
         if let Some(deadline) = &mut this.deadline {
-            if this.info.served.load(Ordering::Relaxed) {
+            if this.info.served.load(Ordering::Acquire) {
                 this.deadline = None;
             } else if deadline.as_mut().poll(cx).is_ready() {
                 return Poll::Ready(Err(std::io::Error::new(
@@ -255,16 +402,18 @@ impl AsyncWrite for Guarded {
 
 /// tower's `ConcurrencyLimit` behind a `LoadShed` for the whole server (the
 /// limit's semaphore is shared by every connection's clone), answering a
-/// shed request with its own `RESOURCE_EXHAUSTED`; it also tells a
-/// connection's [`Guarded`] that its first request came.
+/// shed request with its own `RESOURCE_EXHAUSTED`; before it, each client
+/// address's share of those requests on its connections not yet
+/// authenticated (`max_concurrent_requests_per_address`).
 #[derive(Debug, Clone)]
 pub struct EdgeLayer {
     max_concurrent_requests: usize,
+    per_address: Arc<Shares<IpAddr>>,
 }
 
 impl EdgeLayer {
-    pub fn new(max_concurrent_requests: usize) -> Self {
-        Self { max_concurrent_requests }
+    pub fn new(max_concurrent_requests: usize, max_concurrent_requests_per_address: usize) -> Self {
+        Self { max_concurrent_requests, per_address: Shares::new(max_concurrent_requests_per_address) }
     }
 }
 
@@ -274,7 +423,11 @@ impl<S> Layer<S> for EdgeLayer {
     fn layer(&self, inner: S) -> Self::Service {
         let limited =
             tower::ServiceBuilder::new().load_shed().concurrency_limit(self.max_concurrent_requests).service(inner);
-        Edge { inner: limited, max_concurrent_requests: self.max_concurrent_requests }
+        Edge {
+            inner: limited,
+            max_concurrent_requests: self.max_concurrent_requests,
+            per_address: Arc::clone(&self.per_address),
+        }
     }
 }
 
@@ -283,6 +436,7 @@ impl<S> Layer<S> for EdgeLayer {
 pub struct Edge<S> {
     inner: tower::load_shed::LoadShed<tower::limit::ConcurrencyLimit<S>>,
     max_concurrent_requests: usize,
+    per_address: Arc<Shares<IpAddr>>,
 }
 
 /// `RESOURCE_EXHAUSTED` for a request shed at `max` concurrent requests.
@@ -292,6 +446,20 @@ pub fn overloaded(max: usize) -> Status {
         format!("the server is handling its limit of {max} requests at once (max_concurrent_requests); retry shortly"),
     )
     .with("max_concurrent_requests", max)
+    .with_retry_after(Duration::from_millis(100))
+    .into_status()
+}
+
+/// `RESOURCE_EXHAUSTED` for a request of an address that has `max` at once.
+pub fn address_overloaded(max: usize) -> Status {
+    Error::new(
+        LimitReason::Overloaded,
+        format!(
+            "your address has its share of {max} requests at once (max_concurrent_requests_per_address); \
+             retry when one of them is answered"
+        ),
+    )
+    .with("max_concurrent_requests_per_address", max)
     .with_retry_after(Duration::from_millis(100))
     .into_status()
 }
@@ -311,17 +479,36 @@ where
     }
 
     fn call(&mut self, request: http::Request<tonic::body::Body>) -> Self::Future {
-        let extensions = request.extensions();
-        let info = extensions
-            .get::<EdgeConnectInfo>()
-            .or_else(|| extensions.get::<TlsConnectInfo<EdgeConnectInfo>>().map(TlsConnectInfo::get_ref));
-        if let Some(info) = info {
-            info.served.store(true, Ordering::Relaxed);
-        }
+        let info = connect_info(request.extensions());
+        // Only a connection not yet authenticated counts in its address's
+        // share: once authenticated it is its token's, and the traffic of
+        // one busy client (a resolver to its journal) is not a stranger's.
+        let unauthenticated = info.is_some_and(|info| !info.served.load(Ordering::Acquire));
+        let peer = info.filter(|_| unauthenticated).and_then(|info| info.tcp.remote_addr());
+        // Held until the response's head is out, as the server's own limit is.
+        let share = match peer {
+            Some(peer) => match self.per_address.try_take(peer_key(peer.ip())) {
+                Some(share) => Some(share),
+                None => {
+                    let max = self.per_address.limit();
+                    tracing::warn!(
+                        ?peer,
+                        max_concurrent_requests_per_address = max,
+                        "request shed: its address holds its share"
+                    );
+                    // The server's slot reserved by `poll_ready` stays with
+                    // this service for its next request.
+                    return Box::pin(async move { Ok(address_overloaded(max).into_http()) });
+                }
+            },
+            None => None,
+        };
         let max = self.max_concurrent_requests;
         let response = self.inner.call(request);
         Box::pin(async move {
-            match response.await {
+            let response = response.await;
+            drop(share);
+            match response {
                 Err(error) if error.is::<tower::load_shed::error::Overloaded>() => {
                     tracing::warn!(max_concurrent_requests = max, "request shed: the server is at its limit");
                     Ok(overloaded(max).into_http())
@@ -451,6 +638,7 @@ fn rate_limited(tenant: &str, per_sec: u32, burst: u32, wait: Duration) -> Statu
 
 #[cfg(test)]
 mod tests {
+    use tokio::io::AsyncReadExt;
     use tonic::Code;
     use tonic_types::StatusExt;
 
@@ -518,6 +706,174 @@ mod tests {
         assert!(limiter.check("e").is_err(), "e was not forgotten: its counter was not at a full burst");
     }
 
+    /// `incoming` on a loopback listener with `limits`, and a way to
+    /// connect to it from a given loopback address.
+    async fn listening(
+        limits: GrpcLimits,
+    ) -> (std::net::SocketAddr, impl Stream<Item = std::io::Result<Guarded>> + Unpin) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        (addr, Box::pin(incoming(listener, &limits)))
+    }
+
+    async fn connect_from(local: [u8; 4], addr: std::net::SocketAddr) -> TcpStream {
+        let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+        socket.bind(std::net::SocketAddr::from((local, 0))).expect("bind a loopback address");
+        socket.connect(addr).await.expect("connect")
+    }
+
+    /// The next connection `incoming` yields within a short wait, if any.
+    async fn next<S: Stream<Item = std::io::Result<Guarded>> + Unpin>(accepted: &mut S) -> Option<Guarded> {
+        tokio::time::timeout(Duration::from_millis(300), accepted.next()).await.ok().flatten().map(|r| r.expect("ok"))
+    }
+
+    fn extensions(guarded: &Guarded) -> tonic::Extensions {
+        let mut extensions = tonic::Extensions::new();
+        extensions.insert(guarded.connect_info());
+        extensions
+    }
+
+    #[tokio::test]
+    async fn an_address_gets_its_share_of_connections_and_another_address_its_own() {
+        let limits = GrpcLimits { max_connections: 10, max_connections_per_address: 2, ..GrpcLimits::default() };
+        let (addr, mut accepted) = listening(limits).await;
+        let mut clients = Vec::new();
+        let mut held = Vec::new();
+        for n in 1..=2 {
+            clients.push(connect_from([127, 0, 0, 1], addr).await);
+            held.push(next(&mut accepted).await.unwrap_or_else(|| panic!("connection {n} of 2 is accepted")));
+        }
+        clients.push(connect_from([127, 0, 0, 1], addr).await);
+        assert!(next(&mut accepted).await.is_none(), "the 3rd of one address is refused");
+        clients.push(connect_from([127, 0, 0, 2], addr).await);
+        held.push(next(&mut accepted).await.expect("another address is accepted"));
+        // A connection closed gives its place back.
+        held.remove(0);
+        clients.push(connect_from([127, 0, 0, 1], addr).await);
+        assert!(next(&mut accepted).await.is_some(), "the freed place is taken again");
+    }
+
+    #[tokio::test]
+    async fn authentication_moves_a_connection_from_its_addresss_share_to_its_tokens() {
+        let limits = GrpcLimits {
+            max_connections: 10,
+            max_connections_per_address: 1,
+            max_connections_per_token: 2,
+            ..GrpcLimits::default()
+        };
+        let (addr, mut accepted) = listening(limits).await;
+        let mut clients = Vec::new();
+        let mut connections = Vec::new();
+        for n in 1..=3 {
+            clients.push(connect_from([127, 0, 0, 1], addr).await);
+            let connection =
+                next(&mut accepted).await.unwrap_or_else(|| panic!("connection {n}: the address has room"));
+            let extensions = extensions(&connection);
+            assert!(!connection.info.served.load(Ordering::Acquire), "not served before a token");
+            if n <= 2 {
+                // Under and at the token's share: authenticated, the address's
+                // place given back, so the next connection of the address is taken.
+                authenticated(&extensions, Some("forum-a:bot")).expect("within the token's share");
+                assert!(connection.info.served.load(Ordering::Acquire), "served once authenticated");
+                authenticated(&extensions, Some("forum-a:bot")).expect("again on the same connection");
+            } else {
+                // Over it: refused, naming the key; the connection stays unserved.
+                let refused = authenticated(&extensions, Some("forum-a:bot")).expect_err("the token's 3rd");
+                assert_eq!(refused.code(), Code::ResourceExhausted);
+                assert!(refused.message().contains("max_connections_per_token"), "{}", refused.message());
+                assert!(!connection.info.served.load(Ordering::Acquire));
+                authenticated(&extensions, Some("forum-b:bot")).expect("another token");
+                // The service role counts in no share.
+                authenticated(&extensions, None).expect("a service");
+            }
+            connections.push((connection, extensions));
+        }
+        // The first connection gone (with its requests' copies), its token has room again.
+        connections.remove(0);
+        clients.push(connect_from([127, 0, 0, 1], addr).await);
+        let connection = next(&mut accepted).await.expect("the address has room: the others are authenticated");
+        authenticated(&extensions(&connection), Some("forum-a:bot")).expect("the token's freed place");
+    }
+
+    #[tokio::test]
+    async fn an_unauthenticated_connection_is_closed_at_its_deadline_an_authenticated_one_is_not() {
+        let limits = GrpcLimits { first_request_timeout_ms: 200, ..GrpcLimits::default() };
+        let (addr, mut accepted) = listening(limits).await;
+        let _client = connect_from([127, 0, 0, 1], addr).await;
+        let mut silent = next(&mut accepted).await.expect("accepted");
+        let _client2 = connect_from([127, 0, 0, 1], addr).await;
+        let mut authed = next(&mut accepted).await.expect("accepted");
+        authenticated(&extensions(&authed), Some("forum-a:bot")).expect("authenticated");
+        let mut buf = [0u8; 16];
+        let silent_read = tokio::time::timeout(Duration::from_secs(5), silent.read(&mut buf)).await.expect("a result");
+        assert_eq!(silent_read.expect_err("timed out").kind(), std::io::ErrorKind::TimedOut);
+        let authed_read = tokio::time::timeout(Duration::from_millis(600), authed.read(&mut buf)).await;
+        assert!(authed_read.is_err(), "the authenticated connection still waits for its peer past the deadline");
+    }
+
+    #[tokio::test]
+    async fn an_address_gets_its_share_of_requests_at_once_and_another_address_its_own() {
+        // Requests answered only when `release` has a permit: they stay in flight.
+        let release = Arc::new(Semaphore::new(0));
+        let held = Arc::clone(&release);
+        let inner = tower::service_fn(move |_request: http::Request<tonic::body::Body>| {
+            let held = Arc::clone(&held);
+            async move {
+                held.acquire().await.expect("open").forget();
+                Ok::<_, std::convert::Infallible>(http::Response::new(tonic::body::Body::empty()))
+            }
+        });
+        let mut edge = EdgeLayer::new(10, 2).layer(inner);
+        let (addr, mut accepted) = listening(GrpcLimits::default()).await;
+        let _one = connect_from([127, 0, 0, 1], addr).await;
+        let one = next(&mut accepted).await.expect("accepted");
+        let _other = connect_from([127, 0, 0, 2], addr).await;
+        let other = next(&mut accepted).await.expect("accepted");
+        let request = |from: &Guarded| {
+            let mut request = http::Request::new(tonic::body::Body::empty());
+            request.extensions_mut().insert(from.connect_info());
+            request
+        };
+        let mut calls = Vec::new();
+        for _ in 0..2 {
+            // Under and at the share: in flight, not answered.
+            let call = tower::ServiceExt::ready(&mut edge).await.expect("ready").call(request(&one));
+            calls.push(tokio::spawn(call));
+        }
+        let over = tower::ServiceExt::ready(&mut edge).await.expect("ready").call(request(&one));
+        let refused = tokio::time::timeout(Duration::from_secs(5), over).await.expect("answered at once").expect("ok");
+        let status = Status::from_header_map(refused.headers()).expect("a gRPC status");
+        assert_eq!(status.code(), Code::ResourceExhausted, "over the share: {status:?}");
+        assert!(status.message().contains("max_concurrent_requests_per_address"), "{}", status.message());
+        let another = tower::ServiceExt::ready(&mut edge).await.expect("ready").call(request(&other));
+        let another = tokio::spawn(another);
+        release.add_permits(3);
+        for call in calls {
+            let response = call.await.expect("joined").expect("answered");
+            assert!(Status::from_header_map(response.headers()).is_none(), "served");
+        }
+        another.await.expect("joined").expect("another address is served");
+        // The answered requests gave their places back.
+        let again = tower::ServiceExt::ready(&mut edge).await.expect("ready").call(request(&one));
+        release.add_permits(1);
+        let again = again.await.expect("answered");
+        assert!(Status::from_header_map(again.headers()).is_none(), "a freed place is taken again");
+        // Once authenticated, the connection's requests are not the address's.
+        let mut extensions = tonic::Extensions::new();
+        extensions.insert(one.connect_info());
+        authenticated(&extensions, Some("forum-a:bot")).expect("authenticated");
+        let mut calls = Vec::new();
+        for _ in 0..3 {
+            let call = tower::ServiceExt::ready(&mut edge).await.expect("ready").call(request(&one));
+            calls.push(tokio::spawn(call));
+        }
+        release.add_permits(3);
+        for call in calls {
+            let response = call.await.expect("joined").expect("answered");
+            assert!(Status::from_header_map(response.headers()).is_none(), "an authenticated connection is served");
+        }
+    }
+
     /// A config with both sections flattened, as the services have them.
     #[derive(Debug, Default, Serialize, Deserialize)]
     #[serde(default, deny_unknown_fields)]
@@ -553,6 +909,12 @@ mod tests {
             ("keepalive_interval_ms", GrpcLimits { keepalive_interval_ms: 0, ..GrpcLimits::default() }),
             ("keepalive_timeout_ms", GrpcLimits { keepalive_timeout_ms: 0, ..GrpcLimits::default() }),
             ("max_concurrent_requests", GrpcLimits { max_concurrent_requests: 0, ..GrpcLimits::default() }),
+            ("max_connections_per_address", GrpcLimits { max_connections_per_address: 0, ..GrpcLimits::default() }),
+            ("max_connections_per_token", GrpcLimits { max_connections_per_token: 0, ..GrpcLimits::default() }),
+            (
+                "max_concurrent_requests_per_address",
+                GrpcLimits { max_concurrent_requests_per_address: 0, ..GrpcLimits::default() },
+            ),
         ] {
             let error = limits.validate().expect_err(key).to_string();
             assert!(error.starts_with(&format!("invalid config {key}:")), "{error}");

@@ -35,6 +35,8 @@
 //!   (listener, TLS, observe layer, edge, authentication, health,
 //!   reflection, shutdown) and every service's metrics port and readiness.
 //! - [`metrics`]: a service's Prometheus registry and its `/metrics` port.
+//! - [`share`]: fair shares of a pool per peer (client address, token,
+//!   tenant), so that no one peer takes all of it.
 
 pub mod config;
 pub mod edge;
@@ -47,6 +49,7 @@ pub mod nats_url;
 pub mod observe;
 pub mod observe_http;
 pub mod serve;
+pub mod share;
 pub mod streams;
 pub mod telemetry;
 pub mod tls;

@@ -714,7 +714,7 @@ mod tests {
             let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
             let server = Server::builder()
                 .layer(layer("test", &[HEALTH], metrics))
-                .layer(crate::edge::EdgeLayer::new(max_concurrent_requests))
+                .layer(crate::edge::EdgeLayer::new(max_concurrent_requests, max_concurrent_requests))
                 .add_service(service)
                 .serve_with_incoming_shutdown(crate::edge::incoming(listener, &GrpcLimits::default()), async {
                     let _ = stopped.await;

@@ -272,11 +272,15 @@ struct Door {
 impl Interceptor for Door {
     fn call(&mut self, request: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
         let request = self.authenticator.call(request)?;
+        let caller = battlelog_auth::caller(&request)?;
+        // Only now, its token verified, does the connection count as served
+        // (its first-request deadline lifted) and move to its token's share.
+        let token = (caller.role != Role::Service).then(|| format!("{}:{}", caller.tenant, caller.subject));
+        edge::authenticated(request.extensions(), token.as_deref())?;
         let request = self.note.call(request)?;
         if let Some(limiter) = &self.rate {
             // battlelog's own services must not be throttled by a tenant's
             // flood: the `service` role is not counted.
-            let caller = battlelog_auth::caller(&request)?;
             if caller.role != Role::Service {
                 limiter.check(&caller.tenant)?;
             }

@@ -26,6 +26,11 @@ pub struct Config {
     pub listen: SocketAddr,
     /// The resolver's gRPC endpoint: every page is read from it.
     pub resolver_url: String,
+    /// Connections to the resolver, a pool: calls take them in turn, and
+    /// each live stream the least busy one. Keep it at least
+    /// `live_max_streams` / the resolver's `max_watches_per_connection`, or
+    /// the resolver refuses streams before this service does.
+    pub resolver_connections: usize,
     /// File holding the `reader` token the service reads a battle with when
     /// a visitor comes with its share link, together with the link's key
     /// (a visitor's own token is used as it is). With a resolver that holds
@@ -67,6 +72,13 @@ pub struct Config {
     /// Live streams (`/battles/{id}/live`) open at once on this instance;
     /// one more is refused with 503 and `Retry-After`.
     pub live_max_streams: usize,
+    /// Live streams one share link holds at once, of `live_max_streams`;
+    /// one more is refused with 503 and `Retry-After`.
+    pub live_max_streams_per_share_key: usize,
+    /// Live streams of one tenant's battles at once, of `live_max_streams`
+    /// (share links and tokens together); one more is refused with 503 and
+    /// `Retry-After`.
+    pub live_max_streams_per_tenant: usize,
     /// Milliseconds between the keep-alive comments of a quiet live stream
     /// (so that proxies do not cut it).
     pub live_keep_alive_ms: u64,
@@ -98,6 +110,7 @@ impl Default for Config {
         Self {
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
             resolver_url: "http://127.0.0.1:50051".into(),
+            resolver_connections: 4,
             token_file: None,
             share_secret_file: None,
             log: "info".into(),
@@ -109,6 +122,8 @@ impl Default for Config {
             trusted_roller_keys: Vec::new(),
             roller_keys_file: None,
             live_max_streams: 256,
+            live_max_streams_per_share_key: 64,
+            live_max_streams_per_tenant: 128,
             live_keep_alive_ms: 15_000,
             live_retry_after_secs: 5,
         }
@@ -128,6 +143,8 @@ impl Config {
     pub fn live_limits(&self) -> crate::live::LiveLimits {
         crate::live::LiveLimits {
             max_streams: self.live_max_streams,
+            max_streams_per_share_key: self.live_max_streams_per_share_key,
+            max_streams_per_tenant: self.live_max_streams_per_tenant,
             keep_alive: std::time::Duration::from_millis(self.live_keep_alive_ms),
             retry_after_secs: self.live_retry_after_secs,
         }
@@ -163,6 +180,9 @@ impl Config {
         }
         for (key, value) in [
             ("live_max_streams", self.live_max_streams as u64),
+            ("live_max_streams_per_share_key", self.live_max_streams_per_share_key as u64),
+            ("live_max_streams_per_tenant", self.live_max_streams_per_tenant as u64),
+            ("resolver_connections", self.resolver_connections as u64),
             ("live_keep_alive_ms", self.live_keep_alive_ms),
             ("live_retry_after_secs", self.live_retry_after_secs),
         ] {
@@ -208,12 +228,24 @@ mod tests {
             (256, 15_000, 5)
         );
         assert!(config.trusted_roller_keys.is_empty() && config.roller_keys_file.is_none());
-        for key in ["live_max_streams", "live_keep_alive_ms", "live_retry_after_secs"] {
+        assert_eq!(
+            (config.live_max_streams_per_share_key, config.live_max_streams_per_tenant, config.resolver_connections),
+            (64, 128, 4)
+        );
+        for key in [
+            "live_max_streams",
+            "live_max_streams_per_share_key",
+            "live_max_streams_per_tenant",
+            "resolver_connections",
+            "live_keep_alive_ms",
+            "live_retry_after_secs",
+        ] {
             let error = Config::load(&layers(&[], &[(key, "0")])).expect_err(key).to_string();
             assert!(error.contains(key) && error.contains("at least 1"), "{error}");
             let config = Config::load(&layers(&[], &[(key, "1")])).expect("1 is a limit");
             let limits = config.live_limits();
             assert!(limits.max_streams >= 1 && limits.retry_after_secs >= 1);
+            assert!(limits.max_streams_per_share_key >= 1 && limits.max_streams_per_tenant >= 1);
         }
         let env = [("BATTLELOG_WEB_LIVE_MAX_STREAMS", "7")];
         assert_eq!(Config::load(&layers(&env, &[])).expect("env").live_max_streams, 7);

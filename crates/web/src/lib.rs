@@ -445,8 +445,10 @@ pub fn pages(config: &Config) -> anyhow::Result<Pages> {
     let share = ShareSecret::read(secret_file)?;
     let trusted_roller_keys = config.roller_keys()?;
     let tls = config.client_tls.client_config()?;
-    let channel = battlelog_runtime::tls::endpoint(&config.resolver_url, tls.as_ref())?.connect_lazy();
-    Ok(Pages::new(Resolver::new(channel), &token, share)
+    let endpoint = battlelog_runtime::tls::endpoint(&config.resolver_url, tls.as_ref())?;
+    // Each lazy channel is a connection of its own.
+    let channels = (0..config.resolver_connections).map(|_| endpoint.connect_lazy()).collect();
+    Ok(Pages::new(Resolver::pool(channels), &token, share)
         .with_page_events(config.page_events)
         .with_trusted_roller_keys(&trusted_roller_keys)?
         .with_live_limits(config.live_limits()))

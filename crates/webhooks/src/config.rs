@@ -80,9 +80,17 @@ pub struct Config {
     pub retry_max_age_secs: u64,
     /// Most POSTs in flight at once, all tenants together.
     pub max_concurrent_deliveries: usize,
+    /// Most POSTs in flight at once to one tenant's endpoint, of
+    /// `max_concurrent_deliveries`: a tenant whose endpoint hangs holds no
+    /// more, so the other tenants' deliveries go on. Its other deliveries
+    /// wait in its own queue.
+    pub max_concurrent_deliveries_per_tenant: usize,
     /// The HTTP port's connections served at once; one more is closed as
     /// soon as it is accepted (the web's `max_connections`).
     pub http_max_connections: usize,
+    /// The HTTP port's connections from one client address at once (the
+    /// web's `max_connections_per_address`).
+    pub http_max_connections_per_address: usize,
     /// Milliseconds a client of the HTTP port has to send a request's head;
     /// past it the connection is closed (the web's `header_read_timeout_ms`).
     pub http_header_read_timeout_ms: u64,
@@ -131,7 +139,9 @@ impl Default for Config {
             retry_max_attempts: 12,
             retry_max_age_secs: 3_600,
             max_concurrent_deliveries: 64,
+            max_concurrent_deliveries_per_tenant: 8,
             http_max_connections: HttpLimits::default().max_connections,
+            http_max_connections_per_address: HttpLimits::default().max_connections_per_address,
             http_header_read_timeout_ms: HttpLimits::default().header_read_timeout_ms,
             http_request_timeout_ms: HttpLimits::default().request_timeout_ms,
             log: "info".into(),
@@ -162,6 +172,7 @@ impl Config {
             max_connections: self.http_max_connections,
             header_read_timeout_ms: self.http_header_read_timeout_ms,
             request_timeout_ms: self.http_request_timeout_ms,
+            max_connections_per_address: self.http_max_connections_per_address,
         }
     }
 
@@ -197,7 +208,9 @@ impl Config {
             ("retry_max_attempts", u64::from(self.retry_max_attempts)),
             ("retry_max_age_secs", self.retry_max_age_secs),
             ("max_concurrent_deliveries", self.max_concurrent_deliveries as u64),
+            ("max_concurrent_deliveries_per_tenant", self.max_concurrent_deliveries_per_tenant as u64),
             ("http_max_connections", self.http_max_connections as u64),
+            ("http_max_connections_per_address", self.http_max_connections_per_address as u64),
             ("http_header_read_timeout_ms", self.http_header_read_timeout_ms),
             ("http_request_timeout_ms", self.http_request_timeout_ms),
         ];
@@ -305,6 +318,8 @@ mod tests {
             "retry_max_attempts",
             "retry_max_age_secs",
             "max_concurrent_deliveries",
+            "max_concurrent_deliveries_per_tenant",
+            "http_max_connections_per_address",
         ] {
             let zero = layers.clone().flags([(key.to_owned(), "0".to_owned())]);
             assert_eq!(refused_key(&zero), key);

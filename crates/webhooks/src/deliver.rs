@@ -2,6 +2,13 @@
 //! one at a time in version order, so that a battle's later events wait
 //! behind its failing one while other battles go on.
 //!
+//! The POSTs in flight are bounded twice: per tenant
+//! (`max_concurrent_deliveries_per_tenant`), then all together
+//! (`max_concurrent_deliveries`). A worker takes its tenant's slot before
+//! it queues for a shared one, so a tenant whose endpoint hangs holds at
+//! most its own share of the shared slots, and its other battles wait in
+//! its own queue (its slots' FIFO), not in everyone's.
+//!
 //! A failed POST (no 2xx answer within `request_timeout_ms`) is retried
 //! after an exponential backoff with jitter; once it has failed
 //! `retry_max_attempts` times, or `retry_max_age_secs` after it was
@@ -97,6 +104,9 @@ struct Inner {
     active: Mutex<HashSet<BattleKey>>,
     /// At most `max_concurrent_deliveries` POSTs at once.
     in_flight: Semaphore,
+    /// At most `max_concurrent_deliveries_per_tenant` POSTs at once to each
+    /// tenant's endpoint.
+    per_tenant: BTreeMap<String, Semaphore>,
     stop: watch::Receiver<bool>,
 }
 
@@ -133,13 +143,17 @@ impl Deliverer {
         retry: Retry,
         request_timeout: Duration,
         max_concurrent: usize,
+        max_concurrent_per_tenant: usize,
         metrics: Arc<WebhooksMetrics>,
         stop: watch::Receiver<bool>,
     ) -> Self {
+        let per_tenant =
+            endpoints.keys().map(|tenant| (tenant.clone(), Semaphore::new(max_concurrent_per_tenant))).collect();
         Self {
             inner: Arc::new(Inner {
                 store,
                 endpoints,
+                per_tenant,
                 client,
                 retry,
                 request_timeout,
@@ -212,8 +226,21 @@ impl Deliverer {
             entry.attempts += 1;
             inner.metrics.attempts.inc();
             let result = {
-                let Ok(_permit) = inner.in_flight.acquire().await else { return false };
                 let mut stop = inner.stop.clone();
+                let Some(tenant_slots) = inner.per_tenant.get(&entry.tenant) else { return false };
+                // The tenant's slot first, then a shared one: see the module docs.
+                let slots = async {
+                    let tenant = tenant_slots.acquire().await.ok()?;
+                    let shared = inner.in_flight.acquire().await.ok()?;
+                    Some((tenant, shared))
+                };
+                let _permits = tokio::select! {
+                    permits = slots => match permits {
+                        Some(permits) => permits,
+                        None => return false,
+                    },
+                    _ = stop.wait_for(|stop| *stop) => return false,
+                };
                 tokio::select! {
                     result = self.post(endpoint, &entry) => result,
                     _ = stop.wait_for(|stop| *stop) => return false,

@@ -118,6 +118,7 @@ impl Webhooks {
             config.retry(),
             Duration::from_millis(config.request_timeout_ms),
             config.max_concurrent_deliveries,
+            config.max_concurrent_deliveries_per_tenant,
             metrics.clone(),
             stopped.clone(),
         );

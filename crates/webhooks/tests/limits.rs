@@ -2,8 +2,10 @@
 //! loopback port: `request_timeout_ms` (an answer just inside it counts,
 //! one after it is a failure), `retry_max_age_secs` (a delivery received
 //! longer ago than it is parked at its first failure, a fresh one is
-//! retried), `retry_max_attempts` (parked at exactly that many) and
-//! `max_concurrent_deliveries` (never more POSTs at once).
+//! retried), `retry_max_attempts` (parked at exactly that many),
+//! `max_concurrent_deliveries` (never more POSTs at once) and
+//! `max_concurrent_deliveries_per_tenant` (never more to one tenant at
+//! once, so that a tenant whose endpoint hangs does not hold the others).
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -72,10 +74,26 @@ struct Setup {
 }
 
 fn setup(addr: SocketAddr, retry: Retry, request_timeout: Duration, max_concurrent: usize) -> Setup {
+    setup_tenants(&[("t", addr)], retry, request_timeout, max_concurrent, max_concurrent)
+}
+
+/// A deliverer of `tenants` (name, endpoint address) with both limits.
+fn setup_tenants(
+    tenants: &[(&str, SocketAddr)],
+    retry: Retry,
+    request_timeout: Duration,
+    max_concurrent: usize,
+    max_concurrent_per_tenant: usize,
+) -> Setup {
     let dir = tempfile::tempdir().expect("temp dir");
     let store = Arc::new(Store::open(dir.path()).expect("store"));
-    let endpoint = TenantEndpoint { url: format!("http://{addr}/hook"), secret: SECRET.into() };
-    let endpoints = BTreeMap::from([("t".to_owned(), Endpoint::new(&endpoint).expect("endpoint"))]);
+    let endpoints = tenants
+        .iter()
+        .map(|(tenant, addr)| {
+            let endpoint = TenantEndpoint { url: format!("http://{addr}/hook"), secret: SECRET.into() };
+            ((*tenant).to_owned(), Endpoint::new(&endpoint).expect("endpoint"))
+        })
+        .collect::<BTreeMap<_, _>>();
     let metrics = Arc::new(WebhooksMetrics::default());
     let (stop, stopped) = watch::channel(false);
     let deliverer = Deliverer::new(
@@ -85,6 +103,7 @@ fn setup(addr: SocketAddr, retry: Retry, request_timeout: Duration, max_concurre
         retry,
         request_timeout,
         max_concurrent,
+        max_concurrent_per_tenant,
         metrics.clone(),
         stopped,
     );
@@ -96,8 +115,12 @@ fn retry(max_attempts: u32, max_age: Duration) -> Retry {
 }
 
 fn entry(battle: &str, version: u64, received_at_ms: u64) -> Entry {
+    tenant_entry("t", battle, version, received_at_ms)
+}
+
+fn tenant_entry(tenant: &str, battle: &str, version: u64, received_at_ms: u64) -> Entry {
     Entry {
-        tenant: "t".into(),
+        tenant: tenant.into(),
         battle: battle.into(),
         version,
         webhook_id: format!("{battle}-{version}"),
@@ -118,7 +141,11 @@ fn queue(setup: &Setup, entry: &Entry) {
 
 /// Waits until `battle`'s queue is empty: delivered or parked.
 async fn settled(setup: &Setup, battle: &str) {
-    let key = BattleKey { tenant: "t".into(), battle: battle.into() };
+    settled_of(setup, "t", battle).await;
+}
+
+async fn settled_of(setup: &Setup, tenant: &str, battle: &str) {
+    let key = BattleKey { tenant: tenant.into(), battle: battle.into() };
     let start = Instant::now();
     while setup.store.head(&key).expect("head").is_some() {
         assert!(start.elapsed() < Duration::from_secs(30), "{battle} never settled");
@@ -204,4 +231,69 @@ async fn never_more_posts_at_once_than_max_concurrent_deliveries() {
             assert!(most > 1, "the limit, not the workers, keeps them apart: {most}");
         }
     }
+}
+
+#[tokio::test]
+async fn never_more_posts_at_once_to_one_tenant_than_its_share() {
+    // Under, at and over the share: with a share of 2, six battles of one
+    // tenant never have more than 2 POSTs out at once, though 4 shared
+    // slots are free; a share of 1 (under) is one at a time.
+    for share in [1usize, 2] {
+        let behaviour = Arc::new(Behaviour::default());
+        *behaviour.delay.lock().unwrap() = Duration::from_millis(100);
+        let addr = server(behaviour.clone()).await;
+        let setup =
+            setup_tenants(&[("t", addr)], retry(1, Duration::from_secs(3600)), Duration::from_secs(5), 4, share);
+        for battle in 0..6 {
+            queue(&setup, &entry(&format!("b{battle}"), 0, now_ms()));
+        }
+        for battle in 0..6 {
+            settled(&setup, &format!("b{battle}")).await;
+        }
+        assert_eq!(setup.metrics.delivered.get(), 6);
+        let most = behaviour.most_in_flight.load(Ordering::SeqCst);
+        assert_eq!(most, share, "{most} at once with max_concurrent_deliveries_per_tenant = {share}");
+    }
+}
+
+#[tokio::test]
+async fn a_tenant_whose_endpoint_hangs_does_not_hold_back_another_tenants_deliveries() {
+    // The hanging endpoint answers after 30 s, past the test; the other
+    // answers at once. 4 shared slots, 2 per tenant; 6 battles of the
+    // hanging tenant are queued first.
+    let hanging = Arc::new(Behaviour::default());
+    *hanging.delay.lock().unwrap() = Duration::from_secs(30);
+    let hanging_addr = server(hanging.clone()).await;
+    let prompt = Arc::new(Behaviour::default());
+    let prompt_addr = server(prompt.clone()).await;
+    let setup = setup_tenants(
+        &[("hangs", hanging_addr), ("prompt", prompt_addr)],
+        retry(1, Duration::from_secs(3600)),
+        Duration::from_secs(60),
+        4,
+        2,
+    );
+    for battle in 0..6 {
+        let entry = tenant_entry("hangs", &format!("h{battle}"), 0, now_ms());
+        setup.store.enqueue(&entry, Duration::from_secs(3600), now_ms()).expect("enqueue");
+        setup.deliverer.wake(entry.battle_key());
+    }
+    let start = Instant::now();
+    while hanging.in_flight.load(Ordering::SeqCst) < 2 {
+        assert!(start.elapsed() < Duration::from_secs(10), "the hanging tenant's POSTs never went out");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let start = Instant::now();
+    for battle in 0..3 {
+        let entry = tenant_entry("prompt", &format!("p{battle}"), 0, now_ms());
+        setup.store.enqueue(&entry, Duration::from_secs(3600), now_ms()).expect("enqueue");
+        setup.deliverer.wake(entry.battle_key());
+    }
+    for battle in 0..3 {
+        settled_of(&setup, "prompt", &format!("p{battle}")).await;
+    }
+    let took = start.elapsed();
+    assert!(took < Duration::from_secs(5), "the prompt tenant waited {took:?} behind the hanging one");
+    assert_eq!(prompt.requests.load(Ordering::SeqCst), 3);
+    assert_eq!(hanging.most_in_flight.load(Ordering::SeqCst), 2, "the hanging tenant held its share, no more");
 }
