@@ -521,7 +521,7 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
         nats_subject_prefix: subject_prefix.into(),
         auth_keys: auth_keys.clone(),
         revoked_tokens_file: revoked_tokens_file.clone(),
-        token_file: Some(service_token_file),
+        token_file: Some(service_token_file.clone()),
         cache_bytes: args.cache_bytes / 4 * 3,
         appeal_window_secs: args.appeal_window_secs,
         web_url: Some(web_url.clone()),
@@ -543,7 +543,7 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
         token_file: Some(web_token_file),
         share_secret_file: Some(share_secret_file),
         trusted_roller_keys: vec![roller_key.clone()],
-        client_tls,
+        client_tls: client_tls.clone(),
         observability: metrics.clone(),
         ..battlelog_web::config::Config::default()
     };
@@ -572,6 +572,10 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
                 )]
                 .into(),
                 observability: metrics.clone(),
+                // Only what the journal holds is delivered (battlelog_webhooks::feed).
+                journal_url: Some(journal_url.clone()),
+                token_file: Some(service_token_file.clone()),
+                client_tls: client_tls.clone(),
                 ..battlelog_webhooks::Config::default()
             };
             config.validate()?;
