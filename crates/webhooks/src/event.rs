@@ -42,7 +42,7 @@ pub enum MessageError {
     Record(String),
     #[error("the record's stream {record:?} is not the subject's battle {subject:?}")]
     Battle { record: String, subject: String },
-    #[error("header {}: {0}", headers::HASH)]
+    #[error("header Battlelog-Hash: {0}")]
     Hash(String),
 }
 

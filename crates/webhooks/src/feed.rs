@@ -193,19 +193,24 @@ impl FeedCheck {
         from: u64,
     ) -> Result<Result<Window, String>, String> {
         let tenant_known = self.window(battle).is_some();
-        let unavailable = |status: tonic::Status| format!("reading battle {:?} from the journal: {status}", battle.battle);
+        let unavailable = |error: ReadError| match error {
+            ReadError::NotFound => format!("the journal holds no battle {:?}", battle.battle),
+            ReadError::Failed(why) => format!("reading battle {:?} from the journal: {why}", battle.battle),
+        };
         let page = match read_page(journal, &battle.battle, from, journal.read_count.max(2)).await {
             Ok(page) => page,
-            Err(status) if status.code() == tonic::Code::NotFound => {
-                return Ok(Err(format!("the journal holds no battle {:?}", battle.battle)));
-            }
-            Err(status) => return Err(unavailable(status)),
+            Err(ReadError::NotFound) => return Ok(Err(format!("the journal holds no battle {:?}", battle.battle))),
+            Err(error) => return Err(unavailable(error)),
         };
         if !tenant_known {
             let opening = if from == 0 {
                 page.events.first().cloned()
             } else {
-                read_page(journal, &battle.battle, 0, 1).await.map_err(unavailable)?.events.into_iter().next()
+                match read_page(journal, &battle.battle, 0, 1).await {
+                    Ok(page) => page.events.into_iter().next(),
+                    Err(ReadError::NotFound) => None,
+                    Err(error) => return Err(unavailable(error)),
+                }
             };
             let Some(opening) = opening else {
                 return Ok(Err(format!("the journal holds no battle {:?}", battle.battle)));
@@ -247,19 +252,30 @@ impl FeedCheck {
     }
 }
 
+/// Why a read of the journal gave no page.
+#[derive(Debug)]
+enum ReadError {
+    /// The journal has no such battle.
+    NotFound,
+    /// It did not answer, or failed.
+    Failed(String),
+}
+
 /// One `ReadStream` of `battle` from `from_version`, bounded by the timeout.
 async fn read_page(
     journal: &JournalOptions,
     battle: &str,
     from_version: u64,
     max_count: u32,
-) -> Result<ReadStreamResponse, tonic::Status> {
+) -> Result<ReadStreamResponse, ReadError> {
     let mut request = tonic::Request::new(ReadStreamRequest { stream_id: battle.to_owned(), from_version, max_count });
     request.set_timeout(journal.timeout);
-    let read = journal.client.clone().read_stream(request);
-    match tokio::time::timeout(journal.timeout, read).await {
-        Ok(answer) => answer.map(tonic::Response::into_inner),
-        Err(_) => Err(tonic::Status::deadline_exceeded(format!("no answer in {:?}", journal.timeout))),
+    let mut client = journal.client.clone();
+    match tokio::time::timeout(journal.timeout, client.read_stream(request)).await {
+        Ok(Ok(page)) => Ok(page.into_inner()),
+        Ok(Err(status)) if status.code() == tonic::Code::NotFound => Err(ReadError::NotFound),
+        Ok(Err(status)) => Err(ReadError::Failed(status.to_string())),
+        Err(_) => Err(ReadError::Failed(format!("no answer in {} ms", journal.timeout.as_millis()))),
     }
 }
 

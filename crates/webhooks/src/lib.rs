@@ -84,8 +84,9 @@ impl Webhooks {
             })
             .collect::<anyhow::Result<_>>()
             .context("tenants")?;
-        std::fs::create_dir_all(&config.data_dir)
-            .with_context(|| format!("cannot create data_dir {}", config.data_dir.display()))?;
+        // The tenants' events and their deliveries: the owner's alone.
+        battlelog_runtime::private::private_dir(&config.data_dir)
+            .with_context(|| format!("cannot create data_dir {} owner-only (0700)", config.data_dir.display()))?;
         let store = store::Store::open(&config.data_dir).with_context(|| {
             format!("cannot open the store in {} (is another instance using it?)", config.data_dir.display())
         })?;
