@@ -171,16 +171,12 @@ async fn the_standalone_binaries_keep_their_data_dirs_to_their_owner() {
         .await
         .expect("an append");
     let mut envs = battlelog_test_support::TestAuth::shared().env("webhooks");
-    envs.push(("BATTLELOG_WEBHOOKS_DATA_DIR".to_owned(), webhooks_dir.join("store").display().to_string()));
+    envs.push(("BATTLELOG_WEBHOOKS_DATA_DIR".to_owned(), webhooks_dir.display().to_string()));
     let args = ["--listen", "127.0.0.1:0"].map(str::to_owned);
     let binary = battlelog_test_support::service_binary("battlelog-webhooks");
-    let webhooks = battlelog_test_support::ServiceProcess::start_http(
-        &binary,
-        &args,
-        &envs,
-        &dir.path().join("webhooks.log"),
-    )
-    .await;
+    let webhooks =
+        battlelog_test_support::ServiceProcess::start_http(&binary, &args, &envs, &dir.path().join("webhooks.log"))
+            .await;
     assert!(webhooks.terminate().await, "the webhooks stop");
     assert!(journal.terminate().await, "the journal stops");
     for data in [&journal_dir, &webhooks_dir] {

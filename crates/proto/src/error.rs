@@ -512,7 +512,8 @@ impl Error {
         let message = bounded(self.message, MAX_MESSAGE_BYTES);
         let mut details = vec![ErrorDetail::ErrorInfo(ErrorInfo::new(self.reason.as_str(), DOMAIN, metadata))];
         if let Some((field, description)) = self.violation {
-            let violation = FieldViolation::new(bounded(field, MAX_NAME_BYTES), bounded(description, MAX_MESSAGE_BYTES));
+            let violation =
+                FieldViolation::new(bounded(field, MAX_NAME_BYTES), bounded(description, MAX_MESSAGE_BYTES));
             details.push(ErrorDetail::BadRequest(BadRequest::new(vec![violation])));
         }
         if let Some(delay) = self.retry_after {
@@ -767,8 +768,8 @@ mod tests {
     fn an_error_echoing_a_huge_field_fits_the_response_headers() {
         let huge = "é".repeat(5_000);
         let error = || {
-            let mut error = Error::invalid_argument("ruleset", format!("unknown ruleset `{huge}`"))
-                .with("value", huge.clone());
+            let mut error =
+                Error::invalid_argument("ruleset", format!("unknown ruleset `{huge}`")).with("value", huge.clone());
             error.message_ru = format!("неизвестные правила `{huge}`");
             error
         };
@@ -790,7 +791,11 @@ mod tests {
         let (field, description) = back.violation.expect("the field named");
         assert_eq!(field, "ruleset");
         assert!(description.contains("bytes cut") && description.len() <= MAX_MESSAGE_BYTES, "{description}");
-        assert!(back.message.starts_with("ruleset: unknown ruleset `éé") && back.message.ends_with("é`"), "{}", back.message);
+        assert!(
+            back.message.starts_with("ruleset: unknown ruleset `éé") && back.message.ends_with("é`"),
+            "{}",
+            back.message
+        );
         assert!(back.metadata["value"].len() <= MAX_METADATA_VALUE_BYTES);
     }
 

@@ -416,7 +416,10 @@ mod tests {
         assert_eq!(refused_key(&flags(&[("journal_read_count", "1001")])), "journal_read_count");
         let token = dir.path().join("service.token");
         let token = token.display().to_string();
-        assert_eq!(refused_key(&flags(&[("journal_url", "grpc://journal:50053"), ("token_file", &token)])), "journal_url");
+        assert_eq!(
+            refused_key(&flags(&[("journal_url", "grpc://journal:50053"), ("token_file", &token)])),
+            "journal_url"
+        );
         assert_eq!(refused_key(&flags(&[("journal_url", "http://journal:50053")])), "token_file");
         let config = Config::load(&flags(&[("journal_url", "http://journal:50053"), ("token_file", &token)])).unwrap();
         assert_eq!(config.journal_url.as_deref(), Some("http://journal:50053"));

@@ -257,7 +257,10 @@ mod tests {
         assert!(matches!(entry("battlelog.events", "elsewhere.a.b1", None, &[]), Err(MessageError::Subject(_))));
         headers.insert(headers::HASH, "ab");
         assert!(
-            matches!(entry("battlelog.events", "battlelog.events.forum-a.b1", Some(&headers), &record.encode_to_vec()), Err(MessageError::Hash(_))),
+            matches!(
+                entry("battlelog.events", "battlelog.events.forum-a.b1", Some(&headers), &record.encode_to_vec()),
+                Err(MessageError::Hash(_))
+            ),
             "a hash header that is no hash is no event"
         );
     }

@@ -287,3 +287,58 @@ fn battle_key_bytes(battle: &BattleKey) -> Vec<u8> {
     key.extend_from_slice(battle.battle.as_bytes());
     key
 }
+
+#[cfg(test)]
+mod tests {
+    use battlelog_proto::v1::JournalRecord;
+    use sha2::{Digest, Sha256};
+
+    use super::*;
+
+    fn record(battle: &str, version: u64, previous: &[u8], claimed: Option<Hash>) -> (Received, Hash) {
+        let decoded =
+            JournalRecord { stream_id: battle.into(), version, event_id: format!("e{version}"), ..Default::default() };
+        let bytes = decoded.encode_to_vec();
+        // h(v) = SHA-256(h(v − 1) || record), written out here.
+        let hash: Hash = Sha256::new().chain_update(previous).chain_update(&bytes).finalize().into();
+        let received = Received {
+            tenant: "forum-a".into(),
+            battle: battle.into(),
+            record: bytes,
+            decoded,
+            claimed_hash: Some(claimed.unwrap_or(hash)),
+            claimed_position: Some(7),
+        };
+        (received, hash)
+    }
+
+    fn genesis(battle: &str) -> Hash {
+        let mut input = b"battlelog/v1/stream\0".to_vec();
+        input.extend_from_slice(battle.as_bytes());
+        Sha256::digest(&input).into()
+    }
+
+    /// Without a journal: each record must chain on the last one taken of
+    /// its battle (h(−1) for version 0); a battle first seen mid-way takes
+    /// its claimed hash, then chains from it.
+    #[tokio::test]
+    async fn without_a_journal_each_record_must_chain_on_the_last_one_taken() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = sled::Config::new().path(dir.path()).open().unwrap();
+        let check = FeedCheck::new(db.open_tree("chain").unwrap(), None);
+
+        let (forged, _) = record("b", 0, &genesis("b"), Some([1; 32]));
+        assert!(matches!(check.check(&forged).await.unwrap(), Verdict::Refused(_)), "a hash not chained on h(-1)");
+        let (opening, h0) = record("b", 0, &genesis("b"), None);
+        assert_eq!(check.check(&opening).await.unwrap(), Verdict::Taken { hash: Some(h0), position: Some(7) });
+        check.taken(&opening.battle_key(), 0, &h0).unwrap();
+
+        let (forged, _) = record("b", 1, &[9; 32], None);
+        assert!(matches!(check.check(&forged).await.unwrap(), Verdict::Refused(_)), "chained on another h(0)");
+        let (next, h1) = record("b", 1, &h0, None);
+        assert_eq!(check.check(&next).await.unwrap(), Verdict::Taken { hash: Some(h1), position: Some(7) });
+
+        let (mid_way, h5) = record("c", 5, &[3; 32], None);
+        assert_eq!(check.check(&mid_way).await.unwrap(), Verdict::Taken { hash: Some(h5), position: Some(7) });
+    }
+}

@@ -362,8 +362,11 @@ pub(super) async fn list_battles(
     request: Request<ListBattlesRequest>,
 ) -> Result<Response<ListBattlesResponse>, Status> {
     let caller = authorize(&request, "ListBattles", rights::READ)?;
+    // Derived per page (one HMAC): the page tokens' key is the battle id
+    // secret's, which every replica holds.
+    let key = crate::listing::PageTokenKey::derived_from(&service.battle_ids);
     let page =
-        crate::listing::list_battles(&service.journal, &caller, request.into_inner(), service.max_list_page_size);
+        crate::listing::list_battles(&service.journal, &caller, request.into_inner(), service.max_list_page_size, &key);
     Ok(Response::new(page.await?))
 }
 
