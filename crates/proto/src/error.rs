@@ -748,7 +748,7 @@ mod tests {
         assert_eq!(bounded(at.clone(), max), at, "at the limit: whole");
         let under = "a".repeat(max - 1);
         assert_eq!(bounded(under.clone(), max), under);
-        let over = format!("field {}b", "x".repeat(max - 7));
+        let over = format!("field {}b", "x".repeat(max - 6));
         assert_eq!(over.len(), max + 1);
         let cut = bounded(over, max);
         assert!(cut.len() <= max, "{} bytes: {cut}", cut.len());

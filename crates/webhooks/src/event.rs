@@ -121,7 +121,7 @@ pub fn received(
             let header = |name: &str| headers.and_then(|h| h.get(name)).map(|v| v.as_str().to_owned());
             let position = header(headers::POSITION).and_then(|p| p.parse::<u64>().ok());
             let hash = header(headers::HASH)
-                .map(|text| <Hash as hex::FromHex>::from_hex(text))
+                .map(<Hash as hex::FromHex>::from_hex)
                 .transpose()
                 .map_err(|e| MessageError::Hash(e.to_string()))?;
             Ok(vec![received_record(prefix, subject, payload.to_vec(), position, hash)?])
