@@ -1037,6 +1037,86 @@ async fn a_token_revoked_while_the_services_run_is_refused_without_a_restart() {
     assert!(status.message().contains("revoked"), "{status:?}");
 }
 
+/// Issue 35, finding 6: a `Watch` open when its token is revoked ends
+/// with `UNAUTHENTICATED` (`TOKEN_REVOKED`) within the revocation list's
+/// reload interval, not at the token's expiry; a sibling token's watch of
+/// the same battle goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watch_ends_when_its_token_is_revoked() {
+    let lists = temp_dir("watch-revocation-list");
+    let list = lists.path().join("revoked-tokens");
+    std::fs::write(&list, "").expect("an empty revocation list");
+    let mut options = revoking(&list);
+    for service in SERVICES {
+        options.envs.push((format!("BATTLELOG_{service}_REVOKED_TOKENS_RELOAD_MS"), "200".to_owned()));
+    }
+    let stack = Stack::start_with("watch-revocation", false, &options).await;
+    let auth = TestAuth::shared();
+    let mut forum = stack::resolver_as(&stack.resolver, &auth.forum()).await;
+    forum.open_battle(open_request("watched-revoked")).await.expect("open");
+    let leaked = auth.token(Role::Reader, TEST_TENANT, "watch-reader");
+    let sibling = auth.token(Role::Reader, TEST_TENANT, "watch-reader");
+    let mut streams = Vec::new();
+    for token in [&leaked, &sibling] {
+        let mut reader = stack::resolver_as(&stack.resolver, token).await;
+        let request = pb::WatchRequest { battle_id: "watched-revoked".into(), from_version: 0 };
+        let mut stream = reader.watch(request).await.expect("a watch").into_inner();
+        let first = tokio::time::timeout(WAIT, stream.message()).await.expect("in time").expect("an event");
+        assert_eq!(first.expect("the opening").event.expect("a record").version, 0);
+        streams.push(stream);
+    }
+    revoke(&["--jti", &token_id(&leaked), "--list", &list.display().to_string()]);
+    let ended = tokio::time::timeout(WAIT, streams[0].message()).await.expect("the revoked watch ends in time");
+    let status = ended.expect_err("it ends with an error");
+    assert!(revoked(&Err(status.clone())), "{status:?}");
+    // The sibling's watch is still open: it gets the next event.
+    let attack = json!({"type": "attack", "actor": "pikachu", "target": "meowth", "move": "Tackle", "power": 40});
+    stack::act(&mut forum, "watched-revoked", &attack, "after-revocation").await.expect("act");
+    let next = tokio::time::timeout(WAIT, streams[1].message()).await.expect("in time").expect("still open");
+    assert!(next.is_some(), "the sibling's watch goes on");
+}
+
+/// Issue 35, finding 6: a token whose tenant is `_` (the subject token of
+/// battles without a tenant; every reserved tenant, `RESERVED_TENANTS`),
+/// signed by a key the services accept (other tooling issued it), is
+/// refused at the token check of each service, `UNAUTHENTICATED` with its
+/// own reason — `OpenBattle` answered `INTERNAL` before — and opens nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_of_a_reserved_tenant_is_refused_at_the_token_check() {
+    let stack = Stack::start("reserved-tenant", false).await;
+    let key = SigningKey::read(&TestAuth::shared().signing_key_file()).expect("the tests' signing key");
+    for tenant in battlelog_auth::RESERVED_TENANTS {
+        let signed = |role: Role| {
+            key.sign(Claims {
+                sub: "placeholder-forum".into(),
+                tenant: (*tenant).into(),
+                role,
+                exp: now() + HOUR,
+                iat: now(),
+                nbf: None,
+                jti: None,
+                kid: String::new(),
+            })
+            .expect("signed as it is")
+        };
+        let reserved = |answer: Result<(), Status>| {
+            let status = answer.expect_err("refused");
+            assert_eq!(status.code(), Code::Unauthenticated, "{status:?}");
+            let details = status.get_error_details();
+            assert_eq!(details.error_info().expect("ErrorInfo").reason, "TOKEN_TENANT_RESERVED", "{status:?}");
+            assert!(status.message().contains("reserved") && status.message().contains(tenant), "{status:?}");
+        };
+        let mut journal = stack.journal_client().await;
+        let before = battlelog_system_tests::global_head(&mut journal).await;
+        let mut forum = stack::resolver_as(&stack.resolver, &signed(Role::Forum)).await;
+        reserved(forum.open_battle(open_request("reserved-tenant")).await.map(drop));
+        reserved(list_rulesets(&stack.resolver.url(), &signed(Role::Reader)).await);
+        reserved(stream_info(&stack.journal.url(), &signed(Role::Service)).await);
+        reserved(commitment(&stack.roller.url(), &signed(Role::Service)).await);
+        assert_eq!(battlelog_system_tests::global_head(&mut journal).await, before, "nothing was written");
+    }
+}
+
 /// The token `battlelog token issue --data-dir` mints from `up`'s key.
 fn issue_with_up_key(data_dir: &str, subject: &str) -> String {
     let output = std::process::Command::new(battlelog_test_support::cli_binary())

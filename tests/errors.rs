@@ -355,3 +355,37 @@ async fn the_cli_prints_the_refusal_in_the_users_language() {
     assert_eq!(english.lines().count(), 1, "one line: {english}");
     assert!(english.contains("battle never-opened has not been opened"), "{english}");
 }
+
+/// Issue 35, finding 6: an error that echoes a 5 000-character field
+/// outgrew the client's 16 KiB header limit, so the caller saw
+/// `RESOURCE_EXHAUSTED` instead of it. Over the real resolver, in either
+/// language, the refusal arrives whole: `INVALID_ARGUMENT`, the field named,
+/// its value cut.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_error_echoing_a_huge_field_reaches_the_caller_with_the_field_named() {
+    let stack = Stack::start("errors-huge-field", false).await;
+    let mut forum = resolver_client(&stack.resolver).await;
+    for (value, language) in [("x".repeat(5_000), None), ("щ".repeat(5_000), Some("ru"))] {
+        let mut request = tonic::Request::new(pb::OpenBattleRequest {
+            ruleset: value.clone(),
+            title: "huge".into(),
+            participants: vec![obj(json!({"id": "a"})), obj(json!({"id": "b"}))],
+            request_id: format!("huge-{}", language.unwrap_or("en")),
+            ..Default::default()
+        });
+        if let Some(language) = language {
+            request.metadata_mut().insert("accept-language", language.parse().expect("ASCII"));
+        }
+        let refused = forum.open_battle(request).await.expect_err("an unknown ruleset");
+        assert_eq!(refused.code(), Code::InvalidArgument, "{:?}", refused.code());
+        let details = refused.get_error_details();
+        assert_eq!(details.error_info().expect("ErrorInfo").reason, "INVALID_FIELD");
+        let violation = &details.bad_request().expect("a BadRequest").field_violations[0];
+        assert_eq!(violation.field, "ruleset");
+        assert!(violation.description.contains("bytes cut"), "{}", violation.description);
+        assert!(violation.description.len() < 2 * 1024, "{} bytes", violation.description.len());
+        assert!(refused.message().starts_with("ruleset: "), "{}", refused.message());
+        let localized = details.localized_message().expect("a LocalizedMessage");
+        assert!(localized.message.starts_with("ruleset: ") && localized.message.contains("bytes cut"));
+    }
+}

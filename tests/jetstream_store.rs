@@ -691,23 +691,101 @@ async fn a_message_that_does_not_chain_is_found_at_its_first_version() {
     let open = plan("t1", None, &[opening("forum-a", "open"), note("a", None)]);
     append_one(&store, open.clone()).await.unwrap();
     // The next append as planned, but with one byte of its record changed
-    // after hashing: the stored hash no longer matches the bytes.
+    // after hashing: the stored hash no longer matches the bytes. The store
+    // does not write it; published by hand, it is stored.
     let head = store.head("t1").await.unwrap();
     let mut forged = plan("t1", head, &[note("b", None), note("c", None)]);
     let last = forged.records[1].bytes.len() - 1;
     forged.records[1].bytes[last] ^= 1;
-    append_one(&store, forged).await.expect("the store writes what it is given");
+    assert!(store.append(vec![forged.clone()]).await.is_err(), "the store writes nothing that does not chain");
+    let client = async_nats::connect(nats.url()).await.unwrap();
+    let js = jetstream::new(client);
+    let records: Vec<(Hash, Vec<u8>)> = forged.records.iter().map(|r| (r.hash, r.bytes.clone())).collect();
+    let (headers, payload) = journal_message("t1", 2, &records, None);
+    js.publish_with_headers(format!("{SUBJECT_PREFIX}.forum-a.t1"), headers, payload.into())
+        .await
+        .unwrap()
+        .await
+        .unwrap();
     match store.verify_chain("t1").await.unwrap() {
         ChainCheck::Broken { version, reason } => assert_eq!(version, 3, "{reason}"),
         ok => panic!("a broken chain verified: {ok:?}"),
     }
     // A message that is not a journal message at all, on the subject.
-    let client = async_nats::connect(nats.url()).await.unwrap();
-    let js = jetstream::new(client);
     js.publish(format!("{SUBJECT_PREFIX}.forum-a.t2"), "not a journal message".into()).await.unwrap().await.unwrap();
     assert!(matches!(store.verify_chain("t2").await.unwrap(), ChainCheck::Broken { version: 0, .. }));
     let fresh = self::store(&nats.url()).await;
     assert!(fresh.read_stream("t2", 0, 10, usize::MAX).await.is_err(), "reads refuse what does not decode");
+}
+
+/// A journal message as the journal frames it (docs/protocol.md §4 records in
+/// the layout of battlelog_journal::store::jetstream, written out here):
+/// headers, and for each record h(version) ‖ u32_be(len) ‖ bytes.
+fn journal_message(
+    stream_id: &str,
+    first_version: u64,
+    records: &[(Hash, Vec<u8>)],
+    state: Option<&str>,
+) -> (async_nats::HeaderMap, Vec<u8>) {
+    let mut headers = async_nats::HeaderMap::new();
+    headers.insert("Battlelog-Stream", stream_id);
+    headers.insert("Battlelog-First-Version", first_version.to_string().as_str());
+    headers.insert("Battlelog-Count", records.len().to_string().as_str());
+    headers.insert("Battlelog-Last-Hash", hex::encode(records.last().expect("a record").0).as_str());
+    if let Some(state) = state {
+        headers.insert("Battlelog-State", state);
+    }
+    let mut payload = Vec::new();
+    for (hash, bytes) in records {
+        payload.extend_from_slice(hash);
+        payload.extend_from_slice(&(bytes.len() as u32).to_be_bytes());
+        payload.extend_from_slice(bytes);
+    }
+    (headers, payload)
+}
+
+/// Issue 35, finding 5: someone with the journal's NATS password publishes
+/// a "next version" on a battle's subject, its headers copied from the
+/// journal's own last message and its hash valid-looking (32 bytes) but not
+/// chained. The real `battlelog-journal` refuses the next append on top of
+/// it (`RECORD_CORRUPT`, naming the message), writes nothing, and
+/// `VerifyChain` finds it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_injected_message_that_does_not_chain_is_never_appended_on() {
+    let nats = battlelog_system_tests::shipped_nats();
+    let port = nats.port();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let journal = journal_process(dir.path(), "j", &format!("nats://journal:jp@127.0.0.1:{port}")).await;
+    let mut c = client(&journal).await;
+    let battle = "injected";
+    append(&mut c, battle, no_stream(), vec![opened_event("forum-a", "open")]).await.expect("open");
+    append(&mut c, battle, exact(Some(0)), vec![rolled(0, "first", "r0")]).await.expect("roll");
+    let real = read_stream(&mut c, battle).await;
+
+    let attacker = async_nats::ConnectOptions::with_user_and_password("journal".into(), "jp".into())
+        .connect(format!("127.0.0.1:{port}"))
+        .await
+        .expect("the journal's NATS user");
+    let js = jetstream::new(attacker);
+    let subject = format!("{SUBJECT_PREFIX}.forum-a.{battle}");
+    let stream = js.get_stream("BATTLELOG_JOURNAL").await.expect("the journal's stream");
+    let last = stream.get_last_raw_message_by_subject(&subject).await.expect("the last message");
+    let state = last.headers.get("Battlelog-State").expect("a state header").as_str().to_owned();
+    let mut record = real[1].event.clone().expect("version 1");
+    record.version = 2;
+    record.event_id = "forged".into();
+    record.idempotency_key = "forged".into();
+    let (headers, payload) = journal_message(battle, 2, &[([0x42; 32], record::encode(&record))], Some(&state));
+    let forged = js.publish_with_headers(subject.clone(), headers, payload.into()).await.unwrap().await.unwrap();
+
+    let refused = append(&mut c, battle, any(), vec![rolled(1, "second", "r1")]).await.expect_err("refused");
+    assert_eq!(battlelog_system_tests::error_reason(&refused), "RECORD_CORRUPT", "{refused:?}");
+    let named = format!("message {} on {subject}", forged.sequence);
+    assert!(refused.message().contains(&named), "names the message: {}", refused.message());
+    let after = stream.get_last_raw_message_by_subject(&subject).await.expect("the last message");
+    assert_eq!(after.sequence, forged.sequence, "nothing was appended on top of it");
+    let check = verify(&mut c, battle).await;
+    assert_eq!((check.ok, check.first_bad_version), (false, Some(2)), "{check:?}");
 }
 
 /// NATS down under a running journal: appends are `UNAVAILABLE` (retry

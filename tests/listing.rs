@@ -248,3 +248,63 @@ async fn jetstream_journals_list_each_others_battles_and_after_a_restart() {
         .unwrap_err();
     assert_eq!(refused.code(), Code::PermissionDenied);
 }
+
+/// Issue 35, finding 6: a page token shows nothing of the global log — not
+/// the position its page stopped at, in any form — and a token altered in
+/// any character, or in the old clear form (the position and the filters'
+/// fingerprint in hex), is refused `INVALID_ARGUMENT` naming `page_token`;
+/// the token as given still continues the listing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_token_is_opaque_and_a_tampered_one_is_refused() {
+    use base64::Engine as _;
+    let stack = Stack::start("listing-tokens", false).await;
+    let forum = TestAuth::shared().forum();
+    for id in ["t-1", "t-2", "t-3"] {
+        open(&forum, &stack.resolver, id, "thread/t").await;
+    }
+    let mut resolver = resolver_as(&stack.resolver, &forum).await;
+    let first = resolver.list_battles(list(None, BattleStatus::Any, 1, "")).await.unwrap().into_inner();
+    assert_eq!(first.battles[0].battle_id, "t-3");
+    let token = first.next_page_token.clone();
+    // Where that page stopped, as the journal's index says.
+    let mut journal = stack.journal_client().await;
+    let index = pb::BattleIndexRequest {
+        tenant: TEST_TENANT.into(),
+        forum_ref: None,
+        status: BattleStatus::Any as i32,
+        before_position: None,
+        max_count: 1,
+    };
+    let position = journal.list_battle_index(index).await.unwrap().into_inner().next_before_position.expect("more");
+    // A small number's digits may turn up in any random text by chance; its
+    // fixed-width hex (the old token's form) and its bytes may not.
+    assert!(!token.contains(&format!("{position:016x}")), "{token} shows {position}");
+    for decoded in [
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(&token).ok(),
+        base64::engine::general_purpose::STANDARD.decode(&token).ok(),
+        hex::decode(&token).ok(),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        let clear = position.to_be_bytes();
+        assert!(!decoded.windows(8).any(|w| w == clear || w == position.to_le_bytes()), "{token} holds {position}");
+    }
+
+    let refused = |status: tonic::Status| {
+        assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+        assert!(status.message().starts_with("page_token:"), "{status:?}");
+        let details = tonic_types::StatusExt::get_error_details(&status);
+        assert_eq!(details.bad_request().expect("a BadRequest").field_violations[0].field, "page_token");
+    };
+    for i in 0..token.len() {
+        let mut tampered = token.clone().into_bytes();
+        tampered[i] = if tampered[i] == b'A' { b'B' } else { b'A' };
+        let tampered = String::from_utf8(tampered).unwrap();
+        refused(resolver.list_battles(list(None, BattleStatus::Any, 1, &tampered)).await.unwrap_err());
+    }
+    let clear_form = format!("{position:016x}{}", "00".repeat(8));
+    refused(resolver.list_battles(list(None, BattleStatus::Any, 1, &clear_form)).await.unwrap_err());
+    let next = resolver.list_battles(list(None, BattleStatus::Any, 1, &token)).await.unwrap().into_inner();
+    assert_eq!(next.battles[0].battle_id, "t-2", "the token as given continues the listing");
+}

@@ -122,6 +122,71 @@ fn up_prints_where_each_services_metrics_are_and_each_answers() {
     assert!(status.success(), "exits 0 on SIGTERM: {status:?}\n{printed}");
 }
 
+/// Every file and directory under `dir`, and whether each is owner-only.
+#[cfg(unix)]
+fn open_to_others(dir: &Path) -> (usize, Vec<String>) {
+    use std::os::unix::fs::PermissionsExt;
+    let mut seen = 0;
+    let mut open = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(next) = pending.pop() {
+        for entry in std::fs::read_dir(&next).expect("read a dir") {
+            let path = entry.expect("an entry").path();
+            let mode = std::fs::metadata(&path).expect("metadata").permissions().mode() & 0o777;
+            if mode & 0o077 != 0 {
+                open.push(format!("{} {mode:o}", path.display()));
+            }
+            if path.is_dir() {
+                pending.push(path.clone());
+            }
+            seen += 1;
+        }
+    }
+    (seen, open)
+}
+
+/// Issue 35, finding 6: the standalone `battlelog-journal` and
+/// `battlelog-webhooks`, started under umask 022 on data dirs that are
+/// there already with mode 0755, make them 0700 and create nothing group
+/// or others may read: `up` was fixed, the binaries alone were not.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_standalone_binaries_keep_their_data_dirs_to_their_owner() {
+    use std::os::unix::fs::PermissionsExt;
+    // What the services are started with in many a shell; the children
+    // inherit it.
+    let _ = rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o022));
+    let dir = temp_dir("standalone-modes");
+    let mode = |path: &Path| std::fs::metadata(path).expect("metadata").permissions().mode() & 0o777;
+    let journal_dir = dir.path().join("journal");
+    let webhooks_dir = dir.path().join("webhooks");
+    for data in [&journal_dir, &webhooks_dir] {
+        std::fs::create_dir(data).expect("a data dir");
+        std::fs::set_permissions(data, std::fs::Permissions::from_mode(0o755)).expect("open it to everyone");
+    }
+    let journal = battlelog_test_support::journal(&journal_dir, None).await;
+    let mut client = battlelog_system_tests::client(&journal).await;
+    let opening = battlelog_system_tests::opened("forum-a", "open");
+    battlelog_system_tests::append(&mut client, "modes", battlelog_system_tests::no_stream(), vec![opening])
+        .await
+        .expect("an append");
+    let mut envs = battlelog_test_support::TestAuth::shared().env("webhooks");
+    envs.push(("BATTLELOG_WEBHOOKS_DATA_DIR".to_owned(), webhooks_dir.display().to_string()));
+    let args = ["--listen", "127.0.0.1:0"].map(str::to_owned);
+    let binary = battlelog_test_support::service_binary("battlelog-webhooks");
+    let webhooks =
+        battlelog_test_support::ServiceProcess::start_http(&binary, &args, &envs, &dir.path().join("webhooks.log"))
+            .await;
+    assert!(webhooks.terminate().await, "the webhooks stop");
+    assert!(journal.terminate().await, "the journal stops");
+    for data in [&journal_dir, &webhooks_dir] {
+        assert_eq!(mode(data), 0o700, "{} is made owner-only", data.display());
+        let (seen, open) = open_to_others(data);
+        assert!(seen > 0, "{} holds the service's files", data.display());
+        assert!(open.is_empty(), "open to others: {open:?}");
+    }
+}
+
 /// `battlelog up`'s data dir holds the battles before their seeds are
 /// revealed and the development keys: it is its owner's alone (0700, even
 /// when it was there before with looser bits), and so is every file and

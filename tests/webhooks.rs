@@ -874,6 +874,100 @@ async fn the_jetstream_journals_log_is_followed_event_by_event() {
     check_deliveries(&receiver.state, SECRET_A, "forum-a", &mut journal_client, &[battle]).await;
 }
 
+/// The record bytes a forger makes of `event`: battle `battle`'s version
+/// `version`, with every field the journal fills in.
+fn forged_record(battle: &str, version: u64, event: pb::NewEvent, event_id: &str) -> Vec<u8> {
+    prost::Message::encode_to_vec(&pb::JournalRecord {
+        stream_id: battle.into(),
+        version,
+        event_id: event_id.into(),
+        event_type: event.event_type,
+        recorded_at_unix_micros: 1_796_158_800_123_456,
+        idempotency_key: event.idempotency_key,
+        payload: event.payload,
+    })
+}
+
+/// Publishes `record` on the fan-out as the journal does (its headers, the
+/// hash chained on `previous` as docs/protocol.md §4 defines it), stored by
+/// JetStream before this returns.
+async fn publish_as_the_journal(
+    js: &async_nats::jetstream::Context,
+    tenant: &str,
+    battle: &str,
+    version: u64,
+    record: Vec<u8>,
+    previous: &[u8],
+) {
+    let hash: [u8; 32] = Sha256::new().chain_update(previous).chain_update(&record).finalize().into();
+    let mut headers = async_nats::HeaderMap::new();
+    headers.insert("Nats-Msg-Id", format!("forged-{battle}-{version}").as_str());
+    headers.insert("Battlelog-Stream", battle);
+    headers.insert("Battlelog-Version", version.to_string().as_str());
+    headers.insert("Battlelog-Global-Position", "4242");
+    headers.insert("Battlelog-Hash", hex::encode(hash).as_str());
+    let subject = format!("battlelog.events.{tenant}.{battle}");
+    js.publish_with_headers(subject, headers, record.into()).await.expect("published").await.expect("stored");
+}
+
+/// Issue 35, finding 5: a forger with the journal's NATS password (the
+/// shipped nats.conf's `journal` user) publishes on the fan-out, every
+/// field valid-looking and every hash chained as the protocol says: a
+/// battle the journal never held, a record of a real battle under another
+/// tenant's subject, and a "next version" of a real battle ahead of the
+/// real one. None is delivered, each is counted, and the real next version
+/// is delivered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn records_the_journal_does_not_hold_are_never_delivered() {
+    let nats = battlelog_system_tests::shipped_nats();
+    let port = nats.port();
+    let dir = temp_dir("webhooks-forged");
+    let journal_nats = format!("nats://journal:jp@127.0.0.1:{port}");
+    let journal = battlelog_test_support::journal(&dir.path().join("journal"), Some(&journal_nats)).await;
+    let mut journal_client = client(&journal).await;
+    let receiver = Receiver::start().await;
+    let url = receiver.url();
+    let journal_url = journal.url();
+    let envs = [("BATTLELOG_WEBHOOKS_JOURNAL_URL", journal_url.as_str())];
+    let webhooks_nats = format!("nats://webhooks:wp@127.0.0.1:{port}");
+    let tenants = [("forum-a", url.as_str(), SECRET_A), ("forum-b", url.as_str(), SECRET_B)];
+    let service = webhooks(&dir.path().join("webhooks"), &webhooks_nats, &tenants, &envs).await;
+
+    let battle = "wh-real";
+    append(&mut journal_client, battle, no_stream(), vec![opened("forum-a", "open")]).await.unwrap();
+    poll_until("the real opening", DEADLINE, || async { (receiver.state.deduped().len() == 1).then_some(()) }).await;
+    let opening = read_stream(&mut journal_client, battle).await.remove(0);
+
+    let forger = async_nats::ConnectOptions::with_user_and_password("journal".into(), "jp".into())
+        .connect(format!("127.0.0.1:{port}"))
+        .await
+        .expect("the journal's NATS user");
+    let js = async_nats::jetstream::new(forger);
+    let never = "wh-never-opened";
+    let record = forged_record(never, 0, opened("forum-a", "forged-open"), "forged-open");
+    publish_as_the_journal(&js, "forum-a", never, 0, record, &battlelog_system_tests::genesis(never)).await;
+    publish_as_the_journal(&js, "forum-b", battle, 0, opening.record.clone(), &battlelog_system_tests::genesis(battle))
+        .await;
+    let record = forged_record(battle, 1, rolled(0, "forged", "forged-roll"), "forged-roll");
+    publish_as_the_journal(&js, "forum-a", battle, 1, record, &opening.hash).await;
+    append(&mut journal_client, battle, battlelog_system_tests::exact(Some(0)), vec![rolled(0, "real", "roll")])
+        .await
+        .unwrap();
+
+    poll_until("the real version 1", DEADLINE, || async {
+        receiver.state.deduped().iter().any(|d| d.battle() == battle && d.version() == 1).then_some(())
+    })
+    .await;
+    check_deliveries(&receiver.state, SECRET_A, "forum-a", &mut journal_client, &[battle]).await;
+    for delivery in receiver.state.deliveries() {
+        let data = &delivery.json()["data"];
+        assert_eq!((data["tenant"].as_str(), data["battle_id"].as_str()), (Some("forum-a"), Some(battle)), "{data}");
+        assert!(!delivery.id.starts_with("forged"), "a forged record was delivered: {data}");
+    }
+    assert_eq!(receiver.state.deduped().len(), 2, "the journal's two records, nothing else");
+    assert_eq!(metric(&service, "battlelog_webhooks_forged_total").await, 3);
+}
+
 /// `ack_wait_ms` and `max_ack_pending` are the durable consumer's, as
 /// JetStream reports them, and a restart with other values updates it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -94,6 +94,17 @@ pub struct TenantError {
     pub tenant: String,
 }
 
+/// Tenants no token may name: `_` is the subject token of battles opened
+/// without a tenant (`battlelog.events._.<battle>`, the journal's
+/// `TENANT_PLACEHOLDER`), so a forum named it would share their subjects
+/// and could open no battle of its own.
+pub const RESERVED_TENANTS: &[&str] = &["_"];
+
+/// Whether `tenant` is one of [`RESERVED_TENANTS`].
+pub fn tenant_reserved(tenant: &str) -> bool {
+    RESERVED_TENANTS.contains(&tenant)
+}
+
 /// A tenant is one NATS subject token (`battlelog.events.<tenant>.<battle>`)
 /// and a path segment: letters, digits, `_` and `-` only.
 pub fn validate_tenant(tenant: &str) -> Result<(), TenantError> {

@@ -10,8 +10,8 @@ use tonic::transport::Channel;
 use tonic::{Request, Status};
 use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 
-use crate::claims::{Caller, Role};
-use crate::token::{TokenError, Verifier};
+use crate::claims::{Caller, Claims, Role};
+use crate::token::{TokenCheck, TokenError, Verifier};
 
 impl TokenError {
     /// The `ErrorInfo` reason a client can branch on.
@@ -26,6 +26,7 @@ impl TokenError {
             TokenError::IssuedInFuture { .. } => AuthReason::TokenIssuedInFuture,
             TokenError::LifetimeTooLong { .. } => AuthReason::TokenLifetimeTooLong,
             TokenError::Revoked { .. } => AuthReason::TokenRevoked,
+            TokenError::TenantReserved { .. } => AuthReason::TokenTenantReserved,
         }
     }
 }
@@ -82,24 +83,28 @@ impl Authenticator {
         Self { verifier, only: Some((service, roles)) }
     }
 
-    fn caller<T>(&self, request: &Request<T>) -> Result<Caller, TokenError> {
+    fn claims<T>(&self, request: &Request<T>) -> Result<Claims, TokenError> {
         let header = request.metadata().get("authorization").ok_or(TokenError::Missing)?;
         let header = header.to_str().map_err(|_| TokenError::Malformed("authorization is not ASCII".into()))?;
         let token = header
             .strip_prefix("Bearer ")
             .or_else(|| header.strip_prefix("bearer "))
             .ok_or_else(|| TokenError::Malformed("authorization must be `Bearer <token>`".into()))?;
-        self.verifier.verify(token.trim()).map(Caller::from)
+        self.verifier.verify(token.trim())
     }
 }
 
 impl Interceptor for Authenticator {
     fn call(&mut self, mut request: Request<()>) -> Result<Request<()>, Status> {
-        let caller = self.caller(&request)?;
+        let claims = self.claims(&request)?;
+        let caller = Caller::from(claims.clone());
         if let Some((service, roles)) = self.only {
             caller.require(service, roles)?;
         }
         request.extensions_mut().insert(caller);
+        // For a call that outlives the door (a stream): its token checked
+        // again while it lasts, so a revocation ends it.
+        request.extensions_mut().insert(TokenCheck::new(self.verifier.clone(), claims));
         Ok(request)
     }
 }

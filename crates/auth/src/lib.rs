@@ -30,9 +30,9 @@ pub mod revoke;
 pub mod share;
 pub mod token;
 
-pub use claims::{Caller, Claims, Role, TenantError, validate_tenant};
+pub use claims::{Caller, Claims, RESERVED_TENANTS, Role, TenantError, tenant_reserved, validate_tenant};
 pub use grpc::{AuthChannel, Authenticator, Bearer, authed, caller, inject_trace_context};
 pub use keys::{KeyError, SigningKey, VerificationKeys, key_id, read_token_file};
 pub use revoke::{Revocation, RevocationError, RevocationList};
 pub use share::ShareSecret;
-pub use token::{DEFAULT_MAX_LIFETIME, IssueError, TokenError, Verifier};
+pub use token::{DEFAULT_MAX_LIFETIME, IssueError, TokenCheck, TokenError, Verifier};

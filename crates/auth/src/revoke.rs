@@ -260,6 +260,11 @@ impl RevocationList {
     pub fn check(&self, claims: &Claims) -> Result<(), TokenError> {
         self.current().check(claims)
     }
+
+    /// How often, at most, the file is looked at again.
+    pub fn reload_every(&self) -> Duration {
+        self.reload_every
+    }
 }
 
 /// Adds `entry` to the list at `path` (created if missing), unless it is

@@ -7,7 +7,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 
-use crate::claims::{Claims, MAX_SUBJECT_BYTES, MAX_TOKEN_ID_BYTES, Role, token_id_ok, validate_tenant};
+use crate::claims::{
+    Claims, MAX_SUBJECT_BYTES, MAX_TOKEN_ID_BYTES, Role, tenant_reserved, token_id_ok, validate_tenant,
+};
 use crate::keys::{SigningKey, VerificationKeys};
 use crate::revoke::RevocationList;
 
@@ -38,6 +40,11 @@ pub enum TokenError {
     LifetimeTooLong { iat: u64, exp: u64, max: u64 },
     #[error("revoked bearer token: its {by} is on this service's revocation list")]
     Revoked { by: &'static str },
+    #[error(
+        "bearer token names tenant {tenant:?}, which is reserved (the subject of battles without a tenant): no \
+         forum may be it; issue the token for the forum's own tenant"
+    )]
+    TenantReserved { tenant: String },
 }
 
 /// Refuses what no service should ever issue, so a mistake shows at once.
@@ -47,6 +54,8 @@ pub enum IssueError {
     Subject,
     #[error(transparent)]
     Tenant(#[from] crate::claims::TenantError),
+    #[error("tenant {0:?} is reserved (the subject of battles without a tenant); no token may name it")]
+    TenantReserved(String),
     #[error("cannot sign the token: {0}")]
     Sign(String),
     #[error("the operating system has no randomness for a token id: {0}")]
@@ -70,6 +79,9 @@ impl SigningKey {
     /// A token with explicit times and a fresh id: tests use it for
     /// expired tokens and others the services refuse.
     pub fn issue_at(&self, subject: &str, tenant: &str, role: Role, iat: u64, exp: u64) -> Result<String, IssueError> {
+        if tenant_reserved(tenant) {
+            return Err(IssueError::TenantReserved(tenant.to_owned()));
+        }
         let claims = Claims {
             sub: subject.to_owned(),
             tenant: tenant.to_owned(),
@@ -84,7 +96,8 @@ impl SigningKey {
     }
 
     /// Signs `claims` as they are, but for `kid`, which is always this
-    /// key's: for tests that need a claim `issue` never sets (`nbf`).
+    /// key's: for tests that need a claim `issue` never sets (`nbf`, a
+    /// reserved tenant).
     pub fn sign(&self, mut claims: Claims) -> Result<String, IssueError> {
         if !subject_ok(&claims.sub) {
             return Err(IssueError::Subject);
@@ -103,6 +116,35 @@ pub fn new_token_id() -> Result<String, IssueError> {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).map_err(|e| IssueError::Random(e.to_string()))?;
     Ok(hex::encode(bytes))
+}
+
+/// A verified request's token, as the door admitted it, to be checked
+/// again while its call lasts: a `Watch` stream ends when its token is
+/// revoked (or expires), not only when the next call is refused. The
+/// [`crate::Authenticator`] leaves one in every request's extensions.
+#[derive(Debug, Clone)]
+pub struct TokenCheck {
+    verifier: Verifier,
+    claims: Claims,
+}
+
+impl TokenCheck {
+    pub fn new(verifier: Verifier, claims: Claims) -> Self {
+        Self { verifier, claims }
+    }
+
+    /// Whether the token is still admitted now: not expired, not revoked
+    /// (the revocation list as last reloaded).
+    pub fn check(&self) -> Result<(), TokenError> {
+        self.verifier.admit(&self.claims, now())
+    }
+
+    /// How often checking again can find something new: the revocation
+    /// list's reload interval; None without a list (expiry alone, which
+    /// the caller knows from `exp`).
+    pub fn every(&self) -> Option<Duration> {
+        self.verifier.revocations_reloaded_every()
+    }
 }
 
 /// Verified tokens kept, so that a service's own token (the same string on
@@ -172,6 +214,12 @@ impl Verifier {
             Some(path) => verifier.with_revocations(RevocationList::open(path, reload_every)?),
             None => verifier,
         })
+    }
+
+    /// How often a revocation may take effect: the revocation list's
+    /// reload interval (None: no list, nothing is ever revoked).
+    pub fn revocations_reloaded_every(&self) -> Option<Duration> {
+        self.revoked.as_ref().map(|list| list.reload_every())
     }
 
     /// The claims of a valid token, or why it is not valid.
@@ -246,6 +294,12 @@ impl Verifier {
             return Err(TokenError::Malformed(format!("sub must be 1 to {MAX_SUBJECT_BYTES} printable bytes")));
         }
         validate_tenant(&claims.tenant).map_err(|e| TokenError::Malformed(e.to_string()))?;
+        // A signed token naming a reserved tenant (issued by other tooling,
+        // or before the issuer refused them) is refused here, at the door,
+        // for what it is — not deep inside a call, as an internal error.
+        if tenant_reserved(&claims.tenant) {
+            return Err(TokenError::TenantReserved { tenant: claims.tenant });
+        }
         if claims.jti.as_deref().is_some_and(|jti| !token_id_ok(jti)) {
             return Err(TokenError::Malformed(format!(
                 "jti must be 1 to {MAX_TOKEN_ID_BYTES} bytes of printable ASCII without spaces"
@@ -258,6 +312,7 @@ impl Verifier {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::claims::RESERVED_TENANTS;
 
     const HOUR: Duration = Duration::from_secs(3600);
 
@@ -325,6 +380,39 @@ mod tests {
         assert_eq!(verifier.verified.lock().expect("lock").len(), 1);
         assert!(verifier.verify("x.y.z").is_err());
         assert_eq!(verifier.verified.lock().expect("lock").len(), 1);
+    }
+
+    /// `_` is refused when issued, and a signed token naming it (issued by
+    /// other tooling) at the token check, with its own reason, in every
+    /// role; a tenant merely starting with `_` is anyone's.
+    #[test]
+    fn a_reserved_tenant_is_refused_at_the_token_check() {
+        let key = SigningKey::generate().expect("key");
+        let verifier = verifier(&key);
+        for tenant in RESERVED_TENANTS {
+            assert_eq!(key.issue("f", tenant, Role::Forum, HOUR), Err(IssueError::TenantReserved((*tenant).into())));
+            for role in [Role::Forum, Role::Judge, Role::Reader, Role::Service] {
+                let claims = Claims {
+                    sub: "f".into(),
+                    tenant: (*tenant).into(),
+                    role,
+                    exp: now() + 3600,
+                    iat: now(),
+                    nbf: None,
+                    jti: None,
+                    kid: String::new(),
+                };
+                let token = key.sign(claims).expect("signed as it is");
+                let refused = verifier.verify(&token).expect_err("a reserved tenant");
+                assert_eq!(refused, TokenError::TenantReserved { tenant: (*tenant).into() });
+                assert_eq!(refused.reason(), battlelog_proto::error::AuthReason::TokenTenantReserved);
+                assert!(refused.to_string().contains("reserved"), "{refused}");
+            }
+        }
+        for near in ["__", "_a", "a_"] {
+            let token = key.issue("f", near, Role::Forum, HOUR).expect("not reserved");
+            assert!(verifier.verify(&token).is_ok(), "{near}");
+        }
     }
 
     #[test]

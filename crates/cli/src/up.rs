@@ -310,25 +310,10 @@ async fn bind(addr: SocketAddr, what: &str, scheme: &str) -> anyhow::Result<(Tcp
 /// keys', NATS's, which inherits it): they hold the battles before their
 /// seeds are revealed, and secrets.
 fn private_data_dir(data_dir: &Path) -> anyhow::Result<()> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-        let _ = rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o077));
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(data_dir)
-            .with_context(|| format!("cannot create the data dir {}", data_dir.display()))?;
-        // A data dir from before, or made by hand, may be open to others.
-        let mode = std::fs::metadata(data_dir)?.permissions().mode();
-        if mode & 0o077 != 0 {
-            std::fs::set_permissions(data_dir, std::fs::Permissions::from_mode(0o700))
-                .with_context(|| format!("cannot make the data dir {} owner-only", data_dir.display()))?;
-        }
-    }
-    #[cfg(not(unix))]
-    std::fs::create_dir_all(data_dir)?;
-    Ok(())
+    battlelog_runtime::private::owner_only_from_now_on();
+    // A data dir from before, or made by hand, may be open to others.
+    battlelog_runtime::private::private_dir(data_dir)
+        .with_context(|| format!("cannot make the data dir {} owner-only (0700)", data_dir.display()))
 }
 
 /// `up`'s revocation list, created empty on first start.
@@ -521,7 +506,7 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
         nats_subject_prefix: subject_prefix.into(),
         auth_keys: auth_keys.clone(),
         revoked_tokens_file: revoked_tokens_file.clone(),
-        token_file: Some(service_token_file),
+        token_file: Some(service_token_file.clone()),
         cache_bytes: args.cache_bytes / 4 * 3,
         appeal_window_secs: args.appeal_window_secs,
         web_url: Some(web_url.clone()),
@@ -543,7 +528,7 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
         token_file: Some(web_token_file),
         share_secret_file: Some(share_secret_file),
         trusted_roller_keys: vec![roller_key.clone()],
-        client_tls,
+        client_tls: client_tls.clone(),
         observability: metrics.clone(),
         ..battlelog_web::config::Config::default()
     };
@@ -572,6 +557,10 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
                 )]
                 .into(),
                 observability: metrics.clone(),
+                // Only what the journal holds is delivered (battlelog_webhooks::feed).
+                journal_url: Some(journal_url.clone()),
+                token_file: Some(service_token_file.clone()),
+                client_tls: client_tls.clone(),
                 ..battlelog_webhooks::Config::default()
             };
             config.validate()?;

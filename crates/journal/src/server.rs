@@ -47,6 +47,9 @@ pub enum ServeError {
     /// The verification keys could not be read.
     #[error("auth: {0}")]
     Auth(#[from] battlelog_auth::KeyError),
+    /// The data dir could not be made owner-only.
+    #[error("cannot make the data dir {path} owner-only (0700): {source}")]
+    DataDir { path: std::path::PathBuf, source: std::io::Error },
 }
 
 /// The verifier of the tokens callers present: `auth_keys`, the maximum
@@ -69,6 +72,10 @@ pub async fn run(
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
+    // Its battles before their seeds are revealed, and the generated log
+    // key: the owner's alone, whatever umask the journal was started with.
+    battlelog_runtime::private::private_dir(&config.data_dir)
+        .map_err(|source| ServeError::DataDir { path: config.data_dir.clone(), source })?;
     let mut server = GrpcServer::new(SERVICE, verifier(config)?)
         .tls(config.server_tls.server_config()?)
         .limits(config.grpc_limits.clone())

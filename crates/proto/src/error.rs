@@ -120,6 +120,9 @@ reasons! {
             "Токен действует дольше, чем разрешает сервис.";
         TokenRevoked = "TOKEN_REVOKED", Unauthenticated,
             "The token has been revoked.", "Токен отозван.";
+        TokenTenantReserved = "TOKEN_TENANT_RESERVED", Unauthenticated,
+            "The token names a reserved tenant (`_`), which no forum may be.",
+            "Токен указывает зарезервированного арендатора (`_`), которым не может быть ни один форум.";
         RoleNotAllowed = "ROLE_NOT_ALLOWED", PermissionDenied,
             "The token's role may not make this call (metadata `needed`).",
             "Роль токена не позволяет этот вызов (metadata `needed`).";
@@ -500,18 +503,32 @@ impl Error {
 
     /// The status for a caller: the one place a battlelog `Status` is
     /// built. It carries both messages; [`localize`] keeps one at the door.
+    ///
+    /// Every text is cut to its share of the response headers first
+    /// ([`bounded`]): a message echoing a 5 000-character field would
+    /// otherwise outgrow the client's 16 KiB header limit, and the caller
+    /// would see `RESOURCE_EXHAUSTED` instead of this error.
     pub fn into_status(self) -> Status {
-        let metadata: HashMap<String, String> = self.metadata.into_iter().collect();
+        let metadata: HashMap<String, String> = self
+            .metadata
+            .into_iter()
+            .take(MAX_METADATA_ENTRIES)
+            .map(|(key, value)| (bounded(key, MAX_NAME_BYTES), bounded(value, MAX_METADATA_VALUE_BYTES)))
+            .collect();
+        let message = bounded(self.message, MAX_MESSAGE_BYTES);
         let mut details = vec![ErrorDetail::ErrorInfo(ErrorInfo::new(self.reason.as_str(), DOMAIN, metadata))];
         if let Some((field, description)) = self.violation {
-            details.push(ErrorDetail::BadRequest(BadRequest::new(vec![FieldViolation::new(field, description)])));
+            let violation =
+                FieldViolation::new(bounded(field, MAX_NAME_BYTES), bounded(description, MAX_MESSAGE_BYTES));
+            details.push(ErrorDetail::BadRequest(BadRequest::new(vec![violation])));
         }
         if let Some(delay) = self.retry_after {
             details.push(ErrorDetail::RetryInfo(RetryInfo::new(Some(delay))));
         }
-        details.push(ErrorDetail::LocalizedMessage(LocalizedMessage::new(Lang::En.tag(), self.message.clone())));
-        details.push(ErrorDetail::LocalizedMessage(LocalizedMessage::new(Lang::Ru.tag(), self.message_ru)));
-        Status::with_error_details_vec(self.code, self.message, details)
+        details.push(ErrorDetail::LocalizedMessage(LocalizedMessage::new(Lang::En.tag(), message.clone())));
+        let message_ru = bounded(self.message_ru, MAX_MESSAGE_BYTES);
+        details.push(ErrorDetail::LocalizedMessage(LocalizedMessage::new(Lang::Ru.tag(), message_ru)));
+        Status::with_error_details_vec(self.code, message, details)
     }
 
     /// Reads a battlelog status back by its `ErrorInfo`: `None` when it
@@ -549,6 +566,48 @@ impl Error {
             retry_after,
         })
     }
+}
+
+/// Most bytes of a message (English or Russian) or a violation's
+/// description in a status. The status message travels percent-encoded in
+/// `grpc-message` (up to three characters a byte) and again, with the
+/// Russian one, the violation and the metadata, in base64 in
+/// `grpc-status-details-bin`: with these bounds all of it stays under
+/// 12 KiB, inside the 16 KiB of header list a gRPC client accepts.
+pub const MAX_MESSAGE_BYTES: usize = 1024;
+/// Most bytes of a field name or a metadata key.
+pub const MAX_NAME_BYTES: usize = 128;
+/// Most bytes of one metadata value.
+pub const MAX_METADATA_VALUE_BYTES: usize = 256;
+/// Most metadata entries (every error of the workspace has a few).
+pub const MAX_METADATA_ENTRIES: usize = 8;
+
+/// `text` when it fits in `max` bytes; else its head and tail with how
+/// much was cut between them, within `max` bytes and on character
+/// boundaries: a message names its field first and often its limit last,
+/// and both stay.
+pub fn bounded(text: String, max: usize) -> String {
+    if text.len() <= max {
+        return text;
+    }
+    let marker = |cut: usize| format!(" …[{cut} bytes cut]… ");
+    // The marker at its longest: the whole text cut.
+    let room = max.saturating_sub(marker(text.len()).len());
+    let floor = |mut i: usize| {
+        while !text.is_char_boundary(i) {
+            i -= 1;
+        }
+        i
+    };
+    let ceil = |mut i: usize| {
+        while !text.is_char_boundary(i) {
+            i += 1;
+        }
+        i
+    };
+    let head = floor(room * 2 / 3);
+    let tail = ceil(text.len() - (room - room * 2 / 3));
+    format!("{}{}{}", &text[..head], marker(tail - head), &text[tail..])
 }
 
 impl fmt::Display for Error {
@@ -680,6 +739,71 @@ fn upper_snake(camel: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The header list size of a status as HTTP/2 counts it against a
+    /// client's limit (RFC 7540 §6.5.2: name, value and 32 bytes an entry).
+    fn header_list_size(status: Status) -> usize {
+        let response = status.into_http::<()>();
+        response.headers().iter().map(|(name, value)| name.as_str().len() + value.len() + 32).sum()
+    }
+
+    #[test]
+    fn bounded_keeps_what_fits_and_cuts_the_middle_of_what_does_not() {
+        let max = 100;
+        let at = "a".repeat(max);
+        assert_eq!(bounded(at.clone(), max), at, "at the limit: whole");
+        let under = "a".repeat(max - 1);
+        assert_eq!(bounded(under.clone(), max), under);
+        let over = format!("field {}b", "x".repeat(max - 6));
+        assert_eq!(over.len(), max + 1);
+        let cut = bounded(over, max);
+        assert!(cut.len() <= max, "{} bytes: {cut}", cut.len());
+        assert!(cut.starts_with("field ") && cut.ends_with('b') && cut.contains("bytes cut"), "{cut}");
+        // Cyrillic (2 bytes a character) and emoji (4) are cut on boundaries.
+        for text in ["поле ".repeat(3000), "🎲".repeat(3000)] {
+            let cut = bounded(text.clone(), MAX_MESSAGE_BYTES);
+            assert!(cut.len() <= MAX_MESSAGE_BYTES && cut.len() > MAX_MESSAGE_BYTES / 2, "{}", cut.len());
+            assert!(text.starts_with(cut.split(" …[").next().unwrap()));
+        }
+    }
+
+    /// An error that echoes a 5 000-character value everywhere it can still
+    /// fits a client's 16 KiB header list, whole enough to read back: its
+    /// reason, the field named, the value cut. Unbounded, it does not.
+    #[test]
+    fn an_error_echoing_a_huge_field_fits_the_response_headers() {
+        let huge = "é".repeat(5_000);
+        let error = || {
+            let mut error =
+                Error::invalid_argument("ruleset", format!("unknown ruleset `{huge}`")).with("value", huge.clone());
+            error.message_ru = format!("неизвестные правила `{huge}`");
+            error
+        };
+        let unbounded = {
+            let error = error();
+            let details = vec![
+                ErrorDetail::LocalizedMessage(LocalizedMessage::new("en", error.message.clone())),
+                ErrorDetail::LocalizedMessage(LocalizedMessage::new("ru", error.message_ru.clone())),
+            ];
+            Status::with_error_details_vec(error.code, error.message, details)
+        };
+        assert!(header_list_size(unbounded) > 16 * 1024, "the unbounded status would not fit");
+        let status = error().into_status();
+        let size = header_list_size(status.clone());
+        assert!(size <= 12 * 1024, "{size} bytes of headers");
+        let back = Error::from_status(&status).expect("a battlelog error");
+        assert_eq!(back.reason, Reason::RequestReason(RequestReason::InvalidField));
+        assert_eq!(back.code, Code::InvalidArgument);
+        let (field, description) = back.violation.expect("the field named");
+        assert_eq!(field, "ruleset");
+        assert!(description.contains("bytes cut") && description.len() <= MAX_MESSAGE_BYTES, "{description}");
+        assert!(
+            back.message.starts_with("ruleset: unknown ruleset `éé") && back.message.ends_with("é`"),
+            "{}",
+            back.message
+        );
+        assert!(back.metadata["value"].len() <= MAX_METADATA_VALUE_BYTES);
+    }
 
     #[test]
     fn reasons_are_unique_upper_snake_and_read_back() {

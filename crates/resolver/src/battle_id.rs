@@ -57,6 +57,15 @@ impl BattleIdSecret {
         Self(secret)
     }
 
+    /// A key for another use of the same secret (every replica holds it):
+    /// HMAC-SHA256(secret, `domain`), so that no key derived for one
+    /// domain is an id or another domain's key.
+    pub fn derive(&self, domain: &[u8]) -> [u8; 32] {
+        let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(&self.0).expect("HMAC takes a key of any length");
+        mac.update(domain);
+        mac.finalize().into_bytes().into()
+    }
+
     /// Reads a secret file: 64 hex digits (surrounding whitespace ignored).
     pub fn read(path: &Path) -> Result<Self, SecretError> {
         let error = |message: String| SecretError { path: path.display().to_string(), message };

@@ -5,15 +5,22 @@
 //! process, see `battlelog_journal::index`), asked with the caller's own
 //! tenant, so no filter or page token can reach another tenant's battles.
 //! The page token carries where the last page stopped (the global position
-//! of its last battle's opening) and a fingerprint of the tenant and
-//! filters it was made for: a token used with other filters, or by another
-//! tenant, is refused rather than silently listing something else.
+//! of its last battle's opening), sealed: ChaCha20-Poly1305 under a key
+//! derived from `battle_id_secret_file` (every replica's), with a
+//! fingerprint of the tenant and filters it was made for as its associated
+//! data. So the token shows nothing of the global log (how many events all
+//! tenants wrote, and when), and a token altered, used with other filters,
+//! or by another tenant is refused (`INVALID_ARGUMENT` naming `page_token`)
+//! rather than silently listing something else.
 
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use battlelog_auth::{AuthChannel, Caller};
 use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::{BattleIndexRequest, BattleStatus, ListBattlesRequest, ListBattlesResponse};
 use battlelog_runtime::grpc::invalid_argument;
 use battlelog_stream::downstream;
+use ring::aead::{Aad, CHACHA20_POLY1305, LessSafeKey, NONCE_LEN, Nonce, UnboundKey};
 use sha2::{Digest, Sha256};
 use tonic::Status;
 
@@ -32,6 +39,7 @@ pub async fn list_battles(
     caller: &Caller,
     request: ListBattlesRequest,
     max_page_size: u32,
+    key: &PageTokenKey,
 ) -> Result<ListBattlesResponse, Status> {
     let page_size = match request.page_size {
         0 => DEFAULT_PAGE_SIZE.min(max_page_size),
@@ -52,7 +60,7 @@ pub async fn list_battles(
     let fingerprint = fingerprint(&caller.tenant, request.forum_ref.as_deref(), status);
     let before = match request.page_token.as_str() {
         "" => None,
-        token => Some(decode_token(token, fingerprint)?),
+        token => Some(key.open(token, fingerprint)?),
     };
     let index = BattleIndexRequest {
         tenant: caller.tenant.clone(),
@@ -64,7 +72,7 @@ pub async fn list_battles(
     let page = journal.clone().list_battle_index(index).await.map_err(|s| downstream("journal", s))?.into_inner();
     Ok(ListBattlesResponse {
         battles: page.battles.into_iter().filter_map(|b| b.summary).collect(),
-        next_page_token: page.next_before_position.map(|p| encode_token(p, fingerprint)).unwrap_or_default(),
+        next_page_token: page.next_before_position.map(|p| key.seal(p, fingerprint)).unwrap_or_default(),
         older_forgotten: page.older_forgotten,
     })
 }
@@ -84,46 +92,111 @@ fn fingerprint(tenant: &str, forum_ref: Option<&str>, status: BattleStatus) -> [
     out
 }
 
-/// 32 hex digits: the position to continue below, then the fingerprint.
-fn encode_token(before: u64, fingerprint: [u8; 8]) -> String {
-    let mut bytes = [0u8; 16];
-    bytes[..8].copy_from_slice(&before.to_be_bytes());
-    bytes[8..].copy_from_slice(&fingerprint);
-    hex::encode(bytes)
+/// The key page tokens are sealed with.
+#[derive(Clone)]
+pub struct PageTokenKey(LessSafeKey);
+
+// Never print the key.
+impl std::fmt::Debug for PageTokenKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PageTokenKey(..)")
+    }
 }
 
-fn decode_token(token: &str, fingerprint: [u8; 8]) -> Result<u64, Status> {
-    let bad = |why: &str| invalid_argument("page_token", why.to_owned());
-    let bytes = hex::decode(token).ok().filter(|b| b.len() == 16).ok_or_else(|| bad("is not a page token"))?;
-    if bytes[8..] != fingerprint {
-        return Err(bad("belongs to a listing with another forum_ref or status: repeat the filters of the first page"));
+/// Bytes of a page token before base64: nonce, sealed position, tag.
+const TOKEN_BYTES: usize = NONCE_LEN + 8 + 16;
+
+impl PageTokenKey {
+    /// The key derived from the battle id secret (crate::battle_id).
+    pub fn derived_from(secret: &crate::battle_id::BattleIdSecret) -> Self {
+        let key = secret.derive(b"battlelog/v1/page-token");
+        Self(LessSafeKey::new(UnboundKey::new(&CHACHA20_POLY1305, &key).expect("a 32-byte ChaCha20 key")))
     }
-    let mut before = [0u8; 8];
-    before.copy_from_slice(&bytes[..8]);
-    Ok(u64::from_be_bytes(before))
+
+    /// The position to continue below, sealed for the listing of
+    /// `fingerprint`: base64url of a random nonce, the sealed position and
+    /// its tag.
+    fn seal(&self, before: u64, fingerprint: [u8; 8]) -> String {
+        let mut nonce = [0u8; NONCE_LEN];
+        getrandom::fill(&mut nonce).expect("the operating system's randomness");
+        let mut sealed = before.to_be_bytes().to_vec();
+        self.0
+            .seal_in_place_append_tag(Nonce::assume_unique_for_key(nonce), Aad::from(fingerprint), &mut sealed)
+            .expect("8 bytes always seal");
+        let mut token = nonce.to_vec();
+        token.extend_from_slice(&sealed);
+        URL_SAFE_NO_PAD.encode(token)
+    }
+
+    /// The position a token of the listing of `fingerprint` holds, or
+    /// `INVALID_ARGUMENT` naming `page_token`.
+    fn open(&self, token: &str, fingerprint: [u8; 8]) -> Result<u64, Status> {
+        let bad = |why: &str| invalid_argument("page_token", why.to_owned());
+        let bytes = URL_SAFE_NO_PAD
+            .decode(token)
+            .ok()
+            .filter(|b| b.len() == TOKEN_BYTES)
+            .ok_or_else(|| bad("is not a page token: pass next_page_token as it was given"))?;
+        let (nonce, sealed) = bytes.split_at(NONCE_LEN);
+        let nonce = Nonce::try_assume_unique_for_key(nonce).map_err(|_| bad("is not a page token"))?;
+        let mut sealed = sealed.to_vec();
+        let opened = self.0.open_in_place(nonce, Aad::from(fingerprint), &mut sealed).map_err(|_| {
+            bad("is not a page token of this listing: it was altered, or made for another forum_ref, status or \
+                 tenant (repeat the filters of the first page), or by a resolver with another battle_id_secret_file")
+        })?;
+        let before: [u8; 8] = opened.try_into().map_err(|_| bad("is not a page token"))?;
+        Ok(u64::from_be_bytes(before))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn key(byte: u8) -> PageTokenKey {
+        PageTokenKey::derived_from(&crate::battle_id::BattleIdSecret::from_bytes([byte; 32]))
+    }
+
     #[test]
-    fn a_token_round_trips_only_with_its_own_filters() {
+    fn a_token_round_trips_only_with_its_own_filters_and_key() {
         let mine = fingerprint("t1", Some("thread/1"), BattleStatus::Open);
-        let token = encode_token(42, mine);
-        assert_eq!(decode_token(&token, mine).unwrap(), 42);
+        let token = key(1).seal(42, mine);
+        assert_eq!(key(1).open(&token, mine).unwrap(), 42);
+        assert_eq!(key(1).open(&key(1).seal(u64::MAX, mine), mine).unwrap(), u64::MAX);
         for other in [
             fingerprint("t2", Some("thread/1"), BattleStatus::Open),
             fingerprint("t1", Some("thread/2"), BattleStatus::Open),
             fingerprint("t1", None, BattleStatus::Open),
             fingerprint("t1", Some("thread/1"), BattleStatus::Any),
         ] {
-            let err = decode_token(&token, other).unwrap_err();
+            let err = key(1).open(&token, other).unwrap_err();
             assert_eq!(err.code(), tonic::Code::InvalidArgument);
             assert!(err.message().starts_with("page_token:"), "{}", err.message());
         }
-        assert_eq!(decode_token("zz", mine).unwrap_err().code(), tonic::Code::InvalidArgument);
-        assert_eq!(decode_token(&token[..30], mine).unwrap_err().code(), tonic::Code::InvalidArgument);
+        assert!(key(2).open(&token, mine).is_err(), "another secret's token");
+        assert_eq!(key(1).open("zz", mine).unwrap_err().code(), tonic::Code::InvalidArgument);
+        assert_eq!(key(1).open(&token[..30], mine).unwrap_err().code(), tonic::Code::InvalidArgument);
+    }
+
+    /// Every bit of a token matters, and none shows the position: two
+    /// tokens of one position differ, and a token's bytes hold neither the
+    /// position's bytes nor its digits.
+    #[test]
+    fn a_token_is_opaque_and_any_changed_bit_is_refused() {
+        let mine = fingerprint("t1", None, BattleStatus::Any);
+        let position: u64 = 0x0000_0123_4567_89ab;
+        let token = key(1).seal(position, mine);
+        assert_ne!(token, key(1).seal(position, mine), "a fresh nonce each time");
+        let bytes = URL_SAFE_NO_PAD.decode(&token).unwrap();
+        assert_eq!(bytes.len(), TOKEN_BYTES);
+        assert!(!bytes.windows(8).any(|w| w == position.to_be_bytes()), "the position is not in the clear");
+        assert!(!token.contains(&position.to_string()) && !token.contains(&format!("{position:x}")));
+        for bit in 0..bytes.len() * 8 {
+            let mut flipped = bytes.clone();
+            flipped[bit / 8] ^= 1 << (bit % 8);
+            let err = key(1).open(&URL_SAFE_NO_PAD.encode(&flipped), mine).unwrap_err();
+            assert!(err.message().starts_with("page_token:"), "bit {bit}: {}", err.message());
+        }
     }
 
     #[test]

@@ -48,6 +48,7 @@ pub mod metrics;
 pub mod nats_url;
 pub mod observe;
 pub mod observe_http;
+pub mod private;
 pub mod serve;
 pub mod share;
 pub mod streams;
@@ -147,6 +148,9 @@ pub async fn start(
 ) -> Result<(tokio::net::TcpListener, SocketAddr, telemetry::Telemetry), StartError> {
     let telemetry = telemetry::init(log, log_format, service, otlp_endpoint).map_err(StartError::Logging)?;
     raise_file_limit();
+    // Before anything is created: whatever umask the binary was started
+    // with, its files are its owner's alone (crate::private).
+    private::owner_only_from_now_on();
     let listen_error = |source| StartError::Listen { addr: listen, source };
     let listener = tokio::net::TcpListener::bind(listen).await.map_err(listen_error)?;
     let local = listener.local_addr().map_err(listen_error)?;

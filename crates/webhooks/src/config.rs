@@ -18,12 +18,19 @@ use battlelog_runtime::config::Observability;
 pub use battlelog_runtime::config::{ConfigError, Layers};
 use battlelog_runtime::http::HttpLimits;
 use battlelog_runtime::logging::LogFormat;
+use battlelog_runtime::tls::ClientTls;
 use serde::{Deserialize, Serialize};
 
 use crate::signature::Secret;
 
 /// The service name in its variables (`BATTLELOG_WEBHOOKS_*`).
 pub const SERVICE: &str = "webhooks";
+
+/// Versions of a battle one read of the journal takes, by default.
+pub const DEFAULT_JOURNAL_READ_COUNT: u32 = 64;
+/// The most `journal_read_count` may be: the journal's default
+/// `max_read_count`.
+pub const MAX_JOURNAL_READ_COUNT: u32 = 1_000;
 
 /// One tenant's endpoint.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -111,6 +118,28 @@ pub struct Config {
     pub revoked_tokens_file: Option<PathBuf>,
     /// How often, at most, the revocation list is re-read, in milliseconds.
     pub revoked_tokens_reload_ms: u64,
+    /// The journal's gRPC endpoint: every record of the feed is delivered
+    /// only if the journal holds it (crate::feed). None: each record is
+    /// checked against its battle's chain only, which a forger who computes
+    /// the hashes passes (a warning at start says so).
+    pub journal_url: Option<String>,
+    /// File holding the `service` token presented to the journal; required
+    /// with `journal_url`.
+    pub token_file: Option<PathBuf>,
+    /// Versions of a battle one read of the journal takes (from the one
+    /// before the record checked on), kept for the next records' checks;
+    /// at most the journal's `max_read_count`.
+    pub journal_read_count: u32,
+    /// Battles whose versions read from the journal are kept in memory;
+    /// past it they are all forgotten (and read again when they move).
+    pub journal_cache_battles: usize,
+    /// How long one read of the journal may take, in milliseconds; past it
+    /// the message is offered again later, neither taken nor refused.
+    pub journal_timeout_ms: u64,
+    /// TLS keys for calling the journal: `tls_ca`, `tls_client_cert`,
+    /// `tls_client_key` (battlelog_runtime::tls).
+    #[serde(flatten)]
+    pub client_tls: ClientTls,
     /// Each tenant's endpoint, by tenant (`BattleOpened.tenant`); events of
     /// a tenant without one are not delivered (and counted as skipped).
     pub tenants: BTreeMap<String, TenantEndpoint>,
@@ -150,6 +179,12 @@ impl Default for Config {
             token_max_lifetime_secs: battlelog_auth::DEFAULT_MAX_LIFETIME.as_secs(),
             revoked_tokens_file: None,
             revoked_tokens_reload_ms: battlelog_auth::revoke::DEFAULT_RELOAD_EVERY.as_millis() as u64,
+            journal_url: None,
+            token_file: None,
+            journal_read_count: DEFAULT_JOURNAL_READ_COUNT,
+            journal_cache_battles: 10_000,
+            journal_timeout_ms: 5_000,
+            client_tls: ClientTls::default(),
             tenants: BTreeMap::new(),
             observability: Observability::default(),
         }
@@ -180,6 +215,9 @@ impl Config {
     pub fn load(layers: &Layers) -> Result<Self, ConfigError> {
         let mut config: Config = layers.extract()?;
         config.revoked_tokens_file = config.revoked_tokens_file.filter(|path| !path.as_os_str().is_empty());
+        // An empty value (`BATTLELOG_WEBHOOKS_JOURNAL_URL=`) unsets a key.
+        config.journal_url = config.journal_url.filter(|url| !url.is_empty());
+        config.token_file = config.token_file.filter(|path| !path.as_os_str().is_empty());
         config.validate()?;
         Ok(config)
     }
@@ -213,6 +251,9 @@ impl Config {
             ("http_max_connections_per_address", self.http_max_connections_per_address as u64),
             ("http_header_read_timeout_ms", self.http_header_read_timeout_ms),
             ("http_request_timeout_ms", self.http_request_timeout_ms),
+            ("journal_read_count", u64::from(self.journal_read_count)),
+            ("journal_cache_battles", self.journal_cache_battles as u64),
+            ("journal_timeout_ms", self.journal_timeout_ms),
         ];
         for (key, value) in at_least_one {
             if value == 0 {
@@ -227,6 +268,22 @@ impl Config {
         }
         if self.retry_max_ms < self.retry_initial_ms {
             return invalid("retry_max_ms", format!("must be at least retry_initial_ms ({})", self.retry_initial_ms));
+        }
+        if self.journal_read_count > MAX_JOURNAL_READ_COUNT {
+            return invalid(
+                "journal_read_count",
+                format!(
+                    "{} exceeds {MAX_JOURNAL_READ_COUNT}, the most one read of the journal returns",
+                    self.journal_read_count
+                ),
+            );
+        }
+        if let Some(url) = &self.journal_url {
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                return invalid("journal_url", format!("{url:?} must start with http:// or https://"));
+            }
+            battlelog_runtime::config::require_token_file(self.token_file.as_deref())?;
+            self.client_tls.validate(&[("journal_url", url)])?;
         }
         battlelog_runtime::config::require_auth_keys(&self.auth_keys)?;
         battlelog_runtime::config::require_token_lifetime(self.token_max_lifetime_secs)?;
@@ -351,6 +408,38 @@ mod tests {
         assert!(Config::load(&flags("100")).is_ok());
         let pending = layers.clone().flags([("max_ack_pending".to_owned(), (i64::MAX as u64 + 1).to_string())]);
         assert_eq!(refused_key(&pending), "max_ack_pending");
+    }
+
+    #[test]
+    fn the_journal_keys_are_checked_at_their_edges() {
+        let (dir, layers) = key_file();
+        let config = Config::load(&layers).expect("the defaults");
+        assert_eq!(config.journal_url, None, "no journal by default: the chain check alone");
+        assert_eq!(
+            (config.journal_read_count, config.journal_cache_battles, config.journal_timeout_ms),
+            (64, 10_000, 5_000)
+        );
+        let flags = |pairs: &[(&str, &str)]| {
+            layers.clone().flags(pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())))
+        };
+        for key in ["journal_read_count", "journal_cache_battles", "journal_timeout_ms"] {
+            assert_eq!(refused_key(&flags(&[(key, "0")])), key);
+            assert!(Config::load(&flags(&[(key, "1")])).is_ok(), "{key} = 1 is allowed");
+        }
+        assert!(Config::load(&flags(&[("journal_read_count", "999")])).is_ok());
+        assert!(Config::load(&flags(&[("journal_read_count", "1000")])).is_ok());
+        assert_eq!(refused_key(&flags(&[("journal_read_count", "1001")])), "journal_read_count");
+        let token = dir.path().join("service.token");
+        let token = token.display().to_string();
+        assert_eq!(
+            refused_key(&flags(&[("journal_url", "grpc://journal:50053"), ("token_file", &token)])),
+            "journal_url"
+        );
+        assert_eq!(refused_key(&flags(&[("journal_url", "http://journal:50053")])), "token_file");
+        let config = Config::load(&flags(&[("journal_url", "http://journal:50053"), ("token_file", &token)])).unwrap();
+        assert_eq!(config.journal_url.as_deref(), Some("http://journal:50053"));
+        let config = Config::load(&flags(&[("journal_url", ""), ("token_file", "")])).unwrap();
+        assert_eq!((config.journal_url, config.token_file), (None, None), "empty values unset the keys");
     }
 
     #[test]

@@ -28,6 +28,7 @@ use tokio_stream::StreamExt;
 use tracing::{info, warn};
 
 use crate::deliver::Deliverer;
+use crate::feed::{FeedCheck, Verdict};
 use crate::metrics::WebhooksMetrics;
 use crate::store::{Enqueued, Store, now_ms};
 
@@ -53,6 +54,7 @@ const RETRY_NATS: Duration = Duration::from_secs(1);
 pub async fn follow(
     options: ConsumerOptions,
     store: std::sync::Arc<Store>,
+    feed: FeedCheck,
     deliverer: Deliverer,
     metrics: std::sync::Arc<WebhooksMetrics>,
     mut stop: watch::Receiver<bool>,
@@ -79,7 +81,7 @@ pub async fn follow(
     let context = jetstream::new(client);
     loop {
         let result = tokio::select! {
-            result = follow_once(&options, &context, &store, &deliverer, &metrics) => result,
+            result = follow_once(&options, &context, &store, &feed, &deliverer, &metrics) => result,
             _ = stop.wait_for(|stop| *stop) => return,
         };
         if let Err(error) = result {
@@ -96,6 +98,7 @@ async fn follow_once(
     options: &ConsumerOptions,
     context: &jetstream::Context,
     store: &Store,
+    feed: &FeedCheck,
     deliverer: &Deliverer,
     metrics: &WebhooksMetrics,
 ) -> Result<(), String> {
@@ -118,15 +121,15 @@ async fn follow_once(
     while let Some(message) = messages.next().await {
         let message = message.map_err(|e| format!("receiving: {e}"))?;
         let sequence = message.info().map(|info| info.stream_sequence).unwrap_or_default();
-        let routed = crate::event::entries(
+        let routed = crate::event::received(
             &options.subject_prefix,
             &message.subject,
             message.headers.as_ref(),
             &message.payload,
             sequence,
         );
-        let entries = match routed {
-            Ok(entries) => entries,
+        let records = match routed {
+            Ok(records) => records,
             Err(error) => {
                 // Not an event of the fan-out (nothing the journal
                 // publishes): counted and logged, and acknowledged so that
@@ -137,19 +140,46 @@ async fn follow_once(
                 continue;
             }
         };
-        let Some(first) = entries.first() else {
+        let Some(first) = records.first() else {
             message.ack().await.map_err(|e| format!("ack: {e}"))?;
             continue;
         };
         if !deliverer.serves(&first.tenant) {
-            metrics.skipped_no_endpoint.inc_by(entries.len() as u64);
+            metrics.skipped_no_endpoint.inc_by(records.len() as u64);
             message.ack().await.map_err(|e| format!("ack: {e}"))?;
             continue;
         }
-        let mut placed = Vec::with_capacity(entries.len());
+        let mut placed = Vec::with_capacity(records.len());
         let mut ahead = None;
-        for entry in &entries {
-            let routed = store.enqueue(entry, options.gap_wait, now_ms()).map_err(|e| format!("store: {e}"))?;
+        let mut unavailable = None;
+        for (index, record) in records.iter().enumerate() {
+            // Only what the journal holds is delivered (crate::feed).
+            let (hash, position) = match feed.check(record).await.map_err(|e| format!("store: {e}"))? {
+                Verdict::Taken { hash, position } => (hash, position),
+                Verdict::Refused(why) => {
+                    // This record and the rest of its message (which chain
+                    // on it) are dropped; the real ones come on their own.
+                    let dropped = records.len() - index;
+                    metrics.forged.inc_by(dropped as u64);
+                    warn!(
+                        tenant = %record.tenant,
+                        battle = %record.battle,
+                        version = record.version(),
+                        event_id = %record.decoded.event_id,
+                        subject = %message.subject,
+                        sequence,
+                        why = %why,
+                        "a record of the feed that is not the journal's; dropped, never delivered"
+                    );
+                    break;
+                }
+                Verdict::Unavailable(why) => {
+                    unavailable = Some(why);
+                    break;
+                }
+            };
+            let entry = record.entry(hash.as_ref(), position);
+            let routed = store.enqueue(&entry, options.gap_wait, now_ms()).map_err(|e| format!("store: {e}"))?;
             if let Some(missing) = &routed.skipped {
                 metrics.gaps.inc();
                 warn!(
@@ -166,11 +196,21 @@ async fn follow_once(
                 ahead = Some((entry, expected));
                 break;
             }
+            if matches!(routed.placed, Enqueued::Queued | Enqueued::ParkedBehind)
+                && let Some(hash) = &hash
+            {
+                feed.taken(&entry.battle_key(), entry.version, hash).map_err(|e| format!("store: {e}"))?;
+            }
             placed.push(routed.placed);
         }
         metrics.received.inc_by(placed.len() as u64);
         store.flush().await.map_err(|e| format!("store: {e}"))?;
-        if let Some((entry, expected)) = ahead {
+        if let Some(why) = unavailable {
+            // Neither taken nor refused: offered again once the journal
+            // may answer.
+            warn!(subject = %message.subject, sequence, why = %why, "cannot check a record with the journal; offered again later");
+            message.ack_with(AckKind::Nak(Some(options.gap_retry))).await.map_err(|e| format!("nak: {e}"))?;
+        } else if let Some((entry, expected)) = ahead {
             // Not acknowledged: JetStream offers it again once its
             // predecessors had their chance to arrive.
             metrics.out_of_order.inc();

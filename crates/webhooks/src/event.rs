@@ -20,7 +20,9 @@ use battlelog_proto::v1::JournalRecord;
 use prost::Message;
 use serde_json::{Value, json};
 
-use crate::store::{Entry, now_ms};
+use battlelog_journal::record::Hash;
+
+use crate::store::{BattleKey, Entry, now_ms};
 
 /// The `type` of every delivery's body.
 pub const BODY_TYPE: &str = "battlelog.event";
@@ -40,6 +42,8 @@ pub enum MessageError {
     Record(String),
     #[error("the record's stream {record:?} is not the subject's battle {subject:?}")]
     Battle { record: String, subject: String },
+    #[error("header Battlelog-Hash: {0}")]
+    Hash(String),
 }
 
 /// The tenant and battle of `subject` under `prefix`.
@@ -57,64 +61,119 @@ fn rfc3339(micros: i64) -> Value {
     time.map_or(Value::Null, Value::String)
 }
 
-/// The deliveries of one message: a record of the sled journal's fan-out,
-/// or the records of one append in the JetStream journal's own log (its
+/// One record as a message of the feed carries it, not yet checked
+/// against its battle's chain (crate::feed): what the message claims.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Received {
+    /// The subject's tenant and battle.
+    pub tenant: String,
+    pub battle: String,
+    /// The exact record bytes (docs/protocol.md §4: what is hashed).
+    pub record: Vec<u8>,
+    /// The same, decoded.
+    pub decoded: JournalRecord,
+    /// The hash the message claims for it, h(version).
+    pub claimed_hash: Option<Hash>,
+    /// The global position the message claims for it.
+    pub claimed_position: Option<u64>,
+}
+
+impl Received {
+    pub fn version(&self) -> u64 {
+        self.decoded.version
+    }
+
+    pub fn battle_key(&self) -> BattleKey {
+        BattleKey { tenant: self.tenant.clone(), battle: self.battle.clone() }
+    }
+
+    /// Its delivery, with the hash and position its check found.
+    pub fn entry(&self, hash: Option<&Hash>, position: Option<u64>) -> Entry {
+        record_entry(&self.tenant, &self.battle, &self.decoded, position, hash.map(hex::encode))
+    }
+}
+
+/// The records of one message: a record of the sled journal's fan-out, or
+/// the records of one append in the JetStream journal's own log (its
 /// message at stream `sequence`, with a `Battlelog-First-Version` header;
 /// battlelog_journal::store::jetstream), in version order.
-pub fn entries(
+pub fn received(
     prefix: &str,
     subject: &str,
     headers: Option<&async_nats::HeaderMap>,
     payload: &[u8],
     sequence: u64,
-) -> Result<Vec<Entry>, MessageError> {
+) -> Result<Vec<Received>, MessageError> {
     use battlelog_journal::store::jetstream::{JournalMessage, headers as log_headers, position};
     match headers.filter(|h| h.get(log_headers::FIRST_VERSION).is_some()) {
         Some(found) => {
             let message = JournalMessage::decode(found, payload).map_err(MessageError::Record)?;
             message
                 .records
-                .iter()
+                .into_iter()
                 .enumerate()
                 .map(|(index, (hash, bytes))| {
-                    record_entry(prefix, subject, bytes, Some(position(sequence, index)), Some(hex::encode(hash)))
+                    received_record(prefix, subject, bytes, Some(position(sequence, index)), Some(hash))
                 })
                 .collect()
         }
         None => {
             let header = |name: &str| headers.and_then(|h| h.get(name)).map(|v| v.as_str().to_owned());
             let position = header(headers::POSITION).and_then(|p| p.parse::<u64>().ok());
-            Ok(vec![record_entry(prefix, subject, payload, position, header(headers::HASH))?])
+            let hash = header(headers::HASH)
+                .map(<Hash as hex::FromHex>::from_hex)
+                .transpose()
+                .map_err(|e| MessageError::Hash(e.to_string()))?;
+            Ok(vec![received_record(prefix, subject, payload.to_vec(), position, hash)?])
         }
     }
 }
 
-/// The delivery of one fan-out message (the sled journal's).
+/// The delivery of one fan-out message (the sled journal's), as it claims
+/// to be: unchecked.
 pub fn entry(
     prefix: &str,
     subject: &str,
     headers: Option<&async_nats::HeaderMap>,
     payload: &[u8],
 ) -> Result<Entry, MessageError> {
-    let header = |name: &str| headers.and_then(|h| h.get(name)).map(|v| v.as_str().to_owned());
-    let position = header(headers::POSITION).and_then(|p| p.parse::<u64>().ok());
-    record_entry(prefix, subject, payload, position, header(headers::HASH))
+    let mut records = received(prefix, subject, headers, payload, 0)?;
+    let record = records.pop().ok_or_else(|| MessageError::Record("no record".into()))?;
+    Ok(record.entry(record.claimed_hash.as_ref(), record.claimed_position))
 }
 
-/// The delivery of one record's exact bytes, published on `subject`.
-fn record_entry(
+/// One record's exact bytes, published on `subject`.
+fn received_record(
     prefix: &str,
     subject: &str,
-    payload: &[u8],
+    record: Vec<u8>,
+    claimed_position: Option<u64>,
+    claimed_hash: Option<Hash>,
+) -> Result<Received, MessageError> {
+    let (tenant, battle) = subject_parts(prefix, subject).ok_or_else(|| MessageError::Subject(subject.to_owned()))?;
+    let decoded = JournalRecord::decode(record.as_slice()).map_err(|e| MessageError::Record(e.to_string()))?;
+    if decoded.stream_id != battle {
+        return Err(MessageError::Battle { record: decoded.stream_id, subject: battle.to_owned() });
+    }
+    Ok(Received {
+        tenant: tenant.to_owned(),
+        battle: battle.to_owned(),
+        record,
+        decoded,
+        claimed_hash,
+        claimed_position,
+    })
+}
+
+/// The delivery of one record.
+fn record_entry(
+    tenant: &str,
+    battle: &str,
+    record: &JournalRecord,
     position: Option<u64>,
     hash: Option<String>,
-) -> Result<Entry, MessageError> {
-    let (tenant, battle) = subject_parts(prefix, subject).ok_or_else(|| MessageError::Subject(subject.to_owned()))?;
-    let record = JournalRecord::decode(payload).map_err(|e| MessageError::Record(e.to_string()))?;
-    if record.stream_id != battle {
-        return Err(MessageError::Battle { record: record.stream_id, subject: battle.to_owned() });
-    }
-    let (event, event_error) = match battlelog_proto::battle::decode(&record) {
+) -> Entry {
+    let (event, event_error) = match battlelog_proto::battle::decode(record) {
         Ok(event) => (battlelog_proto::battle::event_to_json(&event), None),
         Err(e) => (Value::Null, Some(e.to_string())),
     };
@@ -135,18 +194,18 @@ fn record_entry(
         data["event_error"] = Value::String(error);
     }
     let body = json!({"type": BODY_TYPE, "timestamp": recorded_at, "data": data});
-    Ok(Entry {
+    Entry {
         tenant: tenant.to_owned(),
         battle: battle.to_owned(),
         version: record.version,
-        webhook_id: record.event_id,
-        event_type: record.event_type,
+        webhook_id: record.event_id.clone(),
+        event_type: record.event_type.clone(),
         body: body.to_string(),
         received_at_ms: now_ms(),
         attempts: 0,
         last_error: None,
         parked_at_ms: None,
-    })
+    }
 }
 
 #[cfg(test)]
@@ -171,7 +230,7 @@ mod tests {
         };
         let mut headers = async_nats::HeaderMap::new();
         headers.insert(headers::POSITION, "42");
-        headers.insert(headers::HASH, "ab");
+        headers.insert(headers::HASH, "ab".repeat(32).as_str());
         let delivery =
             entry("battlelog.events", "battlelog.events.forum-a.b1", Some(&headers), &record.encode_to_vec())
                 .expect("an event");
@@ -180,7 +239,7 @@ mod tests {
         let body: Value = serde_json::from_str(&delivery.body).expect("JSON");
         assert_eq!(body["type"], BODY_TYPE);
         assert_eq!(body["data"]["global_position"], 42);
-        assert_eq!(body["data"]["hash"], "ab");
+        assert_eq!(body["data"]["hash"], "ab".repeat(32));
         assert_eq!(body["data"]["recorded_at"], "2001-09-09T01:46:40.123456Z");
         assert_eq!(body["data"]["event"]["type"], "BattleClosed");
         assert_eq!(body["data"]["event"]["reason"], "done");
@@ -196,5 +255,13 @@ mod tests {
             Err(MessageError::Battle { record: "b1".into(), subject: "b2".into() })
         );
         assert!(matches!(entry("battlelog.events", "elsewhere.a.b1", None, &[]), Err(MessageError::Subject(_))));
+        headers.insert(headers::HASH, "ab");
+        assert!(
+            matches!(
+                entry("battlelog.events", "battlelog.events.forum-a.b1", Some(&headers), &record.encode_to_vec()),
+                Err(MessageError::Hash(_))
+            ),
+            "a hash header that is no hash is no event"
+        );
     }
 }

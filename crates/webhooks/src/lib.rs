@@ -11,6 +11,9 @@
 //!   in sled under `data_dir` (why sled: see there).
 //! - [`consumer`]: the durable JetStream consumer of the journal's fan-out
 //!   (or of the JetStream journal's log).
+//! - [`feed`]: each record of the feed checked against its battle's chain
+//!   and the journal before it is queued: only what the journal holds is
+//!   delivered.
 //! - [`deliver`]: one worker per battle, POSTs with backoff and jitter,
 //!   parking.
 //! - [`metrics`]: [`WebhooksMetrics`], the counters and gauges of `/metrics`
@@ -25,6 +28,7 @@ pub mod config;
 pub mod consumer;
 pub mod deliver;
 pub mod event;
+pub mod feed;
 pub mod metrics;
 pub mod signature;
 pub mod store;
@@ -49,6 +53,9 @@ pub struct Webhooks {
     store: Arc<store::Store>,
     endpoints: BTreeMap<String, deliver::Endpoint>,
     verifier: Verifier,
+    /// How to reach the journal the feed is checked with, its files read:
+    /// its URL, TLS and token (`journal_url`, `token_file`).
+    journal: Option<(String, Option<tonic::transport::ClientTlsConfig>, String)>,
     /// The counters, and the registry the admin port's `/metrics` shows
     /// them from.
     metrics: (WebhooksMetrics, Arc<Registry>),
@@ -77,15 +84,32 @@ impl Webhooks {
             })
             .collect::<anyhow::Result<_>>()
             .context("tenants")?;
-        std::fs::create_dir_all(&config.data_dir)
-            .with_context(|| format!("cannot create data_dir {}", config.data_dir.display()))?;
+        // The tenants' events and their deliveries: the owner's alone.
+        battlelog_runtime::private::private_dir(&config.data_dir)
+            .with_context(|| format!("cannot create data_dir {} owner-only (0700)", config.data_dir.display()))?;
         let store = store::Store::open(&config.data_dir).with_context(|| {
             format!("cannot open the store in {} (is another instance using it?)", config.data_dir.display())
         })?;
         let store = Arc::new(store);
         let metrics = metrics::own_registry();
         metrics.0.read_gauges_from(store.clone());
-        Ok(Self { config: config.clone(), store, endpoints, verifier, metrics })
+        let journal = match &config.journal_url {
+            Some(url) => {
+                let tls = config.client_tls.client_config().context("tls_ca")?;
+                let token_file = config.token_file.as_deref().unwrap_or(std::path::Path::new(""));
+                let token = battlelog_auth::read_token_file(token_file).context("token_file")?;
+                Some((url.clone(), tls, token))
+            }
+            None => {
+                tracing::warn!(
+                    "no journal_url: each record of the feed is checked against its battle's chain only, which a \
+                     forger with the journal's NATS password who computes the hashes passes; set journal_url and \
+                     token_file so that only what the journal holds is delivered"
+                );
+                None
+            }
+        };
+        Ok(Self { config: config.clone(), store, endpoints, verifier, journal, metrics })
     }
 
     /// The service's counters (the same handles both `/metrics` show).
@@ -137,8 +161,29 @@ impl Webhooks {
             gap_wait: Duration::from_millis(config.gap_wait_ms),
             gap_retry: Duration::from_millis(config.gap_retry_ms),
         };
-        let following =
-            tokio::spawn(consumer::follow(options, self.store.clone(), deliverer.clone(), metrics.clone(), stopped));
+        let journal = match self.journal {
+            Some((url, tls, token)) => {
+                let endpoint = battlelog_runtime::tls::endpoint(&url, tls.as_ref()).context("journal_url")?;
+                let channel = battlelog_auth::authed(endpoint.connect_lazy(), &token).context("token_file")?;
+                Some(feed::JournalOptions {
+                    client: battlelog_proto::v1::journal_client::JournalClient::new(channel)
+                        .max_decoding_message_size(battlelog_runtime::limits::MAX_MESSAGE_BYTES),
+                    read_count: config.journal_read_count,
+                    cache_battles: config.journal_cache_battles,
+                    timeout: Duration::from_millis(config.journal_timeout_ms),
+                })
+            }
+            None => None,
+        };
+        let feed = feed::FeedCheck::new(self.store.tree("chain")?, journal);
+        let following = tokio::spawn(consumer::follow(
+            options,
+            self.store.clone(),
+            feed,
+            deliverer.clone(),
+            metrics.clone(),
+            stopped,
+        ));
         let admin = admin::Admin { store: self.store.clone(), deliverer, metrics, registry, verifier: self.verifier };
         let http_metrics = battlelog_runtime::observe_http::HttpMetrics::register(config::SERVICE, observed.registry());
         let ready = observed.ready(listener.local_addr()?).await?;

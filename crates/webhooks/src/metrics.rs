@@ -33,6 +33,9 @@ pub struct WebhooksMetrics {
     pub out_of_order: Counter,
     /// Gaps given up after `gap_wait_ms`: events that never arrived.
     pub gaps: Counter,
+    /// Records of the feed that are not the journal's (not held by it, not
+    /// chained on their battle, or under another tenant): never delivered.
+    pub forged: Counter,
     /// The store the gauges are read from, once the service has one.
     store: Arc<OnceLock<Arc<Store>>>,
 }
@@ -73,6 +76,12 @@ impl WebhooksMetrics {
                 &metrics.out_of_order,
             ),
             ("gaps", "Missing events of a battle given up after gap_wait_ms (see the log).", &metrics.gaps),
+            (
+                "forged",
+                "Records of the feed refused as not the journal's (not held by it, out of its battle's chain, or \
+                 under another tenant): never delivered (see the log).",
+                &metrics.forged,
+            ),
         ];
         for (name, help, counter) in counters {
             registry.register(name, help, counter.clone());

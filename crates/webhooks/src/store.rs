@@ -195,6 +195,12 @@ impl Store {
         })
     }
 
+    /// Another tree of the store's database, written and flushed with it
+    /// (crate::feed's chain).
+    pub fn tree(&self, name: &str) -> Result<sled::Tree, StoreError> {
+        Ok(self.db.open_tree(name)?)
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<BattleKey, Gap>> {
         self.route.lock().unwrap_or_else(|p| p.into_inner())
     }

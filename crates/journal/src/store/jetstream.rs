@@ -495,6 +495,42 @@ fn tenant_of_opening(record_bytes: &[u8]) -> String {
     guard::subject_token(&tenant).into_owned()
 }
 
+/// Checks that `message` chains on `previous` (docs/protocol.md §4): each record
+/// claims this battle and its version, each stored hash is
+/// `SHA-256(h(v − 1) || record_v)`, and the head hash is the last record's.
+/// Returns the idempotency keys of its records; or the first version that
+/// does not chain, and why.
+fn chain_link(
+    stream_id: &str,
+    mut previous: Hash,
+    message: &JournalMessage,
+) -> Result<Vec<(String, KeyEntry)>, (u64, String)> {
+    let mut keys = Vec::new();
+    for (i, (stored_hash, bytes)) in message.records.iter().enumerate() {
+        let version = message.first_version + i as u64;
+        let decoded = record::decode(bytes).map_err(|e| (version, format!("its record does not decode: {e}")))?;
+        if decoded.stream_id != stream_id || decoded.version != version {
+            return Err((
+                version,
+                format!("its record claims stream {:?} version {}", decoded.stream_id, decoded.version),
+            ));
+        }
+        let hash = record::chain_hash(&previous, bytes);
+        if hash != *stored_hash {
+            return Err((version, format!("the hash of version {version} is not SHA-256(previous hash || record)")));
+        }
+        previous = hash;
+        if !decoded.idempotency_key.is_empty() {
+            let fingerprint = record::fingerprint(&decoded.event_type, &decoded.payload);
+            keys.push((decoded.idempotency_key, KeyEntry { version, fingerprint }));
+        }
+    }
+    if message.last_hash != previous {
+        return Err((message.last_version(), "its head hash is not its last record's".into()));
+    }
+    Ok(keys)
+}
+
 // ----------------------------------------------------------------------------
 // The per-battle index
 
@@ -533,15 +569,19 @@ impl StreamIndex {
                 ),
             ));
         }
-        for (i, (_, bytes)) in message.records.iter().enumerate() {
-            let version = message.first_version + i as u64;
-            let decoded = record::decode(bytes)
-                .map_err(|e| corrupt(stream_id, version, format!("record does not decode: {e}")))?;
-            if !decoded.idempotency_key.is_empty() {
-                let fingerprint = record::fingerprint(&decoded.event_type, &decoded.payload);
-                self.keys.insert(decoded.idempotency_key, KeyEntry { version, fingerprint });
-            }
-        }
+        // Anyone who may publish on the battle's subject (the journal's NATS
+        // user) could add a message here, and its headers say nothing true
+        // by themselves: unless it chains on the head, the head stays where
+        // it was, and nothing is appended on top of it.
+        let previous = self.head.map_or_else(|| record::genesis_hash(stream_id), |h| h.hash);
+        let keys = chain_link(stream_id, previous, message).map_err(|(version, why)| {
+            corrupt(
+                stream_id,
+                version,
+                format!("message {sequence} on {subject} does not chain: {why}; nothing is appended on top of it"),
+            )
+        })?;
+        self.keys.extend(keys);
         self.messages.push((message.first_version, sequence));
         self.subject = Some(subject.to_owned());
         self.last_seq = sequence;
@@ -756,8 +796,13 @@ impl Inner {
         // lookup for the server.
         let filter = index.subject.clone().unwrap_or_else(|| battle_filter(stream_id));
         while let Some(message) = self.next_message(&filter, index.last_seq + 1).await? {
-            let decoded = JournalMessage::decode(&message.headers, &message.payload)
-                .map_err(|e| corrupt(stream_id, index.head.map_or(0, |h| h.version + 1), e))?;
+            let decoded = JournalMessage::decode(&message.headers, &message.payload).map_err(|e| {
+                corrupt(
+                    stream_id,
+                    index.head.map_or(0, |h| h.version + 1),
+                    format!("message {} on {} is not a journal message: {e}", message.sequence, message.subject),
+                )
+            })?;
             index.apply(stream_id, message.sequence, message.subject.as_str(), &decoded)?;
         }
         Ok(())
@@ -835,6 +880,12 @@ impl Inner {
             last_hash,
             state: Some(append.state),
         };
+        // Never written unless it chains on the head it was planned on: the
+        // index, and every journal reading the log, would refuse it.
+        let previous = index.head.map_or_else(|| record::genesis_hash(stream_id), |h| h.hash);
+        if let Err((version, why)) = chain_link(stream_id, previous, &message) {
+            return Err(corrupt(stream_id, version, format!("the planned append does not chain: {why}; not written")));
+        }
         let mut headers = HeaderMap::new();
         headers.insert("Nats-Msg-Id", format!("{stream_id}:{first_version}:{}", hex::encode(first.hash)).as_str());
         headers.insert("Nats-Expected-Last-Subject-Sequence", expected_seq.to_string().as_str());
@@ -1154,24 +1205,35 @@ mod tests {
         assert!(server_version("v2.10.22") < (2, 11));
     }
 
+    /// `n` records of battle `s` from version `first`, chained on `previous`
+    /// (SHA-256 written out here, not the store's chain code).
+    fn chained(previous: Hash, first: u64, n: usize) -> JournalMessage {
+        use sha2::{Digest, Sha256};
+        let mut previous = previous;
+        let records: Vec<(Hash, Vec<u8>)> = (0..n)
+            .map(|i| {
+                let record = battlelog_proto::v1::JournalRecord {
+                    stream_id: "s".into(),
+                    version: first + i as u64,
+                    idempotency_key: format!("k{}", first + i as u64),
+                    ..Default::default()
+                };
+                let bytes = record::encode(&record);
+                previous = Sha256::new().chain_update(previous).chain_update(&bytes).finalize().into();
+                (previous, bytes)
+            })
+            .collect();
+        JournalMessage { stream_id: "s".into(), first_version: first, records, last_hash: previous, state: None }
+    }
+
     #[test]
     fn the_index_finds_messages_by_version() {
         let mut index = StreamIndex::default();
-        let message = |first: u64, n: usize| JournalMessage {
-            stream_id: "s".into(),
-            first_version: first,
-            records: (0..n)
-                .map(|i| {
-                    let record = battlelog_proto::v1::JournalRecord {
-                        stream_id: "s".into(),
-                        version: first + i as u64,
-                        ..Default::default()
-                    };
-                    ([0; 32], record::encode(&record))
-                })
-                .collect(),
-            last_hash: [7; 32],
-            state: None,
+        let mut head = record::genesis_hash("s");
+        let mut message = |first: u64, n: usize| {
+            let message = chained(head, first, n);
+            head = message.last_hash;
+            message
         };
         index.apply("s", 4, "battlelog.journal._.s", &message(0, 2)).unwrap();
         index.apply("s", 9, "battlelog.journal._.s", &message(2, 3)).unwrap();
@@ -1184,5 +1246,53 @@ mod tests {
         assert_eq!(index.sequences_from(3).collect::<Vec<_>>(), [9]);
         assert_eq!(index.sequences_from(5).count(), 0);
         assert!(index.apply("s", 10, "battlelog.journal._.s", &message(6, 1)).is_err(), "a gap is corrupt");
+    }
+
+    /// A message injected on a battle's subject with valid-looking headers
+    /// is refused unless it chains on the head: the head and the keys stay
+    /// as they were, and the error names the message.
+    #[test]
+    fn the_index_refuses_a_message_that_does_not_chain() {
+        let mut index = StreamIndex::default();
+        let opening = chained(record::genesis_hash("s"), 0, 2);
+        index.apply("s", 1, "battlelog.journal._.s", &opening).unwrap();
+        let head = index.head;
+        let next = chained(opening.last_hash, 2, 2);
+
+        let mut wrong_hash = next.clone();
+        wrong_hash.records[1].0[0] ^= 1;
+        let mut wrong_bytes = next.clone();
+        wrong_bytes.records[0].1.push(0);
+        let mut wrong_head = next.clone();
+        wrong_head.last_hash = next.records[0].0;
+        let on_another_head = chained([9; 32], 2, 2);
+        let mut wrong_record = chained(opening.last_hash, 2, 1);
+        wrong_record.records[0].1 = record::encode(&battlelog_proto::v1::JournalRecord {
+            stream_id: "other".into(),
+            version: 2,
+            ..Default::default()
+        });
+        wrong_record.records[0].0 = record::chain_hash(&opening.last_hash, &wrong_record.records[0].1);
+        wrong_record.last_hash = wrong_record.records[0].0;
+        for (what, forged, version) in [
+            ("a changed hash", wrong_hash, 3),
+            ("changed bytes", wrong_bytes, 2),
+            ("a head hash not its last record's", wrong_head, 3),
+            ("chained on another head", on_another_head, 2),
+            ("a record of another battle", wrong_record, 2),
+        ] {
+            match index.apply("s", 7, "battlelog.journal.forum-a.s", &forged) {
+                Err(JournalError::Corrupt { version: at, reason, .. }) => {
+                    assert_eq!(at, version, "{what}: {reason}");
+                    assert!(reason.contains("message 7 on battlelog.journal.forum-a.s"), "{what}: {reason}");
+                }
+                other => panic!("{what}: {other:?}"),
+            }
+            assert_eq!(index.head, head, "{what}: the head did not move");
+            assert!(!index.keys.contains_key("k2"), "{what}: no key of it taken");
+            assert_eq!(index.last_seq, 1);
+        }
+        index.apply("s", 8, "battlelog.journal._.s", &next).expect("the real one chains");
+        assert_eq!(index.head.map(|h| (h.version, h.hash)), Some((3, next.last_hash)));
     }
 }

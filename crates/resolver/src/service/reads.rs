@@ -10,7 +10,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use battlelog_auth::TokenError;
+use battlelog_auth::{TokenCheck, TokenError};
 use battlelog_proto::error::{BattleReason, Error};
 use battlelog_proto::v1::{
     AuditFinding, AuditRequest, AuditResponse, CommitmentRequest, ConsistencyProofRequest, ConsistencyProofResponse,
@@ -207,6 +207,7 @@ pub(super) async fn watch(
     request: Request<WatchRequest>,
 ) -> Result<Response<WatchStream>, Status> {
     let caller = authorize(&request, "Watch", rights::READ)?;
+    let token = request.extensions().get::<TokenCheck>().cloned();
     let reach = service.reach(&request, &request.get_ref().battle_id, &caller);
     let connection = battlelog_runtime::edge::remote_addr(&request);
     let timeout = grpc_timeout(request.metadata());
@@ -235,17 +236,20 @@ pub(super) async fn watch(
     // and the slot, so both go the moment the server drops the response
     // (the watcher reset the call or left), not at the battle's next
     // event; the end below covers what no client leaving would.
-    let end = watch_end(service.stopping.subscribe(), caller.expires_at, timeout);
+    let end = watch_end(service.stopping.subscribe(), caller.expires_at, token, timeout);
     Ok(Response::new(Box::pin(Ending::new(Box::pin(events), end).holding(slot))))
 }
 
 /// What ends a `Watch` that its watcher does not: the server shutting down
 /// (a graceful shutdown must not wait for open watches), its token's expiry
 /// (`UNAUTHENTICATED`, reason `TOKEN_EXPIRED`, as a token expired at the
-/// door), or the call's deadline.
+/// door), its token's revocation (`TOKEN_REVOKED`: checked again as often
+/// as the revocation list is reloaded, `revoked_tokens_reload_ms`), or the
+/// call's deadline.
 fn watch_end(
     mut stopping: tokio::sync::watch::Receiver<bool>,
     expires_at: u64,
+    token: Option<TokenCheck>,
     timeout: Option<Duration>,
 ) -> StreamEnd {
     let since_epoch = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
@@ -257,9 +261,23 @@ fn watch_end(
                 None => std::future::pending().await,
             }
         };
+        let revoked = async {
+            let Some((token, every)) = token.and_then(|t| t.every().map(|every| (t, every))) else {
+                return std::future::pending().await;
+            };
+            let mut ticks = tokio::time::interval(every);
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                ticks.tick().await;
+                if let Err(refused @ TokenError::Revoked { .. }) = token.check() {
+                    return refused;
+                }
+            }
+        };
         tokio::select! {
             () = async { stopping.wait_for(|stop| *stop).await.map_or((), |_| ()) } => None,
             () = tokio::time::sleep(expires_in) => Some(Status::from(TokenError::Expired { exp: expires_at })),
+            refused = revoked => Some(Status::from(refused)),
             () = deadline => Some(deadline_exceeded("Watch", timeout.unwrap_or_default())),
         }
     })
@@ -349,8 +367,11 @@ pub(super) async fn list_battles(
     request: Request<ListBattlesRequest>,
 ) -> Result<Response<ListBattlesResponse>, Status> {
     let caller = authorize(&request, "ListBattles", rights::READ)?;
+    // Derived per page (one HMAC): the page tokens' key is the battle id
+    // secret's, which every replica holds.
+    let key = crate::listing::PageTokenKey::derived_from(&service.battle_ids);
     let page =
-        crate::listing::list_battles(&service.journal, &caller, request.into_inner(), service.max_list_page_size);
+        crate::listing::list_battles(&service.journal, &caller, request.into_inner(), service.max_list_page_size, &key);
     Ok(Response::new(page.await?))
 }
 
