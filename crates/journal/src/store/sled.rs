@@ -51,6 +51,43 @@ fn storage(e: sled::Error) -> JournalError {
     JournalError::Storage(StorageError::new(ENGINE, e))
 }
 
+/// How long opening waits for sled's lock on the directory to come free.
+/// sled 0.34 releases it a moment after its `Db` is dropped (a background
+/// thread of the old handle still holds the file: sled issues #1234, #1289),
+/// so a journal reopened in the same process, as a restart in place or a
+/// test does, can find it held for a few milliseconds. A journal that really
+/// holds the directory holds it for its whole life, far longer than this.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Opens sled in `dir`, waiting up to `lock_wait` for the directory's lock.
+fn open_db(dir: &Path, cache_capacity_bytes: u64, lock_wait: std::time::Duration) -> Result<sled::Db, JournalError> {
+    let deadline = std::time::Instant::now() + lock_wait;
+    let mut pause = std::time::Duration::from_millis(5);
+    loop {
+        match sled::Config::new().path(dir).cache_capacity(cache_capacity_bytes).open() {
+            Ok(db) => return Ok(db),
+            Err(e) if lock_is_held(dir) => {
+                if std::time::Instant::now() >= deadline {
+                    return Err(JournalError::Storage(StorageError::new(
+                        ENGINE,
+                        format!("the data directory {} is in use: another journal holds its lock ({e})", dir.display()),
+                    )));
+                }
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(std::time::Duration::from_millis(100));
+            }
+            Err(e) => return Err(storage(e)),
+        }
+    }
+}
+
+/// Whether another handle holds sled's lock file in `dir` now (sled's own
+/// error says so only in its message, so the lock is asked directly).
+fn lock_is_held(dir: &Path) -> bool {
+    let Ok(file) = std::fs::OpenOptions::new().read(true).write(true).open(dir.join("db")) else { return false };
+    matches!(file.try_lock(), Err(std::fs::TryLockError::WouldBlock))
+}
+
 /// The journal on sled: [`KvStore`]'s group commit on [`SledTrees`].
 pub type SledStore = KvStore<SledTrees>;
 
@@ -74,7 +111,7 @@ pub struct SledTrees {
 impl SledTrees {
     /// Opens the database and finishes a group a crash cut short.
     pub fn open(dir: &Path, cache_capacity_bytes: u64) -> Result<Self, JournalError> {
-        let db = sled::Config::new().path(dir).cache_capacity(cache_capacity_bytes).open().map_err(storage)?;
+        let db = open_db(dir, cache_capacity_bytes, LOCK_WAIT)?;
         let trees =
             Table::ALL.iter().map(|t| db.open_tree(t.name())).collect::<Result<Vec<_>, _>>().map_err(storage)?;
         let store = Self { db, trees };
@@ -231,6 +268,19 @@ mod tests {
         let dir = tempfile::tempdir().expect("temp dir");
         (open(dir.path()) as Arc<dyn EventStore>, dir)
     });
+
+    /// A directory another journal holds is refused after the wait, with
+    /// an error naming the directory; once it is let go, it opens.
+    #[test]
+    fn a_directory_in_use_is_refused_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let holder = open_db(dir.path(), 1 << 20, std::time::Duration::ZERO).unwrap();
+        let err = open_db(dir.path(), 1 << 20, std::time::Duration::from_millis(50)).unwrap_err().to_string();
+        assert!(err.contains("is in use"), "{err}");
+        assert!(err.contains(&dir.path().display().to_string()), "{err}");
+        drop(holder);
+        open_db(dir.path(), 1 << 20, LOCK_WAIT).expect("the lock comes free after the holder is dropped");
+    }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn what_was_written_survives_a_reopen() {
