@@ -142,10 +142,13 @@ fn journal_options(
         publisher,
         battle_index_bytes: config.battle_index_bytes,
         metrics: JournalMetrics::default(),
+        // In the data dir on both backends (crate::kept says why): on
+        // JetStream it is the one place that is this journal's own.
         transparency: TransparencyOptions::with_key(
             log_key,
             std::time::Duration::from_millis(config.checkpoint_interval_ms),
-        ),
+        )
+        .keeping_at(config.data_dir.join(crate::kept::KEPT_CHECKPOINT_FILE)),
     }
 }
 
@@ -156,7 +159,10 @@ fn journal_options(
 ///
 /// Who may call: only the `service` role (the roller and the resolver),
 /// checked at the door for every `Journal` RPC; health and reflection need
-/// no token.
+/// no token. Health says `battlelog.v1.Journal` is `NOT_SERVING` while the
+/// journal takes no appends because its store is behind its last signed
+/// checkpoint (its reads still answer; the whole server, `""`, stays
+/// `SERVING`).
 pub async fn serve(
     journal: Journal,
     listener: TcpListener,
@@ -167,12 +173,17 @@ pub async fn serve(
     let service = JournalServer::new(JournalService::new(journal.clone()))
         .max_decoding_message_size(limit)
         .max_encoding_message_size(limit);
+    let writable = journal.watch_writable();
     let on_shutdown = async move {
         shutdown.await;
         // Subscriptions never end on their own; tonic waits for every
         // open call before returning.
         journal.begin_shutdown();
     };
-    server.only("Journal", &[Role::Service]).serve(service, listener, on_shutdown).await?;
+    server
+        .only("Journal", &[Role::Service])
+        .readiness(writable)
+        .serve(service, listener, on_shutdown)
+        .await?;
     Ok(())
 }
