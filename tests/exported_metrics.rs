@@ -37,6 +37,7 @@ pub const EXPORTED: &[(&str, Kind)] = &[
     ("battlelog_journal_outbox_lag_events", Kind::Gauge),
     ("battlelog_journal_nats_publish_failures_total", Kind::Counter),
     ("battlelog_journal_nats_published_total", Kind::Counter),
+    ("battlelog_journal_store_behind_checkpoint", Kind::Gauge),
     // The roller.
     ("battlelog_roller_rolls_total", Kind::Counter),
     ("battlelog_roller_dice_total", Kind::Counter),

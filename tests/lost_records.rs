@@ -239,7 +239,9 @@ async fn a_journal_whose_store_lost_records_refuses_appends_and_signs_nothing_ne
     let log = stack.journal.log()[log_before..].to_owned();
     let lines: Vec<&str> = log.lines().filter(|l| l.contains("behind its last signed checkpoint")).collect();
     assert_eq!(lines.len(), 1, "{log}");
-    let said = format!("the store has {held} records, the last signed checkpoint covers {signed}: records {held}..{signed} are missing");
+    let said = format!(
+        "the store has {held} records, the last signed checkpoint covers {signed}: records {held}..{signed} are missing"
+    );
     assert!(lines[0].contains(&said), "{}", lines[0]);
 
     // Appends are refused with the reason, directly and through the resolver.
@@ -294,20 +296,23 @@ async fn a_journal_whose_store_lost_records_refuses_appends_and_signs_nothing_ne
 
     // The judge who kept the last checkpoint: the audit finds it (exit 1,
     // not 2), and so does checkpoint verify against the earlier one.
-    let (code, out, err) = battlelog(
-        &stack,
-        &["audit", "kept", "--roller-key", ROLLER_KEY_HEX, "--checkpoint", kept.to_str().unwrap()],
-    );
+    let (code, out, err) =
+        battlelog(&stack, &["audit", "kept", "--roller-key", ROLLER_KEY_HEX, "--checkpoint", kept.to_str().unwrap()]);
     assert_eq!(code, 1, "{out}{err}");
     let findings: Vec<&str> = out.lines().filter(|l| l.starts_with("version ")).collect();
     assert_eq!(findings.len(), 1, "{out}");
     assert!(findings[0].contains("no longer holds the kept checkpoint"), "{out}");
     assert!(findings[0].contains(&format!("records {held}..{signed} are missing")), "{out}");
-    let (code, out, err) =
-        battlelog(&stack, &["checkpoint", "verify", "--old", kept.to_str().unwrap(), "--new", earlier.to_str().unwrap()]);
+    let (code, out, err) = battlelog(
+        &stack,
+        &["checkpoint", "verify", "--old", kept.to_str().unwrap(), "--new", earlier.to_str().unwrap()],
+    );
     assert_eq!(code, 1, "{out}{err}");
     assert_eq!(out.lines().count(), 1, "one line: {out}");
-    assert!(out.starts_with(&format!("NOT CONSISTENT: the log does not reach the checkpoint of tree size {signed}")), "{out}");
+    assert!(
+        out.starts_with(&format!("NOT CONSISTENT: the log does not reach the checkpoint of tree size {signed}")),
+        "{out}"
+    );
 }
 
 /// The operator's override: refused while the journal runs, for another
@@ -323,16 +328,7 @@ async fn accepting_the_loss_is_recorded_and_the_journal_signs_anew() {
     let data_arg = data.to_str().unwrap().to_owned();
     let signed_arg = signed.to_string();
     let accept = |size: &str, reason: &str| {
-        offline(&[
-            "journal",
-            "accept-loss",
-            "--data-dir",
-            &data_arg,
-            "--checkpoint-size",
-            size,
-            "--reason",
-            reason,
-        ])
+        offline(&["journal", "accept-loss", "--data-dir", &data_arg, "--checkpoint-size", size, "--reason", reason])
     };
 
     let (code, _, err) = accept(&signed_arg, "the disk was cut");
@@ -379,24 +375,20 @@ async fn accepting_the_loss_is_recorded_and_the_journal_signs_anew() {
     let mut c = stack.journal_client().await;
     let size = global_head(&mut c).await;
     let grown = checkpoint_of(&stack.journal, size).await;
-    assert_eq!(
-        std::fs::read_to_string(data.join(KEPT_FILE)).unwrap(),
-        grown.note,
-        "the new checkpoints are kept"
-    );
+    assert_eq!(std::fs::read_to_string(data.join(KEPT_FILE)).unwrap(), grown.note, "the new checkpoints are kept");
     let grown = write(stack.dir.path(), "grown.note", &grown.note);
-    let (code, out, err) =
-        battlelog(&stack, &["checkpoint", "verify", "--old", earlier.to_str().unwrap(), "--new", grown.to_str().unwrap()]);
+    let (code, out, err) = battlelog(
+        &stack,
+        &["checkpoint", "verify", "--old", earlier.to_str().unwrap(), "--new", grown.to_str().unwrap()],
+    );
     assert_eq!(code, 0, "{out}{err}");
     // The judge's checkpoint of the lost records is not this log's.
     let (code, out, err) =
         battlelog(&stack, &["checkpoint", "verify", "--old", kept.to_str().unwrap(), "--new", grown.to_str().unwrap()]);
     assert_eq!(code, 1, "{out}{err}");
     assert!(out.starts_with("NOT CONSISTENT"), "{out}");
-    let (code, out, err) = battlelog(
-        &stack,
-        &["audit", "kept", "--roller-key", ROLLER_KEY_HEX, "--checkpoint", kept.to_str().unwrap()],
-    );
+    let (code, out, err) =
+        battlelog(&stack, &["audit", "kept", "--roller-key", ROLLER_KEY_HEX, "--checkpoint", kept.to_str().unwrap()]);
     assert_eq!(code, 1, "{out}{err}");
     assert!(out.lines().any(|l| l.starts_with("version ") && l.contains("consistency:")), "{out}");
 }
@@ -437,4 +429,41 @@ async fn a_normal_restart_or_a_crash_does_not_trip_it() {
     assert_eq!(health(&journal, "battlelog.v1.Journal").await, ServingStatus::Serving as i32);
     assert_eq!(metric(&journal, "battlelog_journal_store_behind_checkpoint").await, Some(0.0));
     assert!(!journal.log().contains("behind its last signed checkpoint"), "{}", journal.log());
+}
+
+/// The finding's own recipe: the stopped journal's sled file `db` cut to
+/// half its length. sled recovers what is left, a prefix of the log; the
+/// journal starts on it behind its kept checkpoint and takes no append.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sled_file_cut_in_half_leaves_the_journal_behind() {
+    let dir = temp_dir("lost-records-cut");
+    let data = dir.path().join("data");
+    let options = StartOptions { envs: journal_envs(), ..StartOptions::default() };
+    let journal = journal_with(&data, None, &options).await;
+    let mut c = battlelog_system_tests::client(&journal).await;
+    append(&mut c, "b", battlelog_system_tests::no_stream(), vec![battlelog_system_tests::opened("", "")])
+        .await
+        .expect("open");
+    for i in 0..93 {
+        append(&mut c, "b", any(), vec![resolved(&format!("r{i}"), "")]).await.expect("append");
+    }
+    let signed = checkpoint_of(&journal, 94).await;
+    assert!(journal.terminate().await, "a graceful stop");
+    let db = data.join("db");
+    let length = std::fs::metadata(&db).expect("sled's db file").len();
+    std::fs::OpenOptions::new().write(true).open(&db).expect("open db").set_len(length / 2).expect("cut");
+
+    let log_before = std::fs::read_to_string(data.with_extension("log")).unwrap().len();
+    let journal = journal_with(&data, None, &options).await;
+    let mut c = battlelog_system_tests::client(&journal).await;
+    let held = global_head(&mut c).await;
+    assert!(held < 94, "half the file holds fewer records: {held}");
+    let log = journal.log()[log_before..].to_owned();
+    let lines: Vec<&str> = log.lines().filter(|l| l.contains("behind its last signed checkpoint")).collect();
+    assert_eq!(lines.len(), 1, "{log}");
+    assert!(lines[0].contains(&format!("records {held}..94 are missing")), "{}", lines[0]);
+    let refused = append(&mut c, "b", any(), vec![resolved("after the cut", "")]).await.unwrap_err();
+    assert_behind(&refused, held, 94, "Append");
+    assert_eq!(newest(&journal).await.expect("the kept checkpoint").note, signed.note, "nothing new signed");
+    assert_eq!(metric(&journal, "battlelog_journal_store_behind_checkpoint").await, Some(1.0));
 }

@@ -175,8 +175,8 @@ async fn consistency_proof(
     let reply = match resolver.get_consistency_proof(ConsistencyProofRequest { old_size, new_size }).await {
         Ok(reply) => reply.into_inner(),
         Err(status) => {
-            let behind = Error::from_status(&status)
-                .is_some_and(|e| e.reason == JournalReason::StoreBehindCheckpoint.into());
+            let behind =
+                Error::from_status(&status).is_some_and(|e| e.reason == JournalReason::StoreBehindCheckpoint.into());
             let message = crate::tls::status_message(&status);
             return Err(if behind {
                 ProofError::StoreBehind(message)

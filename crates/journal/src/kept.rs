@@ -356,7 +356,12 @@ mod tests {
         assert_eq!(StoreBehind::compare(&tree(9), &kept), None);
         let short = StoreBehind::compare(&tree(3), &kept).expect("behind");
         assert!(short.only_short());
-        assert!(short.to_string().starts_with("the store has 3 records, the last signed checkpoint covers 6: records 3..6 are missing"), "{short}");
+        assert!(
+            short
+                .to_string()
+                .starts_with("the store has 3 records, the last signed checkpoint covers 6: records 3..6 are missing"),
+            "{short}"
+        );
         let mut other = tree(5);
         other.push([9; 32]);
         other.push([9; 32]);

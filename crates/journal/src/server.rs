@@ -180,10 +180,6 @@ pub async fn serve(
         // open call before returning.
         journal.begin_shutdown();
     };
-    server
-        .only("Journal", &[Role::Service])
-        .readiness(writable)
-        .serve(service, listener, on_shutdown)
-        .await?;
+    server.only("Journal", &[Role::Service]).readiness(writable).serve(service, listener, on_shutdown).await?;
     Ok(())
 }

@@ -718,14 +718,13 @@ impl TransparencyLog {
         let index = read(&self.leaves).index_of(position).ok_or_else(|| {
             JournalError::Poisoned(format!("{stream_id}@{}: followed but not in the tree", head.version))
         })?;
-        let mut checkpoint = match self.newest() {
-            Some(newest) if newest.size > index => newest,
-            _ => self
-                .issue()
-                .await?
-                .filter(|c| c.size > index)
-                .ok_or_else(|| JournalError::Poisoned(format!("no checkpoint holds leaf {index} of {stream_id}")))?,
-        };
+        let mut checkpoint =
+            match self.newest() {
+                Some(newest) if newest.size > index => newest,
+                _ => self.issue().await?.filter(|c| c.size > index).ok_or_else(|| {
+                    JournalError::Poisoned(format!("no checkpoint holds leaf {index} of {stream_id}"))
+                })?,
+            };
         let now = store.head(stream_id).await?.map(|h| h.version);
         if now != Some(head.version) {
             let next = position_of(store, stream_id, head.version + 1, max_bytes).await?;
