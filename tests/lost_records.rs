@@ -422,6 +422,20 @@ async fn a_normal_restart_or_a_crash_does_not_trip_it() {
     append(&mut c, "b", any(), vec![resolved("before a crash", "")]).await.expect("append");
     checkpoint_of(&journal, 8).await;
     journal.kill_9();
+    // Nothing is lost: the override refuses to abandon the kept checkpoint.
+    let (code, _, err) = offline(&[
+        "journal",
+        "accept-loss",
+        "--data-dir",
+        data.to_str().unwrap(),
+        "--checkpoint-size",
+        "8",
+        "--reason",
+        "a mistake",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("nothing is lost"), "{err}");
+    assert!(data.join(KEPT_FILE).is_file() && !data.join(FORKS_FILE).exists(), "nothing changed");
 
     let journal = journal_with(&data, None, &options).await;
     let mut c = battlelog_system_tests::client(&journal).await;
@@ -466,4 +480,67 @@ async fn a_sled_file_cut_in_half_leaves_the_journal_behind() {
     assert_behind(&refused, held, 94, "Append");
     assert_eq!(newest(&journal).await.expect("the kept checkpoint").note, signed.note, "nothing new signed");
     assert_eq!(metric(&journal, "battlelog_journal_store_behind_checkpoint").await, Some(1.0));
+}
+
+/// On the JetStream backend the checkpoint is kept in the journal's own data
+/// dir, not in NATS, so a stream deleted and made again (every record gone)
+/// cannot take the record of what was signed with it: the journal starts
+/// behind and refuses appends; `accept-loss --store jetstream:URL` lets it go
+/// on, recorded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_jetstream_stream_made_again_leaves_the_journal_behind() {
+    let dir = temp_dir("lost-records-jetstream");
+    let config = dir.path().join("nats.conf");
+    std::fs::write(&config, "max_payload: 8MB\n").expect("write the NATS config");
+    let nats = battlelog_test_support::NatsServer::start_with_config(&config, &[]);
+    let data = dir.path().join("journal");
+    let mut envs = journal_envs();
+    envs.push(("BATTLELOG_JOURNAL_BACKEND".into(), "jetstream".into()));
+    let options = StartOptions { envs, ..StartOptions::default() };
+    let journal = journal_with(&data, Some(&nats.url()), &options).await;
+    let mut c = battlelog_system_tests::client(&journal).await;
+    append(&mut c, "j", battlelog_system_tests::no_stream(), vec![battlelog_system_tests::opened("", "")])
+        .await
+        .expect("open");
+    for i in 0..4 {
+        append(&mut c, "j", any(), vec![resolved(&format!("r{i}"), "")]).await.expect("append");
+    }
+    checkpoint_of(&journal, 5).await;
+    assert!(data.join(KEPT_FILE).is_file(), "kept in the journal's data dir");
+    assert!(journal.terminate().await, "a graceful stop");
+
+    let js = async_nats::jetstream::new(async_nats::connect(nats.url()).await.expect("connect"));
+    js.delete_stream("BATTLELOG_JOURNAL").await.expect("the stream deleted");
+    let journal = journal_with(&data, Some(&nats.url()), &options).await;
+    let mut c = battlelog_system_tests::client(&journal).await;
+    assert_eq!(global_head(&mut c).await, 0, "a new, empty stream");
+    let refused = append(&mut c, "j", battlelog_system_tests::no_stream(), vec![battlelog_system_tests::opened("", "")])
+        .await
+        .unwrap_err();
+    assert_behind(&refused, 0, 5, "Append");
+    assert_eq!(health(&journal, "battlelog.v1.Journal").await, ServingStatus::NotServing as i32);
+    assert!(journal.terminate().await, "a graceful stop");
+
+    let store = format!("jetstream:{}", nats.url());
+    let data_arg = data.to_str().unwrap();
+    let (code, out, err) = offline(&[
+        "journal",
+        "accept-loss",
+        "--data-dir",
+        data_arg,
+        "--store",
+        &store,
+        "--checkpoint-size",
+        "5",
+        "--reason",
+        "the stream was deleted",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(data.join(FORKS_FILE).is_file());
+    let journal = journal_with(&data, Some(&nats.url()), &options).await;
+    let mut c = battlelog_system_tests::client(&journal).await;
+    append(&mut c, "j", battlelog_system_tests::no_stream(), vec![battlelog_system_tests::opened("", "")])
+        .await
+        .expect("appends are taken again");
+    assert_eq!(health(&journal, "battlelog.v1.Journal").await, ServingStatus::Serving as i32);
 }
