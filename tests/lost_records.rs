@@ -514,9 +514,10 @@ async fn a_jetstream_stream_made_again_leaves_the_journal_behind() {
     let journal = journal_with(&data, Some(&nats.url()), &options).await;
     let mut c = battlelog_system_tests::client(&journal).await;
     assert_eq!(global_head(&mut c).await, 0, "a new, empty stream");
-    let refused = append(&mut c, "j", battlelog_system_tests::no_stream(), vec![battlelog_system_tests::opened("", "")])
-        .await
-        .unwrap_err();
+    let refused =
+        append(&mut c, "j", battlelog_system_tests::no_stream(), vec![battlelog_system_tests::opened("", "")])
+            .await
+            .unwrap_err();
     assert_behind(&refused, 0, 5, "Append");
     assert_eq!(health(&journal, "battlelog.v1.Journal").await, ServingStatus::NotServing as i32);
     assert!(journal.terminate().await, "a graceful stop");
