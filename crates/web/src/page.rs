@@ -19,7 +19,8 @@
 //! keys, JSON), every event element `id="v<N>" data-version data-type
 //! class="event"` with its visible summary as the one `[data-summary]`
 //! element of its own, every roll drawn by [`crate::dice::roll`], and the
-//! verification section's `p.verdict[aria-live]`, `#first-failure`,
+//! verdict banner `#verdict[data-verdict][aria-live]` right under the
+//! title (issue 39), the verification section's `#first-failure`,
 //! `ul#checks`, `#roller-key`, `#roller-key-status`, `ul#client-problems`
 //! and `input#posted-head`. Issue 23 (docs/protocol.md §5): `#log-keys` (the
 //! journal's log key the site publishes, JSON), `#log-key`,
@@ -304,6 +305,7 @@ impl BattlePage<'_> {
                     main {
                         (lang_notice(lang, self.unknown_lang))
                         h1 { span.forum-text translate="no" { (title) } }
+                        (verdict_banner(lang, false))
                         (self.facts(opened_event, closed))
                         (self.verification(&shown))
                         (self.commitments(&shown))
@@ -386,12 +388,6 @@ impl BattlePage<'_> {
         html! {
             section #verification {
                 h2 { (lang.t("verification")) }
-                p.verdict aria-live="polite" {
-                    span.pending { (lang.t("verify_pending")) }
-                    span.verified { (lang.t("verify_verified")) }
-                    span.failed { (lang.t("verify_failed")) }
-                    span.unrevealed { (lang.t("verify_unrevealed")) }
-                }
                 p { span #first-failure {} span { " ← " (lang.t("first_failure")) } }
                 h3 { (lang.t("checks")) }
                 ul #checks {}
@@ -885,6 +881,27 @@ impl BattlePage<'_> {
     }
 }
 
+/// The verdict a judge reads first (issue 39): `#verdict[data-verdict]`,
+/// its headline, why in plain words and the technical detail a click away,
+/// filled by the verifier (web/verifier/verdict.js); until then it says it
+/// is checking (or, on `/verify`, waiting for a file), and without
+/// JavaScript that nothing is checked here.
+pub(crate) fn verdict_banner(lang: Lang, idle: bool) -> Markup {
+    html! {
+        section #verdict .verdict data-verdict=(if idle { "idle" } else { "pending" }) aria-live="polite" aria-labelledby="verdict-heading" {
+            h2 #verdict-heading .sr-only { (lang.t("verdict_heading")) }
+            p #verdict-headline { (lang.t(if idle { "verify_idle" } else { "verify_pending" })) }
+            p #verdict-why {}
+            details #verdict-details hidden {
+                summary { (lang.t("verdict_details")) }
+                ul #verdict-technical {}
+                p { a href="#verification" { (lang.t("checks")) } }
+            }
+            noscript { p { (lang.t("no_js")) } }
+        }
+    }
+}
+
 /// The roller key fields every verifying page has: the trusted keys (JSON,
 /// for the verifier), the key that signed and whether it matches (both
 /// filled by the verifier).
@@ -892,7 +909,7 @@ pub(crate) fn roller_key_fields(lang: Lang, trusted: &[String]) -> Markup {
     html! {
         dl.facts.roller-keys {
             dt { (lang.t("roller_key_signed")) } dd { code.hash #roller-key {} " " span #roller-key-status {} }
-            dt { (lang.t("roller_key_trusted")) } dd {
+            dt { (lang.t("roller_key_trusted")) } dd #roller-keys-pinned {
                 @if trusted.is_empty() { (lang.t("none_trusted")) }
                 @for key in trusted { code.hash { (key) } " " }
             }

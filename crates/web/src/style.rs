@@ -38,15 +38,18 @@ input, select, button { max-width: 100%; font: inherit; }
 .field input[type="text"] { width: 100%; font-family: ui-monospace, monospace; }
 .scroll-box { max-width: 100%; overflow-x: auto; }
 .notice { border: 2px solid var(--wait); padding: .4rem .8rem; }
-.verdict span { display: none; font-weight: 600; }
-body[data-audit="idle"] .verdict .idle,
-body[data-audit="pending"] .verdict .pending,
-body[data-audit="verified"] .verdict .verified,
-body[data-audit="failed"] .verdict .failed,
-body[data-audit="unrevealed"] .verdict .unrevealed { display: inline; }
-.verdict .verified { color: var(--ok); } .verdict .failed { color: var(--bad); }
-.verdict .pending, .verdict .unrevealed, .verdict .idle { color: var(--wait); }
-.verdict .verified::before { content: "✓ "; } .verdict .failed::before { content: "✗ "; }
+/* The verdict banner (issue 39): an icon and a word, the border's colour
+   only adds; amber for what is consistent but not vouched for. */
+#verdict { border: 3px solid var(--muted); border-radius: .4rem; padding: .4rem .8rem; margin: .6rem 0; }
+#verdict-headline { font-weight: 700; font-size: 1.1rem; margin: .2rem 0; }
+#verdict-why { margin: .2rem 0; } #verdict-why:empty { display: none; }
+#verdict[data-verdict="verified"] { border-color: var(--ok); }
+#verdict[data-verdict="verified"] #verdict-headline::before { content: "✓ "; color: var(--ok); }
+#verdict:is([data-verdict="failed"], [data-verdict="not-an-export"], [data-verdict="key-mismatch"], [data-verdict="cut-short"]) { border-color: var(--bad); }
+#verdict:is([data-verdict="failed"], [data-verdict="not-an-export"], [data-verdict="key-mismatch"], [data-verdict="cut-short"]) #verdict-headline::before { content: "✗ "; color: var(--bad); }
+#verdict:is([data-verdict="verified-unpinned"], [data-verdict="unrevealed"], [data-verdict="input-error"]) { border-color: var(--wait); }
+#verdict:is([data-verdict="verified-unpinned"], [data-verdict="unrevealed"], [data-verdict="input-error"]) #verdict-headline::before { content: "⚠ "; color: var(--wait); }
+.field-error { color: var(--bad); font-weight: 600; }
 #first-failure:empty, #first-failure:empty + * { display: none; }
 ul#checks { list-style: none; padding: 0; }
 ul#checks li[data-check="ok"]::before { content: "✓ "; color: var(--ok); }

@@ -16,7 +16,8 @@
 import { applyError, applyReport } from '../dom.js';
 import { pageLanguage } from '../checks.js';
 import { prewarm, verifyOffThread } from '../client.js';
-import { drawEvent, showProgress, wireCopyCheckpoint } from './draw.js';
+import { hexFieldProblem } from '../verdict.js';
+import { checkHexField, drawEvent, showProgress, wireCopyCheckpoint } from './draw.js';
 
 const lang = pageLanguage(document.documentElement.getAttribute('lang'));
 const exportElement = document.getElementById('battle-export');
@@ -33,10 +34,12 @@ function trustedKeys(id = 'roller-keys') {
   }
 }
 
+// A malformed head (typed, or ?head=) is an input error named at the
+// field, never a failed battle: it is left out of the check.
 function postedHead() {
   const input = document.getElementById('posted-head');
-  const typed = input ? input.value.trim() : '';
-  return typed || new URLSearchParams(location.search).get('head') || undefined;
+  const typed = input ? input.value.trim() : new URLSearchParams(location.search).get('head') || '';
+  return typed && !hexFieldProblem(typed) ? typed : undefined;
 }
 
 let running = null; // the verification under way
@@ -64,11 +67,12 @@ async function check() {
       const serverHead = document.body.getAttribute('data-head');
       if (serverHead && report.headHash && serverHead.toLowerCase() !== report.headHash.toLowerCase()) {
         const last = report.events.length > 0 ? report.events[report.events.length - 1].version : -1;
-        report.problems.push({ version: last + 1, check: 'head', message: `the page says the battle is at head ${serverHead}, its export ends at ${report.headHash}` });
+        report.problems.push({ version: last + 1, check: 'head', cutShort: true, message: `the page says the battle is at head ${serverHead}, its export ends at ${report.headHash}` });
         report.status = 'failed';
       }
       performance.mark('battlelog-report', { detail: report.timing ?? null });
-      applyReport(document, report);
+      const inputError = checkHexField(document, document.getElementById('posted-head'), 'head', lang, hexFieldProblem);
+      applyReport(document, report, { inputError });
       performance.mark('battlelog-marked');
     } catch (error) {
       applyError(document, error);
