@@ -279,6 +279,13 @@ const LABELS: &[(&str, &str, &str)] = &[
     // Issue 39: the verdict banner (its words after the check are the
     // verifier's, web/verifier/checks.js).
     ("verdict_heading", "Verdict", "Вердикт"),
+    ("filter_text", "Text (name, move, purpose, value, nonce, v12)", "Текст (имя, приём, цель, значение, nonce, v12)"),
+    ("filter_disputed", "Disputed only", "Только оспоренное"),
+    (
+        "keys_hint",
+        "Keys: d — next dispute, Shift+d — previous one.",
+        "Клавиши: d — следующее оспаривание, Shift+d — предыдущее.",
+    ),
     ("verdict_details", "Technical detail", "Технические подробности"),
     ("checks", "What was checked", "Что проверено"),
     ("roller_key_signed", "Key that signed the commitments", "Ключ, подписавший обязательства"),

@@ -252,6 +252,8 @@ impl BattlePage<'_> {
         let mut query = self.base_query(self.lang);
         for (key, value) in [
             ("actor", self.view.actor.clone()),
+            ("q", self.view.q.clone()),
+            ("disputed", self.view.disputed.then(|| "1".to_owned())),
             ("type", self.view.event_type.clone()),
             ("from", self.view.from.map(|v| v.to_string())),
             ("to", self.view.to.map(|v| v.to_string())),
@@ -292,7 +294,9 @@ impl BattlePage<'_> {
                 body data-audit="pending" data-head=(self.report.head_hash) data-battle=(self.battle_id)
                     data-status=(if closed { "closed" } else { "open" }) data-roller-key="pending"
                     data-live-url=[(!closed).then(|| self.live_url())] {
-                    a.skip-link href="#timeline" { (lang.t("skip_to_timeline")) }
+                    // To the timeline's heading, search form first (a judge
+                    // skipping the facts still wants to search).
+                    a.skip-link href="#timeline-section" { (lang.t("skip_to_timeline")) }
                     header { nav {
                         a href=(self.self_link(Lang::En)) hreflang="en" lang="en" { "English" }
                         a href=(self.self_link(Lang::Ru)) hreflang="ru" lang="ru" { "Русский" }
@@ -531,6 +535,10 @@ impl BattlePage<'_> {
                 span.field { label for="search-actor" { (lang.t("filter_actor")) }
                     input #search-actor name="actor" type="text" list="actors" value=[view.actor.as_deref()]; }
                 datalist #actors { @for actor in &actors { option value=(actor) {} } }
+                span.field { label for="search-q" { (lang.t("filter_text")) }
+                    input #search-q name="q" type="search" value=[view.q.as_deref()]; }
+                span.field.check { input #search-disputed name="disputed" type="checkbox" value="1" checked[view.disputed];
+                    label for="search-disputed" { (lang.t("filter_disputed")) } }
                 span.field { label for="search-type" { (lang.t("filter_type")) }
                     select #search-type name="type" {
                         option value="" { (lang.t("filter_any")) }
@@ -580,9 +588,10 @@ impl BattlePage<'_> {
         let links = self.links();
         let shown = |version: u64| window.shows(self.lines, version);
         html! {
-            section #timeline-section aria-labelledby="timeline-heading" {
+            section #timeline-section tabindex="-1" aria-labelledby="timeline-heading" {
                 h2 #timeline-heading { (self.lang.t("timeline")) }
                 (self.search_form(window))
+                p.muted #keys-hint { (self.lang.t("keys_hint")) }
                 (self.pager(window, true))
                 @if window.items.is_empty() {
                     p.muted { (self.lang.t("nothing_matches")) }

@@ -22,6 +22,11 @@ a { color: var(--link); }
 main { display: block; min-width: 0; }
 .skip-link { position: absolute; left: -999px; top: 0; background: var(--bg); padding: .4rem .8rem; z-index: 1; }
 .skip-link:focus { left: 1rem; }
+/* WCAG 2.2 focus appearance: a 2px ring in the link colour (AA on both
+   schemes' backgrounds), offset so that it never hides what it rings. */
+:focus-visible { outline: 2px solid var(--link); outline-offset: 2px; }
+#timeline-section:focus, ol.timeline:focus { outline: none; }
+.field.check { flex-direction: row; align-items: center; }
 .sr-only { position: absolute; width: 1px; height: 1px; padding: 0; margin: -1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; border: 0; }
 header nav { display: flex; gap: .4rem 1rem; flex-wrap: wrap; font-size: .9rem; }
 h1 { margin: .5rem 0; }

@@ -147,6 +147,25 @@ if (headInput) {
   if (!headInput.value) headInput.value = new URLSearchParams(location.search).get('head') || '';
   headInput.addEventListener('change', () => check());
 }
+// Keys (issue 39): d — the next dispute after the event in view (the
+// address's #vN), Shift+d — the one before; never while typing in a field.
+// (A stand-in document under Node has no events: nothing to wire.)
+document.addEventListener?.('keydown', (event) => {
+  if (event.key.toLowerCase() !== 'd' || event.ctrlKey || event.metaKey || event.altKey) return;
+  if (event.target && event.target.closest && event.target.closest('input, textarea, select, [contenteditable]')) return;
+  const disputes = [...document.querySelectorAll('.event[data-type="DisputeRaised"]')];
+  if (disputes.length === 0) return;
+  const here = Number((/^#v(\d+)$/.exec(location.hash) ?? [])[1] ?? -1);
+  const version = (el) => Number(el.getAttribute('data-version'));
+  const target = event.shiftKey
+    ? [...disputes].reverse().find((el) => version(el) < here) ?? disputes[disputes.length - 1]
+    : disputes.find((el) => version(el) > here) ?? disputes[0];
+  event.preventDefault();
+  history.replaceState(null, '', `#v${version(target)}`);
+  target.setAttribute('tabindex', '-1');
+  target.focus();
+  target.scrollIntoView({ block: 'start' });
+});
 wireCopyCheckpoint(document);
 prewarm();
 check().then(followLive);
