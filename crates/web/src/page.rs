@@ -19,7 +19,8 @@
 //! keys, JSON), every event element `id="v<N>" data-version data-type
 //! class="event"` with its visible summary as the one `[data-summary]`
 //! element of its own, every roll drawn by [`crate::dice::roll`], and the
-//! verification section's `p.verdict[aria-live]`, `#first-failure`,
+//! verdict banner `#verdict[data-verdict][aria-live]` right under the
+//! title (issue 39), the verification section's `#first-failure`,
 //! `ul#checks`, `#roller-key`, `#roller-key-status`, `ul#client-problems`
 //! and `input#posted-head`. Issue 23 (docs/protocol.md §5): `#log-keys` (the
 //! journal's log key the site publishes, JSON), `#log-key`,
@@ -251,6 +252,8 @@ impl BattlePage<'_> {
         let mut query = self.base_query(self.lang);
         for (key, value) in [
             ("actor", self.view.actor.clone()),
+            ("q", self.view.q.clone()),
+            ("disputed", self.view.disputed.then(|| "1".to_owned())),
             ("type", self.view.event_type.clone()),
             ("from", self.view.from.map(|v| v.to_string())),
             ("to", self.view.to.map(|v| v.to_string())),
@@ -291,7 +294,9 @@ impl BattlePage<'_> {
                 body data-audit="pending" data-head=(self.report.head_hash) data-battle=(self.battle_id)
                     data-status=(if closed { "closed" } else { "open" }) data-roller-key="pending"
                     data-live-url=[(!closed).then(|| self.live_url())] {
-                    a.skip-link href="#timeline" { (lang.t("skip_to_timeline")) }
+                    // To the timeline's heading, search form first (a judge
+                    // skipping the facts still wants to search).
+                    a.skip-link href="#timeline-section" { (lang.t("skip_to_timeline")) }
                     header { nav {
                         a href=(self.self_link(Lang::En)) hreflang="en" lang="en" { "English" }
                         a href=(self.self_link(Lang::Ru)) hreflang="ru" lang="ru" { "Русский" }
@@ -304,6 +309,7 @@ impl BattlePage<'_> {
                     main {
                         (lang_notice(lang, self.unknown_lang))
                         h1 { span.forum-text translate="no" { (title) } }
+                        (verdict_banner(lang, false))
                         (self.facts(opened_event, closed))
                         (self.verification(&shown))
                         (self.commitments(&shown))
@@ -386,12 +392,6 @@ impl BattlePage<'_> {
         html! {
             section #verification {
                 h2 { (lang.t("verification")) }
-                p.verdict aria-live="polite" {
-                    span.pending { (lang.t("verify_pending")) }
-                    span.verified { (lang.t("verify_verified")) }
-                    span.failed { (lang.t("verify_failed")) }
-                    span.unrevealed { (lang.t("verify_unrevealed")) }
-                }
                 p { span #first-failure {} span { " ← " (lang.t("first_failure")) } }
                 h3 { (lang.t("checks")) }
                 ul #checks {}
@@ -535,6 +535,10 @@ impl BattlePage<'_> {
                 span.field { label for="search-actor" { (lang.t("filter_actor")) }
                     input #search-actor name="actor" type="text" list="actors" value=[view.actor.as_deref()]; }
                 datalist #actors { @for actor in &actors { option value=(actor) {} } }
+                span.field { label for="search-q" { (lang.t("filter_text")) }
+                    input #search-q name="q" type="search" value=[view.q.as_deref()]; }
+                span.field.check { input #search-disputed name="disputed" type="checkbox" value="1" checked[view.disputed];
+                    label for="search-disputed" { (lang.t("filter_disputed")) } }
                 span.field { label for="search-type" { (lang.t("filter_type")) }
                     select #search-type name="type" {
                         option value="" { (lang.t("filter_any")) }
@@ -584,9 +588,10 @@ impl BattlePage<'_> {
         let links = self.links();
         let shown = |version: u64| window.shows(self.lines, version);
         html! {
-            section #timeline-section aria-labelledby="timeline-heading" {
+            section #timeline-section tabindex="-1" aria-labelledby="timeline-heading" {
                 h2 #timeline-heading { (self.lang.t("timeline")) }
                 (self.search_form(window))
+                p.muted #keys-hint { (self.lang.t("keys_hint")) }
                 (self.pager(window, true))
                 @if window.items.is_empty() {
                     p.muted { (self.lang.t("nothing_matches")) }
@@ -885,6 +890,27 @@ impl BattlePage<'_> {
     }
 }
 
+/// The verdict a judge reads first (issue 39): `#verdict[data-verdict]`,
+/// its headline, why in plain words and the technical detail a click away,
+/// filled by the verifier (web/verifier/verdict.js); until then it says it
+/// is checking (or, on `/verify`, waiting for a file), and without
+/// JavaScript that nothing is checked here.
+pub(crate) fn verdict_banner(lang: Lang, idle: bool) -> Markup {
+    html! {
+        section #verdict .verdict data-verdict=(if idle { "idle" } else { "pending" }) aria-live="polite" aria-labelledby="verdict-heading" {
+            h2 #verdict-heading .sr-only { (lang.t("verdict_heading")) }
+            p #verdict-headline { (lang.t(if idle { "verify_idle" } else { "verify_pending" })) }
+            p #verdict-why {}
+            details #verdict-details hidden {
+                summary { (lang.t("verdict_details")) }
+                ul #verdict-technical {}
+                p { a href="#verification" { (lang.t("checks")) } }
+            }
+            noscript { p { (lang.t("no_js")) } }
+        }
+    }
+}
+
 /// The roller key fields every verifying page has: the trusted keys (JSON,
 /// for the verifier), the key that signed and whether it matches (both
 /// filled by the verifier).
@@ -892,7 +918,7 @@ pub(crate) fn roller_key_fields(lang: Lang, trusted: &[String]) -> Markup {
     html! {
         dl.facts.roller-keys {
             dt { (lang.t("roller_key_signed")) } dd { code.hash #roller-key {} " " span #roller-key-status {} }
-            dt { (lang.t("roller_key_trusted")) } dd {
+            dt { (lang.t("roller_key_trusted")) } dd #roller-keys-pinned {
                 @if trusted.is_empty() { (lang.t("none_trusted")) }
                 @for key in trusted { code.hash { (key) } " " }
             }

@@ -100,3 +100,29 @@ export function wireCopyCheckpoint(doc) {
     }
   });
 }
+
+/**
+ * Checks a typed key or hash field (64 hex digits, or empty): marks the
+ * input aria-invalid with a message naming the problem beside it, or
+ * clears both. Returns { field, length } when it is malformed, else null.
+ */
+export function checkHexField(doc, input, field, lang, problemOf) {
+  if (!input) return null;
+  const problem = problemOf(input.value);
+  const id = `${input.id}-error`;
+  let message = doc.getElementById(id);
+  if (!problem) {
+    input.removeAttribute('aria-invalid');
+    input.removeAttribute('aria-describedby');
+    message?.remove();
+    return null;
+  }
+  if (!message) {
+    message = element(doc, 'span', undefined, { id, class: 'field-error', role: 'alert' });
+    input.after(message);
+  }
+  message.textContent = `${t(lang, `field.${field}`)}: ${t(lang, 'field.invalid', { length: problem.length })}`;
+  input.setAttribute('aria-invalid', 'true');
+  input.setAttribute('aria-describedby', id);
+  return { field, length: problem.length };
+}

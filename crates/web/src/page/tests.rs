@@ -98,7 +98,7 @@ fn every_event_has_its_element_and_every_summary_its_field() {
         for id in ["id=\"checks\"", "id=\"roller-key\"", "id=\"roller-key-status\"", "id=\"posted-head\"", "<main>"] {
             assert!(page.html.contains(id), "{id}");
         }
-        assert!(page.html.contains("class=\"verdict\" aria-live=\"polite\""));
+        assert!(page.html.contains("data-verdict=\"pending\" aria-live=\"polite\""));
     }
 }
 
