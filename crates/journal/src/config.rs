@@ -271,6 +271,9 @@ impl Config {
         if self.backend == Backend::Jetstream && self.nats_url.is_none() {
             return invalid("nats_url", "backend jetstream keeps the log in NATS: a NATS URL is required".into());
         }
+        if let Some(urls) = &self.nats_url {
+            battlelog_runtime::nats_url::NatsUrls::for_key("nats_url", urls)?;
+        }
         if !token_ok(&self.jetstream_stream) {
             return invalid(
                 "jetstream_stream",

@@ -106,10 +106,12 @@ pub async fn run(
     } else {
         let publisher: Option<Arc<dyn EventPublisher>> = match &config.nats_url {
             Some(url) => {
-                let url_shown = crate::nats::redact_url(url);
-                info!(url = %url_shown, stream = %config.nats_stream, "publishing committed events to NATS JetStream");
+                // validate() read it already; a config built in code may not have been.
+                let urls = crate::nats::NatsUrls::parse(url)
+                    .map_err(|e| JournalError::InvalidArgument { field: "nats_url".into(), message: e.to_string() })?;
+                info!(url = %urls.redacted(), stream = %config.nats_stream, "publishing committed events to NATS JetStream");
                 Some(Arc::new(
-                    JetStreamPublisher::connect(url, &config.nats_stream, &config.nats_subject_prefix).await?,
+                    JetStreamPublisher::connect(&urls, &config.nats_stream, &config.nats_subject_prefix).await?,
                 ))
             }
             None => {

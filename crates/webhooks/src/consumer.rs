@@ -22,7 +22,7 @@
 use std::time::Duration;
 
 use async_nats::jetstream::{self, AckKind, consumer::AckPolicy, consumer::DeliverPolicy, consumer::pull};
-use battlelog_runtime::nats_url::NatsUrl;
+use battlelog_runtime::nats_url::NatsUrls;
 use tokio::sync::watch;
 use tokio_stream::StreamExt;
 use tracing::{info, warn};
@@ -35,7 +35,8 @@ use crate::store::{Enqueued, Store, now_ms};
 /// What the consumer needs from the config.
 #[derive(Debug, Clone)]
 pub struct ConsumerOptions {
-    pub nats_url: String,
+    /// Any nodes of the cluster, with the service's login.
+    pub nats_urls: NatsUrls,
     pub stream: String,
     pub subject_prefix: String,
     pub durable: String,
@@ -59,8 +60,8 @@ pub async fn follow(
     metrics: std::sync::Arc<WebhooksMetrics>,
     mut stop: watch::Receiver<bool>,
 ) {
-    let url = NatsUrl::new(&options.nats_url);
-    let client = url
+    let client = options
+        .nats_urls
         .connect_options()
         .name("battlelog-webhooks")
         .retry_on_initial_connect()
@@ -68,7 +69,7 @@ pub async fn follow(
         .connection_timeout(Duration::from_secs(2))
         .reconnect_delay_callback(|attempts| Duration::from_millis((attempts as u64 * 100).min(1000)))
         .event_callback(|event| async move { info!(%event, "nats") })
-        .connect(url.address())
+        .connect(options.nats_urls.addresses())
         .await;
     let client = match client {
         Ok(client) => client,

@@ -81,7 +81,6 @@
 //! something may have been stored meanwhile.
 
 use std::collections::{HashMap, VecDeque};
-use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -104,8 +103,8 @@ use super::{ChainCheck, Conflict, EventStore, Head, KeyEntry, PlannedAppend, Sto
 use crate::error::JournalError;
 use crate::guard::{self, BattleState};
 use crate::limits::MAX_RECORD_OVERHEAD_BYTES;
-use crate::nats::NatsUrl;
 use crate::record::{self, Hash};
+use battlelog_runtime::nats_url::NatsUrls;
 
 /// The engine name in its errors ([`StorageError::engine`]).
 pub const ENGINE: &str = "jetstream";
@@ -217,24 +216,12 @@ fn battle_filter(stream_id: &str) -> String {
     format!("{SUBJECT_PREFIX}.*.{stream_id}")
 }
 
-/// The connection: every URL of the list, credentials from the first that
-/// has some (async-nats takes them as options, not from a URL).
+/// The connection: every URL of the list, with its login (async-nats takes
+/// it as options, not from a URL).
 fn connect_options(urls: &str) -> Result<(async_nats::ConnectOptions, Vec<ServerAddr>), JournalError> {
-    let parsed: Vec<NatsUrl> = urls.split(',').map(str::trim).filter(|u| !u.is_empty()).map(NatsUrl::new).collect();
-    if parsed.is_empty() {
-        return Err(JournalError::InvalidArgument { field: "nats_url".into(), message: "no NATS URL given".into() });
-    }
-    let options = parsed.iter().find(|u| u.user().is_some()).unwrap_or(&parsed[0]).connect_options();
-    let addresses = parsed
-        .iter()
-        .map(|u| {
-            ServerAddr::from_str(u.address()).map_err(|e| JournalError::InvalidArgument {
-                field: "nats_url".into(),
-                message: format!("{}: {e}", u.redacted()),
-            })
-        })
-        .collect::<Result<_, _>>()?;
-    Ok((options, addresses))
+    let urls = NatsUrls::parse(urls)
+        .map_err(|e| JournalError::InvalidArgument { field: "nats_url".into(), message: e.to_string() })?;
+    Ok((urls.connect_options(), urls.addresses()))
 }
 
 /// `major.minor` of a server version string (`2.12.8`).
