@@ -91,6 +91,9 @@ pub async fn run(
             "the journal's log is a NATS JetStream stream"
         );
         let store = JetStreamStore::connect(options).await?;
+        // Under the server's max_payload (the store fitted it): an append
+        // NATS would refuse is refused here first, by name.
+        let limits = crate::limits::Limits { max_append_bytes: store.max_append_bytes(), ..config.limits() };
         // After the log is reached: a journal that cannot reach it leaves
         // no generated key behind.
         let log_key = config.log_key()?;
@@ -102,7 +105,8 @@ pub async fn run(
                 crate::config::LOG_KEY_ENV
             );
         }
-        Journal::open_on(Arc::new(store), journal_options(config, None, log_key).with_metrics(metrics)).await?
+        let options = JournalOptions { limits, ..journal_options(config, None, log_key) };
+        Journal::open_on(Arc::new(store), options.with_metrics(metrics)).await?
     } else {
         let publisher: Option<Arc<dyn EventPublisher>> = match &config.nats_url {
             Some(url) => {
