@@ -18,7 +18,7 @@
 //!
 //! The stream is the journal's to create (on its first publish); until it
 //! exists this waits for it, so the services may start in any order. It asks
-//! again every second, but says so once ([`Said`]): a failure is logged
+//! again every second, but says so once (`Said`): a failure is logged
 //! when it is new, not at every try, and again only once the state changes
 //! (following, another failure).
 
