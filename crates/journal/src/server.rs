@@ -91,6 +91,9 @@ pub async fn run(
             "the journal's log is a NATS JetStream stream"
         );
         let store = JetStreamStore::connect(options).await?;
+        // Under the server's max_payload (the store fitted it): an append
+        // NATS would refuse is refused here first, by name.
+        let limits = crate::limits::Limits { max_append_bytes: store.max_append_bytes(), ..config.limits() };
         // After the log is reached: a journal that cannot reach it leaves
         // no generated key behind.
         let log_key = config.log_key()?;
@@ -102,14 +105,17 @@ pub async fn run(
                 crate::config::LOG_KEY_ENV
             );
         }
-        Journal::open_on(Arc::new(store), journal_options(config, None, log_key).with_metrics(metrics)).await?
+        let options = JournalOptions { limits, ..journal_options(config, None, log_key) };
+        Journal::open_on(Arc::new(store), options.with_metrics(metrics)).await?
     } else {
         let publisher: Option<Arc<dyn EventPublisher>> = match &config.nats_url {
             Some(url) => {
-                let url_shown = crate::nats::redact_url(url);
-                info!(url = %url_shown, stream = %config.nats_stream, "publishing committed events to NATS JetStream");
+                // validate() read it already; a config built in code may not have been.
+                let urls = crate::nats::NatsUrls::parse(url)
+                    .map_err(|e| JournalError::InvalidArgument { field: "nats_url".into(), message: e.to_string() })?;
+                info!(url = %urls.redacted(), stream = %config.nats_stream, "publishing committed events to NATS JetStream");
                 Some(Arc::new(
-                    JetStreamPublisher::connect(url, &config.nats_stream, &config.nats_subject_prefix).await?,
+                    JetStreamPublisher::connect(&urls, &config.nats_stream, &config.nats_subject_prefix).await?,
                 ))
             }
             None => {

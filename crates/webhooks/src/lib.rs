@@ -151,7 +151,8 @@ impl Webhooks {
             deliverer.wake(battle);
         }
         let options = consumer::ConsumerOptions {
-            nats_url: config.nats_url.clone(),
+            // validate() read it already; a config built in code may not have been.
+            nats_urls: battlelog_runtime::nats_url::NatsUrls::for_key("nats_url", &config.nats_url)?,
             stream: config.nats_stream.clone(),
             subject_prefix: config.nats_subject_prefix.clone(),
             durable: config.consumer.clone(),
