@@ -281,3 +281,24 @@ test("the checkpoint shown to keep must be the trailer's, and the log key is wri
   assert.equal(applyReport(doc, plain).status, 'failed');
   assert.equal(doc.body.getAttribute('data-log-key'), 'none');
 });
+
+test('a die not counted (~~2~~ in the record) drawn as <s> checks; struck differently, or not at all, fails', async () => {
+  const { text, rolls } = await makeExport();
+  const action = rolls[0].version + 1;
+  const recorded = 'pikachu: 4d6kh3: [~~2~~, 6, 4, 4] = 14';
+  const cases = [
+    [['pikachu: 4d6kh3: [', 's:2', ', 6, 4, 4] = 14'], 'verified'],
+    [['pikachu: 4d6kh3: [', 'del:2', ', 6, 4, 4] = 14'], 'verified'],
+    [['pikachu: 4d6kh3: [', 's:6', ', 2, 4, 4] = 14'], 'failed'],
+    [['pikachu: 4d6kh3: [2, 6, 4, 4] = 14'], 'failed'],
+  ];
+  for (const [parts, want] of cases) {
+    const report = await verifyExport(text, { rules: null });
+    report.events.find((e) => e.version === action).decoded.event.summary_en = recorded;
+    const doc = drawPage(report);
+    const nodes = parts.map((p) => (/^(s|del):/.test(p) ? h(doc, p.split(':')[0], {}, p.split(':')[1]) : p));
+    eventEl(doc, action).querySelector('[data-summary]').replaceChildren(...nodes);
+    applyReport(doc, report);
+    assert.equal(doc.body.getAttribute('data-audit'), want, JSON.stringify(parts));
+  }
+});
