@@ -5,12 +5,15 @@ Chromium against `battlelog up`, on the demo's battles:
     seeds, actions, dice, records, summaries, places);
   - Russian: each count's noun in its form for the number (1 бросок,
     2 броска, 5 бросков; the rule written out here, not taken from the
-    page), and the count of rolls is printed as such.
+    page), and the count of rolls is printed as such;
+  - the checkpoint's root in the encoding `battlelog audit --json` prints
+    (hex), the note's base64 beside it.
 Expected counts come from `battlelog export`, never from the page.
 """
 
 from __future__ import annotations
 
+import json
 import re
 
 import browser_tests as bt
@@ -39,6 +42,7 @@ def run(env: bt.Env, browser, results: bt.Results, battles: list[tuple[str, str]
     if not battles:
         results.check("plurals: a demo battle to check", False)
         return
+    check_root(env, browser, results, *battles[0])
     for battle, link in battles:
         rolls = sum(1 for line in bt.event_lines(env.work / f"{battle}.jsonl") if line["event_type"] == "DiceRolled")
         for lang in ("en", "ru"):
@@ -66,3 +70,21 @@ def run(env: bt.Env, browser, results: bt.Results, battles: list[tuple[str, str]
                 page.close()
             except Exception:
                 results.crashed(name)
+
+
+def check_root(env: bt.Env, browser, results: bt.Results, battle: str, link: str) -> None:
+    name = f"root encoding {battle}"
+    try:
+        audit = json.loads(
+            bt.run([env.battlelog, "audit", "--file", str(env.work / f"{battle}.jsonl"), "--accept-any-roller-key", "--json"])
+        )
+        root = audit["trailer"]["root_hash"]
+        for lang in ("en", "ru"):
+            page = browser.new_page()
+            page.goto(bt.with_query(link, lang=lang))
+            bt.wait_verdict(page)
+            line = page.eval_on_selector_all("[data-check-name='checkpoint']", "els => els.map(e => e.textContent).join(' ')")
+            results.check(f"{name} ?lang={lang}: the checkpoint line shows the root as the CLI prints it ({root})", root in line, line)
+            page.close()
+    except Exception:
+        results.crashed(name)

@@ -36,7 +36,7 @@ export const STRINGS = {
     'head.bad': 'Head: no event of this log has the posted head {head}',
     'head.skipped': 'Head: not compared with the forum’s — type the head hash the forum posted',
     'head.cut': 'Head: the export ends at version {last}, before the head the journal signed or the forum posted',
-    'checkpoint.ok': 'Signed checkpoint: the last event (version {last}) is in the journal’s log of {size#record|records}, root {root}, signed by log key {logKey} ({keyStatus})',
+    'checkpoint.ok': 'Signed checkpoint: the last event (version {last}) is in the journal’s log of {size#record|records}, root {root} (hex, as battlelog audit prints it; in the signed note, base64 {rootBase64}), signed by log key {logKey} ({keyStatus})',
     'checkpoint.bad': 'Signed checkpoint: failed — {what}',
     'checkpoint.skipped': 'No trailer: checked only as far as the chain (an export cut short at its end would not show)',
     'logkey.pinned': 'a trusted log key (pinned)',
@@ -117,7 +117,7 @@ export const STRINGS = {
     'head.bad': 'Голова: ни у одного события журнала нет опубликованного хеша {head}',
     'head.skipped': 'Голова: не сверена с форумом — введите хеш головы, опубликованный на форуме',
     'head.cut': 'Голова: экспорт кончается на версии {last}, раньше головы, которую подписал журнал или опубликовал форум',
-    'checkpoint.ok': 'Подписанный чекпойнт: последнее событие (версия {last}) есть в журнале из {size#записи|записей|записей}, корень {root}, подпись ключом журнала {logKey} ({keyStatus})',
+    'checkpoint.ok': 'Подписанный чекпойнт: последнее событие (версия {last}) есть в журнале из {size#записи|записей|записей}, корень {root} (в hex, как печатает battlelog audit; в подписанной записи — base64 {rootBase64}), подпись ключом журнала {logKey} ({keyStatus})',
     'checkpoint.bad': 'Подписанный чекпойнт: ошибка — {what}',
     'checkpoint.skipped': 'Трейлера нет: проверено только по цепочке хешей (обрезанный в конце экспорт так не обнаружить)',
     'logkey.pinned': 'доверенный ключ журнала (закреплён)',
@@ -224,7 +224,10 @@ function checkpointValues(trailer, problems, lang) {
   const whats = [...new Set(trailer.failures.map((f) => f.what))];
   return {
     size: trailer.checkpoint ? trailer.checkpoint.size : '',
-    root: trailer.checkpoint ? trailer.checkpoint.root : '',
+    // In hex, as `battlelog audit` prints it; the signed note (shown beside
+    // the checks) carries it in base64, so both are given.
+    root: trailer.checkpoint ? trailer.checkpoint.rootHex ?? trailer.checkpoint.root : '',
+    rootBase64: trailer.checkpoint ? trailer.checkpoint.root : '',
     logKey: trailer.logKey ?? '',
     keyStatus: t(lang, `logkey.${trailer.keyStatus}`),
     what: whats.map((w) => t(lang, `what.${w}`)).join('; '),
