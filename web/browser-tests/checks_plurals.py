@@ -6,6 +6,8 @@ Chromium against `battlelog up`, on the demo's battles:
   - Russian: each count's noun in its form for the number (1 бросок,
     2 броска, 5 бросков; the rule written out here, not taken from the
     page), and the count of rolls is printed as such;
+  - /verify?lang=ru names each event's type in Russian, never the raw
+    `DiceRolled`, `JudgeRuling` (the export's event types);
   - the checkpoint's root in the encoding `battlelog audit --json` prints
     (hex), the note's base64 beside it.
 Expected counts come from `battlelog export`, never from the page.
@@ -43,6 +45,7 @@ def run(env: bt.Env, browser, results: bt.Results, battles: list[tuple[str, str]
         results.check("plurals: a demo battle to check", False)
         return
     check_root(env, browser, results, *battles[0])
+    check_type_names(env, browser, results, battles[0][0])
     for battle, link in battles:
         rolls = sum(1 for line in bt.event_lines(env.work / f"{battle}.jsonl") if line["event_type"] == "DiceRolled")
         for lang in ("en", "ru"):
@@ -86,5 +89,22 @@ def check_root(env: bt.Env, browser, results: bt.Results, battle: str, link: str
             line = page.eval_on_selector_all("[data-check-name='checkpoint']", "els => els.map(e => e.textContent).join(' ')")
             results.check(f"{name} ?lang={lang}: the checkpoint line shows the root as the CLI prints it ({root})", root in line, line)
             page.close()
+    except Exception:
+        results.crashed(name)
+
+
+def check_type_names(env: bt.Env, browser, results: bt.Results, battle: str) -> None:
+    name = f"event type names {battle} on /verify?lang=ru"
+    try:
+        source = env.work / f"{battle}.jsonl"
+        types = {line["event_type"] for line in bt.event_lines(source)}
+        page = browser.new_page()
+        page.goto(f"{env.web}/verify?lang=ru")
+        bt.choose_export(page, source)
+        titles = page.eval_on_selector_all(".event-title", "els => els.map(e => e.textContent.trim())")
+        raw = sorted({title for title in titles if title in types})
+        results.check(f"{name}: every event titled", len(titles) > 0, f"{titles}")
+        results.check(f"{name}: no raw type name ({', '.join(sorted(types))})", not raw, f"shown raw: {raw}")
+        page.close()
     except Exception:
         results.crashed(name)

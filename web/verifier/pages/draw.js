@@ -31,6 +31,12 @@ export function summaryNodes(doc, text) {
   return nodes;
 }
 
+/** An event's type in the page's language (`DiceRolled`: Roll, Бросок); an unknown one as it is. */
+export function typeName(type, lang) {
+  const name = t(lang, `type.${type}`);
+  return name === `type.${type}` ? type : name;
+}
+
 // The field whose text is an event's summary (the contract's [data-summary]).
 export function summaryField(type, lang) {
   return { ActionResolved: lang === 'ru' ? 'summary_ru' : 'summary_en', DisputeRaised: 'reason', JudgeRuling: 'text', BattleClosed: 'reason', BattleOpened: 'title' }[type] ?? null;
@@ -71,7 +77,7 @@ export function drawRoll(doc, roll, lang) {
 export function drawEvent(doc, version, event, roll, lang) {
   const type = event ? event.type : 'unknown';
   const item = element(doc, 'li', undefined, { id: `v${version}`, class: 'event', 'data-version': version, 'data-type': type });
-  item.append(element(doc, 'a', `#v${version}`, { href: `#v${version}`, class: 'event-link' }), ' ', element(doc, 'span', type, { class: 'event-title' }));
+  item.append(element(doc, 'a', `#v${version}`, { href: `#v${version}`, class: 'event-link' }), ' ', element(doc, 'span', typeName(type, lang), { class: 'event-title' }));
   const field = summaryField(type, lang);
   if (field && event && typeof event[field] === 'string' && event[field] !== '') {
     const summary = element(doc, 'span', undefined, { 'data-summary': field, class: 'summary' });
