@@ -20,23 +20,23 @@ const CHECK_OF_PROBLEM = {
 
 export const STRINGS = {
   en: {
-    'dice.ok': 'Dice re-derived: {rolls} rolls, {dice} dice',
-    'dice.bad': 'Dice re-derived: {bad} of {rolls} rolls do not match the seeds',
-    'dice.skipped': 'Dice not re-derived yet: the seed stays secret until it is revealed ({rolls} rolls so far)',
-    'chain.ok': 'Hash chain: {events} events, versions 0 to {last}, each linked to the one before',
-    'chain.bad': 'Hash chain: {bad} of {events} events break it or are malformed',
-    'commitments.ok': 'Commitments: {revealed} of {epochs} seeds revealed, each matching its commitment',
-    'commitments.bad': 'Commitments: {bad} of {epochs} seeds do not match what was committed',
-    'signatures.ok': 'Signatures: {signed} commitments signed by roller key {key}',
-    'signatures.bad': 'Signatures: {bad} of {epochs} commitments not signed as they must be (key {key})',
-    'outcomes.ok': 'Outcomes re-resolved under the rules: {actions} actions',
-    'outcomes.bad': 'Outcomes re-resolved under the rules: {bad} of {actions} actions do not follow them',
+    'dice.ok': 'Dice re-derived: {rolls#roll|rolls}, {dice#die|dice}',
+    'dice.bad': 'Dice re-derived: {bad} of {rolls#roll|rolls} do not match the seeds',
+    'dice.skipped': 'Dice not re-derived yet: the seed stays secret until it is revealed ({rolls#roll|rolls} so far)',
+    'chain.ok': 'Hash chain: {events#event|events}, versions 0 to {last}, each linked to the one before',
+    'chain.bad': 'Hash chain: {bad} of {events#event|events} break it or are malformed',
+    'commitments.ok': 'Commitments: {revealed} of {epochs#seed|seeds} revealed, each matching its commitment',
+    'commitments.bad': 'Commitments: {bad} of {epochs#seed|seeds} do not match what was committed',
+    'signatures.ok': 'Signatures: {signed#commitment|commitments} signed by roller key {key}',
+    'signatures.bad': 'Signatures: {bad} of {epochs#commitment|commitments} not signed as they must be (key {key})',
+    'outcomes.ok': 'Outcomes re-resolved under the rules: {actions#action|actions}',
+    'outcomes.bad': 'Outcomes re-resolved under the rules: {bad} of {actions#action|actions} do not follow them',
     'outcomes.skipped': 'Outcomes not re-resolved: the rules engine could not be loaded here',
     'head.ok': 'Head: the posted head {head} is in this log ({message})',
     'head.bad': 'Head: no event of this log has the posted head {head}',
     'head.skipped': 'Head: not compared with the forum’s — type the head hash the forum posted',
     'head.cut': 'Head: the export ends at version {last}, before the head the journal signed or the forum posted',
-    'checkpoint.ok': 'Signed checkpoint: the last event (version {last}) is in the journal’s log of {size} records, root {root}, signed by log key {logKey} ({keyStatus})',
+    'checkpoint.ok': 'Signed checkpoint: the last event (version {last}) is in the journal’s log of {size#record|records}, root {root} (hex, as battlelog audit prints it; in the signed note, base64 {rootBase64}), signed by log key {logKey} ({keyStatus})',
     'checkpoint.bad': 'Signed checkpoint: failed — {what}',
     'checkpoint.skipped': 'No trailer: checked only as far as the chain (an export cut short at its end would not show)',
     'logkey.pinned': 'a trusted log key (pinned)',
@@ -50,8 +50,8 @@ export const STRINGS = {
     'what.head-not-last-event': 'the signed head is not the export’s last event',
     'what.head-signature': 'the head signature does not verify',
     'what.inclusion-proof': 'the inclusion proof does not lead to the checkpoint’s root',
-    'drawing.ok': 'What is drawn is what was verified: {rolls} rolls, {dice} dice, {summaries} summaries',
-    'drawing.bad': 'What is drawn differs from the verified log in {bad} places',
+    'drawing.ok': 'What is drawn is what was verified: {rolls#roll|rolls}, {dice#die|dice}, {summaries#summary|summaries}',
+    'drawing.bad': 'What is drawn differs from the verified log in {bad#place|places}',
     'key.pinned': 'a trusted roller key',
     'key.unpinned': 'no trusted roller key given: the key is not pinned',
     'key.mismatch': 'NOT a trusted roller key',
@@ -60,7 +60,11 @@ export const STRINGS = {
     'check.dice': 'dice', 'check.chain': 'hash chain', 'check.commitments': 'commitments', 'check.signatures': 'signatures',
     'check.outcomes': 'outcomes', 'check.head': 'head', 'check.checkpoint': 'checkpoint', 'check.drawing': 'drawing',
     'event.ok': 'verified', 'event.bad': 'failed', 'event.unrevealed': 'not revealed yet',
-    progress: 'Checking: {done} of {total} events',
+    // An event's type as the battle page titles it (crates/web's i18n.rs).
+    'type.BattleOpened': 'Battle opened', 'type.DiceRolled': 'Roll', 'type.ActionResolved': 'Action',
+    'type.DisputeRaised': 'Dispute', 'type.JudgeRuling': 'Ruling', 'type.BattleClosed': 'Battle closed',
+    'type.SeedRevealed': 'Seed revealed', 'type.SeedCommitted': 'Next seed committed',
+    progress: 'Checking: {done} of {total#event|events}',
     'error.notExport': 'This is not a battle export: {message}',
     'verdict.pending': 'Checking…',
     'verdict.idle': 'Choose an export file to check it',
@@ -101,23 +105,23 @@ export const STRINGS = {
     'why.drawing': 'What this page shows is not what was verified: it was changed on its way to you.',
   },
   ru: {
-    'dice.ok': 'Кости пересчитаны: бросков — {rolls}, костей — {dice}',
-    'dice.bad': 'Кости пересчитаны: {bad} из {rolls} бросков не сходятся с сидами',
-    'dice.skipped': 'Кости ещё не пересчитаны: сид секретен, пока его не раскроют (бросков пока — {rolls})',
-    'chain.ok': 'Цепочка хешей: событий — {events}, версии от 0 до {last}, каждая связана с предыдущей',
-    'chain.bad': 'Цепочка хешей: {bad} из {events} событий разрывают её или повреждены',
-    'commitments.ok': 'Обязательства: раскрыто сидов — {revealed} из {epochs}, каждый совпадает с обязательством',
-    'commitments.bad': 'Обязательства: {bad} из {epochs} сидов не совпадают с обязательством',
-    'signatures.ok': 'Подписи: обязательств подписано — {signed}, ключ роллера {key}',
-    'signatures.bad': 'Подписи: {bad} из {epochs} обязательств подписаны не так, как нужно (ключ {key})',
-    'outcomes.ok': 'Исходы пересчитаны по правилам: действий — {actions}',
-    'outcomes.bad': 'Исходы пересчитаны по правилам: {bad} из {actions} действий им не следуют',
+    'dice.ok': 'Кости пересчитаны: {rolls#бросок|броска|бросков}, {dice#кость|кости|костей}',
+    'dice.bad': 'Кости пересчитаны: {bad} из {rolls#броска|бросков|бросков} не сходятся с сидами',
+    'dice.skipped': 'Кости ещё не пересчитаны: сид секретен, пока его не раскроют (пока {rolls#бросок|броска|бросков})',
+    'chain.ok': 'Цепочка хешей: {events#событие|события|событий}, версии от 0 до {last}, каждая связана с предыдущей',
+    'chain.bad': 'Цепочка хешей: {bad} из {events#события|событий|событий} разрывают её или повреждены',
+    'commitments.ok': 'Обязательства: раскрыто сидов: {revealed} из {epochs#сида|сидов|сидов}, каждый совпадает с обязательством',
+    'commitments.bad': 'Обязательства: {bad} из {epochs#сида|сидов|сидов} не совпадают с обязательством',
+    'signatures.ok': 'Подписи: подписано {signed#обязательство|обязательства|обязательств}, ключ роллера {key}',
+    'signatures.bad': 'Подписи: {bad} из {epochs#обязательства|обязательств|обязательств} подписаны не так, как нужно (ключ {key})',
+    'outcomes.ok': 'Исходы пересчитаны по правилам: {actions#действие|действия|действий}',
+    'outcomes.bad': 'Исходы пересчитаны по правилам: {bad} из {actions#действия|действий|действий} им не следуют',
     'outcomes.skipped': 'Исходы не пересчитаны: движок правил здесь не загрузился',
     'head.ok': 'Голова: опубликованный хеш {head} есть в этом журнале ({message})',
     'head.bad': 'Голова: ни у одного события журнала нет опубликованного хеша {head}',
     'head.skipped': 'Голова: не сверена с форумом — введите хеш головы, опубликованный на форуме',
     'head.cut': 'Голова: экспорт кончается на версии {last}, раньше головы, которую подписал журнал или опубликовал форум',
-    'checkpoint.ok': 'Подписанный чекпойнт: последнее событие (версия {last}) есть в журнале из {size} записей, корень {root}, подпись ключом журнала {logKey} ({keyStatus})',
+    'checkpoint.ok': 'Подписанный чекпойнт: последнее событие (версия {last}) есть в журнале из {size#записи|записей|записей}, корень {root} (в hex, как печатает battlelog audit; в подписанной записи — base64 {rootBase64}), подпись ключом журнала {logKey} ({keyStatus})',
     'checkpoint.bad': 'Подписанный чекпойнт: ошибка — {what}',
     'checkpoint.skipped': 'Трейлера нет: проверено только по цепочке хешей (обрезанный в конце экспорт так не обнаружить)',
     'logkey.pinned': 'доверенный ключ журнала (закреплён)',
@@ -131,8 +135,8 @@ export const STRINGS = {
     'what.head-not-last-event': 'подписанная голова — не последнее событие экспорта',
     'what.head-signature': 'подпись головы не сходится',
     'what.inclusion-proof': 'доказательство включения не ведёт к корню чекпойнта',
-    'drawing.ok': 'Показано то, что проверено: бросков — {rolls}, костей — {dice}, описаний — {summaries}',
-    'drawing.bad': 'Показанное расходится с проверенным журналом в {bad} местах',
+    'drawing.ok': 'Показано то, что проверено: {rolls#бросок|броска|бросков}, {dice#кость|кости|костей}, {summaries#описание|описания|описаний}',
+    'drawing.bad': 'Показанное расходится с проверенным журналом в {bad#месте|местах|местах}',
     'key.pinned': 'доверенный ключ роллера',
     'key.unpinned': 'доверенный ключ роллера не задан: ключ не закреплён',
     'key.mismatch': 'НЕ доверенный ключ роллера',
@@ -141,7 +145,10 @@ export const STRINGS = {
     'check.dice': 'кости', 'check.chain': 'цепочка хешей', 'check.commitments': 'обязательства', 'check.signatures': 'подписи',
     'check.outcomes': 'исходы', 'check.head': 'голова', 'check.checkpoint': 'чекпойнт', 'check.drawing': 'отображение',
     'event.ok': 'проверено', 'event.bad': 'ошибка', 'event.unrevealed': 'ещё не раскрыто',
-    progress: 'Проверка: {done} из {total} событий',
+    'type.BattleOpened': 'Бой открыт', 'type.DiceRolled': 'Бросок', 'type.ActionResolved': 'Действие',
+    'type.DisputeRaised': 'Оспаривание', 'type.JudgeRuling': 'Решение судьи', 'type.BattleClosed': 'Бой окончен',
+    'type.SeedRevealed': 'Сид раскрыт', 'type.SeedCommitted': 'Новое обязательство сида',
+    progress: 'Проверка: {done} из {total#события|событий|событий}',
     'error.notExport': 'Это не экспорт боя: {message}',
     'verdict.pending': 'Проверка…',
     'verdict.idle': 'Выберите файл экспорта для проверки',
@@ -190,8 +197,23 @@ export function pageLanguage(lang) {
 
 /** A string of the table, `{name}` filled from `values`. */
 export function t(lang, key, values = {}) {
-  const text = STRINGS[pageLanguage(lang)][key] ?? STRINGS.en[key] ?? key;
-  return text.replace(/\{(\w+)\}/g, (_, name) => (name in values ? String(values[name]) : `{${name}}`));
+  const language = pageLanguage(lang);
+  const text = STRINGS[language][key] ?? STRINGS.en[key] ?? key;
+  return text
+    .replace(/\{(\w+)#([^}]+)\}/g, (whole, name, forms) => (name in values ? counted(language, values[name], forms.split('|')) : whole))
+    .replace(/\{(\w+)\}/g, (_, name) => (name in values ? String(values[name]) : `{${name}}`));
+}
+
+/**
+ * `count` and the noun's form for it: `{rolls#roll|rolls}` in English,
+ * `{rolls#бросок|броска|бросков}` in Russian (one, few, many, as
+ * Intl.PluralRules names them: 1 бросок, 2 броска, 5 бросков, 21 бросок).
+ */
+function counted(language, count, forms) {
+  const category = new Intl.PluralRules(language).select(Number(count));
+  const order = forms.length === 3 ? ['one', 'few', 'many'] : ['one', 'other'];
+  const index = order.indexOf(category);
+  return `${count} ${forms[index === -1 ? forms.length - 1 : index]}`;
 }
 
 /** The check a problem belongs to. */
@@ -209,7 +231,10 @@ function checkpointValues(trailer, problems, lang) {
   const whats = [...new Set(trailer.failures.map((f) => f.what))];
   return {
     size: trailer.checkpoint ? trailer.checkpoint.size : '',
-    root: trailer.checkpoint ? trailer.checkpoint.root : '',
+    // In hex, as `battlelog audit` prints it; the signed note (shown beside
+    // the checks) carries it in base64, so both are given.
+    root: trailer.checkpoint ? trailer.checkpoint.rootHex ?? trailer.checkpoint.root : '',
+    rootBase64: trailer.checkpoint ? trailer.checkpoint.root : '',
     logKey: trailer.logKey ?? '',
     keyStatus: t(lang, `logkey.${trailer.keyStatus}`),
     what: whats.map((w) => t(lang, `what.${w}`)).join('; '),

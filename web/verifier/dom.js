@@ -100,6 +100,22 @@ const SUMMARY_FIELDS = {
   BattleClosed: ['reason'], BattleOpened: ['title'],
 };
 
+/**
+ * What a drawn summary says in the record's own notation: its text, with
+ * each <s> or <del> (a die not counted) written back as `~~face~~`.
+ */
+function drawnSummary(node) {
+  const parts = node.childNodes ? [...node.childNodes] : [node.text, ...node.children];
+  return parts
+    .map((part) => {
+      if (typeof part === 'string') return part;
+      if (part.nodeType === 3) return part.data;
+      if (part.tagName === 'S' || part.tagName === 'DEL') return `~~${part.textContent}~~`;
+      return drawnSummary(part);
+    })
+    .join('');
+}
+
 /** The problems of an event element's own [data-summary] against the record. */
 function summaryProblems(el, event) {
   const own = [...el.querySelectorAll('[data-summary]')].filter((s) => s.closest('.event') === el);
@@ -114,8 +130,8 @@ function summaryProblems(el, event) {
     const field = s.getAttribute('data-summary');
     if (!recorded || typeof recorded[field] !== 'string') {
       problems.push(`the summary shows a field (${field}) the record does not hold`);
-    } else if (normalize(s.textContent) !== normalize(recorded[field])) {
-      problems.push(`the summary reads ${JSON.stringify(normalize(s.textContent))}, the record's ${field} is ${JSON.stringify(normalize(recorded[field]))}`);
+    } else if (normalize(drawnSummary(s)) !== normalize(recorded[field])) {
+      problems.push(`the summary reads ${JSON.stringify(normalize(drawnSummary(s)))}, the record's ${field} is ${JSON.stringify(normalize(recorded[field]))}`);
     }
   }
   return { problems, summaries: own.length };

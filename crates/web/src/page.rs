@@ -86,6 +86,41 @@ fn text<'v>(event: &'v Value, field: &str) -> &'v str {
     event.get(field).and_then(Value::as_str).unwrap_or_default()
 }
 
+/// A sentence of the page's own text, a command in it (written between
+/// backticks in the tables of i18n.rs) drawn as a `<code>` element: the
+/// backticks never show.
+pub(crate) fn prose(sentence: &str) -> Markup {
+    html! {
+        @for (index, part) in sentence.split('`').enumerate() {
+            @if index % 2 == 1 { code translate="no" { (part) } } @else { (part) }
+        }
+    }
+}
+
+/// A recorded summary, its dice not counted (`~~2~~`, the forum's Markdown)
+/// drawn as `<s>` elements: every other character is escaped text, so no
+/// mark of any markup shows on the page.
+fn summary_markup(summary: &str) -> Markup {
+    let mut parts: Vec<(bool, &str)> = Vec::new();
+    let mut rest = summary;
+    while let Some(start) = rest.find("~~") {
+        let after = &rest[start + 2..];
+        match after.find("~~") {
+            Some(end) if end > 0 && !after[..end].contains(|c: char| c.is_whitespace() || c == '~') => {
+                parts.push((false, &rest[..start]));
+                parts.push((true, &after[..end]));
+                rest = &after[end + 2..];
+            }
+            _ => {
+                parts.push((false, &rest[..start + 2]));
+                rest = after;
+            }
+        }
+    }
+    parts.push((false, rest));
+    html! { @for (struck, part) in parts { @if struck { s { (part) } } @else { (part) } } }
+}
+
 fn number(event: &Value, field: &str) -> Option<u64> {
     event.get(field).and_then(Value::as_u64)
 }
@@ -111,15 +146,20 @@ fn plain(value: &Value) -> String {
 
 /// A recorded value in the page's language: booleans as yes/no, strings as
 /// the forum's own text (not translated, marked so), numbers as they are.
-fn value(lang: Lang, value: &Value) -> Markup {
+fn value(lang: Lang, recorded: &Value) -> Markup {
     html! {
-        @match value {
+        @match recorded {
             Value::Bool(true) => (lang.t("yes")),
             Value::Bool(false) => (lang.t("no")),
             Value::String(s) => span.forum-text translate="no" { (s) },
             Value::Number(n) => (n.to_string()),
             Value::Null => "—",
-            other => code.forum-text translate="no" { (other.to_string()) },
+            // A nested value (a sheet's stats, a list of moves) as a list,
+            // never as raw JSON.
+            Value::Array(items) => ul.sheet-list { @for item in items { li { (value(lang, item)) } } },
+            Value::Object(fields) => dl.sheet-fields {
+                @for (key, item) in fields { dt { (field_name(lang, key)) } dd { (value(lang, item)) } }
+            },
         }
     }
 }
@@ -404,7 +444,7 @@ impl BattlePage<'_> {
                         value=[self.view.head.as_deref()];
                 }
                 ul #client-problems .problems {}
-                noscript { p { (lang.t("no_js")) } }
+                noscript { p { (prose(lang.t("no_js"))) } }
                 p.muted {
                     (lang.t("server_audit")) ": " (self.report.findings.len()) " " (lang.t("findings"))
                 }
@@ -696,7 +736,7 @@ impl BattlePage<'_> {
                 "ActionResolved" => {
                     p.summary lang=(lang.code())
                         data-summary=(match lang { Lang::En => "summary_en", Lang::Ru => "summary_ru" }) {
-                        (text(event, match lang { Lang::En => "summary_en", Lang::Ru => "summary_ru" }))
+                        (summary_markup(text(event, match lang { Lang::En => "summary_en", Lang::Ru => "summary_ru" })))
                     }
                     @if let Some(fields) = links.finals.get(&line.version) {
                         (self.overridden(fields, shown))
@@ -877,7 +917,7 @@ impl BattlePage<'_> {
                     @for line in self.lines.iter().filter(|line| line.event_type == "ActionResolved") {
                         li data-action=(line.version) {
                             a href=(self.version_href(line.version, None)) { "#v" (line.version) } " "
-                            span lang=(lang.code()) { (text(&line.event, summary_field)) } " — "
+                            span lang=(lang.code()) { (summary_markup(text(&line.event, summary_field))) } " — "
                             @match finals.get(&line.version) {
                                 Some(fields) => (self.overridden(fields, &|_| false)),
                                 None => span.muted { (lang.t("as_recorded")) },
@@ -906,7 +946,7 @@ pub(crate) fn verdict_banner(lang: Lang, idle: bool) -> Markup {
                 ul #verdict-technical {}
                 p { a href="#verification" { (lang.t("checks")) } }
             }
-            noscript { p { (lang.t("no_js")) } }
+            noscript { p { (prose(lang.t("no_js"))) } }
         }
     }
 }
@@ -950,7 +990,7 @@ fn checkpoint_to_keep(lang: Lang, note: Option<&str>) -> Markup {
             h3 #checkpoint-heading { (lang.t("checkpoint_keep")) }
             @match note {
                 Some(note) => {
-                    p #checkpoint-why { (lang.t("checkpoint_keep_why")) }
+                    p #checkpoint-why { (prose(lang.t("checkpoint_keep_why"))) }
                     pre #checkpoint-note translate="no" { (note) }
                     button #copy-checkpoint type="button" aria-controls="checkpoint-note" { (lang.t("copy")) }
                 }

@@ -125,6 +125,12 @@ section.explanation ul, .state-panel ul { margin: .2rem 0; padding-left: 1.2rem;
   border: 1px solid var(--muted); padding: .1rem .4rem; text-align: left; overflow-wrap: anywhere; }
 .calculation .mismatch { color: var(--bad); font-weight: 600; }
 .calculation code, .key-hex { overflow-wrap: anywhere; word-break: break-all; }
+/* The words table keeps its words and numbers whole: on a phone it scrolls
+   inside its .scroll-box instead of breaking "rejected" into "rejec/ted". */
+.calculation table.words td, .calculation table.words th, .calculation table.words code { overflow-wrap: normal; word-break: normal; white-space: nowrap; }
+dl.sheet-fields { margin: 0; display: grid; grid-template-columns: max-content auto; gap: 0 .5rem; }
+dl.sheet-fields dd { margin: 0; }
+ul.sheet-list { margin: 0; padding-left: 1.1rem; }
 "#;
 
 #[cfg(test)]

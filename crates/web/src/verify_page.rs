@@ -69,7 +69,7 @@ impl VerifyPage<'_> {
                         (lang_notice(lang, self.unknown_lang))
                         h1 { (lang.t("verify_title")) }
                         (verdict_banner(lang, true))
-                        p { (lang.t("verify_intro")) }
+                        p { (crate::page::prose(lang.t("verify_intro"))) }
                         p.field {
                             label for="head" { (lang.t("posted_head")) }
                             input #head type="text" spellcheck="false" autocomplete="off";
@@ -95,13 +95,13 @@ impl VerifyPage<'_> {
                             (log_key_fields(lang, self.trusted_log_keys))
                             section #checkpoint hidden aria-labelledby="checkpoint-heading" {
                                 h3 #checkpoint-heading { (lang.t("checkpoint_keep")) }
-                                p #checkpoint-why { (lang.t("checkpoint_keep_why")) }
+                                p #checkpoint-why { (crate::page::prose(lang.t("checkpoint_keep_why"))) }
                                 pre #checkpoint-note translate="no" {}
                                 button #copy-checkpoint type="button" aria-controls="checkpoint-note" { (lang.t("copy")) }
                             }
                             ul #client-problems .problems {}
                         }
-                        noscript { p { (lang.t("no_js")) } }
+                        noscript { p { (crate::page::prose(lang.t("no_js"))) } }
                         div #results {}
                     }
                     script type="application/json" id="roller-keys" { (PreEscaped(keys)) }
