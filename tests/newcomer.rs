@@ -62,7 +62,8 @@ fn demo_exports_verify(up: &Up, dir: &Path) -> usize {
         assert!(stdout.lines().any(|l| l.trim() == line), "the demo shows the posts ({line:?} missing):\n{stdout}");
     }
     // The close's post names the credential that closed (the demo's token).
-    for start in ["Battle closed by ", "Бой закрыт: ", "Head hash at version ", "Хеш журнала на версии "] {
+    for start in ["Battle closed by ", "Бой закрыт: ", "Head hash at version ", "Хеш журнала на версии "]
+    {
         assert!(stdout.lines().any(|l| l.trim().starts_with(start)), "no {start:?}… line:\n{stdout}");
     }
     // Each battle's page on the web service `up` runs, with its share key.

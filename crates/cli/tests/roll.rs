@@ -161,7 +161,8 @@ fn a_roll_whose_arithmetic_fails_shows_its_dice_and_the_error() {
     let output = battlelog(&args(true));
     assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
     let json: Value = serde_json::from_slice(&output.stdout).expect("one JSON object");
-    let faces: Vec<i64> = json["dice"].as_array().expect("dice").iter().map(|d| d["value"].as_i64().expect("a face")).collect();
+    let faces: Vec<i64> =
+        json["dice"].as_array().expect("dice").iter().map(|d| d["value"].as_i64().expect("a face")).collect();
     assert_eq!(faces, [5, 3, 4, 2]);
     assert_eq!(json["total"], 0);
     assert_eq!(json["error"], "division by zero at 7");
