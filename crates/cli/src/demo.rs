@@ -122,7 +122,6 @@ async fn play(
             request_id: format!("{run}-{}-open", demo.ruleset),
             battle_id: String::new(),
             post_format: PostFormat::Plain.into(),
-            ..Default::default()
         })
         .await
         .map_err(|s| anyhow::anyhow!("open {}: {}", demo.ruleset, crate::tls::status_message(&s)))?
@@ -139,7 +138,6 @@ async fn play(
             action: Some(object(&action)),
             request_id: format!("{run}-{}-{i}", demo.ruleset),
             post_format: PostFormat::Plain.into(),
-            ..Default::default()
         };
         match resolver.act(request).await {
             Ok(response) => {
@@ -173,7 +171,6 @@ async fn play(
             reason: "the demo is over".into(),
             request_id: format!("{run}-{}-close", demo.ruleset),
             post_format: PostFormat::Plain.into(),
-            ..Default::default()
         })
         .await
         .map_err(|s| anyhow::anyhow!("close {battle_id}: {}", crate::tls::status_message(&s)))?
