@@ -251,6 +251,7 @@ impl GrpcServer {
             },
             note: observe::CallerNote,
             rate: self.rate.as_ref().and_then(TenantRateLimit::limiter),
+            metrics: grpc_metrics.clone(),
         };
         let (health, health_service) = grpc::health();
         let router =
@@ -306,6 +307,8 @@ struct Door {
     authenticator: Authenticator,
     note: observe::CallerNote,
     rate: Option<TenantLimiter>,
+    /// Where a rate-limited tenant's series starts at zero.
+    metrics: observe::GrpcMetrics,
 }
 
 impl Interceptor for Door {
@@ -321,6 +324,7 @@ impl Interceptor for Door {
             // battlelog's own services must not be throttled by a tenant's
             // flood: the `service` role is not counted.
             if caller.role != Role::Service {
+                self.metrics.tenant_seen(&caller.tenant);
                 limiter.check(&caller.tenant)?;
             }
         }

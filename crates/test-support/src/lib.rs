@@ -33,7 +33,7 @@ pub mod cluster;
 pub mod otlp;
 
 pub use auth::TestAuth;
-pub use cluster::NatsCluster;
+pub use cluster::{NatsCluster, NodeCommand};
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
@@ -292,6 +292,22 @@ impl ServiceProcess {
         Self::start_unchecked(binary, args, envs, log, None).await
     }
 
+    /// [`Self::start_tls`] for a start that may fail, as a supervisor
+    /// (the kubelet, compose's `restart`) sees it: a process that exits, or
+    /// prints no readiness line in time, is an `Err` with its log, and is
+    /// gone.
+    pub async fn try_start_tls(
+        binary: &Path,
+        args: &[String],
+        envs: &[(String, String)],
+        log: &Path,
+        tls: Option<ClientTlsConfig>,
+    ) -> Result<Self, String> {
+        let process = Self::try_start_unchecked(binary, args, envs, log, tls).await?;
+        process.wait_healthy().await;
+        Ok(process)
+    }
+
     async fn start_unchecked(
         binary: &Path,
         args: &[String],
@@ -299,6 +315,16 @@ impl ServiceProcess {
         log: &Path,
         tls: Option<ClientTlsConfig>,
     ) -> Self {
+        Self::try_start_unchecked(binary, args, envs, log, tls).await.unwrap_or_else(|why| panic!("{why}"))
+    }
+
+    async fn try_start_unchecked(
+        binary: &Path,
+        args: &[String],
+        envs: &[(String, String)],
+        log: &Path,
+        tls: Option<ClientTlsConfig>,
+    ) -> Result<Self, String> {
         let log_file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -338,10 +364,11 @@ impl ServiceProcess {
             tokio::task::spawn_blocking(move || rx.recv_timeout(STARTUP_DEADLINE)).await.expect("join").ok().flatten();
         let Some((addr, metrics)) = addr else {
             let _ = child.kill();
+            let _ = child.wait();
             let log = std::fs::read_to_string(log).unwrap_or_default();
-            panic!("{} printed no readiness line; its log:\n{log}", binary.display());
+            return Err(format!("{} printed no readiness line; its log:\n{log}", binary.display()));
         };
-        Self { child, addr, metrics, log: log.to_path_buf(), tls }
+        Ok(Self { child, addr, metrics, log: log.to_path_buf(), tls })
     }
 
     async fn wait_healthy(&self) {

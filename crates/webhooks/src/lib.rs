@@ -92,7 +92,7 @@ impl Webhooks {
         })?;
         let store = Arc::new(store);
         let metrics = metrics::own_registry();
-        metrics.0.read_gauges_from(store.clone());
+        metrics.0.read_gauges_from(store.clone(), config.tenants.keys().cloned());
         let journal = match &config.journal_url {
             Some(url) => {
                 let tls = config.client_tls.client_config().context("tls_ca")?;
