@@ -70,6 +70,20 @@ pub fn rss_bytes(pid: u32) -> u64 {
     kib * 1024
 }
 
+/// Whether every thread of process `pid` is stopped (state `T` in
+/// `/proc/<pid>/task/<tid>/stat`). A thread that exits while it is read is
+/// skipped; a process that is gone is a panic.
+fn all_threads_stopped(pid: u32) -> bool {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap_or_else(|e| panic!("process {pid} has no /proc/{pid}/task: {e}"));
+    tasks.filter_map(Result::ok).all(|task| {
+        // The state is the first field after the command name, which is in
+        // parentheses and may itself hold spaces or parentheses.
+        std::fs::read_to_string(task.path().join("stat"))
+            .map_or(true, |stat| stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('T')))
+    })
+}
+
 /// Bytes in MiB, for the memory tests' messages.
 pub fn mib(bytes: u64) -> f64 {
     bytes as f64 / (1024.0 * 1024.0)
@@ -431,6 +445,30 @@ impl ServiceProcess {
     /// The OS process id.
     pub fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    /// SIGSTOP, then waits (with a deadline) until every thread of the
+    /// process is stopped: from then on it holds its sockets and answers
+    /// nothing. `kill` returns once the signal is queued, not once it has
+    /// taken effect: the kernel hands it to one thread, and only when that
+    /// thread next runs does it stop the others. On a loaded machine it may
+    /// wait for a CPU while the others go on serving; a test that froze the
+    /// journal and then read through it saw its reads answered.
+    pub async fn freeze(&self) {
+        let pid = self.child.id();
+        let sent = Command::new("kill").args(["-STOP", &pid.to_string()]).status().is_ok_and(|s| s.success());
+        assert!(sent, "could not send SIGSTOP to {pid}");
+        poll_until(&format!("every thread of {pid} stopped after SIGSTOP"), STARTUP_DEADLINE, || async move {
+            all_threads_stopped(pid).then_some(())
+        })
+        .await;
+    }
+
+    /// SIGCONT after [`Self::freeze`]: it runs on where it stopped.
+    pub fn thaw(&self) {
+        let pid = self.child.id().to_string();
+        let sent = Command::new("kill").args(["-CONT", &pid]).status().is_ok_and(|s| s.success());
+        assert!(sent, "could not send SIGCONT to {pid}");
     }
 
     /// SIGKILL: no shutdown code runs.
