@@ -387,7 +387,7 @@ async fn a_broken_log_still_starts_with_the_tree_before_the_break() {
     let (before, key) = checkpoint_of(&mut c, 10, WAIT).await;
     assert!(server.terminate().await, "graceful shutdown exits 0");
     {
-        let db = sled::open(&data).expect("open sled");
+        let db = open_sled(&data).await;
         let records = db.open_tree(layout::RECORDS).expect("tree");
         records.remove(layout::record_key("t", 6)).expect("remove");
         db.flush().expect("flush");

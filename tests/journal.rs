@@ -339,7 +339,7 @@ async fn tampering_is_found_at_the_first_bad_version() {
     assert!(server.terminate().await, "graceful shutdown exits 0");
 
     let original: Vec<Vec<u8>> = {
-        let db = sled::open(&data).expect("open sled");
+        let db = open_sled(&data).await;
         let records = db.open_tree(layout::RECORDS).expect("tree");
         (0..10).map(|v| records.get(layout::record_key("t", v)).expect("get").expect("present").to_vec()).collect()
     };
@@ -389,7 +389,7 @@ async fn tampering_is_found_at_the_first_bad_version() {
     ];
     for (what, tamper, first_bad) in cases {
         {
-            let db = sled::open(&data).expect("open sled");
+            let db = open_sled(&data).await;
             let records = db.open_tree(layout::RECORDS).expect("tree");
             for (v, value) in original.iter().enumerate() {
                 records.insert(layout::record_key("t", v as u64), value.clone()).expect("restore");
@@ -437,7 +437,7 @@ async fn a_stream_head_that_disagrees_with_the_records_is_found() {
     assert!(server.terminate().await, "graceful shutdown exits 0");
 
     let original = {
-        let db = sled::open(&data).expect("open sled");
+        let db = open_sled(&data).await;
         let heads = db.open_tree(layout::HEADS).expect("tree");
         heads.get("h").expect("get").expect("a head").to_vec()
     };
@@ -464,7 +464,7 @@ async fn a_stream_head_that_disagrees_with_the_records_is_found() {
     ];
     for (what, head, first_bad) in cases {
         {
-            let db = sled::open(&data).expect("open sled");
+            let db = open_sled(&data).await;
             let heads = db.open_tree(layout::HEADS).expect("tree");
             match head {
                 Some(value) => heads.insert("h", value).expect("insert"),
@@ -485,7 +485,7 @@ async fn a_stream_head_that_disagrees_with_the_records_is_found() {
         assert!(server.terminate().await);
     }
     {
-        let db = sled::open(&data).expect("open sled");
+        let db = open_sled(&data).await;
         db.open_tree(layout::HEADS).expect("tree").insert("h", original).expect("restore");
         db.flush().expect("flush");
     }
