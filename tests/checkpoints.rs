@@ -370,8 +370,12 @@ async fn only_services_ask_and_bad_requests_name_their_field() {
 }
 
 /// A log that no longer reads back whole (a record deleted on disk) does
-/// not keep the journal from starting: the tree stops before the break,
-/// the checkpoint covers what reads, and `VerifyChain` names the version.
+/// not keep the journal from starting: the tree stops before the break and
+/// `VerifyChain` names the version. The tree is then short of the
+/// checkpoint signed before, so the journal signs nothing over it (a
+/// smaller tree's root would be a second story about the records it
+/// signed), serves that checkpoint still, and refuses proofs and appends
+/// with `STORE_BEHIND_CHECKPOINT`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_broken_log_still_starts_with_the_tree_before_the_break() {
     use battlelog_journal::store::layout;
@@ -383,22 +387,21 @@ async fn a_broken_log_still_starts_with_the_tree_before_the_break() {
     let (before, key) = checkpoint_of(&mut c, 10, WAIT).await;
     assert!(server.terminate().await, "graceful shutdown exits 0");
     {
-        let db = sled::open(&data).expect("open sled");
+        let db = open_sled(&data).await;
         let records = db.open_tree(layout::RECORDS).expect("tree");
         records.remove(layout::record_key("t", 6)).expect("remove");
         db.flush().expect("flush");
     }
     let server = journal(&data, None).await;
     let mut c = client(&server).await;
-    let (after, same_key) = checkpoint_of(&mut c, 6, WAIT).await;
-    assert_eq!((after.size, same_key), (6, key), "the records before the break");
-    let proof = consistency(&mut c, after.size, 0).await;
-    assert_eq!(proof.new_size, 6);
-    // What was checkpointed before the break is no prefix of this tree's
-    // newest checkpoint: proving it asks for a size past the newest.
-    let past = c.get_consistency_proof(pb::ConsistencyProofRequest { old_size: before.size, new_size: 0 }).await;
-    assert_eq!(invalid_field(&past.expect_err("10 is past 6")), "old_size");
+    let (after, same_key) = checkpoint_of(&mut c, 10, WAIT).await;
+    assert_eq!((after, same_key), (before, key), "the checkpoint signed before, not one of the 6 records left");
+    let past = c.get_consistency_proof(pb::ConsistencyProofRequest { old_size: 1, new_size: 0 }).await;
+    assert_eq!(error_reason(&past.expect_err("behind")), "STORE_BEHIND_CHECKPOINT");
+    let refused = append(&mut c, "t", any(), vec![resolved("after the break", "")]).await;
+    assert_eq!(error_reason(&refused.expect_err("behind")), "STORE_BEHIND_CHECKPOINT");
     let verdict = verify(&mut c, "t").await;
     assert_eq!((verdict.ok, verdict.first_bad_version), (false, Some(6)));
     assert!(server.log().contains("the tree stops here"), "said in the log:\n{}", server.log());
+    assert!(server.log().contains("records 6..10 are missing"), "said in the log:\n{}", server.log());
 }

@@ -453,12 +453,9 @@ async fn requests_past_the_concurrency_limit_are_shed_at_once() {
     let status = forum.get_battle(GetBattleRequest { battle_id: "warm".into(), ..Default::default() }).await;
     assert_eq!(status.expect_err("no such battle").code(), Code::NotFound);
 
-    let journal_pid = stack.journal.pid().to_string();
-    let signal = |name: &str| {
-        let sent = std::process::Command::new("kill").args([name, &journal_pid]).status();
-        assert!(sent.is_ok_and(|s| s.success()), "kill {name} {journal_pid}");
-    };
-    signal("-STOP");
+    // Frozen means every thread stopped, not just SIGSTOP sent: until then
+    // the journal may still answer a read, which would free its slot.
+    stack.journal.freeze().await;
     let waiting: Vec<_> = (0..2)
         .map(|n| {
             let mut forum = forum.clone();
@@ -491,7 +488,7 @@ async fn requests_past_the_concurrency_limit_are_shed_at_once() {
     })
     .await;
     assert!(waiting.iter().all(|task| !task.is_finished()), "the two within the limit wait for the journal");
-    signal("-CONT");
+    stack.journal.thaw();
     let (status, took) = shed;
     assert!(took < Duration::from_millis(300), "shed at once, not queued: {took:?}");
     assert!(status.message().contains("max_concurrent_requests"), "{status:?}");

@@ -318,18 +318,26 @@ async fn another_journals_append_moves_changes() {
 }
 
 #[tokio::test]
-async fn a_server_too_small_for_the_largest_append_is_refused_at_connect() {
-    // The default max_payload is 1 MiB; the default limits need more.
+async fn appends_are_fitted_under_the_servers_max_payload_at_connect() {
+    // The default max_payload is 1 MiB; the default limits' largest append
+    // weighs 1 102 624 bytes, 54 048 of them besides its payloads.
     let nats = NatsServer::start();
-    let error = JetStreamStore::connect(JetStreamOptions::new(nats.url())).await.unwrap_err().to_string();
-    assert!(error.contains("max_payload") && error.contains("max_append_bytes"), "{error}");
-    // At the server's 1 MiB exactly, taken; a byte over, refused.
-    let base = JetStreamOptions { max_append_bytes: 0, ..JetStreamOptions::new(nats.url()) }.max_message_bytes();
-    let at = JetStreamOptions { max_append_bytes: 1024 * 1024 - base, ..JetStreamOptions::new(nats.url()) };
+    let fitted = 1024 * 1024 - (1_102_624 - 1024 * 1024);
+    let store = JetStreamStore::connect(JetStreamOptions::new(nats.url())).await.expect("fitted, not refused");
+    assert_eq!(store.max_append_bytes(), fitted);
+    // At the server's 1 MiB exactly, and below, kept as configured.
+    let at = JetStreamOptions { max_append_bytes: fitted, ..JetStreamOptions::new(nats.url()) };
     assert_eq!(at.max_message_bytes(), 1024 * 1024);
-    JetStreamStore::connect(at.clone()).await.expect("limits within max_payload");
-    let over = JetStreamOptions { max_append_bytes: at.max_append_bytes + 1, ..at };
-    assert!(JetStreamStore::connect(over).await.unwrap_err().to_string().contains("max_payload"));
+    assert_eq!(JetStreamStore::connect(at.clone()).await.expect("within").max_append_bytes(), fitted);
+    let below = JetStreamOptions { max_append_bytes: fitted - 1, ..at.clone() };
+    assert_eq!(JetStreamStore::connect(below).await.expect("within").max_append_bytes(), fitted - 1);
+    // One byte over: lowered by that byte.
+    let over = JetStreamOptions { max_append_bytes: fitted + 1, ..at };
+    assert_eq!(JetStreamStore::connect(over).await.expect("fitted").max_append_bytes(), fitted);
+    // Not even one event of max_payload_bytes fits: refused, naming both.
+    let big_events = JetStreamOptions { max_payload_bytes: fitted + 1, ..JetStreamOptions::new(nats.url()) };
+    let error = JetStreamStore::connect(big_events).await.unwrap_err().to_string();
+    assert!(error.contains("max_payload") && error.contains("max_payload_bytes"), "{error}");
     let too_many = JetStreamOptions { max_events_per_append: 65_537, ..JetStreamOptions::new(nats.url()) };
     let error = JetStreamStore::connect(too_many).await.unwrap_err().to_string();
     assert!(error.contains("max_events_per_append"), "{error}");
@@ -999,4 +1007,101 @@ async fn a_jetstream_journal_without_nats_exits_at_start() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success(), "{stderr}");
     assert!(stderr.contains("jetstream"), "it says what failed: {stderr}");
+}
+
+/// An `ActionResolved` whose payload weighs exactly `bytes`.
+fn weighing(bytes: usize) -> battlelog_proto::v1::NewEvent {
+    use battlelog_proto::v1 as pb;
+    let padded = |n: usize| {
+        let resolved = pb::ActionResolved { summary_en: "x".repeat(n), ..Default::default() };
+        battlelog_system_tests::battle_event(Event::ActionResolved(resolved), "")
+    };
+    let overhead = padded(bytes).payload.len() - bytes;
+    let event = padded(bytes - overhead);
+    assert_eq!(event.payload.len(), bytes, "the padding is exact");
+    event
+}
+
+/// An append to a new battle whose payloads weigh exactly `total`: its
+/// opening, then events of at most the default `max_payload_bytes` each.
+fn appended_weighing(total: usize) -> Vec<battlelog_proto::v1::NewEvent> {
+    const MAX_PAYLOAD: usize = 256 * 1024;
+    let mut events = vec![opened_event("forum-a", "")];
+    let mut left = total - events[0].payload.len();
+    while left > 0 {
+        let next = left.min(MAX_PAYLOAD);
+        // The padding needs a few bytes of its own: never leave less.
+        let next = if left - next > 0 && left - next < 16 { next - 16 } else { next };
+        events.push(weighing(next));
+        left -= next;
+    }
+    events
+}
+
+/// A stock nats-server (its default `max_payload`, 1 MiB) takes the
+/// JetStream journal at its default limits: the journal reads the server's
+/// `max_payload` and lowers `max_append_bytes` so that its largest append
+/// (`max_events_per_append` records at their largest, and the headers) is
+/// one message the server takes, and says so in one log line. An append of
+/// exactly that is stored; one byte more is refused by name before NATS
+/// sees it. A smaller configured limit wins, and is not logged as lowered;
+/// a server too small for even one event of `max_payload_bytes` stops the
+/// journal, naming both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stock_nats_server_takes_the_jetstream_journal_under_its_max_payload() {
+    let nats = NatsServer::start();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let journal = journal_process(dir.path(), "stock", &nats.url()).await;
+    // The largest message at the default limits is 1 102 624 bytes: 1 MiB
+    // of payloads and 54 048 bytes of what every record and the headers
+    // add. Under a 1 MiB max_payload that leaves 1 MiB − 54 048 for payloads.
+    let fitted = 1024 * 1024 - (1_102_624 - 1024 * 1024);
+    let lowered = |log: String| -> Vec<String> {
+        log.lines().filter(|l| l.contains("max_payload") && l.contains("max_append_bytes")).map(str::to_owned).collect()
+    };
+    let said = lowered(journal.log());
+    assert_eq!(said.len(), 1, "one line says so: {said:?}");
+    assert!(said[0].contains(&fitted.to_string()), "{said:?}");
+    let mut c = client(&journal).await;
+    let at_edge = appended_weighing(fitted);
+    let reply = append(&mut c, "stock-edge", no_stream(), at_edge.clone()).await.expect("exactly the lowered limit");
+    assert_eq!(reply.events.len(), at_edge.len());
+    assert!(verify(&mut c, "stock-edge").await.ok);
+    let error =
+        append(&mut c, "stock-over", no_stream(), appended_weighing(fitted + 1)).await.expect_err("a byte over");
+    assert_eq!(error.code(), tonic::Code::InvalidArgument, "{error:?}");
+    assert!(error.message().contains(&format!("max_append_bytes = {fitted}")), "{error:?}");
+
+    // A smaller configured limit is kept as it is.
+    let smaller = 600_000usize;
+    let options = StartOptions {
+        envs: vec![
+            ("BATTLELOG_JOURNAL_BACKEND".to_owned(), "jetstream".to_owned()),
+            ("BATTLELOG_JOURNAL_MAX_APPEND_BYTES".to_owned(), smaller.to_string()),
+        ],
+        ..StartOptions::default()
+    };
+    let configured =
+        battlelog_test_support::journal_with(&dir.path().join("smaller"), Some(&nats.url()), &options).await;
+    assert_eq!(lowered(configured.log()), Vec::<String>::new(), "nothing lowered");
+    let mut c = client(&configured).await;
+    append(&mut c, "smaller-edge", no_stream(), appended_weighing(smaller)).await.expect("the configured limit");
+    let error = append(&mut c, "smaller-over", no_stream(), appended_weighing(smaller + 1)).await.expect_err("over");
+    assert!(error.message().contains(&format!("max_append_bytes = {smaller}")), "{error:?}");
+
+    // A server whose messages cannot hold one event of max_payload_bytes
+    // (256 KiB) with the rest of an append's weight.
+    let config_dir = tempfile::tempdir().expect("temp dir");
+    let config = config_dir.path().join("nats.conf");
+    std::fs::write(&config, "max_payload: 300KB\n").expect("write the NATS config");
+    let tiny = NatsServer::start_with_config(&config, &[]);
+    let output = tokio::process::Command::new(battlelog_test_support::service_binary("battlelog-journal"))
+        .args(["--listen", "127.0.0.1:0", "--backend", "jetstream", "--nats-url", &tiny.url()])
+        .args(["--data-dir", &dir.path().join("tiny").display().to_string()])
+        .envs(battlelog_test_support::TestAuth::shared().env("journal"))
+        .output();
+    let output = tokio::time::timeout(Duration::from_secs(30), output).await.expect("it exits").expect("it runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    assert!(stderr.contains("max_payload") && stderr.contains("max_payload_bytes"), "{stderr}");
 }

@@ -339,7 +339,7 @@ async fn tampering_is_found_at_the_first_bad_version() {
     assert!(server.terminate().await, "graceful shutdown exits 0");
 
     let original: Vec<Vec<u8>> = {
-        let db = sled::open(&data).expect("open sled");
+        let db = open_sled(&data).await;
         let records = db.open_tree(layout::RECORDS).expect("tree");
         (0..10).map(|v| records.get(layout::record_key("t", v)).expect("get").expect("present").to_vec()).collect()
     };
@@ -389,7 +389,7 @@ async fn tampering_is_found_at_the_first_bad_version() {
     ];
     for (what, tamper, first_bad) in cases {
         {
-            let db = sled::open(&data).expect("open sled");
+            let db = open_sled(&data).await;
             let records = db.open_tree(layout::RECORDS).expect("tree");
             for (v, value) in original.iter().enumerate() {
                 records.insert(layout::record_key("t", v as u64), value.clone()).expect("restore");
@@ -437,7 +437,7 @@ async fn a_stream_head_that_disagrees_with_the_records_is_found() {
     assert!(server.terminate().await, "graceful shutdown exits 0");
 
     let original = {
-        let db = sled::open(&data).expect("open sled");
+        let db = open_sled(&data).await;
         let heads = db.open_tree(layout::HEADS).expect("tree");
         heads.get("h").expect("get").expect("a head").to_vec()
     };
@@ -464,7 +464,7 @@ async fn a_stream_head_that_disagrees_with_the_records_is_found() {
     ];
     for (what, head, first_bad) in cases {
         {
-            let db = sled::open(&data).expect("open sled");
+            let db = open_sled(&data).await;
             let heads = db.open_tree(layout::HEADS).expect("tree");
             match head {
                 Some(value) => heads.insert("h", value).expect("insert"),
@@ -485,7 +485,7 @@ async fn a_stream_head_that_disagrees_with_the_records_is_found() {
         assert!(server.terminate().await);
     }
     {
-        let db = sled::open(&data).expect("open sled");
+        let db = open_sled(&data).await;
         db.open_tree(layout::HEADS).expect("tree").insert("h", original).expect("restore");
         db.flush().expect("flush");
     }
@@ -679,18 +679,39 @@ async fn subscriptions_are_gap_free_across_catch_up_and_live() {
 /// Whether `status` is what a writer may see once its server was stopped:
 /// the connection refused (UNAVAILABLE), a call cancelled as its connection
 /// closed (CANCELLED), the journal's own refusal while it shuts down
-/// (UNAVAILABLE) and, only after a kill -9, a connection dropped mid-call
-/// (tonic reports that as UNKNOWN with a transport or h2 error). Anything
-/// else — a conflict on a stream the writer alone writes, an invalid
-/// argument, an internal error — is a bug, not the stop.
+/// (UNAVAILABLE), a call the server's GOAWAY refused ([`refused_by_goaway`])
+/// and, only after a kill -9, a connection dropped mid-call (tonic reports
+/// that as UNKNOWN with a transport or h2 error). Anything else — a
+/// conflict on a stream the writer alone writes, an invalid argument, any
+/// other internal error — is a bug, not the stop.
 fn server_went_away(status: &tonic::Status, killed: bool) -> bool {
     match status.code() {
         Code::Unavailable | Code::Cancelled => true,
+        Code::Internal => refused_by_goaway(status),
         Code::Unknown => {
             killed && ["transport error", "h2 protocol error"].iter().any(|m| status.message().contains(m))
         }
         _ => false,
     }
+}
+
+/// Whether the call failed because the server's graceful GOAWAY (reason
+/// NO_ERROR) left its stream out: RFC 9113 §6.8, the server never
+/// processed it. The server sends a first GOAWAY, then a PING, and once
+/// the PING is answered a last GOAWAY naming the last stream it took. A
+/// request the client queued just before it read the first GOAWAY may
+/// leave after the PING's answer (h2 sends the answer first), so the
+/// server never takes it. tonic 0.14 reports that as INTERNAL "h2 protocol
+/// error", with the GOAWAY in the status's source.
+fn refused_by_goaway(status: &tonic::Status) -> bool {
+    let mut source = std::error::Error::source(status);
+    while let Some(error) = source {
+        if let Some(h2) = error.downcast_ref::<h2::Error>() {
+            return h2.is_go_away() && h2.is_remote() && h2.reason() == Some(h2::Reason::NO_ERROR);
+        }
+        source = error.source();
+    }
+    false
 }
 
 /// Every event of the global log, paging through `ReadAll`.
@@ -709,7 +730,8 @@ async fn read_all_events(c: &mut Client) -> Vec<pb::RecordedEvent> {
 /// SIGTERM with appends in flight: every append that was answered OK is on
 /// disk after a restart with the payload, event id and hash it was
 /// acknowledged with; writers fail only after the signal and only as a
-/// stopping server makes them; the open subscription delivers stored events
+/// stopping server makes them, and an append its GOAWAY refused is not
+/// stored; the open subscription delivers stored events
 /// without a gap and then ends; the process exits 0.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn graceful_shutdown_finishes_in_flight_appends() {
@@ -743,7 +765,8 @@ async fn graceful_shutdown_finishes_in_flight_appends() {
                         // Read the flag after the error: it was set before the signal.
                         assert!(stopping.load(Ordering::SeqCst), "g{w}: an append failed before SIGTERM: {status:?}");
                         assert!(server_went_away(&status, false), "g{w}: not a stopping server's error: {status:?}");
-                        return ok;
+                        let never_taken = refused_by_goaway(&status).then_some(payload);
+                        return (ok, never_taken);
                     }
                 }
             }
@@ -776,10 +799,17 @@ async fn graceful_shutdown_finishes_in_flight_appends() {
 
     let server = journal(&data, None).await;
     let mut c = client(&server).await;
-    for (w, acknowledged) in answered.iter().enumerate() {
+    for (w, (acknowledged, never_taken)) in answered.iter().enumerate() {
         let stream = format!("g{w}");
         let stored = read_stream(&mut c, &stream).await;
         check_chain(&stream, &stored);
+        // A GOAWAY says the server never took the request: so it is not stored.
+        if let Some(payload) = never_taken {
+            assert!(
+                stored.iter().all(|e| e.event.as_ref().is_none_or(|record| &record.payload != payload)),
+                "{stream}: an append the server's GOAWAY refused is stored"
+            );
+        }
         assert!(!acknowledged.is_empty(), "{stream}: the writer had appended before the signal");
         for (version, event_id, hash, payload) in acknowledged {
             let e = stored

@@ -12,6 +12,26 @@ use tonic_types::StatusExt;
 /// A journal client.
 pub type Client = JournalClient<AuthChannel>;
 
+/// The journal's sled database in `dir`, opened for a test that reads or
+/// edits the files directly while no journal runs on them. While sled finds
+/// the directory's lock held it tries again, up to a deadline. A handle
+/// dropped a moment ago may still hold the lock. So may a child process that
+/// another test in this binary started meanwhile: it holds a copy of the
+/// lock file's descriptor until its exec. The journal's own opening waits
+/// the same way (`open_db` in its sled store).
+pub async fn open_sled(dir: &std::path::Path) -> sled::Db {
+    let what = format!("sled's lock on {} to come free", dir.display());
+    battlelog_test_support::poll_until(&what, std::time::Duration::from_secs(10), || async {
+        match sled::open(dir) {
+            Ok(db) => Some(db),
+            // sled 0.34 says so only in its message.
+            Err(sled::Error::Io(e)) if e.to_string().contains("could not acquire lock") => None,
+            Err(e) => panic!("open sled in {}: {e}", dir.display()),
+        }
+    })
+    .await
+}
+
 /// Connects to a running journal.
 pub async fn client(process: &battlelog_test_support::ServiceProcess) -> Client {
     let token = battlelog_test_support::TestAuth::shared().service_token();

@@ -267,7 +267,7 @@ async fn the_resolver_logs_in_to_nats_with_the_credentials_in_its_url() {
     assert_eq!(service.cached_head("warm"), Some(0));
     tokio::spawn(battlelog_resolver::server::warm_from_nats(
         service.clone(),
-        resolver_nats.clone(),
+        resolver_nats.parse().expect("a NATS URL"),
         "battlelog.events.>".into(),
     ));
     // Core NATS drops what is published before the subscription is in

@@ -47,6 +47,25 @@ fn demo_exports_verify(up: &Up, dir: &Path) -> usize {
     for ruleset in ["pokemon-d6@2", "arcana-2d10@2", "berserk@1", "pbta-2d6@1"] {
         assert!(stdout.contains(ruleset), "the demo plays {ruleset}:\n{stdout}");
     }
+    // It shows the posts a forum would paste (README.md's tour), in both
+    // languages: the open's, each action's and the close's, as the
+    // resolver wrote them (crates/post's plain text).
+    for line in [
+        "Battle opened: Pikachu vs Meowth",
+        "Бой открыт: Pikachu vs Meowth",
+        "Ruleset: pokemon-d6@2",
+        "Action by pikachu",
+        "Действие: pikachu",
+        "Dice:",
+        "Броски:",
+    ] {
+        assert!(stdout.lines().any(|l| l.trim() == line), "the demo shows the posts ({line:?} missing):\n{stdout}");
+    }
+    // The close's post names the credential that closed (the demo's token).
+    for start in ["Battle closed by ", "Бой закрыт: ", "Head hash at version ", "Хеш журнала на версии "]
+    {
+        assert!(stdout.lines().any(|l| l.trim().starts_with(start)), "no {start:?}… line:\n{stdout}");
+    }
     // Each battle's page on the web service `up` runs, with its share key.
     let web = up
         .banner

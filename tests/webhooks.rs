@@ -1077,3 +1077,44 @@ async fn admin_probe(process: &ServiceProcess) -> Option<(u16, String)> {
     .ok()
     .flatten()
 }
+
+/// Until the journal's first event creates the fan-out stream, the
+/// webhooks service waits for it, asking JetStream again and again; it
+/// says so once, not at every try, and says once more when the state
+/// changes (it follows the stream). The tries are seen on the server: each
+/// is a `$JS.API.STREAM.INFO` request, which a plain subscriber sees too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waiting_for_the_journals_stream_is_logged_once_not_at_every_try() {
+    let nats = NatsServer::start();
+    let dir = temp_dir("webhooks-waiting");
+    let observer = async_nats::connect(nats.url()).await.expect("connect to NATS");
+    let mut tries = observer.subscribe("$JS.API.STREAM.INFO.BATTLELOG_EVENTS").await.expect("subscribe");
+    observer.flush().await.expect("flush");
+    let receiver = Receiver::start().await;
+    let url = receiver.url();
+    let service = webhooks(&dir.path().join("webhooks"), &nats.url(), &[("forum-a", &url, SECRET_A)], &[]).await;
+    // Several tries, each answered "stream not found".
+    for _ in 0..4 {
+        tokio::time::timeout(DEADLINE, tokio_stream::StreamExt::next(&mut tries))
+            .await
+            .expect("the service asks for the stream again")
+            .expect("the subscription is open");
+    }
+    let about_the_stream = |log: &str| -> Vec<String> {
+        let following = |l: &str| l.contains("following the journal's committed events");
+        log.lines().filter(|l| l.contains("BATTLELOG_EVENTS") && !following(l)).map(str::to_owned).collect()
+    };
+    let waiting = about_the_stream(&service.log());
+    assert_eq!(waiting.len(), 1, "said once after several tries: {waiting:#?}");
+
+    // The journal's first event creates the stream: following it is said once.
+    let journal = battlelog_test_support::journal(&dir.path().join("journal"), Some(&nats.url())).await;
+    let mut journal_client = client(&journal).await;
+    append(&mut journal_client, "wh-first", no_stream(), vec![opened("forum-a", "open")]).await.expect("open");
+    poll_until("the event delivered", DEADLINE, || async { (!receiver.state.deduped().is_empty()).then_some(()) })
+        .await;
+    let log = service.log();
+    let following: Vec<&str> = log.lines().filter(|l| l.contains("following the journal's committed events")).collect();
+    assert_eq!(following.len(), 1, "{log}");
+    assert_eq!(about_the_stream(&log), waiting, "nothing more about waiting: {log}");
+}

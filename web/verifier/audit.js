@@ -465,7 +465,9 @@ export async function verifyExport(text, options = {}) {
   if (closedAt) {
     for (const c of commitments.values()) {
       if (c.revealedAt === null) {
-        find(last.version + 1, 'commitment', `the battle is closed (version ${closedAt.version}) but the export ends with the seed of epoch ${c.epoch} unrevealed: it is cut short or the reveal is missing`, null);
+        // cutShort: what a judge hears is "the export stops too early", not
+        // "a seed does not match" (verdict.js).
+        problems.push({ version: last.version + 1, check: 'commitment', cutShort: true, message: `the battle is closed (version ${closedAt.version}) but the export ends with the seed of epoch ${c.epoch} unrevealed: it is cut short or the reveal is missing` });
       }
     }
   }
@@ -481,7 +483,7 @@ export async function verifyExport(text, options = {}) {
       head = { given, check: 'ok', message: `the head given is version ${match.value.version}; the export goes on to version ${last.version}` };
     } else {
       head = { given, check: 'bad', message: 'no event of the export has the head hash given: the export is cut short or not the battle the head is of' };
-      find(last.version + 1, 'head', head.message, null);
+      problems.push({ version: last.version + 1, check: 'head', cutShort: true, message: head.message });
     }
   }
   // §5: the trailer's checkpoint, log key, head, head signature and

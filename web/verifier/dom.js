@@ -11,6 +11,9 @@
 //   #roller-key, #roller-key-status; ul#client-problems: links to #v<N>
 //   #log-key, #log-key-status, body[data-log-key="pinned|unpinned|mismatch|none"]
 //     (docs/protocol.md §5: the trailer's log key; none: no trailer)
+//   #verdict[data-verdict] (issue 39, verdict.js): the judge's one word,
+//     #verdict-headline, #verdict-why, #verdict-technical inside a <details>;
+//   #roller-keys-pinned: the roller keys the check really pinned to
 //
 // What is drawn, compared with the verified records (any difference: the
 // roll and its event bad, the page failed at that version):
@@ -29,6 +32,7 @@
 // No dependencies beyond checks.js and no DOM globals: it works on the
 // `document` it is given (tests give it a small stand-in).
 import { checkOfProblem, pageLanguage, summarizeChecks, t } from './checks.js';
+import { verdictOf, verdictTexts } from './verdict.js';
 
 const FUDGE_FACES = new Map([[-1, '\u2212'], [0, ''], [1, '+']]);
 
@@ -96,6 +100,22 @@ const SUMMARY_FIELDS = {
   BattleClosed: ['reason'], BattleOpened: ['title'],
 };
 
+/**
+ * What a drawn summary says in the record's own notation: its text, with
+ * each <s> or <del> (a die not counted) written back as `~~face~~`.
+ */
+function drawnSummary(node) {
+  const parts = node.childNodes ? [...node.childNodes] : [node.text, ...node.children];
+  return parts
+    .map((part) => {
+      if (typeof part === 'string') return part;
+      if (part.nodeType === 3) return part.data;
+      if (part.tagName === 'S' || part.tagName === 'DEL') return `~~${part.textContent}~~`;
+      return drawnSummary(part);
+    })
+    .join('');
+}
+
 /** The problems of an event element's own [data-summary] against the record. */
 function summaryProblems(el, event) {
   const own = [...el.querySelectorAll('[data-summary]')].filter((s) => s.closest('.event') === el);
@@ -110,8 +130,8 @@ function summaryProblems(el, event) {
     const field = s.getAttribute('data-summary');
     if (!recorded || typeof recorded[field] !== 'string') {
       problems.push(`the summary shows a field (${field}) the record does not hold`);
-    } else if (normalize(s.textContent) !== normalize(recorded[field])) {
-      problems.push(`the summary reads ${JSON.stringify(normalize(s.textContent))}, the record's ${field} is ${JSON.stringify(normalize(recorded[field]))}`);
+    } else if (normalize(drawnSummary(s)) !== normalize(recorded[field])) {
+      problems.push(`the summary reads ${JSON.stringify(normalize(drawnSummary(s)))}, the record's ${field} is ${JSON.stringify(normalize(recorded[field]))}`);
     }
   }
   return { problems, summaries: own.length };
@@ -207,7 +227,7 @@ function ownCheckText(doc, el) {
  * comparing what it draws with it. Returns the report as marked (with the
  * drawing's problems).
  */
-export function applyReport(doc, report) {
+export function applyReport(doc, report, { inputError = null } = {}) {
   const lang = pageLanguage(doc.documentElement && doc.documentElement.getAttribute('lang'));
   const drawing = checkDrawing(doc, report);
   const marked = withDrawing(report, drawing);
@@ -235,6 +255,7 @@ export function applyReport(doc, report) {
   writeProblems(doc, marked, lang);
   writeRollerKey(doc, marked, lang);
   writeLogKey(doc, marked, lang);
+  writeVerdict(doc, verdictOf({ report: marked, inputError }), lang);
   // Set last: a test waiting on data-audit then sees every mark in place.
   doc.body.setAttribute('data-audit', marked.status);
   return marked;
@@ -289,6 +310,72 @@ function writeRollerKey(doc, report, lang) {
     status.textContent = report.rollerKey ? t(lang, `key.${report.rollerKeyStatus}`) : t(lang, 'key.none');
   }
   doc.body.setAttribute('data-roller-key', report.rollerKeyStatus);
+  // The keys the check pinned to (a typed one replaces the site's): the
+  // row must never show one set while the status speaks of another.
+  const pinned = doc.getElementById('roller-keys-pinned');
+  if (pinned) {
+    const keys = report.trustedKeys ?? [];
+    pinned.replaceChildren(...(keys.length === 0 ? [t(lang, 'key.unpinned')] : keys.flatMap((k) => {
+      const code = doc.createElement('code');
+      code.setAttribute('class', 'hash');
+      code.textContent = k;
+      return [code, ' '];
+    })));
+  }
+}
+
+/** Where a version's event is: on this page, else the page holding it. */
+function versionHref(doc, version) {
+  if (doc.getElementById(`v${version}`)) return `#v${version}`;
+  const search = doc.defaultView && doc.defaultView.location ? new URLSearchParams(doc.defaultView.location.search) : null;
+  if (!search || !doc.body.hasAttribute('data-battle')) return `#v${version}`;
+  search.set('v', String(version));
+  return `?${search.toString()}#v${version}`;
+}
+
+/**
+ * Writes the verdict banner (#verdict): its kind as data-verdict, the
+ * headline (a failure links to its version), why in plain words, and the
+ * technical detail inside its <details>.
+ */
+export function writeVerdict(doc, verdict, lang) {
+  const banner = doc.getElementById('verdict');
+  if (!banner) return;
+  const texts = verdictTexts(verdict, lang);
+  banner.setAttribute('data-verdict', verdict.kind);
+  if (verdict.version !== undefined) banner.setAttribute('data-verdict-version', String(verdict.version));
+  else banner.removeAttribute('data-verdict-version');
+  if (verdict.check) banner.setAttribute('data-verdict-check', verdict.check);
+  else banner.removeAttribute('data-verdict-check');
+  const headline = doc.getElementById('verdict-headline');
+  if (headline) {
+    if (verdict.kind === 'failed' && verdict.version !== undefined) {
+      const link = doc.createElement('a');
+      link.setAttribute('href', versionHref(doc, verdict.version));
+      link.textContent = texts.headline;
+      headline.replaceChildren(link);
+    } else {
+      headline.textContent = texts.headline;
+    }
+  }
+  const why = doc.getElementById('verdict-why');
+  if (why) why.textContent = texts.explanation;
+  const technical = doc.getElementById('verdict-technical');
+  if (technical) {
+    technical.replaceChildren(...texts.technical.map((line) => {
+      const item = doc.createElement('li');
+      // The verifier's own findings are technical English (field names,
+      // hashes): marked so on a Russian page.
+      item.setAttribute('lang', 'en');
+      item.textContent = line;
+      return item;
+    }));
+  }
+  const details = doc.getElementById('verdict-details');
+  if (details) {
+    if (texts.technical.length > 0) details.removeAttribute('hidden');
+    else details.setAttribute('hidden', '');
+  }
 }
 
 function writeLogKey(doc, report, lang) {
@@ -306,6 +393,8 @@ function writeLogKey(doc, report, lang) {
 
 /** Marks `doc` as failed when the input could not be verified at all (not an export, no WebCrypto). */
 export function applyError(doc, error) {
+  const lang = pageLanguage(doc.documentElement && doc.documentElement.getAttribute('lang'));
+  writeVerdict(doc, verdictOf({ error }), lang);
   const first = doc.getElementById('first-failure');
   if (first) first.textContent = '';
   doc.body.setAttribute('data-audit', 'failed');

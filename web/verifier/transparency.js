@@ -361,6 +361,6 @@ export async function checkTrailer(trailer, last, trusted = []) {
       failed(error);
     }
   }
-  const shown = checkpoint && { origin: checkpoint.origin, size: checkpoint.size.toString(), root: bytesToBase64(checkpoint.root), note: checkpoint.note };
+  const shown = checkpoint && { origin: checkpoint.origin, size: checkpoint.size.toString(), root: bytesToBase64(checkpoint.root), rootHex: bytesToHex(checkpoint.root), note: checkpoint.note };
   return result(keyStatus, key.text, shown);
 }

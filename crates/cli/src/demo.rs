@@ -1,15 +1,17 @@
 //! `battlelog demo`: plays a short battle of every ruleset through the gRPC
 //! API of a running stack, as a forum would, closes them, and prints the
-//! posts a forum would make, each battle with the link to its web page when
-//! the resolver gives one. It ends with one line per battle: the command
-//! that exports it, for `battlelog audit --file`.
+//! posts a forum would make — the very `post` of each reply (the open's,
+//! every action's, the close's), in Russian and English, in plain text —
+//! each battle with the link to its web page when the resolver gives one.
+//! It ends with one line per battle: the command that exports it, for
+//! `battlelog audit --file`.
 
 use std::fmt::Write;
 
 use battlelog_auth::{AuthChannel, Role};
 use battlelog_proto::battle::{json_to_struct, struct_to_json};
 use battlelog_proto::v1::resolver_client::ResolverClient;
-use battlelog_proto::v1::{ActRequest, CloseRequest, OpenBattleRequest, battle_event::Event};
+use battlelog_proto::v1::{ActRequest, CloseRequest, OpenBattleRequest, Post, PostFormat};
 use clap::Args;
 use serde_json::{Value, json};
 
@@ -119,15 +121,14 @@ async fn play(
             client_seed: format!("forum:demo/{run}/{}", demo.ruleset),
             request_id: format!("{run}-{}-open", demo.ruleset),
             battle_id: String::new(),
-            ..Default::default()
+            post_format: PostFormat::Plain.into(),
         })
         .await
         .map_err(|s| anyhow::anyhow!("open {}: {}", demo.ruleset, crate::tls::status_message(&s)))?
         .into_inner();
     let battle_id = opened.battle_id;
-    let commitment = opened.opened.map(|o| o.commitment).unwrap_or_default();
     writeln!(out, "\n=== {} ({}) — battle {battle_id}", demo.title, demo.ruleset)?;
-    writeln!(out, "Seed commitment / обязательство: {commitment}")?;
+    write_post(out, opened.post.as_ref())?;
 
     let mut versions = Vec::new();
     for (i, action) in demo.actions.iter().enumerate() {
@@ -136,22 +137,20 @@ async fn play(
             battle_id: battle_id.clone(),
             action: Some(object(&action)),
             request_id: format!("{run}-{}-{i}", demo.ruleset),
-            ..Default::default()
+            post_format: PostFormat::Plain.into(),
         };
         match resolver.act(request).await {
             Ok(response) => {
                 let response = response.into_inner();
                 versions.push(response.version);
-                let resolved = response.resolved.unwrap_or_default();
                 writeln!(out, "\n[#{}] {}", response.version, action["type"].as_str().unwrap_or("action"))?;
-                for roll in &response.rolls {
-                    let nonce = roll.roll.as_ref().map(|r| r.nonce).unwrap_or_default();
-                    writeln!(out, "  🎲 {} (nonce {nonce})", roll.rendering)?;
-                }
-                writeln!(out, "  RU: {}", resolved.summary_ru)?;
-                writeln!(out, "  EN: {}", resolved.summary_en)?;
-                let outcome =
-                    resolved.outcome.as_ref().map(|s| Value::Object(struct_to_json(s))).unwrap_or(Value::Null);
+                write_post(out, response.post.as_ref())?;
+                // What a forum's code reads, beside the post it pastes.
+                let outcome = response
+                    .resolved
+                    .and_then(|resolved| resolved.outcome)
+                    .map(|s| Value::Object(struct_to_json(&s)))
+                    .unwrap_or(Value::Null);
                 writeln!(out, "  outcome: {outcome}")?;
             }
             Err(status) => {
@@ -171,19 +170,17 @@ async fn play(
             by: "demo judge".into(),
             reason: "the demo is over".into(),
             request_id: format!("{run}-{}-close", demo.ruleset),
-            ..Default::default()
+            post_format: PostFormat::Plain.into(),
         })
         .await
         .map_err(|s| anyhow::anyhow!("close {battle_id}: {}", crate::tls::status_message(&s)))?
         .into_inner();
-    if let Some(Event::BattleClosed(_)) = closed.event.and_then(|e| e.event) {
-        writeln!(out, "\nBattle closed; the server seed is revealed, so every roll can now be re-derived.")?;
-        writeln!(out, "Бой окончен; сид сервера раскрыт — любой бросок можно перепроверить.")?;
-    }
+    writeln!(out, "\n[close]")?;
+    write_post(out, closed.post.as_ref())?;
     // The whole battle's page, not the close's place on it: the link a forum
     // puts at the top of the thread.
     if let Some(page) = page_link(&closed.permalink) {
-        writeln!(out, "Page / Страница: {page}")?;
+        writeln!(out, "\nPage / Страница: {page}")?;
     }
     Ok(battle_id)
 }
@@ -215,6 +212,21 @@ pub async fn demo(args: &DemoArgs) -> anyhow::Result<Output> {
         write!(out, "\nbattlelog export {battle_id}{resolver}{tls}")?;
     }
     Ok(Output::text(out.trim_start()))
+}
+
+/// The reply's post as a forum would paste it: the Russian text, then the
+/// English, each line indented under the action it tells of.
+fn write_post(out: &mut String, post: Option<&Post>) -> std::fmt::Result {
+    let Some(post) = post else {
+        return writeln!(out, "  (the resolver sent no post)");
+    };
+    for text in [&post.ru, &post.en].into_iter().filter(|text| !text.is_empty()) {
+        writeln!(out)?;
+        for line in text.lines() {
+            writeln!(out, "  {line}")?;
+        }
+    }
+    Ok(())
 }
 
 /// A permalink without its `#v…` fragment; none when the resolver links to

@@ -16,7 +16,7 @@ use battlelog_proto::battle;
 use battlelog_proto::v1::GetBattleRequest;
 use battlelog_proto::v1::battle_event::Event;
 use battlelog_tlog::{KeptCheckpoint, VerifierKey};
-use battlelog_verify::audit::transparency::consistency_unchecked;
+use battlelog_verify::audit::transparency::{consistency_unchecked, log_short};
 use battlelog_verify::audit::{
     AuditReport, AuditedRecord, LogTrust, audit, audit_pinned, check_consistency, check_trailer, consistency_sizes,
 };
@@ -29,6 +29,7 @@ use serde_json::Value;
 
 use crate::Output;
 use crate::client::{self, ResolverEndpoint};
+use crate::transparency::LogProof;
 use battlelog_auth::Role;
 
 #[derive(Debug, Args)]
@@ -49,7 +50,8 @@ Exit status:
      --trusted-roller-keys), or by any one key with --accept-any-roller-key
   1  it does not verify: a finding, including commitments signed by a key
      other than the pinned one(s), a trailer that does not check (or none
-     with --log-key), and a log rewritten since the --checkpoint kept
+     with --log-key), a log rewritten since the --checkpoint kept, and a
+     log that no longer reaches it (records lost since)
   2  the audit could not run: bad arguments, an unreadable export, keys,
      checkpoint or proof file, an unreachable resolver
   3  everything else verifies, but the roller key is not pinned: whoever
@@ -294,21 +296,49 @@ pub async fn audit_command(args: &AuditArgs) -> anyhow::Result<Output> {
         match &proved {
             Some(checkpoint) => {
                 let proof = match &offline_proof {
-                    Some(proof) => proof.clone(),
+                    Some(proof) => Some(proof.clone()),
                     None => match consistency_sizes(kept.size, checkpoint.size) {
                         // Equal sizes need equal roots, from size 0 anything
                         // follows: the proof is empty, nothing to ask.
-                        (old_size, new_size) if old_size == new_size || old_size == 0 => Vec::new(),
-                        (old_size, new_size) => ask_consistency(args, old_size, new_size).await?,
+                        (old_size, new_size) if old_size == new_size || old_size == 0 => Some(Vec::new()),
+                        (old_size, new_size) => match ask_consistency(args, old_size, new_size).await? {
+                            LogProof::Proof(proof) => Some(proof),
+                            // The log no longer reaches the larger of the two
+                            // (the kept one, as the export's is in it): a
+                            // finding, not a check that could not run.
+                            LogProof::Short(why) => {
+                                log_short(&mut report, &records, &kept, &why);
+                                None
+                            }
+                        },
                     },
                 };
-                check_consistency(&mut report, &records, &kept, checkpoint, &proof);
+                if let Some(proof) = proof {
+                    check_consistency(&mut report, &records, &kept, checkpoint, &proof);
+                }
             }
-            None => consistency_unchecked(
-                &mut report,
-                &records,
-                "the export has no trailer that checks, so no checkpoint of its to prove consistent with the kept one",
-            ),
+            None => {
+                // Exported just now from the log: ask it whether it still
+                // holds the kept checkpoint at all (a journal whose store
+                // is behind what it signed exports without a trailer, and
+                // says why when asked for a proof).
+                let short = match (&args.battle, kept.size) {
+                    (Some(_), 1..) => match ask_consistency(args, kept.size, kept.size).await? {
+                        LogProof::Short(why) => Some(why),
+                        LogProof::Proof(_) => None,
+                    },
+                    _ => None,
+                };
+                match short {
+                    Some(why) => log_short(&mut report, &records, &kept, &why),
+                    None => consistency_unchecked(
+                        &mut report,
+                        &records,
+                        "the export has no trailer that checks, so no checkpoint of its to prove consistent with the \
+                         kept one",
+                    ),
+                }
+            }
         }
     }
     // Stable: the §5 findings after the §4 ones at the same version.
@@ -355,10 +385,11 @@ pub fn parse_proof(text: &str) -> anyhow::Result<Vec<battlelog_tlog::Hash>> {
         .collect()
 }
 
-/// The consistency proof between two tree sizes, from the resolver.
-async fn ask_consistency(args: &AuditArgs, old_size: u64, new_size: u64) -> anyhow::Result<Vec<battlelog_tlog::Hash>> {
+/// The consistency proof between two tree sizes, from the log the resolver
+/// shows, or why it does not reach `new_size`.
+async fn ask_consistency(args: &AuditArgs, old_size: u64, new_size: u64) -> anyhow::Result<LogProof> {
     let mut resolver = client::resolver(&args.resolver, &args.tls, Role::Reader).await?;
-    crate::transparency::consistency_proof(&mut resolver, old_size, new_size).await
+    crate::transparency::proof_from_log(&mut resolver, old_size, new_size).await
 }
 
 fn describe(battle_id: &str, report: &AuditReport, pin: &Pin, head_given: bool) -> String {

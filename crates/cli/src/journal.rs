@@ -5,12 +5,23 @@
 //! byte for byte, each chain verified on both sides (see
 //! `battlelog_journal::copy`). Run it with the source journal stopped (sled
 //! locks its directory); it can be run again to continue a copy cut short.
+//!
+//! `journal accept-loss --data-dir DIR --checkpoint-size N --reason TEXT` is
+//! the operator's override for a journal whose store is behind the last
+//! checkpoint it signed (`battlelog_journal::kept`), when no backup holds
+//! the lost records: with the journal stopped, it records the fork in the
+//! data dir and removes the kept checkpoint, so that the journal starts
+//! again over what its store holds. Who may run it: whoever may write the
+//! journal's data dir (owner-only, 0700) — the operator of that machine; it
+//! calls no service, and a running journal's sled lock refuses it.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Context;
 use battlelog_journal::SledStore;
 use battlelog_journal::copy::{self, StoreSpec};
+use battlelog_journal::kept;
 use battlelog_journal::store::EventStore;
 use battlelog_journal::store::jetstream::{JetStreamOptions, JetStreamStore};
 use clap::{Args, Subcommand};
@@ -27,6 +38,28 @@ pub struct JournalArgs {
 enum JournalCommand {
     /// Copy every stream from one store to another, verifying each chain on both sides.
     Copy(CopyArgs),
+    /// With the journal stopped: accept that its store lost records its last
+    /// signed checkpoint covers, and record the fork (docs/operating.md).
+    AcceptLoss(AcceptLossArgs),
+}
+
+#[derive(Debug, Args)]
+struct AcceptLossArgs {
+    /// The journal's data dir: its kept checkpoint and record of forks, and
+    /// with the sled backend its store (the journal stopped).
+    #[arg(long, value_name = "DIR")]
+    data_dir: PathBuf,
+    /// The store when it is not sled in --data-dir: jetstream:URL[,URL...]
+    /// with the journal's NATS login.
+    #[arg(long)]
+    store: Option<StoreSpec>,
+    /// The tree size of the checkpoint to abandon, as the journal's log line
+    /// gives it ("the last signed checkpoint covers N"): it must be the kept one.
+    #[arg(long, value_name = "N")]
+    checkpoint_size: u64,
+    /// Why the records are gone, recorded with the fork.
+    #[arg(long)]
+    reason: String,
 }
 
 #[derive(Debug, Args)]
@@ -46,7 +79,35 @@ struct CopyArgs {
 pub async fn run(args: &JournalArgs) -> anyhow::Result<Output> {
     match &args.command {
         JournalCommand::Copy(copy) => copy_command(copy).await,
+        JournalCommand::AcceptLoss(accept) => accept_loss_command(accept).await,
     }
+}
+
+async fn accept_loss_command(args: &AcceptLossArgs) -> anyhow::Result<Output> {
+    if !args.data_dir.is_dir() {
+        anyhow::bail!("--data-dir: {} is not a directory", args.data_dir.display());
+    }
+    let spec = args.store.clone().unwrap_or_else(|| StoreSpec::Sled(args.data_dir.clone()));
+    let store = open(&spec, "--store", true, 1).await?;
+    // Who ran it, as far as this machine says: recorded with the fork.
+    let by = ["USER", "LOGNAME"]
+        .iter()
+        .find_map(|name| std::env::var(name).ok().filter(|v| !v.is_empty()))
+        .unwrap_or_else(|| "an unnamed user".to_owned());
+    let accepted = kept::accept_loss(&*store, &args.data_dir, args.checkpoint_size, &args.reason, &by).await;
+    // Closed either way: sled's lock let go.
+    let closed = store.close().await;
+    let fork = accepted?;
+    closed.context("--store: close")?;
+    Ok(Output::text(format!(
+        "abandoned the checkpoint of tree size {} (root {}); the store holds {} records. Recorded in {}. At its next \
+         start the journal signs anew over those records: a checkpoint kept past them no longer verifies against \
+         the log, so tell the forums and judges",
+        fork.abandoned_size,
+        fork.abandoned_root,
+        fork.store_size,
+        args.data_dir.join(kept::FORKS_FILE).display()
+    )))
 }
 
 async fn copy_command(args: &CopyArgs) -> anyhow::Result<Output> {

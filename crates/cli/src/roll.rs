@@ -1,12 +1,18 @@
 //! `battlelog roll` and `battlelog commitment`: anyone can re-derive a roll
 //! from the revealed seed, the client seed and the nonce. `battlelog
 //! roller-key`: the operator's side, the public key to publish.
+//!
+//! A roll whose arithmetic fails after its dice are drawn (`1d6/0`) is
+//! re-derived as the roller journals it and the audit checks it
+//! (docs/protocol.md §3): its dice, a total of 0 and the error, exit 0. One
+//! that fails before any die is drawn (`1/0`) fails whatever the seed: an
+//! invalid expression, exit 2, as the known-answer vectors hold.
 
 use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Args;
-use dice::{ServerSeed, render};
+use dice::{Expression, Roll, RollKey, RollStream, ServerSeed, render};
 use serde::Serialize;
 
 #[derive(Debug, Args)]
@@ -52,15 +58,35 @@ struct RollJson<'a> {
     total: i64,
     dice: &'a [dice::Die],
     rendering: String,
+    /// What failed in the arithmetic, as the journal's `DiceRolled.error`
+    /// says it; absent when nothing did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
 }
 
 pub fn roll(args: &RollArgs) -> anyhow::Result<String> {
     let seed = ServerSeed::from_hex(&args.server_seed).context("--server-seed")?;
-    let (expression, rolled) =
-        dice::roll(&args.expression, &seed, &args.client_seed, args.nonce).context("invalid dice expression")?;
+    let expression = Expression::parse(&args.expression).context("invalid dice expression")?;
+    let key = RollKey::derive(&seed, &args.client_seed);
+    // As the roller draws it: the dice drawn are kept even when the
+    // arithmetic fails on them.
+    let (dice, total) = dice::evaluate_keeping_dice(&expression, &mut RollStream::new(&key, args.nonce));
+    let (total, error) = match total {
+        Ok(total) => (total, None),
+        // Nothing drawn: the expression fails on its own, whatever the seed.
+        Err(error) if dice.is_empty() => return Err(anyhow::Error::new(error).context("invalid dice expression")),
+        Err(error) => (0, Some(error.to_string())),
+    };
+    let rolled = Roll { total, dice };
     let rendering = render(&expression, &rolled);
     if !args.json {
-        return Ok(rendering);
+        return Ok(match &error {
+            None => rendering,
+            Some(error) => format!(
+                "{rendering}\nerror: {error} (the roll stands with these dice and a total of 0, as the journal \
+                 records it: docs/protocol.md §3)"
+            ),
+        });
     }
     let json = RollJson {
         expression: &args.expression,
@@ -70,6 +96,7 @@ pub fn roll(args: &RollArgs) -> anyhow::Result<String> {
         total: rolled.total,
         dice: &rolled.dice,
         rendering,
+        error,
     };
     Ok(serde_json::to_string(&json)?)
 }

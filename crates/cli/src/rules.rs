@@ -56,14 +56,18 @@ side that rolled higher answers a strike awaiting its choice, e.g.
 
 Output: exactly one JSON line per action line, in order:
   {"outcome": {...}, "summary_ru": "...", "summary_en": "..."}
-  {"rejected": "reason"}   the rules forbid the action; the state is unchanged
+  {"rejected": "reason"}   the rules forbid the action, or cannot read it
+                           (an unknown type or field, a value out of range:
+                           "action.against: invalid value: ...", naming the
+                           field as the resolver does); the state is unchanged
   {"error": "..."}         the dice do not fit the action (too few, too many,
                            a face out of range); the state is unchanged
 and exit status 0.
 
-A line that is not a script line (bad JSON, unknown action type or field, a
-missing or invalid open line) or an unreadable file fails the whole run:
-exit status 2, nothing on stdout, one line on stderr naming the line number."#;
+A line that is not a script line (bad JSON, no "action", a field other than
+"action" and "dice", dice that are not integers, a missing or invalid open
+line) or an unreadable file fails the whole run: exit status 2, nothing on
+stdout, one line on stderr naming the line number."#;
 
 pub fn run(args: &RulesArgs) -> anyhow::Result<String> {
     match &args.command {

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use battlelog_auth::{AuthChannel, Role};
+use battlelog_proto::error::{Error, JournalReason};
 use battlelog_proto::v1::resolver_client::ResolverClient;
 use battlelog_proto::v1::{ConsistencyProofRequest, GetCheckpointRequest};
 use battlelog_tlog::{Checkpoint, KeptCheckpoint, LogKey, VerifierKey, verify_consistency};
@@ -22,7 +23,10 @@ use crate::export::{parse_log_key, read_proof};
 pub const VERIFY_EXIT_CODES: &str = "\
 Exit status:
   0  the new checkpoint extends the old one: the log was not rewritten
-  1  it does not: the log was rewritten between them
+     (given in the other order, the larger extends the smaller: said so)
+  1  it does not: the log was rewritten between them; or the log the
+     resolver shows does not reach the larger checkpoint (it is shorter,
+     or its journal's store is behind what it signed): records were lost
   2  the check could not run: bad arguments, an unreadable or malformed
      checkpoint or proof file, a signature that does not verify with
      --log-key, an unreachable resolver
@@ -107,19 +111,81 @@ pub struct GenerateArgs {
     out: PathBuf,
 }
 
-/// The consistency proof between two tree sizes, from the resolver (and so
-/// the journal), as 32-byte hashes.
-pub async fn consistency_proof(
+/// What the log the resolver shows answers for a consistency proof.
+#[derive(Debug)]
+pub enum LogProof {
+    /// The proof, as 32-byte hashes.
+    Proof(Vec<battlelog_tlog::Hash>),
+    /// The log does not reach the larger size: why, as one line. A finding
+    /// (a checkpoint the log no longer holds), not a failure to check.
+    Short(String),
+}
+
+/// The consistency proof from `old_size` to `new_size` from the log the
+/// resolver shows, or why that log cannot give it because it does not reach
+/// `new_size`: its newest checkpoint is smaller (the log lost records since,
+/// or is another log), or its journal answers that its store is behind the
+/// last checkpoint it signed (`STORE_BEHIND_CHECKPOINT`).
+pub async fn proof_from_log(
     resolver: &mut ResolverClient<AuthChannel>,
     old_size: u64,
     new_size: u64,
-) -> anyhow::Result<Vec<battlelog_tlog::Hash>> {
-    let reply = resolver
-        .get_consistency_proof(ConsistencyProofRequest { old_size, new_size })
+) -> anyhow::Result<LogProof> {
+    let newest = resolver
+        .get_checkpoint(GetCheckpointRequest {})
         .await
         .map_err(|s| anyhow::anyhow!("resolver: {}", crate::tls::status_message(&s)))?
-        .into_inner();
-    reply
+        .into_inner()
+        .checkpoint
+        .map_or(0, |c| c.tree_size);
+    if newest < new_size {
+        return Ok(LogProof::Short(format!(
+            "the log's newest checkpoint has tree size {newest}, fewer records than {new_size}"
+        )));
+    }
+    match consistency_proof(resolver, old_size, new_size).await {
+        Ok(proof) => Ok(LogProof::Proof(proof)),
+        Err(ProofError::StoreBehind(why)) => Ok(LogProof::Short(why)),
+        Err(ProofError::Other(e)) => Err(e),
+    }
+}
+
+/// Why [`consistency_proof`] gave no proof.
+#[derive(Debug)]
+enum ProofError {
+    /// The journal's store is behind its last signed checkpoint: what it said.
+    StoreBehind(String),
+    /// Anything else: the check could not run.
+    Other(anyhow::Error),
+}
+
+impl From<anyhow::Error> for ProofError {
+    fn from(e: anyhow::Error) -> Self {
+        ProofError::Other(e)
+    }
+}
+
+/// The consistency proof between two tree sizes, from the resolver (and so
+/// the journal), as 32-byte hashes.
+async fn consistency_proof(
+    resolver: &mut ResolverClient<AuthChannel>,
+    old_size: u64,
+    new_size: u64,
+) -> Result<Vec<battlelog_tlog::Hash>, ProofError> {
+    let reply = match resolver.get_consistency_proof(ConsistencyProofRequest { old_size, new_size }).await {
+        Ok(reply) => reply.into_inner(),
+        Err(status) => {
+            let behind =
+                Error::from_status(&status).is_some_and(|e| e.reason == JournalReason::StoreBehindCheckpoint.into());
+            let message = crate::tls::status_message(&status);
+            return Err(if behind {
+                ProofError::StoreBehind(message)
+            } else {
+                ProofError::Other(anyhow::anyhow!("resolver: {message}"))
+            });
+        }
+    };
+    let hashes = reply
         .proof
         .iter()
         .enumerate()
@@ -127,7 +193,8 @@ pub async fn consistency_proof(
             <[u8; 32]>::try_from(hash.as_slice())
                 .map_err(|_| anyhow::anyhow!("resolver: consistency proof hash {i} has {} bytes, not 32", hash.len()))
         })
-        .collect()
+        .collect::<anyhow::Result<_>>()?;
+    Ok(hashes)
 }
 
 pub async fn checkpoint(args: &CheckpointArgs) -> anyhow::Result<Output> {
@@ -157,20 +224,33 @@ fn read_kept(flag: &str, path: &Path, key: Option<&VerifierKey>) -> anyhow::Resu
 async fn verify_checkpoints(args: &VerifyArgs) -> anyhow::Result<Output> {
     let old = read_kept("--old", &args.old, args.log_key.as_ref())?;
     let new = read_kept("--new", &args.new, args.log_key.as_ref())?;
-    anyhow::ensure!(
-        old.size <= new.size,
-        "--old has tree size {}, past --new's {}: give the older checkpoint as --old",
-        old.size,
-        new.size
-    );
+    // A log only grows, so the smaller checkpoint must be a prefix of the
+    // larger whichever order they were given in; the proof runs from the
+    // smaller (a judge's kept checkpoint may be larger than a new one, and
+    // then the log the new one came from is what has to answer for it).
+    let swapped = old.size > new.size;
+    let (smaller, larger) = if swapped { (&new, &old) } else { (&old, &new) };
     let proof = match &args.proof {
         Some(path) => read_proof(path).context("--proof")?,
         // Nothing to ask: equal sizes need equal roots, and everything
         // extends the empty tree.
-        None if old.size == new.size || old.size == 0 => Vec::new(),
+        None if smaller.size == larger.size || smaller.size == 0 => Vec::new(),
         None => {
             let mut resolver = client::resolver(&args.resolver, &args.tls, Role::Reader).await?;
-            consistency_proof(&mut resolver, old.size, new.size).await?
+            match proof_from_log(&mut resolver, smaller.size, larger.size).await? {
+                LogProof::Proof(proof) => proof,
+                LogProof::Short(why) => {
+                    return Ok(Output {
+                        stdout: format!(
+                            "NOT CONSISTENT: the log does not reach the checkpoint of tree size {} ({}): {why}: \
+                             records it covered are lost, or this is another log",
+                            larger.size,
+                            if swapped { "--old" } else { "--new" }
+                        ),
+                        code: 1,
+                    });
+                }
+            }
         }
     };
     let signed = |kept: &KeptCheckpoint| match (&kept.note, &args.log_key) {
@@ -179,16 +259,19 @@ async fn verify_checkpoints(args: &VerifyArgs) -> anyhow::Result<Output> {
         (Some(_), None) => "signature NOT checked: give --log-key",
     };
     let (old_said, new_said) = (signed(&old), signed(&new));
-    Ok(match verify_consistency(old.size, &old.root, new.size, &new.root, &proof) {
+    let (smaller_said, larger_said) = if swapped { (new_said, old_said) } else { (old_said, new_said) };
+    Ok(match verify_consistency(smaller.size, &smaller.root, larger.size, &larger.root, &proof) {
         Ok(()) => Output::text(format!(
-            "consistent: the checkpoint of tree size {} ({new_said}) extends the one of tree size {} ({old_said}): \
-             the log was not rewritten",
-            new.size, old.size
+            "consistent: the checkpoint of tree size {} ({larger_said}) extends the one of tree size {} \
+             ({smaller_said}): the log was not rewritten{}",
+            larger.size,
+            smaller.size,
+            if swapped { " (--old is the larger of the two)" } else { "" }
         )),
         Err(error) => Output {
             stdout: format!(
                 "NOT CONSISTENT: the log was rewritten between tree size {} and {}: {error}",
-                old.size, new.size
+                smaller.size, larger.size
             ),
             code: 1,
         },

@@ -6,16 +6,20 @@
 //! signing key's public half as `auth_keys`) and calls its own `run`, with
 //! its `/metrics` on a free loopback port, printed under its line.
 //!
-//! Events fan out over NATS JetStream when a URL is given or a `nats-server`
-//! binary is found (then `up` starts one, storing under the data directory,
-//! with users and permissions as in `deploy/nats/`); otherwise nothing fans
-//! out (the resolver catches up from the journal at each command), and `up`
-//! says so.
+//! Events fan out over NATS JetStream when a URL is given (or several: the
+//! nodes of a cluster, read as every service reads a list,
+//! battlelog_runtime::nats_url) or a `nats-server` binary is found (then
+//! `up` starts one on any free port, or `--nats-port`, storing under the
+//! data directory, with users and permissions as in `deploy/nats/`);
+//! otherwise nothing fans out (the resolver catches up from the journal at
+//! each command), and `up` says so.
 //!
 //! `--journal-backend jetstream` keeps the journal's log in NATS JetStream
 //! instead of sled (the stream `BATTLELOG_JOURNAL` on the server `up` starts
-//! or is given): the log is then itself the fan-out, and the resolver
-//! follows `battlelog.journal.>`.
+//! or is given, with `--journal-replicas` copies when `up` creates it): the
+//! log is then itself the fan-out, and the resolver follows
+//! `battlelog.journal.>`. The banner says what the stream is: its replicas
+//! and the nodes that hold them.
 //!
 //! `--webhook URL` also runs `battlelog-webhooks` (see
 //! battlelog_webhooks): every committed event of the development tenant
@@ -78,9 +82,14 @@ pub struct UpArgs {
     /// The web pages' listen address (battle pages, /verify).
     #[arg(long, default_value = "127.0.0.1:8080")]
     web_listen: SocketAddr,
-    /// Use this NATS server (with JetStream) instead of starting one.
+    /// Use this NATS server (with JetStream) instead of starting one, or
+    /// several comma-separated: any nodes of a cluster.
     #[arg(long, env = "BATTLELOG_NATS_URL")]
     nats_url: Option<String>,
+    /// The port of the nats-server `up` starts; default: any free one (the
+    /// banner prints it).
+    #[arg(long)]
+    nats_port: Option<u16>,
     /// No NATS, even when a URL is set or a nats-server binary is found:
     /// nothing is fanned out (the resolver catches up from the journal;
     /// `battlelog watch --from-journal` follows it).
@@ -108,9 +117,14 @@ pub struct UpArgs {
     #[arg(long, env = "BATTLELOG_RATE_LIMIT_BURST", default_value_t = TenantRateLimit::default().rate_limit_burst)]
     rate_limit_burst: u32,
     /// Where the journal keeps its log: `sled` under the data dir, or
-    /// `jetstream` in the NATS server (started or given; one replica).
+    /// `jetstream` in the NATS server (started or given).
     #[arg(long, value_enum, env = "BATTLELOG_JOURNAL_BACKEND", default_value = "sled")]
     journal_backend: JournalBackend,
+    /// With `--journal-backend jetstream`: the replicas of the journal's
+    /// stream when `up` creates it (the journal's `replicas`), 1..=5 and at
+    /// most the nodes of the cluster given with `--nats-url`; default 1.
+    #[arg(long, env = "BATTLELOG_JOURNAL_REPLICAS")]
+    journal_replicas: Option<usize>,
     /// POST every committed event of tenant `dev` to this URL, signed the
     /// Standard Webhooks way with the secret in `<data-dir>/webhooks/secret`.
     #[arg(long, env = "BATTLELOG_WEBHOOK_URL")]
@@ -256,39 +270,50 @@ fn webhook_secret(path: &Path) -> anyhow::Result<String> {
     }
 }
 
-/// NATS's usual port, so that `battlelog watch` finds the server without
-/// being told; a free one when it is taken.
-const NATS_DEFAULT_PORT: u16 = 4222;
-
-async fn start_nats(binary: &Path, store: &Path) -> anyhow::Result<NatsServer> {
-    let probe = match TcpListener::bind(("127.0.0.1", NATS_DEFAULT_PORT)).await {
-        Ok(listener) => listener,
-        Err(_) => TcpListener::bind("127.0.0.1:0").await?,
-    };
-    let port = probe.local_addr()?.port();
-    drop(probe);
+/// Starts `binary` on `port`, or on any free port (which it picks itself,
+/// so no port is guessed and raced for: NATS's usual 4222 is left to a
+/// server the machine may run besides; the commands find this one through
+/// the data dir). It writes the port it took to a ports file
+/// (`--ports_file_dir`), read here; its log goes to `nats.log` beside its
+/// store.
+async fn start_nats(binary: &Path, store: &Path, port: Option<u16>) -> anyhow::Result<NatsServer> {
     std::fs::create_dir_all(store).with_context(|| format!("cannot create {}", store.display()))?;
     let journal_password = random_password()?;
     let resolver_password = random_password()?;
     let webhooks_password = random_password()?;
     let config = store.join("nats.conf");
     write_private(&config, &nats_config(&journal_password, &resolver_password, &webhooks_password))?;
-    let child = tokio::process::Command::new(binary)
+    let log = store.join("nats.log");
+    let port_arg = port.map_or_else(|| "-1".to_owned(), |p| p.to_string());
+    let mut child = tokio::process::Command::new(binary)
         .arg("-c")
         .arg(&config)
-        .args(["-js", "-a", "127.0.0.1", "-p", &port.to_string(), "-sd"])
+        .args(["-js", "-a", "127.0.0.1", "-p", &port_arg, "-sd"])
         .arg(store)
+        .arg("--ports_file_dir")
+        .arg(store)
+        .arg("-l")
+        .arg(&log)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .kill_on_drop(true)
         .spawn()
         .with_context(|| format!("cannot start {}", binary.display()))?;
-    // Wait until it accepts connections; give up after ten seconds.
+    let pid = child.id().context("the nats-server exited at once")?;
+    // Wait until it has written its ports file (it listens by then); give
+    // up after ten seconds, or as soon as it exits.
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
+    let port = loop {
+        if let Some(port) = ports_file_port(store, pid) {
+            break port;
+        }
+        if let Some(status) = child.try_wait()? {
+            let last = std::fs::read_to_string(&log).unwrap_or_default().lines().last().unwrap_or_default().to_owned();
+            anyhow::bail!("{} exited at start ({status}): {last}", binary.display());
+        }
         anyhow::ensure!(tokio::time::Instant::now() < deadline, "{} did not start listening", binary.display());
         tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    };
     Ok(NatsServer {
         child,
         url: format!("nats://127.0.0.1:{port}"),
@@ -297,6 +322,22 @@ async fn start_nats(binary: &Path, store: &Path) -> anyhow::Result<NatsServer> {
         webhooks_url: format!("nats://webhooks:{webhooks_password}@127.0.0.1:{port}"),
         config,
     })
+}
+
+/// The client port in the ports file nats-server `pid` wrote under `dir`
+/// (`<binary>_<pid>.ports`: `{"nats":["nats://127.0.0.1:<port>"],…}`), once
+/// it is there whole; the file is then removed (a killed server leaves it).
+fn ports_file_port(dir: &Path, pid: u32) -> Option<u16> {
+    let suffix = format!("_{pid}.ports");
+    let path = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .find(|path| path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.ends_with(&suffix)))?;
+    let ports: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).ok()?).ok()?;
+    let port = ports["nats"].as_array()?.first()?.as_str()?.rsplit(':').next()?.parse().ok()?;
+    let _ = std::fs::remove_file(&path);
+    Some(port)
 }
 
 async fn bind(addr: SocketAddr, what: &str, scheme: &str) -> anyhow::Result<(TcpListener, String)> {
@@ -333,6 +374,89 @@ fn revocation_list(data_dir: &Path) -> anyhow::Result<RevocationList> {
     Ok(RevocationList::open(&path, battlelog_auth::revoke::DEFAULT_RELOAD_EVERY)?)
 }
 
+/// JetStream's range of a stream's replicas.
+const REPLICAS: std::ops::RangeInclusive<usize> = 1..=5;
+
+/// Checks the NATS flags together before anything starts, each refusal
+/// naming its flags: the `--nats-url` list (read as every service reads
+/// one), `--nats-port` only for the server `up` starts, and
+/// `--journal-replicas` in JetStream's range, for the JetStream journal,
+/// and above 1 only on a cluster given with `--nats-url` (the server `up`
+/// starts is one node: JetStream would refuse the stream).
+fn cluster_flags(args: &UpArgs) -> anyhow::Result<Option<battlelog_runtime::nats_url::NatsUrls>> {
+    let given = match &args.nats_url {
+        Some(list) => {
+            Some(battlelog_runtime::nats_url::NatsUrls::parse(list).map_err(|e| anyhow::anyhow!("--nats-url: {e}"))?)
+        }
+        None => None,
+    };
+    if let Some(port) = args.nats_port {
+        if args.no_nats {
+            anyhow::bail!("--nats-port {port} is the port of the nats-server up starts, but --no-nats was given");
+        }
+        if args.nats_url.is_some() {
+            anyhow::bail!(
+                "--nats-port {port} is the port of the nats-server up starts, but --nats-url names one it does not start"
+            );
+        }
+    }
+    if let Some(replicas) = args.journal_replicas {
+        if !REPLICAS.contains(&replicas) {
+            anyhow::bail!("--journal-replicas {replicas} is not in 1..=5 (JetStream's range)");
+        }
+        if args.journal_backend != JournalBackend::Jetstream {
+            anyhow::bail!(
+                "--journal-replicas sets the replicas of the journal's JetStream stream: it needs --journal-backend jetstream"
+            );
+        }
+        if replicas > 1 && args.nats_url.is_none() {
+            anyhow::bail!(
+                "--journal-replicas {replicas} needs a NATS cluster of {replicas} nodes or more, given with --nats-url: the nats-server up starts is one node"
+            );
+        }
+    }
+    Ok(given)
+}
+
+/// What the journal's JetStream stream is, for the banner: its replicas and
+/// the nodes holding them, as JetStream reports it (as `urls`, the
+/// journal's login). Right after the stream is made its leader may still be
+/// being elected: asked again for a few seconds until it is known.
+async fn stream_line(urls: &str, stream: &str, asked: usize) -> String {
+    let report = async {
+        let urls = battlelog_runtime::nats_url::NatsUrls::parse(urls)?;
+        let client = urls.connect_options().name("battlelog-up").connect(urls.addresses()).await?;
+        let js = async_nats::jetstream::new(client);
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            let info = js.get_stream(stream).await?.info().await?.clone();
+            let cluster = info.cluster.clone().unwrap_or_default();
+            let peers = cluster.replicas.len() + usize::from(cluster.leader.is_some());
+            if (cluster.leader.is_some() && peers >= info.config.num_replicas) || tokio::time::Instant::now() > deadline
+            {
+                return Ok::<_, Box<dyn std::error::Error + Send + Sync>>((info.config.num_replicas, cluster));
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    };
+    match tokio::time::timeout(Duration::from_secs(10), report).await {
+        Ok(Ok((replicas, cluster))) => {
+            let mut nodes: Vec<String> = cluster.leader.iter().map(|leader| format!("{leader} (leader)")).collect();
+            nodes.extend(cluster.replicas.iter().map(|peer| peer.name.clone()));
+            let plural = if replicas == 1 { "replica" } else { "replicas" };
+            let on = if nodes.is_empty() { String::new() } else { format!(" on {}", nodes.join(", ")) };
+            let existed = if replicas == asked {
+                String::new()
+            } else {
+                format!(" (it existed: --journal-replicas {asked} applies to a stream up creates)")
+            };
+            format!("{stream}: {replicas} {plural}{on}{existed}")
+        }
+        Ok(Err(error)) => format!("{stream}: cannot read what it is ({error})"),
+        Err(_) => format!("{stream}: cannot read what it is (no answer in 10 s)"),
+    }
+}
+
 pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
     // One subscriber for the four services of this process; kept until `up`
     // returns (dropping it flushes the trace exporter, when there is one).
@@ -354,6 +478,7 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
     {
         anyhow::bail!("--webhook {url:?} must be an http:// or https:// URL");
     }
+    let given_nats = cluster_flags(args)?;
     private_data_dir(&args.data_dir)?;
     // Before anything binds or opens: a second `up` here is told so in one
     // line, not by a port clash or sled's lock error. Held until `up` ends.
@@ -410,21 +535,25 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
     let mut nats_server = None;
     // (journal's URL, resolver's URL, what the banner shows): with
     // credentials for the server `up` starts; a given URL serves both.
-    let nats_urls = match (&args.nats_url, args.no_nats) {
-        (_, true) => None,
-        (Some(url), false) => Some((url.clone(), url.clone(), battlelog_runtime::nats_url::redact_url(url))),
-        (None, false) => match find_nats_server() {
+    let nats_urls = match (&args.nats_url, args.no_nats, &given_nats) {
+        (_, true, _) => None,
+        (Some(url), false, Some(given)) => Some((url.clone(), url.clone(), given.redacted())),
+        (_, false, _) => match find_nats_server() {
             Some(binary) => {
-                let server = start_nats(&binary, &args.data_dir.join("nats")).await?;
+                let server = start_nats(&binary, &args.data_dir.join("nats"), args.nats_port).await?;
                 let shown = format!("{} (users and passwords in {})", server.url, server.config.display());
                 let urls = (server.journal_url.clone(), server.resolver_url.clone(), shown);
                 nats_server = Some(server);
                 Some(urls)
             }
+            None if args.nats_port.is_some() => {
+                anyhow::bail!("--nats-port is the port of the nats-server up starts, but no nats-server was found")
+            }
             None => None,
         },
     };
     let jetstream = args.journal_backend == JournalBackend::Jetstream;
+    let replicas = args.journal_replicas.unwrap_or(1);
     if jetstream && nats_urls.is_none() {
         let why = if args.no_nats { "--no-nats was given" } else { "no NATS URL given and no nats-server found" };
         anyhow::bail!("--journal-backend jetstream keeps the journal in NATS, but {why}");
@@ -478,6 +607,7 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
         nats_stream: NATS_STREAM.into(),
         nats_subject_prefix: NATS_SUBJECT_PREFIX.into(),
         jetstream_stream: JOURNAL_STREAM.into(),
+        replicas,
         auth_keys: auth_keys.clone(),
         revoked_tokens_file: revoked_tokens_file.clone(),
         server_tls: internal_tls.clone(),
@@ -650,6 +780,11 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
         web: web_url.clone(),
         nats: nats_urls.as_ref().map(|(_, resolver_nats, _)| resolver_nats.clone()),
     })?;
+    // What the journal's stream is, now that the journal has made it.
+    let stream = match (jetstream, &nats_urls) {
+        (true, Some((journal_nats, _, _))) => Some(stream_line(journal_nats, JOURNAL_STREAM, replicas).await),
+        _ => None,
+    };
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "battlelog is up; data in {}", args.data_dir.display())?;
     // Each service's line, then where its metrics are (`/metrics`,
@@ -666,6 +801,9 @@ pub async fn up(args: &UpArgs) -> anyhow::Result<Output> {
         }
     }
     writeln!(stdout, "  events    {events_line}")?;
+    if let Some(line) = &stream {
+        writeln!(stdout, "  stream    {line}")?;
+    }
     if let Some(line) = &webhooks_line {
         writeln!(stdout, "  webhooks  {line}")?;
         if let Some(metrics) = metrics_line("webhooks") {

@@ -35,7 +35,7 @@ use battlelog_proto::v1::battle_event::Event;
 use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::resolver_client::ResolverClient;
 use battlelog_proto::v1::{ExportRequest, JournalRecord, ReadStreamRequest, RecordedEvent, SubscribeAllRequest};
-use battlelog_runtime::nats_url::NatsUrl;
+use battlelog_runtime::nats_url::NatsUrls;
 use battlelog_verify::chain::{Hash, chain_hash};
 use clap::Args;
 use prost::Message;
@@ -57,9 +57,10 @@ pub struct WatchArgs {
     /// nothing else.
     #[arg(long)]
     tenant: Option<String>,
-    /// The NATS server the journal publishes to; credentials may be given
-    /// in it (`nats://forum-a:<password>@host:4222`). Default: the NATS of
-    /// the `battlelog up` running on --data-dir, else nats://127.0.0.1:4222.
+    /// The NATS server the journal publishes to, or several comma-separated
+    /// (any nodes of a cluster); credentials may be given in it
+    /// (`nats://forum-a:<password>@host:4222`). Default: the NATS of the
+    /// `battlelog up` running on --data-dir, else nats://127.0.0.1:4222.
     #[arg(long, env = "BATTLELOG_NATS_URL")]
     nats_url: Option<String>,
     /// Follow the journal's subscription from the start of the log instead of NATS.
@@ -136,13 +137,21 @@ pub async fn watch(args: &WatchArgs) -> anyhow::Result<Output> {
     if let (true, Some(battle)) = (args.from_resolver, &args.battle) {
         return from_resolver(args, battle).await;
     }
+    // A list given on the command line is read before anything else: a bad
+    // entry is an error, not a fallback to the journal.
+    let given = match &args.nats_url {
+        Some(list) => Some(NatsUrls::parse(list).map_err(|e| anyhow::anyhow!("--nats-url: {e}"))?),
+        None => None,
+    };
     if !args.from_journal {
-        let nats_url = args
-            .nats_url
-            .clone()
-            .or_else(|| crate::endpoints::running(&args.tls.data_dir).and_then(|up| up.nats))
-            .unwrap_or_else(|| "nats://127.0.0.1:4222".to_owned());
-        let url = NatsUrl::new(&nats_url);
+        let found = || crate::endpoints::running(&args.tls.data_dir).and_then(|up| up.nats);
+        let url = match given {
+            Some(urls) => urls,
+            None => {
+                let list = found().unwrap_or_else(|| "nats://127.0.0.1:4222".to_owned());
+                NatsUrls::parse(&list).map_err(|e| anyhow::anyhow!("the NATS URL of the running up: {e}"))?
+            }
+        };
         // A refused subscription (another tenant's subjects) is reported
         // by the server asynchronously: say so instead of staying silent.
         let connected = url
@@ -153,7 +162,7 @@ pub async fn watch(args: &WatchArgs) -> anyhow::Result<Output> {
                     eprintln!("NATS: {error}");
                 }
             })
-            .connect(url.address())
+            .connect(url.addresses())
             .await;
         match connected {
             Ok(nats) => {

@@ -88,23 +88,39 @@ fn deploy_file(path: &str) -> String {
 /// secret key that nats.conf reads that user's password from, defined
 /// before the URL that expands it.
 #[test]
-fn kubernetes_gives_the_journal_and_the_resolver_their_nats_logins() {
-    let manifest = deploy_file("kubernetes/battlelog.yaml");
-    let nats_conf = deploy_file("nats/nats.conf");
-    for (service, key) in [("journal", "JOURNAL_NATS_PASSWORD"), ("resolver", "RESOLVER_NATS_PASSWORD")] {
-        let command = format!(r#"command: ["battlelog-{service}""#);
-        let section = manifest.split("\n---").find(|doc| doc.contains(&command)).expect("the service's workload");
-        let secret = format!("secretKeyRef: {{ name: battlelog-nats, key: {key} }}");
-        let variable = format!("name: BATTLELOG_{}_NATS_URL", service.to_uppercase());
-        let url = format!("value: nats://{service}:$(NATS_PASSWORD)@nats:4222");
-        for wanted in ["name: NATS_PASSWORD", &secret, &variable, &url] {
-            assert!(section.contains(wanted), "{service}: no {wanted:?} in\n{section}");
+fn kubernetes_gives_the_journal_the_resolver_and_the_webhooks_their_nats_logins() {
+    // The users of both nats.conf and jetstream.conf (each includes it).
+    let users = deploy_file("nats/users.conf");
+    for file in ["nats/nats.conf", "nats/jetstream.conf"] {
+        assert!(deploy_file(file).contains("include ./users.conf"), "{file} includes the users");
+    }
+    for (file, journal_host) in [
+        ("kubernetes/battlelog.yaml", "nats:4222"),
+        // The JetStream journal lists every node; the others reach any
+        // through the Service.
+        ("kubernetes/battlelog-jetstream.yaml", "nats-0.nats:4222"),
+    ] {
+        let manifest = deploy_file(file);
+        for (service, key) in [
+            ("journal", "JOURNAL_NATS_PASSWORD"),
+            ("resolver", "RESOLVER_NATS_PASSWORD"),
+            ("webhooks", "WEBHOOKS_NATS_PASSWORD"),
+        ] {
+            let command = format!(r#"command: ["battlelog-{service}""#);
+            let section = manifest.split("\n---").find(|doc| doc.contains(&command)).expect("the service's workload");
+            let secret = format!("secretKeyRef: {{ name: battlelog-nats, key: {key} }}");
+            let variable = format!("name: BATTLELOG_{}_NATS_URL", service.to_uppercase());
+            let host = if service == "journal" { journal_host } else { "nats:4222" };
+            let url = format!("value: nats://{service}:$(NATS_PASSWORD)@{host}");
+            for wanted in ["name: NATS_PASSWORD", &secret, &variable, &url] {
+                assert!(section.contains(wanted), "{file} {service}: no {wanted:?} in\n{section}");
+            }
+            let position = |text: &str| section.find(text).expect("present");
+            assert!(position("name: NATS_PASSWORD") < position(&variable), "{service}: defined before it is expanded");
+            assert!(users.contains(&format!("user: {service}, password: ${key}")), "users.conf's {service} user");
+            let expanded = battlelog_runtime::nats_url::NatsUrl::new(&format!("nats://{service}:s3cret@nats:4222"));
+            assert_eq!((expanded.user(), expanded.address()), (Some(service), "nats://nats:4222"));
         }
-        let position = |text: &str| section.find(text).expect("present");
-        assert!(position("name: NATS_PASSWORD") < position(&variable), "{service}: defined before it is expanded");
-        assert!(nats_conf.contains(&format!("user: {service}, password: ${key}")), "nats.conf's {service} user");
-        let expanded = battlelog_runtime::nats_url::NatsUrl::new(&format!("nats://{service}:s3cret@nats:4222"));
-        assert_eq!((expanded.user(), expanded.address()), (Some(service), "nats://nats:4222"));
     }
 }
 
@@ -237,7 +253,13 @@ fn compose_runs_the_web_with_what_its_config_names() {
 /// publishes no monitoring port.
 #[test]
 fn nats_serves_monitoring_on_loopback_only() {
-    let nats_conf = deploy_file("nats/nats.conf");
+    for file in ["nats/nats.conf", "nats/jetstream.conf"] {
+        monitoring_on_loopback_only(file);
+    }
+}
+
+fn monitoring_on_loopback_only(file: &str) {
+    let nats_conf = deploy_file(file);
     let settings: Vec<(&str, &str)> = nats_conf
         .lines()
         .map(str::trim)
@@ -249,9 +271,14 @@ fn nats_serves_monitoring_on_loopback_only() {
         .iter()
         .filter(|(key, _)| matches!(*key, "http" | "http_port" | "monitor_port" | "https" | "https_port" | "http_host"))
         .collect();
-    assert_eq!(monitoring, [&("http", "\"127.0.0.1:8222\"")], "only a loopback monitoring listener: {monitoring:?}");
-    let compose = deploy_file("docker-compose.yml");
-    assert!(!compose.contains("8222"), "compose publishes no monitoring port");
+    assert_eq!(
+        monitoring,
+        [&("http", "\"127.0.0.1:8222\"")],
+        "{file}: only a loopback monitoring listener: {monitoring:?}"
+    );
+    for compose in ["docker-compose.yml", "docker-compose.jetstream.yml"] {
+        assert!(!deploy_file(compose).contains("8222"), "{compose} publishes no monitoring port");
+    }
 }
 
 #[test]
@@ -263,6 +290,11 @@ fn the_webhooks_config_loads_and_its_tenant_example_too() {
     assert_eq!((loaded.nats_stream.as_str(), loaded.consumer.as_str()), ("BATTLELOG_EVENTS", "battlelog-webhooks"));
     assert_eq!(loaded.auth_keys.len(), 1, "admin tokens are checked against the operator's public key");
     assert!(loaded.tenants.is_empty(), "the tenants are the deployment's");
+    // Only what the journal holds is delivered: each record of the feed is
+    // checked with it, as a service, over mutual TLS.
+    assert_eq!(loaded.journal_url.as_deref(), Some("https://journal:50053"));
+    assert_eq!(loaded.token_file, Some(PathBuf::from("/etc/battlelog-auth/service.token")));
+    assert!(loaded.client_tls.tls_ca.is_some() && loaded.client_tls.tls_client_cert.is_some(), "mutual TLS");
     // The commented example, uncommented with a real secret, loads.
     let text = std::fs::read_to_string(config("webhooks.toml")).expect("webhooks.toml");
     let example: String = text
@@ -290,7 +322,7 @@ fn compose_runs_the_webhooks_as_their_nats_user() {
     );
     assert!(compose.contains("BATTLELOG_WEBHOOKS_NATS_URL: nats://webhooks:${WEBHOOKS_NATS_PASSWORD:?}@nats:4222"));
     assert!(compose.contains("WEBHOOKS_NATS_PASSWORD: ${WEBHOOKS_NATS_PASSWORD:?"), "the nats service gets it");
-    let nats_conf = deploy_file("nats/nats.conf");
-    assert!(nats_conf.contains("user: webhooks, password: $WEBHOOKS_NATS_PASSWORD"));
+    let users = deploy_file("nats/users.conf");
+    assert!(users.contains("user: webhooks, password: $WEBHOOKS_NATS_PASSWORD"));
     assert!(deploy_file("Dockerfile").contains("--bin battlelog-webhooks"));
 }

@@ -128,3 +128,49 @@ fn roller_key_prints_the_public_key_of_a_master_key_file() {
     let missing = battlelog(&["roller-key", "--master-key-file", "/nonexistent/battlelog-master-key"]);
     assert_refused(&missing, "/nonexistent/battlelog-master-key");
 }
+
+/// A roll whose arithmetic fails after its dice are drawn is journaled with
+/// those dice, a total of 0 and the error (docs/protocol.md §3), and the
+/// audit passes it: `battlelog roll` re-derives it the same way, exit 0.
+#[test]
+fn a_roll_whose_arithmetic_fails_shows_its_dice_and_the_error() {
+    // Vector: 4d6kh3 at nonce 12 draws 5, 3, 4, 2; dividing by zero
+    // fails at the '/', the 7th character, after all four are drawn.
+    let args = |json: bool| {
+        let mut args = vec![
+            "roll",
+            "4d6kh3/0",
+            "--server-seed",
+            "efa1f375d76194fa51a3556a97e641e61685f914d446979da50a551a4333ffd7",
+            "--client-seed",
+            "forum:rpg-example/thread/1024",
+            "--nonce",
+            "12",
+        ];
+        if json {
+            args.push("--json");
+        }
+        args
+    };
+    let output = battlelog(&args(false));
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let stdout = String::from_utf8(output.stdout).expect("UTF-8");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.first(), Some(&"4d6kh3/0: [5, 3, 4, ~~2~~] = 0"), "{stdout}");
+    assert!(lines.get(1).is_some_and(|l| l.starts_with("error: division by zero at 7")), "{stdout}");
+    let output = battlelog(&args(true));
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let json: Value = serde_json::from_slice(&output.stdout).expect("one JSON object");
+    let faces: Vec<i64> =
+        json["dice"].as_array().expect("dice").iter().map(|d| d["value"].as_i64().expect("a face")).collect();
+    assert_eq!(faces, [5, 3, 4, 2]);
+    assert_eq!(json["total"], 0);
+    assert_eq!(json["error"], "division by zero at 7");
+    // One that fails before any die is drawn fails whatever the seed: an
+    // invalid expression, as the vectors' `1/0` (every_invalid_vector_…).
+    let seed = "00".repeat(32);
+    assert_refused(
+        &battlelog(&["roll", "2/(1-1)", "--server-seed", &seed, "--client-seed", "c", "--nonce", "0"]),
+        "division by zero at 2",
+    );
+}

@@ -138,10 +138,43 @@ fn rejections_and_wrong_dice_are_lines_of_their_own() {
     assert_eq!(lines[4]["outcome"], serde_json::json!({"result": "ruling", "refers_to": 0, "overridden": false}));
 }
 
+/// An action the resolver would refuse as unreadable (INVALID_ARGUMENT
+/// naming the field) is refused on its own line, naming the same field, and
+/// the battle goes on: the line keeps its index, and what follows plays.
+#[test]
+fn an_unreadable_action_is_a_refused_line_naming_its_field_and_the_script_goes_on() {
+    let script = [
+        r#"{"open": {"ruleset": "pokemon-d6@2", "participants": [{"id": "pikachu"}, {"id": "meowth"}]}}"#,
+        r#"{"action": {"type": "attack", "actor": "pikachu", "target": "meowth", "move": "Tackle", "power": 40}, "dice": [4]}"#,
+        r#"{"action": {"type": "dodge", "actor": "meowth", "against": -1}, "dice": [3]}"#,
+        r#"{"action": {"type": "fly", "actor": "meowth"}}"#,
+        r#"{"action": {"type": "pass", "actor": "pikachu", "fast": true}}"#,
+        r#"{"action": {"type": "dodge", "actor": "meowth", "against": 0}, "dice": [3]}"#,
+    ]
+    .join("\n");
+    let lines = stdout_lines(&battlelog(&["rules", "play", "--script", "-"], Some(&script)));
+    assert_eq!(lines.len(), 5, "one line per action line: {lines:?}");
+    assert!(lines[0].get("outcome").is_some(), "{}", lines[0]);
+    let refused = |line: &Value, field: &str| {
+        let text = line["rejected"].as_str().unwrap_or_else(|| panic!("a refused line: {line}"));
+        assert!(text.starts_with(&format!("{field}: ")), "{text:?} names {field}, as the resolver does");
+    };
+    refused(&lines[1], "action.against");
+    assert!(lines[1]["rejected"].as_str().is_some_and(|t| t.contains("-1")), "{}", lines[1]);
+    refused(&lines[2], "action.type");
+    assert!(lines[2]["rejected"].as_str().is_some_and(|t| t.contains("fly")), "{}", lines[2]);
+    refused(&lines[3], "action.fast");
+    // The battle went on: the dodge of the attack at index 0 plays (a 40
+    // power hit at p = 4 is 40 damage, die 3 takes 50 % off: 20).
+    assert_eq!(lines[4]["outcome"]["damage_after"], 20, "{}", lines[4]);
+}
+
 #[test]
 fn a_line_that_is_not_a_script_line_fails_the_run_naming_it() {
-    let bad_type = [OPEN, r#"{"action": {"type": "pass", "actor": "pikachu"}}"#, r#"{"action": {"type": "fly"}}"#];
-    assert_refused(&battlelog(&["rules", "play", "--script", "-"], Some(&bad_type.join("\n"))), "line 3");
+    let no_action = [OPEN, r#"{"action": {"type": "pass", "actor": "pikachu"}}"#, r#"{"act": {"type": "pass"}}"#];
+    assert_refused(&battlelog(&["rules", "play", "--script", "-"], Some(&no_action.join("\n"))), "line 3");
+    let bad_dice = [OPEN, r#"{"action": {"type": "pass", "actor": "pikachu"}, "dice": ["six"]}"#];
+    assert_refused(&battlelog(&["rules", "play", "--script", "-"], Some(&bad_dice.join("\n"))), "line 2");
     let bad_json = [OPEN, "", "{oops"];
     assert_refused(&battlelog(&["rules", "play", "--script", "-"], Some(&bad_json.join("\n"))), "line 3");
     let no_open = r#"{"action": {"type": "pass", "actor": "pikachu"}}"#;

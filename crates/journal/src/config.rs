@@ -73,7 +73,9 @@ pub struct Config {
     pub max_payload_bytes: usize,
     /// Most events in one append.
     pub max_events_per_append: usize,
-    /// Largest sum of payload bytes in one append, and in one batch.
+    /// Largest sum of payload bytes in one append, and in one batch. Backend
+    /// `jetstream`: lowered at start, and logged, where the largest append
+    /// would not fit one message under the NATS server's `max_payload`.
     pub max_append_bytes: usize,
     /// Most appends in one `AppendBatch`.
     pub max_appends_per_batch: usize,
@@ -207,6 +209,7 @@ impl Config {
             stream: self.jetstream_stream.clone(),
             replicas: self.replicas,
             max_events_per_append: self.max_events_per_append,
+            max_payload_bytes: self.max_payload_bytes,
             max_append_bytes: self.max_append_bytes,
             cache_streams: self.jetstream_cache_streams,
             timeout: std::time::Duration::from_millis(self.jetstream_timeout_ms),
@@ -270,6 +273,9 @@ impl Config {
         let token_ok = |t: &str| !t.is_empty() && t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
         if self.backend == Backend::Jetstream && self.nats_url.is_none() {
             return invalid("nats_url", "backend jetstream keeps the log in NATS: a NATS URL is required".into());
+        }
+        if let Some(urls) = &self.nats_url {
+            battlelog_runtime::nats_url::NatsUrls::for_key("nats_url", urls)?;
         }
         if !token_ok(&self.jetstream_stream) {
             return invalid(

@@ -208,7 +208,11 @@ impl std::str::FromStr for StoreSpec {
         match spec.split_once(':') {
             Some(("sled", dir)) if !dir.is_empty() => Ok(StoreSpec::Sled(dir.into())),
             Some(("jetstream", urls)) if !urls.is_empty() => {
-                Ok(StoreSpec::JetStream(urls.split(',').map(|u| u.trim().to_owned()).collect()))
+                // Read as every NATS URL list is, so that a bad entry is named here.
+                battlelog_runtime::nats_url::NatsUrls::parse(urls).map_err(|e| format!("jetstream: {e}"))?;
+                Ok(StoreSpec::JetStream(
+                    urls.split(',').map(str::trim).filter(|u| !u.is_empty()).map(str::to_owned).collect(),
+                ))
             }
             _ => Err(format!("{spec:?} is not sled:DIR or jetstream:URL[,URL...]")),
         }

@@ -88,6 +88,13 @@ pub enum JournalError {
     },
     #[error("this journal runs without its transparency log")]
     TransparencyOff,
+    /// The store does not hold the log the last signed checkpoint covers
+    /// ([`crate::kept`]): no appends, checkpoints, proofs or signed heads.
+    #[error(
+        "{0}; this journal takes no appends and signs nothing until its operator restores its data dir or accepts \
+         the loss (docs/operating.md)"
+    )]
+    StoreBehind(crate::kept::StoreBehind),
     /// The journal is closing and takes no more appends.
     #[error("the journal is shutting down")]
     ShuttingDown,
@@ -160,6 +167,9 @@ impl From<JournalError> for Error {
             JournalError::TransparencyOff => Error::new(InternalReason::Unavailable, message),
             JournalError::FollowerStalled { .. } => Error::new(JournalReason::StorageUnavailable, message),
             JournalError::ShuttingDown => Error::new(JournalReason::JournalShuttingDown, message),
+            JournalError::StoreBehind(behind) => Error::new(JournalReason::StoreBehindCheckpoint, message)
+                .with("store_size", behind.store_size)
+                .with("checkpoint_size", behind.checkpoint_size),
             JournalError::Corrupt { .. } => Error::new(JournalReason::RecordCorrupt, message),
             // A log across the network (JetStream) that does not answer is an
             // outage — a leader election, NATS restarting — not a bug: the

@@ -156,6 +156,10 @@ impl Journal {
                 .map_err(|message| JournalError::InvalidArgument { field: "log_key_file".into(), message })?;
             options.transparency.key = Some(Arc::new(key));
         }
+        if options.transparency.kept_checkpoint.is_none() {
+            // Beside the log key, apart from sled's own files.
+            options.transparency.kept_checkpoint = Some(options.data_dir.join(crate::kept::KEPT_CHECKPOINT_FILE));
+        }
         let dir = options.data_dir.clone();
         let cache = options.cache_capacity_bytes;
         let batch = options.max_commit_batch;
@@ -198,7 +202,10 @@ impl Journal {
             }
             (None, None) => None,
         };
-        let log = Arc::new(TransparencyLog::new(&options.transparency)?);
+        let log = Arc::new(TransparencyLog::new(&options.transparency, options.metrics.clone())?);
+        if let Some(dir) = options.transparency.kept_checkpoint.as_deref().and_then(std::path::Path::parent) {
+            say_forks(dir);
+        }
         let index = Arc::new(BattleIndex::new(options.battle_index_bytes));
         let mut signer = None;
         if log.enabled() {
@@ -220,7 +227,16 @@ impl Journal {
             if let Err(e) = rebuilt {
                 warn!(error = %e, leaves = log.size(), "transparency log: the global log stopped reading back; the tree stops here");
             }
-            let first = log.issue();
+            // Before anything is signed or taken: a store behind what was
+            // signed must not sign again over the records it lost.
+            log.hold_to_kept();
+            let first = match log.issue().await {
+                Ok(first) => first,
+                Err(e) => {
+                    warn!(error = %e, "no checkpoint signed at start");
+                    log.newest()
+                }
+            };
             info!(
                 leaves = log.size(),
                 memory_bytes = log.memory_bytes(),
@@ -332,6 +348,20 @@ impl Journal {
         self.inner.log.watch_newest()
     }
 
+    /// How this journal's store falls short of the last checkpoint it
+    /// signed ([`crate::kept`]), if it does: then it takes no appends and
+    /// signs nothing.
+    pub fn store_behind(&self) -> Option<crate::kept::StoreBehind> {
+        self.inner.log.behind()
+    }
+
+    /// True while the journal takes appends (its store is not behind its
+    /// last signed checkpoint), now and whenever that changes: what its
+    /// health says.
+    pub fn watch_writable(&self) -> watch::Receiver<bool> {
+        self.inner.log.watch_writable()
+    }
+
     /// The log's verifier key (docs/protocol.md §5), to publish.
     pub fn log_key(&self) -> battlelog_tlog::VerifierKey {
         self.inner.log.verifier_key()
@@ -430,6 +460,7 @@ impl Journal {
         events: Vec<NewEvent>,
     ) -> Result<AppendOutcome, JournalError> {
         let append = limits::validate_append(&self.inner.limits, stream_id, expected, events)?;
+        self.inner.log.check_not_behind()?;
         let turn = self.inner.turns.take(&append.stream_id).await;
         self.append_in_turn(&append, turn).await
     }
@@ -442,6 +473,9 @@ impl Journal {
         &self,
         appends: Vec<(String, ExpectedVersion, Vec<NewEvent>)>,
     ) -> Vec<Result<AppendOutcome, JournalError>> {
+        if let Some(behind) = self.inner.log.behind() {
+            return appends.iter().map(|_| self.counted(Err(JournalError::StoreBehind(behind.clone())))).collect();
+        }
         let mut outcomes: Vec<Option<Result<AppendOutcome, JournalError>>> = appends.iter().map(|_| None).collect();
         // One append per stream goes together; another to a stream already
         // in the batch goes after, on its own (its stream's turn is held).
@@ -747,6 +781,32 @@ pub(crate) async fn follow_log<F, Fut>(
                 _ = closing.changed() => return,
             },
         }
+    }
+}
+
+/// Says at start how many forks an operator accepted on this journal
+/// ([`crate::kept::accept_loss`]), the last one named: the record stays, and
+/// so does the line.
+fn say_forks(data_dir: &std::path::Path) {
+    match crate::kept::forks(data_dir) {
+        Ok(forks) => {
+            if let Some(last) = forks.last() {
+                warn!(
+                    forks = forks.len(),
+                    file = %data_dir.join(crate::kept::FORKS_FILE).display(),
+                    "this journal's log was forked by its operator {} time(s); the last abandoned the checkpoint of \
+                     tree size {} (root {}) for a store of {} records, at {} (Unix seconds), by {}: {}",
+                    forks.len(),
+                    last.abandoned_size,
+                    last.abandoned_root,
+                    last.store_size,
+                    last.recorded_at_unix_secs,
+                    last.by,
+                    last.reason
+                );
+            }
+        }
+        Err(e) => warn!(error = %e, "the record of accepted forks does not read"),
     }
 }
 

@@ -22,6 +22,8 @@
 //!   byte and verified on both sides (the migration from sled).
 //! - [`journal`]: [`Journal`], the embeddable handle (append, read, subscribe,
 //!   verify, list battles, shutdown).
+//! - [`kept`]: the newest signed checkpoint kept apart from the store, what
+//!   the store is held to at start, and the operator's `accept-loss`.
 //! - [`transparency`]: the transparency log of docs/protocol.md §5 — a Merkle
 //!   tree over the global log (rebuilt from it at start), signed
 //!   checkpoints, inclusion and consistency proofs, signed stream heads —
@@ -48,6 +50,7 @@ pub mod error;
 pub mod guard;
 pub mod index;
 pub mod journal;
+pub mod kept;
 pub mod limits;
 pub mod metrics;
 pub mod nats;

@@ -40,6 +40,7 @@ pub struct JournalMetrics {
     outbox_lag: Gauge,
     publish_failures: Counter,
     published: Counter,
+    store_behind: Gauge,
 }
 
 impl Default for JournalMetrics {
@@ -57,6 +58,7 @@ impl Default for JournalMetrics {
             outbox_lag: Gauge::default(),
             publish_failures: Counter::default(),
             published: Counter::default(),
+            store_behind: Gauge::default(),
         }
     }
 }
@@ -102,7 +104,23 @@ impl JournalMetrics {
             "Committed events published to NATS JetStream and acknowledged.",
             metrics.published.clone(),
         );
+        registry.register(
+            "store_behind_checkpoint",
+            "1 while the journal's store does not hold the log its last signed checkpoint covers (records lost, or \
+             another log): it takes no appends and signs nothing (docs/operating.md); 0 otherwise.",
+            metrics.store_behind.clone(),
+        );
         metrics
+    }
+
+    /// Whether the store is behind the last signed checkpoint.
+    pub(crate) fn set_store_behind(&self, behind: bool) {
+        self.store_behind.set(i64::from(behind));
+    }
+
+    /// Whether the store was last said to be behind (for tests and diagnostics).
+    pub fn store_behind(&self) -> bool {
+        self.store_behind.get() != 0
     }
 
     /// An append call answered: `Some(n)` committed with `n` events newly
@@ -183,6 +201,7 @@ mod tests {
             "# TYPE battlelog_journal_outbox_lag_events gauge",
             "battlelog_journal_nats_publish_failures_total 0",
             "battlelog_journal_nats_published_total 0",
+            "battlelog_journal_store_behind_checkpoint 0",
         ] {
             assert!(text.contains(name), "no {name} in\n{text}");
         }

@@ -9,7 +9,8 @@
 //! headers carry the version, global position, type and chain hash for
 //! consumers that do not decode.
 //!
-//! Credentials come in the URL (`nats://journal:<password>@host:4222`).
+//! The URL may be a list of a cluster's nodes (`nats_url`, read by
+//! [`NatsUrls`]). Credentials come in the URL (`nats://journal:<password>@host:4222`).
 //! async-nats 0.51 does not read a URL's userinfo (it authenticates only with
 //! what its `ConnectOptions` carry), so [`NatsUrl`] takes them out of the URL
 //! and hands them over as options; the address async-nats sees, and that
@@ -59,9 +60,12 @@ impl JetStreamPublisher {
     /// Connects in the background: it returns at once even when NATS is
     /// down, and keeps reconnecting for ever, because the journal must take
     /// appends regardless and publish once NATS is back.
-    pub async fn connect(url: &str, stream_name: &str, subject_prefix: &str) -> Result<Self, async_nats::ConnectError> {
-        let url = NatsUrl::new(url);
-        let client = url
+    pub async fn connect(
+        urls: &NatsUrls,
+        stream_name: &str,
+        subject_prefix: &str,
+    ) -> Result<Self, async_nats::ConnectError> {
+        let client = urls
             .connect_options()
             .name("battlelog-journal")
             .retry_on_initial_connect()
@@ -69,7 +73,7 @@ impl JetStreamPublisher {
             .connection_timeout(Duration::from_secs(2))
             .reconnect_delay_callback(|attempts| Duration::from_millis((attempts as u64 * 100).min(1000)))
             .event_callback(|event| async move { info!(%event, "nats") })
-            .connect(url.address())
+            .connect(urls.addresses())
             .await?;
         let mut context = jetstream::new(client);
         context.set_timeout(ACK_TIMEOUT);
@@ -129,4 +133,4 @@ impl EventPublisher for JetStreamPublisher {
     }
 }
 
-pub use battlelog_runtime::nats_url::{NatsUrl, redact_url};
+pub use battlelog_runtime::nats_url::{NatsUrl, NatsUrls, redact_url};

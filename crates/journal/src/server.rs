@@ -91,6 +91,9 @@ pub async fn run(
             "the journal's log is a NATS JetStream stream"
         );
         let store = JetStreamStore::connect(options).await?;
+        // Under the server's max_payload (the store fitted it): an append
+        // NATS would refuse is refused here first, by name.
+        let limits = crate::limits::Limits { max_append_bytes: store.max_append_bytes(), ..config.limits() };
         // After the log is reached: a journal that cannot reach it leaves
         // no generated key behind.
         let log_key = config.log_key()?;
@@ -102,14 +105,17 @@ pub async fn run(
                 crate::config::LOG_KEY_ENV
             );
         }
-        Journal::open_on(Arc::new(store), journal_options(config, None, log_key).with_metrics(metrics)).await?
+        let options = JournalOptions { limits, ..journal_options(config, None, log_key) };
+        Journal::open_on(Arc::new(store), options.with_metrics(metrics)).await?
     } else {
         let publisher: Option<Arc<dyn EventPublisher>> = match &config.nats_url {
             Some(url) => {
-                let url_shown = crate::nats::redact_url(url);
-                info!(url = %url_shown, stream = %config.nats_stream, "publishing committed events to NATS JetStream");
+                // validate() read it already; a config built in code may not have been.
+                let urls = crate::nats::NatsUrls::parse(url)
+                    .map_err(|e| JournalError::InvalidArgument { field: "nats_url".into(), message: e.to_string() })?;
+                info!(url = %urls.redacted(), stream = %config.nats_stream, "publishing committed events to NATS JetStream");
                 Some(Arc::new(
-                    JetStreamPublisher::connect(url, &config.nats_stream, &config.nats_subject_prefix).await?,
+                    JetStreamPublisher::connect(&urls, &config.nats_stream, &config.nats_subject_prefix).await?,
                 ))
             }
             None => {
@@ -142,10 +148,13 @@ fn journal_options(
         publisher,
         battle_index_bytes: config.battle_index_bytes,
         metrics: JournalMetrics::default(),
+        // In the data dir on both backends (crate::kept says why): on
+        // JetStream it is the one place that is this journal's own.
         transparency: TransparencyOptions::with_key(
             log_key,
             std::time::Duration::from_millis(config.checkpoint_interval_ms),
-        ),
+        )
+        .keeping_at(config.data_dir.join(crate::kept::KEPT_CHECKPOINT_FILE)),
     }
 }
 
@@ -156,7 +165,10 @@ fn journal_options(
 ///
 /// Who may call: only the `service` role (the roller and the resolver),
 /// checked at the door for every `Journal` RPC; health and reflection need
-/// no token.
+/// no token. Health says `battlelog.v1.Journal` is `NOT_SERVING` while the
+/// journal takes no appends because its store is behind its last signed
+/// checkpoint (its reads still answer; the whole server, `""`, stays
+/// `SERVING`).
 pub async fn serve(
     journal: Journal,
     listener: TcpListener,
@@ -167,12 +179,13 @@ pub async fn serve(
     let service = JournalServer::new(JournalService::new(journal.clone()))
         .max_decoding_message_size(limit)
         .max_encoding_message_size(limit);
+    let writable = journal.watch_writable();
     let on_shutdown = async move {
         shutdown.await;
         // Subscriptions never end on their own; tonic waits for every
         // open call before returning.
         journal.begin_shutdown();
     };
-    server.only("Journal", &[Role::Service]).serve(service, listener, on_shutdown).await?;
+    server.only("Journal", &[Role::Service]).readiness(writable).serve(service, listener, on_shutdown).await?;
     Ok(())
 }

@@ -24,7 +24,12 @@
 //!
 //! Checkpoints: a task signs a new one every `checkpoint_interval_ms` while
 //! the tree has grown since the last; the newest is kept in memory, and one
-//! is signed right after the rebuild at start. A signed head needs a
+//! is signed right after the rebuild at start. With a file to keep it in
+//! ([`TransparencyOptions::kept_checkpoint`], [`crate::kept`]) each is written
+//! there before anyone sees it, and the tree rebuilt at start is held to the
+//! one kept: a store behind it (lost records, or another log) takes no
+//! appends and gets no checkpoint, proof or signed head until it holds that
+//! log again or the operator accepts the loss. A signed head needs a
 //! checkpoint that holds the head's record: one is issued on demand, once
 //! the follower has reached that record.
 //!
@@ -33,17 +38,19 @@
 //! one in `<data_dir>/log.key`.
 
 use std::ops::RangeInclusive;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 pub use battlelog_tlog::DEFAULT_ORIGIN;
 use battlelog_tlog::{Checkpoint, Hash, LogKey, Tree, VerifierKey};
 use tokio::sync::watch;
-use tracing::warn;
+use tracing::{error, info, warn};
 
 use crate::error::JournalError;
+use crate::kept::{self, StoreBehind};
 use crate::limits;
+use crate::metrics::JournalMetrics;
 use crate::store::{EventStore, StoredEvent};
 
 /// How long a signed head waits for the follower to reach the head's record
@@ -154,18 +161,29 @@ pub struct TransparencyOptions {
     pub key: Option<Arc<LogKey>>,
     /// How often a new checkpoint is signed while the log grows.
     pub checkpoint_interval: Duration,
+    /// Where each checkpoint signed is kept before anyone sees it, and what
+    /// the store is held to at start ([`crate::kept`]). None: `Journal::open`
+    /// (sled) keeps it in `<data_dir>/signed-checkpoint`; `Journal::open_on`
+    /// keeps none (a store in memory has nothing to fall behind).
+    pub kept_checkpoint: Option<PathBuf>,
 }
 
 impl Default for TransparencyOptions {
     fn default() -> Self {
-        Self { enabled: true, key: None, checkpoint_interval: DEFAULT_CHECKPOINT_INTERVAL }
+        Self { enabled: true, key: None, checkpoint_interval: DEFAULT_CHECKPOINT_INTERVAL, kept_checkpoint: None }
     }
 }
 
 impl TransparencyOptions {
     /// The log on, with `key`, signing every `checkpoint_interval`.
     pub fn with_key(key: LogKey, checkpoint_interval: Duration) -> Self {
-        Self { enabled: true, key: Some(Arc::new(key)), checkpoint_interval }
+        Self { enabled: true, key: Some(Arc::new(key)), checkpoint_interval, kept_checkpoint: None }
+    }
+
+    /// The same, each signed checkpoint kept at `path` ([`crate::kept`]).
+    pub fn keeping_at(mut self, path: impl Into<PathBuf>) -> Self {
+        self.kept_checkpoint = Some(path.into());
+        self
     }
 
     /// The log off (benchmarks only).
@@ -181,6 +199,7 @@ impl std::fmt::Debug for TransparencyOptions {
             .field("enabled", &self.enabled)
             .field("key", &self.key.as_ref().map(|k| k.verifier_key().to_string()))
             .field("checkpoint_interval", &self.checkpoint_interval)
+            .field("kept_checkpoint", &self.kept_checkpoint)
             .finish()
     }
 }
@@ -279,6 +298,22 @@ pub(crate) struct TransparencyLog {
     /// One reader of the log at a time pushes leaves (the rebuild, then the
     /// follower).
     reading: tokio::sync::Mutex<()>,
+    /// One signer at a time, from signing to keeping to publishing, so that
+    /// checkpoints reach the kept file in the order of their sizes.
+    signing: tokio::sync::Mutex<()>,
+    /// Where each signed checkpoint is kept, if anywhere.
+    kept_path: Option<PathBuf>,
+    /// The checkpoint the store is held to: the one kept at start, then
+    /// each one kept since.
+    kept: RwLock<Option<Checkpoint>>,
+    /// How the store falls short of the kept checkpoint; `None` while it
+    /// holds its log. Set after the rebuild at start; only ever cleared
+    /// later (a short store that reads back in full after all), or turned
+    /// into another log for good.
+    behind: watch::Sender<Option<StoreBehind>>,
+    /// Whether the journal takes appends: `behind` is `None` (for health).
+    writable: watch::Sender<bool>,
+    metrics: JournalMetrics,
 }
 
 impl std::fmt::Debug for TransparencyLog {
@@ -305,8 +340,10 @@ fn invalid(field: &str, message: String) -> JournalError {
 
 impl TransparencyLog {
     /// A log with `key` (a process-only one when none), empty until
-    /// [`Self::catch_up`].
-    pub(crate) fn new(options: &TransparencyOptions) -> Result<Self, JournalError> {
+    /// [`Self::catch_up`], holding the store to the checkpoint kept at
+    /// `options.kept_checkpoint` (once [`Self::hold_to_kept`] is called).
+    /// A kept file that cannot be read, or holds no checkpoint, stops it.
+    pub(crate) fn new(options: &TransparencyOptions, metrics: JournalMetrics) -> Result<Self, JournalError> {
         let key = match &options.key {
             Some(key) => key.clone(),
             None => {
@@ -318,15 +355,120 @@ impl TransparencyLog {
         };
         let verifier = key.verifier_key();
         let (followed, _) = watch::channel(0);
+        let kept_path = options.kept_checkpoint.clone().filter(|_| options.enabled);
+        let kept = match &kept_path {
+            Some(path) => kept::read(path).map_err(|message| JournalError::InvalidArgument {
+                field: "data_dir".into(),
+                message: format!("{message}; restore it from a backup with the data dir, or see docs/operating.md"),
+            })?,
+            None => None,
+        };
+        // The kept checkpoint is this log's newest until a larger one is
+        // signed: what the journal vouched for last, served as it was.
+        let newest = match &kept {
+            Some(checkpoint) => match Checkpoint::open(&checkpoint.note, &verifier) {
+                Ok(_) => Some(checkpoint.clone()),
+                Err(e) => {
+                    warn!(
+                        error = %e,
+                        size = checkpoint.size,
+                        "the kept checkpoint is not signed by this journal's log key (was the key changed?): the \
+                         store is held to it all the same, but it is not served"
+                    );
+                    None
+                }
+            },
+            None => None,
+        };
+        metrics.set_store_behind(false);
         Ok(Self {
             key,
             verifier,
             enabled: options.enabled,
             leaves: RwLock::new(Leaves::default()),
             followed,
-            newest: watch::channel(None).0,
+            newest: watch::channel(newest).0,
             reading: tokio::sync::Mutex::new(()),
+            signing: tokio::sync::Mutex::new(()),
+            kept_path,
+            kept: RwLock::new(kept),
+            behind: watch::channel(None).0,
+            writable: watch::channel(true).0,
+            metrics,
         })
+    }
+
+    /// Holds the tree (rebuilt from the store) to the kept checkpoint, and
+    /// says so in one log line when it falls short; returns how. Called
+    /// once, after the rebuild at start.
+    pub(crate) fn hold_to_kept(&self) -> Option<StoreBehind> {
+        let kept = read(&self.kept).clone()?;
+        let behind = StoreBehind::compare(&read(&self.leaves).tree, &kept);
+        if let Some(behind) = &behind {
+            error!(
+                store_size = behind.store_size,
+                checkpoint_size = behind.checkpoint_size,
+                "the journal's store is behind its last signed checkpoint: {behind}; it takes no appends and signs \
+                 nothing until its data dir is restored from a backup or the loss is accepted with `battlelog \
+                 journal accept-loss` (docs/operating.md)"
+            );
+        }
+        self.set_behind(behind.clone());
+        behind
+    }
+
+    fn set_behind(&self, behind: Option<StoreBehind>) {
+        let writable = behind.is_none();
+        self.behind.send_replace(behind);
+        self.writable.send_replace(writable);
+        self.metrics.set_store_behind(!writable);
+    }
+
+    /// How the store falls short of the kept checkpoint, if it does.
+    pub(crate) fn behind(&self) -> Option<StoreBehind> {
+        self.behind.borrow().clone()
+    }
+
+    /// True while the journal takes appends (its store is not behind).
+    pub(crate) fn watch_writable(&self) -> watch::Receiver<bool> {
+        self.writable.subscribe()
+    }
+
+    /// `Err(StoreBehind)` while the store is behind the kept checkpoint.
+    pub(crate) fn check_not_behind(&self) -> Result<(), JournalError> {
+        match self.behind() {
+            Some(behind) => Err(JournalError::StoreBehind(behind)),
+            None => Ok(()),
+        }
+    }
+
+    /// After the follower pushed more leaves: a store that was only short
+    /// may have read back in full after all (a stream out of reach at
+    /// start), or turned out to hold another log.
+    fn recheck_kept(&self) {
+        let Some(before) = self.behind().filter(StoreBehind::only_short) else {
+            return;
+        };
+        let Some(kept) = read(&self.kept).clone() else {
+            return;
+        };
+        let now = StoreBehind::compare(&read(&self.leaves).tree, &kept);
+        match &now {
+            None => info!(
+                size = kept.size,
+                "the store holds the last signed checkpoint's log after all: taking appends again"
+            ),
+            Some(now) if now.only_short() => return,
+            Some(now) => error!(
+                store_size = now.store_size,
+                checkpoint_size = now.checkpoint_size,
+                "the journal's store is behind its last signed checkpoint: {now}; it takes no appends and signs \
+                 nothing until its data dir is restored or the loss is accepted (docs/operating.md)"
+            ),
+        }
+        if now.as_ref() != Some(&before) {
+            self.set_behind(now);
+        }
     }
 
     pub(crate) fn enabled(&self) -> bool {
@@ -416,30 +558,54 @@ impl TransparencyLog {
                 }
             }
             self.followed.send_replace(last + 1);
+            self.recheck_kept();
         }
     }
 
     /// Signs a checkpoint of the whole tree now if it has grown past the
-    /// newest one; returns the newest (`None` while the log is empty).
-    pub(crate) fn issue(&self) -> Option<Checkpoint> {
+    /// newest one, keeps it (when a file is given) and only then publishes
+    /// it; returns the newest (`None` while the log is empty). Signs
+    /// nothing while the store is behind the kept checkpoint: any root it
+    /// signed could contradict the one kept.
+    pub(crate) async fn issue(&self) -> Result<Option<Checkpoint>, JournalError> {
+        if self.behind().is_some() {
+            return Ok(self.newest());
+        }
+        let _signing = self.signing.lock().await;
         let newest_size = self.newest.borrow().as_ref().map_or(0, |c| c.size);
         let (size, root) = {
             let leaves = read(&self.leaves);
             let size = leaves.tree.size();
             if size <= newest_size {
-                return self.newest();
+                return Ok(self.newest());
             }
             match leaves.tree.root(size) {
                 Ok(root) => (size, root),
                 Err(e) => {
                     // Any size up to the tree's is provable: a bug if not.
                     warn!(error = %e, size, "the tree gave no root for its own size");
-                    return self.newest();
+                    return Ok(self.newest());
                 }
             }
         };
         let checkpoint = self.key.sign_checkpoint(size, &root);
-        // Another issuer may have signed a larger one meanwhile: keep it.
+        if let Some(path) = &self.kept_path {
+            // On disk before anyone sees it: a checkpoint handed out and then
+            // lost in a crash could not hold the next start to account.
+            let (path, kept) = (path.clone(), checkpoint.clone());
+            let kept_at = path.display().to_string();
+            tokio::task::spawn_blocking(move || kept::keep(&path, &kept))
+                .await
+                .map_err(|e| JournalError::Io(std::io::Error::other(format!("keeping the checkpoint: {e}"))))?
+                .map_err(|e| {
+                    JournalError::Io(std::io::Error::new(
+                        e.kind(),
+                        format!("cannot keep the signed checkpoint in {kept_at}: {e}"),
+                    ))
+                })?;
+            *write(&self.kept) = Some(checkpoint.clone());
+        }
+        // Only one signer at a time: nothing larger can have come meanwhile.
         self.newest.send_if_modified(|newest| {
             let larger = newest.as_ref().is_none_or(|c| c.size < checkpoint.size);
             if larger {
@@ -447,12 +613,14 @@ impl TransparencyLog {
             }
             larger
         });
-        self.newest()
+        Ok(self.newest())
     }
 
     /// The newest checkpoint's size, or the one asked for when it is not
     /// past it (`field` names the request's field).
     fn size_at(&self, field: &str, asked: Option<u64>) -> Result<(u64, Option<Checkpoint>), JournalError> {
+        // No proof from a store that is not the log signed.
+        self.check_not_behind()?;
         let newest = self.newest();
         let newest_size = newest.as_ref().map_or(0, |c| c.size);
         match asked {
@@ -543,19 +711,20 @@ impl TransparencyLog {
     ) -> Result<SignedHead, JournalError> {
         self.off()?;
         limits::validate_stream_id("stream_id", stream_id)?;
+        self.check_not_behind()?;
         let head = store.head(stream_id).await?.ok_or_else(|| not_found(stream_id))?;
         let position = position_of(store, stream_id, head.version, max_bytes).await?;
         self.followed_past(position, &mut closing).await?;
         let index = read(&self.leaves).index_of(position).ok_or_else(|| {
             JournalError::Poisoned(format!("{stream_id}@{}: followed but not in the tree", head.version))
         })?;
-        let mut checkpoint = match self.newest() {
-            Some(newest) if newest.size > index => newest,
-            _ => self
-                .issue()
-                .filter(|c| c.size > index)
-                .ok_or_else(|| JournalError::Poisoned(format!("no checkpoint holds leaf {index} of {stream_id}")))?,
-        };
+        let mut checkpoint =
+            match self.newest() {
+                Some(newest) if newest.size > index => newest,
+                _ => self.issue().await?.filter(|c| c.size > index).ok_or_else(|| {
+                    JournalError::Poisoned(format!("no checkpoint holds leaf {index} of {stream_id}"))
+                })?,
+            };
         let now = store.head(stream_id).await?.map(|h| h.version);
         if now != Some(head.version) {
             let next = position_of(store, stream_id, head.version + 1, max_bytes).await?;
@@ -621,7 +790,11 @@ pub(crate) async fn sign(log: Arc<TransparencyLog>, interval: Duration, mut clos
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
-            _ = ticks.tick() => { log.issue(); }
+            _ = ticks.tick() => {
+                if let Err(e) = log.issue().await {
+                    warn!(error = %e, "no checkpoint signed this interval");
+                }
+            }
             _ = closing.changed() => return,
         }
         if *closing.borrow() {
@@ -918,6 +1091,107 @@ mod tests {
         let head = journal.signed_head("b").await.unwrap();
         assert_eq!(head.leaf_index, 7);
         journal.shutdown().await.unwrap();
+    }
+
+    /// A store whose global log does not read back while `failing` is set
+    /// (a JetStream stream out of reach at start, say).
+    #[derive(Debug)]
+    struct Unreadable {
+        inner: MemoryStore,
+        failing: std::sync::atomic::AtomicBool,
+    }
+
+    impl EventStore for Unreadable {
+        fn engine(&self) -> &'static str {
+            "unreadable"
+        }
+        fn head<'a>(&'a self, stream_id: &'a str) -> StoreFuture<'a, Option<crate::store::Head>> {
+            self.inner.head(stream_id)
+        }
+        fn idempotency<'a>(
+            &'a self,
+            stream_id: &'a str,
+            keys: &'a [String],
+        ) -> StoreFuture<'a, Vec<Option<crate::store::KeyEntry>>> {
+            self.inner.idempotency(stream_id, keys)
+        }
+        fn append(&self, appends: Vec<PlannedAppend>) -> StoreFuture<'_, Vec<Result<Vec<u64>, Conflict>>> {
+            self.inner.append(appends)
+        }
+        fn read_stream<'a>(
+            &'a self,
+            stream_id: &'a str,
+            from_version: u64,
+            max_count: usize,
+            max_bytes: usize,
+        ) -> StoreFuture<'a, Vec<StoredEvent>> {
+            self.inner.read_stream(stream_id, from_version, max_count, max_bytes)
+        }
+        fn read_all(
+            &self,
+            from_position: u64,
+            max_count: usize,
+            max_bytes: usize,
+        ) -> StoreFuture<'_, Vec<StoredEvent>> {
+            if self.failing.load(std::sync::atomic::Ordering::SeqCst) {
+                return Box::pin(async { Err(crate::store::StorageError::new("unreadable", "out of reach").into()) });
+            }
+            self.inner.read_all(from_position, max_count, max_bytes)
+        }
+        fn verify_chain<'a>(&'a self, stream_id: &'a str) -> StoreFuture<'a, crate::store::ChainCheck> {
+            self.inner.verify_chain(stream_id)
+        }
+        fn changes(&self) -> watch::Receiver<u64> {
+            self.inner.changes()
+        }
+        fn close(&self) -> StoreFuture<'_, ()> {
+            self.inner.close()
+        }
+    }
+
+    /// Each checkpoint is kept before it is seen; a journal whose store
+    /// does not read back up to the kept one refuses appends, signs
+    /// nothing and proves nothing, and takes appends again once the store
+    /// reads back in full and holds the kept log.
+    #[tokio::test]
+    async fn a_store_short_of_the_kept_checkpoint_is_held_until_it_reads_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let kept_at = dir.path().join(kept::KEPT_CHECKPOINT_FILE);
+        let keeping = |interval_ms| {
+            let mut options = options(interval_ms);
+            options.transparency.kept_checkpoint = Some(kept_at.clone());
+            options
+        };
+        let store = Arc::new(Unreadable { inner: MemoryStore::new(), failing: false.into() });
+        let first = Journal::open_on(store.clone(), keeping(10)).await.unwrap();
+        interleaved(&first, 2).await;
+        let signed = checkpoint_of(&first, 6).await;
+        assert_eq!(kept::read(&kept_at).unwrap(), Some(signed.clone()), "kept before it was seen");
+
+        store.failing.store(true, std::sync::atomic::Ordering::SeqCst);
+        let second = Journal::open_on(store.clone(), keeping(10)).await.unwrap();
+        let behind = second.store_behind().expect("nothing read back: behind the kept checkpoint");
+        assert_eq!((behind.store_size, behind.checkpoint_size), (0, 6));
+        assert!(!*second.watch_writable().borrow());
+        let refused = second.append("a".into(), ExpectedVersion::Any, vec![rolled(0, 2)]).await;
+        assert!(matches!(refused, Err(JournalError::StoreBehind(_))), "{refused:?}");
+        let batch = second.append_batch(vec![("a".into(), ExpectedVersion::Any, vec![rolled(0, 2)])]).await;
+        assert!(matches!(batch[0], Err(JournalError::StoreBehind(_))), "{batch:?}");
+        assert!(matches!(second.consistency_proof(1, None), Err(JournalError::StoreBehind(_))));
+        assert!(matches!(second.signed_head("a").await, Err(JournalError::StoreBehind(_))));
+        assert_eq!(second.checkpoint(), Some(signed.clone()), "the kept one is served, nothing new is signed");
+
+        store.failing.store(false, std::sync::atomic::Ordering::SeqCst);
+        let mut writable = second.watch_writable();
+        tokio::time::timeout(WAIT, writable.wait_for(|w| *w)).await.expect("writable again").unwrap();
+        assert_eq!(second.store_behind(), None);
+        second.append("a".into(), ExpectedVersion::Any, vec![rolled(0, 2)]).await.expect("taken again");
+        let grown = checkpoint_of(&second, 7).await;
+        let proof = second.consistency_proof(6, Some(7)).unwrap();
+        verify_consistency(6, &signed.root, 7, &grown.root, &proof.proof).expect("extends the kept one");
+        // The first journal shares the store: it closes it last.
+        second.shutdown().await.unwrap();
+        first.shutdown().await.unwrap();
     }
 
     #[test]

@@ -181,6 +181,9 @@ reasons! {
             "The journal's storage does not answer; retry.", "Хранилище журнала не отвечает; повторите позже.";
         StorageFailed = "STORAGE_FAILED", Internal,
             "The journal's storage failed.", "Сбой хранилища журнала.";
+        StoreBehindCheckpoint = "STORE_BEHIND_CHECKPOINT", FailedPrecondition,
+            "The journal's store does not hold the log its last signed checkpoint covers (records lost, or another log put in its place; metadata `store_size`, `checkpoint_size`): it takes no appends and signs nothing until its operator restores the data dir or accepts the loss (docs/operating.md).",
+            "Хранилище журнала не содержит журнал, который покрывает его последняя подписанная контрольная точка (записи потеряны или журнал подменён; metadata `store_size`, `checkpoint_size`): журнал не принимает записи и ничего не подписывает, пока оператор не восстановит каталог данных или не примет потерю (docs/operating.md).";
     }
 }
 

@@ -25,8 +25,9 @@ pub struct Config {
     pub journal_url: String,
     /// The roller's gRPC endpoint.
     pub roller_url: String,
-    /// NATS server whose event feed keeps cached battles warm; none: the
-    /// journal alone (every command catches up from it either way).
+    /// NATS server whose event feed keeps cached battles warm, or several
+    /// comma-separated (any nodes of a cluster); none: the journal alone
+    /// (every command catches up from it either way).
     pub nats_url: Option<String>,
     /// Subject prefix the journal publishes under.
     pub nats_subject_prefix: String,
@@ -157,6 +158,7 @@ impl Config {
         config.web_url = config.web_url.map(|url| url.trim_end_matches('/').to_owned()).filter(|url| !url.is_empty());
         config.share_secret_file = config.share_secret_file.filter(|path| !path.as_os_str().is_empty());
         config.battle_id_secret_file = config.battle_id_secret_file.filter(|path| !path.as_os_str().is_empty());
+        config.nats_url = config.nats_url.filter(|url| !url.trim().is_empty());
         config.validate()?;
         Ok(config)
     }
@@ -181,6 +183,9 @@ impl Config {
                 key: "pending_sweep_ms",
                 message: "must be at least 1: a battle nobody touches would keep its pending action for ever".into(),
             });
+        }
+        if let Some(urls) = &self.nats_url {
+            battlelog_runtime::nats_url::NatsUrls::for_key("nats_url", urls)?;
         }
         for (key, url) in [("journal_url", &self.journal_url), ("roller_url", &self.roller_url)] {
             if !(url.starts_with("http://") || url.starts_with("https://")) {

@@ -13,7 +13,7 @@ use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::resolver_server::ResolverServer;
 use battlelog_proto::v1::roller_client::RollerClient;
 use battlelog_runtime::grpc;
-use battlelog_runtime::nats_url::NatsUrl;
+use battlelog_runtime::nats_url::NatsUrls;
 use battlelog_runtime::serve::{GrpcServer, Observed};
 use battlelog_runtime::tls::{self, TlsError};
 use prost::Message;
@@ -44,6 +44,8 @@ pub enum ServeError {
     ShareSecret(battlelog_auth::KeyError),
     #[error("battle_id_secret_file: {0}")]
     BattleIdSecret(#[from] crate::battle_id::SecretError),
+    #[error(transparent)]
+    Config(#[from] battlelog_runtime::config::ConfigError),
 }
 
 /// A lazily connecting channel presenting `token`: the resolver may start
@@ -138,7 +140,9 @@ pub async fn run(
     let metrics = crate::ResolverMetrics::register(server.registry().sub_registry_with_prefix(SERVICE));
     let service = service(config)?.with_metrics(metrics);
     if let Some(url) = &config.nats_url {
-        let feed = warm_from_nats(service.clone(), url.clone(), format!("{}.>", config.nats_subject_prefix));
+        // validate() read it already; a config built in code may not have been.
+        let urls = NatsUrls::for_key("nats_url", url)?;
+        let feed = warm_from_nats(service.clone(), urls, format!("{}.>", config.nats_subject_prefix));
         tokio::spawn(feed);
     }
     serve(service, listener, server, shutdown).await
@@ -149,23 +153,23 @@ pub async fn run(
 /// the journal is read for what it holds. Reconnects for ever; a lost
 /// message only means the next command reads a little more from the journal.
 ///
-/// `url` may carry credentials (`nats://resolver:<password>@nats:4222`);
-/// async-nats 0.51 ignores a URL's userinfo, so [`NatsUrl`] hands them over
-/// as connect options, and only the URL with its password masked is logged.
-pub async fn warm_from_nats(service: ResolverService, url: String, subject: String) {
-    let url = NatsUrl::new(&url);
-    let client = match url
+/// `urls` are any nodes of the cluster and may carry credentials
+/// (`nats://resolver:<password>@nats:4222`); async-nats 0.51 ignores a URL's
+/// userinfo, so [`NatsUrls`] hands them over as connect options, and only
+/// the URLs with their passwords masked are logged.
+pub async fn warm_from_nats(service: ResolverService, urls: NatsUrls, subject: String) {
+    let client = match urls
         .connect_options()
         .name("battlelog-resolver")
         .retry_on_initial_connect()
         .max_reconnects(None)
-        .connect(url.address())
+        .connect(urls.addresses())
         .await
     {
         Ok(client) => client,
         Err(error) => {
             tracing::warn!(
-                url = %url.redacted(),
+                url = %urls.redacted(),
                 %error,
                 "cannot follow the NATS event feed; battles warm from the journal only"
             );
@@ -179,7 +183,7 @@ pub async fn warm_from_nats(service: ResolverService, url: String, subject: Stri
             return;
         }
     };
-    tracing::info!(url = %url.redacted(), %subject, "following the NATS event feed");
+    tracing::info!(url = %urls.redacted(), %subject, "following the NATS event feed");
     while let Some(message) = messages.next().await {
         if let Some(record) = hint(message.headers.as_ref(), message.payload.as_ref()) {
             service.warm(record);

@@ -21,9 +21,16 @@
 //! - `{"error": "…"}` when the dice do not fit the action (too few, too
 //!   many, a face out of range); the state is unchanged as well.
 //!
-//! A line that is not a script line at all — bad JSON, an unknown action
-//! `type` or field, a missing or invalid `open` — is a [`ScriptError`] for
-//! the whole script, naming the line number.
+//! An action the rules cannot read (an unknown `type` or field, a value of
+//! the wrong type or out of range, like `"against": -1`) is refused as the
+//! resolver refuses it, on its line alone: `{"rejected": "action.against:
+//! invalid value: …"}`, naming the field by the same path
+//! ([`crate::read::action`]), and the battle goes on, as it would on the
+//! server. A line that is not a script line at all — bad JSON, no `action`,
+//! a top-level field other than `action` and `dice`, dice that are not
+//! integers, a missing or invalid `open` — is a [`ScriptError`] for the
+//! whole script, naming the line number: that is the script's own mistake,
+//! not a request the server would have refused.
 
 use serde::{Deserialize, Serialize};
 
@@ -56,11 +63,19 @@ struct OpenLine {
     open: OpenBattle,
 }
 
+/// An action line as the script writes it: the action is read by
+/// [`crate::read::action`] afterwards, so that an unreadable one is refused
+/// on its own line, naming its field.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
+struct RawActionLine {
+    action: serde_json::Value,
+    #[serde(default)]
+    dice: Vec<i64>,
+}
+
 struct ActionLine {
     action: Action,
-    #[serde(default)]
     dice: Vec<i64>,
 }
 
@@ -81,8 +96,19 @@ pub fn play(script: &str) -> Result<Vec<ScriptLine>, ScriptError> {
 
     let mut output = Vec::new();
     for (version, (line, text)) in (0..).zip(lines) {
-        let action_line: ActionLine = serde_json::from_str(text)
+        let raw: RawActionLine = serde_json::from_str(text)
             .map_err(|err| ScriptError { line, problem: format!("not an action line: {}", json_problem(&err)) })?;
+        let action = match crate::read::action(raw.action) {
+            Ok(action) => action,
+            Err(unreadable) => {
+                // The resolver's INVALID_ARGUMENT, in its words: the field's
+                // path under `action`, then what is wrong with it.
+                let field = unreadable.path_under("action");
+                output.push(ScriptLine::Rejected { rejected: format!("{field}: {}", unreadable.message) });
+                continue;
+            }
+        };
+        let action_line = ActionLine { action, dice: raw.dice };
         let (next, printed) = play_line(&battle, version, &action_line);
         output.push(printed);
         if let Some(next) = next {
@@ -158,15 +184,39 @@ mod tests {
     }
 
     #[test]
-    fn lines_that_are_not_script_lines_fail_the_script_with_their_number() {
-        let error = play_lines(&[OPEN, r#"{"action": {"type": "jump", "actor": "pikachu"}}"#]).expect_err("bad type");
-        assert_eq!(error.line, 2);
-        assert!(error.problem.contains("jump"), "{error}");
+    fn unreadable_actions_are_refused_on_their_line_naming_the_field() {
+        let output = play_lines(&[
+            OPEN,
+            r#"{"action": {"type": "jump", "actor": "pikachu"}}"#,
+            r#"{"action": {"type": "pass", "actor": "pikachu", "fast": 1}}"#,
+            r#"{"action": {"type": "pass"}}"#,
+            r#"{"action": 7}"#,
+            r#"{"action": {"type": "pass", "actor": "pikachu"}}"#,
+        ])
+        .expect("a valid script");
+        let rejected: Vec<String> = output
+            .iter()
+            .map(|line| match line {
+                ScriptLine::Rejected { rejected } => rejected.clone(),
+                other => format!("{other:?}"),
+            })
+            .collect();
+        assert!(rejected[0].starts_with("action.type: unknown variant `jump`"), "{}", rejected[0]);
+        assert!(rejected[1].starts_with("action.fast: unknown field `fast`"), "{}", rejected[1]);
+        assert_eq!(rejected[2], "action: missing field `actor`");
+        assert_eq!(rejected[3], "action: expected an object with a `type`, not number 7");
+        assert!(matches!(&output[4], ScriptLine::Outcome { summary_en, .. } if summary_en == "pikachu passes"));
+    }
 
-        let error = play_lines(&[OPEN, "", r#"{"action": {"type": "pass", "actor": "pikachu", "fast": 1}}"#])
-            .expect_err("unknown field");
+    #[test]
+    fn lines_that_are_not_script_lines_fail_the_script_with_their_number() {
+        let error = play_lines(&[OPEN, r#"{"act": {"type": "pass", "actor": "pikachu"}}"#]).expect_err("no action");
+        assert_eq!(error.line, 2);
+        assert!(error.problem.contains("act"), "{error}");
+
+        let error = play_lines(&[OPEN, "", r#"{"action": {"type": "pass", "actor": "pikachu"}, "dice": [1.5]}"#])
+            .expect_err("dice that are not integers");
         assert_eq!(error.line, 3);
-        assert!(error.problem.contains("fast"), "{error}");
 
         let error = play_lines(&[OPEN, "{not json"]).expect_err("bad json");
         assert_eq!(error.line, 2);

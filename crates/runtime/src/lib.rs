@@ -26,7 +26,8 @@
 //! - [`observe_http`]: the same for the plain-HTTP servers — metrics by
 //!   route template and status, a span per request, the access-log line.
 //! - [`nats_url`]: NATS URLs with credentials, split for async-nats and
-//!   masked for logs.
+//!   masked for logs, and the one reader of a list of them (a cluster's
+//!   nodes) that every service and command takes.
 //! - [`streams`]: server streams released as soon as their client leaves,
 //!   ended at their deadline, and capped per token and per connection.
 //! - [`tls`]: TLS (and mutual TLS) config keys, server and client TLS

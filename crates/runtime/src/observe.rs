@@ -14,6 +14,16 @@
 //!   google.rpc `ErrorInfo` (battlelog_proto::error);
 //! - `battlelog_grpc_server_open_streams{service,method}`.
 //!
+//! Every label set known before anything happens is there at zero from the
+//! start ([`layer`]): `shed` for each served service, `open_streams` for
+//! each of their server-streaming methods, `auth_refusals` for each of
+//! battlelog's reasons with an UNAUTHENTICATED or PERMISSION_DENIED code;
+//! and `rate_limited` for a tenant from its first request on a server that
+//! rate-limits ([`GrpcMetrics::tenant_seen`]), before the first refusal can
+//! come. A series that appears only with its first event makes dashboards
+//! show "no data" and `rate()`/`increase()` miss that event: Prometheus
+//! needs a sample before the change to see one.
+//!
 //! It opens a span `grpc.request` per request whose parent is the W3C trace
 //! context of the request's `traceparent` header (through the globally
 //! installed text-map propagator), records the trace id on it, and writes
@@ -164,7 +174,33 @@ impl GrpcMetrics {
             "Server streams open now, by service and method",
             metrics.open_streams.clone(),
         );
+        for reason in
+            Reason::all().into_iter().filter(|r| matches!(r.code(), Code::Unauthenticated | Code::PermissionDenied))
+        {
+            let _ = metrics.auth_refusals.get_or_create(&ReasonLabels { reason: reason.as_str().to_owned() });
+        }
         metrics
+    }
+
+    /// Puts `tenant`'s `rate_limited` series on `/metrics` at zero unless it
+    /// is there: a server that rate-limits calls it for each admitted
+    /// request's tenant, so that the tenant's first refusal is an increase
+    /// Prometheus sees. Tenants come from verified tokens only, as the
+    /// refusals' do.
+    pub fn tenant_seen(&self, tenant: &str) {
+        // A read lock in the usual case: the series exists. The guard is
+        // dropped at once: the series' being there is the point.
+        let _ = self.rate_limited.get_or_create(&TenantLabels { tenant: tenant.to_owned() });
+    }
+
+    /// Every label set `served` knows before any request, at zero.
+    fn seed(&self, served: &Served) {
+        for service in &served.services {
+            let _ = self.shed.get_or_create(&ServiceLabels { service: Cow::Borrowed(*service) });
+        }
+        for info in served.methods.values().filter(|info| info.streaming) {
+            let _ = self.open_streams.get_or_create(&info.labels);
+        }
     }
 }
 
@@ -259,7 +295,9 @@ impl Served {
 /// answers (`battlelog.v1.Resolver`); health and both reflections, which
 /// every server answers, are always counted as served.
 pub fn layer(service: &'static str, served: &[&'static str], metrics: GrpcMetrics) -> ObserveLayer {
-    ObserveLayer { service, served: Arc::new(Served::new(served)), metrics }
+    let served = Served::new(served);
+    metrics.seed(&served);
+    ObserveLayer { service, served: Arc::new(served), metrics }
 }
 
 /// See [`layer`].

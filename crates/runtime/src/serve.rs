@@ -10,8 +10,10 @@
 //!   sees everything, health, reflection and shed requests included;
 //! - the edge ([`edge::EdgeLayer`]): HTTP/2 keepalive, connection age,
 //!   `max_concurrent_requests` with load shedding;
-//! - health (`SERVING` once it serves, `NOT_SERVING` from the shutdown on)
-//!   and both reflection versions, which need no token;
+//! - health (`SERVING` once it serves, `NOT_SERVING` from the shutdown on,
+//!   and for the service itself also while its [`GrpcServer::readiness`]
+//!   says it is not ready) and both reflection versions, which need no
+//!   token;
 //! - for the service itself, [`grpc::undecodable_is_invalid`] (a request
 //!   that does not decode is `INVALID_ARGUMENT`, every refusal in the
 //!   caller's language), then the door: the [`Authenticator`] (with its
@@ -148,6 +150,7 @@ pub struct GrpcServer {
     only: Option<(&'static str, &'static [Role])>,
     rate: Option<TenantRateLimit>,
     observed: Observed,
+    readiness: Option<tokio::sync::watch::Receiver<bool>>,
 }
 
 impl GrpcServer {
@@ -161,6 +164,7 @@ impl GrpcServer {
             only: None,
             rate: None,
             observed: Observed::quiet(service),
+            readiness: None,
         }
     }
 
@@ -187,6 +191,14 @@ impl GrpcServer {
     /// refusal (the journal and roller admit the `service` role alone).
     pub fn only(mut self, service: &'static str, roles: &'static [Role]) -> Self {
         self.only = Some((service, roles));
+        self
+    }
+
+    /// The service's health follows `ready`: `SERVING` while it is true,
+    /// `NOT_SERVING` while it is false (a service that answers reads but
+    /// refuses writes, say). The server as a whole (`""`) stays `SERVING`.
+    pub fn readiness(mut self, ready: tokio::sync::watch::Receiver<bool>) -> Self {
+        self.readiness = Some(ready);
         self
     }
 
@@ -239,6 +251,7 @@ impl GrpcServer {
             },
             note: observe::CallerNote,
             rate: self.rate.as_ref().and_then(TenantRateLimit::limiter),
+            metrics: grpc_metrics.clone(),
         };
         let (health, health_service) = grpc::health();
         let router =
@@ -247,11 +260,38 @@ impl GrpcServer {
                 .add_service(grpc::reflection(S::NAME)?)
                 .add_service(grpc::reflection_v1alpha(S::NAME)?)
                 .add_service(grpc::undecodable_is_invalid(InterceptedService::new(service, door)));
-        health.set_serving::<S>().await;
+        let follow = match self.readiness.take() {
+            None => {
+                health.set_serving::<S>().await;
+                None
+            }
+            Some(mut ready) => {
+                let (first, health) = (*ready.borrow_and_update(), health.clone());
+                if first {
+                    health.set_serving::<S>().await;
+                } else {
+                    health.set_not_serving::<S>().await;
+                }
+                Some(tokio::spawn(async move {
+                    while ready.changed().await.is_ok() {
+                        if *ready.borrow_and_update() {
+                            health.set_serving::<S>().await;
+                        } else {
+                            health.set_not_serving::<S>().await;
+                        }
+                    }
+                }))
+            }
+        };
         let ready = self.observed.ready(local).await?;
         let on_shutdown = async move {
             shutdown.await;
             tracing::info!(service = S::NAME, "shutting down: no new requests, finishing the ones in flight");
+            // Readiness no longer counts: nothing may say SERVING again.
+            if let Some(follow) = follow {
+                follow.abort();
+                let _ = follow.await;
+            }
             health.set_not_serving::<S>().await;
         };
         let served = router.serve_with_incoming_shutdown(edge::incoming(listener, &self.limits), on_shutdown).await;
@@ -267,6 +307,8 @@ struct Door {
     authenticator: Authenticator,
     note: observe::CallerNote,
     rate: Option<TenantLimiter>,
+    /// Where a rate-limited tenant's series starts at zero.
+    metrics: observe::GrpcMetrics,
 }
 
 impl Interceptor for Door {
@@ -282,6 +324,7 @@ impl Interceptor for Door {
             // battlelog's own services must not be throttled by a tenant's
             // flood: the `service` role is not counted.
             if caller.role != Role::Service {
+                self.metrics.tenant_seen(&caller.tenant);
                 limiter.check(&caller.tenant)?;
             }
         }

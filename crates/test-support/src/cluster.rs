@@ -73,6 +73,20 @@ struct Node {
     /// The `store_dir` of a written config.
     store: PathBuf,
     log: PathBuf,
+    /// Started as `nats-server <args>` with these environment variables
+    /// ([`NatsCluster::start_with_commands`]) instead of `-c <config>`.
+    command: Option<NodeCommand>,
+}
+
+/// One node's command line as a deployment file gives it (`-c <file> -n
+/// <name> --routes …`, its ports moved where the caller wants them), and
+/// the environment its config reads (passwords).
+#[derive(Debug, Clone)]
+pub struct NodeCommand {
+    /// The node's `server_name`, as its `-n` says.
+    pub name: String,
+    pub args: Vec<String>,
+    pub envs: Vec<(String, String)>,
 }
 
 /// Three `nats-server -c <node.conf>` processes forming one JetStream
@@ -81,6 +95,9 @@ struct Node {
 pub struct NatsCluster {
     dir: TempDir,
     nodes: Vec<Node>,
+    /// Whether [`Self::wait_formed`] places a probe stream: only where it
+    /// may log in without a password (the configs this helper writes).
+    probe: bool,
 }
 
 impl NatsCluster {
@@ -99,8 +116,16 @@ impl NatsCluster {
     /// attempt; a node that fails to start (a port taken between pick and
     /// bind) ends the attempt, its nodes killed, and the next one goes
     /// again. Returns once a started cluster has formed.
-    async fn start_attempts(label: &str, mut spawn: impl FnMut(&mut Self, usize) -> Result<(), String>) -> Self {
-        let mut cluster = Self { dir: temp_dir(&format!("nats-cluster-{label}")), nodes: Vec::new() };
+    async fn start_attempts(label: &str, spawn: impl FnMut(&mut Self, usize) -> Result<(), String>) -> Self {
+        Self::start_attempts_probing(label, true, spawn).await
+    }
+
+    async fn start_attempts_probing(
+        label: &str,
+        probe: bool,
+        mut spawn: impl FnMut(&mut Self, usize) -> Result<(), String>,
+    ) -> Self {
+        let mut cluster = Self { dir: temp_dir(&format!("nats-cluster-{label}")), nodes: Vec::new(), probe };
         let mut failures = Vec::new();
         for attempt in 1..=START_ATTEMPTS {
             match spawn(&mut cluster, attempt) {
@@ -146,6 +171,7 @@ impl NatsCluster {
                 store: node_dir.join("store"),
                 log: node_dir.join("nats.log"),
                 dir: node_dir,
+                command: None,
             });
         }
         for index in 0..CLUSTER_NODES {
@@ -193,6 +219,49 @@ impl NatsCluster {
         Self::start_attempts(label, |cluster, attempt| cluster.spawn_configs(attempt, configs())).await
     }
 
+    /// Starts three nodes from the command lines `commands` makes, as a
+    /// deployment file runs them (`-c <its config> -n <name> --routes …`,
+    /// with the ports moved to free ones and every config file where its
+    /// includes find theirs), each with the environment its config reads,
+    /// and waits until every node is healthy and all three agree on a
+    /// JetStream meta leader. No probe stream is placed: the deployment's
+    /// users are the services', none of which may create one (its clients
+    /// must retry a first "no suitable peers for placement", see
+    /// [`Self::start`]). `commands` is asked again, for fresh ports, when a
+    /// node cannot bind its own, up to three times.
+    pub async fn start_with_commands(label: &str, mut commands: impl FnMut() -> [NodeCommand; CLUSTER_NODES]) -> Self {
+        Self::start_attempts_probing(label, false, |cluster, attempt| cluster.spawn_commands(attempt, commands())).await
+    }
+
+    /// Starts the three nodes of start attempt `attempt` from `commands`,
+    /// each in `attempt-<n>/<name>/`.
+    fn spawn_commands(&mut self, attempt: usize, commands: [NodeCommand; CLUSTER_NODES]) -> Result<(), String> {
+        for command in commands {
+            let node_dir = self.dir.path().join(format!("attempt-{attempt}")).join(&command.name);
+            std::fs::create_dir_all(&node_dir).map_err(|e| format!("create {}: {e}", node_dir.display()))?;
+            self.nodes.push(Node {
+                name: command.name.clone(),
+                child: None,
+                state: NodeState::Killed,
+                client_port: 0,
+                http_port: 0,
+                cluster_port: 0,
+                config: PathBuf::new(),
+                given_config: true,
+                store: node_dir.join("store"),
+                log: node_dir.join("nats.log"),
+                dir: node_dir,
+                command: Some(command),
+            });
+        }
+        for index in 0..CLUSTER_NODES {
+            if let Err(why) = self.spawn(index) {
+                return Err(format!("{why}\n{}", self.logs()));
+            }
+        }
+        Ok(())
+    }
+
     /// Starts the three nodes of start attempt `attempt` from `configs`,
     /// each in `attempt-<n>/<server_name>/`.
     fn spawn_configs(&mut self, attempt: usize, configs: [String; CLUSTER_NODES]) -> Result<(), String> {
@@ -218,6 +287,7 @@ impl NatsCluster {
                 store: node_dir.join("store"),
                 log: node_dir.join("nats.log"),
                 dir: node_dir,
+                command: None,
             });
         }
         for index in 0..CLUSTER_NODES {
@@ -242,10 +312,13 @@ impl NatsCluster {
         // begin here.
         let log_start = std::fs::metadata(&node.log).map_or(0, |m| m.len() as usize);
         let binary = nats_server_binary();
-        let mut child = Command::new(&binary)
-            .current_dir(&node.dir)
-            .arg("-c")
-            .arg(&node.config)
+        let mut command = Command::new(&binary);
+        command.current_dir(&node.dir);
+        match &node.command {
+            Some(given) => command.args(&given.args).envs(given.envs.iter().map(|(k, v)| (k, v))),
+            None => command.arg("-c").arg(&node.config),
+        };
+        let mut child = command
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -336,6 +409,9 @@ impl NatsCluster {
         while !self.formed().await {
             overdue();
             tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        if !self.probe {
+            return;
         }
         let client = loop {
             match async_nats::connect(self.client_urls().as_slice()).await {

@@ -33,7 +33,7 @@ pub mod cluster;
 pub mod otlp;
 
 pub use auth::TestAuth;
-pub use cluster::NatsCluster;
+pub use cluster::{NatsCluster, NodeCommand};
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
@@ -68,6 +68,20 @@ pub fn rss_bytes(pid: u32) -> u64 {
         .and_then(|n| n.parse().ok())
         .expect("a VmRSS line in kB");
     kib * 1024
+}
+
+/// Whether every thread of process `pid` is stopped (state `T` in
+/// `/proc/<pid>/task/<tid>/stat`). A thread that exits while it is read is
+/// skipped; a process that is gone is a panic.
+fn all_threads_stopped(pid: u32) -> bool {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap_or_else(|e| panic!("process {pid} has no /proc/{pid}/task: {e}"));
+    tasks.filter_map(Result::ok).all(|task| {
+        // The state is the first field after the command name, which is in
+        // parentheses and may itself hold spaces or parentheses.
+        std::fs::read_to_string(task.path().join("stat"))
+            .map_or(true, |stat| stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('T')))
+    })
 }
 
 /// Bytes in MiB, for the memory tests' messages.
@@ -292,6 +306,22 @@ impl ServiceProcess {
         Self::start_unchecked(binary, args, envs, log, None).await
     }
 
+    /// [`Self::start_tls`] for a start that may fail, as a supervisor
+    /// (the kubelet, compose's `restart`) sees it: a process that exits, or
+    /// prints no readiness line in time, is an `Err` with its log, and is
+    /// gone.
+    pub async fn try_start_tls(
+        binary: &Path,
+        args: &[String],
+        envs: &[(String, String)],
+        log: &Path,
+        tls: Option<ClientTlsConfig>,
+    ) -> Result<Self, String> {
+        let process = Self::try_start_unchecked(binary, args, envs, log, tls).await?;
+        process.wait_healthy().await;
+        Ok(process)
+    }
+
     async fn start_unchecked(
         binary: &Path,
         args: &[String],
@@ -299,6 +329,16 @@ impl ServiceProcess {
         log: &Path,
         tls: Option<ClientTlsConfig>,
     ) -> Self {
+        Self::try_start_unchecked(binary, args, envs, log, tls).await.unwrap_or_else(|why| panic!("{why}"))
+    }
+
+    async fn try_start_unchecked(
+        binary: &Path,
+        args: &[String],
+        envs: &[(String, String)],
+        log: &Path,
+        tls: Option<ClientTlsConfig>,
+    ) -> Result<Self, String> {
         let log_file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -338,10 +378,11 @@ impl ServiceProcess {
             tokio::task::spawn_blocking(move || rx.recv_timeout(STARTUP_DEADLINE)).await.expect("join").ok().flatten();
         let Some((addr, metrics)) = addr else {
             let _ = child.kill();
+            let _ = child.wait();
             let log = std::fs::read_to_string(log).unwrap_or_default();
-            panic!("{} printed no readiness line; its log:\n{log}", binary.display());
+            return Err(format!("{} printed no readiness line; its log:\n{log}", binary.display()));
         };
-        Self { child, addr, metrics, log: log.to_path_buf(), tls }
+        Ok(Self { child, addr, metrics, log: log.to_path_buf(), tls })
     }
 
     async fn wait_healthy(&self) {
@@ -404,6 +445,30 @@ impl ServiceProcess {
     /// The OS process id.
     pub fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    /// SIGSTOP, then waits (with a deadline) until every thread of the
+    /// process is stopped: from then on it holds its sockets and answers
+    /// nothing. `kill` returns once the signal is queued, not once it has
+    /// taken effect: the kernel hands it to one thread, and only when that
+    /// thread next runs does it stop the others. On a loaded machine it may
+    /// wait for a CPU while the others go on serving; a test that froze the
+    /// journal and then read through it saw its reads answered.
+    pub async fn freeze(&self) {
+        let pid = self.child.id();
+        let sent = Command::new("kill").args(["-STOP", &pid.to_string()]).status().is_ok_and(|s| s.success());
+        assert!(sent, "could not send SIGSTOP to {pid}");
+        poll_until(&format!("every thread of {pid} stopped after SIGSTOP"), STARTUP_DEADLINE, || async move {
+            all_threads_stopped(pid).then_some(())
+        })
+        .await;
+    }
+
+    /// SIGCONT after [`Self::freeze`]: it runs on where it stopped.
+    pub fn thaw(&self) {
+        let pid = self.child.id().to_string();
+        let sent = Command::new("kill").args(["-CONT", &pid]).status().is_ok_and(|s| s.success());
+        assert!(sent, "could not send SIGCONT to {pid}");
     }
 
     /// SIGKILL: no shutdown code runs.

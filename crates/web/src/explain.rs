@@ -548,7 +548,8 @@ pub fn calculation(lang: Lang, lines: &[ExportLine], version: u64) -> Markup {
                 Some(Ok((roll_key, uses, derived))) => {
                     p { (label("roll_key", lang)) ": " code.key-hex { (roll_key) } }
                     p.muted { (label("words_read", lang)) ": " (uses.len()) }
-                    table.words {
+                    // Scrolls sideways on a phone rather than break a word or a number.
+                    div.scroll-box { table.words {
                         tr {
                             th { "#" } th { (label("word", lang)) } th { "d" } th { (label("limit", lang)) }
                             th { (label("face", lang)) }
@@ -571,7 +572,7 @@ pub fn calculation(lang: Lang, lines: &[ExportLine], version: u64) -> Markup {
                                 }
                             }
                         }
-                    }
+                    } }
                 }
             }
         }

@@ -183,7 +183,7 @@ const LABELS: &[(&str, &str, &str)] = &[
     ("open", "open", "идёт"),
     ("closed", "closed", "окончен"),
     ("tenant", "Tenant", "Площадка"),
-    ("head", "Head hash", "Хеш вершины"),
+    ("head", "Head hash", "Хеш головы"),
     ("events", "Events", "События"),
     ("commitments", "Seed commitments", "Обязательства сида"),
     ("epoch", "Epoch", "Эпоха"),
@@ -197,17 +197,6 @@ const LABELS: &[(&str, &str, &str)] = &[
     ("timeline", "Timeline", "Ход боя"),
     ("verification", "Verification in your browser", "Проверка в вашем браузере"),
     ("verify_pending", "checking…", "проверка…"),
-    (
-        "verify_verified",
-        "verified: every roll re-derived, the chain intact",
-        "проверено: каждый бросок пересчитан, цепочка цела",
-    ),
-    ("verify_failed", "FAILED: the log does not check out", "ОШИБКА: журнал не сходится"),
-    (
-        "verify_unrevealed",
-        "nothing wrong so far; rolls of a secret epoch can be re-derived once its seed is revealed",
-        "ошибок нет; броски секретной эпохи можно будет пересчитать после раскрытия сида",
-    ),
     ("first_failure", "First failing version", "Первая ошибочная версия"),
     ("server_audit", "Server audit", "Аудит сервера"),
     ("findings", "findings", "замечаний"),
@@ -265,7 +254,7 @@ const LABELS: &[(&str, &str, &str)] = &[
     (
         "posted_head",
         "Head hash posted on the forum (optional): an export cut short then fails",
-        "Хеш вершины из поста на форуме (необязательно): обрезанный экспорт тогда не пройдёт",
+        "Хеш головы из поста на форуме (необязательно): обрезанный экспорт тогда не пройдёт",
     ),
     ("drop_here", "Drop the file here", "Перетащите файл сюда"),
     // A roll's dice (dice.rs).
@@ -287,9 +276,20 @@ const LABELS: &[(&str, &str, &str)] = &[
         "Страница недоступна на запрошенном языке; показана по-русски вместо:",
     ),
     ("verify_idle", "choose an export file to check it", "выберите файл экспорта для проверки"),
+    // Issue 39: the verdict banner (its words after the check are the
+    // verifier's, web/verifier/checks.js).
+    ("verdict_heading", "Verdict", "Вердикт"),
+    ("filter_text", "Text (name, move, purpose, value, nonce, v12)", "Текст (имя, приём, цель, значение, nonce, v12)"),
+    ("filter_disputed", "Disputed only", "Только оспоренное"),
+    (
+        "keys_hint",
+        "Keys: d — next dispute, Shift+d — previous one.",
+        "Клавиши: d — следующее оспаривание, Shift+d — предыдущее.",
+    ),
+    ("verdict_details", "Technical detail", "Технические подробности"),
     ("checks", "What was checked", "Что проверено"),
     ("roller_key_signed", "Key that signed the commitments", "Ключ, подписавший обязательства"),
-    ("roller_key_trusted", "Roller keys this site trusts", "Ключи роллера, которым доверяет сайт"),
+    ("roller_key_trusted", "Roller keys the check pins to", "Ключи роллера, с которыми сверяется проверка"),
     (
         "roller_key_input",
         "Roller key to pin (64 hex digits, optional)",
@@ -298,7 +298,7 @@ const LABELS: &[(&str, &str, &str)] = &[
     (
         "posted_head_battle",
         "Head hash the forum posted (optional): checked against the log",
-        "Хеш вершины из поста на форуме (необязательно): сверяется с журналом",
+        "Хеш головы из поста на форуме (необязательно): сверяется с журналом",
     ),
     ("none_trusted", "none configured", "не заданы"),
     // Issue 23: the journal's transparency log (docs/protocol.md §5).

@@ -19,7 +19,8 @@
 //! keys, JSON), every event element `id="v<N>" data-version data-type
 //! class="event"` with its visible summary as the one `[data-summary]`
 //! element of its own, every roll drawn by [`crate::dice::roll`], and the
-//! verification section's `p.verdict[aria-live]`, `#first-failure`,
+//! verdict banner `#verdict[data-verdict][aria-live]` right under the
+//! title (issue 39), the verification section's `#first-failure`,
 //! `ul#checks`, `#roller-key`, `#roller-key-status`, `ul#client-problems`
 //! and `input#posted-head`. Issue 23 (docs/protocol.md §5): `#log-keys` (the
 //! journal's log key the site publishes, JSON), `#log-key`,
@@ -85,6 +86,41 @@ fn text<'v>(event: &'v Value, field: &str) -> &'v str {
     event.get(field).and_then(Value::as_str).unwrap_or_default()
 }
 
+/// A sentence of the page's own text, a command in it (written between
+/// backticks in the tables of i18n.rs) drawn as a `<code>` element: the
+/// backticks never show.
+pub(crate) fn prose(sentence: &str) -> Markup {
+    html! {
+        @for (index, part) in sentence.split('`').enumerate() {
+            @if index % 2 == 1 { code translate="no" { (part) } } @else { (part) }
+        }
+    }
+}
+
+/// A recorded summary, its dice not counted (`~~2~~`, the forum's Markdown)
+/// drawn as `<s>` elements: every other character is escaped text, so no
+/// mark of any markup shows on the page.
+fn summary_markup(summary: &str) -> Markup {
+    let mut parts: Vec<(bool, &str)> = Vec::new();
+    let mut rest = summary;
+    while let Some(start) = rest.find("~~") {
+        let after = &rest[start + 2..];
+        match after.find("~~") {
+            Some(end) if end > 0 && !after[..end].contains(|c: char| c.is_whitespace() || c == '~') => {
+                parts.push((false, &rest[..start]));
+                parts.push((true, &after[..end]));
+                rest = &after[end + 2..];
+            }
+            _ => {
+                parts.push((false, &rest[..start + 2]));
+                rest = after;
+            }
+        }
+    }
+    parts.push((false, rest));
+    html! { @for (struck, part) in parts { @if struck { s { (part) } } @else { (part) } } }
+}
+
 fn number(event: &Value, field: &str) -> Option<u64> {
     event.get(field).and_then(Value::as_u64)
 }
@@ -110,15 +146,20 @@ fn plain(value: &Value) -> String {
 
 /// A recorded value in the page's language: booleans as yes/no, strings as
 /// the forum's own text (not translated, marked so), numbers as they are.
-fn value(lang: Lang, value: &Value) -> Markup {
+fn value(lang: Lang, recorded: &Value) -> Markup {
     html! {
-        @match value {
+        @match recorded {
             Value::Bool(true) => (lang.t("yes")),
             Value::Bool(false) => (lang.t("no")),
             Value::String(s) => span.forum-text translate="no" { (s) },
             Value::Number(n) => (n.to_string()),
             Value::Null => "—",
-            other => code.forum-text translate="no" { (other.to_string()) },
+            // A nested value (a sheet's stats, a list of moves) as a list,
+            // never as raw JSON.
+            Value::Array(items) => ul.sheet-list { @for item in items { li { (value(lang, item)) } } },
+            Value::Object(fields) => dl.sheet-fields {
+                @for (key, item) in fields { dt { (field_name(lang, key)) } dd { (value(lang, item)) } }
+            },
         }
     }
 }
@@ -251,6 +292,8 @@ impl BattlePage<'_> {
         let mut query = self.base_query(self.lang);
         for (key, value) in [
             ("actor", self.view.actor.clone()),
+            ("q", self.view.q.clone()),
+            ("disputed", self.view.disputed.then(|| "1".to_owned())),
             ("type", self.view.event_type.clone()),
             ("from", self.view.from.map(|v| v.to_string())),
             ("to", self.view.to.map(|v| v.to_string())),
@@ -291,7 +334,9 @@ impl BattlePage<'_> {
                 body data-audit="pending" data-head=(self.report.head_hash) data-battle=(self.battle_id)
                     data-status=(if closed { "closed" } else { "open" }) data-roller-key="pending"
                     data-live-url=[(!closed).then(|| self.live_url())] {
-                    a.skip-link href="#timeline" { (lang.t("skip_to_timeline")) }
+                    // To the timeline's heading, search form first (a judge
+                    // skipping the facts still wants to search).
+                    a.skip-link href="#timeline-section" { (lang.t("skip_to_timeline")) }
                     header { nav {
                         a href=(self.self_link(Lang::En)) hreflang="en" lang="en" { "English" }
                         a href=(self.self_link(Lang::Ru)) hreflang="ru" lang="ru" { "Русский" }
@@ -304,6 +349,7 @@ impl BattlePage<'_> {
                     main {
                         (lang_notice(lang, self.unknown_lang))
                         h1 { span.forum-text translate="no" { (title) } }
+                        (verdict_banner(lang, false))
                         (self.facts(opened_event, closed))
                         (self.verification(&shown))
                         (self.commitments(&shown))
@@ -386,12 +432,6 @@ impl BattlePage<'_> {
         html! {
             section #verification {
                 h2 { (lang.t("verification")) }
-                p.verdict aria-live="polite" {
-                    span.pending { (lang.t("verify_pending")) }
-                    span.verified { (lang.t("verify_verified")) }
-                    span.failed { (lang.t("verify_failed")) }
-                    span.unrevealed { (lang.t("verify_unrevealed")) }
-                }
                 p { span #first-failure {} span { " ← " (lang.t("first_failure")) } }
                 h3 { (lang.t("checks")) }
                 ul #checks {}
@@ -404,7 +444,7 @@ impl BattlePage<'_> {
                         value=[self.view.head.as_deref()];
                 }
                 ul #client-problems .problems {}
-                noscript { p { (lang.t("no_js")) } }
+                noscript { p { (prose(lang.t("no_js"))) } }
                 p.muted {
                     (lang.t("server_audit")) ": " (self.report.findings.len()) " " (lang.t("findings"))
                 }
@@ -535,6 +575,10 @@ impl BattlePage<'_> {
                 span.field { label for="search-actor" { (lang.t("filter_actor")) }
                     input #search-actor name="actor" type="text" list="actors" value=[view.actor.as_deref()]; }
                 datalist #actors { @for actor in &actors { option value=(actor) {} } }
+                span.field { label for="search-q" { (lang.t("filter_text")) }
+                    input #search-q name="q" type="search" value=[view.q.as_deref()]; }
+                span.field.check { input #search-disputed name="disputed" type="checkbox" value="1" checked[view.disputed];
+                    label for="search-disputed" { (lang.t("filter_disputed")) } }
                 span.field { label for="search-type" { (lang.t("filter_type")) }
                     select #search-type name="type" {
                         option value="" { (lang.t("filter_any")) }
@@ -584,9 +628,10 @@ impl BattlePage<'_> {
         let links = self.links();
         let shown = |version: u64| window.shows(self.lines, version);
         html! {
-            section #timeline-section aria-labelledby="timeline-heading" {
+            section #timeline-section tabindex="-1" aria-labelledby="timeline-heading" {
                 h2 #timeline-heading { (self.lang.t("timeline")) }
                 (self.search_form(window))
+                p.muted #keys-hint { (self.lang.t("keys_hint")) }
                 (self.pager(window, true))
                 @if window.items.is_empty() {
                     p.muted { (self.lang.t("nothing_matches")) }
@@ -691,7 +736,7 @@ impl BattlePage<'_> {
                 "ActionResolved" => {
                     p.summary lang=(lang.code())
                         data-summary=(match lang { Lang::En => "summary_en", Lang::Ru => "summary_ru" }) {
-                        (text(event, match lang { Lang::En => "summary_en", Lang::Ru => "summary_ru" }))
+                        (summary_markup(text(event, match lang { Lang::En => "summary_en", Lang::Ru => "summary_ru" })))
                     }
                     @if let Some(fields) = links.finals.get(&line.version) {
                         (self.overridden(fields, shown))
@@ -872,7 +917,7 @@ impl BattlePage<'_> {
                     @for line in self.lines.iter().filter(|line| line.event_type == "ActionResolved") {
                         li data-action=(line.version) {
                             a href=(self.version_href(line.version, None)) { "#v" (line.version) } " "
-                            span lang=(lang.code()) { (text(&line.event, summary_field)) } " — "
+                            span lang=(lang.code()) { (summary_markup(text(&line.event, summary_field))) } " — "
                             @match finals.get(&line.version) {
                                 Some(fields) => (self.overridden(fields, &|_| false)),
                                 None => span.muted { (lang.t("as_recorded")) },
@@ -885,6 +930,27 @@ impl BattlePage<'_> {
     }
 }
 
+/// The verdict a judge reads first (issue 39): `#verdict[data-verdict]`,
+/// its headline, why in plain words and the technical detail a click away,
+/// filled by the verifier (web/verifier/verdict.js); until then it says it
+/// is checking (or, on `/verify`, waiting for a file), and without
+/// JavaScript that nothing is checked here.
+pub(crate) fn verdict_banner(lang: Lang, idle: bool) -> Markup {
+    html! {
+        section #verdict .verdict data-verdict=(if idle { "idle" } else { "pending" }) aria-live="polite" aria-labelledby="verdict-heading" {
+            h2 #verdict-heading .sr-only { (lang.t("verdict_heading")) }
+            p #verdict-headline { (lang.t(if idle { "verify_idle" } else { "verify_pending" })) }
+            p #verdict-why {}
+            details #verdict-details hidden {
+                summary { (lang.t("verdict_details")) }
+                ul #verdict-technical {}
+                p { a href="#verification" { (lang.t("checks")) } }
+            }
+            noscript { p { (prose(lang.t("no_js"))) } }
+        }
+    }
+}
+
 /// The roller key fields every verifying page has: the trusted keys (JSON,
 /// for the verifier), the key that signed and whether it matches (both
 /// filled by the verifier).
@@ -892,7 +958,7 @@ pub(crate) fn roller_key_fields(lang: Lang, trusted: &[String]) -> Markup {
     html! {
         dl.facts.roller-keys {
             dt { (lang.t("roller_key_signed")) } dd { code.hash #roller-key {} " " span #roller-key-status {} }
-            dt { (lang.t("roller_key_trusted")) } dd {
+            dt { (lang.t("roller_key_trusted")) } dd #roller-keys-pinned {
                 @if trusted.is_empty() { (lang.t("none_trusted")) }
                 @for key in trusted { code.hash { (key) } " " }
             }
@@ -924,7 +990,7 @@ fn checkpoint_to_keep(lang: Lang, note: Option<&str>) -> Markup {
             h3 #checkpoint-heading { (lang.t("checkpoint_keep")) }
             @match note {
                 Some(note) => {
-                    p #checkpoint-why { (lang.t("checkpoint_keep_why")) }
+                    p #checkpoint-why { (prose(lang.t("checkpoint_keep_why"))) }
                     pre #checkpoint-note translate="no" { (note) }
                     button #copy-checkpoint type="button" aria-controls="checkpoint-note" { (lang.t("copy")) }
                 }

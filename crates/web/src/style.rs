@@ -22,6 +22,11 @@ a { color: var(--link); }
 main { display: block; min-width: 0; }
 .skip-link { position: absolute; left: -999px; top: 0; background: var(--bg); padding: .4rem .8rem; z-index: 1; }
 .skip-link:focus { left: 1rem; }
+/* WCAG 2.2 focus appearance: a 2px ring in the link colour (AA on both
+   schemes' backgrounds), offset so that it never hides what it rings. */
+:focus-visible { outline: 2px solid var(--link); outline-offset: 2px; }
+#timeline-section:focus, ol.timeline:focus { outline: none; }
+.field.check { flex-direction: row; align-items: center; }
 .sr-only { position: absolute; width: 1px; height: 1px; padding: 0; margin: -1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; border: 0; }
 header nav { display: flex; gap: .4rem 1rem; flex-wrap: wrap; font-size: .9rem; }
 h1 { margin: .5rem 0; }
@@ -38,15 +43,18 @@ input, select, button { max-width: 100%; font: inherit; }
 .field input[type="text"] { width: 100%; font-family: ui-monospace, monospace; }
 .scroll-box { max-width: 100%; overflow-x: auto; }
 .notice { border: 2px solid var(--wait); padding: .4rem .8rem; }
-.verdict span { display: none; font-weight: 600; }
-body[data-audit="idle"] .verdict .idle,
-body[data-audit="pending"] .verdict .pending,
-body[data-audit="verified"] .verdict .verified,
-body[data-audit="failed"] .verdict .failed,
-body[data-audit="unrevealed"] .verdict .unrevealed { display: inline; }
-.verdict .verified { color: var(--ok); } .verdict .failed { color: var(--bad); }
-.verdict .pending, .verdict .unrevealed, .verdict .idle { color: var(--wait); }
-.verdict .verified::before { content: "✓ "; } .verdict .failed::before { content: "✗ "; }
+/* The verdict banner (issue 39): an icon and a word, the border's colour
+   only adds; amber for what is consistent but not vouched for. */
+#verdict { border: 3px solid var(--muted); border-radius: .4rem; padding: .4rem .8rem; margin: .6rem 0; }
+#verdict-headline { font-weight: 700; font-size: 1.1rem; margin: .2rem 0; }
+#verdict-why { margin: .2rem 0; } #verdict-why:empty { display: none; }
+#verdict[data-verdict="verified"] { border-color: var(--ok); }
+#verdict[data-verdict="verified"] #verdict-headline::before { content: "✓ "; color: var(--ok); }
+#verdict:is([data-verdict="failed"], [data-verdict="not-an-export"], [data-verdict="key-mismatch"], [data-verdict="cut-short"]) { border-color: var(--bad); }
+#verdict:is([data-verdict="failed"], [data-verdict="not-an-export"], [data-verdict="key-mismatch"], [data-verdict="cut-short"]) #verdict-headline::before { content: "✗ "; color: var(--bad); }
+#verdict:is([data-verdict="verified-unpinned"], [data-verdict="unrevealed"], [data-verdict="input-error"]) { border-color: var(--wait); }
+#verdict:is([data-verdict="verified-unpinned"], [data-verdict="unrevealed"], [data-verdict="input-error"]) #verdict-headline::before { content: "⚠ "; color: var(--wait); }
+.field-error { color: var(--bad); font-weight: 600; }
 #first-failure:empty, #first-failure:empty + * { display: none; }
 ul#checks { list-style: none; padding: 0; }
 ul#checks li[data-check="ok"]::before { content: "✓ "; color: var(--ok); }
@@ -117,6 +125,12 @@ section.explanation ul, .state-panel ul { margin: .2rem 0; padding-left: 1.2rem;
   border: 1px solid var(--muted); padding: .1rem .4rem; text-align: left; overflow-wrap: anywhere; }
 .calculation .mismatch { color: var(--bad); font-weight: 600; }
 .calculation code, .key-hex { overflow-wrap: anywhere; word-break: break-all; }
+/* The words table keeps its words and numbers whole: on a phone it scrolls
+   inside its .scroll-box instead of breaking "rejected" into "rejec/ted". */
+.calculation table.words td, .calculation table.words th, .calculation table.words code { overflow-wrap: normal; word-break: normal; white-space: nowrap; }
+dl.sheet-fields { margin: 0; display: grid; grid-template-columns: max-content auto; gap: 0 .5rem; }
+dl.sheet-fields dd { margin: 0; }
+ul.sheet-list { margin: 0; padding-left: 1.1rem; }
 "#;
 
 #[cfg(test)]

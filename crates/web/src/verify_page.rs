@@ -18,7 +18,7 @@ use maud::{DOCTYPE, Markup, PreEscaped, html};
 
 use crate::assets::verify_script;
 use crate::i18n::Lang;
-use crate::page::{lang_notice, log_key_fields, roller_key_fields};
+use crate::page::{lang_notice, log_key_fields, roller_key_fields, verdict_banner};
 use crate::style::STYLE;
 
 /// What the /verify page shows.
@@ -68,7 +68,8 @@ impl VerifyPage<'_> {
                     main {
                         (lang_notice(lang, self.unknown_lang))
                         h1 { (lang.t("verify_title")) }
-                        p { (lang.t("verify_intro")) }
+                        (verdict_banner(lang, true))
+                        p { (crate::page::prose(lang.t("verify_intro"))) }
                         p.field {
                             label for="head" { (lang.t("posted_head")) }
                             input #head type="text" spellcheck="false" autocomplete="off";
@@ -86,27 +87,21 @@ impl VerifyPage<'_> {
                             input #export-file type="file" accept=".jsonl,.json,.txt,application/x-ndjson,application/json,text/plain";
                         }
                         section #verification {
-                            p.verdict aria-live="polite" {
-                                span.idle { (lang.t("verify_idle")) }
-                                span.pending { (lang.t("verify_pending")) }
-                                span.verified { (lang.t("verify_verified")) }
-                                span.failed { (lang.t("verify_failed")) }
-                                span.unrevealed { (lang.t("verify_unrevealed")) }
-                            }
+                            h2 { (lang.t("verification")) }
                             p { span #first-failure {} span { " ← " (lang.t("first_failure")) } }
-                            h2 { (lang.t("checks")) }
+                            h3 { (lang.t("checks")) }
                             ul #checks {}
                             (roller_key_fields(lang, self.trusted_roller_keys))
                             (log_key_fields(lang, self.trusted_log_keys))
                             section #checkpoint hidden aria-labelledby="checkpoint-heading" {
                                 h3 #checkpoint-heading { (lang.t("checkpoint_keep")) }
-                                p #checkpoint-why { (lang.t("checkpoint_keep_why")) }
+                                p #checkpoint-why { (crate::page::prose(lang.t("checkpoint_keep_why"))) }
                                 pre #checkpoint-note translate="no" {}
                                 button #copy-checkpoint type="button" aria-controls="checkpoint-note" { (lang.t("copy")) }
                             }
                             ul #client-problems .problems {}
                         }
-                        noscript { p { (lang.t("no_js")) } }
+                        noscript { p { (crate::page::prose(lang.t("no_js"))) } }
                         div #results {}
                     }
                     script type="application/json" id="roller-keys" { (PreEscaped(keys)) }
@@ -139,7 +134,7 @@ mod tests {
     fn the_page_is_idle_until_a_file_is_chosen() {
         let html = page(None, &[]);
         assert!(html.contains("<body data-audit=\"idle\" data-roller-key=\"pending\">"), "{html}");
-        assert!(html.contains("<span class=\"idle\">выберите файл экспорта для проверки</span>"));
+        assert!(html.contains("<p id=\"verdict-headline\">выберите файл экспорта для проверки</p>"), "{html}");
         for id in [
             "id=\"head\"",
             "id=\"export-file\"",
@@ -150,7 +145,7 @@ mod tests {
         ] {
             assert!(html.contains(id), "{id}");
         }
-        assert!(html.contains("class=\"verdict\" aria-live=\"polite\""));
+        assert!(html.contains("data-verdict=\"idle\" aria-live=\"polite\""));
     }
 
     #[test]

@@ -48,8 +48,9 @@ pub struct TenantEndpoint {
 pub struct Config {
     /// The HTTP listen address of `/metrics` and the admin endpoints.
     pub listen: SocketAddr,
-    /// The NATS server with the journal's JetStream fan-out; credentials
-    /// may be given in it (`nats://webhooks:<password>@host:4222`).
+    /// The NATS server with the journal's JetStream fan-out, or several
+    /// comma-separated (any nodes of a cluster); credentials may be given
+    /// in it (`nats://webhooks:<password>@host:4222`).
     pub nats_url: String,
     /// The JetStream stream the journal publishes committed events to
     /// (the journal's `nats_stream`).
@@ -224,9 +225,7 @@ impl Config {
 
     pub fn validate(&self) -> Result<(), ConfigError> {
         let invalid = |key: &'static str, message: String| Err(ConfigError::Invalid { key, message });
-        if !self.nats_url.split(',').all(|url| url.trim().starts_with("nats://") || url.trim().starts_with("tls://")) {
-            return invalid("nats_url", "must be one or more nats:// or tls:// URLs, comma-separated".into());
-        }
+        battlelog_runtime::nats_url::NatsUrls::for_key("nats_url", &self.nats_url)?;
         for (key, value) in [
             ("nats_stream", &self.nats_stream),
             ("nats_subject_prefix", &self.nats_subject_prefix),

@@ -17,12 +17,15 @@
 //! the gap is logged and counted (crate::store).
 //!
 //! The stream is the journal's to create (on its first publish); until it
-//! exists this waits for it, so the services may start in any order.
+//! exists this waits for it, so the services may start in any order. It asks
+//! again every second, but says so once (`Said`): a failure is logged
+//! when it is new, not at every try, and again only once the state changes
+//! (following, another failure).
 
 use std::time::Duration;
 
 use async_nats::jetstream::{self, AckKind, consumer::AckPolicy, consumer::DeliverPolicy, consumer::pull};
-use battlelog_runtime::nats_url::NatsUrl;
+use battlelog_runtime::nats_url::NatsUrls;
 use tokio::sync::watch;
 use tokio_stream::StreamExt;
 use tracing::{info, warn};
@@ -35,7 +38,8 @@ use crate::store::{Enqueued, Store, now_ms};
 /// What the consumer needs from the config.
 #[derive(Debug, Clone)]
 pub struct ConsumerOptions {
-    pub nats_url: String,
+    /// Any nodes of the cluster, with the service's login.
+    pub nats_urls: NatsUrls,
     pub stream: String,
     pub subject_prefix: String,
     pub durable: String,
@@ -50,6 +54,33 @@ pub struct ConsumerOptions {
 /// How long to wait before trying NATS again after a failure.
 const RETRY_NATS: Duration = Duration::from_secs(1);
 
+/// Why following the stream stopped.
+#[derive(Debug)]
+enum Stopped {
+    /// The stream does not exist (yet): the journal makes it with its first
+    /// event.
+    NoStream,
+    /// Anything else, said as it happened.
+    Failed(String),
+}
+
+impl From<String> for Stopped {
+    fn from(error: String) -> Self {
+        Self::Failed(error)
+    }
+}
+
+/// What was last said about following, so that the same state, tried again
+/// every [`RETRY_NATS`], is logged once.
+#[derive(Debug, Default, PartialEq, Eq)]
+enum Said {
+    #[default]
+    Nothing,
+    Following,
+    NoStream,
+    Failed(String),
+}
+
 /// Follows the stream until `stop`; reconnects after any failure.
 pub async fn follow(
     options: ConsumerOptions,
@@ -59,8 +90,8 @@ pub async fn follow(
     metrics: std::sync::Arc<WebhooksMetrics>,
     mut stop: watch::Receiver<bool>,
 ) {
-    let url = NatsUrl::new(&options.nats_url);
-    let client = url
+    let client = options
+        .nats_urls
         .connect_options()
         .name("battlelog-webhooks")
         .retry_on_initial_connect()
@@ -68,7 +99,7 @@ pub async fn follow(
         .connection_timeout(Duration::from_secs(2))
         .reconnect_delay_callback(|attempts| Duration::from_millis((attempts as u64 * 100).min(1000)))
         .event_callback(|event| async move { info!(%event, "nats") })
-        .connect(url.address())
+        .connect(options.nats_urls.addresses())
         .await;
     let client = match client {
         Ok(client) => client,
@@ -79,13 +110,25 @@ pub async fn follow(
         }
     };
     let context = jetstream::new(client);
+    let mut said = Said::Nothing;
     loop {
         let result = tokio::select! {
-            result = follow_once(&options, &context, &store, &feed, &deliverer, &metrics) => result,
+            result = follow_once(&options, &context, &store, &feed, &deliverer, &metrics, &mut said) => result,
             _ = stop.wait_for(|stop| *stop) => return,
         };
-        if let Err(error) = result {
-            warn!(%error, stream = %options.stream, "following the journal's events failed; trying again");
+        match result {
+            Err(Stopped::NoStream) if said != Said::NoStream => {
+                info!(
+                    stream = %options.stream,
+                    "waiting for the journal's stream, which the journal makes with its first event; asking every second"
+                );
+                said = Said::NoStream;
+            }
+            Err(Stopped::Failed(error)) if said != Said::Failed(error.clone()) => {
+                warn!(%error, stream = %options.stream, "following the journal's events failed; trying again every second");
+                said = Said::Failed(error);
+            }
+            _ => {}
         }
         tokio::select! {
             () = tokio::time::sleep(RETRY_NATS) => {}
@@ -101,8 +144,14 @@ async fn follow_once(
     feed: &FeedCheck,
     deliverer: &Deliverer,
     metrics: &WebhooksMetrics,
-) -> Result<(), String> {
-    let stream = context.get_stream(&options.stream).await.map_err(|e| format!("stream {}: {e}", options.stream))?;
+    said: &mut Said,
+) -> Result<(), Stopped> {
+    use async_nats::jetstream::ErrorCode;
+    use async_nats::jetstream::context::GetStreamErrorKind;
+    let stream = context.get_stream(&options.stream).await.map_err(|e| match e.kind() {
+        GetStreamErrorKind::JetStream(error) if error.error_code() == ErrorCode::STREAM_NOT_FOUND => Stopped::NoStream,
+        _ => Stopped::Failed(format!("stream {}: {e}", options.stream)),
+    })?;
     let config = pull::Config {
         durable_name: Some(options.durable.clone()),
         filter_subject: format!("{}.>", options.subject_prefix),
@@ -118,6 +167,7 @@ async fn follow_once(
         stream.create_consumer(config).await.map_err(|e| format!("consumer {}: {e}", options.durable))?;
     let mut messages = consumer.messages().await.map_err(|e| format!("consumer {}: {e}", options.durable))?;
     info!(stream = %options.stream, consumer = %options.durable, "following the journal's committed events");
+    *said = Said::Following;
     while let Some(message) = messages.next().await {
         let message = message.map_err(|e| format!("receiving: {e}"))?;
         let sequence = message.info().map(|info| info.stream_sequence).unwrap_or_default();
@@ -233,5 +283,5 @@ async fn follow_once(
             }
         }
     }
-    Err("the consumer's messages ended".into())
+    Err(Stopped::Failed("the consumer's messages ended".into()))
 }

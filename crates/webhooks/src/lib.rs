@@ -92,7 +92,7 @@ impl Webhooks {
         })?;
         let store = Arc::new(store);
         let metrics = metrics::own_registry();
-        metrics.0.read_gauges_from(store.clone());
+        metrics.0.read_gauges_from(store.clone(), config.tenants.keys().cloned());
         let journal = match &config.journal_url {
             Some(url) => {
                 let tls = config.client_tls.client_config().context("tls_ca")?;
@@ -151,7 +151,8 @@ impl Webhooks {
             deliverer.wake(battle);
         }
         let options = consumer::ConsumerOptions {
-            nats_url: config.nats_url.clone(),
+            // validate() read it already; a config built in code may not have been.
+            nats_urls: battlelog_runtime::nats_url::NatsUrls::for_key("nats_url", &config.nats_url)?,
             stream: config.nats_stream.clone(),
             subject_prefix: config.nats_subject_prefix.clone(),
             durable: config.consumer.clone(),

@@ -36,8 +36,9 @@ pub struct WebhooksMetrics {
     /// Records of the feed that are not the journal's (not held by it, not
     /// chained on their battle, or under another tenant): never delivered.
     pub forged: Counter,
-    /// The store the gauges are read from, once the service has one.
-    store: Arc<OnceLock<Arc<Store>>>,
+    /// The store the gauges are read from, once the service has one, and
+    /// the configured tenants, whose parked series are shown at zero.
+    store: Arc<OnceLock<(Arc<Store>, Vec<String>)>>,
 }
 
 impl WebhooksMetrics {
@@ -89,23 +90,29 @@ impl WebhooksMetrics {
         registry.register_collector(Box::new(Gauges(metrics.store.clone())));
     }
 
-    /// Reads the parked and queued gauges from `store` at each scrape.
-    pub fn read_gauges_from(&self, store: Arc<Store>) {
+    /// Reads the parked and queued gauges from `store` at each scrape;
+    /// `tenants` (those with an endpoint) have their parked series from the
+    /// start, at zero while nothing of theirs is parked, so that the first
+    /// parking is a change Prometheus sees and an alert can fire on.
+    pub fn read_gauges_from(&self, store: Arc<Store>, tenants: impl IntoIterator<Item = String>) {
         // One store per service: a second call (the same store) changes nothing.
-        let _ = self.store.set(store);
+        let _ = self.store.set((store, tenants.into_iter().collect()));
     }
 }
 
 /// The gauges, read from the store when scraped.
 #[derive(Debug)]
-struct Gauges(Arc<OnceLock<Arc<Store>>>);
+struct Gauges(Arc<OnceLock<(Arc<Store>, Vec<String>)>>);
 
 impl Collector for Gauges {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        let Some(store) = self.0.get() else { return Ok(()) };
+        let Some((store, tenants)) = self.0.get() else { return Ok(()) };
         // An unreadable store fails the scrape (the admin port answers 500)
         // rather than show a made-up zero.
-        let parked_by_tenant = store.parked_by_tenant().map_err(|_| std::fmt::Error)?;
+        let mut parked_by_tenant = store.parked_by_tenant().map_err(|_| std::fmt::Error)?;
+        for tenant in tenants {
+            parked_by_tenant.entry(tenant.clone()).or_insert(0);
+        }
         let mut parked = encoder.encode_descriptor(
             "parked",
             "Deliveries parked now: in all, and by tenant.",
@@ -145,7 +152,7 @@ mod tests {
     fn the_names_in_a_scrape_are_the_documented_ones() {
         let dir = tempfile::tempdir().unwrap();
         let (metrics, registry) = own_registry();
-        metrics.read_gauges_from(Arc::new(Store::open(dir.path()).unwrap()));
+        metrics.read_gauges_from(Arc::new(Store::open(dir.path()).unwrap()), ["forum-a".to_owned()]);
         metrics.delivered.inc_by(3);
         let mut text = String::new();
         encode(&mut text, &registry).unwrap();
@@ -163,6 +170,8 @@ mod tests {
             "battlelog_webhooks_gaps_total 0",
             "# TYPE battlelog_webhooks_parked gauge",
             "battlelog_webhooks_parked 0",
+            // A configured tenant's series is there before anything parks.
+            "battlelog_webhooks_parked{tenant=\"forum-a\"} 0",
             "battlelog_webhooks_queued 0",
         ] {
             assert!(text.lines().any(|l| l == line), "no {line} in\n{text}");

@@ -16,7 +16,8 @@
 import { applyError, applyReport } from '../dom.js';
 import { pageLanguage } from '../checks.js';
 import { prewarm, verifyOffThread } from '../client.js';
-import { drawEvent, showProgress, wireCopyCheckpoint } from './draw.js';
+import { hexFieldProblem } from '../verdict.js';
+import { checkHexField, drawEvent, showProgress, wireCopyCheckpoint } from './draw.js';
 
 const lang = pageLanguage(document.documentElement.getAttribute('lang'));
 const exportElement = document.getElementById('battle-export');
@@ -33,10 +34,12 @@ function trustedKeys(id = 'roller-keys') {
   }
 }
 
+// A malformed head (typed, or ?head=) is an input error named at the
+// field, never a failed battle: it is left out of the check.
 function postedHead() {
   const input = document.getElementById('posted-head');
-  const typed = input ? input.value.trim() : '';
-  return typed || new URLSearchParams(location.search).get('head') || undefined;
+  const typed = input ? input.value.trim() : new URLSearchParams(location.search).get('head') || '';
+  return typed && !hexFieldProblem(typed) ? typed : undefined;
 }
 
 let running = null; // the verification under way
@@ -64,11 +67,12 @@ async function check() {
       const serverHead = document.body.getAttribute('data-head');
       if (serverHead && report.headHash && serverHead.toLowerCase() !== report.headHash.toLowerCase()) {
         const last = report.events.length > 0 ? report.events[report.events.length - 1].version : -1;
-        report.problems.push({ version: last + 1, check: 'head', message: `the page says the battle is at head ${serverHead}, its export ends at ${report.headHash}` });
+        report.problems.push({ version: last + 1, check: 'head', cutShort: true, message: `the page says the battle is at head ${serverHead}, its export ends at ${report.headHash}` });
         report.status = 'failed';
       }
       performance.mark('battlelog-report', { detail: report.timing ?? null });
-      applyReport(document, report);
+      const inputError = checkHexField(document, document.getElementById('posted-head'), 'head', lang, hexFieldProblem);
+      applyReport(document, report, { inputError });
       performance.mark('battlelog-marked');
     } catch (error) {
       applyError(document, error);
@@ -143,6 +147,25 @@ if (headInput) {
   if (!headInput.value) headInput.value = new URLSearchParams(location.search).get('head') || '';
   headInput.addEventListener('change', () => check());
 }
+// Keys (issue 39): d — the next dispute after the event in view (the
+// address's #vN), Shift+d — the one before; never while typing in a field.
+// (A stand-in document under Node has no events: nothing to wire.)
+document.addEventListener?.('keydown', (event) => {
+  if (event.key.toLowerCase() !== 'd' || event.ctrlKey || event.metaKey || event.altKey) return;
+  if (event.target && event.target.closest && event.target.closest('input, textarea, select, [contenteditable]')) return;
+  const disputes = [...document.querySelectorAll('.event[data-type="DisputeRaised"]')];
+  if (disputes.length === 0) return;
+  const here = Number((/^#v(\d+)$/.exec(location.hash) ?? [])[1] ?? -1);
+  const version = (el) => Number(el.getAttribute('data-version'));
+  const target = event.shiftKey
+    ? [...disputes].reverse().find((el) => version(el) < here) ?? disputes[disputes.length - 1]
+    : disputes.find((el) => version(el) > here) ?? disputes[0];
+  event.preventDefault();
+  history.replaceState(null, '', `#v${version(target)}`);
+  target.setAttribute('tabindex', '-1');
+  target.focus();
+  target.scrollIntoView({ block: 'start' });
+});
 wireCopyCheckpoint(document);
 prewarm();
 check().then(followLive);

@@ -13,6 +13,30 @@ export function element(doc, tag, text, attributes = {}) {
   return node;
 }
 
+// A recorded summary marks each die not counted (dropped, rerolled) the way
+// a forum's Markdown does, `[~~2~~, 6, 4, 4]`: drawn as <s> elements built
+// with the DOM, the marks never reach the page as text.
+const STRUCK = /~~([^~\s]+?)~~/g;
+
+/** `text` as text nodes and an <s> element for each struck die. */
+export function summaryNodes(doc, text) {
+  const nodes = [];
+  let at = 0;
+  for (const found of String(text).matchAll(STRUCK)) {
+    if (found.index > at) nodes.push(text.slice(at, found.index));
+    nodes.push(element(doc, 's', found[1]));
+    at = found.index + found[0].length;
+  }
+  if (at < text.length) nodes.push(text.slice(at));
+  return nodes;
+}
+
+/** An event's type in the page's language (`DiceRolled`: Roll, Бросок); an unknown one as it is. */
+export function typeName(type, lang) {
+  const name = t(lang, `type.${type}`);
+  return name === `type.${type}` ? type : name;
+}
+
 // The field whose text is an event's summary (the contract's [data-summary]).
 export function summaryField(type, lang) {
   return { ActionResolved: lang === 'ru' ? 'summary_ru' : 'summary_en', DisputeRaised: 'reason', JudgeRuling: 'text', BattleClosed: 'reason', BattleOpened: 'title' }[type] ?? null;
@@ -53,10 +77,13 @@ export function drawRoll(doc, roll, lang) {
 export function drawEvent(doc, version, event, roll, lang) {
   const type = event ? event.type : 'unknown';
   const item = element(doc, 'li', undefined, { id: `v${version}`, class: 'event', 'data-version': version, 'data-type': type });
-  item.append(element(doc, 'a', `#v${version}`, { href: `#v${version}`, class: 'event-link' }), ' ', element(doc, 'span', type, { class: 'event-title' }));
+  item.append(element(doc, 'a', `#v${version}`, { href: `#v${version}`, class: 'event-link' }), ' ', element(doc, 'span', typeName(type, lang), { class: 'event-title' }));
   const field = summaryField(type, lang);
   if (field && event && typeof event[field] === 'string' && event[field] !== '') {
-    item.append(' — ', element(doc, 'span', event[field], { 'data-summary': field, class: 'summary' }));
+    const summary = element(doc, 'span', undefined, { 'data-summary': field, class: 'summary' });
+    if (field.startsWith('summary_')) summary.append(...summaryNodes(doc, event[field]));
+    else summary.textContent = event[field];
+    item.append(' — ', summary);
   }
   if (roll) item.append(drawRoll(doc, roll, lang));
   return item;
@@ -99,4 +126,30 @@ export function wireCopyCheckpoint(doc) {
       button.setAttribute('data-copied', 'select');
     }
   });
+}
+
+/**
+ * Checks a typed key or hash field (64 hex digits, or empty): marks the
+ * input aria-invalid with a message naming the problem beside it, or
+ * clears both. Returns { field, length } when it is malformed, else null.
+ */
+export function checkHexField(doc, input, field, lang, problemOf) {
+  if (!input) return null;
+  const problem = problemOf(input.value);
+  const id = `${input.id}-error`;
+  let message = doc.getElementById(id);
+  if (!problem) {
+    input.removeAttribute('aria-invalid');
+    input.removeAttribute('aria-describedby');
+    message?.remove();
+    return null;
+  }
+  if (!message) {
+    message = element(doc, 'span', undefined, { id, class: 'field-error', role: 'alert' });
+    input.after(message);
+  }
+  message.textContent = `${t(lang, `field.${field}`)}: ${t(lang, 'field.invalid', { length: problem.length })}`;
+  input.setAttribute('aria-invalid', 'true');
+  input.setAttribute('aria-describedby', id);
+  return { field, length: problem.length };
 }

@@ -9,13 +9,23 @@
 // #log-key-input, or ?log_key=, else the site's (#log-keys). The posted
 // head: #posted-head (or #head), or ?head=. A file with a trailer shows its
 // signed checkpoint to keep (section#checkpoint, pre#checkpoint-note).
-import { applyError, applyReport } from '../dom.js';
+import { applyError, applyReport, writeVerdict } from '../dom.js';
 import { pageLanguage, t } from '../checks.js';
 import { prewarm, verifyOffThread } from '../client.js';
-import { drawEvent, element, showProgress, wireCopyCheckpoint } from './draw.js';
+import { hexFieldProblem } from '../verdict.js';
+import { checkHexField, drawEvent, element, showProgress, wireCopyCheckpoint } from './draw.js';
 
-const lang = pageLanguage(document.documentElement.getAttribute('lang'));
 const params = new URLSearchParams(location.search);
+// The offline page (pages/offline.html) has no server to choose its
+// language: ?lang= does, and its labels are filled from checks.js.
+if (document.body.hasAttribute('data-offline')) {
+  const asked = params.get('lang');
+  if (asked) document.documentElement.setAttribute('lang', pageLanguage(asked));
+  const offlineLang = pageLanguage(document.documentElement.getAttribute('lang'));
+  for (const el of document.querySelectorAll('[data-t]')) el.textContent = t(offlineLang, el.getAttribute('data-t'));
+  document.title = t(offlineLang, 'offline.title');
+}
+const lang = pageLanguage(document.documentElement.getAttribute('lang'));
 
 function siteKeys(id = 'roller-keys') {
   const el = document.getElementById(id);
@@ -35,9 +45,23 @@ const headInput = document.getElementById('posted-head') || document.getElementB
 if (keyInput && !keyInput.value) keyInput.value = params.get('roller_key') || '';
 if (headInput && !headInput.value) headInput.value = params.get('head') || '';
 
-function trustedKeys() {
+// A malformed typed key is left out (and said so by name), never used:
+// a typo must not read as a battle signed by the wrong key.
+function typedKey() {
   const typed = (keyInput ? keyInput.value : params.get('roller_key') || '').trim();
+  return hexFieldProblem(typed) ? '' : typed;
+}
+
+function trustedKeys() {
+  const typed = typedKey();
   return typed ? [typed] : siteKeys();
+}
+
+/** The first malformed field the judge typed, named; null when none. */
+function inputError() {
+  const key = checkHexField(document, keyInput, 'roller-key', lang, hexFieldProblem);
+  const head = checkHexField(document, headInput, 'head', lang, hexFieldProblem);
+  return key ?? head;
 }
 
 function trustedLogKeys() {
@@ -85,7 +109,9 @@ async function verifyText(name, text) {
   document.body.removeAttribute('data-audit-error');
   const results = document.getElementById('results');
   results.replaceChildren(element(document, 'p', name, { class: 'file-name' }));
-  const head = headInput ? headInput.value.trim() || undefined : undefined;
+  const typedError = inputError();
+  const head = headInput && !hexFieldProblem(headInput.value) ? headInput.value.trim() || undefined : undefined;
+  writeVerdict(document, { kind: 'pending' }, lang);
   showCheckpoint(null);
   try {
     const report = await verifyOffThread(text, { head, rollerKeys: trustedKeys(), logKeys: trustedLogKeys() }, (done, total) => showProgress(document, results, lang, done, total));
@@ -94,7 +120,7 @@ async function verifyText(name, text) {
     results.append(element(document, 'p', `${report.events.length} · ${report.rolls.length} · ${report.headHash ?? ''}`, { class: 'counts' }));
     listReport(results, report);
     showCheckpoint(report);
-    applyReport(document, report);
+    applyReport(document, report, { inputError: typedError });
   } catch (error) {
     showProgress(document, results, lang, 1, 1);
     const message = String(error && error.message ? error.message : error);
@@ -120,8 +146,16 @@ zone.addEventListener('drop', (event) => {
   zone.classList.remove('over');
   verifyFile(event.dataTransfer.files[0]);
 });
-// A changed key or head checks the chosen file again.
-for (const field of [keyInput, logKeyInput, headInput]) field?.addEventListener('change', () => current && verifyText(current.name, current.text));
+// A changed key or head checks the chosen file again (and a malformed one
+// is named at once, file or not).
+for (const field of [keyInput, logKeyInput, headInput]) {
+  field?.addEventListener('change', () => {
+    if (current) verifyText(current.name, current.text);
+    else if (inputError() === null) writeVerdict(document, { kind: 'idle' }, lang);
+    else writeVerdict(document, { kind: 'input-error', ...inputError() }, lang);
+  });
+}
+if (inputError() !== null) writeVerdict(document, { kind: 'input-error', ...inputError() }, lang);
 wireCopyCheckpoint(document);
 // The worker loads its modules now, not once a file is chosen.
 prewarm();

@@ -198,7 +198,7 @@ test('a Russian page: the checks and the problem lines in Russian, linked to the
   applyReport(doc, report);
   assert.equal(doc.body.getAttribute('data-roller-key'), 'mismatch');
   assert.equal(doc.body.getAttribute('data-audit'), 'failed');
-  assert.match(doc.querySelector('[data-check-name="dice"]').textContent, /^Кости пересчитаны: бросков — 3, костей — \d+$/);
+  assert.match(doc.querySelector('[data-check-name="dice"]').textContent, /^Кости пересчитаны: 3 броска, \d+ (кость|кости|костей)$/);
   assert.match(doc.querySelector('[data-check-name="signatures"]').textContent, /^Подписи:/);
   assert.equal(doc.getElementById('roller-key-status').textContent, 'НЕ доверенный ключ роллера');
   const problem = doc.getElementById('client-problems').querySelector('li');
@@ -280,4 +280,25 @@ test("the checkpoint shown to keep must be the trailer's, and the log key is wri
   doc.body.append(h(doc, 'pre', { id: 'checkpoint-note' }, trailer.checkpoint));
   assert.equal(applyReport(doc, plain).status, 'failed');
   assert.equal(doc.body.getAttribute('data-log-key'), 'none');
+});
+
+test('a die not counted (~~2~~ in the record) drawn as <s> checks; struck differently, or not at all, fails', async () => {
+  const { text, rolls } = await makeExport();
+  const action = rolls[0].version + 1;
+  const recorded = 'pikachu: 4d6kh3: [~~2~~, 6, 4, 4] = 14';
+  const cases = [
+    [['pikachu: 4d6kh3: [', 's:2', ', 6, 4, 4] = 14'], 'verified'],
+    [['pikachu: 4d6kh3: [', 'del:2', ', 6, 4, 4] = 14'], 'verified'],
+    [['pikachu: 4d6kh3: [', 's:6', ', 2, 4, 4] = 14'], 'failed'],
+    [['pikachu: 4d6kh3: [2, 6, 4, 4] = 14'], 'failed'],
+  ];
+  for (const [parts, want] of cases) {
+    const report = await verifyExport(text, { rules: null });
+    report.events.find((e) => e.version === action).decoded.event.summary_en = recorded;
+    const doc = drawPage(report);
+    const nodes = parts.map((p) => (/^(s|del):/.test(p) ? h(doc, p.split(':')[0], {}, p.split(':')[1]) : p));
+    eventEl(doc, action).querySelector('[data-summary]').replaceChildren(...nodes);
+    applyReport(doc, report);
+    assert.equal(doc.body.getAttribute('data-audit'), want, JSON.stringify(parts));
+  }
 });

@@ -8,14 +8,15 @@
 //
 // --battle: act on this open battle instead of opening one; --acts: how
 // many roll actions (default 1; each journals a roll and an action, two
-// events); --close: close the battle afterwards (its seed revealed). The
+// events); --disputes: a dispute raised on each action of a new battle (the
+// page's dispute navigation and filter are tested on it); --close: close the battle afterwards (its seed revealed). The
 // big battles of the benchmark and the live page's test are made this way.
 //
 // Prints the battle id on stdout.
 import http2 from 'node:http2';
 
 import { protobufFields } from '../verify.js';
-import { bytesField, concat, messageField, struct } from './protobuf.mjs';
+import { bytesField, concat, messageField, struct, varintField } from './protobuf.mjs';
 
 function call(session, method, message, token) {
   return new Promise((resolve, reject) => {
@@ -71,15 +72,17 @@ async function callPaced(session, method, message, token) {
 async function main([resolverUrl, ...args]) {
   const token = process.env.BATTLELOG_TOKEN;
   if (!resolverUrl || !resolverUrl.startsWith('http://') || !token) {
-    throw new Error('usage: BATTLELOG_TOKEN=<forum token> open-and-act.mjs http://HOST:PORT [--battle ID] [--acts N] [--close]');
+    throw new Error('usage: BATTLELOG_TOKEN=<forum token> open-and-act.mjs http://HOST:PORT [--battle ID] [--acts N] [--disputes] [--close]');
   }
   let given = null;
   let acts = 1;
   let close = false;
+  let disputes = false;
   for (let i = 0; i < args.length; i++) {
     if (args[i] === '--battle') given = args[++i];
     else if (args[i] === '--acts') acts = Number(args[++i]);
     else if (args[i] === '--close') close = true;
+    else if (args[i] === '--disputes') disputes = true;
     else throw new Error(`unknown argument ${args[i]}`);
   }
   if (!Number.isSafeInteger(acts) || acts < 0) throw new Error('--acts takes a count');
@@ -111,6 +114,16 @@ async function main([resolverUrl, ...args]) {
         messageField(2, struct({ type: 'roll', actor: i % 2 ? 'meowth' : 'pikachu', expression, purpose: 'a roll left unrevealed' })),
         bytesField(3, `${run}-act-${i}`),
       ]), token);
+    }
+    if (disputes && !given) {
+      // DisputeRequest: battle_id 1, by 2, refers_to 3, reason 4, request_id 5.
+      // In a new battle act i's resolution is version 2 + 2i.
+      for (let i = 0; i < acts; i++) {
+        await callPaced(session, 'Dispute', concat([
+          bytesField(1, battleId), bytesField(2, i % 2 ? 'pikachu' : 'meowth'), varintField(3, 2 + 2 * i),
+          bytesField(4, 'that roll was not fair'), bytesField(5, `${run}-dispute-${i}`),
+        ]), token);
+      }
     }
     if (close) {
       // CloseRequest: battle_id 1, by 2, reason 3, request_id 4.

@@ -81,7 +81,6 @@
 //! something may have been stored meanwhile.
 
 use std::collections::{HashMap, VecDeque};
-use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -104,8 +103,8 @@ use super::{ChainCheck, Conflict, EventStore, Head, KeyEntry, PlannedAppend, Sto
 use crate::error::JournalError;
 use crate::guard::{self, BattleState};
 use crate::limits::MAX_RECORD_OVERHEAD_BYTES;
-use crate::nats::NatsUrl;
 use crate::record::{self, Hash};
+use battlelog_runtime::nats_url::NatsUrls;
 
 /// The engine name in its errors ([`StorageError::engine`]).
 pub const ENGINE: &str = "jetstream";
@@ -156,9 +155,13 @@ pub struct JetStreamOptions {
     pub replicas: usize,
     /// Most events one append holds (`max_events_per_append`).
     pub max_events_per_append: usize,
+    /// Largest payload of one event (`max_payload_bytes`): an append must
+    /// be able to hold one.
+    pub max_payload_bytes: usize,
     /// Largest sum of payload bytes of one append (`max_append_bytes`): with
     /// the count, what the largest message weighs, which NATS's
-    /// `max_payload` must allow.
+    /// `max_payload` must allow. Lowered at connect to what the server
+    /// takes ([`JetStreamStore::max_append_bytes`]).
     pub max_append_bytes: usize,
     /// Most battles whose index is kept in memory.
     pub cache_streams: usize,
@@ -175,6 +178,7 @@ impl JetStreamOptions {
             stream: DEFAULT_STREAM.to_owned(),
             replicas: 1,
             max_events_per_append: limits.max_events_per_append,
+            max_payload_bytes: limits.max_payload_bytes,
             max_append_bytes: limits.max_append_bytes,
             cache_streams: 10_000,
             timeout: Duration::from_secs(5),
@@ -183,7 +187,33 @@ impl JetStreamOptions {
 
     /// The most bytes one append's message may weigh, headers included.
     pub fn max_message_bytes(&self) -> usize {
-        self.max_append_bytes + self.max_events_per_append * (MAX_RECORD_OVERHEAD_BYTES + RECORD_FRAMING) + HEADER_BYTES
+        self.max_append_bytes + self.message_overhead_bytes()
+    }
+
+    /// What one append's message weighs besides its payloads, at most: each
+    /// of `max_events_per_append` records' own fields at their limits and
+    /// its framing, and the headers.
+    pub fn message_overhead_bytes(&self) -> usize {
+        self.max_events_per_append * (MAX_RECORD_OVERHEAD_BYTES + RECORD_FRAMING) + HEADER_BYTES
+    }
+
+    /// The `max_append_bytes` under which the largest append is one message
+    /// a server of `max_payload` takes: the configured one when it fits,
+    /// else what fits (the second value: whether it was lowered); an error
+    /// naming both when not even one event of `max_payload_bytes` would.
+    pub fn fit_under(&self, max_payload: usize) -> Result<(usize, bool), String> {
+        let room = max_payload.saturating_sub(self.message_overhead_bytes());
+        if room < self.max_payload_bytes.min(self.max_append_bytes) {
+            return Err(format!(
+                "NATS max_payload is {max_payload} bytes: under it one append's payloads may weigh at most {room} \
+                 (its {} records' own fields and the headers take {}), less than max_payload_bytes {}: raise \
+                 max_payload in the NATS config, or lower max_payload_bytes or max_events_per_append",
+                self.max_events_per_append,
+                self.message_overhead_bytes(),
+                self.max_payload_bytes
+            ));
+        }
+        Ok((self.max_append_bytes.min(room), room < self.max_append_bytes))
     }
 }
 
@@ -195,6 +225,8 @@ pub struct JetStreamStore {
 
 #[derive(Debug)]
 struct Inner {
+    /// `max_append_bytes` as fitted under the server's `max_payload`.
+    max_append_bytes: usize,
     client: async_nats::Client,
     context: jetstream::Context,
     stream: stream::Stream,
@@ -217,24 +249,12 @@ fn battle_filter(stream_id: &str) -> String {
     format!("{SUBJECT_PREFIX}.*.{stream_id}")
 }
 
-/// The connection: every URL of the list, credentials from the first that
-/// has some (async-nats takes them as options, not from a URL).
+/// The connection: every URL of the list, with its login (async-nats takes
+/// it as options, not from a URL).
 fn connect_options(urls: &str) -> Result<(async_nats::ConnectOptions, Vec<ServerAddr>), JournalError> {
-    let parsed: Vec<NatsUrl> = urls.split(',').map(str::trim).filter(|u| !u.is_empty()).map(NatsUrl::new).collect();
-    if parsed.is_empty() {
-        return Err(JournalError::InvalidArgument { field: "nats_url".into(), message: "no NATS URL given".into() });
-    }
-    let options = parsed.iter().find(|u| u.user().is_some()).unwrap_or(&parsed[0]).connect_options();
-    let addresses = parsed
-        .iter()
-        .map(|u| {
-            ServerAddr::from_str(u.address()).map_err(|e| JournalError::InvalidArgument {
-                field: "nats_url".into(),
-                message: format!("{}: {e}", u.redacted()),
-            })
-        })
-        .collect::<Result<_, _>>()?;
-    Ok((options, addresses))
+    let urls = NatsUrls::parse(urls)
+        .map_err(|e| JournalError::InvalidArgument { field: "nats_url".into(), message: e.to_string() })?;
+    Ok((urls.connect_options(), urls.addresses()))
 }
 
 /// `major.minor` of a server version string (`2.12.8`).
@@ -286,14 +306,16 @@ impl JetStreamStore {
                 server.version
             )));
         }
-        if server.max_payload < options.max_message_bytes() {
-            return Err(storage(format!(
-                "NATS max_payload is {} bytes but one append may weigh {} (max_append_bytes {} and max_events_per_append {}): raise max_payload in the NATS config, or lower those limits",
-                server.max_payload,
-                options.max_message_bytes(),
-                options.max_append_bytes,
-                options.max_events_per_append
-            )));
+        // A stock nats-server's max_payload (1 MiB) is below the largest
+        // append at the default limits: the appends are fitted under it
+        // rather than refused, and a smaller configured limit is kept.
+        let (max_append_bytes, lowered) = options.fit_under(server.max_payload).map_err(storage)?;
+        if lowered {
+            info!(
+                "NATS max_payload is {} bytes: max_append_bytes lowered from {} to {max_append_bytes}, so that the \
+                 largest append ({} events) is one message the server takes",
+                server.max_payload, options.max_append_bytes, options.max_events_per_append
+            );
         }
         let mut context = jetstream::new(client.clone());
         context.set_timeout(options.timeout);
@@ -331,6 +353,7 @@ impl JetStreamStore {
         }
         let (changes, _) = watch::channel(0);
         let inner = Arc::new(Inner {
+            max_append_bytes,
             client,
             context,
             stream,
@@ -342,6 +365,16 @@ impl JetStreamStore {
         let watcher = tokio::spawn(watch_changes(Arc::downgrade(&inner), options.stream.clone()));
         *inner.watcher.lock().unwrap_or_else(|e| e.into_inner()) = Some(watcher);
         Ok(Self { inner })
+    }
+}
+
+impl JetStreamStore {
+    /// The most payload bytes one append may carry on this server: the
+    /// configured `max_append_bytes`, or less where the server's
+    /// `max_payload` is smaller than the largest append would weigh. The
+    /// journal takes appends up to this, so none is refused by NATS.
+    pub fn max_append_bytes(&self) -> usize {
+        self.inner.max_append_bytes
     }
 }
 

@@ -52,21 +52,27 @@ fn storage(e: sled::Error) -> JournalError {
 }
 
 /// How long opening waits for sled's lock on the directory to come free.
-/// sled 0.34 releases it a moment after its `Db` is dropped (a background
-/// thread of the old handle still holds the file: sled issues #1234, #1289),
-/// so a journal reopened in the same process, as a restart in place or a
-/// test does, can find it held for a few milliseconds. A journal that really
-/// holds the directory holds it for its whole life, far longer than this.
+/// A lock can outlive its handle by a moment, for two reasons. sled 0.34
+/// lets go a little after its `Db` is dropped (a background thread of the
+/// old handle still holds the file: sled issues #1234, #1289). And a child
+/// process started on another thread while the directory was open gets a
+/// copy of the lock file's descriptor, which keeps the lock until the
+/// child's exec closes it (`flock` belongs to the open file, not to one
+/// descriptor). So a journal reopened in the same process, as a restart in
+/// place or a test does, can find the lock held for a few milliseconds. A
+/// journal that really holds the directory holds it for its whole life,
+/// far longer than this.
 const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// Opens sled in `dir`, waiting up to `lock_wait` for the directory's lock.
+/// Opens sled in `dir`, waiting up to `lock_wait` while sled finds the
+/// directory's lock held.
 fn open_db(dir: &Path, cache_capacity_bytes: u64, lock_wait: std::time::Duration) -> Result<sled::Db, JournalError> {
     let deadline = std::time::Instant::now() + lock_wait;
     let mut pause = std::time::Duration::from_millis(5);
     loop {
         match sled::Config::new().path(dir).cache_capacity(cache_capacity_bytes).open() {
             Ok(db) => return Ok(db),
-            Err(e) if lock_is_held(dir) => {
+            Err(e) if lock_refused(&e) => {
                 if std::time::Instant::now() >= deadline {
                     return Err(JournalError::Storage(StorageError::new(
                         ENGINE,
@@ -81,11 +87,16 @@ fn open_db(dir: &Path, cache_capacity_bytes: u64, lock_wait: std::time::Duration
     }
 }
 
-/// Whether another handle holds sled's lock file in `dir` now (sled's own
-/// error says so only in its message, so the lock is asked directly).
-fn lock_is_held(dir: &Path) -> bool {
-    let Ok(file) = std::fs::OpenOptions::new().read(true).write(true).open(dir.join("db")) else { return false };
-    matches!(file.try_lock(), Err(std::fs::TryLockError::WouldBlock))
+/// Whether sled refused to open because another handle holds the
+/// directory's lock. sled says so only in its message. sled is pinned
+/// (`=0.34.7`), and `a_directory_in_use_is_refused_by_name` fails if the
+/// wording changes. The message is read rather than the lock tried again
+/// after sled's refusal: a holder that lets go between the two tries would
+/// make the refusal look like an error of sled's own, and our own try
+/// would be one more lock for a child forked meanwhile to keep.
+fn lock_refused(e: &sled::Error) -> bool {
+    matches!(e, sled::Error::Io(io) if io.kind() == std::io::ErrorKind::Other
+        && io.to_string().contains("could not acquire lock"))
 }
 
 /// The journal on sled: [`KvStore`]'s group commit on [`SledTrees`].

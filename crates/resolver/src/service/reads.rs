@@ -11,7 +11,7 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use battlelog_auth::{TokenCheck, TokenError};
-use battlelog_proto::error::{BattleReason, Error};
+use battlelog_proto::error::{BattleReason, Error, JournalReason};
 use battlelog_proto::v1::{
     AuditFinding, AuditRequest, AuditResponse, CommitmentRequest, ConsistencyProofRequest, ConsistencyProofResponse,
     ExportRequest, ExportResponse, GetBattleRequest, GetBattleResponse, GetCheckpointRequest, GetCheckpointResponse,
@@ -190,6 +190,15 @@ pub(super) async fn export(
             // A journal without a transparency log: an export without a
             // trailer, which its audit says verifies only as far as §4.
             Err(status) if status.code() == tonic::Code::Unimplemented => None,
+            // A journal whose store is behind its last signed checkpoint
+            // signs nothing, yet the records it holds are still shown: an
+            // export without a trailer, which no audit takes for a proved one.
+            Err(status)
+                if Error::from_status(&status)
+                    .is_some_and(|e| e.reason == JournalReason::StoreBehindCheckpoint.into()) =>
+            {
+                None
+            }
             Err(status) => return Err(downstream("journal", status)),
         }
     } else {

@@ -231,6 +231,10 @@ pub enum Problem {
     LogRewritten { kept_size: u64, size: u64, message: String },
     #[error("the kept checkpoint cannot be checked: {0}")]
     KeptCheckpointUnchecked(String),
+    #[error(
+        "the log no longer holds the kept checkpoint (tree size {kept_size}): {message}: records it covered are lost, or this is another log"
+    )]
+    LogShort { kept_size: u64, message: String },
 }
 
 impl Problem {
@@ -284,7 +288,7 @@ impl Problem {
             | TrailerHeadNotLastEvent(_)
             | TrailerHeadSignature
             | TrailerInclusionProof { .. } => Check::Trailer,
-            LogRewritten { .. } | KeptCheckpointUnchecked(_) => Check::Consistency,
+            LogRewritten { .. } | KeptCheckpointUnchecked(_) | LogShort { .. } => Check::Consistency,
         }
     }
 }

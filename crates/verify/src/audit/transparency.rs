@@ -154,6 +154,16 @@ pub fn check_consistency(
     }
 }
 
+/// A kept checkpoint the log cannot be held to because it no longer reaches
+/// it: asked for a consistency proof up to the kept size, the log answered
+/// that it holds fewer records, or that its store is behind what it signed
+/// (`why`, as it said it). A finding, as a rewrite is: the judge's
+/// checkpoint is not matched by the log shown.
+pub fn log_short(report: &mut AuditReport, lines: &[AuditedRecord], kept: &KeptCheckpoint, why: &str) {
+    let at = lines.last().map_or(0, |line| line.version);
+    report.find(at, Problem::LogShort { kept_size: kept.size, message: why.to_owned() });
+}
+
 /// A kept checkpoint that cannot be held to the export's: the export has
 /// no trailer that checked, so there is no checkpoint of its to compare.
 pub fn consistency_unchecked(report: &mut AuditReport, lines: &[AuditedRecord], why: &str) {

@@ -22,8 +22,16 @@ pub struct ViewQuery {
     /// A version to show: the page holding it is chosen (a permalink).
     pub v: Option<String>,
     /// Only events by this actor (a roll's actor, an action's actor, a
-    /// dispute's party, a ruling's judge), case-insensitive.
+    /// dispute's party, a ruling's judge): any part of the name, in any
+    /// case (Cyrillic included).
     pub actor: Option<String>,
+    /// Free text: any part of any value the event records (a participant,
+    /// a move, a purpose, a value, a nonce), in any case; `v12` or `12`
+    /// also finds version 12.
+    pub q: Option<String>,
+    /// `1`: only what is disputed (the contested events and their
+    /// disputes and rulings).
+    pub disputed: Option<String>,
     /// Only events of this type (`ActionResolved`, `DiceRolled`, ...).
     #[serde(rename = "type")]
     pub event_type: Option<String>,
@@ -47,6 +55,8 @@ pub struct View {
     pub page: Option<usize>,
     pub v: Option<u64>,
     pub actor: Option<String>,
+    pub q: Option<String>,
+    pub disputed: bool,
     pub event_type: Option<String>,
     pub from: Option<u64>,
     pub to: Option<u64>,
@@ -67,6 +77,8 @@ impl View {
             page: given(&query.page).and_then(|s| s.parse::<usize>().ok()).filter(|p| *p >= 1),
             v: number(&query.v),
             actor: given(&query.actor).map(str::to_owned),
+            q: given(&query.q).map(str::to_owned),
+            disputed: matches!(given(&query.disputed), Some("1" | "on" | "true" | "yes")),
             event_type: given(&query.event_type).map(str::to_owned),
             from: number(&query.from),
             to: number(&query.to),
@@ -82,7 +94,12 @@ impl View {
 
     /// Whether any filter narrows the timeline.
     pub fn filtered(&self) -> bool {
-        self.actor.is_some() || self.event_type.is_some() || self.from.is_some() || self.to.is_some()
+        self.actor.is_some()
+            || self.q.is_some()
+            || self.disputed
+            || self.event_type.is_some()
+            || self.from.is_some()
+            || self.to.is_some()
     }
 }
 
@@ -135,12 +152,53 @@ pub fn items(lines: &[ExportLine]) -> Vec<Item> {
         .collect()
 }
 
+/// Whether `text` holds `part`, in any case (Unicode lowercase: a judge
+/// typing "мяут" finds "Мяут").
+fn contains_folded(text: &str, part: &str) -> bool {
+    text.to_lowercase().contains(&part.to_lowercase())
+}
+
+/// Whether any value the event records (strings and numbers, at any depth)
+/// holds `part`; or `part` names the event's version (`12`, `v12`, `#v12`).
+fn event_holds(line: &ExportLine, part: &str) -> bool {
+    fn any_value(value: &Value, part: &str) -> bool {
+        match value {
+            Value::String(s) => contains_folded(s, part),
+            Value::Number(n) => n.to_string() == part,
+            Value::Array(items) => items.iter().any(|v| any_value(v, part)),
+            Value::Object(fields) => fields.values().any(|v| any_value(v, part)),
+            _ => false,
+        }
+    }
+    let version = part.trim_start_matches('#').trim_start_matches(['v', 'V']);
+    version.parse::<u64>().ok() == Some(line.version) || any_value(&line.event, part)
+}
+
+/// The versions a dispute touches: every contested event, every dispute
+/// and every ruling (`?disputed=1`).
+fn disputed_versions(lines: &[ExportLine]) -> std::collections::BTreeSet<u64> {
+    let mut versions = std::collections::BTreeSet::new();
+    let contested: std::collections::BTreeSet<u64> = lines
+        .iter()
+        .filter(|line| line.event_type == "DisputeRaised")
+        .filter_map(|line| line.event.get("refers_to").and_then(Value::as_u64))
+        .collect();
+    for line in lines {
+        if matches!(line.event_type.as_str(), "DisputeRaised" | "JudgeRuling") || contested.contains(&line.version) {
+            versions.insert(line.version);
+        }
+    }
+    versions
+}
+
 /// Whether `item` (or a roll inside it) passes the view's filters.
-fn matches(view: &View, lines: &[ExportLine], item: &Item) -> bool {
+fn matches(view: &View, lines: &[ExportLine], disputed: &std::collections::BTreeSet<u64>, item: &Item) -> bool {
     std::iter::once(item.line).chain(item.nested.iter().copied()).any(|i| {
         let line = &lines[i];
         view.event_type.as_deref().is_none_or(|t| line.event_type.eq_ignore_ascii_case(t))
-            && view.actor.as_deref().is_none_or(|a| actor_of(&line.event).is_some_and(|b| b.eq_ignore_ascii_case(a)))
+            && view.actor.as_deref().is_none_or(|a| actor_of(&line.event).is_some_and(|b| contains_folded(b, a)))
+            && view.q.as_deref().is_none_or(|q| event_holds(line, q))
+            && (!view.disputed || disputed.contains(&line.version))
             && view.from.is_none_or(|from| line.version >= from)
             && view.to.is_none_or(|to| line.version <= to)
     })
@@ -172,7 +230,8 @@ impl Window {
 /// `?v=` when it passes the filters, else `?page=` (clamped to the last).
 pub fn window(lines: &[ExportLine], view: &View, per_page: usize) -> Window {
     let per_page = per_page.max(1);
-    let all: Vec<Item> = items(lines).into_iter().filter(|item| matches(view, lines, item)).collect();
+    let disputed = if view.disputed { disputed_versions(lines) } else { Default::default() };
+    let all: Vec<Item> = items(lines).into_iter().filter(|item| matches(view, lines, &disputed, item)).collect();
     let pages = all.len().div_ceil(per_page).max(1);
     let holding = view.v.and_then(|v| {
         all.iter().position(|item| {
@@ -230,6 +289,35 @@ mod tests {
                 Item { line: 4, nested: vec![3] }
             ]
         );
+    }
+
+    #[test]
+    fn the_search_finds_part_of_a_name_in_any_case_a_move_a_nonce_a_version_and_what_is_disputed() {
+        let mut lines = vec![line(0, json!({"type": "BattleOpened"}))];
+        lines.push(line(1, json!({"type": "DiceRolled", "nonce": 0, "actor": "Мяут", "purpose": "атака"})));
+        lines.push(line(
+            2,
+            json!({"type": "ActionResolved", "rolls": [0], "action": {"actor": "Мяут", "move": "Thunderbolt"}}),
+        ));
+        lines.push(line(3, json!({"type": "DiceRolled", "nonce": 1, "actor": "Boris"})));
+        lines.push(line(
+            4,
+            json!({"type": "ActionResolved", "rolls": [1], "action": {"actor": "Boris", "move": "Tackle"}}),
+        ));
+        lines.push(line(5, json!({"type": "DisputeRaised", "by": "boris", "refers_to": 2, "reason": "x"})));
+        let shown = |view: View| -> Vec<u64> {
+            window(&lines, &view, 100).items.iter().map(|item| lines[item.line].version).collect()
+        };
+        assert_eq!(shown(View { actor: Some("мяу".into()), ..View::default() }), vec![2]);
+        assert_eq!(shown(View { actor: Some("BOR".into()), ..View::default() }), vec![4, 5]);
+        assert_eq!(shown(View { q: Some("thunder".into()), ..View::default() }), vec![2]);
+        assert_eq!(
+            shown(View { q: Some("АТАКА".into()), ..View::default() }),
+            vec![2],
+            "the roll's purpose, inside its action"
+        );
+        assert_eq!(shown(View { q: Some("v4".into()), ..View::default() }), vec![4]);
+        assert_eq!(shown(View { disputed: true, ..View::default() }), vec![2, 5]);
     }
 
     #[test]
