@@ -389,6 +389,9 @@ struct Running {
     metrics: BTreeMap<String, u16>,
     /// One per process, named as the processes are.
     containers: Vec<Container>,
+    /// What the deploy files mount (Kubernetes' volumes, its secrets'
+    /// files): it lives as long as the processes that use it.
+    mounted: Vec<TempDir>,
 }
 
 /// How many processes the emulation runs for `replicas`: two show replicas
@@ -520,7 +523,7 @@ async fn start(
         processes.insert(container.name.clone(), process);
     }
     let containers = containers.into_iter().map(|(_, container)| container).collect();
-    Running { nats, processes, ports: loopback, metrics, containers, _work: work }
+    Running { nats, processes, ports: loopback, metrics, containers, _work: work, mounted: Vec::new() }
 }
 
 /// Orders `containers` so that each comes after what it depends on
@@ -627,7 +630,27 @@ impl Running {
         let path = &page[page.find("/battles/").unwrap_or_else(|| panic!("a battle page link: {page}"))..];
         let (status, body) =
             battlelog_test_support::http_get(&format!("http://127.0.0.1:{}{path}", self.port_of(web)), &[]).await;
-        assert_eq!(status, 200, "the battle's page opens on the web through its share link: {body}");
+        if status != 200 {
+            panic!(
+                "the battle's page opens on the web through its share link: {status} {body}\n{}",
+                self.logs_of(&[resolver, web, "journal"])
+            );
+        }
+    }
+
+    /// The logs of `hosts`' processes (every replica's), for a failure's
+    /// message: what a service said is what explains an answer.
+    fn logs_of(&self, hosts: &[&str]) -> String {
+        let mut out = String::new();
+        for name in self.processes.keys() {
+            let host = name.rsplit_once('-').filter(|(_, n)| n.parse::<u8>().is_ok()).map_or(name.as_str(), |(h, _)| h);
+            if hosts.contains(&host) {
+                let log = self._work.path().join(format!("{name}.log"));
+                let text = std::fs::read_to_string(&log).unwrap_or_else(|e| format!("(unreadable: {e})"));
+                out.push_str(&format!("--- {name}.log\n{text}\n"));
+            }
+        }
+        out
     }
 }
 
@@ -1189,7 +1212,7 @@ struct Kubernetes {
     /// as the Service `nats`).
     nats: Vec<NatsNode>,
     /// The secrets' and volumes' directories.
-    _dirs: [TempDir; 2],
+    dirs: [TempDir; 2],
     hosts: Vec<String>,
     /// Service name:port → the container behind it, by selector.
     services: Vec<(String, String)>,
@@ -1428,7 +1451,7 @@ fn kubernetes(material: &Material, file_name: &str) -> Kubernetes {
             (address, container)
         })
         .collect();
-    Kubernetes { containers, nats, hosts, services, _dirs: [passwords, mounted] }
+    Kubernetes { containers, nats, hosts, services, dirs: [passwords, mounted] }
 }
 
 /// Kubernetes' `$(VAR)` expansion from the container's earlier entries.
@@ -1474,7 +1497,11 @@ async fn start_kubernetes(label: &str, k8s: Kubernetes, material: &Material) -> 
             assert!(c.ports.contains(&metrics), "{}: declares its metrics port {metrics} as a containerPort", c.name);
         }
     }
-    start(label, nats, containers, network, &k8s.hosts, &[], material).await
+    let mut running = start(label, nats, containers, network, &k8s.hosts, &[], material).await;
+    // The volumes stay while the pods run: a journal writes new files into
+    // its data dir long after it started (its kept signed checkpoint).
+    running.mounted.extend(k8s.dirs);
+    running
 }
 
 /// kubernetes/battlelog.yaml, each Deployment's and StatefulSet's container
