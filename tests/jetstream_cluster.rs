@@ -137,7 +137,7 @@ async fn kills_and_partitions_lose_no_acknowledged_append_and_fork_no_battle() {
         let follower = (leader + 1 + round % 2) % 3;
         if round == 0 {
             // A partitioned follower: the quorum goes on without it.
-            cluster.stop(follower);
+            cluster.stop(follower).await;
             resumed(progress.clone(), format!("appends while node {follower} is frozen")).await;
             cluster.cont(follower);
         }

@@ -145,7 +145,7 @@ async fn a_three_replica_stream_survives_a_killed_leader_and_a_stopped_follower(
     let leader_now = leader(&cluster).await;
     let frozen = (0..CLUSTER_NODES).find(|&n| n != leader_now).expect("a follower");
     let js_leader = jetstream(&[cluster.client_url(leader_now)]).await;
-    cluster.stop(frozen);
+    cluster.stop(frozen).await;
     assert!(!answers(&cluster.client_url(frozen)).await, "a stopped node answers nothing");
     for n in 0..BATCH {
         let id = format!("follower-stopped-{n}");

@@ -399,15 +399,6 @@ async fn consumer_counts(context: &async_nats::jetstream::Context) -> Option<(us
     Some((info.num_ack_pending, info.num_pending))
 }
 
-/// Sends `signal` (`STOP`, `CONT`) to the service's process.
-fn signal(process: &ServiceProcess, signal: &str) {
-    let status = std::process::Command::new("kill")
-        .args([format!("-{signal}"), process.pid().to_string()])
-        .status()
-        .expect("run kill");
-    assert!(status.success(), "kill -{signal}");
-}
-
 /// The service is killed holding events JetStream handed it but it had not
 /// stored (frozen with SIGSTOP once its pull is waiting, so JetStream hands
 /// them to it, then SIGKILL): JetStream offers those again only after
@@ -444,7 +435,7 @@ async fn events_a_killed_instance_held_unacknowledged_are_delivered_before_later
 
     // Frozen: its pull request stays open, so JetStream hands it the next
     // two events, which it cannot store.
-    signal(&service, "STOP");
+    service.freeze().await;
     append(
         &mut journal_client,
         battle,

@@ -582,11 +582,21 @@ impl NatsCluster {
         kill_child(&mut self.nodes[index]);
     }
 
-    /// SIGSTOP node `index`: it keeps its sockets but answers nothing, as
-    /// a node cut off by a partition (or frozen) looks to the others.
-    pub fn stop(&mut self, index: usize) {
+    /// SIGSTOP node `index`, then waits until every thread of it is
+    /// stopped: it keeps its sockets but answers nothing, as a node cut off
+    /// by a partition (or frozen) looks to the others. `kill` returns once
+    /// the signal is queued; on a loaded machine the node went on answering
+    /// for a moment after it (a CI run saw "a stopped node" answer).
+    pub async fn stop(&mut self, index: usize) {
         self.signal(index, "-STOP");
         self.nodes[index].state = NodeState::Stopped;
+        let pid = self.pid(index).unwrap_or_else(|| panic!("{} is not running", self.nodes[index].name));
+        crate::poll_until(
+            &format!("every thread of {} stopped", self.nodes[index].name),
+            STARTUP_DEADLINE,
+            || async move { crate::all_threads_stopped(pid).then_some(()) },
+        )
+        .await;
     }
 
     /// SIGCONT node `index` after [`Self::stop`].

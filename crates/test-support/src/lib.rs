@@ -73,7 +73,7 @@ pub fn rss_bytes(pid: u32) -> u64 {
 /// Whether every thread of process `pid` is stopped (state `T` in
 /// `/proc/<pid>/task/<tid>/stat`). A thread that exits while it is read is
 /// skipped; a process that is gone is a panic.
-fn all_threads_stopped(pid: u32) -> bool {
+pub(crate) fn all_threads_stopped(pid: u32) -> bool {
     let tasks = std::fs::read_dir(format!("/proc/{pid}/task"))
         .unwrap_or_else(|e| panic!("process {pid} has no /proc/{pid}/task: {e}"));
     tasks.filter_map(Result::ok).all(|task| {
