@@ -4,6 +4,8 @@
 // naming its check in that language. No DOM here: dom.js writes these.
 
 /** The checks, in the order the verdict lists them. */
+import { messageText } from './messages.js';
+
 export const CHECK_NAMES = ['dice', 'chain', 'commitments', 'signatures', 'outcomes', 'head', 'checkpoint', 'drawing'];
 
 // Which check each problem of the report belongs to (problem.check).
@@ -264,7 +266,7 @@ export function summarizeChecks(report, lang) {
     signed: report.commitments.filter((c) => c.signature === 'ok').length,
     actions: report.outcomes ? report.outcomes.checked : 0,
     head: report.head ? report.head.given : '',
-    message: report.head ? report.head.message : '',
+    message: report.head ? (messageText(report.head.message, pageLanguage(lang)) ?? report.head.message).replace(/`/g, '') : '',
     summaries: report.drawing ? report.drawing.summaries : 0,
     ...checkpointValues(report.trailer, report.problems, lang),
   };
