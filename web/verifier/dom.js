@@ -377,9 +377,7 @@ export function writeVerdict(doc, verdict, lang) {
   if (technical) {
     technical.replaceChildren(...texts.technical.map((line) => {
       const item = doc.createElement('li');
-      // The verifier's own findings are technical English (field names,
-      // hashes): marked so on a Russian page.
-      item.setAttribute('lang', 'en');
+      // In the page's language (verdictTexts reads them through messages.js).
       item.textContent = line;
       return item;
     }));

@@ -109,6 +109,15 @@ const RU = [
   [/^the page shows a checkpoint to keep, but the export has no verified one$/, () => 'страница предлагает сохранить чекпойнт, а проверенного чекпойнта в экспорте нет'],
   [/^the checkpoint the page shows to keep is not the one the trailer holds$/, () => 'чекпойнт, который страница предлагает сохранить, — не тот, что в трейлере'],
   [/^roll (\d+): (.*)$/, (m) => `бросок ${m[1]}: ${ru(m[2])}`],
+  // audit.js: a file that is not an export (ExportFormatError)
+  [/^line (\d+): (.*)$/, (m) => { const rest = ru(m[2]); return rest === null ? null : `строка ${m[1]}: ${rest}`; }],
+  [/^an export is text$/, () => 'экспорт — это текст'],
+  [/^a line follows the trailer \(the line without a version\)$/, () => 'после трейлера (строки без версии) идёт ещё строка'],
+  [/^not JSON: (.*)$/, (m) => `не ${code('JSON')}: ${code(m[1])}`],
+  [/^not a JSON object$/, () => `не объект ${code('JSON')}`],
+  [/^field (\w+) is missing or not a (\w+)$/, (m) => `поля ${code(m[1])} нет или оно не того типа (${code(m[2])})`],
+  [/^field version is not a non-negative integer$/, () => `поле ${code('version')} — не целое неотрицательное число`],
+  [/^the export holds no event$/, () => 'в экспорте нет ни одного события'],
   // audit.js's per-event lines: `check: message`
   [/^([a-z-]+): (.*)$/, (m) => (m[1] in CHECK_WORD ? `${CHECK_WORD[m[1]]}: ${ru(m[2])}` : null)],
 ];

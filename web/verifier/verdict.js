@@ -23,7 +23,7 @@
 // early; a `roller-key` problem says only whose key signed. A verdict is
 // `failed` only when some other problem is left.
 import { checkOfProblem, pageLanguage, t } from './checks.js';
-import { problemText } from './messages.js';
+import { messageText, problemText } from './messages.js';
 
 export const VERDICTS = ['idle', 'pending', 'verified', 'verified-unpinned', 'unrevealed', 'failed', 'not-an-export', 'key-mismatch', 'cut-short', 'input-error'];
 
@@ -90,6 +90,6 @@ export function verdictTexts(verdict, lang) {
     }).replace(/`/g, '');
     technical.push(`${t(l, `check.${check}`)} · v${verdict.problem.version}: ${reason}`);
   }
-  if (verdict.message) technical.push(verdict.message);
+  if (verdict.message) technical.push((messageText(verdict.message, l) ?? verdict.message).replace(/`/g, ''));
   return { headline, explanation, technical };
 }

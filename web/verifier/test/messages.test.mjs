@@ -82,3 +82,21 @@ test('the head check says what it found in Russian, the head given or an earlier
     assert.doesNotMatch(line.replace(/\b[0-9a-f]{64}\b/g, ''), LATIN_WORD, line);
   }
 });
+
+test('a file that is not an export: the technical line says why in Russian', async () => {
+  const { verdictOf, verdictTexts } = await import('../verdict.js');
+  for (const text of ['{"version": 0}\n', 'not json at all\n', '[1, 2]\n', '']) {
+    let error = null;
+    try {
+      await verifyExport(text, { rules: null });
+    } catch (e) {
+      error = e;
+    }
+    assert.ok(error, `${JSON.stringify(text)} is refused`);
+    const { technical } = verdictTexts(verdictOf({ error }), 'ru');
+    for (const line of technical) {
+      assert.ok(messageText(error.message, 'ru') !== null, `no Russian for ${JSON.stringify(error.message)}`);
+      assert.doesNotMatch(words(messageText(error.message, 'ru')), LATIN_WORD, line);
+    }
+  }
+});
