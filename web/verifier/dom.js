@@ -272,7 +272,16 @@ function writeChecks(doc, report, lang) {
       const li = doc.createElement('li');
       li.setAttribute('data-check-name', item.name);
       li.setAttribute('data-check', item.check);
-      li.textContent = item.text;
+      // Keys, hashes and commands (`…`) as code, the words as text.
+      for (const part of segments(item.text)) {
+        if (!part.code) {
+          li.append(part.text);
+          continue;
+        }
+        const value = doc.createElement('code');
+        value.textContent = part.text;
+        li.append(value);
+      }
       return li;
     }),
   );

@@ -176,7 +176,19 @@ pub fn action(lang: Lang, explanation: &Explanation) -> Markup {
                                 @if let Some(op) = part.op { " " span.op { (op) } " " }
                                 @match part.term {
                                     Some(term) => span.term data-key=(term.key) data-value=(term.contribution()) title={ "docs/rules.md §" (term.section) } {
-                                        @if let Some(name) = why::term_name(term, rl) { (name) " " }
+                                        @if !term.is_constant() {
+                                            (label(term.key, lang))
+                                            // What it stands for: a rules' word translated (a
+                                            // trait, "does not match"), else the forum's own
+                                            // (the helpers' names, a trait the sheet named).
+                                            @if let Some(detail) = &term.detail {
+                                                " ("
+                                                @if why::is_known(detail) { (why::label(detail, rl)) }
+                                                @else { span.forum-text translate="no" { (detail) } }
+                                                ")"
+                                            }
+                                            " "
+                                        }
                                         span.term-value { (part.number) }
                                     },
                                     None => span.face { (part.number) },
@@ -207,8 +219,9 @@ pub fn action(lang: Lang, explanation: &Explanation) -> Markup {
                     li.change data-field=(change.field) {
                         @if let Some(who) = &change.who { span.forum-text { (who) } ": " }
                         (label(&change.field, lang)) " "
-                        span.before { (why::value_text(&change.before, rl)) } " → "
-                        span.after { (why::value_text(&change.after, rl)) }
+                        // Names inside (abilities, statuses) are the forum's own words.
+                        span.before { (state_value(&change.field, &change.before, lang)) } " → "
+                        span.after { (state_value(&change.field, &change.after, lang)) }
                     }
                 }
             }

@@ -264,8 +264,8 @@ const LABELS: &[(&str, &str, &str)] = &[
     ("verify_title", "Verify a battle export", "Проверка экспорта боя"),
     (
         "verify_intro",
-        "Choose or drop an export file (`battlelog export`, JSON Lines). It is checked entirely in this browser, against docs/protocol.md: nothing is sent anywhere.",
-        "Выберите или перетащите файл экспорта (`battlelog export`, JSON Lines). Проверка идёт целиком в этом браузере по docs/protocol.md: никуда ничего не отправляется.",
+        "Choose or drop an export file (`battlelog export`, JSON Lines). It is checked entirely in this browser, against `docs/protocol.md`: nothing is sent anywhere.",
+        "Выберите или перетащите файл экспорта (`battlelog export`, JSON Lines). Проверка идёт целиком в этом браузере по `docs/protocol.md`: никуда ничего не отправляется.",
     ),
     (
         "posted_head",
@@ -303,8 +303,8 @@ const LABELS: &[(&str, &str, &str)] = &[
     ("filter_disputed", "Disputed only", "Только оспоренное"),
     (
         "keys_hint",
-        "Keys: d — next dispute, Shift+d — previous one.",
-        "Клавиши: d — следующее оспаривание, Shift+d — предыдущее.",
+        "Keys: `d` — next dispute, `Shift+d` — previous one.",
+        "Клавиши: `d` — следующее оспаривание, `Shift+d` — предыдущее.",
     ),
     ("verdict_details", "Technical detail", "Технические подробности"),
     ("checks", "What was checked", "Что проверено"),
@@ -335,7 +335,7 @@ const LABELS: &[(&str, &str, &str)] = &[
     (
         "log_key_input",
         "Journal log key to pin (origin+key id+key, optional)",
-        "Ключ журнала для сверки (origin+id ключа+ключ, необязательно)",
+        "Ключ журнала для сверки (имя журнала+id ключа+ключ, необязательно)",
     ),
     (
         "no_checkpoint",

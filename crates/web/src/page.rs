@@ -646,7 +646,7 @@ impl BattlePage<'_> {
             section #timeline-section tabindex="-1" aria-labelledby="timeline-heading" {
                 h2 #timeline-heading { (self.lang.t("timeline")) }
                 (self.search_form(window))
-                p.muted #keys-hint { (self.lang.t("keys_hint")) }
+                p.muted #keys-hint { (prose(self.lang.t("keys_hint"))) }
                 (self.pager(window, true))
                 @if window.items.is_empty() {
                     p.muted { (self.lang.t("nothing_matches")) }
