@@ -33,13 +33,10 @@ fn under(stdout: &str, version: u64) -> Vec<String> {
     lines.take_while(|l| l.starts_with(' ')).map(str::to_owned).collect()
 }
 
-/// `+2`, `−1` (a true minus sign), `0`: how a modifier's value is written.
-fn signed(value: i64) -> String {
-    match value {
-        0 => "0".to_owned(),
-        v if v > 0 => format!("+{v}"),
-        v => format!("−{}", -v),
-    }
+/// A term after the dice, each sign once: `+ trait (grace) 2`, `− trait
+/// (grit) 1` (never `+ trait (grit) −1`).
+fn term(name: &str, value: i64) -> String {
+    if value < 0 { format!(" − {name} {}", -value) } else { format!(" + {name} {value}") }
 }
 
 /// A `pbta-2d6@1` battle: each move's explanation names the dice, the
@@ -84,11 +81,17 @@ async fn replay_explains_each_move_with_modifiers_that_add_up_to_the_total() {
     for (version, actor, dice, (en, ru), trait_value, help, helped, total) in &played {
         let (d1, d2) = (dice[0], dice[1]);
         let lines = under(&english, *version);
-        assert!(lines.contains(&format!("    dice: {d1} (die d6), {d2} (die d6)")), "#{version}: {lines:#?}");
+        // Each die credited to whose it is.
+        assert!(
+            lines.contains(&format!("    dice: {d1} ({actor}: die d6), {d2} ({actor}: die d6)")),
+            "#{version}: {lines:#?}"
+        );
+        // The help is named when someone helped (a "+ help 0" adds nothing).
+        let help_en = if *help == 0 { String::new() } else { term(&format!("help{helped}"), *help) };
+        let help_ru = if *help == 0 { String::new() } else { term(&format!("помощь{helped}"), *help) };
         let sum = format!(
-            "    total ({actor}) = {d1} + {d2} + trait ({en}) {} + help{helped} {} = {total}",
-            signed(*trait_value),
-            signed(*help)
+            "    total ({actor}) = {d1} + {d2}{}{help_en} = {total}",
+            term(&format!("trait ({en})"), *trait_value)
         );
         assert!(lines.contains(&sum), "#{version} shows {sum:?}: {lines:#?}");
         let row = match total {
@@ -100,9 +103,8 @@ async fn replay_explains_each_move_with_modifiers_that_add_up_to_the_total() {
 
         let lines = under(&russian, *version);
         let sum = format!(
-            "    итог ({actor}) = {d1} + {d2} + черта ({ru}) {} + помощь{helped} {} = {total}",
-            signed(*trait_value),
-            signed(*help)
+            "    итог ({actor}) = {d1} + {d2}{}{help_ru} = {total}",
+            term(&format!("черта ({ru})"), *trait_value)
         );
         assert!(lines.contains(&sum), "#{version} in Russian shows {sum:?}: {lines:#?}");
         assert!(lines.iter().any(|l| l.starts_with("    кости: ")), "#{version}: {lines:#?}");
@@ -201,7 +203,8 @@ async fn replay_at_a_version_shows_the_state_get_battle_holds_there() {
             assert!(!lines.iter().any(|l| l.contains("dodges used")), "an uncounted dodge: {lines:#?}");
         }
         assert!(
-            lines.iter().any(|l| l.starts_with("    dice: ") && l.contains("(dodge d6)")),
+            // The dodge die is the dodger's.
+            lines.iter().any(|l| l.starts_with("    dice: ") && l.contains("(meowth: dodge d6)")),
             "#{version}: {lines:#?}"
         );
     }

@@ -15,6 +15,13 @@ Chromium against `battlelog up`:
   - a Russian page's text (outside the forum's own text, code and the
     rolls, which the dice part draws) has no English word of the English
     label and field tables (crates/web/src/i18n.rs);
+  - widened (issue 39, finding 4): once the verifier has spoken, a Russian
+    page's checks, reasons, explanations, rule values and roll purposes
+    hold no English word at all — every demo battle page, the ruled
+    battle's page, and /verify failing a die-changed export and a cut one
+    (its problem list and verdict); nothing is skipped but the forum's own
+    text, code and hidden text (the server's findings and the verifier's
+    reasons are no longer set apart as English);
   - `?v=N` of a late version of a battle longer than a page lands on the
     page holding it, and that page is a window (an early event is not on it).
 
@@ -195,6 +202,74 @@ RUSSIAN_TEXT = """() => {
 }"""
 
 
+# Widened: only the forum's own text, code (hashes, keys, JSON, commands),
+# the recorded summaries (the rules' Russian, naming the forum's fighters and
+# moves as written) and hidden text are left out; a reason marked lang="en"
+# is no excuse.
+RUSSIAN_UI_TEXT = """() => {
+  const skip = '.forum-text, [data-summary], code, pre, kbd, script, style, [translate="no"], svg';
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  const out = [];
+  const where = (el) => {
+    const path = [];
+    for (let e = el; e && e !== document.body && path.length < 4; e = e.parentElement) {
+      path.unshift(e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') + (e.classList.length ? '.' + [...e.classList].join('.') : ''));
+    }
+    return path.join('>');
+  };
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const el = node.parentElement;
+    if (!el || el.closest(skip) || el.getClientRects().length === 0) continue;
+    if (/[A-Za-z]{3,}/.test(node.textContent)) out.push([node.textContent, where(el)]);
+  }
+  return out;
+}"""
+
+# Latin words a Russian page may show: the export's file format's name, the
+# time zone of every time, and the other language's own name on its link.
+LATIN_ALLOWED = {"json", "lines", "utc", "english"}
+
+
+def latin_words(page) -> list[str]:
+    """The English words of a Russian page's own text (three letters or
+    more, so a die's d6 or the table's X-Y-Z is not one), each with where
+    it is (the element's path)."""
+    found = []
+    for text, where in page.evaluate(RUSSIAN_UI_TEXT):
+        words = [w for w in re.findall(r"[A-Za-z]{3,}", text) if w.lower() not in LATIN_ALLOWED]
+        if words:
+            found.append(f"{' '.join(words)} in {where}")
+    return found
+
+
+def check_russian_throughout(env: bt.Env, browser, results: bt.Results, pages: list[tuple[str, str, dict]]) -> None:
+    """Each (name, url, headers) page in Russian, after the verifier: no English word."""
+    for name, url, headers in pages:
+        context = browser.new_context(extra_http_headers=headers)
+        page = context.new_page()
+        page.goto(bt.with_query(url, lang="ru"))
+        bt.wait_verdict(page)
+        found = latin_words(page)
+        results.check(f"{name} ?lang=ru: no English word in its checks, reasons and explanations", not found, f"found {found}")
+        context.close()
+
+
+def check_verify_in_russian(env: bt.Env, browser, results: bt.Results, source: Path) -> None:
+    """/verify?lang=ru failing a die-changed export and one cut before its
+    end: its verdict, checks and reasons in Russian."""
+    die, _ = bt.tamper(env, "die", source, "last-roll")
+    lines = source.read_text().splitlines(keepends=True)
+    cut = source.with_suffix(".cut.jsonl")
+    cut.write_text("".join(lines[: max(2, len(lines) // 2)]))
+    for label, path in (("a die changed", die), ("cut short", cut)):
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(f"{env.web}/verify?lang=ru")
+        bt.choose_export(page, path)
+        found = latin_words(page)
+        results.check(f"/verify?lang=ru, {label}: no English word in its verdict, checks and reasons", not found, f"found {found}")
+        page.close()
+
+
 def no_sideways_scroll(browser, results: bt.Results, name: str, url: str, headers: dict | None = None) -> None:
     for width in (390, 320):
         context = browser.new_context(viewport={"width": width, "height": 800}, extra_http_headers=headers or {})
@@ -287,6 +362,7 @@ def check_ruled_battle(env: bt.Env, browser, results: bt.Results, resolver: Reso
     leaked = sorted(w for w in english_words() if re.search(rf"\b{w}\b", text))
     results.check("the Russian page's text has no English word of the label tables", not leaked, f"found {leaked}")
     context.close()
+    check_russian_throughout(env, browser, results, [("the ruled battle's page", url, reader)])
     return url
 
 
@@ -314,6 +390,13 @@ def check_long_battle(env: bt.Env, browser, results: bt.Results, resolver: Resol
 def run(env: bt.Env, browser, results: bt.Results, battles: list[tuple[str, str]]) -> None:
     import os
 
+    # Needs no gRPC client: the demo battles and /verify.
+    try:
+        check_russian_throughout(env, browser, results, [(f"demo battle {battle}", link, {}) for battle, link in battles])
+        if battles:
+            check_verify_in_russian(env, browser, results, env.work / f"{battles[0][0]}.jsonl")
+    except Exception:
+        results.crashed("page: Russian throughout")
     run_id = f"page-{os.getpid()}"
     resolver = Resolver(env)
     reader = {"Authorization": f"Bearer {bt.token(env, 'reader', 'dev')}"}

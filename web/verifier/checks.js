@@ -4,6 +4,8 @@
 // naming its check in that language. No DOM here: dom.js writes these.
 
 /** The checks, in the order the verdict lists them. */
+import { messageText } from './messages.js';
+
 export const CHECK_NAMES = ['dice', 'chain', 'commitments', 'signatures', 'outcomes', 'head', 'checkpoint', 'drawing'];
 
 // Which check each problem of the report belongs to (problem.check).
@@ -36,7 +38,7 @@ export const STRINGS = {
     'head.bad': 'Head: no event of this log has the posted head {head}',
     'head.skipped': 'Head: not compared with the forum’s — type the head hash the forum posted',
     'head.cut': 'Head: the export ends at version {last}, before the head the journal signed or the forum posted',
-    'checkpoint.ok': 'Signed checkpoint: the last event (version {last}) is in the journal’s log of {size#record|records}, root {root} (hex, as battlelog audit prints it; in the signed note, base64 {rootBase64}), signed by log key {logKey} ({keyStatus})',
+    'checkpoint.ok': 'Signed checkpoint: the last event (version {last}) is in the journal’s log of {size#record|records}, root {root} (hex, as `battlelog audit` prints it; in the signed note, base64 {rootBase64}), signed by log key {logKey} ({keyStatus})',
     'checkpoint.bad': 'Signed checkpoint: failed — {what}',
     'checkpoint.skipped': 'No trailer: checked only as far as the chain (an export cut short at its end would not show)',
     'logkey.pinned': 'a trusted log key (pinned)',
@@ -121,7 +123,7 @@ export const STRINGS = {
     'head.bad': 'Голова: ни у одного события журнала нет опубликованного хеша {head}',
     'head.skipped': 'Голова: не сверена с форумом — введите хеш головы, опубликованный на форуме',
     'head.cut': 'Голова: экспорт кончается на версии {last}, раньше головы, которую подписал журнал или опубликовал форум',
-    'checkpoint.ok': 'Подписанный чекпойнт: последнее событие (версия {last}) есть в журнале из {size#записи|записей|записей}, корень {root} (в hex, как печатает battlelog audit; в подписанной записи — base64 {rootBase64}), подпись ключом журнала {logKey} ({keyStatus})',
+    'checkpoint.ok': 'Подписанный чекпойнт: последнее событие (версия {last}) есть в журнале из {size#записи|записей|записей}, корень {root} (шестнадцатеричный, как печатает `battlelog audit`; в подписанной записи — в кодировке `base64`: {rootBase64}), подпись ключом журнала {logKey} ({keyStatus})',
     'checkpoint.bad': 'Подписанный чекпойнт: ошибка — {what}',
     'checkpoint.skipped': 'Трейлера нет: проверено только по цепочке хешей (обрезанный в конце экспорт так не обнаружить)',
     'logkey.pinned': 'доверенный ключ журнала (закреплён)',
@@ -153,7 +155,7 @@ export const STRINGS = {
     'verdict.pending': 'Проверка…',
     'verdict.idle': 'Выберите файл экспорта для проверки',
     'verdict.verified': 'Проверено: бой в точности такой, каким его записали роллер и журнал',
-    'verdict.verified.why': 'Каждая кость заново выведена из зёрен, за которые роллер поручился заранее; журнал не разорван; каждый итог следует правилам; обязательства подписаны ключом роллера, которому доверяет сайт.',
+    'verdict.verified.why': 'Каждая кость заново выведена из сидов, за которые роллер поручился заранее; журнал не разорван; каждый итог следует правилам; обязательства подписаны ключом роллера, которому доверяет сайт.',
     'verdict.verified-unpinned': 'Сходится, но не заверено: ключ подписи не из доверенных',
     'verdict.verified-unpinned.why': 'Всё в этом экспорте согласовано, но ключ роллера, которым он подписан ({signer}), не заверен никем, кому доверяет страница: такой экспорт любой может сделать своим ключом. Укажите ключ роллера, опубликованный сайтом, чтобы сверить с ним.',
     'verdict.unrevealed': 'Пока без противоречий: кости можно будет пересчитать после раскрытия сида',
@@ -216,6 +218,9 @@ function counted(language, count, forms) {
   return `${count} ${forms[index === -1 ? forms.length - 1 : index]}`;
 }
 
+/** A value drawn as code (a key, a hash): marked `…` in a check's text. */
+const code = (value) => `\`${String(value).replace(/`/g, "'")}\``;
+
 /** The check a problem belongs to. */
 export function checkOfProblem(problem) {
   return CHECK_OF_PROBLEM[problem.check] ?? 'chain';
@@ -233,9 +238,9 @@ function checkpointValues(trailer, problems, lang) {
     size: trailer.checkpoint ? trailer.checkpoint.size : '',
     // In hex, as `battlelog audit` prints it; the signed note (shown beside
     // the checks) carries it in base64, so both are given.
-    root: trailer.checkpoint ? trailer.checkpoint.rootHex ?? trailer.checkpoint.root : '',
-    rootBase64: trailer.checkpoint ? trailer.checkpoint.root : '',
-    logKey: trailer.logKey ?? '',
+    root: trailer.checkpoint ? code(trailer.checkpoint.rootHex ?? trailer.checkpoint.root) : '',
+    rootBase64: trailer.checkpoint ? code(trailer.checkpoint.root) : '',
+    logKey: trailer.logKey ? code(trailer.logKey) : '',
     keyStatus: t(lang, `logkey.${trailer.keyStatus}`),
     what: whats.map((w) => t(lang, `what.${w}`)).join('; '),
   };
@@ -256,15 +261,16 @@ export function summarizeChecks(report, lang) {
   const dice = report.rolls.reduce((n, r) => n + ((r.derived ?? r.recorded)?.dice?.length ?? 0), 0);
   const epochs = report.commitments.length;
   const revealed = report.commitments.filter((c) => c.revealedAt !== null).length;
-  const key = report.rollerKey ?? t(lang, 'key.none');
+  // Values (keys, hashes) are marked `…`: dom.js draws them as code.
+  const key = report.rollerKey ? code(report.rollerKey) : t(lang, 'key.none');
   const values = {
     rolls, dice, epochs, revealed, key,
     events: report.events.length,
     last: report.events.length > 0 ? report.events[report.events.length - 1].version : 0,
     signed: report.commitments.filter((c) => c.signature === 'ok').length,
     actions: report.outcomes ? report.outcomes.checked : 0,
-    head: report.head ? report.head.given : '',
-    message: report.head ? report.head.message : '',
+    head: report.head ? code(report.head.given) : '',
+    message: report.head ? messageText(report.head.message, pageLanguage(lang)) ?? report.head.message : '',
     summaries: report.drawing ? report.drawing.summaries : 0,
     ...checkpointValues(report.trailer, report.problems, lang),
   };

@@ -33,6 +33,7 @@
 // `document` it is given (tests give it a small stand-in).
 import { checkOfProblem, pageLanguage, summarizeChecks, t } from './checks.js';
 import { verdictOf, verdictTexts } from './verdict.js';
+import { messageText, problemText, segments } from './messages.js';
 
 const FUDGE_FACES = new Map([[-1, '\u2212'], [0, ''], [1, '+']]);
 
@@ -239,7 +240,9 @@ export function applyReport(doc, report, { inputError = null } = {}) {
     const check = !roll || drawing.badNonces.has(nonce) ? 'bad' : roll.check;
     el.setAttribute('data-check', check);
     const problems = [...(roll ? roll.problems : []), ...drawing.problems.filter((p) => p.nonce === nonce).map((p) => p.message)];
-    if (problems.length > 0) el.setAttribute('title', problems.join('\n'));
+    // In the page's language, values as they are (the `…` marks dropped).
+    const said = problems.map((m) => (messageText(m, lang) ?? t(lang, 'why.dice')).replace(/`/g, ''));
+    if (problems.length > 0) el.setAttribute('title', said.join('\n'));
   }
   for (const el of doc.querySelectorAll('[data-version]')) {
     const version = el.getAttribute('data-version');
@@ -269,7 +272,16 @@ function writeChecks(doc, report, lang) {
       const li = doc.createElement('li');
       li.setAttribute('data-check-name', item.name);
       li.setAttribute('data-check', item.check);
-      li.textContent = item.text;
+      // Keys, hashes and commands (`…`) as code, the words as text.
+      for (const part of segments(item.text)) {
+        if (!part.code) {
+          li.append(part.text);
+          continue;
+        }
+        const value = doc.createElement('code');
+        value.textContent = part.text;
+        li.append(value);
+      }
       return li;
     }),
   );
@@ -286,11 +298,21 @@ export function problemItem(doc, problem, lang) {
   link.textContent = `v${problem.version}`;
   const what = doc.createElement('span');
   what.textContent = ` ${t(lang, `check.${checkOfProblem(problem)}`)}: `;
-  // The detail is the verifier's technical English (hashes, field names):
-  // marked as English so that a Russian page says which language it is in.
+  // The reason in the page's language (messages.js), its values (hashes,
+  // keys, JSON, field names) as code; on an English page the verifier's
+  // own words.
+  const check = checkOfProblem(problem);
+  const text = problemText(problem, lang, {
+    whatText: problem.what ? t(lang, `what.${problem.what}`) : null,
+    fallback: t(lang, `why.${check}`),
+  });
   const detail = doc.createElement('span');
-  detail.setAttribute('lang', 'en');
-  detail.textContent = problem.message;
+  detail.className = 'problem-reason';
+  for (const part of segments(text)) {
+    const node = doc.createElement(part.code ? 'code' : 'span');
+    node.textContent = part.text;
+    detail.append(node);
+  }
   item.append(link, what, detail);
   return item;
 }
@@ -364,9 +386,7 @@ export function writeVerdict(doc, verdict, lang) {
   if (technical) {
     technical.replaceChildren(...texts.technical.map((line) => {
       const item = doc.createElement('li');
-      // The verifier's own findings are technical English (field names,
-      // hashes): marked so on a Russian page.
-      item.setAttribute('lang', 'en');
+      // In the page's language (verdictTexts reads them through messages.js).
       item.textContent = line;
       return item;
     }));

@@ -23,6 +23,7 @@
 // early; a `roller-key` problem says only whose key signed. A verdict is
 // `failed` only when some other problem is left.
 import { checkOfProblem, pageLanguage, t } from './checks.js';
+import { messageText, problemText } from './messages.js';
 
 export const VERDICTS = ['idle', 'pending', 'verified', 'verified-unpinned', 'unrevealed', 'failed', 'not-an-export', 'key-mismatch', 'cut-short', 'input-error'];
 
@@ -81,7 +82,14 @@ export function verdictTexts(verdict, lang) {
   const quiet = kind === 'pending' || kind === 'idle';
   const explanation = quiet ? '' : kind === 'failed' ? t(l, `why.${verdict.check}`, values) : t(l, `verdict.${kind}.why`, values);
   const technical = [];
-  if (verdict.problem) technical.push(`${t(l, `check.${checkOfProblem(verdict.problem)}`)} · v${verdict.problem.version}: ${verdict.problem.message}`);
-  if (verdict.message) technical.push(verdict.message);
+  if (verdict.problem) {
+    const check = checkOfProblem(verdict.problem);
+    const reason = problemText(verdict.problem, l, {
+      whatText: verdict.problem.what ? t(l, `what.${verdict.problem.what}`) : null,
+      fallback: t(l, `why.${check}`),
+    }).replace(/`/g, '');
+    technical.push(`${t(l, `check.${check}`)} · v${verdict.problem.version}: ${reason}`);
+  }
+  if (verdict.message) technical.push((messageText(verdict.message, l) ?? verdict.message).replace(/`/g, ''));
   return { headline, explanation, technical };
 }

@@ -61,6 +61,9 @@ pub struct DieUse {
     pub role: &'static str,
     pub face: u32,
     pub sides: u32,
+    /// The participant whose die it is: a berserk defender's die is the
+    /// defender's, whoever asked for the roll.
+    pub who: Option<String>,
     /// What this face meant, when it decided something on its own
     /// (`condition.fails`, `condition.passes`, `confusion.self`, …).
     pub meaning: Option<&'static str>,
@@ -77,6 +80,32 @@ pub struct Term {
     pub section: &'static str,
     /// What the term stands for, e.g. the trait's name or the helpers.
     pub detail: Option<String>,
+    /// Subtracted rather than added (`diff` = A − D).
+    pub minus: bool,
+}
+
+impl Term {
+    /// What the term adds to its sum.
+    pub fn contribution(&self) -> i64 {
+        if self.minus { -self.value } else { self.value }
+    }
+
+    /// A bare number of the rule (`p − 2`'s 2): shown without a name.
+    pub fn is_constant(&self) -> bool {
+        self.key == "constant"
+    }
+}
+
+/// One piece of a sum as a reader reads it: the operator before it (none
+/// for the first piece), the term it shows (none for a die's face) and the
+/// number written, so that `first op number op number …` evaluates to the
+/// sum's value and no sign is ever doubled ("+ −2" is written "− 2").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Part<'a> {
+    pub op: Option<char>,
+    pub term: Option<&'a Term>,
+    /// `5`, `−3` (a first piece only), `(−1)` (a negative value subtracted).
+    pub number: String,
 }
 
 /// `value` = the dice + every term.
@@ -94,9 +123,42 @@ pub struct Sum {
 
 impl Sum {
     fn new(key: &'static str, who: Option<&str>, dice: Vec<u32>, terms: Vec<Term>) -> Sum {
-        let value = dice.iter().map(|&face| i64::from(face)).sum::<i64>() + terms.iter().map(|t| t.value).sum::<i64>();
+        let value =
+            dice.iter().map(|&face| i64::from(face)).sum::<i64>() + terms.iter().map(Term::contribution).sum::<i64>();
         Sum { key, who: who.map(str::to_owned), dice, terms, value }
     }
+
+    /// The sum's pieces in reading order: the dice, then the terms.
+    pub fn parts(&self) -> Vec<Part<'_>> {
+        let mut parts: Vec<Part<'_>> = Vec::new();
+        for &face in &self.dice {
+            let op = (!parts.is_empty()).then_some('+');
+            parts.push(Part { op, term: None, number: face.to_string() });
+        }
+        for term in &self.terms {
+            let first = parts.is_empty();
+            let (op, number) = match (first, term.minus, term.value < 0) {
+                (true, false, _) => (None, signed_plain(term.value)),
+                (_, true, false) => (Some('−'), term.value.to_string()),
+                (_, true, true) => (Some('−'), format!("({})", signed_plain(term.value))),
+                (false, false, false) => (Some('+'), term.value.to_string()),
+                (false, false, true) => (Some('−'), term.value.unsigned_abs().to_string()),
+            };
+            parts.push(Part { op, term: Some(term), number });
+        }
+        parts
+    }
+
+    /// Whether writing the pieces out would only repeat the value ("effective
+    /// die = 3 = 3"): a lone die and no term.
+    pub fn is_bare(&self) -> bool {
+        self.dice.len() == 1 && self.terms.is_empty()
+    }
+}
+
+/// `5`, `−3`: a number with a true minus sign, no plus.
+fn signed_plain(value: i64) -> String {
+    if value < 0 { format!("−{}", value.unsigned_abs()) } else { value.to_string() }
 }
 
 /// `value` = round(product of the factors), as the rules round.
@@ -130,15 +192,15 @@ pub struct Change {
 }
 
 fn term(key: &'static str, value: i64, section: &'static str) -> Term {
-    Term { key, value, section, detail: None }
+    Term { key, value, section, detail: None, minus: false }
 }
 
 fn row(key: &'static str, section: &'static str, gives: Option<&str>) -> Row {
     Row { key, section, gives: gives.map(str::to_owned) }
 }
 
-fn die(role: &'static str, face: u32, sides: u32, meaning: Option<&'static str>) -> DieUse {
-    DieUse { role, face, sides, meaning, picked: None }
+fn die(role: &'static str, face: u32, sides: u32, who: &str, meaning: Option<&'static str>) -> DieUse {
+    DieUse { role, face, sides, who: Some(who.to_owned()), meaning, picked: None }
 }
 
 /// Explains `outcome` of `action`, resolved with `faces` (raw faces in draw
@@ -183,7 +245,7 @@ pub fn explain(before: &Battle, version: Version, action: &Action, faces: &[u32]
         (Action::Strike(act), Outcome::Strike(out)) => explain_strike(&mut explanation, ruleset, act, faces, out),
         (Action::Effect(act), Outcome::Effect(_)) => {
             let face = faces.first().copied().unwrap_or(0);
-            explanation.dice.push(die("effect", face, 6, None));
+            explanation.dice.push(die("effect", face, 6, &act.actor, None));
             let mut terms = Vec::new();
             if act.die_modifier != 0 {
                 terms.push(term("die_modifier", i64::from(act.die_modifier), "3.2"));
@@ -224,6 +286,7 @@ pub fn explain(before: &Battle, version: Version, action: &Action, faces: &[u32]
                 role: "metronome",
                 face,
                 sides,
+                who: Some(act.actor.clone()),
                 meaning: Some("metronome.picks"),
                 picked: picked.cloned(),
             });
@@ -255,7 +318,7 @@ fn explain_move(
     out: &crate::pbta::MoveOutcome,
 ) {
     for &face in faces {
-        explanation.dice.push(die("die", face, 6, None));
+        explanation.dice.push(die("die", face, 6, &act.actor, None));
     }
     let sheet = before.participant(&act.actor).and_then(|p| p.traits.get(&act.trait_name).copied());
     let trait_value = act.trait_value.or(sheet).unwrap_or(0);
@@ -264,10 +327,14 @@ fn explain_move(
         "total",
         Some(&act.actor),
         faces.to_vec(),
-        vec![
-            Term { detail: Some(act.trait_name.clone()), ..term("trait", i64::from(trait_value), "4.1") },
-            Term { detail: (!act.helpers.is_empty()).then(|| act.helpers.join(", ")), ..term("help", help, "4.1") },
-        ],
+        vec![Term { detail: Some(act.trait_name.clone()), ..term("trait", i64::from(trait_value), "4.1") }]
+            .into_iter()
+            // No helper, no help term: "+ help 0" adds nothing a judge needs.
+            .chain(
+                (!act.helpers.is_empty())
+                    .then(|| Term { detail: Some(act.helpers.join(", ")), ..term("help", help, "4.1") }),
+            )
+            .collect(),
     );
     let (key, gives) = match sum.value {
         10.. => ("pbta.full_success", "full_success"),
@@ -290,7 +357,7 @@ fn explain_check(
     broken: bool,
 ) {
     for &face in faces {
-        explanation.dice.push(die("die", face, 10, None));
+        explanation.dice.push(die("die", face, 10, check.actor, None));
     }
     let specialization =
         if check.specialization_matches { arcana::v1::specialization_bonus(check.skill_points) } else { 0 };
@@ -384,7 +451,7 @@ fn explain_strike(
     let mut faces = faces.iter().copied();
     let attacker_die = if attacker_fixed.is_none() { faces.next() } else { None };
     if let Some(face) = attacker_die {
-        explanation.dice.push(die("attacker", face, 6, None));
+        explanation.dice.push(die("attacker", face, 6, &act.attacker.id, None));
     }
     let fight = act.kind == berserk::StrikeKind::Simple && !act.defender.closed && !act.own_squad;
     if !fight {
@@ -406,7 +473,7 @@ fn explain_strike(
     } else {
         let defender_die = if defender_fixed.is_none() { faces.next() } else { None };
         if let Some(face) = defender_die {
-            explanation.dice.push(die("defender", face, 6, None));
+            explanation.dice.push(die("defender", face, 6, &act.defender.id, None));
         }
         let (x, y) = (i64::from(act.attacker.attack_experience), i64::from(act.defender.defense_experience));
         let a = side_sum(
@@ -429,7 +496,10 @@ fn explain_strike(
             "diff",
             None,
             Vec::new(),
-            vec![term("attacker_total", a.value, "3.1"), term("defender_total", -d.value, "3.1")],
+            vec![
+                term("attacker_total", a.value, "3.1"),
+                Term { minus: true, ..term("defender_total", d.value, "3.1") },
+            ],
         );
         let attacker_total = a.value;
         let table = |diff: i64| -> (&'static str, &'static str) {
@@ -493,6 +563,7 @@ fn explain_strike(
 
 fn condition_dice(
     explanation: &mut Explanation,
+    who: &str,
     actor: Option<&pokemon::Pokemon>,
     faces: &mut impl Iterator<Item = u32>,
 ) {
@@ -510,7 +581,7 @@ fn condition_dice(
                 ("confusion", if face % 2 == 1 { "confusion.self" } else { "confusion.target" }, false)
             }
         };
-        explanation.dice.push(die(role, face, 6, Some(meaning)));
+        explanation.dice.push(die(role, face, 6, who, Some(meaning)));
         if fails {
             let key = if role == "paralysis" { "pokemon.paralysis_fails" } else { "pokemon.infatuation_fails" };
             explanation.rows.push(row(key, "1.1", Some("failed")));
@@ -540,8 +611,8 @@ fn explain_attack(
     }
     let mut faces = faces.iter().copied();
     let Some(p) = faces.next() else { return };
-    explanation.dice.push(die("power", p, 6, None));
-    condition_dice(explanation, actor, &mut faces);
+    explanation.dice.push(die("power", p, 6, &act.actor, None));
+    condition_dice(explanation, &act.actor, actor, &mut faces);
     if out.result == pokemon::AttackResult::Failed {
         return;
     }
@@ -625,9 +696,9 @@ fn explain_status_move(
     }
     let mut faces = faces.iter().copied();
     let Some(p) = faces.next() else { return };
-    explanation.dice.push(die("power", p, 6, None));
+    explanation.dice.push(die("power", p, 6, &act.actor, None));
     let before_rows = explanation.rows.len();
-    condition_dice(explanation, before.pokemon(&act.actor), &mut faces);
+    condition_dice(explanation, &act.actor, before.pokemon(&act.actor), &mut faces);
     if explanation.rows.len() > before_rows {
         return;
     }
@@ -635,7 +706,7 @@ fn explain_status_move(
         explanation.rows.push(row("pokemon.status.failed", "1.2", Some("failed")));
         return;
     }
-    explanation.sums.push(Sum::new("turns", Some(&act.actor), vec![p], vec![term("turns_offset", -2, "1.2")]));
+    explanation.sums.push(Sum::new("turns", Some(&act.actor), vec![p], vec![term("constant", -2, "1.2")]));
     explanation.rows.push(row("pokemon.status.turns", "1.2", Some("success")));
     if out.result == pokemon::StatusMoveResult::SelfHit {
         explanation.rows.push(row("pokemon.confusion_self_hit", "1.2", Some("self_hit")));
@@ -664,7 +735,7 @@ fn explain_dodge(
         _ => {}
     }
     let Some(&face) = faces.first() else { return };
-    explanation.dice.push(die("dodge", face, 6, None));
+    explanation.dice.push(die("dodge", face, 6, &act.actor, None));
     // `@2` takes priority and damage from the attack it answers (§6.1.3).
     let attack = act.against.and_then(|against| before.entry(against)).and_then(|entry| {
         match (&entry.action, &entry.effective) {
@@ -821,7 +892,9 @@ impl Explanation {
                 .dice
                 .iter()
                 .map(|d| {
-                    let mut text = format!("{} ({} d{})", d.face, label(d.role, lang), d.sides);
+                    // `6 (gnome: attacker d6)`: whose die first.
+                    let who = d.who.as_deref().map(|w| format!("{w}: ")).unwrap_or_default();
+                    let mut text = format!("{} ({who}{} d{})", d.face, label(d.role, lang), d.sides);
                     if let Some(meaning) = d.meaning {
                         text.push_str(&format!(": {}", label(meaning, lang)));
                     }
@@ -905,19 +978,38 @@ pub fn ordered_fields(fields: &serde_json::Map<String, Value>) -> Vec<(&String, 
     list
 }
 
-/// `total = 4 + 5 + trait (wits) +2 + help +1 = 12`.
+/// `total (ash) = 4 + 5 + trait (wits) 2 + help (brock) 1 = 12`,
+/// `difference = attacker's A 6 − defender's D 5 = 1`, `effective die
+/// (pikachu) = 3`: each piece once, each sign once ([`Sum::parts`]).
 pub fn sum_line(sum: &Sum, lang: Lang) -> String {
-    let mut parts: Vec<String> = sum.dice.iter().map(u32::to_string).collect();
-    for term in &sum.terms {
-        let name = match &term.detail {
-            Some(detail) => format!("{} ({})", label(term.key, lang), label(detail, lang)),
-            None => label(term.key, lang),
-        };
-        let value = signed(term.value);
-        parts.push(if parts.is_empty() { format!("{name} {}", term.value) } else { format!("{name} {value}") });
-    }
     let who = sum.who.as_deref().map(|w| format!(" ({w})")).unwrap_or_default();
-    format!("{}{who} = {} = {}", label(sum.key, lang), parts.join(" + "), sum.value)
+    if sum.is_bare() {
+        return format!("{}{who} = {}", label(sum.key, lang), sum.value);
+    }
+    let mut text = String::new();
+    for part in sum.parts() {
+        if let Some(op) = part.op {
+            text.push_str(&format!(" {op} "));
+        }
+        if let Some(name) = part.term.and_then(|term| term_name(term, lang)) {
+            text.push_str(&name);
+            text.push(' ');
+        }
+        text.push_str(&part.number);
+    }
+    format!("{}{who} = {text} = {}", label(sum.key, lang), sum.value)
+}
+
+/// A term's name as a sum shows it, with what it stands for; none for a
+/// bare constant.
+pub fn term_name(term: &Term, lang: Lang) -> Option<String> {
+    if term.is_constant() {
+        return None;
+    }
+    Some(match &term.detail {
+        Some(detail) => format!("{} ({})", label(term.key, lang), label(detail, lang)),
+        None => label(term.key, lang),
+    })
 }
 
 /// `+2`, `−1` (a true minus sign), `0`.
@@ -982,6 +1074,7 @@ fn known_label(key: &str) -> Option<(&'static str, &'static str)> {
         "paralysis" => ("paralysis", "паралич"),
         "infatuation" => ("infatuation", "очарование"),
         "confusion" => ("confusion", "путаница"),
+        "flinch" => ("flinch", "вздрагивание"),
         "dodge" => ("dodge", "уклонение"),
         "attacker" => ("attacker", "атакующий"),
         "defender" => ("defender", "защитник"),
@@ -1024,7 +1117,6 @@ fn known_label(key: &str) -> Option<(&'static str, &'static str)> {
         "damage_after" => ("damage after the dodge", "урон после уклонения"),
         "damage_kept" => ("damage kept", "остаётся урона"),
         "turns" => ("turns", "ходов"),
-        "turns_offset" => ("p − 2", "p − 2"),
         "incoming_damage" => ("incoming damage", "входящий урон"),
         "effect_strength" => ("effect strength", "сила эффекта"),
         "effect_values" => ("X-Y-Z", "X-Y-Z"),
@@ -1206,7 +1298,10 @@ fn known_label(key: &str) -> Option<(&'static str, &'static str)> {
             ("a judge's ruling replaces the outcome's fields", "решение судьи заменяет поля исхода")
         }
         "common.dispute" => ("a participant contests a result", "участник оспаривает результат"),
-        "common.roll" => ("a free roll: no ruleset resolves it", "свободный бросок: правила его не разрешают"),
+        "common.roll" => (
+            "a free roll: its total is the result, no rule table applies",
+            "свободный бросок: итог — сумма выражения, таблицы правил не применяются",
+        ),
         "outcome_mismatch" => ("the outcome is not of this action", "исход не от этого действия"),
         _ => return None,
     })
@@ -1231,13 +1326,10 @@ mod tests {
         let resolution = battle.resolve(0, &action, &[4, 5]).expect("resolves");
         let explanation = explain(&battle, 0, &action, &[4, 5], &resolution.outcome);
         let lines = explanation.lines(Lang::En);
-        assert!(
-            lines.contains(&"total (ash) = 4 + 5 + trait (wits) +2 + help (brock) +1 = 12".to_owned()),
-            "{lines:?}"
-        );
+        assert!(lines.contains(&"total (ash) = 4 + 5 + trait (wits) 2 + help (brock) 1 = 12".to_owned()), "{lines:?}");
         assert!(lines.iter().any(|l| l.contains("total 10 or more → full success (docs/rules.md §4.1)")), "{lines:?}");
         let ru = explanation.lines(Lang::Ru);
-        assert!(ru.contains(&"итог (ash) = 4 + 5 + черта (смекалка) +2 + помощь (brock) +1 = 12".to_owned()), "{ru:?}");
+        assert!(ru.contains(&"итог (ash) = 4 + 5 + черта (смекалка) 2 + помощь (brock) 1 = 12".to_owned()), "{ru:?}");
     }
 
     #[test]
@@ -1248,7 +1340,7 @@ mod tests {
         let resolution = battle.resolve(0, &action, &[4]).expect("resolves");
         let explanation = explain(&battle, 0, &action, &[4], &resolution.outcome);
         let lines = explanation.lines(Lang::En);
-        assert!(lines.contains(&"effective die (pikachu) = 4 + priority −1 = 3".to_owned()), "{lines:?}");
+        assert!(lines.contains(&"effective die (pikachu) = 4 − priority 1 = 3".to_owned()), "{lines:?}");
         assert!(lines.contains(&"pikachu: dodges used 0 → 1".to_owned()), "{lines:?}");
         assert!(lines.contains(&"pikachu: dodges left 5 → 4".to_owned()), "{lines:?}");
         // Unchanged fields are not listed.
@@ -1266,11 +1358,11 @@ mod tests {
         let resolution = battle.resolve(0, &action, &[3, 4]).expect("resolves");
         let lines = explain(&battle, 0, &action, &[3, 4], &resolution.outcome).lines(Lang::En);
         assert!(
-            lines.contains(&"attacker's A (a) = 3 + die modifier +1 + experience (2 − 1) +1 = 5".to_owned()),
+            lines.contains(&"attacker's A (a) = 3 + die modifier 1 + experience (2 − 1) 1 = 5".to_owned()),
             "{lines:?}"
         );
         assert!(lines.contains(&"defender's D (b) = 4 + experience (1 − 2) 0 = 4".to_owned()), "{lines:?}");
-        assert!(lines.contains(&"difference = attacker's A 5 + defender's D −4 = 1".to_owned()), "{lines:?}");
+        assert!(lines.contains(&"difference = attacker's A 5 − defender's D 4 = 1".to_owned()), "{lines:?}");
         assert!(lines.iter().any(|l| l.contains("difference +1 → attacker weak, defender misses")), "{lines:?}");
     }
 
@@ -1287,7 +1379,10 @@ mod tests {
         let resolution = battle.resolve(1, &attack, &[5, 2]).expect("resolves");
         let explanation = explain(&battle, 1, &attack, &[5, 2], &resolution.outcome);
         let en = explanation.lines(Lang::En);
-        assert!(en.contains(&"dice: 5 (power d6), 2 (paralysis d6): the move fails".to_owned()), "{en:?}");
+        assert!(
+            en.contains(&"dice: 5 (pikachu: power d6), 2 (pikachu: paralysis d6): the move fails".to_owned()),
+            "{en:?}"
+        );
         assert!(en.iter().any(|l| l.contains("paralysis die 1–2 → the move fails (docs/rules.md §1.1)")), "{en:?}");
         assert!(en.contains(&"pikachu: statuses (turns left) paralysis: 4 → paralysis: 3".to_owned()), "{en:?}");
         let ru = explanation.lines(Lang::Ru);

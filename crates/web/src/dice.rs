@@ -390,10 +390,65 @@ fn group(group: &Group, alone: bool, lang: Lang) -> Markup {
     }
 }
 
+/// A `DiceRolled` event's roll, the action it was drawn for being the one
+/// it records (`for_action`, on an action's first roll) when known.
+pub fn roll(event: &Value, lang: Lang) -> Markup {
+    let action = event.get("for_action").and_then(|requested| requested.get("action"));
+    roll_for(event, lang, action)
+}
+
+/// Whose die a roll drawn for `action` is, and what for, as a reader
+/// reads it: a rules' purpose (`attacker`, `defender`, `power`, `dodge`…)
+/// is the rules' word, translated, and the die is its side's (a berserk
+/// defender's die is the defender's, though the roller was asked in the
+/// attacker's name); a free roll's purpose is the forum's own text.
+/// `(who, purpose, the purpose is the forum's text)`.
+pub fn roll_owner<'v>(event: &'v Value, action: Option<&'v Value>, lang: Lang) -> (&'v str, String, bool) {
+    let purpose = text(event, "purpose");
+    let actor = text(event, "actor");
+    let kind = action.and_then(|action| action.get("type")).and_then(Value::as_str);
+    if kind.is_none_or(|kind| kind == "roll") {
+        return (actor, purpose.to_owned(), true);
+    }
+    let side = |name: &str| {
+        action
+            .and_then(|action| action.get(name))
+            .and_then(|side| side.get("id"))
+            .and_then(Value::as_str)
+            .filter(|id| !id.is_empty())
+    };
+    let who = match purpose {
+        "attacker" => side("attacker").unwrap_or(actor),
+        "defender" => side("defender").unwrap_or(actor),
+        _ => actor,
+    };
+    (who, purpose_word(purpose, lang), false)
+}
+
+/// The rules' roll purposes (crates/rules' `RollSpec`s) in `lang`; an
+/// unknown one as it is.
+pub fn purpose_word(purpose: &str, lang: Lang) -> String {
+    let pair = match purpose {
+        "attacker" => ("the attacker's die", "кубик атакующего"),
+        "defender" => ("the defender's die", "кубик защитника"),
+        "effect" => ("the effect", "эффект"),
+        "power" => ("power", "силу"),
+        "dodge" => ("a dodge", "уклонение"),
+        "metronome" => ("Metronome", "Метроном"),
+        "paralysis" => ("paralysis", "паралич"),
+        "infatuation" => ("infatuation", "очарование"),
+        "confusion" => ("confusion", "путаницу"),
+        "2d6" | "2d10" => ("the check", "проверку"),
+        _ => return purpose.to_owned(),
+    };
+    (if lang == Lang::En { pair.0 } else { pair.1 }).to_owned()
+}
+
 /// A `DiceRolled` event's roll (the DOM contract's roll element): who
 /// rolled what for what, every die drawn by its term, the total, and the
 /// error when the arithmetic failed.
-pub fn roll(event: &Value, lang: Lang) -> Markup {
+pub fn roll_for(event: &Value, lang: Lang, action: Option<&Value>) -> Markup {
+    let (who, purpose, forum_purpose) = roll_owner(event, action, lang);
     let dice = recorded(event);
     let expression = Expression::parse(text(event, "expression")).ok();
     let mut tokens = Vec::new();
@@ -427,8 +482,13 @@ pub fn roll(event: &Value, lang: Lang) -> Markup {
     html! {
         div.roll data-nonce=(nonce) data-total=(total) {
             span.check {}
-            // The actor and the purpose are the forum's own words, never translated.
-            span.roll-who { span.forum-text translate="no" { (text(event, "actor")) } " " (lang.t("for")) " " (lang.t("quote_open")) span.forum-text translate="no" { (text(event, "purpose")) } (lang.t("quote_close")) ": " code { (text(event, "expression")) } }
+            // The actor is the forum's word, never translated; so is a free
+            // roll's purpose, while a rules' purpose is the rules' word.
+            span.roll-who {
+                span.forum-text translate="no" { (who) } " " (lang.t("for")) " " (lang.t("quote_open"))
+                @if forum_purpose { span.forum-text translate="no" { (purpose) } } @else { span.purpose { (purpose) } }
+                (lang.t("quote_close")) ": " code { (text(event, "expression")) }
+            }
             span.expr {
                 @for token in &tokens {
                     @match token {

@@ -152,8 +152,12 @@ pub fn action(lang: Lang, explanation: &Explanation) -> Markup {
                         span.key { (label("dice", lang)) } ": "
                         @for (index, die) in explanation.dice.iter().enumerate() {
                             @if index > 0 { ", " }
-                            span.xdie data-role=(die.role) {
-                                b { (die.face) } " (" (label(die.role, lang)) ", d" (die.sides) ")"
+                            // Whose die it is first: a berserk defender's die
+                            // is the defender's, whoever asked for the roll.
+                            span.xdie data-role=(die.role) data-who=[die.who.as_deref()] {
+                                b { (die.face) } " ("
+                                @if let Some(who) = &die.who { span.forum-text translate="no" { (who) } ": " }
+                                (label(die.role, lang)) " d" (die.sides) ")"
                                 @if let Some(meaning) = die.meaning { " — " (label(meaning, lang)) }
                                 @if let Some(picked) = &die.picked { " " span.forum-text { (picked) } }
                             }
@@ -161,25 +165,38 @@ pub fn action(lang: Lang, explanation: &Explanation) -> Markup {
                     }
                 }
                 @for sum in &explanation.sums {
-                    li.sum data-key=(sum.key) {
+                    li.sum data-key=(sum.key) data-value=(sum.value) {
                         span.key { (label(sum.key, lang)) }
-                        @if let Some(who) = &sum.who { " (" span.forum-text { (who) } ")" }
+                        @if let Some(who) = &sum.who { " (" span.forum-text translate="no" { (who) } ")" }
                         " = "
-                        @for (index, face) in sum.dice.iter().enumerate() {
-                            @if index > 0 { " + " }
-                            (face)
-                        }
-                        @for (index, term) in sum.terms.iter().enumerate() {
-                            @if index > 0 || !sum.dice.is_empty() { " + " }
-                            span.term data-key=(term.key) title={ "docs/rules.md §" (term.section) } {
-                                (label(term.key, lang))
-                                @if let Some(detail) = &term.detail {
-                                    " (" (why::label(detail, rl)) ")"
+                        // Each piece once, each sign once (rules::explain::Sum::parts);
+                        // a lone die is the value itself, not "3 = 3".
+                        @if !sum.is_bare() {
+                            @for part in sum.parts() {
+                                @if let Some(op) = part.op { " " span.op { (op) } " " }
+                                @match part.term {
+                                    Some(term) => span.term data-key=(term.key) data-value=(term.contribution()) title={ "docs/rules.md §" (term.section) } {
+                                        @if !term.is_constant() {
+                                            (label(term.key, lang))
+                                            // What it stands for: a rules' word translated (a
+                                            // trait, "does not match"), else the forum's own
+                                            // (the helpers' names, a trait the sheet named).
+                                            @if let Some(detail) = &term.detail {
+                                                " ("
+                                                @if why::is_known(detail) { (why::label(detail, rl)) }
+                                                @else { span.forum-text translate="no" { (detail) } }
+                                                ")"
+                                            }
+                                            " "
+                                        }
+                                        span.term-value { (part.number) }
+                                    },
+                                    None => span.face { (part.number) },
                                 }
-                                " " span.term-value { (if index == 0 && sum.dice.is_empty() { term.value.to_string() } else { signed(term.value) }) }
                             }
+                            " = "
                         }
-                        " = " b.result { (sum.value) }
+                        b.result { (sum.value) }
                     }
                 }
                 @for product in &explanation.products {
@@ -195,15 +212,16 @@ pub fn action(lang: Lang, explanation: &Explanation) -> Markup {
                 @for row in &explanation.rows {
                     li.rule data-rule=(row.key) {
                         span.key { (label("rule", lang)) } ": " (label(row.key, lang))
-                        @if !row.section.is_empty() { " " span.section { "(docs/rules.md §" (row.section) ")" } }
+                        @if !row.section.is_empty() { " " span.section { "(" code translate="no" { "docs/rules.md" } " §" (row.section) ")" } }
                     }
                 }
                 @for change in &explanation.changes {
                     li.change data-field=(change.field) {
                         @if let Some(who) = &change.who { span.forum-text { (who) } ": " }
                         (label(&change.field, lang)) " "
-                        span.before { (why::value_text(&change.before, rl)) } " → "
-                        span.after { (why::value_text(&change.after, rl)) }
+                        // Names inside (abilities, statuses) are the forum's own words.
+                        span.before { (state_value(&change.field, &change.before, lang)) } " → "
+                        span.after { (state_value(&change.field, &change.after, lang)) }
                     }
                 }
             }
@@ -334,6 +352,21 @@ fn value_word(value: &str, lang: Lang) -> Option<&'static str> {
         Lang::En => en,
         Lang::Ru => ru,
     })
+}
+
+/// A recorded string of the field `key` that is the rules' own word (an
+/// action's type, a result, a tier, a preference, a condition the rules
+/// define), in `lang`; `None` for the forum's own text (names, moves, a
+/// status the forum named).
+pub fn rule_word(key: &str, value: &str, lang: Lang) -> Option<String> {
+    if ENUM_FIELDS.contains(&key) {
+        return value_word(value, lang).map(str::to_owned);
+    }
+    let condition = matches!(value, "paralysis" | "infatuation" | "confusion" | "flinch");
+    if condition && matches!(key, "status" | "effect" | "effect_applied" | "statuses") {
+        return Some(why::label(value, rules_lang(lang)));
+    }
+    None
 }
 
 /// Labels of action and outcome fields that the explanation's own keys do

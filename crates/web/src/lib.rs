@@ -39,6 +39,7 @@
 //! - [`assets`]: the JavaScript verifier's modules served from this origin,
 //!   the pages' script elements, and the Content-Security-Policy that
 //!   admits only them.
+//! - [`reasons`]: the server audit's findings in the page's language.
 //! - [`style`]: the pages' style sheet.
 //! - [`i18n`]: English and Russian labels, and choosing between them.
 //! - [`error`]: why a page is refused, as an HTTP status and a page in the
@@ -57,6 +58,7 @@ pub mod keys;
 pub mod live;
 pub mod log_key;
 pub mod page;
+pub mod reasons;
 pub mod source;
 pub mod style;
 pub mod verify_page;

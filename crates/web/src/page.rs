@@ -40,7 +40,7 @@ use maud::{DOCTYPE, Markup, PreEscaped, html};
 use serde_json::Value;
 
 use crate::assets::battle_script;
-use crate::dice::roll;
+use crate::dice::{roll, roll_for};
 use crate::explain;
 use crate::i18n::Lang;
 use crate::style::STYLE;
@@ -146,19 +146,25 @@ fn plain(value: &Value) -> String {
 
 /// A recorded value in the page's language: booleans as yes/no, strings as
 /// the forum's own text (not translated, marked so), numbers as they are.
-fn value(lang: Lang, recorded: &Value) -> Markup {
+/// A recorded value of the field `key`: a rules' word (a result, an action
+/// type, a tier, a condition) translated, the recorded word in its title;
+/// every other string is the forum's own text.
+fn value(lang: Lang, key: &str, recorded: &Value) -> Markup {
     html! {
         @match recorded {
             Value::Bool(true) => (lang.t("yes")),
             Value::Bool(false) => (lang.t("no")),
-            Value::String(s) => span.forum-text translate="no" { (s) },
+            Value::String(s) => @match explain::rule_word(key, s, lang) {
+                Some(word) => span.rule-word title=(s) { (word) },
+                None => span.forum-text translate="no" { (s) },
+            },
             Value::Number(n) => (n.to_string()),
             Value::Null => "—",
             // A nested value (a sheet's stats, a list of moves) as a list,
             // never as raw JSON.
-            Value::Array(items) => ul.sheet-list { @for item in items { li { (value(lang, item)) } } },
+            Value::Array(items) => ul.sheet-list { @for item in items { li { (value(lang, key, item)) } } },
             Value::Object(fields) => dl.sheet-fields {
-                @for (key, item) in fields { dt { (field_name(lang, key)) } dd { (value(lang, item)) } }
+                @for (key, item) in fields { dt { (field_name(lang, key)) } dd { (value(lang, key, item)) } }
             },
         }
     }
@@ -445,15 +451,22 @@ impl BattlePage<'_> {
                 }
                 ul #client-problems .problems {}
                 noscript { p { (prose(lang.t("no_js"))) } }
-                p.muted {
-                    (lang.t("server_audit")) ": " (self.report.findings.len()) " " (lang.t("findings"))
+                // Counted in events, not in problems: one edited die is one
+                // event, however many findings say so.
+                @let at: std::collections::BTreeSet<u64> = self.report.findings.iter().map(|f| f.version).collect();
+                p.muted.server-audit data-findings=(self.report.findings.len()) {
+                    (lang.t("server_audit")) ": "
+                    @if at.is_empty() { (lang.t("findings_none")) } @else {
+                        (lang.t("findings_at")) " "
+                        (lang.count(u64::try_from(at.len()).unwrap_or(u64::MAX), ["event", "events", "событию", "событиям", "событиям"]))
+                    }
                 }
                 @if !self.report.findings.is_empty() {
-                    // The audit's messages are English (battlelog_verify's).
+                    // In the page's language (crate::reasons), values as code.
                     ul.problems #server-findings {
                         @for finding in &self.report.findings {
                             li { a href=(self.version_href(finding.version, Some(shown))) { "v" (finding.version) } " "
-                                span lang="en" { (finding.problem.to_string()) } }
+                                (crate::reasons::finding(lang, &finding.problem)) }
                         }
                     }
                 }
@@ -593,7 +606,9 @@ impl BattlePage<'_> {
                 button type="submit" { (lang.t("filter_apply")) }
                 @if view.filtered() {
                     " " a href={ (self.self_link(lang)) "#timeline" } { (lang.t("filter_clear")) }
-                    p.muted #matching { (window.matching) " " (lang.t("matching")) }
+                    p.muted #matching {
+                        (lang.count(u64::try_from(window.matching).unwrap_or(u64::MAX), ["matching entry", "matching entries", "подходящая запись", "подходящие записи", "подходящих записей"]))
+                    }
                 }
             }
         }
@@ -631,7 +646,7 @@ impl BattlePage<'_> {
             section #timeline-section tabindex="-1" aria-labelledby="timeline-heading" {
                 h2 #timeline-heading { (self.lang.t("timeline")) }
                 (self.search_form(window))
-                p.muted #keys-hint { (self.lang.t("keys_hint")) }
+                p.muted #keys-hint { (prose(self.lang.t("keys_hint"))) }
                 (self.pager(window, true))
                 @if window.items.is_empty() {
                     p.muted { (self.lang.t("nothing_matches")) }
@@ -742,7 +757,7 @@ impl BattlePage<'_> {
                         (self.overridden(fields, shown))
                     }
                     @for &i in nested {
-                        (self.nested_roll(&self.lines[i]))
+                        (self.nested_roll(&self.lines[i], event.get("action")))
                     }
                     // Rolls the action used that are not drawn inside it
                     // (another action drew it first, or it is missing): linked.
@@ -804,8 +819,8 @@ impl BattlePage<'_> {
                             @for change in changes {
                                 tr data-field=(change.field) {
                                     td { (field_name(lang, &change.field)) }
-                                    td.before { (value(lang, &change.before)) }
-                                    td.after { (value(lang, &change.after)) }
+                                    td.before { (value(lang, &change.field, &change.before)) }
+                                    td.after { (value(lang, &change.field, &change.after)) }
                                 }
                             }
                         },
@@ -835,7 +850,7 @@ impl BattlePage<'_> {
 
     /// A roll drawn inside the action that used it: its own event element
     /// (the contract's id, version, type and class), a smaller heading.
-    fn nested_roll(&self, line: &ExportLine) -> Markup {
+    fn nested_roll(&self, line: &ExportLine, action: Option<&Value>) -> Markup {
         let lang = self.lang;
         html! {
             div.event.nested id={ "v" (line.version) } data-version=(line.version) data-type=(line.event_type) {
@@ -844,7 +859,7 @@ impl BattlePage<'_> {
                     a.permalink href={ "#v" (line.version) } { "#v" (line.version) }
                 }
                 (self.who_and_when(line))
-                (roll(&line.event, lang))
+                (roll_for(&line.event, lang, action))
                 (self.calculation(line))
             }
         }
@@ -861,8 +876,8 @@ impl BattlePage<'_> {
                     @for f in fields {
                         li data-field=(f.field) {
                             (field_name(lang, &f.field)) ": "
-                            del.recorded { (value(lang, &f.recorded)) } " "
-                            ins.final { (value(lang, &f.last)) }
+                            del.recorded { (value(lang, &f.field, &f.recorded)) } " "
+                            ins.final { (value(lang, &f.field, &f.last)) }
                             " (" a.ruling href=(self.version_href(f.ruling, Some(shown))) { (lang.t("ruling")) " #v" (f.ruling) } ")"
                         }
                     }
@@ -892,7 +907,7 @@ impl BattlePage<'_> {
                         table.changes.sheet data-participant=(plain(participant.get("id").unwrap_or(&Value::Null))) {
                             caption { (lang.t("sheet_of")) " " span.forum-text translate="no" { (plain(participant.get("id").unwrap_or(&Value::Null))) } }
                             @for (key, v) in participant.as_object().into_iter().flatten().filter(|(k, _)| *k != "id") {
-                                tr { th scope="row" { (field_name(lang, key)) } td { (value(lang, v)) } }
+                                tr { th scope="row" { (field_name(lang, key)) } td { (value(lang, key, v)) } }
                             }
                         }
                     }
@@ -1032,7 +1047,7 @@ fn fields_table(lang: Lang, caption: &str, fields: Option<&Value>) -> Markup {
             table.changes.fields {
                 caption { (caption) }
                 @for (key, v) in fields {
-                    tr { th scope="row" { (field_name(lang, key)) } td { (value(lang, v)) } }
+                    tr { th scope="row" { (field_name(lang, key)) } td { (value(lang, key, v)) } }
                 }
             }
         }

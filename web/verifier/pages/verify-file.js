@@ -14,6 +14,7 @@ import { pageLanguage, t } from '../checks.js';
 import { prewarm, verifyOffThread } from '../client.js';
 import { hexFieldProblem } from '../verdict.js';
 import { checkHexField, drawEvent, element, showProgress, wireCopyCheckpoint } from './draw.js';
+import { messageText, segments } from '../messages.js';
 
 const params = new URLSearchParams(location.search);
 // The offline page (pages/offline.html) has no server to choose its
@@ -91,8 +92,15 @@ function listReport(results, report) {
     // The record's event (decoded, what was hashed), never the line's.
     const item = drawEvent(document, event.version, event.decoded ? event.decoded.event : { type: event.type }, rollsByVersion.get(event.version) ?? null, lang);
     if (event.problems.length > 0) {
-      const problems = element(document, 'ul', undefined, { class: 'problems', lang: 'en' });
-      for (const problem of event.problems) problems.append(element(document, 'li', problem));
+      // Each reason in the page's language (messages.js), values as code.
+      const problems = element(document, 'ul', undefined, { class: 'problems' });
+      for (const problem of event.problems) {
+        const li = element(document, 'li');
+        for (const part of segments(messageText(problem, lang) ?? problem)) {
+          li.append(part.code ? element(document, 'code', part.text) : part.text);
+        }
+        problems.append(li);
+      }
       item.append(problems);
     }
     list.append(item);
@@ -108,7 +116,8 @@ async function verifyText(name, text) {
   document.body.setAttribute('data-roller-key', 'pending');
   document.body.removeAttribute('data-audit-error');
   const results = document.getElementById('results');
-  results.replaceChildren(element(document, 'p', name, { class: 'file-name' }));
+  // The file's name is the judge's own, never translated.
+  results.replaceChildren(element(document, 'p', name, { class: 'file-name forum-text', translate: 'no' }));
   const typedError = inputError();
   const head = headInput && !hexFieldProblem(headInput.value) ? headInput.value.trim() || undefined : undefined;
   writeVerdict(document, { kind: 'pending' }, lang);
@@ -117,7 +126,9 @@ async function verifyText(name, text) {
     const report = await verifyOffThread(text, { head, rollerKeys: trustedKeys(), logKeys: trustedLogKeys() }, (done, total) => showProgress(document, results, lang, done, total));
     if (current.text !== text) return; // another file was chosen meanwhile
     showProgress(document, results, lang, 1, 1);
-    results.append(element(document, 'p', `${report.events.length} · ${report.rolls.length} · ${report.headHash ?? ''}`, { class: 'counts' }));
+    const counts = element(document, 'p', `${report.events.length} · ${report.rolls.length} · `, { class: 'counts' });
+    counts.append(element(document, 'code', report.headHash ?? ''));
+    results.append(counts);
     listReport(results, report);
     showCheckpoint(report);
     applyReport(document, report, { inputError: typedError });

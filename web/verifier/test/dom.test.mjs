@@ -302,3 +302,40 @@ test('a die not counted (~~2~~ in the record) drawn as <s> checks; struck differ
     assert.equal(doc.body.getAttribute('data-audit'), want, JSON.stringify(parts));
   }
 });
+
+// On a Russian page every reason is Russian (issue 39, finding 4: "v29
+// кости: die 1: value 1 recorded, 6 re-derived", "drawn with data-face 1"):
+// the text of the problems, the verdict and the checks holds no English
+// word; values (hashes, JSON, field names) are code.
+const LATIN_WORD = /[A-Za-z]{2,}/;
+/** The text of `el` outside <code>, and of each child in turn. */
+function wordsOf(el) {
+  if (el.tagName === 'CODE') return '';
+  return [el.text, ...el.children.map((child) => (typeof child === 'string' ? child : wordsOf(child)))].join(' ');
+}
+
+for (const [what, forge, change] of [
+  ['a die changed in the export', async (text, rolls) => (await changeDie(text, rolls[1].version)).text, null],
+  ['a face changed in transit', null, (doc, nonce) => { rollEl(doc, nonce).querySelector('[data-face]').setAttribute('data-face', '1'); }],
+  ['a total changed in transit', null, (doc, nonce) => { rollEl(doc, nonce).querySelector('.total').textContent = '99'; }],
+]) {
+  test(`${what}: on a Russian page the reasons are Russian`, async () => {
+    const made = await makeExport();
+    const text = forge ? await forge(made.text, made.rolls) : made.text;
+    const report = await verifyExport(text, { rules: null });
+    const doc = drawPage(report, { lang: 'ru' });
+    if (change) change(doc, made.rolls[1].nonce);
+    applyReport(doc, report);
+    const items = doc.getElementById('client-problems').querySelectorAll('li');
+    assert.ok(items.length > 0, 'a problem is listed');
+    for (const item of items) {
+      const words = wordsOf(item);
+      assert.doesNotMatch(words, LATIN_WORD, `an English word in ${JSON.stringify(words)}`);
+    }
+    for (const check of doc.getElementById('checks').querySelectorAll('li')) {
+      assert.doesNotMatch(wordsOf(check).replace(/\b[0-9a-f]{64}\b/g, ''), LATIN_WORD, check.textContent);
+    }
+    const title = rollEl(doc, made.rolls[1].nonce).getAttribute('title') ?? '';
+    assert.doesNotMatch(title.replace(/d\d+/g, ''), LATIN_WORD, `the roll's title ${JSON.stringify(title)}`);
+  });
+}

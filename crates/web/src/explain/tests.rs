@@ -48,13 +48,13 @@ fn a_pbta_move_shows_its_dice_trait_help_and_row_in_both_languages() {
     let explanation = why::explain(&battle, 0, &action, &[4, 5], &outcome);
 
     let en = visible(&action_markup(Lang::En, &explanation));
-    assert!(en.contains("dice: 4 (die, d6), 5 (die, d6)"), "{en}");
-    assert!(en.contains("total (ash) = 4 + 5 + trait (wits) +2 + help (brock) +1 = 12"), "{en}");
+    assert!(en.contains("dice: 4 (ash: die d6), 5 (ash: die d6)"), "{en}");
+    assert!(en.contains("total (ash) = 4 + 5 + trait (wits) 2 + help (brock) 1 = 12"), "{en}");
     assert!(en.contains("rule: total 10 or more → full success (docs/rules.md §4.1)"), "{en}");
 
     let ru = visible(&action_markup(Lang::Ru, &explanation));
-    assert!(ru.contains("кости: 4 (кубик, d6), 5 (кубик, d6)"), "{ru}");
-    assert!(ru.contains("итог (ash) = 4 + 5 + черта (смекалка) +2 + помощь (brock) +1 = 12"), "{ru}");
+    assert!(ru.contains("кости: 4 (ash: кубик d6), 5 (ash: кубик d6)"), "{ru}");
+    assert!(ru.contains("итог (ash) = 4 + 5 + черта (смекалка) 2 + помощь (brock) 1 = 12"), "{ru}");
     assert!(ru.contains("правило: итог 10 и больше → полный успех"), "{ru}");
 }
 
@@ -69,7 +69,7 @@ fn the_demo_battle_explains_its_hit_and_its_uncounted_dodge() {
     // v2: power die 3 → hit ×2/3 of 90 = 60.
     let hit = folded.explanations.get(&2).expect("v2 is an action");
     let en = visible(&action(Lang::En, hit));
-    assert!(en.contains("dice: 3 (power, d6)"), "{en}");
+    assert!(en.contains("dice: 3 (pikachu: power d6)"), "{en}");
     assert!(en.contains("rule: power 3 → hit ×2/3 (docs/rules.md §1.1)"), "{en}");
     assert!(en.contains("damage = power 90 × multiplier 2/3 = 60"), "{en}");
     let ru = visible(&action(Lang::Ru, hit));
@@ -79,7 +79,9 @@ fn the_demo_battle_explains_its_hit_and_its_uncounted_dodge() {
     // v4: a dodge die of 6 is a clean dodge that is not counted.
     let dodge = folded.explanations.get(&4).expect("v4 is an action");
     let en = visible(&action(Lang::En, dodge));
-    assert!(en.contains("effective die (meowth) = 6 = 6"), "{en}");
+    // A lone die is its value, written once (not "= 6 = 6").
+    assert!(en.contains("effective die (meowth) = 6 "), "{en}");
+    assert!(!en.contains("= 6 = 6"), "{en}");
     assert!(en.contains("effective die 6 → clean dodge, not counted"), "{en}");
     assert!(en.contains("damage after the dodge = incoming damage 60 × damage kept 0% = 0"), "{en}");
     assert!(!en.contains("dodges used"), "nothing changed, nothing listed: {en}");
@@ -244,4 +246,67 @@ fn every_die_of_a_many_term_roll_comes_from_its_own_word() {
         let values: Vec<i64> = expected.dice.iter().map(|d| d.value).collect();
         assert_eq!(faces, values, "{expression}");
     }
+}
+
+const BERSERK: &str = include_str!("../../../../web/verifier/test/fixtures/rules-demo-berserk-v1.jsonl");
+
+/// berserk@1 (docs/rules.md §3.1) in the demo: the gnome (attack experience 1)
+/// rolls 6, the troll 2: A = 6 + (1 − 0) = 7, D = 2, diff = A − D = 5. The
+/// troll's die is the troll's (issue 39, finding 7: it read "gnome на
+/// «defender»" and "разница = A 6 + D −5"), and the difference subtracts D.
+#[test]
+fn a_berserk_strike_credits_each_die_to_its_side_and_subtracts_d() {
+    let lines = lines(BERSERK);
+    let folded = fold(&lines, None).expect("the demo folds");
+    let strike = folded.explanations.get(&3).expect("v3 is the strike");
+    let en = visible(&action(Lang::En, strike));
+    assert!(en.contains("dice: 6 (gnome: attacker d6), 2 (troll: defender d6)"), "{en}");
+    assert!(en.contains("attacker's A (gnome) = 6 + experience (1 − 0) 1 = 7"), "{en}");
+    assert!(en.contains("defender's D (troll) = 2 "), "{en}");
+    assert!(en.contains("difference = attacker's A 7 − defender's D 2 = 5"), "{en}");
+    let ru = visible(&action(Lang::Ru, strike));
+    assert!(ru.contains("кости: 6 (gnome: атакующий d6), 2 (troll: защитник d6)"), "{ru}");
+    assert!(ru.contains("разница = A атакующего 7 − D защитника 2 = 5"), "{ru}");
+    for text in [&en, &ru] {
+        assert!(!text.contains("+ −") && !text.contains("+ D"), "no doubled sign: {text}");
+    }
+
+    // The roll element of the defender's die, drawn inside its strike.
+    let roll = &lines[2].event;
+    let action = lines[3].event.get("action");
+    let en = visible(&crate::dice::roll_for(roll, Lang::En, action));
+    assert!(en.starts_with("troll for “the defender's die”"), "{en}");
+    let ru = visible(&crate::dice::roll_for(roll, Lang::Ru, action));
+    assert!(ru.starts_with("troll на «кубик защитника»"), "{ru}");
+    // A free roll's purpose stays the forum's own words.
+    let free = json!({"type": "roll", "actor": "gnome", "expression": "1d6", "purpose": "defender"});
+    let ru = visible(&crate::dice::roll_for(roll, Lang::Ru, Some(&free)));
+    assert!(ru.starts_with("gnome на «defender»"), "{ru}");
+}
+
+/// pokemon-d6@1 §1.2: a status move's turns are p − 2, written once ("ходов
+/// = 5 + p − 2 −2 = 3" wrote the 2 twice); a free roll does not say the rules
+/// "do not allow" it.
+#[test]
+fn turns_are_written_once_and_a_free_roll_is_not_refused() {
+    let opening = json!({"ruleset": "pokemon-d6@1", "participants": [{"id": "meowth"}, {"id": "pikachu"}]});
+    let battle = Battle::open(&serde_json::from_value(opening).expect("an opening")).expect("opens");
+    let wave: Action = serde_json::from_value(json!({"type": "status_move", "actor": "meowth", "target": "pikachu",
+        "move": "Thunder Wave", "status": "paralysis"}))
+    .expect("an action");
+    let outcome = battle.resolve(0, &wave, &[5]).expect("resolves").outcome;
+    let explanation = why::explain(&battle, 0, &wave, &[5], &outcome);
+    let ru = visible(&action(Lang::Ru, &explanation));
+    assert!(ru.contains("ходов (meowth) = 5 − 2 = 3"), "{ru}");
+    let en = visible(&action(Lang::En, &explanation));
+    assert!(en.contains("turns (meowth) = 5 − 2 = 3"), "{en}");
+
+    let free: Action = serde_json::from_value(json!({"type": "roll", "actor": "meowth", "expression": "1d20",
+        "purpose": "luck"}))
+    .expect("an action");
+    let outcome = battle.resolve(0, &free, &[7]).expect("resolves").outcome;
+    let explanation = why::explain(&battle, 0, &free, &[7], &outcome);
+    let ru = visible(&action(Lang::Ru, &explanation));
+    assert!(!ru.contains("не разрешают"), "{ru}");
+    assert!(ru.contains("свободный бросок"), "{ru}");
 }

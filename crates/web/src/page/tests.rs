@@ -353,3 +353,35 @@ fn the_search_shows_only_what_matches_and_keeps_itself_in_the_pager() {
         page.html.contains("<input id=\"search-actor\" name=\"actor\" type=\"text\" list=\"actors\" value=\"meowth\">")
     );
 }
+
+/// Issue 39, findings 4 and 10: the server audit's findings are said in the
+/// page's language, and counted in events, not in problems (one edited die
+/// read as "2 findings").
+#[test]
+fn the_server_audit_counts_events_and_speaks_the_pages_language() {
+    use battlelog_verify::{Check, Finding, Problem};
+    let lines = lines();
+    let mut report = report(&lines);
+    let differs = Problem::RollDiffers {
+        nonce: 0,
+        expression: "1d6".into(),
+        recorded: "1".into(),
+        recorded_total: 1,
+        derived: "6".into(),
+        derived_total: 6,
+    };
+    report.findings.push(Finding { version: 1, check: Check::Roll, problem: differs });
+    report.findings.push(Finding { version: 1, check: Check::Roll, problem: Problem::NonceReused { nonce: 0 } });
+    let ru = render_with(&lines, &report, Lang::Ru, &View::default(), 200).html;
+    assert!(ru.contains("Аудит сервера: замечания к 1 событию"), "one event, however many findings");
+    let findings = &ru[ru.find("id=\"server-findings\"").expect("the findings listed")..];
+    let findings = &findings[..findings.find("</ul>").expect("the list ends")];
+    assert!(findings.contains("записано [1] = 1, а раскрытый сид даёт [6] = 6"), "{findings}");
+    assert!(!findings.contains("lang=\"en\""), "{findings}");
+    let en = render_with(&lines, &report, Lang::En, &View::default(), 200).html;
+    assert!(en.contains("Server audit: findings at 1 event"), "counted in events in English too");
+
+    let clean = self::report(&lines);
+    let ru = render_with(&lines, &clean, Lang::Ru, &View::default(), 200).html;
+    assert!(ru.contains("Аудит сервера: замечаний нет"), "no findings said so");
+}
