@@ -170,14 +170,9 @@ pub(crate) fn resolve(battle: &Battle, act: Act<'_>, faces: &[u32]) -> Result<(O
             let cast = roll(&check, &mut faces)?;
             let lands = attack_lands(attack, cast.result);
             let (mut ru, mut en) = check_summary(&check, &cast);
-            // A failed defence against a failed attack stops nothing: the
-            // attack fell short on its own, and the summary says so.
             if lands {
                 ru.push_str("; атака проходит");
                 en.push_str("; the attack lands");
-            } else if !attack.succeeded() {
-                ru.push_str("; атака сама не удалась и не проходит");
-                en.push_str("; the attack had failed on its own and does not land");
             } else {
                 ru.push_str("; атака отражена");
                 en.push_str("; the attack is stopped");
