@@ -235,7 +235,9 @@ fn config_doc_is_what_the_config_types_give() {
     // Spot checks written from the README and the services' defaults, not
     // from the generator.
     for row in [
-        "| `listen` | `\"127.0.0.1:50053\"` | `BATTLELOG_JOURNAL_LISTEN` | `--listen` | gRPC listen address. |",
+        // The shared keys' descriptions are the same for every service
+        // (battlelog_runtime::service::Shared); the default is the journal's.
+        "| `listen` | `\"127.0.0.1:50053\"` | `BATTLELOG_JOURNAL_LISTEN` | `--listen` |",
         "| `data_dir` | `\"data/journal\"` | `BATTLELOG_JOURNAL_DATA_DIR` | `--data-dir` | The sled directory (backend `sled`). |",
         "| `master_key_file` | (unset) | `BATTLELOG_ROLLER_MASTER_KEY_FILE` | `--master-key-file` |",
         "| `auth_keys` | `[]` | `BATTLELOG_RESOLVER_AUTH_KEYS` | `--auth-keys` |",
