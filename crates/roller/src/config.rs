@@ -90,9 +90,28 @@ impl Config {
     /// Defaults, then the file, the environment and the flags of `layers`,
     /// then validation.
     pub fn load(layers: &Layers) -> Result<Self, ConfigError> {
-        let config: Config = layers.extract()?;
-        config.validate()?;
-        Ok(config)
+        layers.load(Self::validate)
+    }
+
+    /// How the service sends its appends to the journal.
+    pub fn append_limits(&self) -> battlelog_stream::AppendLimits {
+        battlelog_stream::AppendLimits { max_batch: self.journal_append_batch, max_calls: self.journal_append_calls }
+    }
+
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if !(self.journal_url.starts_with("http://") || self.journal_url.starts_with("https://")) {
+            return Err(ConfigError::Invalid {
+                key: "journal_url",
+                message: format!("{:?} must start with http:// or https://", self.journal_url),
+            });
+        }
+        self.append_limits().validate()?;
+        self.shared.validate()?;
+        self.tokens.validate()?;
+        battlelog_runtime::config::require_token_file(self.token_file.as_deref())?;
+        self.server_tls.validate()?;
+        self.grpc_limits.validate()?;
+        self.client_tls.validate(&[("journal_url", &self.journal_url)])
     }
 
     /// `battlelog up`'s roller: listening on `listen` with `server_tls`,
@@ -118,27 +137,6 @@ impl Config {
             client_tls: dev.client_tls.clone(),
             ..Self::default()
         }
-    }
-
-    /// How the service sends its appends to the journal.
-    pub fn append_limits(&self) -> battlelog_stream::AppendLimits {
-        battlelog_stream::AppendLimits { max_batch: self.journal_append_batch, max_calls: self.journal_append_calls }
-    }
-
-    pub fn validate(&self) -> Result<(), ConfigError> {
-        if !(self.journal_url.starts_with("http://") || self.journal_url.starts_with("https://")) {
-            return Err(ConfigError::Invalid {
-                key: "journal_url",
-                message: format!("{:?} must start with http:// or https://", self.journal_url),
-            });
-        }
-        self.append_limits().validate()?;
-        self.shared.validate()?;
-        self.tokens.validate()?;
-        battlelog_runtime::config::require_token_file(self.token_file.as_deref())?;
-        self.server_tls.validate()?;
-        self.grpc_limits.validate()?;
-        self.client_tls.validate(&[("journal_url", &self.journal_url)])
     }
 
     /// The master key: from `BATTLELOG_ROLLER_MASTER_KEY`, else the key

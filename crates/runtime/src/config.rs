@@ -90,6 +90,17 @@ impl Layers {
         self
     }
 
+    /// The configuration `T` these layers make, checked by `validate`: a
+    /// service's `Config::load` when it has nothing to tidy in between.
+    pub fn load<T: Serialize + DeserializeOwned + Default>(
+        &self,
+        validate: impl FnOnce(&T) -> Result<(), ConfigError>,
+    ) -> Result<T, ConfigError> {
+        let config = self.extract()?;
+        validate(&config)?;
+        Ok(config)
+    }
+
     /// The configuration `T` these layers make, unvalidated: defaults, then
     /// the file, then the environment, then the flags.
     pub fn extract<T: Serialize + DeserializeOwned + Default>(&self) -> Result<T, ConfigError> {

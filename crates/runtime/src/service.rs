@@ -10,8 +10,12 @@
 //!   `auth_keys`, `token_max_lifetime_secs`, `revoked_tokens_file`,
 //!   `revoked_tokens_reload_ms` — with [`Tokens::verifier`].
 //! - [`Service`]: a service as its binary runs it (its name, its config
-//!   type, how it loads and runs), and [`main`], the whole of a binary's
-//!   `main`: flags, layers, logs and traces, the listener, the signals.
+//!   type, how it loads and runs), implemented by each service's `Config`
+//!   with [`service!`](crate::service!), and [`main`], the whole of a
+//!   binary's `main`: flags, layers, logs and traces, the listener, the
+//!   signals.
+//! - [`Development`]: what `battlelog up` hands each service's own
+//!   `Config::development` constructor.
 //!
 //! The TLS keys ([`crate::tls`]) and the connection limits
 //! ([`crate::edge::GrpcLimits`], [`crate::http::HttpLimits`]) are sections
@@ -413,11 +417,8 @@ mod tests {
             layers.flags([("metrics_listen".to_owned(), "127.0.0.3:0".to_owned())]).extract().unwrap();
         assert_eq!(from_flags.shared.metrics_listen, Some(SocketAddr::from(([127, 0, 0, 3], 0))));
 
-        let error = Layers::new("sample")
-            .flags([("metrics_listen".to_owned(), "nowhere".to_owned())])
-            .extract::<Sample>()
-            .expect_err("not an address")
-            .to_string();
+        let flags = [("metrics_listen".to_owned(), "nowhere".to_owned())];
+        let error = Layers::new("sample").flags(flags).extract::<Sample>().expect_err("not an address").to_string();
         assert!(error.contains("metrics_listen") && error.contains("nowhere"), "{error}");
     }
 

@@ -128,9 +128,7 @@ impl Config {
     /// Defaults, then the file, the environment and the flags of `layers`,
     /// then validation.
     pub fn load(layers: &Layers) -> Result<Self, ConfigError> {
-        let config: Config = layers.extract()?;
-        config.validate()?;
-        Ok(config)
+        layers.load(Self::validate)
     }
 
     /// `battlelog up`'s web pages: listening on `listen`, reading from

@@ -1,10 +1,18 @@
 //! `battlelog up`: the whole stack in one process — the journal, the roller
 //! and the resolver as three real gRPC servers on loopback, the web pages,
 //! sled under the data directory, a development master key generated there
-//! on first start. Each service runs as its own binary would: `up` builds
-//! its `Config` (ports, data dirs, token files, TLS files, the development
-//! signing key's public half as `auth_keys`) and calls its own `run`, with
-//! its `/metrics` on a free loopback port, printed under its line.
+//! on first start. Each service runs as its own binary would
+//! (battlelog_runtime::service::Service): its `Config` comes from its own
+//! `Config::development` constructor, given what `up` decides (ports, peers'
+//! URLs, NATS logins, TLS files, the development signing key's public half
+//! as `auth_keys`), with its `/metrics` on a free loopback port, printed
+//! under its line.
+//!
+//! The modules, by concern: `nats` (the flags that choose NATS and the
+//! `nats-server` `up` starts), `secrets` (the private data dir, the
+//! development keys and tokens), `services` (the listeners and each
+//! service's development config), `running` (the services run, ready,
+//! and stopped together); the banner is here.
 //!
 //! Events fan out over NATS JetStream when a URL is given (or several: the
 //! nodes of a cluster, read as every service reads a list,
