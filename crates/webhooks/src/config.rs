@@ -298,6 +298,13 @@ impl Config {
         }
         self.tokens.validate()?;
         self.shared.validate()?;
+        self.validate_tenants()
+    }
+
+    /// Each tenant's name is a NATS subject token, its URL an http(s) one
+    /// with a host, its secret a `whsec_` one.
+    fn validate_tenants(&self) -> Result<(), ConfigError> {
+        let invalid = |key: &'static str, message: String| Err(ConfigError::Invalid { key, message });
         for (tenant, endpoint) in &self.tenants {
             if tenant.is_empty() || tenant.contains(|c: char| c == '.' || c == '*' || c == '>' || c.is_whitespace()) {
                 return invalid("tenants", format!("{tenant:?} is not a tenant name (a NATS subject token)"));
