@@ -75,9 +75,26 @@ fn code_or_unset(text: Option<&str>) -> String {
     text.map_or_else(|| "(unset)".to_owned(), |text| format!("`{}`", cell(text)))
 }
 
-/// The whole of `docs/config.md`.
+/// The whole of `docs/config.md`: how a service reads its configuration,
+/// each service's keys, then `battlelog up`'s options.
 fn render() -> String {
     let services = services();
+    let mut doc = intro();
+    let links: Vec<String> = services
+        .iter()
+        .map(|service| format!("[`{}`](#{})", service.binary, service.binary))
+        .chain(["[`battlelog up`](#battlelog-up)".to_owned()])
+        .collect();
+    let _ = writeln!(doc, "{}\n", links.join(" · "));
+    for service in &services {
+        service_table(&mut doc, service);
+    }
+    up_table(&mut doc);
+    doc
+}
+
+/// The title and how a service reads its configuration.
+fn intro() -> String {
     let mut doc = String::new();
     let _ = write!(
         doc,
@@ -119,44 +136,43 @@ fn render() -> String {
          are written as in the TOML file; `(unset)` means no value.\n\
          \n"
     );
-    let links: Vec<String> = services
-        .iter()
-        .map(|service| format!("[`{}`](#{})", service.binary, service.binary))
-        .chain(["[`battlelog up`](#battlelog-up)".to_owned()])
-        .collect();
-    let _ = writeln!(doc, "{}\n", links.join(" · "));
+    doc
+}
 
-    for service in &services {
-        let upper = service.service.to_ascii_uppercase();
-        let _ = write!(
+/// One service's table: each key's default, variable, flag and description.
+fn service_table(doc: &mut String, service: &Service) {
+    let upper = service.service.to_ascii_uppercase();
+    let _ = write!(
+        doc,
+        "## {binary}\n\
+         \n\
+         {what} File: `--config FILE` or `BATTLELOG_{upper}_CONFIG`; variables:\n\
+         `BATTLELOG_{upper}_*`.\n\
+         \n\
+         | Key | Default | Environment variable | Flag | Description |\n\
+         |---|---|---|---|---|\n",
+        binary = service.binary,
+        what = service.what,
+    );
+    for key in &service.keys {
+        let (env, flag) = if key.file_only {
+            ("— (file only)".to_owned(), "— (file only)".to_owned())
+        } else {
+            (format!("`{}`", key.env), format!("`{}`", key.flag))
+        };
+        let _ = writeln!(
             doc,
-            "## {binary}\n\
-             \n\
-             {what} File: `--config FILE` or `BATTLELOG_{upper}_CONFIG`; variables:\n\
-             `BATTLELOG_{upper}_*`.\n\
-             \n\
-             | Key | Default | Environment variable | Flag | Description |\n\
-             |---|---|---|---|---|\n",
-            binary = service.binary,
-            what = service.what,
+            "| `{}` | {} | {env} | {flag} | {} |",
+            key.key,
+            code_or_unset(key.default.as_deref()),
+            cell(&key.description)
         );
-        for key in &service.keys {
-            let (env, flag) = if key.file_only {
-                ("— (file only)".to_owned(), "— (file only)".to_owned())
-            } else {
-                (format!("`{}`", key.env), format!("`{}`", key.flag))
-            };
-            let _ = writeln!(
-                doc,
-                "| `{}` | {} | {env} | {flag} | {} |",
-                key.key,
-                code_or_unset(key.default.as_deref()),
-                cell(&key.description)
-            );
-        }
-        doc.push('\n');
     }
+    doc.push('\n');
+}
 
+/// `battlelog up`'s options, from its arguments.
+fn up_table(doc: &mut String) {
     let _ = write!(
         doc,
         "## battlelog up\n\
@@ -198,7 +214,6 @@ fn render() -> String {
         }
         let _ = writeln!(doc, "| `--{long}` | {default} | {env} | {help} |");
     }
-    doc
 }
 
 #[test]
@@ -235,7 +250,9 @@ fn config_doc_is_what_the_config_types_give() {
     // Spot checks written from the README and the services' defaults, not
     // from the generator.
     for row in [
-        "| `listen` | `\"127.0.0.1:50053\"` | `BATTLELOG_JOURNAL_LISTEN` | `--listen` | gRPC listen address. |",
+        // The shared keys' descriptions are the same for every service
+        // (battlelog_runtime::service::Shared); the default is the journal's.
+        "| `listen` | `\"127.0.0.1:50053\"` | `BATTLELOG_JOURNAL_LISTEN` | `--listen` |",
         "| `data_dir` | `\"data/journal\"` | `BATTLELOG_JOURNAL_DATA_DIR` | `--data-dir` | The sled directory (backend `sled`). |",
         "| `master_key_file` | (unset) | `BATTLELOG_ROLLER_MASTER_KEY_FILE` | `--master-key-file` |",
         "| `auth_keys` | `[]` | `BATTLELOG_RESOLVER_AUTH_KEYS` | `--auth-keys` |",

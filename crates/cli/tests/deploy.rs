@@ -12,12 +12,12 @@ fn the_journal_config_loads() {
     let layers =
         battlelog_journal::config::Layers::new(battlelog_journal::config::SERVICE).file(Some(config("journal.toml")));
     let loaded = battlelog_journal::Config::load(&layers).expect("journal.toml");
-    assert_eq!(loaded.listen.port(), 50053);
+    assert_eq!(loaded.shared.listen.port(), 50053);
     assert_eq!(loaded.nats_url.as_deref(), Some("nats://nats:4222"));
     assert_eq!(loaded.nats_stream, "BATTLELOG_EVENTS");
     assert!(loaded.server_tls.enabled(), "TLS only");
     assert!(loaded.server_tls.tls_client_ca.is_some(), "mutual: only services call the journal");
-    assert_eq!(loaded.auth_keys.len(), 1, "tokens are checked against the operator's public key");
+    assert_eq!(loaded.tokens.auth_keys.len(), 1, "tokens are checked against the operator's public key");
 }
 
 #[test]
@@ -30,7 +30,7 @@ fn the_roller_config_loads_and_wants_a_real_key() {
     assert!(loaded.client_tls.tls_ca.is_some() && loaded.client_tls.tls_client_cert.is_some());
     assert!(!loaded.dev, "production must not generate keys");
     assert!(loaded.master_key_file.is_some());
-    assert!(!loaded.auth_keys.is_empty() && loaded.token_file.is_some(), "checks tokens and presents its own");
+    assert!(!loaded.tokens.auth_keys.is_empty() && loaded.token_file.is_some(), "checks tokens and presents its own");
 }
 
 #[test]
@@ -43,7 +43,7 @@ fn the_resolver_config_loads() {
     assert!(loaded.server_tls.tls_client_ca.is_none(), "forums present tokens, not certificates");
     assert!(loaded.client_tls.tls_ca.is_some() && loaded.client_tls.tls_client_key.is_some(), "mutual to peers");
     assert_eq!(loaded.nats_url.as_deref(), Some("nats://nats:4222"));
-    assert!(!loaded.auth_keys.is_empty() && loaded.token_file.is_some(), "checks tokens and presents its own");
+    assert!(!loaded.tokens.auth_keys.is_empty() && loaded.token_file.is_some(), "checks tokens and presents its own");
 }
 
 fn web_config() -> battlelog_web::Config {
@@ -54,14 +54,14 @@ fn web_config() -> battlelog_web::Config {
 #[test]
 fn the_web_config_loads() {
     let loaded = web_config();
-    assert_eq!(loaded.listen.port(), 8080);
-    assert!(loaded.listen.ip().is_unspecified(), "reachable from the proxy in front of it");
+    assert_eq!(loaded.shared.listen.port(), 8080);
+    assert!(loaded.shared.listen.ip().is_unspecified(), "reachable from the proxy in front of it");
     assert_eq!(loaded.resolver_url, "https://resolver:50051");
     assert!(loaded.client_tls.tls_ca.is_some(), "trusts the resolver's CA");
     assert!(loaded.client_tls.tls_client_cert.is_none(), "the resolver asks no certificate of the web");
     assert_eq!(loaded.token_file, Some(PathBuf::from("/etc/battlelog-auth/web.token")));
     assert_eq!(loaded.share_secret_file, Some(PathBuf::from("/etc/battlelog-web/share.secret")));
-    assert_eq!(loaded.log_format, battlelog_runtime::logging::LogFormat::Json);
+    assert_eq!(loaded.shared.log_format, battlelog_runtime::logging::LogFormat::Json);
 }
 
 /// resolver.toml with the `web_url` and `share_secret_file` a deployment
@@ -162,7 +162,7 @@ fn kubernetes_runs_the_web_with_what_its_config_names() {
     let section = workload("web");
     assert!(section.contains("kind: Deployment"), "stateless");
     assert!(section.contains(r#"["battlelog-web", "--config", "/etc/battlelog/web.toml"]"#));
-    let port = web.listen.port();
+    let port = web.shared.listen.port();
     for wanted in [
         format!("containerPort: {port}"),
         format!("readinessProbe: {{ httpGet: {{ path: /healthz, port: {port} }} }}"),
@@ -217,7 +217,7 @@ fn compose_runs_the_web_with_what_its_config_names() {
     };
     let section = service("web");
     let path = |path: &Option<PathBuf>| path.as_ref().expect("set").display().to_string();
-    let port = web.listen.port();
+    let port = web.shared.listen.port();
     for wanted in [
         r#"command: ["battlelog-web", "--config", "/etc/battlelog/web.toml"]"#.to_owned(),
         format!(r#"- "{port}:{port}""#),
@@ -286,9 +286,9 @@ fn the_webhooks_config_loads_and_its_tenant_example_too() {
     let layers = battlelog_webhooks::config::Layers::new(battlelog_webhooks::config::SERVICE)
         .file(Some(config("webhooks.toml")));
     let loaded = battlelog_webhooks::Config::load(&layers).expect("webhooks.toml");
-    assert_eq!(loaded.listen.port(), 50054);
+    assert_eq!(loaded.shared.listen.port(), 50054);
     assert_eq!((loaded.nats_stream.as_str(), loaded.consumer.as_str()), ("BATTLELOG_EVENTS", "battlelog-webhooks"));
-    assert_eq!(loaded.auth_keys.len(), 1, "admin tokens are checked against the operator's public key");
+    assert_eq!(loaded.tokens.auth_keys.len(), 1, "admin tokens are checked against the operator's public key");
     assert!(loaded.tenants.is_empty(), "the tenants are the deployment's");
     // Only what the journal holds is delivered: each record of the feed is
     // checked with it, as a service, over mutual TLS.

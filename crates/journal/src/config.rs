@@ -14,9 +14,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::limits::Limits;
 
-use battlelog_runtime::config::Observability;
 use battlelog_runtime::edge::GrpcLimits;
 pub use battlelog_runtime::logging::LogFormat;
+use battlelog_runtime::service::{Development, Shared, Tokens};
 
 /// The service name in its variables (`BATTLELOG_JOURNAL_*`).
 pub const SERVICE: &str = "journal";
@@ -35,12 +35,30 @@ pub enum Backend {
     Jetstream,
 }
 
+/// Where `battlelog up`'s journal keeps its log ([`Config::development`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DevelopmentLog {
+    /// sled under `<data dir>/journal`, fanned out to NATS when a URL is
+    /// given.
+    Sled { nats_url: Option<String> },
+    /// The JetStream stream at `nats_url`, with `replicas` copies when the
+    /// journal creates it.
+    Jetstream { nats_url: String, replicas: usize },
+}
+
 /// The journal's configuration.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
-    /// gRPC listen address.
-    pub listen: SocketAddr,
+    /// The keys every service takes: `listen`, `log`, `log_format`,
+    /// `metrics_listen`, `otlp_endpoint` (battlelog_runtime::service).
+    #[serde(flatten)]
+    pub shared: Shared,
+    /// Token verification (only the `service` role is admitted):
+    /// `auth_keys`, `token_max_lifetime_secs`, `revoked_tokens_*`
+    /// (battlelog_runtime::service).
+    #[serde(flatten)]
+    pub tokens: Tokens,
     /// Where the log is kept: `sled` (default) or `jetstream`.
     pub backend: Backend,
     /// The sled directory (backend `sled`).
@@ -108,23 +126,6 @@ pub struct Config {
     /// How often a new checkpoint is signed while the log grows, in
     /// milliseconds (10..=60000).
     pub checkpoint_interval_ms: u64,
-    /// Log filter, in `tracing_subscriber::EnvFilter` syntax (`RUST_LOG` wins when set).
-    pub log: String,
-    /// Log format.
-    pub log_format: LogFormat,
-    /// Public key files (PEM) whose tokens are accepted; several during a
-    /// key rotation. Only the `service` role is admitted.
-    #[serde(deserialize_with = "battlelog_runtime::config::comma_separated")]
-    pub auth_keys: Vec<PathBuf>,
-    /// The longest a token may be valid (`exp` − `iat`), in seconds; a
-    /// token valid for longer is refused (`TOKEN_LIFETIME_TOO_LONG`).
-    pub token_max_lifetime_secs: u64,
-    /// The revocation list (battlelog_auth::revoke): tokens refused by id
-    /// or subject before they expire, re-read while running. None: no list.
-    pub revoked_tokens_file: Option<PathBuf>,
-    /// How often, at most, the revocation list's file is looked at for
-    /// changes, in milliseconds: a revocation takes effect within it.
-    pub revoked_tokens_reload_ms: u64,
     /// TLS keys `tls_cert`, `tls_key`, `tls_client_ca` (battlelog_runtime::tls).
     #[serde(flatten)]
     pub server_tls: ServerTls,
@@ -132,17 +133,14 @@ pub struct Config {
     /// `first_request_timeout_ms`, `keepalive_*`, … (battlelog_runtime::edge).
     #[serde(flatten)]
     pub grpc_limits: GrpcLimits,
-    /// Metrics and traces: `metrics_listen`, `otlp_endpoint`
-    /// (battlelog_runtime::config::Observability).
-    #[serde(flatten)]
-    pub observability: Observability,
 }
 
 impl Default for Config {
     fn default() -> Self {
         let limits = Limits::default();
         Self {
-            listen: SocketAddr::from(([127, 0, 0, 1], 50053)),
+            shared: Shared::listening_on(SocketAddr::from(([127, 0, 0, 1], 50053))),
+            tokens: Tokens::default(),
             backend: Backend::Sled,
             data_dir: PathBuf::from("data/journal"),
             nats_url: None,
@@ -167,15 +165,8 @@ impl Default for Config {
             log_origin: None,
             log_key_file: None,
             checkpoint_interval_ms: crate::transparency::DEFAULT_CHECKPOINT_INTERVAL.as_millis() as u64,
-            log: "info".into(),
-            log_format: LogFormat::Text,
-            auth_keys: Vec::new(),
-            token_max_lifetime_secs: battlelog_auth::DEFAULT_MAX_LIFETIME.as_secs(),
-            revoked_tokens_file: None,
-            revoked_tokens_reload_ms: battlelog_auth::revoke::DEFAULT_RELOAD_EVERY.as_millis() as u64,
             server_tls: ServerTls::default(),
             grpc_limits: GrpcLimits::default(),
-            observability: Observability::default(),
         }
     }
 }
@@ -196,8 +187,6 @@ impl Config {
     /// then validation.
     pub fn load(layers: &Layers) -> Result<Self, ConfigError> {
         let mut config: Config = layers.extract()?;
-        // An empty value (`BATTLELOG_JOURNAL_REVOKED_TOKENS_FILE=`) unsets it.
-        config.revoked_tokens_file = config.revoked_tokens_file.filter(|path| !path.as_os_str().is_empty());
         config.log_key_file = config.log_key_file.filter(|path| !path.as_os_str().is_empty());
         // An empty URL (e.g. `BATTLELOG_JOURNAL_NATS_URL=`) switches NATS off.
         if config.nats_url.as_deref().is_some_and(|u| u.trim().is_empty()) {
@@ -205,6 +194,26 @@ impl Config {
         }
         config.validate()?;
         Ok(config)
+    }
+
+    /// `battlelog up`'s journal: listening on `listen` with `server_tls`,
+    /// its log as `log` says, its sled under `<data dir>/journal`,
+    /// accepting the development tokens; every other key at its default.
+    pub fn development(dev: &Development, listen: SocketAddr, server_tls: ServerTls, log: DevelopmentLog) -> Self {
+        let (backend, nats_url, replicas) = match log {
+            DevelopmentLog::Sled { nats_url } => (Backend::Sled, nats_url, 1),
+            DevelopmentLog::Jetstream { nats_url, replicas } => (Backend::Jetstream, Some(nats_url), replicas),
+        };
+        Self {
+            shared: dev.shared(listen),
+            tokens: dev.tokens.clone(),
+            backend,
+            data_dir: dev.dir(SERVICE),
+            nats_url,
+            replicas,
+            server_tls,
+            ..Self::default()
+        }
     }
 
     /// The JetStream store's options (backend `jetstream`).
@@ -344,13 +353,9 @@ impl Config {
         if let Err(message) = self.limits().validate() {
             return invalid("limits", message);
         }
-        if let Err(e) = tracing_subscriber::EnvFilter::try_new(&self.log) {
-            return invalid("log", e.to_string());
-        }
-        battlelog_runtime::config::require_auth_keys(&self.auth_keys)?;
-        battlelog_runtime::config::require_token_lifetime(self.token_max_lifetime_secs)?;
+        self.shared.validate()?;
+        self.tokens.validate()?;
         self.grpc_limits.validate()?;
-        self.observability.validate()?;
         self.server_tls.validate()
     }
 }
@@ -358,6 +363,11 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Accepting the tokens of `token.pub`.
+    fn keyed_tokens() -> Tokens {
+        Tokens::accepting(vec![PathBuf::from("token.pub")], None)
+    }
 
     fn keyed() -> Layers {
         Layers::new(SERVICE).flags([("auth_keys".to_owned(), "token.pub".to_owned())])
@@ -379,7 +389,7 @@ mod tests {
         let error = Config::load(&Layers::new(SERVICE)).unwrap_err();
         assert!(error.to_string().contains("auth_keys"), "{error}");
         let config = Config::load(&keyed()).unwrap();
-        assert_eq!(config, Config { auth_keys: vec![PathBuf::from("token.pub")], ..Config::default() });
+        assert_eq!(config, Config { tokens: keyed_tokens(), ..Config::default() });
         assert_eq!(config.nats_url, None);
     }
 
@@ -388,7 +398,7 @@ mod tests {
         let text = "listen = \"127.0.0.1:7000\"\ndata_dir = \"/srv/j\"\nnats_url = \"nats://n:4222\"\nmax_payload_bytes = 300000\n";
         let (_dir, layers) = with_file(keyed(), text);
         let config = Config::load(&layers).unwrap();
-        assert_eq!(config.listen.port(), 7000);
+        assert_eq!(config.shared.listen.port(), 7000);
         assert_eq!(config.max_payload_bytes, 300_000);
         assert_eq!(config.max_read_count, Limits::default().max_read_count);
         assert_eq!(config.nats_url.as_deref(), Some("nats://n:4222"));
@@ -401,13 +411,13 @@ mod tests {
             ("BATTLELOG_JOURNAL_NATS_URL", ""),
         ]));
         let config = Config::load(&layers).unwrap();
-        assert_eq!((config.listen.port(), config.max_commit_batch), (7001, 8));
+        assert_eq!((config.shared.listen.port(), config.max_commit_batch), (7001, 8));
         assert_eq!(config.data_dir, PathBuf::from("/srv/j"));
         assert_eq!(config.nats_url, None);
-        assert_eq!(config.auth_keys, [PathBuf::from("token.pub")], "the flag wins over the variable");
+        assert_eq!(config.tokens.auth_keys, [PathBuf::from("token.pub")], "the flag wins over the variable");
         let config = Config::load(&layers.flags(vars(&[("listen", "127.0.0.1:7002")]))).unwrap();
-        assert_eq!(config.listen.port(), 7002);
-        assert_eq!(config.auth_keys, [PathBuf::from("a.pub"), PathBuf::from("b.pub")]);
+        assert_eq!(config.shared.listen.port(), 7002);
+        assert_eq!(config.tokens.auth_keys, [PathBuf::from("a.pub"), PathBuf::from("b.pub")]);
     }
 
     #[test]
@@ -439,7 +449,7 @@ mod tests {
     #[test]
     fn jetstream_keys_are_checked_at_their_edges() {
         let base = Config {
-            auth_keys: vec![PathBuf::from("token.pub")],
+            tokens: keyed_tokens(),
             backend: Backend::Jetstream,
             nats_url: Some("nats://a:4222".into()),
             ..Config::default()
@@ -506,7 +516,7 @@ mod tests {
             Config { max_payload_bytes: 10, max_append_bytes: 5, ..Config::default() },
         ];
         for config in bad {
-            let config = Config { auth_keys: vec![PathBuf::from("token.pub")], ..config };
+            let config = Config { tokens: keyed_tokens(), ..config };
             assert!(config.validate().is_err(), "{config:?}");
         }
     }
@@ -561,11 +571,7 @@ mod tests {
     #[test]
     fn the_log_key_comes_from_the_file_the_variable_or_the_data_dir() {
         let dir = tempfile::tempdir().unwrap();
-        let base = Config {
-            auth_keys: vec![PathBuf::from("token.pub")],
-            data_dir: dir.path().join("data"),
-            ..Config::default()
-        };
+        let base = Config { tokens: keyed_tokens(), data_dir: dir.path().join("data"), ..Config::default() };
         // Generated once under the data dir, then reused.
         let generated = base.log_key_from(None).unwrap();
         assert_eq!(generated.origin(), battlelog_tlog::DEFAULT_ORIGIN);
@@ -598,5 +604,28 @@ mod tests {
         let jetstream = Config { backend: Backend::Jetstream, nats_url: Some("nats://a:4222".into()), ..base };
         assert_eq!(jetstream.log_key_from(None).unwrap().verifier_key(), generated.verifier_key());
         assert_eq!(jetstream.log_key_from(Some(other.to_text())).unwrap().origin(), "forum.example/journal");
+    }
+
+    /// `battlelog up`'s journal: its backend and NATS as asked, its sled
+    /// under the stack's data dir, the development tokens; valid as built.
+    #[test]
+    fn the_development_journal_is_valid_and_keeps_its_log_where_asked() {
+        let dev = Development {
+            data_dir: PathBuf::from("stack"),
+            tokens: keyed_tokens(),
+            token_file: PathBuf::from("stack/tokens/service.token"),
+            client_tls: Default::default(),
+        };
+        let listen = SocketAddr::from(([127, 0, 0, 1], 7000));
+        let sled = Config::development(&dev, listen, ServerTls::default(), DevelopmentLog::Sled { nats_url: None });
+        sled.validate().expect("valid");
+        assert_eq!((sled.backend, sled.nats_url.as_deref()), (Backend::Sled, None));
+        assert_eq!((sled.shared.listen, sled.data_dir.clone()), (listen, PathBuf::from("stack/journal")));
+        assert_eq!(sled.tokens, keyed_tokens());
+        let log = DevelopmentLog::Jetstream { nats_url: "nats://a:4222".into(), replicas: 3 };
+        let jetstream = Config::development(&dev, listen, ServerTls::default(), log);
+        jetstream.validate().expect("valid");
+        let options = jetstream.jetstream_options().expect("the JetStream log");
+        assert_eq!((options.nats_urls.as_str(), options.replicas), ("nats://a:4222", 3));
     }
 }

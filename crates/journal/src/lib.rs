@@ -73,3 +73,6 @@ pub use store::{
     AppendOutcome, AppendedEvent, ChainCheck, EventStore, MemoryStore, SledStore, StorageError, StoredEvent, StreamHead,
 };
 pub use transparency::{ConsistencyProof, InclusionProof, SignedHead, TransparencyOptions};
+
+// What its binary runs, and `battlelog up` (battlelog_runtime::service).
+battlelog_runtime::service!(Config, config::SERVICE, ServeError, run);

@@ -1,9 +1,4 @@
-//! `battlelog-journal`: loads the configuration, sets up logging, binds the
-//! listener and runs the journal until SIGINT or SIGTERM.
-
-use battlelog_journal::config::{Config, SERVICE};
-use battlelog_runtime::config::{CommandLine, Layers};
-use clap::CommandFactory;
+//! `battlelog-journal`: the journal's binary (battlelog_runtime::service::main).
 
 // mimalloc: gRPC and sled allocate small buffers per request, and the
 // system allocator costs about a sixth of the journal's throughput
@@ -11,34 +6,8 @@ use clap::CommandFactory;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-// The name, version and about of `--help`; `--config`
-// and one flag per config key come from `Config`'s fields
-// (battlelog_runtime::config).
-/// The battlelog journal: durable, hash-chained event store with a gRPC API.
-#[derive(Debug, clap::Parser)]
-#[command(version, about)]
-struct Cli {}
-
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
-    let command_line = CommandLine::parse::<Config>(SERVICE, Cli::command());
-    let config = Config::load(&Layers::from_process(SERVICE, command_line))?;
-    // `telemetry` lives until the service has stopped: dropping it flushes
-    // the spans not yet exported.
-    let (listener, local, telemetry) = battlelog_runtime::start(
-        SERVICE,
-        &config.log,
-        config.log_format,
-        config.observability.otlp_endpoint.as_deref(),
-        config.listen,
+fn main() -> anyhow::Result<()> {
+    battlelog_runtime::service::main::<battlelog_journal::Config>(
+        "The battlelog journal: durable, hash-chained event store with a gRPC API.",
     )
-    .await?;
-    tracing::info!(%local, backend = ?config.backend, data_dir = %config.data_dir.display(), "battlelog-journal starting");
-    // Installed before the readiness line, which `run` prints once every
-    // file is read: a SIGTERM right after it shuts down gracefully.
-    let shutdown = battlelog_runtime::shutdown_signal();
-    battlelog_journal::run(&config, listener, shutdown).await?;
-    tracing::info!("battlelog-journal stopped");
-    drop(telemetry);
-    Ok(())
 }

@@ -4,9 +4,9 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use battlelog_auth::{Role, Verifier};
+use battlelog_auth::Role;
 use battlelog_proto::v1::journal_server::JournalServer;
-use battlelog_runtime::serve::{GrpcServer, Observed};
+use battlelog_runtime::serve::GrpcServer;
 use tokio::net::TcpListener;
 use tracing::{info, warn};
 
@@ -52,17 +52,6 @@ pub enum ServeError {
     DataDir { path: std::path::PathBuf, source: std::io::Error },
 }
 
-/// The verifier of the tokens callers present: `auth_keys`, the maximum
-/// lifetime and the revocation list as configured.
-pub fn verifier(config: &Config) -> Result<Verifier, ServeError> {
-    Ok(Verifier::configured(
-        &config.auth_keys,
-        std::time::Duration::from_secs(config.token_max_lifetime_secs),
-        config.revoked_tokens_file.as_deref(),
-        std::time::Duration::from_millis(config.revoked_tokens_reload_ms),
-    )?)
-}
-
 /// Runs a journal as configured on `listener` until `shutdown` resolves, then
 /// shuts down gracefully: stop accepting, let in-flight appends commit and
 /// flush, close the store. Serves `/metrics` on `metrics_listen` when set,
@@ -76,10 +65,11 @@ pub async fn run(
     // key: the owner's alone, whatever umask the journal was started with.
     battlelog_runtime::private::private_dir(&config.data_dir)
         .map_err(|source| ServeError::DataDir { path: config.data_dir.clone(), source })?;
-    let mut server = GrpcServer::new(SERVICE, verifier(config)?)
-        .tls(config.server_tls.server_config()?)
-        .limits(config.grpc_limits.clone())
-        .observed(Observed::configured(SERVICE, &config.observability));
+    let mut server = GrpcServer::new(SERVICE, config.tokens.verifier()?).configured(
+        &config.shared,
+        &config.server_tls,
+        &config.grpc_limits,
+    )?;
     let metrics = JournalMetrics::register(server.registry().sub_registry_with_prefix(SERVICE));
     let journal = if let Some(options) = config.jetstream_options() {
         // The log is in JetStream, and JetStream is its fan-out: no sled,

@@ -4,23 +4,53 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use battlelog_runtime::config::Observability;
 pub use battlelog_runtime::config::{ConfigError, Layers};
 use battlelog_runtime::edge::{GrpcLimits, TenantRateLimit};
-use battlelog_runtime::logging::LogFormat;
+use battlelog_runtime::service::{Development, Shared, Tokens};
 use battlelog_runtime::tls::{ClientTls, ServerTls};
 use serde::{Deserialize, Serialize};
 
 /// The service name in its variables (`BATTLELOG_RESOLVER_*`).
 pub const SERVICE: &str = "resolver";
 
+/// The development battle-id secret's file, under `<data dir>/resolver`.
+pub const DEVELOPMENT_BATTLE_ID_SECRET: &str = "battle-id.secret";
+
+/// What `battlelog up` decides of its resolver ([`Config::development`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DevelopmentPeers {
+    /// The journal's and the roller's endpoints.
+    pub journal_url: String,
+    pub roller_url: String,
+    /// The NATS URL and subject prefix of the event feed; None: no feed.
+    pub feed: Option<(String, String)>,
+    /// The web pages' URL, and the share secret the links are keyed with.
+    pub web_url: String,
+    pub share_secret_file: PathBuf,
+}
+
+/// `battlelog up`'s own tuning of its resolver: `--cache-bytes`'s share,
+/// `--appeal-window-secs`, `--rate-limit-*`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DevelopmentTuning {
+    pub cache_bytes: u64,
+    pub appeal_window_secs: u64,
+    pub rate_limit: TenantRateLimit,
+}
+
 /// The resolver's configuration: every key is a field, with the same name in
 /// the file, the environment and the flags (battlelog_runtime::config).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
-    /// gRPC listen address.
-    pub listen: SocketAddr,
+    /// The keys every service takes: `listen`, `log`, `log_format`,
+    /// `metrics_listen`, `otlp_endpoint` (battlelog_runtime::service).
+    #[serde(flatten)]
+    pub shared: Shared,
+    /// Token verification: `auth_keys`, `token_max_lifetime_secs`,
+    /// `revoked_tokens_*` (battlelog_runtime::service).
+    #[serde(flatten)]
+    pub tokens: Tokens,
     /// The journal's gRPC endpoint.
     pub journal_url: String,
     /// The roller's gRPC endpoint.
@@ -31,22 +61,6 @@ pub struct Config {
     pub nats_url: Option<String>,
     /// Subject prefix the journal publishes under.
     pub nats_subject_prefix: String,
-    /// Log filter (`RUST_LOG` wins when set).
-    pub log: String,
-    pub log_format: LogFormat,
-    /// Public key files (PEM) whose tokens are accepted; several during a
-    /// key rotation.
-    #[serde(deserialize_with = "battlelog_runtime::config::comma_separated")]
-    pub auth_keys: Vec<PathBuf>,
-    /// The longest a token may be valid (`exp` − `iat`), in seconds; a
-    /// token valid for longer is refused (`TOKEN_LIFETIME_TOO_LONG`).
-    pub token_max_lifetime_secs: u64,
-    /// The revocation list (battlelog_auth::revoke): tokens refused by id
-    /// or subject before they expire, re-read while running. None: no list.
-    pub revoked_tokens_file: Option<PathBuf>,
-    /// How often, at most, the revocation list's file is looked at for
-    /// changes, in milliseconds: a revocation takes effect within it.
-    pub revoked_tokens_reload_ms: u64,
     /// File holding the `service` token presented to the journal and the roller.
     pub token_file: Option<PathBuf>,
     /// Bytes of folded battles kept in memory (the fold cache's budget).
@@ -100,10 +114,6 @@ pub struct Config {
     /// `first_request_timeout_ms`, `keepalive_*`, … (battlelog_runtime::edge).
     #[serde(flatten)]
     pub grpc_limits: GrpcLimits,
-    /// Metrics and traces: `metrics_listen`, `otlp_endpoint`
-    /// (battlelog_runtime::config::Observability).
-    #[serde(flatten)]
-    pub observability: Observability,
     /// Per-tenant rate limit: `rate_limit_per_sec`, `rate_limit_burst`,
     /// `rate_limit_tenants` (battlelog_runtime::edge).
     #[serde(flatten)]
@@ -113,17 +123,12 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Self {
         Self {
-            listen: SocketAddr::from(([127, 0, 0, 1], 50051)),
+            shared: Shared::listening_on(SocketAddr::from(([127, 0, 0, 1], 50051))),
+            tokens: Tokens::default(),
             journal_url: "http://127.0.0.1:50053".into(),
             roller_url: "http://127.0.0.1:50052".into(),
             nats_url: None,
             nats_subject_prefix: "battlelog.events".into(),
-            log: "info".into(),
-            log_format: LogFormat::Text,
-            auth_keys: Vec::new(),
-            token_max_lifetime_secs: battlelog_auth::DEFAULT_MAX_LIFETIME.as_secs(),
-            revoked_tokens_file: None,
-            revoked_tokens_reload_ms: battlelog_auth::revoke::DEFAULT_RELOAD_EVERY.as_millis() as u64,
             token_file: None,
             cache_bytes: battlelog_stream::DEFAULT_CACHE_BYTES,
             journal_append_batch: battlelog_stream::DEFAULT_APPEND_BATCH,
@@ -140,7 +145,6 @@ impl Default for Config {
             server_tls: ServerTls::default(),
             client_tls: ClientTls::default(),
             grpc_limits: GrpcLimits::default(),
-            observability: Observability::default(),
             rate_limit: TenantRateLimit::default(),
         }
     }
@@ -151,8 +155,6 @@ impl Config {
     /// then validation.
     pub fn load(layers: &Layers) -> Result<Self, ConfigError> {
         let mut config: Config = layers.extract()?;
-        // An empty value (`BATTLELOG_RESOLVER_REVOKED_TOKENS_FILE=`) unsets it.
-        config.revoked_tokens_file = config.revoked_tokens_file.filter(|path| !path.as_os_str().is_empty());
         // An empty value (`BATTLELOG_RESOLVER_WEB_URL=`) unsets a key, as
         // for `token_file`; a trailing slash would double in every link.
         config.web_url = config.web_url.map(|url| url.trim_end_matches('/').to_owned()).filter(|url| !url.is_empty());
@@ -161,6 +163,40 @@ impl Config {
         config.nats_url = config.nats_url.filter(|url| !url.trim().is_empty());
         config.validate()?;
         Ok(config)
+    }
+
+    /// `battlelog up`'s resolver: listening on `listen` with `server_tls`,
+    /// calling and following its `peers`, tuned by `tuning`, with its
+    /// battle-id secret under `<data dir>/resolver`.
+    pub fn development(
+        dev: &Development,
+        listen: SocketAddr,
+        server_tls: ServerTls,
+        peers: DevelopmentPeers,
+        tuning: DevelopmentTuning,
+    ) -> Self {
+        let (nats_url, nats_subject_prefix) = match peers.feed {
+            Some((url, prefix)) => (Some(url), prefix),
+            None => (None, Self::default().nats_subject_prefix),
+        };
+        Self {
+            shared: dev.shared(listen),
+            tokens: dev.tokens.clone(),
+            journal_url: peers.journal_url,
+            roller_url: peers.roller_url,
+            nats_url,
+            nats_subject_prefix,
+            token_file: Some(dev.token_file.clone()),
+            cache_bytes: tuning.cache_bytes,
+            appeal_window_secs: tuning.appeal_window_secs,
+            web_url: Some(peers.web_url),
+            share_secret_file: Some(peers.share_secret_file),
+            battle_id_secret_file: Some(dev.dir(SERVICE).join(DEVELOPMENT_BATTLE_ID_SECRET)),
+            server_tls,
+            client_tls: dev.client_tls.clone(),
+            rate_limit: tuning.rate_limit,
+            ..Self::default()
+        }
     }
 
     /// How the service sends its appends to the journal.
@@ -226,12 +262,11 @@ impl Config {
                 message: format!("{} is not in 1..=1000", self.max_list_page_size),
             });
         }
-        battlelog_runtime::config::require_auth_keys(&self.auth_keys)?;
-        battlelog_runtime::config::require_token_lifetime(self.token_max_lifetime_secs)?;
+        self.shared.validate()?;
+        self.tokens.validate()?;
         battlelog_runtime::config::require_token_file(self.token_file.as_deref())?;
         self.server_tls.validate()?;
         self.grpc_limits.validate()?;
-        self.observability.validate()?;
         self.rate_limit.validate()?;
         self.client_tls.validate(&[("journal_url", &self.journal_url), ("roller_url", &self.roller_url)])
     }
@@ -265,13 +300,13 @@ mod tests {
     #[test]
     fn token_keys_default_to_ninety_days_and_no_list_and_refuse_a_zero_lifetime() {
         let config = with(&[]).unwrap();
-        assert_eq!(config.token_max_lifetime_secs, 90 * 24 * 3600);
-        assert_eq!((config.revoked_tokens_file, config.revoked_tokens_reload_ms), (None, 1000));
+        assert_eq!(config.tokens.token_max_lifetime_secs, 90 * 24 * 3600);
+        assert_eq!((config.tokens.revoked_tokens_file, config.tokens.revoked_tokens_reload_ms), (None, 1000));
         let error = with(&[("token_max_lifetime_secs", "0")]).unwrap_err().to_string();
         assert!(error.starts_with("invalid config token_max_lifetime_secs: must be at least 1"), "{error}");
         let config = with(&[("token_max_lifetime_secs", "1"), ("revoked_tokens_file", "")]).unwrap();
-        assert_eq!(config.token_max_lifetime_secs, 1, "one second is a lifetime");
-        assert_eq!(config.revoked_tokens_file, None, "an empty value unsets the list");
+        assert_eq!(config.tokens.token_max_lifetime_secs, 1, "one second is a lifetime");
+        assert_eq!(config.tokens.revoked_tokens_file, None, "an empty value unsets the list");
         let error = with(&[("token_max_lifetime_secs", "-1")]).unwrap_err().to_string();
         assert!(error.contains("token_max_lifetime_secs") && error.contains("--token-max-lifetime-secs"), "{error}");
     }

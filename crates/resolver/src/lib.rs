@@ -38,3 +38,6 @@ pub use config::Config;
 pub use metrics::ResolverMetrics;
 pub use server::{ServeError, run, serve};
 pub use service::ResolverService;
+
+// What its binary runs, and `battlelog up` (battlelog_runtime::service).
+battlelog_runtime::service!(Config, config::SERVICE, ServeError, run);

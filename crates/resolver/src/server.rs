@@ -7,14 +7,14 @@ use crate::battle_id::BattleIdSecret;
 use std::future::Future;
 use std::time::Duration;
 
-use battlelog_auth::{AuthChannel, ShareSecret, Verifier, authed, read_token_file};
+use battlelog_auth::{AuthChannel, ShareSecret, authed, read_token_file};
 use battlelog_proto::v1::JournalRecord;
 use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::resolver_server::ResolverServer;
 use battlelog_proto::v1::roller_client::RollerClient;
 use battlelog_runtime::grpc;
 use battlelog_runtime::nats_url::NatsUrls;
-use battlelog_runtime::serve::{GrpcServer, Observed};
+use battlelog_runtime::serve::GrpcServer;
 use battlelog_runtime::tls::{self, TlsError};
 use prost::Message;
 use tokio::net::TcpListener;
@@ -113,17 +113,6 @@ pub fn service(config: &Config) -> Result<ResolverService, ServeError> {
     }
 }
 
-/// The verifier of the tokens callers present: `auth_keys`, the maximum
-/// lifetime and the revocation list as configured.
-pub fn verifier(config: &Config) -> Result<Verifier, ServeError> {
-    Ok(Verifier::configured(
-        &config.auth_keys,
-        Duration::from_secs(config.token_max_lifetime_secs),
-        config.revoked_tokens_file.as_deref(),
-        Duration::from_millis(config.revoked_tokens_reload_ms),
-    )?)
-}
-
 /// Runs the resolver as configured on `listener` until `shutdown` resolves;
 /// serves `/metrics` on `metrics_listen` when set, and prints its readiness
 /// line once every file is read.
@@ -132,11 +121,9 @@ pub async fn run(
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
-    let mut server = GrpcServer::new(SERVICE, verifier(config)?)
-        .tls(config.server_tls.server_config()?)
-        .limits(config.grpc_limits.clone())
-        .rate_limit(config.rate_limit.clone())
-        .observed(Observed::configured(SERVICE, &config.observability));
+    let mut server = GrpcServer::new(SERVICE, config.tokens.verifier()?)
+        .configured(&config.shared, &config.server_tls, &config.grpc_limits)?
+        .rate_limit(config.rate_limit.clone());
     let metrics = crate::ResolverMetrics::register(server.registry().sub_registry_with_prefix(SERVICE));
     let service = service(config)?.with_metrics(metrics);
     if let Some(url) = &config.nats_url {

@@ -6,10 +6,9 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use battlelog_runtime::config::Observability;
 pub use battlelog_runtime::config::{ConfigError, Layers};
 use battlelog_runtime::edge::GrpcLimits;
-use battlelog_runtime::logging::LogFormat;
+use battlelog_runtime::service::{Development, Shared, Tokens};
 use battlelog_runtime::tls::{ClientTls, ServerTls};
 use serde::{Deserialize, Serialize};
 
@@ -23,8 +22,14 @@ pub const SERVICE: &str = "roller";
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
-    /// gRPC listen address.
-    pub listen: SocketAddr,
+    /// The keys every service takes: `listen`, `log`, `log_format`,
+    /// `metrics_listen`, `otlp_endpoint` (battlelog_runtime::service).
+    #[serde(flatten)]
+    pub shared: Shared,
+    /// Token verification: `auth_keys`, `token_max_lifetime_secs`,
+    /// `revoked_tokens_*` (battlelog_runtime::service).
+    #[serde(flatten)]
+    pub tokens: Tokens,
     /// The journal's gRPC endpoint.
     pub journal_url: String,
     /// File holding the master key in hex (at least 32 bytes).
@@ -34,22 +39,6 @@ pub struct Config {
     pub dev: bool,
     /// Where the development key lives.
     pub data_dir: PathBuf,
-    /// Log filter (`RUST_LOG` wins when set).
-    pub log: String,
-    pub log_format: LogFormat,
-    /// Public key files (PEM) whose tokens are accepted; several during a
-    /// key rotation.
-    #[serde(deserialize_with = "battlelog_runtime::config::comma_separated")]
-    pub auth_keys: Vec<PathBuf>,
-    /// The longest a token may be valid (`exp` − `iat`), in seconds; a
-    /// token valid for longer is refused (`TOKEN_LIFETIME_TOO_LONG`).
-    pub token_max_lifetime_secs: u64,
-    /// The revocation list (battlelog_auth::revoke): tokens refused by id
-    /// or subject before they expire, re-read while running. None: no list.
-    pub revoked_tokens_file: Option<PathBuf>,
-    /// How often, at most, the revocation list's file is looked at for
-    /// changes, in milliseconds: a revocation takes effect within it.
-    pub revoked_tokens_reload_ms: u64,
     /// File holding the `service` token presented to the journal.
     pub token_file: Option<PathBuf>,
     /// Bytes of folded battles kept in memory (the fold cache's budget).
@@ -71,26 +60,17 @@ pub struct Config {
     /// `first_request_timeout_ms`, `keepalive_*`, … (battlelog_runtime::edge).
     #[serde(flatten)]
     pub grpc_limits: GrpcLimits,
-    /// Metrics and traces: `metrics_listen`, `otlp_endpoint`
-    /// (battlelog_runtime::config::Observability).
-    #[serde(flatten)]
-    pub observability: Observability,
 }
 
 impl Default for Config {
     fn default() -> Self {
         Self {
-            listen: SocketAddr::from(([127, 0, 0, 1], 50052)),
+            shared: Shared::listening_on(SocketAddr::from(([127, 0, 0, 1], 50052))),
+            tokens: Tokens::default(),
             journal_url: "http://127.0.0.1:50053".into(),
             master_key_file: None,
             dev: false,
             data_dir: PathBuf::from("data/roller"),
-            log: "info".into(),
-            log_format: LogFormat::Text,
-            auth_keys: Vec::new(),
-            token_max_lifetime_secs: battlelog_auth::DEFAULT_MAX_LIFETIME.as_secs(),
-            revoked_tokens_file: None,
-            revoked_tokens_reload_ms: battlelog_auth::revoke::DEFAULT_RELOAD_EVERY.as_millis() as u64,
             token_file: None,
             cache_bytes: battlelog_stream::DEFAULT_CACHE_BYTES,
             journal_append_batch: battlelog_stream::DEFAULT_APPEND_BATCH,
@@ -98,7 +78,6 @@ impl Default for Config {
             server_tls: ServerTls::default(),
             client_tls: ClientTls::default(),
             grpc_limits: GrpcLimits::default(),
-            observability: Observability::default(),
         }
     }
 }
@@ -111,11 +90,7 @@ impl Config {
     /// Defaults, then the file, the environment and the flags of `layers`,
     /// then validation.
     pub fn load(layers: &Layers) -> Result<Self, ConfigError> {
-        let mut config: Config = layers.extract()?;
-        // An empty value (`BATTLELOG_ROLLER_REVOKED_TOKENS_FILE=`) unsets it.
-        config.revoked_tokens_file = config.revoked_tokens_file.filter(|path| !path.as_os_str().is_empty());
-        config.validate()?;
-        Ok(config)
+        layers.load(Self::validate)
     }
 
     /// How the service sends its appends to the journal.
@@ -131,13 +106,37 @@ impl Config {
             });
         }
         self.append_limits().validate()?;
-        battlelog_runtime::config::require_auth_keys(&self.auth_keys)?;
-        battlelog_runtime::config::require_token_lifetime(self.token_max_lifetime_secs)?;
+        self.shared.validate()?;
+        self.tokens.validate()?;
         battlelog_runtime::config::require_token_file(self.token_file.as_deref())?;
         self.server_tls.validate()?;
         self.grpc_limits.validate()?;
-        self.observability.validate()?;
         self.client_tls.validate(&[("journal_url", &self.journal_url)])
+    }
+
+    /// `battlelog up`'s roller: listening on `listen` with `server_tls`,
+    /// appending to `journal_url`, `cache_bytes` for its ledgers, and its
+    /// development master key under `<data dir>/roller` (made on first
+    /// start: [`Config::master_key`]).
+    pub fn development(
+        dev: &Development,
+        listen: SocketAddr,
+        server_tls: ServerTls,
+        journal_url: String,
+        cache_bytes: u64,
+    ) -> Self {
+        Self {
+            shared: dev.shared(listen),
+            tokens: dev.tokens.clone(),
+            journal_url,
+            dev: true,
+            data_dir: dev.dir(SERVICE),
+            token_file: Some(dev.token_file.clone()),
+            cache_bytes,
+            server_tls,
+            client_tls: dev.client_tls.clone(),
+            ..Self::default()
+        }
     }
 
     /// The master key: from `BATTLELOG_ROLLER_MASTER_KEY`, else the key

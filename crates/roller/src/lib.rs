@@ -26,3 +26,6 @@ pub use master_key::MasterKey;
 pub use metrics::RollerMetrics;
 pub use server::{ServeError, run, serve};
 pub use service::RollerService;
+
+// What its binary runs, and `battlelog up` (battlelog_runtime::service).
+battlelog_runtime::service!(Config, config::SERVICE, ServeError, run);

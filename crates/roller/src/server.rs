@@ -5,13 +5,13 @@ use battlelog_runtime::limits::MAX_MESSAGE_BYTES;
 use std::future::Future;
 use std::path::Path;
 
-use battlelog_auth::{AuthChannel, Role, Verifier, authed, read_token_file};
+use battlelog_auth::{AuthChannel, Role, authed, read_token_file};
 
 use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::roller_server::RollerServer;
 use battlelog_runtime::config::ConfigError;
 use battlelog_runtime::grpc;
-use battlelog_runtime::serve::{GrpcServer, Observed};
+use battlelog_runtime::serve::GrpcServer;
 use battlelog_runtime::tls::{self, TlsError};
 use tokio::net::TcpListener;
 use tonic::transport::ClientTlsConfig;
@@ -66,17 +66,6 @@ pub fn service(config: &Config) -> Result<RollerService, ServeError> {
         .with_append_limits(config.append_limits()))
 }
 
-/// The verifier of the tokens callers present: `auth_keys`, the maximum
-/// lifetime and the revocation list as configured.
-pub fn verifier(config: &Config) -> Result<Verifier, ServeError> {
-    Ok(Verifier::configured(
-        &config.auth_keys,
-        std::time::Duration::from_secs(config.token_max_lifetime_secs),
-        config.revoked_tokens_file.as_deref(),
-        std::time::Duration::from_millis(config.revoked_tokens_reload_ms),
-    )?)
-}
-
 /// Runs the roller as configured on `listener` until `shutdown` resolves;
 /// serves `/metrics` on `metrics_listen` when set, and prints its readiness
 /// line once every file is read.
@@ -85,10 +74,11 @@ pub async fn run(
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
-    let mut server = GrpcServer::new(SERVICE, verifier(config)?)
-        .tls(config.server_tls.server_config()?)
-        .limits(config.grpc_limits.clone())
-        .observed(Observed::configured(SERVICE, &config.observability));
+    let mut server = GrpcServer::new(SERVICE, config.tokens.verifier()?).configured(
+        &config.shared,
+        &config.server_tls,
+        &config.grpc_limits,
+    )?;
     let metrics = crate::RollerMetrics::register(server.registry().sub_registry_with_prefix(SERVICE));
     let service = service(config)?.with_metrics(metrics);
     serve(service, listener, server, shutdown).await

@@ -90,6 +90,17 @@ impl Layers {
         self
     }
 
+    /// The configuration `T` these layers make, checked by `validate`: a
+    /// service's `Config::load` when it has nothing to tidy in between.
+    pub fn load<T: Serialize + DeserializeOwned + Default>(
+        &self,
+        validate: impl FnOnce(&T) -> Result<(), ConfigError>,
+    ) -> Result<T, ConfigError> {
+        let config = self.extract()?;
+        validate(&config)?;
+        Ok(config)
+    }
+
     /// The configuration `T` these layers make, unvalidated: defaults, then
     /// the file, then the environment, then the flags.
     pub fn extract<T: Serialize + DeserializeOwned + Default>(&self) -> Result<T, ConfigError> {
@@ -106,9 +117,15 @@ impl Layers {
         let env = NamedLayer::new(env, "the environment", move |key| format!("{prefix}{}", key.to_ascii_uppercase()));
         let flags =
             NamedLayer::new(self.flags.iter().cloned(), "the flags", |key| format!("--{}", key.replace('_', "-")));
-        // Defaults are not a layer here: `#[serde(default)]` fills every key
-        // that no layer sets from `T::default()`.
-        let figment = figment.merge(env).merge(flags);
+        // The defaults are the bottom layer, not left to `#[serde(default)]`:
+        // serde fills a flattened section's missing keys from the section's
+        // own default, which cannot know the service's (its `listen` port).
+        let defaults = match Value::serialize(T::default()) {
+            Ok(Value::Dict(_, dict)) => dict,
+            _ => Dict::new(),
+        };
+        let defaults = NamedLayer { values: defaults, metadata: Metadata::named("the defaults") };
+        let figment = Figment::new().merge(defaults).merge(figment).merge(env).merge(flags);
         figment.extract_lossy().map_err(|e| value_error::<T>(&figment, e, self.file.as_deref()))
     }
 }
@@ -453,44 +470,6 @@ pub fn require_token_lifetime(secs: u64) -> Result<(), ConfigError> {
     Ok(())
 }
 
-/// Where a service shows what it is doing: its Prometheus `/metrics` port
-/// and the OTLP collector its traces go to. Flattened into every service's
-/// config (journal, roller, resolver, web, webhooks) as `observability`, so
-/// the keys are top-level: `metrics_listen = "127.0.0.1:9101"`,
-/// `BATTLELOG_<SERVICE>_METRICS_LISTEN`, `--metrics-listen`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(default)]
-pub struct Observability {
-    /// Where `/metrics` (Prometheus text format) is served, on its own HTTP
-    /// port; None (or empty): not served. An operator's port: anyone who
-    /// reaches it reads the metrics, so bind it to an internal interface.
-    #[serde(deserialize_with = "optional")]
-    pub metrics_listen: Option<std::net::SocketAddr>,
-    /// The OTLP/gRPC collector endpoint traces are exported to
-    /// (`http://127.0.0.1:4317`); None (or empty): no traces exported.
-    #[serde(deserialize_with = "optional")]
-    pub otlp_endpoint: Option<String>,
-}
-
-impl Observability {
-    /// `otlp_endpoint`, when set, is an `http://` URL: the exporter has no
-    /// CA to trust a collector's certificate by, so an `https://` one is
-    /// refused here, naming the key, rather than losing every span.
-    pub fn validate(&self) -> Result<(), ConfigError> {
-        if let Some(endpoint) = &self.otlp_endpoint
-            && !endpoint.starts_with("http://")
-        {
-            return Err(ConfigError::Invalid {
-                key: "otlp_endpoint",
-                message: format!(
-                    "{endpoint:?} must start with http:// (no TLS to a collector yet: run a collector agent beside the service)"
-                ),
-            });
-        }
-        Ok(())
-    }
-}
-
 /// For `#[serde(deserialize_with)]` on an optional key inside a flattened
 /// section: an empty value (`BATTLELOG_<SERVICE>_METRICS_LISTEN=`) is unset,
 /// as for the services' optional files; anything else is parsed from its
@@ -643,57 +622,6 @@ mod tests {
             assert_eq!(key, "lisen", "{text}");
             assert_eq!(origin, format!("config file {}", path.display()));
             assert!(message.contains("lisen"), "{message}");
-        }
-    }
-
-    /// A service's config with the observability keys, as the services
-    /// flatten them.
-    #[derive(Debug, Default, Serialize, Deserialize)]
-    #[serde(default, deny_unknown_fields)]
-    struct Observed {
-        port: u16,
-        #[serde(flatten)]
-        observability: Observability,
-    }
-
-    #[test]
-    fn the_observability_keys_layer_like_the_others_and_empty_unsets_them() {
-        let keys = keys::<Observed>();
-        assert!(keys.contains(&"metrics_listen".to_owned()) && keys.contains(&"otlp_endpoint".to_owned()), "{keys:?}");
-        let unset: Observed = Layers::new("sample").extract().unwrap();
-        assert_eq!(unset.observability, Observability::default());
-        let (_dir, path) = file("metrics_listen = \"127.0.0.1:9101\"\notlp_endpoint = \"http://collector:4317\"\n");
-        let from_file: Observed = Layers::new("sample").file(Some(path.clone())).extract().unwrap();
-        assert_eq!(from_file.observability.metrics_listen, Some(SocketAddr::from(([127, 0, 0, 1], 9101))));
-        assert_eq!(from_file.observability.otlp_endpoint.as_deref(), Some("http://collector:4317"));
-        let layers = Layers::new("sample")
-            .file(Some(path))
-            .env(env(&[("BATTLELOG_SAMPLE_METRICS_LISTEN", "127.0.0.2:0"), ("BATTLELOG_SAMPLE_OTLP_ENDPOINT", "")]));
-        let from_env: Observed = layers.extract().unwrap();
-        assert_eq!(from_env.observability.metrics_listen, Some(SocketAddr::from(([127, 0, 0, 2], 0))));
-        assert_eq!(from_env.observability.otlp_endpoint, None, "an empty variable unsets the file's endpoint");
-        let from_flags: Observed =
-            layers.flags([("metrics_listen".to_owned(), "127.0.0.3:0".to_owned())]).extract().unwrap();
-        assert_eq!(from_flags.observability.metrics_listen, Some(SocketAddr::from(([127, 0, 0, 3], 0))));
-
-        let error = Layers::new("sample")
-            .flags([("metrics_listen".to_owned(), "nowhere".to_owned())])
-            .extract::<Observed>()
-            .expect_err("not an address")
-            .to_string();
-        assert!(error.contains("metrics_listen") && error.contains("nowhere"), "{error}");
-    }
-
-    #[test]
-    fn an_otlp_endpoint_must_be_an_http_url() {
-        for good in [None, Some("http://127.0.0.1:4317"), Some("http://collector.internal:4317")] {
-            let observability = Observability { otlp_endpoint: good.map(str::to_owned), ..Observability::default() };
-            assert!(observability.validate().is_ok(), "{good:?}");
-        }
-        for bad in ["127.0.0.1:4317", "grpc://collector:4317", "ftp://x", "https://collector.internal:4317"] {
-            let observability = Observability { otlp_endpoint: Some(bad.to_owned()), ..Observability::default() };
-            let error = observability.validate().expect_err(bad).to_string();
-            assert!(error.starts_with("invalid config otlp_endpoint:") && error.contains(bad), "{error}");
         }
     }
 

@@ -36,6 +36,10 @@
 //!   (listener, TLS, observe layer, edge, authentication, health,
 //!   reflection, shutdown) and every service's metrics port and readiness.
 //! - [`metrics`]: a service's Prometheus registry and its `/metrics` port.
+//! - [`service`]: the service kit — the keys every service shares
+//!   ([`service::Shared`], [`service::Tokens`] with its verifier), the
+//!   [`service::Service`] trait and the one [`service::main`] of the
+//!   service binaries.
 //! - [`share`]: fair shares of a pool per peer (client address, token,
 //!   tenant), so that no one peer takes all of it.
 
@@ -51,6 +55,7 @@ pub mod observe;
 pub mod observe_http;
 pub mod private;
 pub mod serve;
+pub mod service;
 pub mod share;
 pub mod streams;
 pub mod telemetry;

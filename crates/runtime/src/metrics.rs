@@ -1,6 +1,6 @@
 //! A service's Prometheus metrics: its own [`Registry`] (prefix
 //! `battlelog`), and `GET /metrics` on a port of its own
-//! (`metrics_listen`, [`crate::config::Observability`]).
+//! (`metrics_listen`, [`crate::service::Shared`]).
 //!
 //! Every service has its own registry, never a global one: `battlelog up`
 //! runs four services in one process, and each shows only its own metrics

@@ -43,7 +43,6 @@ use tonic::service::Interceptor;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::ServerTlsConfig;
 
-use crate::config::Observability;
 use crate::edge::{self, GrpcLimits, TenantLimiter, TenantRateLimit};
 use crate::{grpc, metrics, observe};
 
@@ -69,18 +68,12 @@ pub struct Observed {
 }
 
 impl Observed {
-    /// As configured: `/metrics` on `observability.metrics_listen` (if
-    /// set), and the readiness lines `battlelog-<service> metrics on
+    /// As configured: `/metrics` on `metrics_listen` (if set), and the readiness lines `battlelog-<service> metrics on
     /// http://<addr>/metrics` and `battlelog-<service> listening on
     /// <addr>` (last: once it is printed, everything is up). `service` is
     /// `journal`, `roller`, `resolver`, `web` or `webhooks`.
-    pub fn configured(service: &'static str, observability: &Observability) -> Self {
-        Self {
-            service,
-            registry: metrics::registry(service),
-            metrics_listen: observability.metrics_listen,
-            announce: true,
-        }
+    pub fn configured(service: &'static str, metrics_listen: Option<SocketAddr>) -> Self {
+        Self { service, registry: metrics::registry(service), metrics_listen, announce: true }
     }
 
     /// Quiet, for tests and embedding: metrics counted, not served, and
@@ -166,6 +159,19 @@ impl GrpcServer {
             observed: Observed::quiet(service),
             readiness: None,
         }
+    }
+
+    /// As a gRPC service's config says: its TLS files read
+    /// (`tls_cert`, `tls_key`, `tls_client_ca`), its connection limits, and
+    /// its `/metrics` port and readiness lines (`metrics_listen`).
+    pub fn configured(
+        self,
+        shared: &crate::service::Shared,
+        tls: &crate::tls::ServerTls,
+        limits: &GrpcLimits,
+    ) -> Result<Self, crate::tls::TlsError> {
+        let observed = Observed::configured(self.observed.service(), shared.metrics_listen);
+        Ok(self.tls(tls.server_config()?).limits(limits.clone()).observed(observed))
     }
 
     /// Over TLS when `tls` is given (health and reflection too).

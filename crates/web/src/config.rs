@@ -4,10 +4,9 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use battlelog_runtime::config::Observability;
 pub use battlelog_runtime::config::{ConfigError, Layers};
 pub use battlelog_runtime::http::HttpLimits;
-use battlelog_runtime::logging::LogFormat;
+use battlelog_runtime::service::{Development, Shared};
 use battlelog_runtime::tls::ClientTls;
 use serde::{Deserialize, Deserializer, Serialize, de};
 
@@ -18,12 +17,17 @@ pub const SERVICE: &str = "web";
 /// battle's page as heavy as it was before paging.
 pub const MAX_PAGE_EVENTS: usize = 5000;
 
+/// The development share secret's file, under `<data dir>/web`.
+pub const DEVELOPMENT_SHARE_SECRET: &str = "share.secret";
+
 /// The web service's configuration.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
-    /// HTTP listen address.
-    pub listen: SocketAddr,
+    /// The keys every service takes: `listen`, `log`, `log_format`,
+    /// `metrics_listen`, `otlp_endpoint` (battlelog_runtime::service).
+    #[serde(flatten)]
+    pub shared: Shared,
     /// The resolver's gRPC endpoint: every page is read from it.
     pub resolver_url: String,
     /// Connections to the resolver, a pool: calls take them in turn, and
@@ -41,9 +45,6 @@ pub struct Config {
     /// derived from; the resolver, which puts the links in its replies,
     /// holds the same one. Rotating it revokes every link.
     pub share_secret_file: Option<PathBuf>,
-    /// Log filter (`RUST_LOG` wins when set).
-    pub log: String,
-    pub log_format: LogFormat,
     /// Timeline entries a battle page shows at once (a roll drawn inside
     /// its action counts with it); the rest are on further pages, while
     /// the page's embedded export, which the browser verifies, stays whole.
@@ -55,10 +56,6 @@ pub struct Config {
     /// `header_read_timeout_ms`, `request_timeout_ms`.
     #[serde(flatten)]
     pub http_limits: HttpLimits,
-    /// Metrics and traces: `metrics_listen`, `otlp_endpoint`
-    /// (battlelog_runtime::config::Observability).
-    #[serde(flatten)]
-    pub observability: Observability,
     /// The roller keys (Ed25519 public keys, 64 hex digits each) whose
     /// signatures this site trusts: served at
     /// `/.well-known/battlelog/roller-keys` and given to the pages, whose
@@ -108,17 +105,14 @@ fn comma_separated_keys<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Ve
 impl Default for Config {
     fn default() -> Self {
         Self {
-            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            shared: Shared::listening_on(SocketAddr::from(([127, 0, 0, 1], 8080))),
             resolver_url: "http://127.0.0.1:50051".into(),
             resolver_connections: 4,
             token_file: None,
             share_secret_file: None,
-            log: "info".into(),
-            log_format: LogFormat::Text,
             page_events: crate::page::DEFAULT_PAGE_EVENTS,
             client_tls: ClientTls::default(),
             http_limits: HttpLimits::default(),
-            observability: Observability::default(),
             trusted_roller_keys: Vec::new(),
             roller_keys_file: None,
             live_max_streams: 256,
@@ -134,9 +128,29 @@ impl Config {
     /// Defaults, then the file, the environment and the flags of `layers`,
     /// then validation.
     pub fn load(layers: &Layers) -> Result<Self, ConfigError> {
-        let config: Config = layers.extract()?;
-        config.validate()?;
-        Ok(config)
+        layers.load(Self::validate)
+    }
+
+    /// `battlelog up`'s web pages: listening on `listen`, reading from
+    /// `resolver_url` with the `reader` token in `token_file`, share links
+    /// keyed by the secret in `<data dir>/web` ([`Config::share_secret_file`]),
+    /// trusting `roller_key`.
+    pub fn development(
+        dev: &Development,
+        listen: SocketAddr,
+        resolver_url: String,
+        token_file: PathBuf,
+        roller_key: String,
+    ) -> Self {
+        Self {
+            shared: dev.shared(listen),
+            resolver_url,
+            token_file: Some(token_file),
+            share_secret_file: Some(dev.dir(SERVICE).join(DEVELOPMENT_SHARE_SECRET)),
+            trusted_roller_keys: vec![roller_key],
+            client_tls: dev.client_tls.clone(),
+            ..Self::default()
+        }
     }
 
     /// The live streams' limits.
@@ -200,7 +214,7 @@ impl Config {
             });
         }
         self.http_limits.validate()?;
-        self.observability.validate()?;
+        self.shared.validate()?;
         self.client_tls.validate(&[("resolver_url", &self.resolver_url)])
     }
 }

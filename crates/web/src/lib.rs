@@ -83,6 +83,9 @@ use crate::error::PageError;
 use crate::i18n::Lang;
 use crate::live::Live;
 pub use crate::live::LiveLimits;
+
+// What its binary runs, and `battlelog up` (battlelog_runtime::service).
+battlelog_runtime::service!(Config, config::SERVICE, anyhow::Error, run);
 use crate::log_key::LogKey;
 use crate::source::{Export, Resolver};
 
@@ -429,7 +432,7 @@ pub async fn run(
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
-    let mut observed = battlelog_runtime::serve::Observed::configured(config::SERVICE, &config.observability);
+    let mut observed = battlelog_runtime::serve::Observed::configured(config::SERVICE, config.shared.metrics_listen);
     let metrics = battlelog_runtime::observe_http::HttpMetrics::register(config::SERVICE, observed.registry());
     let pages = pages(config)?;
     let ready = observed.ready(listener.local_addr()?).await?;

@@ -1,37 +1,7 @@
-//! `battlelog-web`: loads the configuration, binds, and serves the judges'
-//! pages until SIGINT or SIGTERM.
+//! `battlelog-web`: the web pages' binary (battlelog_runtime::service::main).
 
-use battlelog_runtime::config::{CommandLine, Layers};
-use battlelog_web::config::{Config, SERVICE};
-use clap::CommandFactory;
-
-// The name, version and about of `--help`; `--config` and one flag per
-// config key come from `Config`'s fields (battlelog_runtime::config).
-/// The battlelog web pages: battles verified in the browser, for judges and forum readers.
-#[derive(Debug, clap::Parser)]
-#[command(version, about)]
-struct Cli {}
-
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
-    let command_line = CommandLine::parse::<Config>(SERVICE, Cli::command());
-    let config = Config::load(&Layers::from_process(SERVICE, command_line))?;
-    // `telemetry` lives until the service has stopped: dropping it flushes
-    // the spans not yet exported.
-    let (listener, local, telemetry) = battlelog_runtime::start(
-        SERVICE,
-        &config.log,
-        config.log_format,
-        config.observability.otlp_endpoint.as_deref(),
-        config.listen,
+fn main() -> anyhow::Result<()> {
+    battlelog_runtime::service::main::<battlelog_web::Config>(
+        "The battlelog web pages: battles verified in the browser, for judges and forum readers.",
     )
-    .await?;
-    tracing::info!(%local, resolver = %config.resolver_url, "battlelog-web starting");
-    // Installed before the readiness line, which `run` prints once every
-    // file is read: a SIGTERM right after it shuts down gracefully.
-    let shutdown = battlelog_runtime::shutdown_signal();
-    battlelog_web::run(&config, listener, shutdown).await?;
-    tracing::info!("battlelog-web stopped");
-    drop(telemetry);
-    Ok(())
 }

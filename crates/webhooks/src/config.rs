@@ -14,10 +14,9 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use battlelog_runtime::config::Observability;
 pub use battlelog_runtime::config::{ConfigError, Layers};
 use battlelog_runtime::http::HttpLimits;
-use battlelog_runtime::logging::LogFormat;
+use battlelog_runtime::service::{Development, Shared, Tokens};
 use battlelog_runtime::tls::ClientTls;
 use serde::{Deserialize, Serialize};
 
@@ -46,8 +45,16 @@ pub struct TenantEndpoint {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
-    /// The HTTP listen address of `/metrics` and the admin endpoints.
-    pub listen: SocketAddr,
+    /// The keys every service takes: `listen` (the HTTP port of `/metrics`
+    /// and the admin endpoints), `log`, `log_format`, `metrics_listen`,
+    /// `otlp_endpoint` (battlelog_runtime::service).
+    #[serde(flatten)]
+    pub shared: Shared,
+    /// Verification of the admin endpoints' tokens (the `service` role
+    /// only): `auth_keys`, `token_max_lifetime_secs`, `revoked_tokens_*`
+    /// (battlelog_runtime::service).
+    #[serde(flatten)]
+    pub tokens: Tokens,
     /// The NATS server with the journal's JetStream fan-out, or several
     /// comma-separated (any nodes of a cluster); credentials may be given
     /// in it (`nats://webhooks:<password>@host:4222`).
@@ -106,19 +113,6 @@ pub struct Config {
     /// `request_timeout_ms`; the webhooks' own `request_timeout_ms` is a
     /// delivery's POST).
     pub http_request_timeout_ms: u64,
-    /// Log filter (`RUST_LOG` wins when set).
-    pub log: String,
-    pub log_format: LogFormat,
-    /// Public key files (PEM) whose tokens the admin endpoints accept
-    /// (the `service` role only).
-    #[serde(deserialize_with = "battlelog_runtime::config::comma_separated")]
-    pub auth_keys: Vec<PathBuf>,
-    /// The longest a token may be valid (`exp` − `iat`), in seconds.
-    pub token_max_lifetime_secs: u64,
-    /// The revocation list (battlelog_auth::revoke). None: no list.
-    pub revoked_tokens_file: Option<PathBuf>,
-    /// How often, at most, the revocation list is re-read, in milliseconds.
-    pub revoked_tokens_reload_ms: u64,
     /// The journal's gRPC endpoint: every record of the feed is delivered
     /// only if the journal holds it (crate::feed). None: each record is
     /// checked against its battle's chain only, which a forger who computes
@@ -144,16 +138,13 @@ pub struct Config {
     /// Each tenant's endpoint, by tenant (`BattleOpened.tenant`); events of
     /// a tenant without one are not delivered (and counted as skipped).
     pub tenants: BTreeMap<String, TenantEndpoint>,
-    /// Metrics and traces: `metrics_listen`, `otlp_endpoint`
-    /// (battlelog_runtime::config::Observability).
-    #[serde(flatten)]
-    pub observability: Observability,
 }
 
 impl Default for Config {
     fn default() -> Self {
         Self {
-            listen: SocketAddr::from(([127, 0, 0, 1], 50054)),
+            shared: Shared::listening_on(SocketAddr::from(([127, 0, 0, 1], 50054))),
+            tokens: Tokens::default(),
             nats_url: "nats://127.0.0.1:4222".into(),
             nats_stream: "BATTLELOG_EVENTS".into(),
             nats_subject_prefix: "battlelog.events".into(),
@@ -174,12 +165,6 @@ impl Default for Config {
             http_max_connections_per_address: HttpLimits::default().max_connections_per_address,
             http_header_read_timeout_ms: HttpLimits::default().header_read_timeout_ms,
             http_request_timeout_ms: HttpLimits::default().request_timeout_ms,
-            log: "info".into(),
-            log_format: LogFormat::Text,
-            auth_keys: Vec::new(),
-            token_max_lifetime_secs: battlelog_auth::DEFAULT_MAX_LIFETIME.as_secs(),
-            revoked_tokens_file: None,
-            revoked_tokens_reload_ms: battlelog_auth::revoke::DEFAULT_RELOAD_EVERY.as_millis() as u64,
             journal_url: None,
             token_file: None,
             journal_read_count: DEFAULT_JOURNAL_READ_COUNT,
@@ -187,7 +172,6 @@ impl Default for Config {
             journal_timeout_ms: 5_000,
             client_tls: ClientTls::default(),
             tenants: BTreeMap::new(),
-            observability: Observability::default(),
         }
     }
 }
@@ -202,6 +186,45 @@ pub struct Retry {
 }
 
 impl Config {
+    /// Defaults, then the file, the environment and the flags of `layers`,
+    /// then validation.
+    pub fn load(layers: &Layers) -> Result<Self, ConfigError> {
+        let mut config: Config = layers.extract()?;
+        // An empty value (`BATTLELOG_WEBHOOKS_JOURNAL_URL=`) unsets a key.
+        config.journal_url = config.journal_url.filter(|url| !url.is_empty());
+        config.token_file = config.token_file.filter(|path| !path.as_os_str().is_empty());
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// `battlelog up`'s webhooks: listening on `listen`, following the
+    /// stream and subject prefix of `feed` at `nats_url`, delivering only
+    /// what the journal at `journal_url` holds, to one tenant's `endpoint`;
+    /// its store under `<data dir>/webhooks/store`.
+    pub fn development(
+        dev: &Development,
+        listen: SocketAddr,
+        nats_url: String,
+        feed: (&str, &str),
+        journal_url: String,
+        endpoint: (String, TenantEndpoint),
+    ) -> Self {
+        Self {
+            shared: dev.shared(listen),
+            tokens: dev.tokens.clone(),
+            nats_url,
+            nats_stream: feed.0.into(),
+            nats_subject_prefix: feed.1.into(),
+            data_dir: dev.dir(SERVICE).join("store"),
+            tenants: [endpoint].into(),
+            // Only what the journal holds is delivered (crate::feed).
+            journal_url: Some(journal_url),
+            token_file: Some(dev.token_file.clone()),
+            client_tls: dev.client_tls.clone(),
+            ..Self::default()
+        }
+    }
+
     /// The HTTP port's limits.
     pub fn http_limits(&self) -> HttpLimits {
         HttpLimits {
@@ -210,17 +233,6 @@ impl Config {
             request_timeout_ms: self.http_request_timeout_ms,
             max_connections_per_address: self.http_max_connections_per_address,
         }
-    }
-
-    /// Defaults, then the file, the environment and the flags, then validation.
-    pub fn load(layers: &Layers) -> Result<Self, ConfigError> {
-        let mut config: Config = layers.extract()?;
-        config.revoked_tokens_file = config.revoked_tokens_file.filter(|path| !path.as_os_str().is_empty());
-        // An empty value (`BATTLELOG_WEBHOOKS_JOURNAL_URL=`) unsets a key.
-        config.journal_url = config.journal_url.filter(|url| !url.is_empty());
-        config.token_file = config.token_file.filter(|path| !path.as_os_str().is_empty());
-        config.validate()?;
-        Ok(config)
     }
 
     pub fn validate(&self) -> Result<(), ConfigError> {
@@ -284,9 +296,15 @@ impl Config {
             battlelog_runtime::config::require_token_file(self.token_file.as_deref())?;
             self.client_tls.validate(&[("journal_url", url)])?;
         }
-        battlelog_runtime::config::require_auth_keys(&self.auth_keys)?;
-        battlelog_runtime::config::require_token_lifetime(self.token_max_lifetime_secs)?;
-        self.observability.validate()?;
+        self.tokens.validate()?;
+        self.shared.validate()?;
+        self.validate_tenants()
+    }
+
+    /// Each tenant's name is a NATS subject token, its URL an http(s) one
+    /// with a host, its secret a `whsec_` one.
+    fn validate_tenants(&self) -> Result<(), ConfigError> {
+        let invalid = |key: &'static str, message: String| Err(ConfigError::Invalid { key, message });
         for (tenant, endpoint) in &self.tenants {
             if tenant.is_empty() || tenant.contains(|c: char| c == '.' || c == '*' || c == '>' || c.is_whitespace()) {
                 return invalid("tenants", format!("{tenant:?} is not a tenant name (a NATS subject token)"));

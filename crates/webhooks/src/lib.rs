@@ -46,6 +46,9 @@ use tokio::sync::watch;
 pub use config::Config;
 pub use metrics::WebhooksMetrics;
 
+// What its binary runs, and `battlelog up` (battlelog_runtime::service).
+battlelog_runtime::service!(Config, config::SERVICE, anyhow::Error, run);
+
 /// The service, its files read and its store open, not yet serving.
 #[derive(Debug)]
 pub struct Webhooks {
@@ -64,13 +67,7 @@ pub struct Webhooks {
 impl Webhooks {
     /// As configured: the admin tokens verified with `auth_keys`.
     pub fn open(config: &Config) -> anyhow::Result<Self> {
-        let verifier = Verifier::configured(
-            &config.auth_keys,
-            Duration::from_secs(config.token_max_lifetime_secs),
-            config.revoked_tokens_file.as_deref(),
-            Duration::from_millis(config.revoked_tokens_reload_ms),
-        )
-        .context("auth_keys")?;
+        let verifier = config.tokens.verifier().context("auth_keys")?;
         Self::open_with_verifier(config, verifier)
     }
 
@@ -213,6 +210,6 @@ pub async fn run(
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
-    let observed = battlelog_runtime::serve::Observed::configured(config::SERVICE, &config.observability);
+    let observed = battlelog_runtime::serve::Observed::configured(config::SERVICE, config.shared.metrics_listen);
     Webhooks::open(config)?.serve(listener, observed, shutdown).await
 }

@@ -1,40 +1,10 @@
-//! `battlelog-webhooks`: loads the configuration, binds its HTTP port, and
-//! delivers until SIGINT or SIGTERM.
-
-use battlelog_runtime::config::{CommandLine, Layers};
-use battlelog_webhooks::config::{Config, SERVICE};
-use clap::CommandFactory;
+//! `battlelog-webhooks`: the webhooks' binary (battlelog_runtime::service::main).
 
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-// The name, version and about of `--help`; `--config` and one flag per
-// config key come from `Config`'s fields (battlelog_runtime::config).
-/// The battlelog webhooks: committed events POSTed to each tenant's endpoint, signed, in order.
-#[derive(Debug, clap::Parser)]
-#[command(version, about)]
-struct Cli {}
-
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
-    let command_line = CommandLine::parse::<Config>(SERVICE, Cli::command());
-    let config = Config::load(&Layers::from_process(SERVICE, command_line))?;
-    // `telemetry` lives until the service has stopped: dropping it flushes
-    // the spans not yet exported.
-    let (listener, local, telemetry) = battlelog_runtime::start(
-        SERVICE,
-        &config.log,
-        config.log_format,
-        config.observability.otlp_endpoint.as_deref(),
-        config.listen,
+fn main() -> anyhow::Result<()> {
+    battlelog_runtime::service::main::<battlelog_webhooks::Config>(
+        "The battlelog webhooks: committed events POSTed to each tenant's endpoint, signed, in order.",
     )
-    .await?;
-    tracing::info!(%local, tenants = config.tenants.len(), "battlelog-webhooks starting");
-    // Installed before the readiness line, which `run` prints once every
-    // file is read: a SIGTERM right after it shuts down gracefully.
-    let shutdown = battlelog_runtime::shutdown_signal();
-    battlelog_webhooks::run(&config, listener, shutdown).await?;
-    tracing::info!("battlelog-webhooks stopped");
-    drop(telemetry);
-    Ok(())
 }
