@@ -18,7 +18,9 @@ in Chromium against `battlelog up`, ?lang=en and ?lang=ru:
     it (computed here from the export's own numbers); the final view shows
     the note too instead of "stands as recorded";
   - a ruling whose override changes nothing says so in plain, full-size
-    text, not a grey aside.
+    text, not a grey aside;
+  - in the final view an action whose dispute no ruling answers says so
+    (with a link to the dispute), not just "stands as recorded".
 
 The battle is made here over gRPC (Python's grpcio on the repo's protos, as
 checks_page.py does): Pokémon attacks that never miss, each answered by a
@@ -261,6 +263,9 @@ def check_affected(env: bt.Env, browser, results: bt.Results, made: dict, lang: 
         final_text = final.first.inner_text() if final.count() else ""
         results.check(f"{name}: the final view notes the dodge is changed by #v{ruling}, not 'as recorded'",
                       f"#v{ruling}" in final_text and final.locator(".affected-note").count() == 1, final_text)
+        contested = made["other"][0]
+        marker = page.locator(f"#final-view li[data-action='{contested}'] .open-dispute a[href$='#v{made['open']}']").count()
+        results.check(f"{name}: the final view says #v{contested} is disputed with no ruling yet (#v{made['open']})", marker == 1)
         page.close()
     except Exception:
         results.crashed(name)

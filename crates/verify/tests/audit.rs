@@ -231,6 +231,8 @@ fn disputes_and_rulings_are_listed_with_their_author_and_what_each_override_chan
             "by": {"subject": "oak", "role": "judge"}, "text": "on reflection, a full success",
             "changes": [{"field": "result", "before": "miss", "after": "full_success"}],
             "after_close": false,
+            // Names no dispute; no action was resolved between v2 and it.
+            "answers_dispute": null, "affected": [],
         })
     );
     assert_eq!(json["disputes"][0]["by"], json!({"subject": "forum-kanto", "role": "forum"}));

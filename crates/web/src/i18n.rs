@@ -394,6 +394,17 @@ const LABELS: &[(&str, &str, &str)] = &[
         "Со значением из решения правила не допускают это действие",
     ),
     ("affected_again", "with the ruling", "с учётом решения"),
+    (
+        "more_about_action",
+        "More: link, calculation, state after, recorded fields —",
+        "Ещё: ссылка, расчёт, состояние после, записанные поля —",
+    ),
+    ("link_to_action", "Link to this action:", "Ссылка на это действие:"),
+    (
+        "open_dispute_of_action",
+        "— but disputed, and no ruling answers it yet:",
+        "— но оспорено, и решения судьи пока нет:",
+    ),
     ("recorded_value", "recorded", "записано"),
     ("final_value", "final", "итог"),
     ("after_close", "made after the battle was closed", "вынесено после окончания боя"),

@@ -1,7 +1,9 @@
 //! The battle page (`GET /battles/{id}`), rendered on the server from the
-//! battle's export, so that it reads without JavaScript: the battle's
-//! facts (participants' sheets, client seed, forum post), the verification
-//! section, each epoch's commitment, then the timeline — every event under
+//! battle's export, so that it reads without JavaScript: the verdict, the
+//! disputes (`#disputes`: each open or answered, linked to its ruling), the
+//! battle's facts (participants' sheets, client seed, forum post), the
+//! timeline, then the technical panels (the verification section, each
+//! epoch's commitment, the state panel) — in the timeline every event under
 //! its permalink `#v<version>` with who caused it (the credential recorded
 //! with it) and when, a roll drawn inside the action that used it,
 //! disputes and rulings linked to what they contest, and an overridden
@@ -388,13 +390,16 @@ impl BattlePage<'_> {
                         (verdict_banner(lang, false))
                         (self.disputes_panel(&shown))
                         (self.facts(opened_event, closed))
-                        (self.verification(&shown))
-                        (self.commitments(&shown))
-                        (self.state_section())
                         @if self.view.final_view {
                             (self.final_view())
                         }
                         (self.timeline(&window))
+                        // The technical panels after the battle (issue 39,
+                        // finding 6): on a phone they pushed the first action
+                        // thousands of pixels down. The verdict links them.
+                        (self.verification(&shown))
+                        (self.commitments(&shown))
+                        (self.state_section())
                     }
                     script type="application/json" id="roller-keys" { (PreEscaped(embeddable(&roller_keys))) }
                     script type="application/json" id="log-keys" { (PreEscaped(embeddable(&log_keys))) }
@@ -408,16 +413,24 @@ impl BattlePage<'_> {
     /// "Show the calculation" of a roll: drawn for the roll `?calc=N`
     /// names, a link for every other one (a page of 200 rolls with every
     /// ChaCha20 word drawn is thousands of elements a judge rarely opens).
-    fn calculation(&self, line: &ExportLine) -> Markup {
+    fn calculation(&self, line: &ExportLine, nested: bool) -> Markup {
         let lang = self.lang;
         if self.view.calc == Some(line.version) {
             return explain::calculation(lang, self.lines, line.version);
         }
+        // A roll inside an action: a shortcut for the pointer; the keyboard
+        // reaches the same link in the action's "more" disclosure, so that
+        // an action is one tab stop (issue 39).
         html! {
             p.muted.calc-link {
-                a href={ "?" (self.base_query(lang)) "&calc=" (line.version) "&v=" (line.version) "#v" (line.version) } { (lang.t("show_calculation")) }
+                a href=(self.calc_href(line.version)) tabindex=[nested.then_some("-1")] { (lang.t("show_calculation")) }
             }
         }
+    }
+
+    /// The page with roll `version`'s calculation drawn.
+    fn calc_href(&self, version: u64) -> String {
+        format!("?{}&calc={version}&v={version}#v{version}", self.base_query(self.lang))
     }
 
     /// The state after `?at=N` (else after the last event): the fold
@@ -716,7 +729,9 @@ impl BattlePage<'_> {
                 data-affected-by=[affected_by_attr(links, version)] {
                 h3 {
                     span.event-title { (self.title(line)) }
-                    a.permalink href={ "#v" (version) } { "#v" (version) }
+                    // An action's one tab stop is its "more" disclosure,
+                    // which holds this link too (issue 39).
+                    a.permalink href={ "#v" (version) } tabindex=[(line.event_type == "ActionResolved").then_some("-1")] { "#v" (version) }
                 }
                 (self.who_and_when(line))
                 (self.body(line, nested, links, shown))
@@ -771,7 +786,7 @@ impl BattlePage<'_> {
                 }
                 "DiceRolled" => {
                     (roll(event, lang))
-                    (self.calculation(line))
+                    (self.calculation(line, false))
                 }
                 "ActionResolved" => {
                     p.summary lang=(lang.code())
@@ -821,9 +836,18 @@ impl BattlePage<'_> {
                     @if let Some(why) = links.explained.as_ref().and_then(|folded| folded.explanations.get(&line.version)) {
                         (explain::action(lang, why))
                     }
-                    p.muted.state-link { a href={ "?" (self.base_query(lang)) "&at=" (line.version) "&v=" (line.version) "#state" } { (lang.t("state_after")) } }
-                    // The recorded action and outcome, field by field.
-                    details { summary { (lang.t("details")) }
+                    // Everything else about the action behind one disclosure:
+                    // its link, each roll's calculation, the state after it
+                    // and the recorded fields — one tab stop per action.
+                    details.more {
+                        summary { (lang.t("more_about_action")) " #v" (line.version) }
+                        p.muted.action-link { a href={ "#v" (line.version) } { (lang.t("link_to_action")) " #v" (line.version) } }
+                        @for &i in nested {
+                            @let roll_version = self.lines[i].version;
+                            p.muted.calc-more { a href=(self.calc_href(roll_version)) { (lang.t("show_calculation")) " #v" (roll_version) } }
+                        }
+                        p.muted.state-link { a href={ "?" (self.base_query(lang)) "&at=" (line.version) "&v=" (line.version) "#state" } { (lang.t("state_after")) } }
+                        // The recorded action and outcome, field by field.
                         (fields_table(lang, lang.t("action_fields"), event.get("action")))
                         (fields_table(lang, lang.t("outcome_fields"), event.get("outcome")))
                     }
@@ -903,11 +927,11 @@ impl BattlePage<'_> {
             div.event.nested id={ "v" (line.version) } data-version=(line.version) data-type=(line.event_type) {
                 h4 {
                     span.event-title { (lang.t("roll")) }
-                    a.permalink href={ "#v" (line.version) } { "#v" (line.version) }
+                    a.permalink href={ "#v" (line.version) } tabindex="-1" { "#v" (line.version) }
                 }
                 (self.who_and_when(line))
                 (roll(&line.event, lang))
-                (self.calculation(line))
+                (self.calculation(line, true))
             }
         }
     }
@@ -1108,6 +1132,7 @@ impl BattlePage<'_> {
         let lang = self.lang;
         let finals = final_outcomes(&self.report.rulings);
         let affected = affected(&self.report.rulings);
+        let answered = answered_by(&self.report.rulings);
         let summary_field = match lang {
             Lang::En => "summary_en",
             Lang::Ru => "summary_ru",
@@ -1128,6 +1153,20 @@ impl BattlePage<'_> {
                             }
                             @if let Some(rulings) = affected.get(&line.version) {
                                 (self.affected_note(rulings, &|_| false))
+                            }
+                            // "Stands as recorded" is not the last word while a
+                            // dispute of it waits for a ruling (issue 39).
+                            @let open: Vec<u64> = self.report.disputes.iter()
+                                .filter(|d| d.contests == line.version && !answered.contains_key(&d.version))
+                                .map(|d| d.version).collect();
+                            @if !open.is_empty() {
+                                " " strong.open-dispute {
+                                    (lang.t("open_dispute_of_action")) " "
+                                    @for (i, v) in open.iter().enumerate() {
+                                        @if i > 0 { ", " }
+                                        a href=(self.version_href(*v, None)) { "#v" (v) }
+                                    }
+                                }
                             }
                         }
                     }
