@@ -453,6 +453,40 @@ fn check_resolution(
     Ok(())
 }
 
+/// The actions resolved between the action `ruling` rules on and the
+/// ruling itself that come out otherwise when resolved again, with their
+/// own dice, on the battle as the override leaves it (`effective` in place
+/// of the ruled action's outcome). Those after the ruling were resolved on
+/// top of it already; an action whose rolls could not be used (a finding
+/// says why) is folded as recorded but not resolved again.
+fn affected_by(
+    battle: &Battle,
+    folded: &[u64],
+    faces: &BTreeMap<u64, Vec<u32>>,
+    ruling: &RulingSeen,
+    effective: &Outcome,
+) -> Vec<AffectedAction> {
+    let ruled = ruling.contests;
+    let Ok(mut again) = battle.as_of(ruled).and_then(|b| b.with_effective(ruled, effective.clone())) else {
+        return Vec::new();
+    };
+    let mut affected = Vec::new();
+    for &version in folded.iter().filter(|&&v| v > ruled && v < ruling.version) {
+        let Some(entry) = battle.entry(version) else { continue };
+        if let Some(faces) = faces.get(&version) {
+            let resolved = again.resolve(version, &entry.action, faces);
+            let outcome = resolved.as_ref().map(|r| &r.outcome).map_err(ToString::to_string);
+            affected.extend(AffectedAction::compare(version, &entry.outcome, outcome));
+        }
+        // On from what was recorded, as the battle went on.
+        match again.apply(version, &entry.action, &entry.outcome) {
+            Ok(next) => again = next,
+            Err(_) => break,
+        }
+    }
+    affected
+}
+
 #[cfg(test)]
 mod tests {
     use battlelog_proto::v1::{BattleClosed, DisputeRaised};
@@ -650,38 +684,4 @@ mod tests {
         ]);
         assert_eq!(clean, vec![], "resolved in turn, and one still pending, are no findings");
     }
-}
-
-/// The actions resolved between the action `ruling` rules on and the
-/// ruling itself that come out otherwise when resolved again, with their
-/// own dice, on the battle as the override leaves it (`effective` in place
-/// of the ruled action's outcome). Those after the ruling were resolved on
-/// top of it already; an action whose rolls could not be used (a finding
-/// says why) is folded as recorded but not resolved again.
-fn affected_by(
-    battle: &Battle,
-    folded: &[u64],
-    faces: &BTreeMap<u64, Vec<u32>>,
-    ruling: &RulingSeen,
-    effective: &Outcome,
-) -> Vec<AffectedAction> {
-    let ruled = ruling.contests;
-    let Ok(mut again) = battle.as_of(ruled).and_then(|b| b.with_effective(ruled, effective.clone())) else {
-        return Vec::new();
-    };
-    let mut affected = Vec::new();
-    for &version in folded.iter().filter(|&&v| v > ruled && v < ruling.version) {
-        let Some(entry) = battle.entry(version) else { continue };
-        if let Some(faces) = faces.get(&version) {
-            let resolved = again.resolve(version, &entry.action, faces);
-            let outcome = resolved.as_ref().map(|r| &r.outcome).map_err(ToString::to_string);
-            affected.extend(AffectedAction::compare(version, &entry.outcome, outcome));
-        }
-        // On from what was recorded, as the battle went on.
-        match again.apply(version, &entry.action, &entry.outcome) {
-            Ok(next) => again = next,
-            Err(_) => break,
-        }
-    }
-    affected
 }
