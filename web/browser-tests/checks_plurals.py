@@ -78,8 +78,14 @@ def run(env: bt.Env, browser, results: bt.Results, battles: list[tuple[str, str]
 def check_root(env: bt.Env, browser, results: bt.Results, battle: str, link: str) -> None:
     name = f"root encoding {battle}"
     try:
+        # Exported again now: the trailer carries the journal's newest
+        # checkpoint, and the checks run before this one (checks_disputes,
+        # checks_page) journal battles of their own, so the export taken at
+        # the start has an older root than the page's.
+        fresh = env.work / f"{battle}.root.jsonl"
+        fresh.write_text(bt.run([env.battlelog, "export", battle, "--resolver", env.resolver, "--data-dir", env.data_dir]))
         audit = json.loads(
-            bt.run([env.battlelog, "audit", "--file", str(env.work / f"{battle}.jsonl"), "--accept-any-roller-key", "--json"])
+            bt.run([env.battlelog, "audit", "--file", str(fresh), "--accept-any-roller-key", "--json"])
         )
         root = audit["trailer"]["root_hash"]
         for lang in ("en", "ru"):

@@ -201,6 +201,7 @@ const EVENT_SCHEMAS = {
   5: ['DisputeRaised', { 1: ['by', 'string'], 2: ['refers_to', 'uint64'], 3: ['reason', 'string'], 4: ['credential', CREDENTIAL] }],
   6: ['JudgeRuling', {
     1: ['judge', 'string'], 2: ['refers_to', 'uint64'], 3: ['text', 'string'], 4: ['override', 'struct'], 5: ['credential', CREDENTIAL],
+    6: ['answers_dispute', 'uint64'],
   }],
   7: ['SeedRevealed', { 1: ['epoch', 'uint32'], 2: ['server_seed', 'string'], 3: ['credential', CREDENTIAL] }],
   8: ['BattleClosed', { 1: ['by', 'string'], 2: ['reason', 'string'], 3: ['credential', CREDENTIAL] }],
@@ -249,6 +250,9 @@ export function decodeRecord(bytes) {
     }
   }
   if (type === 'DiceRolled' && event.error === '') delete event.error;
+  // Shown only when recorded (no dispute is at version 0: that is the
+  // BattleOpened), as the export shows it.
+  if (type === 'JudgeRuling' && event.answers_dispute === 0) delete event.answers_dispute;
   if (type === 'DiceRolled' && event.for_action === null) delete event.for_action;
   // As for the event's own: the caller's credential is kept, not shown.
   if (type === 'DiceRolled' && event.for_action) delete event.for_action.credential;

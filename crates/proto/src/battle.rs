@@ -282,12 +282,20 @@ pub fn event_to_json(event: &Event) -> Value {
             "summary_en": e.summary_en,
         }),
         Event::DisputeRaised(e) => json!({"by": e.by, "refers_to": e.refers_to, "reason": e.reason}),
-        Event::JudgeRuling(e) => json!({
-            "judge": e.judge,
-            "refers_to": e.refers_to,
-            "text": e.text,
-            "override": optional_struct(e.r#override.as_ref()),
-        }),
+        Event::JudgeRuling(e) => {
+            let mut fields = json!({
+                "judge": e.judge,
+                "refers_to": e.refers_to,
+                "text": e.text,
+                "override": optional_struct(e.r#override.as_ref()),
+            });
+            // Only when recorded: a ruling from before the field existed
+            // shows exactly what it showed then.
+            if let Some(dispute) = e.answers_dispute {
+                fields["answers_dispute"] = json!(dispute);
+            }
+            fields
+        }
         Event::SeedRevealed(e) => json!({"epoch": e.epoch, "server_seed": e.server_seed}),
         Event::BattleClosed(e) => json!({"by": e.by, "reason": e.reason}),
     };

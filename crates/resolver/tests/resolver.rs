@@ -1118,3 +1118,66 @@ async fn the_cache_and_the_actions_are_counted() {
     resolver.act(act("mx", "a1", attack)).await.expect("retried attack");
     assert_eq!(metrics.actions("pokemon-d6@1"), 1);
 }
+
+/// Issue 39: a ruling says which dispute it answers (`answers_dispute`). A
+/// version that is not a dispute of the battle — an action, a roll, the
+/// opening, nothing yet — is INVALID_ARGUMENT naming the field; a dispute
+/// is journaled with the ruling and shown in its export line; a retry
+/// naming another dispute is another request; and a forum's token still
+/// cannot rule at all.
+#[tokio::test]
+async fn a_ruling_answers_a_dispute_of_its_battle_and_nothing_else() {
+    let mut stack = stack().await;
+    open(&mut stack, "ans", "pokemon-d6@1", json!([{"id": "pikachu"}, {"id": "meowth"}])).await;
+    let attack = json!({"type": "attack", "actor": "pikachu", "target": "meowth", "move": "Swift", "power": 60});
+    let acted = stack.resolver.act(act("ans", "a1", attack)).await.expect("act").into_inner();
+    let rolled = acted.rolls.first().expect("the attack rolled").version;
+    let dispute = |request_id: &str| DisputeRequest {
+        battle_id: "ans".into(),
+        by: "meowth".into(),
+        refers_to: acted.version,
+        reason: "lag".into(),
+        request_id: request_id.into(),
+        ..Default::default()
+    };
+    let disputed = stack.resolver.dispute(dispute("d1")).await.expect("dispute").into_inner().version;
+    let other = stack.resolver.dispute(dispute("d2")).await.expect("dispute").into_inner().version;
+    let answering = |answers: Option<u64>, request_id: &str| RuleRequest {
+        answers_dispute: answers,
+        refers_to: acted.version,
+        ..rule_request("ans", request_id, "it stands", None)
+    };
+    for (answers, says) in [
+        (acted.version, "\"attack\" action, not a dispute"),
+        (rolled, "is no dispute of this battle"),
+        (0, "is no dispute of this battle"),
+        (other + 10, "is no dispute of this battle"),
+    ] {
+        let refused = stack.judge.rule(answering(Some(answers), "bad")).await.expect_err("not a dispute");
+        expect_invalid(refused, "answers_dispute", says);
+    }
+    // The forum's token may dispute, never rule (the rights table).
+    let forum = stack.resolver.rule(answering(Some(disputed), "forum")).await.expect_err("a forum rules");
+    assert_eq!(forum.code(), Code::PermissionDenied, "{forum:?}");
+
+    let ruled = stack.judge.rule(answering(Some(disputed), "r1")).await.expect("a ruling").into_inner();
+    let Some(Event::JudgeRuling(recorded)) = ruled.event.and_then(|e| e.event) else { panic!("not a ruling") };
+    assert_eq!(recorded.answers_dispute, Some(disputed));
+    // The same request id naming another dispute is another request.
+    expect_reused(stack.judge.rule(answering(Some(other), "r1")).await.expect_err("another ruling"));
+    // One naming none, as every ruling before the field: taken, recorded without it.
+    let plain = stack.judge.rule(answering(None, "r2")).await.expect("a ruling").into_inner();
+
+    let records = exported(&mut stack, "ans").await;
+    let shown = |version: u64| {
+        let record = records.iter().find(|r| r.version == version).expect("exported");
+        let decoded = JournalRecord::decode(record.record.as_slice()).expect("a record");
+        battlelog_proto::battle::event_to_json(&battlelog_proto::battle::decode(&decoded).expect("an event"))
+    };
+    assert_eq!(shown(ruled.version)["answers_dispute"], json!(disputed));
+    assert_eq!(shown(plain.version).get("answers_dispute"), None);
+    let report = audit("ans", &records);
+    assert!(report.ok(), "{:?}", report.findings);
+    let answers: Vec<Option<u64>> = report.rulings.iter().map(|r| r.answers_dispute).collect();
+    assert_eq!(answers, vec![Some(disputed), None]);
+}

@@ -268,6 +268,19 @@ impl Battle {
         Ok(battle)
     }
 
+    /// The battle with the entry at `version` given `effective` as its
+    /// effective outcome and the state folded again from the opening — what
+    /// a ruling's override does, but with no ruling recorded. An audit
+    /// resolves the actions that followed the entry on it, to tell which of
+    /// them a later ruling changed the inputs of.
+    pub fn with_effective(&self, version: Version, effective: Outcome) -> Result<Battle, ResolveError> {
+        let mut next = self.clone();
+        let index = next.index_of(version).ok_or(Rejection::UnknownReference { refers_to: version })?;
+        Arc::make_mut(&mut next.log[index]).effective = effective;
+        next.refold()?;
+        Ok(next)
+    }
+
     fn check_order(&self, at: Version) -> Result<(), ResolveError> {
         match self.last_version() {
             Some(last) if at <= last => Err(ResolveError::OutOfOrder { at, last }),

@@ -17,7 +17,17 @@
 //!   `changes` (a list of [`FieldChange`]: `field`, `before`, `after`; a
 //!   field whose value the ruling left as it was is never listed), and
 //!   `after_close` (bool: the battle was closed when the ruling was
-//!   journaled, which the resolver takes only within its appeal window).
+//!   journaled, which the resolver takes only within its appeal window),
+//!   `answers_dispute` (the version of the dispute it answers, or `null`:
+//!   rulings recorded before the field existed answer no recorded dispute)
+//!   and `affected` (a list of [`AffectedAction`]: `version`, `changes`,
+//!   `refused`).
+//! - [`AffectedAction`]: an action resolved between the ruled action and
+//!   the ruling whose resolution the ruling's override changes: resolved
+//!   again with the same dice on the battle as the override leaves it, its
+//!   outcome differs (`changes`: each field as recorded, `before`, and as
+//!   resolved again, `after`) or the rules no longer allow it (`refused`:
+//!   why, in English).
 //! - [`CloseSeen`]: `version`, `by` (the credential that closed: the
 //!   identity), `note` (the request's free-text `by`: a note, never who
 //!   closed), `reason`.
@@ -106,6 +116,46 @@ pub struct RulingSeen {
     /// within its appeal window (`appeal_window_secs`), a policy of its clock
     /// that an offline audit does not judge.
     pub after_close: bool,
+    /// The version of the dispute the ruling says it answers
+    /// (`JudgeRuling.answers_dispute`); `None` for a ruling that names none,
+    /// as every ruling recorded before the field existed.
+    pub answers_dispute: Option<u64>,
+    /// The actions resolved between the ruled action and this ruling whose
+    /// resolution the override changes, in version order (the audit fills
+    /// it once the whole battle is folded). Actions after the ruling were
+    /// resolved on top of it already.
+    pub affected: Vec<AffectedAction>,
+}
+
+/// An action a ruling's override reaches: resolved again with its own dice
+/// on the battle as the override leaves it, it comes out otherwise.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AffectedAction {
+    pub version: u64,
+    /// Each outcome field as recorded (`before`) and as resolved again
+    /// (`after`); empty when the action is refused instead.
+    pub changes: Vec<FieldChange>,
+    /// Why the rules no longer allow the action on the overridden battle
+    /// (English, the rules' words), when they do not.
+    pub refused: Option<String>,
+}
+
+impl AffectedAction {
+    /// `recorded` against the outcome of resolving the action again (or
+    /// the reason it cannot be); `None` when nothing differs.
+    pub fn compare(
+        version: u64,
+        recorded: &rules::Outcome,
+        again: Result<&rules::Outcome, String>,
+    ) -> Option<AffectedAction> {
+        match again {
+            Ok(again) => {
+                let changes = field_changes(&outcome_fields(recorded), &outcome_fields(again));
+                (!changes.is_empty()).then_some(AffectedAction { version, changes, refused: None })
+            }
+            Err(reason) => Some(AffectedAction { version, changes: Vec::new(), refused: Some(reason) }),
+        }
+    }
 }
 
 impl RulingSeen {
@@ -137,6 +187,8 @@ impl RulingSeen {
             text: ruling.text.clone(),
             changes,
             after_close,
+            answers_dispute: ruling.answers_dispute,
+            affected: Vec::new(),
         }
     }
 }

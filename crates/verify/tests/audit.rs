@@ -231,6 +231,8 @@ fn disputes_and_rulings_are_listed_with_their_author_and_what_each_override_chan
             "by": {"subject": "oak", "role": "judge"}, "text": "on reflection, a full success",
             "changes": [{"field": "result", "before": "miss", "after": "full_success"}],
             "after_close": false,
+            // Names no dispute; no action was resolved between v2 and it.
+            "answers_dispute": null, "affected": [],
         })
     );
     assert_eq!(json["disputes"][0]["by"], json!({"subject": "forum-kanto", "role": "forum"}));
@@ -323,6 +325,7 @@ fn a_ruling_without_override_changes_nothing() {
         text: "it stands".into(),
         r#override: None,
         credential: credential("oak", "judge"),
+        answers_dispute: None,
     }));
     let report = audit(BATTLE, &built.audited());
     assert_eq!(report.rulings.len(), 1);
@@ -364,4 +367,68 @@ fn a_head_is_64_hex_digits() {
     assert!(battlelog_verify::hash_from_hex(&"ab".repeat(31)).is_err());
     let error = battlelog_verify::hash_from_hex(&"zz".repeat(32)).expect_err("not hex");
     assert!(error.to_string().starts_with("a hash is 64 hex digits"), "{error}");
+}
+
+/// Issue 39: a ruling followed through. A dodge answers an attack before
+/// the judge cuts the attack's damage; the dodge was resolved from the old
+/// damage, so the ruling reaches it: resolved again with its own die, its
+/// `damage_after` is the ruled damage less the same reduction
+/// (docs/rules.md §1.3: round(incoming × (100 − reduction) / 100)). The
+/// actions after the ruling, resolved on top of it, are not listed, nor is
+/// anything for a ruling whose override changes no value.
+#[test]
+fn a_ruling_reaches_the_actions_resolved_from_what_it_changed() {
+    let attack = |actor: &str, target: &str| json!({"type": "attack", "actor": actor, "target": target, "move": "Swift", "power": 90, "never_miss": true});
+    let mut built = Built::open_as("pokemon-d6@2", vec![json!({"id": "pikachu"}), json!({"id": "meowth"})]);
+    // Attack and dodge until a dodge leaves part of the damage (the seed is
+    // fixed, so this is always the same battle).
+    let (mut attacked, mut dodged, mut reduction) = (0, 0, 100);
+    for turn in 0..8 {
+        let (actor, target) = if turn % 2 == 0 { ("pikachu", "meowth") } else { ("meowth", "pikachu") };
+        built.act(attack(actor, target));
+        attacked = built.version() - 1;
+        built.act(json!({"type": "dodge", "actor": target, "against": attacked}));
+        dodged = built.version() - 1;
+        let Event::ActionResolved(resolved) = &built.events[dodged as usize] else { unreachable!("just acted") };
+        let outcome = battlelog_verify::fold::resolved_parts(resolved).expect("parts").1;
+        let fields = serde_json::to_value(&outcome).expect("json");
+        reduction = fields["reduction_percent"].as_u64().expect("a rolled dodge has a reduction");
+        if fields["result"] == "rolled" && reduction < 100 {
+            break;
+        }
+    }
+    assert!(reduction < 100, "no dodge in 8 left any damage");
+    let Event::ActionResolved(hit) = &built.events[attacked as usize] else { unreachable!("an attack") };
+    let recorded_damage = battlelog_verify::fold::resolved_parts(hit).expect("parts").1;
+    let recorded_damage = serde_json::to_value(&recorded_damage).expect("json")["damage"].as_u64().expect("damage");
+    // Never a recorded damage (90 times a third-step multiplier: 30, 60, 90,
+    // 180), and a multiple of 20: every reduction of the table (0, 5, 50,
+    // 60 %) leaves a whole number, so no rounding rule is assumed here.
+    let ruled = 40;
+    assert_ne!(recorded_damage, ruled);
+    let Event::ActionResolved(dodge) = &built.events[dodged as usize] else { unreachable!("a dodge") };
+    let recorded_after = serde_json::to_value(battlelog_verify::fold::resolved_parts(dodge).expect("parts").1)
+        .expect("json")["damage_after"]
+        .clone();
+    assert_eq!(ruled * (100 - reduction) % 100, 0);
+    let again = ruled * (100 - reduction) / 100;
+    // A ruling whose override sets the damage it already had: no change, so
+    // nothing reached.
+    built.command(ruling("oak", attacked, "it stands", json!({"damage": recorded_damage})));
+    let standing = built.version() - 1;
+    built.command(ruling("oak", attacked, "the rock halves it", json!({"damage": ruled})));
+    let cutting = built.version() - 1;
+    // After the ruling: resolved on top of it, never listed.
+    built.act(attack("pikachu", "meowth"));
+    built.close();
+    let report = audit(BATTLE, &built.audited());
+    assert!(report.findings.is_empty(), "{:?}", report.findings);
+    let seen = |version: u64| report.rulings.iter().find(|r| r.version == version).expect("listed");
+    assert_eq!(seen(standing).affected, vec![]);
+    let affected = &seen(cutting).affected;
+    assert_eq!(affected.len(), 1, "{affected:?}");
+    assert_eq!(affected[0].version, dodged);
+    assert_eq!(affected[0].refused, None);
+    let after = affected[0].changes.iter().find(|c| c.field == "damage_after").expect("damage_after changed");
+    assert_eq!((after.before.clone(), after.after.clone()), (recorded_after, json!(again)));
 }

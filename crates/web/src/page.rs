@@ -1,7 +1,9 @@
 //! The battle page (`GET /battles/{id}`), rendered on the server from the
-//! battle's export, so that it reads without JavaScript: the battle's
-//! facts (participants' sheets, client seed, forum post), the verification
-//! section, each epoch's commitment, then the timeline — every event under
+//! battle's export, so that it reads without JavaScript: the verdict, the
+//! disputes (`#disputes`: each open or answered, linked to its ruling), the
+//! battle's facts (participants' sheets, client seed, forum post), the
+//! timeline, then the technical panels (the verification section, each
+//! epoch's commitment, the state panel) — in the timeline every event under
 //! its permalink `#v<version>` with who caused it (the credential recorded
 //! with it) and when, a roll drawn inside the action that used it,
 //! disputes and rulings linked to what they contest, and an overridden
@@ -35,7 +37,7 @@ use std::collections::BTreeMap;
 
 use battlelog_verify::AuditReport;
 use battlelog_verify::export::ExportLine;
-use battlelog_verify::judging::{FieldChange, RulingSeen};
+use battlelog_verify::judging::{AffectedAction, FieldChange, RulingSeen};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 use serde_json::Value;
 
@@ -248,6 +250,37 @@ fn real_changes(changes: &[FieldChange]) -> Vec<&FieldChange> {
     changes.iter().filter(|c| c.before != c.after).collect()
 }
 
+/// By dispute version, the rulings that name it as the dispute they answer.
+fn answered_by(rulings: &[RulingSeen]) -> BTreeMap<u64, Vec<u64>> {
+    let mut answered: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+    for ruling in rulings {
+        if let Some(dispute) = ruling.answers_dispute {
+            answered.entry(dispute).or_default().push(ruling.version);
+        }
+    }
+    answered
+}
+
+/// By action version, the rulings whose override reaches it.
+fn affected(rulings: &[RulingSeen]) -> BTreeMap<u64, Vec<(u64, &AffectedAction)>> {
+    let mut affected: BTreeMap<u64, Vec<(u64, &AffectedAction)>> = BTreeMap::new();
+    for ruling in rulings {
+        for action in &ruling.affected {
+            affected.entry(action.version).or_default().push((ruling.version, action));
+        }
+    }
+    affected
+}
+
+/// `data-affected-by`: the versions of the rulings reaching the action at
+/// `version`, space-separated (almost always one).
+fn affected_by_attr(links: &Links<'_>, version: u64) -> Option<String> {
+    links
+        .affected
+        .get(&version)
+        .map(|rulings| rulings.iter().map(|(ruling, _)| ruling.to_string()).collect::<Vec<_>>().join(" "))
+}
+
 /// What the timeline's events refer to one another by.
 struct Links<'r> {
     roll_versions: BTreeMap<u64, u64>,
@@ -256,6 +289,11 @@ struct Links<'r> {
     rulings: BTreeMap<u64, &'r RulingSeen>,
     choices: BTreeMap<u64, u64>,
     finals: BTreeMap<u64, Vec<FinalField>>,
+    /// By dispute version, the rulings that say they answer it.
+    answered_by: BTreeMap<u64, Vec<u64>>,
+    /// By action version, the rulings whose override changes what it was
+    /// resolved from, and how (issue 39: a ruling followed through).
+    affected: BTreeMap<u64, Vec<(u64, &'r AffectedAction)>>,
     closed_at: Option<u64>,
     /// The battle folded from its records with every action explained
     /// (`crate::explain`); none when the records do not fold (the audit
@@ -356,14 +394,18 @@ impl BattlePage<'_> {
                         (lang_notice(lang, self.unknown_lang))
                         h1 { span.forum-text translate="no" { (title) } }
                         (verdict_banner(lang, false))
+                        (self.disputes_panel(&shown))
                         (self.facts(opened_event, closed))
-                        (self.verification(&shown))
-                        (self.commitments(&shown))
-                        (self.state_section())
                         @if self.view.final_view {
                             (self.final_view())
                         }
                         (self.timeline(&window))
+                        // The technical panels after the battle (issue 39,
+                        // finding 6): on a phone they pushed the first action
+                        // thousands of pixels down. The verdict links them.
+                        (self.verification(&shown))
+                        (self.commitments(&shown))
+                        (self.state_section())
                     }
                     script type="application/json" id="roller-keys" { (PreEscaped(embeddable(&roller_keys))) }
                     script type="application/json" id="log-keys" { (PreEscaped(embeddable(&log_keys))) }
@@ -377,16 +419,24 @@ impl BattlePage<'_> {
     /// "Show the calculation" of a roll: drawn for the roll `?calc=N`
     /// names, a link for every other one (a page of 200 rolls with every
     /// ChaCha20 word drawn is thousands of elements a judge rarely opens).
-    fn calculation(&self, line: &ExportLine) -> Markup {
+    fn calculation(&self, line: &ExportLine, nested: bool) -> Markup {
         let lang = self.lang;
         if self.view.calc == Some(line.version) {
             return explain::calculation(lang, self.lines, line.version);
         }
+        // A roll inside an action: a shortcut for the pointer; the keyboard
+        // reaches the same link in the action's "more" disclosure, so that
+        // an action is one tab stop (issue 39).
         html! {
             p.muted.calc-link {
-                a href={ "?" (self.base_query(lang)) "&calc=" (line.version) "&v=" (line.version) "#v" (line.version) } { (lang.t("show_calculation")) }
+                a href=(self.calc_href(line.version)) tabindex=[nested.then_some("-1")] { (lang.t("show_calculation")) }
             }
         }
+    }
+
+    /// The page with roll `version`'s calculation drawn.
+    fn calc_href(&self, version: u64) -> String {
+        format!("?{}&calc={version}&v={version}#v{version}", self.base_query(self.lang))
     }
 
     /// The state after `?at=N` (else after the last event): the fold
@@ -560,6 +610,8 @@ impl BattlePage<'_> {
             rulings: self.report.rulings.iter().map(|r| (r.version, r)).collect(),
             choices,
             finals: final_outcomes(&self.report.rulings),
+            answered_by: answered_by(&self.report.rulings),
+            affected: affected(&self.report.rulings),
             closed_at: self.lines.iter().find(|line| line.event_type == "BattleClosed").map(|line| line.version),
             explained: explain::fold(self.lines, None).ok(),
         }
@@ -688,10 +740,13 @@ impl BattlePage<'_> {
         let lang = self.lang;
         let version = line.version;
         html! {
-            li.event id={ "v" (version) } data-version=(version) data-type=(line.event_type) {
+            li.event id={ "v" (version) } data-version=(version) data-type=(line.event_type)
+                data-affected-by=[affected_by_attr(links, version)] {
                 h3 {
                     span.event-title { (self.title(line)) }
-                    a.permalink href={ "#v" (version) } { "#v" (version) }
+                    // An action's one tab stop is its "more" disclosure,
+                    // which holds this link too (issue 39).
+                    a.permalink href={ "#v" (version) } tabindex=[(line.event_type == "ActionResolved").then_some("-1")] { "#v" (version) }
                 }
                 (self.who_and_when(line))
                 (self.body(line, nested, links, shown))
@@ -746,7 +801,7 @@ impl BattlePage<'_> {
                 }
                 "DiceRolled" => {
                     (roll(event, lang))
-                    (self.calculation(line))
+                    (self.calculation(line, false))
                 }
                 "ActionResolved" => {
                     p.summary lang=(lang.code())
@@ -755,6 +810,9 @@ impl BattlePage<'_> {
                     }
                     @if let Some(fields) = links.finals.get(&line.version) {
                         (self.overridden(fields, shown))
+                    }
+                    @if let Some(rulings) = links.affected.get(&line.version) {
+                        (self.affected_note(rulings, shown))
                     }
                     @for &i in nested {
                         (self.nested_roll(&self.lines[i], event.get("action")))
@@ -793,9 +851,18 @@ impl BattlePage<'_> {
                     @if let Some(why) = links.explained.as_ref().and_then(|folded| folded.explanations.get(&line.version)) {
                         (explain::action(lang, why))
                     }
-                    p.muted.state-link { a href={ "?" (self.base_query(lang)) "&at=" (line.version) "&v=" (line.version) "#state" } { (lang.t("state_after")) } }
-                    // The recorded action and outcome, field by field.
-                    details { summary { (lang.t("details")) }
+                    // Everything else about the action behind one disclosure:
+                    // its link, each roll's calculation, the state after it
+                    // and the recorded fields — one tab stop per action.
+                    details.more {
+                        summary { (lang.t("more_about_action")) " #v" (line.version) }
+                        p.muted.action-link { a href={ "#v" (line.version) } { (lang.t("link_to_action")) " #v" (line.version) } }
+                        @for &i in nested {
+                            @let roll_version = self.lines[i].version;
+                            p.muted.calc-more { a href=(self.calc_href(roll_version)) { (lang.t("show_calculation")) " #v" (roll_version) } }
+                        }
+                        p.muted.state-link { a href={ "?" (self.base_query(lang)) "&at=" (line.version) "&v=" (line.version) "#state" } { (lang.t("state_after")) } }
+                        // The recorded action and outcome, field by field.
                         (fields_table(lang, lang.t("action_fields"), event.get("action")))
                         (fields_table(lang, lang.t("outcome_fields"), event.get("outcome")))
                     }
@@ -804,6 +871,7 @@ impl BattlePage<'_> {
                     p { (lang.t("dispute_for")) " " span.forum-text translate="no" { (text(event, "by")) } " · "
                         (lang.t("dispute_on")) " " @if let Some(link) = refers(event) { (link) } }
                     p { (lang.t("reason")) ": " span.forum-text data-summary="reason" { (text(event, "reason")) } }
+                    (self.dispute_answer(line.version, links, shown))
                 }
                 "JudgeRuling" => {
                     @let ruling = links.rulings.get(&line.version).copied();
@@ -813,6 +881,7 @@ impl BattlePage<'_> {
                         p.after-close { strong { (lang.t("after_close")) } " (" a href=(self.version_href(closed, Some(shown))) { "#v" (closed) } ")" }
                     }
                     blockquote.forum-text data-summary="text" { (text(event, "text")) }
+                    (self.ruling_answers(event, shown))
                     @match ruling.map(|r| real_changes(&r.changes)).filter(|changes| !changes.is_empty()) {
                         Some(changes) => table.changes.override {
                             tr { th { (lang.t("field")) } th { (lang.t("before")) } th { (lang.t("after")) } }
@@ -824,7 +893,24 @@ impl BattlePage<'_> {
                                 }
                             }
                         },
-                        None => p.muted { (lang.t("no_override")) },
+                        // Plainly, not as an aside: a judge reading "paralysis
+                        // lifted" must see that the record says otherwise.
+                        None => p.ruling-effect data-ruling-effect="none" role="note" {
+                            strong { (lang.t(if event.get("override").is_some_and(|o| !o.is_null()) {
+                                "override_changes_nothing"
+                            } else {
+                                "ruling_without_override"
+                            })) }
+                        },
+                    }
+                    @if let Some(ruling) = ruling.filter(|r| !r.affected.is_empty()) {
+                        p.ruling-reaches {
+                            (lang.t("ruling_reaches")) " "
+                            @for (i, a) in ruling.affected.iter().enumerate() {
+                                @if i > 0 { ", " }
+                                a href=(self.version_href(a.version, Some(shown))) { "#v" (a.version) }
+                            }
+                        }
                     }
                 }
                 "BattleClosed" => {
@@ -856,11 +942,11 @@ impl BattlePage<'_> {
             div.event.nested id={ "v" (line.version) } data-version=(line.version) data-type=(line.event_type) {
                 h4 {
                     span.event-title { (lang.t("roll")) }
-                    a.permalink href={ "#v" (line.version) } { "#v" (line.version) }
+                    a.permalink href={ "#v" (line.version) } tabindex="-1" { "#v" (line.version) }
                 }
                 (self.who_and_when(line))
                 (roll_for(&line.event, lang, action))
-                (self.calculation(line))
+                (self.calculation(line, true))
             }
         }
     }
@@ -884,6 +970,146 @@ impl BattlePage<'_> {
                 }
             }
         }
+    }
+
+    /// The disputes panel (issue 39), right after the verdict: every
+    /// dispute, what it contests, who raised it and when, and whether a
+    /// ruling answers it (`data-status="open"` or `"answered"`, with a link
+    /// to the ruling); the appeal deadline when the battle has one.
+    fn disputes_panel(&self, shown: &dyn Fn(u64) -> bool) -> Markup {
+        let lang = self.lang;
+        let answered = answered_by(&self.report.rulings);
+        let disputes = &self.report.disputes;
+        let open = disputes.iter().filter(|d| !answered.contains_key(&d.version)).count();
+        html! {
+            section #disputes .disputes aria-labelledby="disputes-heading" {
+                h2 #disputes-heading { (lang.t("disputes_heading")) }
+                @if disputes.is_empty() {
+                    p.muted #no-disputes { (lang.t("no_disputes")) }
+                } @else {
+                    p #disputes-count {
+                        (lang.t("disputes_open")) ": " strong { (open) } " · " (lang.t("disputes_answered")) ": " strong { (disputes.len() - open) }
+                    }
+                    ul.dispute-list {
+                        @for dispute in disputes {
+                            @let rulings = answered.get(&dispute.version);
+                            li.dispute data-dispute-version=(dispute.version) data-status=(if rulings.is_some() { "answered" } else { "open" }) {
+                                strong.dispute-status { (lang.t(if rulings.is_some() { "dispute_answered" } else { "dispute_open" })) }
+                                " " a.dispute-link href=(self.version_href(dispute.version, Some(shown))) { (lang.t("dispute")) " #v" (dispute.version) }
+                                " · " (lang.t("dispute_contests")) " "
+                                a.contests href=(self.version_href(dispute.contests, Some(shown))) { (self.title_at(dispute.contests)) " #v" (dispute.contests) }
+                                br;
+                                (lang.t("dispute_raised_by")) " " span.forum-text translate="no" { (dispute.party) }
+                                @if let Some(by) = &dispute.by {
+                                    " (" span.forum-text translate="no" { (by.subject) } ", " (lang.role(&by.role)) ")"
+                                }
+                                @if let Some((machine, readable)) = self.line_at(dispute.version).and_then(|l| record::time(l.recorded_at_unix_micros)) {
+                                    " · " time datetime=(machine) { (readable) }
+                                }
+                                br;
+                                @match rulings {
+                                    Some(rulings) => {
+                                        (lang.t("answered_by")) " "
+                                        @for (i, v) in rulings.iter().enumerate() {
+                                            @if i > 0 { ", " }
+                                            a.answer href=(self.version_href(*v, Some(shown))) { (lang.t("ruling")) " #v" (v) }
+                                        }
+                                    }
+                                    None => span.awaiting { (lang.t("no_ruling_answers")) },
+                                }
+                            }
+                        }
+                    }
+                }
+                @if let Some(deadline) = &self.appeal_deadline {
+                    p #disputes-deadline { (lang.t("appeal_deadline")) ": " strong { (deadline) } }
+                }
+            }
+        }
+    }
+
+    /// Under a dispute in the timeline: the rulings answering it, or that
+    /// none does yet.
+    fn dispute_answer(&self, version: u64, links: &Links<'_>, shown: &dyn Fn(u64) -> bool) -> Markup {
+        let lang = self.lang;
+        html! {
+            @match links.answered_by.get(&version) {
+                Some(rulings) => p.dispute-answer data-status="answered" {
+                    (lang.t("answered_by")) " "
+                    @for (i, v) in rulings.iter().enumerate() {
+                        @if i > 0 { ", " }
+                        a.answer href=(self.version_href(*v, Some(shown))) { (lang.t("ruling")) " #v" (v) }
+                    }
+                },
+                None => p.dispute-answer data-status="open" { strong { (lang.t("no_ruling_answers")) } },
+            }
+        }
+    }
+
+    /// Under a ruling: the dispute it answers, or that it names none (every
+    /// ruling recorded before rulings could say so).
+    fn ruling_answers(&self, event: &Value, shown: &dyn Fn(u64) -> bool) -> Markup {
+        let lang = self.lang;
+        let dispute = number(event, "answers_dispute");
+        let is_dispute = |v: u64| self.report.disputes.iter().any(|d| d.version == v);
+        html! {
+            @match dispute {
+                Some(v) if is_dispute(v) => p.answers data-answers-dispute=(v) {
+                    (lang.t("answers_dispute")) " " a.answers-link href=(self.version_href(v, Some(shown))) { (lang.t("dispute")) " #v" (v) }
+                },
+                Some(v) => p.answers data-answers-dispute=(v) {
+                    (lang.t("answers_not_a_dispute")) " #v" (v)
+                },
+                None => p.answers.muted data-answers-dispute="none" { (lang.t("answers_no_dispute")) },
+            }
+        }
+    }
+
+    /// On an action a later ruling reaches: which ruling, on which action,
+    /// and what this action gives when resolved again with the ruling's
+    /// value (or that the rules no longer allow it).
+    fn affected_note(&self, rulings: &[(u64, &AffectedAction)], shown: &dyn Fn(u64) -> bool) -> Markup {
+        let lang = self.lang;
+        html! {
+            @for (ruling, affected) in rulings {
+                @let contests = self.report.rulings.iter().find(|r| r.version == *ruling).map(|r| r.contests);
+                div.affected-note role="note" data-ruling=(ruling) {
+                    p {
+                        strong { (lang.t("affected_by_ruling")) " " a href=(self.version_href(*ruling, Some(shown))) { (lang.t("ruling")) " #v" (ruling) } }
+                        @if let Some(contests) = contests {
+                            " (" (lang.t("affected_on")) " " a href=(self.version_href(contests, Some(shown))) { "#v" (contests) } ")"
+                        }
+                        ". " (lang.t("affected_explained"))
+                    }
+                    @if let Some(reason) = &affected.refused {
+                        p { (lang.t("affected_refused")) ": " span lang="en" { (reason) } }
+                    } @else {
+                        ul {
+                            @for change in &affected.changes {
+                                li data-field=(change.field) {
+                                    (field_name(lang, &change.field)) ": "
+                                    (lang.t("recorded_value")) " " del.recorded { (value(lang, &change.before)) } " → "
+                                    (lang.t("affected_again")) " " ins.again { (value(lang, &change.after)) }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The line of `version`, when the export has it.
+    fn line_at(&self, version: u64) -> Option<&ExportLine> {
+        match self.lines.binary_search_by_key(&version, |line| line.version) {
+            Ok(index) => self.lines.get(index),
+            Err(_) => self.lines.iter().find(|line| line.version == version),
+        }
+    }
+
+    /// The title of the event at `version` ("Action", "Roll"…).
+    fn title_at(&self, version: u64) -> &'static str {
+        self.line_at(version).map_or("", |line| self.title(line))
     }
 
     /// Every participant's sheet as the battle opened with it.
@@ -920,6 +1146,8 @@ impl BattlePage<'_> {
     fn final_view(&self) -> Markup {
         let lang = self.lang;
         let finals = final_outcomes(&self.report.rulings);
+        let affected = affected(&self.report.rulings);
+        let answered = answered_by(&self.report.rulings);
         let summary_field = match lang {
             Lang::En => "summary_en",
             Lang::Ru => "summary_ru",
@@ -935,7 +1163,25 @@ impl BattlePage<'_> {
                             span lang=(lang.code()) { (summary_markup(text(&line.event, summary_field))) } " — "
                             @match finals.get(&line.version) {
                                 Some(fields) => (self.overridden(fields, &|_| false)),
-                                None => span.muted { (lang.t("as_recorded")) },
+                                None if !affected.contains_key(&line.version) => span.muted { (lang.t("as_recorded")) },
+                                None => {}
+                            }
+                            @if let Some(rulings) = affected.get(&line.version) {
+                                (self.affected_note(rulings, &|_| false))
+                            }
+                            // "Stands as recorded" is not the last word while a
+                            // dispute of it waits for a ruling (issue 39).
+                            @let open: Vec<u64> = self.report.disputes.iter()
+                                .filter(|d| d.contests == line.version && !answered.contains_key(&d.version))
+                                .map(|d| d.version).collect();
+                            @if !open.is_empty() {
+                                " " strong.open-dispute {
+                                    (lang.t("open_dispute_of_action")) " "
+                                    @for (i, v) in open.iter().enumerate() {
+                                        @if i > 0 { ", " }
+                                        a href=(self.version_href(*v, None)) { "#v" (v) }
+                                    }
+                                }
                             }
                         }
                     }

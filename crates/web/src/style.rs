@@ -54,6 +54,20 @@ input, select, button { max-width: 100%; font: inherit; }
 #verdict:is([data-verdict="failed"], [data-verdict="not-an-export"], [data-verdict="key-mismatch"], [data-verdict="cut-short"]) #verdict-headline::before { content: "✗ "; color: var(--bad); }
 #verdict:is([data-verdict="verified-unpinned"], [data-verdict="unrevealed"], [data-verdict="input-error"]) { border-color: var(--wait); }
 #verdict:is([data-verdict="verified-unpinned"], [data-verdict="unrevealed"], [data-verdict="input-error"]) #verdict-headline::before { content: "⚠ "; color: var(--wait); }
+/* The disputes panel (issue 39): an open dispute stands out by its word
+   and an amber edge; an answered one links its ruling. */
+#disputes { border: 2px solid var(--muted); border-radius: .4rem; padding: .2rem .8rem; margin: .6rem 0; }
+#disputes h2 { font-size: 1.1rem; margin: .3rem 0; }
+ul.dispute-list { list-style: none; padding: 0; margin: .2rem 0; }
+li.dispute { border-left: 4px solid var(--muted); padding: .2rem .6rem; margin: .3rem 0; }
+li.dispute[data-status="open"] { border-left-color: var(--wait); }
+li.dispute[data-status="open"] .dispute-status { color: var(--wait); }
+li.dispute[data-status="answered"] { border-left-color: var(--ok); }
+.dispute-answer[data-status="open"] { color: var(--wait); }
+/* A ruling followed through: the action it reaches says so where it is read. */
+.affected-note { border: 2px solid var(--wait); border-radius: .3rem; padding: .2rem .6rem; margin: .3rem 0; }
+.affected-note ul { margin: .2rem 0; padding-left: 1.2rem; } ins.again { text-decoration: none; font-weight: 700; }
+.ruling-effect { margin: .3rem 0; }
 .field-error { color: var(--bad); font-weight: 600; }
 #first-failure:empty, #first-failure:empty + * { display: none; }
 ul#checks { list-style: none; padding: 0; }

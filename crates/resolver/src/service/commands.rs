@@ -221,6 +221,7 @@ pub(super) async fn rule(
         text: request.text,
         r#override: request.r#override,
         credential: Some(credential(&caller)),
+        answers_dispute: request.answers_dispute,
     };
     let checked = Checked {
         caller: &caller,
@@ -396,11 +397,34 @@ impl Checked<'_> {
                 .into_status(),
             );
         }
+        if let Event::JudgeRuling(JudgeRuling { answers_dispute: Some(dispute), .. }) = &self.event
+            && let Some(refusal) = not_a_dispute(battle_id, rules, *dispute)
+        {
+            return Some(refusal);
+        }
         self.action
             .as_ref()
             .and_then(|action| rules.resolve(head + 1, action, &[]).err())
             .map(|e| rejected(battle_id, &e))
     }
+}
+
+/// Why a ruling may not say it answers `dispute`: that version of the
+/// battle is no `DisputeRaised` (an action, a ruling, a roll, or nothing
+/// yet). The field is the caller's to fix, hence INVALID_ARGUMENT naming
+/// it, not a refusal of the rules.
+fn not_a_dispute(battle_id: &str, rules: &Battle, dispute: u64) -> Option<Status> {
+    let what = match rules.entry(dispute).map(|entry| &entry.action) {
+        Some(Action::Dispute(_)) => return None,
+        Some(action) => format!("holds a {:?} action, not a dispute", action.kind().name()),
+        None => "is no dispute of this battle (no action, dispute or ruling is recorded there)".to_owned(),
+    };
+    Some(invalid_argument(
+        "answers_dispute",
+        format!(
+            "version {dispute} of battle {battle_id} {what}; name the version of the DisputeRaised the ruling answers, or leave it out"
+        ),
+    ))
 }
 
 /// This replica's clock, in the journal's unit. Only compared with the

@@ -56,7 +56,8 @@ fn same_request(recorded: &Event, asked: &Event) -> bool {
             (&r.by, r.refers_to, &r.reason) == (&a.by, a.refers_to, &a.reason)
         }
         (Event::JudgeRuling(r), Event::JudgeRuling(a)) => {
-            (&r.judge, r.refers_to, &r.text, &r.r#override) == (&a.judge, a.refers_to, &a.text, &a.r#override)
+            (&r.judge, r.refers_to, &r.text, &r.r#override, r.answers_dispute)
+                == (&a.judge, a.refers_to, &a.text, &a.r#override, a.answers_dispute)
         }
         (Event::BattleClosed(r), Event::BattleClosed(a)) => (&r.by, &r.reason) == (&a.by, &a.reason),
         _ => false,

@@ -14,6 +14,7 @@ use super::rolls::{check_reveal, rederive};
 use super::{AuditReport, CloseSeen, DisputeSeen, FinalOutcome, Problem, RulingSeen};
 use crate::chain::Hash;
 use crate::fold::{dispute_action, participants, resolved_parts, ruling_action};
+use crate::judging::AffectedAction;
 use crate::stream_state::{StreamEvent, StreamState, Violation};
 
 /// Checks the decoded events of a battle, in journal order.
@@ -50,6 +51,14 @@ struct Replay {
     closed_at: Option<(u64, u32)>,
     /// The versions of the actions folded, for their final outcomes.
     actions: Vec<u64>,
+    /// Every version the rules folded (actions, disputes, rulings), in
+    /// order, and the faces of each action whose rolls were usable: what a
+    /// ruling's affected actions are resolved again from.
+    folded: Vec<u64>,
+    faces: BTreeMap<u64, Vec<u32>>,
+    /// By ruling version, the effective outcome its override left on the
+    /// action it rules on (only rulings that changed something).
+    overrides: BTreeMap<u64, Outcome>,
     /// The action rolled and not yet resolved (roll-forward).
     pending: Option<PendingAction>,
     /// Rolls reported as left pending: not reported again as unused.
@@ -230,9 +239,13 @@ impl Replay {
                 Ok(()) => report.actions_verified += 1,
                 Err(problem) => report.find(version, problem),
             }
+            self.faces.insert(version, used.faces);
         }
         match current.apply(version, &action, &outcome) {
-            Ok(next) => self.battle = Some(next),
+            Ok(next) => {
+                self.battle = Some(next);
+                self.folded.push(version);
+            }
             Err(e) => report.find(version, Problem::CannotReplay(e)),
         }
         self.actions.push(version);
@@ -276,6 +289,7 @@ impl Replay {
         match current.resolve(version, action, &[]) {
             Ok(resolution) => {
                 self.battle = Some(resolution.battle);
+                self.folded.push(version);
                 true
             }
             Err(e) => {
@@ -305,7 +319,13 @@ impl Replay {
         let folded = self.fold_command(report, version, &ruling_action(ruling));
         let after = if folded { self.battle.as_ref() } else { None };
         let after_close = self.closed_at.is_some();
-        report.rulings.push(RulingSeen::new(version, ruling, before.as_ref(), after, after_close));
+        let seen = RulingSeen::new(version, ruling, before.as_ref(), after, after_close);
+        if let Some(entry) = after.and_then(|after| after.entry(ruling.refers_to))
+            && !seen.changes.is_empty()
+        {
+            self.overrides.insert(version, entry.effective.clone());
+        }
+        report.rulings.push(seen);
     }
 
     /// Whether the seed matches its epoch's commitment (a finding says
@@ -354,6 +374,13 @@ impl Replay {
             }
         }
         report.commitments = self.commitments.into_iter().collect();
+        if let Some(battle) = &self.battle {
+            for ruling in &mut report.rulings {
+                if let Some(effective) = self.overrides.get(&ruling.version) {
+                    ruling.affected = affected_by(battle, &self.folded, &self.faces, ruling, effective);
+                }
+            }
+        }
         // Each action's effective outcome once every ruling is in, and the
         // rulings that changed it: what a reader needs at the action itself.
         if let Some(battle) = &self.battle {
@@ -424,6 +451,40 @@ fn check_resolution(
         return Err(Problem::SummaryDiffers);
     }
     Ok(())
+}
+
+/// The actions resolved between the action `ruling` rules on and the
+/// ruling itself that come out otherwise when resolved again, with their
+/// own dice, on the battle as the override leaves it (`effective` in place
+/// of the ruled action's outcome). Those after the ruling were resolved on
+/// top of it already; an action whose rolls could not be used (a finding
+/// says why) is folded as recorded but not resolved again.
+fn affected_by(
+    battle: &Battle,
+    folded: &[u64],
+    faces: &BTreeMap<u64, Vec<u32>>,
+    ruling: &RulingSeen,
+    effective: &Outcome,
+) -> Vec<AffectedAction> {
+    let ruled = ruling.contests;
+    let Ok(mut again) = battle.as_of(ruled).and_then(|b| b.with_effective(ruled, effective.clone())) else {
+        return Vec::new();
+    };
+    let mut affected = Vec::new();
+    for &version in folded.iter().filter(|&&v| v > ruled && v < ruling.version) {
+        let Some(entry) = battle.entry(version) else { continue };
+        if let Some(faces) = faces.get(&version) {
+            let resolved = again.resolve(version, &entry.action, faces);
+            let outcome = resolved.as_ref().map(|r| &r.outcome).map_err(ToString::to_string);
+            affected.extend(AffectedAction::compare(version, &entry.outcome, outcome));
+        }
+        // On from what was recorded, as the battle went on.
+        match again.apply(version, &entry.action, &entry.outcome) {
+            Ok(next) => again = next,
+            Err(_) => break,
+        }
+    }
+    affected
 }
 
 #[cfg(test)]

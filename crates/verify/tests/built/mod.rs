@@ -38,14 +38,20 @@ pub struct Built {
 
 impl Built {
     pub fn open() -> Built {
+        let sheets =
+            vec![json!({"id": "misty", "traits": {"grace": 2}}), json!({"id": "brock", "traits": {"grit": -1}})];
+        Built::open_as("pbta-2d6@1", sheets)
+    }
+
+    /// A battle of `ruleset` with these participants' sheets.
+    pub fn open_as(ruleset: &str, sheets: Vec<Value>) -> Built {
         let seed = dice::ServerSeed::derive(&MASTER_KEY, BATTLE, 0);
         let signer = dice::CommitmentSigner::derive(&MASTER_KEY);
         let commitment = seed.commitment().to_string();
-        let sheets = [json!({"id": "misty", "traits": {"grace": 2}}), json!({"id": "brock", "traits": {"grit": -1}})];
         let participants: Vec<rules::Participant> =
             sheets.iter().map(|s| serde_json::from_value(s.clone()).expect("a sheet")).collect();
         let opened = BattleOpened {
-            ruleset: "pbta-2d6@1".into(),
+            ruleset: ruleset.into(),
             participants: sheets.into_iter().map(|s| json_to_struct(&object(s))).collect(),
             client_seed: CLIENT_SEED.into(),
             commitment_signature: signer.sign(BATTLE, 0, &commitment).to_vec(),
@@ -54,7 +60,7 @@ impl Built {
             tenant: "dev".into(),
             ..Default::default()
         };
-        let rules = rules::Battle::new("pbta-2d6@1".parse().expect("a ruleset"), participants).expect("opens");
+        let rules = rules::Battle::new(ruleset.parse().expect("a ruleset"), participants).expect("opens");
         Built { events: vec![Event::BattleOpened(opened)], rules, seed, next_nonce: 0 }
     }
 
@@ -182,5 +188,6 @@ pub fn ruling(judge: &str, refers_to: u64, text: &str, replacement: Value) -> Ev
         text: text.into(),
         r#override: Some(json_to_struct(&object(replacement))),
         credential: credential(judge, "judge"),
+        answers_dispute: None,
     })
 }

@@ -4,7 +4,7 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use battlelog_verify::judging::{Author, DisputeSeen, FieldChange, RulingSeen};
+use battlelog_verify::judging::{AffectedAction, Author, DisputeSeen, FieldChange, RulingSeen};
 use battlelog_verify::{AuditReport, AuditedRecord};
 use serde_json::{Value, json};
 
@@ -188,6 +188,8 @@ fn with_ruling() -> (Vec<ExportLine>, AuditReport) {
             FieldChange { field: "counted".into(), before: json!(null), after: json!(null) },
             FieldChange { field: "damage".into(), before: recorded, after: json!(45) },
         ],
+        answers_dispute: None,
+        affected: Vec::new(),
     });
     (lines, report)
 }
@@ -384,4 +386,85 @@ fn the_server_audit_counts_events_and_speaks_the_pages_language() {
     let clean = self::report(&lines);
     let ru = render_with(&lines, &clean, Lang::Ru, &View::default(), 200).html;
     assert!(ru.contains("Аудит сервера: замечаний нет"), "no findings said so");
+}
+
+/// Issue 39: the disputes panel right after the verdict, each dispute open
+/// or answered by the ruling that names it (and linking it), a ruling that
+/// names none saying so, and an action a ruling reaches marked with it.
+#[test]
+fn disputes_come_first_and_rulings_are_followed_through() {
+    let (mut lines, mut report) = with_ruling();
+    // v13 answers v12; v14 contests v2 as well and nothing answers it.
+    let ruling = lines.iter_mut().find(|l| l.version == 13).expect("v13");
+    ruling.event["answers_dispute"] = json!(12);
+    let mut open = lines.iter().find(|l| l.version == 12).expect("v12").clone();
+    open.version = 14;
+    open.event["by"] = json!("pikachu");
+    lines.push(open);
+    report.rulings[0].answers_dispute = Some(12);
+    report.rulings[0].affected = vec![AffectedAction {
+        version: 4,
+        changes: vec![FieldChange { field: "damage_after".into(), before: json!(30), after: json!(22) }],
+        refused: None,
+    }];
+    let mut second = report.disputes[0].clone();
+    second.version = 14;
+    second.party = "pikachu".into();
+    report.disputes.push(second);
+    for (lang, answered, open_word) in [(Lang::En, "Answered:", "Open:"), (Lang::Ru, "Отвечено:", "Открыто:")]
+    {
+        let page = render_with(&lines, &report, lang, &View::default(), 200);
+        let html = &page.html;
+        let verdict_end = html.find("id=\"verdict\"").expect("verdict");
+        let panel = html.find("id=\"disputes\"").expect("the disputes panel");
+        assert!(
+            verdict_end < panel && panel < html.find("id=\"v0\"").expect("v0"),
+            "after the verdict, before any event"
+        );
+        let panel = &html[panel..];
+        let panel = &panel[..panel.find("</section>").expect("panel end")];
+        let first = &panel[panel.find("data-dispute-version=\"12\"").expect("v12 listed")..];
+        assert!(first.starts_with("data-dispute-version=\"12\" data-status=\"answered\""), "{first}");
+        assert!(first.contains(answered) && first.contains("href=\"#v13\""), "{first}");
+        let second = &panel[panel.find("data-dispute-version=\"14\"").expect("v14 listed")..];
+        assert!(second.starts_with("data-dispute-version=\"14\" data-status=\"open\""), "{second}");
+        assert!(second.contains(open_word) && !second.contains("class=\"answer\""), "{second}");
+        assert!(second.contains("class=\"contests\" href=\"#v2\""), "{second}");
+        // The dispute links back; the ruling links its dispute.
+        assert!(page.entry(12).contains("class=\"answer\" href=\"#v13\""), "{}", page.entry(12));
+        assert!(page.entry(14).contains("data-status=\"open\""), "{}", page.entry(14));
+        assert!(page.entry(13).contains("class=\"answers-link\" href=\"#v12\""), "{}", page.entry(13));
+        // The action the ruling reaches, with what it gives now.
+        let reached = page.entry(4);
+        assert!(reached.contains("data-affected-by=\"13\""), "{reached}");
+        assert!(
+            reached.contains("<del class=\"recorded\">30</del>") && reached.contains("<ins class=\"again\">22</ins>"),
+            "{reached}"
+        );
+        assert!(!page.entry(2).contains("data-affected-by"), "the ruled action itself is not 'affected'");
+    }
+    // A ruling naming no dispute says so, in both languages.
+    report.rulings[0].answers_dispute = None;
+    let ruling = lines.iter_mut().find(|l| l.version == 13).expect("v13");
+    ruling.event.as_object_mut().expect("an object").remove("answers_dispute");
+    let en = render_with(&lines, &report, Lang::En, &View::default(), 200);
+    assert!(en.entry(13).contains("Answers no recorded dispute."), "{}", en.entry(13));
+    let ru = render_with(&lines, &report, Lang::Ru, &View::default(), 200);
+    assert!(ru.entry(13).contains("Не отвечает ни на одно записанное оспаривание."), "{}", ru.entry(13));
+    assert!(en.html.contains("data-dispute-version=\"12\" data-status=\"open\""), "no ruling names v12 now");
+}
+
+/// Issue 39, finding 2: a ruling whose override changes nothing says so in
+/// plain words, not as a grey aside.
+#[test]
+fn a_ruling_that_changes_nothing_says_so_plainly() {
+    let (lines, mut report) = with_ruling();
+    report.rulings[0].changes.clear();
+    for (lang, words) in [(Lang::En, "changes nothing"), (Lang::Ru, "ничего не меняет")] {
+        let page = render_with(&lines, &report, lang, &View::default(), 200);
+        let ruling = page.entry(13);
+        let said = &ruling[ruling.find("data-ruling-effect=\"none\"").expect("said")..];
+        assert!(said.contains(words) && said.contains("<strong>"), "{said}");
+        assert!(!ruling.contains("class=\"muted\" data-ruling-effect"), "{ruling}");
+    }
 }
