@@ -1088,8 +1088,8 @@ impl BattlePage<'_> {
                             @for change in &affected.changes {
                                 li data-field=(change.field) {
                                     (field_name(lang, &change.field)) ": "
-                                    (lang.t("recorded_value")) " " del.recorded { (value(lang, &change.before)) } " → "
-                                    (lang.t("affected_again")) " " ins.again { (value(lang, &change.after)) }
+                                    (lang.t("recorded_value")) " " del.recorded { (value(lang, &change.field, &change.before)) } " → "
+                                    (lang.t("affected_again")) " " ins.again { (value(lang, &change.field, &change.after)) }
                                 }
                             }
                         }
