@@ -24,7 +24,7 @@
 //! - **One message per planned append** (a group of records, atomic as one
 //!   message is). Payload: for each record, `h(version)` (32 bytes) ‖
 //!   `u32_be(len)` ‖ the exact record bytes (docs/protocol.md §4). Headers
-//!   ([`headers`]): the stream id, the first version, the record count,
+//!   (`battlelog_feed::log`, the one home of this format): the stream id, the first version, the record count,
 //!   `h(last version)` and the battle state after it (hex of
 //!   [`BattleState::encode`]), so that a stream's head is its subject's last
 //!   message's headers.
@@ -91,6 +91,8 @@ use async_nats::jetstream::message::StreamMessage;
 use async_nats::jetstream::stream::{self, RawMessageErrorKind};
 use async_nats::jetstream::{self};
 use async_nats::{HeaderMap, ServerAddr};
+use battlelog_feed::position::position;
+use battlelog_feed::{self as feed, log::LogMessage};
 use battlelog_proto::v1::{BattleEvent, battle_event::Event};
 use battlelog_runtime::limits::recorded_event_wire_bytes;
 use prost::Message as _;
@@ -110,16 +112,10 @@ use battlelog_runtime::nats_url::NatsUrls;
 pub const ENGINE: &str = "jetstream";
 
 /// The subjects of the journal's stream: `battlelog.journal.<tenant>.<stream id>`.
-pub const SUBJECT_PREFIX: &str = "battlelog.journal";
+pub use battlelog_feed::subject::LOG_PREFIX as SUBJECT_PREFIX;
 /// The default JetStream stream name.
 pub const DEFAULT_STREAM: &str = "BATTLELOG_JOURNAL";
-/// Bits of a global position that index an event within its message.
-const INDEX_BITS: u32 = 16;
-/// Most events one message (one append) may hold: what fits in the 16 low
-/// bits of a global position.
-pub const MAX_EVENTS_PER_MESSAGE: usize = 1 << INDEX_BITS;
-/// Payload bytes a record adds besides its own: its hash and length.
-const RECORD_FRAMING: usize = 32 + 4;
+pub use battlelog_feed::position::MAX_EVENTS_PER_MESSAGE;
 /// Room the headers of one message take, at most (the stream id at its limit,
 /// two hashes in hex, the state in hex, numbers, the header names).
 const HEADER_BYTES: usize = 2048;
@@ -127,21 +123,6 @@ const HEADER_BYTES: usize = 2048;
 /// unknown (each waits up to the configured timeout; the same message id
 /// makes a retry of a stored publish a no-op).
 const PUBLISH_ATTEMPTS: u32 = 3;
-
-/// Header names of a journal message.
-pub mod headers {
-    /// The stream (battle) id.
-    pub const STREAM: &str = "Battlelog-Stream";
-    /// The version of the message's first record.
-    pub const FIRST_VERSION: &str = "Battlelog-First-Version";
-    /// How many records the message holds.
-    pub const COUNT: &str = "Battlelog-Count";
-    /// Lowercase hex of h(last version).
-    pub const LAST_HASH: &str = "Battlelog-Last-Hash";
-    /// Lowercase hex of the battle state after the last record
-    /// ([`crate::guard::BattleState::encode`]).
-    pub const STATE: &str = "Battlelog-State";
-}
 
 /// How to reach and shape the journal's JetStream stream.
 #[derive(Debug, Clone)]
@@ -194,7 +175,7 @@ impl JetStreamOptions {
     /// of `max_events_per_append` records' own fields at their limits and
     /// its framing, and the headers.
     pub fn message_overhead_bytes(&self) -> usize {
-        self.max_events_per_append * (MAX_RECORD_OVERHEAD_BYTES + RECORD_FRAMING) + HEADER_BYTES
+        self.max_events_per_append * (MAX_RECORD_OVERHEAD_BYTES + feed::log::RECORD_FRAMING) + HEADER_BYTES
     }
 
     /// The `max_append_bytes` under which the largest append is one message
@@ -246,7 +227,7 @@ fn corrupt(stream_id: &str, version: u64, reason: impl Into<String>) -> JournalE
 
 /// `battlelog.journal.*.<stream id>`: a battle's subject under any tenant.
 fn battle_filter(stream_id: &str) -> String {
-    format!("{SUBJECT_PREFIX}.*.{stream_id}")
+    feed::subject::battle_filter(SUBJECT_PREFIX, stream_id)
 }
 
 /// The connection: every URL of the list, with its login (async-nats takes
@@ -428,91 +409,22 @@ async fn watch_changes(inner: std::sync::Weak<Inner>, stream_name: String) {
 // ----------------------------------------------------------------------------
 // Messages
 
-/// One journal message, decoded.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct JournalMessage {
-    /// The battle.
-    pub stream_id: String,
-    /// The version of its first record.
-    pub first_version: u64,
-    /// h(version) and the exact bytes of each record.
-    pub records: Vec<(Hash, Vec<u8>)>,
-    /// h(last version), as the headers say.
-    pub last_hash: Hash,
-    /// The battle state after the last record, as the headers say.
-    pub state: Option<BattleState>,
+/// One journal message (its format is the feed's, `battlelog_feed::log`).
+type JournalMessage = LogMessage;
+
+/// Decodes a message of the journal's stream; the error says what is wrong.
+fn decode_message(message: &StreamMessage) -> Result<JournalMessage, feed::FrameError> {
+    LogMessage::decode(|name| message.headers.get(name).map(|v| v.as_str().to_owned()), &message.payload)
 }
 
-impl JournalMessage {
-    /// The version of its last record.
-    pub fn last_version(&self) -> u64 {
-        self.first_version + self.records.len().saturating_sub(1) as u64
+/// The battle state a message's headers carry, if any.
+fn message_state(message: &JournalMessage) -> Result<Option<BattleState>, String> {
+    match &message.state {
+        None => Ok(None),
+        Some(bytes) => BattleState::decode(bytes)
+            .map(Some)
+            .ok_or_else(|| format!("header {} is not a battle state", feed::headers::STATE)),
     }
-
-    /// Decodes a message of the journal's stream; the error says what is wrong.
-    pub fn decode(headers: &HeaderMap, payload: &[u8]) -> Result<Self, String> {
-        let header =
-            |name: &str| headers.get(name).map(|v| v.as_str().to_owned()).ok_or(format!("header {name} missing"));
-        let stream_id = header(headers::STREAM)?;
-        let first_version = header(headers::FIRST_VERSION)?
-            .parse::<u64>()
-            .map_err(|e| format!("header {}: {e}", headers::FIRST_VERSION))?;
-        let count = header(headers::COUNT)?.parse::<usize>().map_err(|e| format!("header {}: {e}", headers::COUNT))?;
-        let last_hash = hex::decode(header(headers::LAST_HASH)?)
-            .ok()
-            .and_then(|h| Hash::try_from(h.as_slice()).ok())
-            .ok_or(format!("header {} is not 32 bytes of hex", headers::LAST_HASH))?;
-        let state = match header(headers::STATE) {
-            Ok(text) => Some(
-                hex::decode(text)
-                    .ok()
-                    .and_then(|b| BattleState::decode(&b))
-                    .ok_or(format!("header {} is not a battle state", headers::STATE))?,
-            ),
-            Err(_) => None,
-        };
-        let records = decode_payload(payload)?;
-        if records.len() != count || count == 0 {
-            return Err(format!("{} records, header {} says {count}", records.len(), headers::COUNT));
-        }
-        Ok(Self { stream_id, first_version, records, last_hash, state })
-    }
-}
-
-/// For each record: h(version) ‖ u32_be(len) ‖ bytes.
-fn encode_payload<'a>(records: impl Iterator<Item = (&'a Hash, &'a [u8])>) -> Vec<u8> {
-    let mut out = Vec::new();
-    for (hash, bytes) in records {
-        out.extend_from_slice(hash);
-        out.extend_from_slice(&(bytes.len() as u32).to_be_bytes());
-        out.extend_from_slice(bytes);
-    }
-    out
-}
-
-fn decode_payload(mut payload: &[u8]) -> Result<Vec<(Hash, Vec<u8>)>, String> {
-    let mut out = Vec::new();
-    while !payload.is_empty() {
-        if payload.len() < RECORD_FRAMING {
-            return Err("payload truncated in a record's framing".into());
-        }
-        let hash: Hash = payload[..32].try_into().map_err(|_| "hash")?;
-        let len = u32::from_be_bytes(payload[32..36].try_into().map_err(|_| "length")?) as usize;
-        let rest = &payload[RECORD_FRAMING..];
-        if rest.len() < len {
-            return Err("payload truncated in a record".into());
-        }
-        out.push((hash, rest[..len].to_vec()));
-        payload = &rest[len..];
-    }
-    Ok(out)
-}
-
-/// The global position of the `index`th record of the message at stream
-/// `sequence` (what reads report; battlelog-webhooks computes it from a
-/// message it consumes).
-pub fn position(sequence: u64, index: usize) -> u64 {
-    (sequence << INDEX_BITS) | index as u64
 }
 
 /// The subject token of the tenant a battle's version 0 (its `BattleOpened`) names.
@@ -614,11 +526,14 @@ impl StreamIndex {
                 format!("message {sequence} on {subject} does not chain: {why}; nothing is appended on top of it"),
             )
         })?;
+        let state = message_state(message).map_err(|why| {
+            corrupt(stream_id, message.last_version(), format!("message {sequence} on {subject}: {why}"))
+        })?;
         self.keys.extend(keys);
         self.messages.push((message.first_version, sequence));
         self.subject = Some(subject.to_owned());
         self.last_seq = sequence;
-        self.head = Some(Head { version: message.last_version(), hash: message.last_hash, state: message.state });
+        self.head = Some(Head { version: message.last_version(), hash: message.last_hash, state });
         Ok(())
     }
 
@@ -829,7 +744,7 @@ impl Inner {
         // lookup for the server.
         let filter = index.subject.clone().unwrap_or_else(|| battle_filter(stream_id));
         while let Some(message) = self.next_message(&filter, index.last_seq + 1).await? {
-            let decoded = JournalMessage::decode(&message.headers, &message.payload).map_err(|e| {
+            let decoded = decode_message(&message).map_err(|e| {
                 corrupt(
                     stream_id,
                     index.head.map_or(0, |h| h.version + 1),
@@ -903,7 +818,7 @@ impl Inner {
         };
         let subject = match &index.subject {
             Some(subject) => subject.clone(),
-            None => format!("{SUBJECT_PREFIX}.{}.{stream_id}", tenant_of_opening(&first.bytes)),
+            None => feed::subject::subject(SUBJECT_PREFIX, &tenant_of_opening(&first.bytes), stream_id),
         };
         let first_version = append.first_version();
         let message = JournalMessage {
@@ -911,7 +826,7 @@ impl Inner {
             first_version,
             records: append.records.iter().map(|r| (r.hash, r.bytes.clone())).collect(),
             last_hash,
-            state: Some(append.state),
+            state: Some(append.state.encode().to_vec()),
         };
         // Never written unless it chains on the head it was planned on: the
         // index, and every journal reading the log, would refuse it.
@@ -920,15 +835,14 @@ impl Inner {
             return Err(corrupt(stream_id, version, format!("the planned append does not chain: {why}; not written")));
         }
         let mut headers = HeaderMap::new();
-        headers.insert("Nats-Msg-Id", format!("{stream_id}:{first_version}:{}", hex::encode(first.hash)).as_str());
-        headers.insert("Nats-Expected-Last-Subject-Sequence", expected_seq.to_string().as_str());
-        headers.insert("Nats-Expected-Last-Subject-Sequence-Subject", battle_filter(stream_id).as_str());
-        headers.insert(headers::STREAM, stream_id);
-        headers.insert(headers::FIRST_VERSION, first_version.to_string().as_str());
-        headers.insert(headers::COUNT, message.records.len().to_string().as_str());
-        headers.insert(headers::LAST_HASH, hex::encode(last_hash).as_str());
-        headers.insert(headers::STATE, hex::encode(append.state.encode()).as_str());
-        let payload = encode_payload(message.records.iter().map(|(h, b)| (h, b.as_slice())));
+        let msg_id = message.msg_id().unwrap_or_default();
+        headers.insert(feed::headers::MSG_ID, msg_id.as_str());
+        headers.insert(feed::headers::EXPECTED_LAST_SUBJECT_SEQUENCE, expected_seq.to_string().as_str());
+        headers.insert(feed::headers::EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT, battle_filter(stream_id).as_str());
+        for (name, value) in message.headers() {
+            headers.insert(name, value.as_str());
+        }
+        let payload = message.payload();
         match self.publish(&subject, headers, payload).await? {
             Published::WrongLastSequence => {
                 self.refresh(stream_id, &mut index).await?;
@@ -1002,8 +916,8 @@ impl Inner {
         let mut bytes = 0usize;
         let mut expected = None::<u64>;
         while let Some(message) = messages.next().await? {
-            let decoded = JournalMessage::decode(&message.headers, &message.payload)
-                .map_err(|e| corrupt(stream_id, expected.unwrap_or(from_version), e))?;
+            let decoded = decode_message(&message)
+                .map_err(|e| corrupt(stream_id, expected.unwrap_or(from_version), e.to_string()))?;
             if let Some(expected) = expected
                 && decoded.first_version != expected
             {
@@ -1043,8 +957,8 @@ impl Inner {
         max_bytes: usize,
     ) -> Result<Vec<StoredEvent>, JournalError> {
         let mut out = Vec::new();
-        let sequence = from_position >> INDEX_BITS;
-        let mut skip = if sequence == 0 { 0 } else { (from_position & ((1 << INDEX_BITS) - 1)) as usize };
+        let (sequence, index) = feed::position::split(from_position);
+        let mut skip = if sequence == 0 { 0 } else { index };
         let mut bytes = 0usize;
         let mut messages = Messages::new(self, format!("{SUBJECT_PREFIX}.>"), sequence);
         messages.dense = true;
@@ -1053,7 +967,7 @@ impl Inner {
             if message.sequence != sequence {
                 skip = 0;
             }
-            let decoded = JournalMessage::decode(&message.headers, &message.payload)
+            let decoded = decode_message(&message)
                 .map_err(|e| corrupt(message.subject.as_str(), 0, format!("message {}: {e}", message.sequence)))?;
             for (i, (hash, record_bytes)) in decoded.records.iter().enumerate().skip(skip) {
                 let version = decoded.first_version + i as u64;
@@ -1084,7 +998,7 @@ impl Inner {
         let mut sequence = 1;
         while let Some(message) = self.next_message(&filter, sequence).await? {
             sequence = message.sequence + 1;
-            let decoded = match JournalMessage::decode(&message.headers, &message.payload) {
+            let decoded = match decode_message(&message) {
                 Ok(decoded) => decoded,
                 Err(e) => return broken(expected, format!("message {} does not decode: {e}", message.sequence)),
             };
@@ -1221,19 +1135,7 @@ mod tests {
     }
 
     #[test]
-    fn payloads_round_trip_and_refuse_truncation() {
-        let records = [([1u8; 32], b"abc".to_vec()), ([2u8; 32], Vec::new()), ([3u8; 32], vec![9; 300])];
-        let payload = encode_payload(records.iter().map(|(h, b)| (h, b.as_slice())));
-        assert_eq!(decode_payload(&payload).unwrap(), records.to_vec());
-        for cut in [1, 35, 36 + 2, payload.len() - 1] {
-            assert!(decode_payload(&payload[..cut]).is_err(), "cut at {cut}");
-        }
-    }
-
-    #[test]
-    fn positions_order_messages_then_records() {
-        assert!(position(1, MAX_EVENTS_PER_MESSAGE - 1) < position(2, 0));
-        assert_eq!(position(3, 5) >> INDEX_BITS, 3);
+    fn server_versions_read_as_major_minor() {
         assert_eq!(server_version("2.12.8"), (2, 12));
         assert!(server_version("v2.10.22") < (2, 11));
     }
