@@ -14,9 +14,9 @@ use std::time::Duration;
 
 use async_nats::jetstream;
 use battlelog_journal::ExpectedVersion;
+use battlelog_journal::chain::{self, ChainCheck};
 use battlelog_journal::guard::BattleState;
 use battlelog_journal::record::{self, Hash};
-use battlelog_journal::store::ChainCheck;
 use battlelog_journal::store::conformance;
 use battlelog_journal::store::jetstream::{JetStreamOptions, JetStreamStore, SUBJECT_PREFIX};
 use battlelog_journal::store::{
@@ -189,11 +189,11 @@ async fn a_battle_is_one_subject_under_its_tenant_and_reads_back_exactly() {
     assert_eq!(past.iter().map(|e| e.event.version).collect::<Vec<_>>(), [2]);
     assert!(store.read_all(global[4].global_position + 1, 10, usize::MAX).await.unwrap().is_empty());
 
-    match store.verify_chain("b1").await.unwrap() {
+    match chain::check(&store, "b1").await.unwrap() {
         ChainCheck::Ok { count, head_hash } => assert_eq!((count, head_hash), (5, more.records[2].hash)),
         broken => panic!("{broken:?}"),
     }
-    assert!(matches!(store.verify_chain("none").await.unwrap(), ChainCheck::Ok { count: 0, .. }));
+    assert!(matches!(chain::check(&store, "none").await.unwrap(), ChainCheck::Ok { count: 0, .. }));
     store.close().await.unwrap();
 }
 
@@ -213,7 +213,7 @@ async fn stale_plans_conflict_and_write_nothing() {
     let stale = plan("b2", Some(head), &[note("from a", None)]);
     assert_eq!(append_one(&a, stale).await, Err(Conflict { actual: Some(1) }));
     assert_eq!(a.read_stream("b2", 0, 10, usize::MAX).await.unwrap().len(), 2);
-    assert!(matches!(a.verify_chain("b2").await.unwrap(), ChainCheck::Ok { count: 2, .. }));
+    assert!(matches!(chain::check(&a, "b2").await.unwrap(), ChainCheck::Ok { count: 2, .. }));
 }
 
 /// Two journals ("replicas") on one stream append to one battle at once:
@@ -255,7 +255,7 @@ async fn two_journals_racing_on_one_battle_never_fork_it() {
     }
     for store in &stores {
         assert!(
-            matches!(store.verify_chain("race").await.unwrap(), ChainCheck::Ok { count, .. } if count == 1 + 8 * PER_WRITER)
+            matches!(chain::check(store.as_ref(), "race").await.unwrap(), ChainCheck::Ok { count, .. } if count == 1 + 8 * PER_WRITER)
         );
         assert_eq!(store.head("race").await.unwrap().map(|h| h.version), Some(8 * PER_WRITER));
     }
@@ -298,7 +298,7 @@ async fn a_new_journal_on_the_same_nats_continues_every_battle() {
         let keys = second.idempotency(battle, &["k1".to_owned(), format!("{battle}-open")]).await.unwrap();
         assert_eq!(keys.iter().map(|k| k.map(|k| k.version)).collect::<Vec<_>>(), [Some(1), Some(0)]);
         append_one(&second, plan(battle, Some(head), &[note("y", None)])).await.expect("it continues");
-        assert!(matches!(second.verify_chain(battle).await.unwrap(), ChainCheck::Ok { count: 3, .. }));
+        assert!(matches!(chain::check(&second, battle).await.unwrap(), ChainCheck::Ok { count: 3, .. }));
     }
 }
 
@@ -581,7 +581,7 @@ async fn up_on_the_jetstream_journal_plays_the_demo_and_every_export_verifies() 
     let journal_url = url.replacen("nats://", &format!("nats://journal:{password}@"), 1);
     let store = store(&journal_url).await;
     for battle in &battles {
-        assert!(matches!(store.verify_chain(battle).await.unwrap(), ChainCheck::Ok { count, .. } if count > 0));
+        assert!(matches!(chain::check(&store, battle).await.unwrap(), ChainCheck::Ok { count, .. } if count > 0));
     }
     let client = battlelog_runtime::nats_url::NatsUrl::new(&journal_url);
     let js = jetstream::new(client.connect_options().connect(client.address()).await.unwrap());
@@ -660,9 +660,6 @@ impl EventStore for RacingStore {
     fn read_all(&self, from: u64, n: usize, b: usize) -> StoreFuture<'_, Vec<StoredEvent>> {
         self.inner.read_all(from, n, b)
     }
-    fn verify_chain<'a>(&'a self, stream_id: &'a str) -> StoreFuture<'a, ChainCheck> {
-        self.inner.verify_chain(stream_id)
-    }
     fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
         self.inner.changes()
     }
@@ -690,7 +687,7 @@ async fn a_key_committed_by_another_journal_mid_plan_is_not_written_twice() {
 }
 
 /// A message on a battle's subject that does not chain (anyone allowed to
-/// publish there could write one) is found by `verify_chain` at its first
+/// publish there could write one) is found by the chain check at its first
 /// version; reads refuse the battle rather than serve it.
 #[tokio::test]
 async fn a_message_that_does_not_chain_is_found_at_its_first_version() {
@@ -715,13 +712,13 @@ async fn a_message_that_does_not_chain_is_found_at_its_first_version() {
         .unwrap()
         .await
         .unwrap();
-    match store.verify_chain("t1").await.unwrap() {
+    match chain::check(&store, "t1").await.unwrap() {
         ChainCheck::Broken { version, reason } => assert_eq!(version, 3, "{reason}"),
         ok => panic!("a broken chain verified: {ok:?}"),
     }
     // A message that is not a journal message at all, on the subject.
     js.publish(format!("{SUBJECT_PREFIX}.forum-a.t2"), "not a journal message".into()).await.unwrap().await.unwrap();
-    assert!(matches!(store.verify_chain("t2").await.unwrap(), ChainCheck::Broken { version: 0, .. }));
+    assert!(matches!(chain::check(&store, "t2").await.unwrap(), ChainCheck::Broken { version: 0, .. }));
     let fresh = self::store(&nats.url()).await;
     assert!(fresh.read_stream("t2", 0, 10, usize::MAX).await.is_err(), "reads refuse what does not decode");
 }

@@ -16,11 +16,12 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use crate::chain::{self, ChainCheck};
 use crate::error::JournalError;
 use crate::guard::BattleState;
 use crate::planner::fold_stored;
 use crate::record::{self, Hash};
-use crate::store::{ChainCheck, EventStore, PlannedAppend, PlannedRecord, StoredEvent};
+use crate::store::{EventStore, PlannedAppend, PlannedRecord, StoredEvent};
 
 /// Events read from the source per step.
 const PAGE: usize = 512;
@@ -58,12 +59,12 @@ pub enum CopyError {
     },
 }
 
-fn source(e: JournalError) -> CopyError {
-    CopyError::Store { side: "source", source: e }
+fn source(e: impl Into<JournalError>) -> CopyError {
+    CopyError::Store { side: "source", source: e.into() }
 }
 
-fn destination(e: JournalError) -> CopyError {
-    CopyError::Store { side: "destination", source: e }
+fn destination(e: impl Into<JournalError>) -> CopyError {
+    CopyError::Store { side: "destination", source: e.into() }
 }
 
 /// Where the destination stands on one stream.
@@ -141,8 +142,8 @@ pub async fn copy(from: &dyn EventStore, to: &dyn EventStore) -> Result<CopyRepo
     let ids: BTreeMap<_, _> = streams.into_iter().collect();
     for stream_id in ids.keys() {
         let (a, b) = (
-            from.verify_chain(stream_id).await.map_err(source)?,
-            to.verify_chain(stream_id).await.map_err(destination)?,
+            chain::check(from, stream_id).await.map_err(source)?,
+            chain::check(to, stream_id).await.map_err(destination)?,
         );
         match (&a, &b) {
             (ChainCheck::Ok { count: n, head_hash: h }, ChainCheck::Ok { count: m, head_hash: k })

@@ -531,7 +531,7 @@ impl TransparencyLog {
                     page = 1;
                     continue;
                 }
-                Err(e) => return Err(e),
+                Err(e) => return Err(e.into()),
             };
             // Past the bad record (or a passing failure): full pages again,
             // or a long rebuild would go on one record a call.
@@ -692,7 +692,7 @@ impl TransparencyLog {
             _ = closing.wait_for(|closing| *closing) => Err(JournalError::ShuttingDown),
             // A follower held up (a record that does not read back, a log
             // out of reach) must not hold every export of the battle with it.
-            _ = tokio::time::sleep(FOLLOW_WAIT) => Err(JournalError::FollowerStalled { position }),
+            _ = tokio::time::sleep(FOLLOW_WAIT) => Err(JournalError::FollowerStalled { position, waited_secs: FOLLOW_WAIT.as_secs() }),
         }
     }
 
@@ -1060,9 +1060,6 @@ mod tests {
             let inner = from_position.saturating_sub(5).div_ceil(3);
             Box::pin(async move { Ok(spread_events(self.0.read_all(inner, max_count, max_bytes).await?)) })
         }
-        fn verify_chain<'a>(&'a self, stream_id: &'a str) -> StoreFuture<'a, crate::store::ChainCheck> {
-            self.0.verify_chain(stream_id)
-        }
         fn changes(&self) -> watch::Receiver<u64> {
             self.0.changes()
         }
@@ -1134,12 +1131,9 @@ mod tests {
             max_bytes: usize,
         ) -> StoreFuture<'_, Vec<StoredEvent>> {
             if self.failing.load(std::sync::atomic::Ordering::SeqCst) {
-                return Box::pin(async { Err(crate::store::StorageError::new("unreadable", "out of reach").into()) });
+                return Box::pin(async { Err(crate::store::StorageError::fatal("unreadable", "out of reach")) });
             }
             self.inner.read_all(from_position, max_count, max_bytes)
-        }
-        fn verify_chain<'a>(&'a self, stream_id: &'a str) -> StoreFuture<'a, crate::store::ChainCheck> {
-            self.inner.verify_chain(stream_id)
         }
         fn changes(&self) -> watch::Receiver<u64> {
             self.inner.changes()

@@ -22,7 +22,8 @@ use battlelog_runtime::limits::recorded_event_wire_bytes;
 use prost::Message;
 use sha2::{Digest, Sha256};
 
-use super::{AppendOutcome, ChainCheck, Conflict, EventStore, StoredEvent, StreamHead};
+use super::{AppendOutcome, Conflict, EventStore, StoredEvent, StreamHead};
+use crate::chain::ChainCheck;
 use crate::error::JournalError;
 use crate::guard::Rule;
 use crate::journal::{Journal, JournalOptions};

@@ -101,8 +101,9 @@ use tokio::task::{JoinHandle, JoinSet};
 use tokio_stream::StreamExt;
 use tracing::{info, warn};
 
-use super::{ChainCheck, Conflict, EventStore, Head, KeyEntry, PlannedAppend, StorageError, StoreFuture, StoredEvent};
-use crate::error::JournalError;
+use super::{
+    Conflict, EventStore, Head, KeyEntry, PlannedAppend, StorageError, StorageErrorKind, StoreFuture, StoredEvent,
+};
 use crate::guard::{self, BattleState};
 use crate::limits::MAX_RECORD_OVERHEAD_BYTES;
 use crate::record::{self, Hash};
@@ -217,12 +218,20 @@ struct Inner {
     closed: AtomicBool,
 }
 
-fn storage(e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> JournalError {
-    JournalError::Storage(StorageError::new(ENGINE, e))
+/// A log across the network that does not answer is an outage — a leader
+/// election, NATS restarting — not a bug: transient (the caller retries, its
+/// idempotency keys making that safe).
+fn storage(e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> StorageError {
+    StorageError::engine_error(StorageErrorKind::Transient, ENGINE, e)
 }
 
-fn corrupt(stream_id: &str, version: u64, reason: impl Into<String>) -> JournalError {
-    JournalError::Corrupt { stream_id: stream_id.to_owned(), version, reason: reason.into() }
+fn corrupt(stream_id: &str, version: u64, reason: impl Into<String>) -> StorageError {
+    StorageError::corrupt(ENGINE, stream_id, version, reason)
+}
+
+/// A configuration this store cannot work with, naming the key.
+fn invalid(field: &str, message: impl std::fmt::Display) -> StorageError {
+    StorageError::fatal(ENGINE, format!("invalid {field}: {message}"))
 }
 
 /// `battlelog.journal.*.<stream id>`: a battle's subject under any tenant.
@@ -232,9 +241,8 @@ fn battle_filter(stream_id: &str) -> String {
 
 /// The connection: every URL of the list, with its login (async-nats takes
 /// it as options, not from a URL).
-fn connect_options(urls: &str) -> Result<(async_nats::ConnectOptions, Vec<ServerAddr>), JournalError> {
-    let urls = NatsUrls::parse(urls)
-        .map_err(|e| JournalError::InvalidArgument { field: "nats_url".into(), message: e.to_string() })?;
+fn connect_options(urls: &str) -> Result<(async_nats::ConnectOptions, Vec<ServerAddr>), StorageError> {
+    let urls = NatsUrls::parse(urls).map_err(|e| invalid("nats_url", e))?;
     Ok((urls.connect_options(), urls.addresses()))
 }
 
@@ -248,21 +256,18 @@ impl JetStreamStore {
     /// Connects, checks the server can hold this journal's appends, and
     /// creates the stream when missing (an existing one is used as it is,
     /// provided it takes the journal's subjects).
-    pub async fn connect(options: JetStreamOptions) -> Result<Self, JournalError> {
+    pub async fn connect(options: JetStreamOptions) -> Result<Self, StorageError> {
         if options.max_events_per_append > MAX_EVENTS_PER_MESSAGE {
-            return Err(JournalError::InvalidArgument {
-                field: "max_events_per_append".into(),
-                message: format!(
+            return Err(invalid(
+                "max_events_per_append",
+                format!(
                     "{} exceeds {MAX_EVENTS_PER_MESSAGE}, the most events one JetStream message can number",
                     options.max_events_per_append
                 ),
-            });
+            ));
         }
         if !(1..=5).contains(&options.replicas) {
-            return Err(JournalError::InvalidArgument {
-                field: "replicas".into(),
-                message: format!("{} is not in 1..=5 (JetStream's range)", options.replicas),
-            });
+            return Err(invalid("replicas", format!("{} is not in 1..=5 (JetStream's range)", options.replicas)));
         }
         let (connect, addresses) = connect_options(&options.nats_urls)?;
         let client = connect
@@ -502,7 +507,7 @@ impl StreamIndex {
         sequence: u64,
         subject: &str,
         message: &JournalMessage,
-    ) -> Result<(), JournalError> {
+    ) -> Result<(), StorageError> {
         let expected = self.head.map_or(0, |h| h.version + 1);
         if message.stream_id != stream_id || message.first_version != expected {
             return Err(corrupt(
@@ -644,7 +649,7 @@ impl<'a> Messages<'a> {
         }
     }
 
-    async fn next(&mut self) -> Result<Option<StreamMessage>, JournalError> {
+    async fn next(&mut self) -> Result<Option<StreamMessage>, StorageError> {
         loop {
             if let Some(message) = self.ready.pop_front() {
                 return Ok(Some(message));
@@ -698,7 +703,7 @@ impl Inner {
     }
 
     /// The first message at or after `sequence` on `subject`, if any.
-    async fn next_message(&self, subject: &str, sequence: u64) -> Result<Option<StreamMessage>, JournalError> {
+    async fn next_message(&self, subject: &str, sequence: u64) -> Result<Option<StreamMessage>, StorageError> {
         match self.stream.raw_message_builder().sequence(sequence.max(1)).next_by_subject(subject).send().await {
             Ok(message) => Ok(Some(message)),
             Err(e) if matches!(e.kind(), RawMessageErrorKind::NoMessageFound) => Ok(None),
@@ -708,7 +713,7 @@ impl Inner {
 
     /// The messages at these sequences, asked for at once, in order (`None`
     /// where there is none).
-    async fn messages_at(&self, sequences: &[u64]) -> Result<Vec<Option<StreamMessage>>, JournalError> {
+    async fn messages_at(&self, sequences: &[u64]) -> Result<Vec<Option<StreamMessage>>, StorageError> {
         if let [sequence] = sequences {
             return Ok(vec![self.message_at(*sequence).await?]);
         }
@@ -729,7 +734,7 @@ impl Inner {
         Ok(out)
     }
 
-    async fn message_at(&self, sequence: u64) -> Result<Option<StreamMessage>, JournalError> {
+    async fn message_at(&self, sequence: u64) -> Result<Option<StreamMessage>, StorageError> {
         match self.stream.get_raw_message(sequence).await {
             Ok(message) => Ok(Some(message)),
             Err(e) if matches!(e.kind(), RawMessageErrorKind::NoMessageFound) => Ok(None),
@@ -738,7 +743,7 @@ impl Inner {
     }
 
     /// Reads the battle's messages past what `index` knows.
-    async fn refresh(&self, stream_id: &str, index: &mut StreamIndex) -> Result<(), JournalError> {
+    async fn refresh(&self, stream_id: &str, index: &mut StreamIndex) -> Result<(), StorageError> {
         // Once a battle's subject is known, its literal subject (a battle has
         // one: appends are checked across every tenant's) is the cheaper
         // lookup for the server.
@@ -756,14 +761,14 @@ impl Inner {
         Ok(())
     }
 
-    async fn head(&self, stream_id: &str) -> Result<Option<Head>, JournalError> {
+    async fn head(&self, stream_id: &str) -> Result<Option<Head>, StorageError> {
         let slot = self.slot(stream_id);
         let mut index = slot.index.lock().await;
         self.refresh(stream_id, &mut index).await?;
         Ok(index.head)
     }
 
-    async fn idempotency(&self, stream_id: &str, keys: &[String]) -> Result<Vec<Option<KeyEntry>>, JournalError> {
+    async fn idempotency(&self, stream_id: &str, keys: &[String]) -> Result<Vec<Option<KeyEntry>>, StorageError> {
         let slot = self.slot(stream_id);
         let mut index = slot.index.lock().await;
         // The planner reads the head (which brings the index up to date)
@@ -781,7 +786,7 @@ impl Inner {
     async fn append_stream(
         &self,
         appends: Vec<(usize, PlannedAppend)>,
-    ) -> Vec<(usize, Result<Result<Vec<u64>, Conflict>, JournalError>)> {
+    ) -> Vec<(usize, Result<Result<Vec<u64>, Conflict>, StorageError>)> {
         let mut out = Vec::with_capacity(appends.len());
         for (i, append) in appends {
             let result = self.append_one(append).await;
@@ -790,9 +795,9 @@ impl Inner {
         out
     }
 
-    async fn append_one(&self, append: PlannedAppend) -> Result<Result<Vec<u64>, Conflict>, JournalError> {
+    async fn append_one(&self, append: PlannedAppend) -> Result<Result<Vec<u64>, Conflict>, StorageError> {
         if self.closed.load(Ordering::Acquire) {
-            return Err(JournalError::ShuttingDown);
+            return Err(StorageError::closed(ENGINE));
         }
         let stream_id = append.stream_id.as_str();
         let (Some(first), Some(last_hash)) = (append.records.first(), append.last_hash()) else {
@@ -864,7 +869,7 @@ impl Inner {
 
     /// Publishes and waits for the acknowledgement, retrying with the same
     /// message id while the outcome is unknown.
-    async fn publish(&self, subject: &str, headers: HeaderMap, payload: Vec<u8>) -> Result<Published, JournalError> {
+    async fn publish(&self, subject: &str, headers: HeaderMap, payload: Vec<u8>) -> Result<Published, StorageError> {
         let mut last_error = None;
         for _ in 0..PUBLISH_ATTEMPTS {
             let result = async {
@@ -895,7 +900,7 @@ impl Inner {
         from_version: u64,
         max_count: usize,
         max_bytes: usize,
-    ) -> Result<Vec<StoredEvent>, JournalError> {
+    ) -> Result<Vec<StoredEvent>, StorageError> {
         let mut out = Vec::new();
         if max_count == 0 {
             return Ok(out);
@@ -955,7 +960,7 @@ impl Inner {
         from_position: u64,
         max_count: usize,
         max_bytes: usize,
-    ) -> Result<Vec<StoredEvent>, JournalError> {
+    ) -> Result<Vec<StoredEvent>, StorageError> {
         let mut out = Vec::new();
         let (sequence, index) = feed::position::split(from_position);
         let mut skip = if sequence == 0 { 0 } else { index };
@@ -988,47 +993,6 @@ impl Inner {
             skip = 0;
         }
         Ok(out)
-    }
-
-    async fn verify_chain(&self, stream_id: &str) -> Result<ChainCheck, JournalError> {
-        let broken = |version: u64, reason: String| Ok(ChainCheck::Broken { version, reason });
-        let filter = battle_filter(stream_id);
-        let mut previous = record::genesis_hash(stream_id);
-        let mut expected = 0u64;
-        let mut sequence = 1;
-        while let Some(message) = self.next_message(&filter, sequence).await? {
-            sequence = message.sequence + 1;
-            let decoded = match decode_message(&message) {
-                Ok(decoded) => decoded,
-                Err(e) => return broken(expected, format!("message {} does not decode: {e}", message.sequence)),
-            };
-            if decoded.stream_id != stream_id || decoded.first_version != expected {
-                return broken(expected, "record missing".into());
-            }
-            for (i, (stored_hash, bytes)) in decoded.records.iter().enumerate() {
-                let version = expected + i as u64;
-                let record = match record::decode(bytes) {
-                    Ok(record) => record,
-                    Err(e) => return broken(version, format!("record does not decode: {e}")),
-                };
-                if record.stream_id != stream_id || record.version != version {
-                    return broken(
-                        version,
-                        format!("record claims stream {:?} version {}", record.stream_id, record.version),
-                    );
-                }
-                let hash = record::chain_hash(&previous, bytes);
-                if hash != *stored_hash {
-                    return broken(version, "hash does not chain from the previous record".into());
-                }
-                previous = hash;
-            }
-            expected = decoded.last_version() + 1;
-            if decoded.last_hash != previous {
-                return broken(expected - 1, "the message's head hash does not match its last record".into());
-            }
-        }
-        Ok(ChainCheck::Ok { count: expected, head_hash: previous })
     }
 }
 
@@ -1104,10 +1068,6 @@ impl EventStore for JetStreamStore {
         Box::pin(self.inner.read_all(from_position, max_count, max_bytes))
     }
 
-    fn verify_chain<'a>(&'a self, stream_id: &'a str) -> StoreFuture<'a, ChainCheck> {
-        Box::pin(self.inner.verify_chain(stream_id))
-    }
-
     fn changes(&self) -> watch::Receiver<u64> {
         self.inner.changes.subscribe()
     }
@@ -1128,10 +1088,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn an_unanswering_log_is_unavailable_and_a_failing_disk_internal() {
-        let status = |engine| tonic::Status::from(JournalError::Storage(StorageError::new(engine, "timed out")));
-        assert_eq!(status(ENGINE).code(), tonic::Code::Unavailable);
-        assert_eq!(status("sled").code(), tonic::Code::Internal);
+    fn an_unanswering_log_is_transient() {
+        assert_eq!(storage("timed out").kind(), StorageErrorKind::Transient);
+        assert_eq!(corrupt("s", 3, "why").location(), Some(("s", 3)));
     }
 
     #[test]
@@ -1217,8 +1176,9 @@ mod tests {
             ("a record of another battle", wrong_record, 2),
         ] {
             match index.apply("s", 7, "battlelog.journal.forum-a.s", &forged) {
-                Err(JournalError::Corrupt { version: at, reason, .. }) => {
-                    assert_eq!(at, version, "{what}: {reason}");
+                Err(e) if e.kind() == StorageErrorKind::Corrupt => {
+                    let (at, reason) = (e.location().map(|(_, v)| v), e.message());
+                    assert_eq!(at, Some(version), "{what}: {reason}");
                     assert!(reason.contains("message 7 on battlelog.journal.forum-a.s"), "{what}: {reason}");
                 }
                 other => panic!("{what}: {other:?}"),

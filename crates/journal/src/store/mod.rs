@@ -16,12 +16,15 @@
 //!
 //! - [`EventStore`]: async and narrow — heads and idempotency entries for
 //!   the planner, append planned groups (the store assigns global
-//!   positions), read a stream or the global log, verify a chain, wake
-//!   subscribers, an optional outbox cursor. Modelled on restate's bifrost
+//!   positions), read a stream or the global log, wake subscribers, an
+//!   optional outbox cursor. The chain is checked above it, through it
+//!   ([`crate::chain`]), the same for every provider.
+//! - [`error`]: [`StorageError`], what a store fails with: engine-neutral,
+//!   with a kind (transient, conflict, corrupt, fatal) the journal maps once. Modelled on restate's bifrost
 //!   `Loglet`: a narrow trait and one conformance suite run against every
 //!   provider.
-//! - [`kv`]: the layout, group writing, reads and chain verification for an
-//!   ordered key-value engine, written once; [`layout`] is its byte layout.
+//! - [`kv`]: the layout, group writing and reads for an ordered key-value
+//!   engine, written once; [`layout`] is its byte layout.
 //! - [`sled`]: the on-disk provider ([`SledStore`]: group commit, one flush
 //!   per group; sled's types private to it); [`memory`]: the in-memory
 //!   provider ([`MemoryStore`]), complete but not durable.
@@ -39,6 +42,7 @@
 
 #[cfg(any(test, feature = "test-util"))]
 pub mod conformance;
+pub mod error;
 pub mod jetstream;
 pub mod kv;
 pub mod kv_store;
@@ -51,16 +55,16 @@ use std::pin::Pin;
 use battlelog_proto::v1::JournalRecord;
 use tokio::sync::watch;
 
-use crate::error::JournalError;
 use crate::guard::BattleState;
 use crate::record::Hash;
 
+pub use self::error::{StorageError, StorageErrorKind};
 pub use self::kv::layout;
 pub use self::memory::MemoryStore;
 pub use self::sled::SledStore;
 
 /// What a store's async methods return.
-pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, JournalError>> + Send + 'a>>;
+pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StorageError>> + Send + 'a>>;
 
 /// A log engine for the journal. Every method is async (a store may be a
 /// network away) and every answer is durable (see the module doc).
@@ -97,10 +101,6 @@ pub trait EventStore: Send + Sync + std::fmt::Debug + 'static {
     /// Events of the global log from `from_position` (the first event at or
     /// past it), bounded as [`EventStore::read_stream`].
     fn read_all(&self, from_position: u64, max_count: usize, max_bytes: usize) -> StoreFuture<'_, Vec<StoredEvent>>;
-
-    /// Recomputes a stream's chain from the stored bytes and names the first
-    /// version where it breaks (see [`ChainCheck`]).
-    fn verify_chain<'a>(&'a self, stream_id: &'a str) -> StoreFuture<'a, ChainCheck>;
 
     /// Changes (to some larger number) whenever new events may have become
     /// readable: subscriptions wait on it between reads.
@@ -202,26 +202,6 @@ pub struct Conflict {
     pub actual: Option<u64>,
 }
 
-/// The engine failed (I/O, a poisoned lock, an internal bug). Engine-neutral:
-/// the engine's own error is kept as the source, not as a type the rest of
-/// the journal depends on.
-#[derive(Debug, thiserror::Error)]
-#[error("{engine}: {source}")]
-pub struct StorageError {
-    /// Which engine (`sled`, `memory`).
-    pub engine: &'static str,
-    /// What it said.
-    #[source]
-    pub source: Box<dyn std::error::Error + Send + Sync>,
-}
-
-impl StorageError {
-    /// Wraps an engine's error.
-    pub fn new(engine: &'static str, source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
-        Self { engine, source: source.into() }
-    }
-}
-
 /// An event as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredEvent {
@@ -266,25 +246,6 @@ pub struct StreamHead {
     pub version: Option<u64>,
     /// h(version), or h(−1) for an empty stream.
     pub hash: Hash,
-}
-
-/// The outcome of verifying a stream's chain.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ChainCheck {
-    /// Every record from 0 to the head chains correctly.
-    Ok {
-        /// Number of records checked.
-        count: u64,
-        /// The recomputed head hash (h(−1) for an empty stream).
-        head_hash: Hash,
-    },
-    /// The chain breaks at `version`; versions below it are good.
-    Broken {
-        /// The first bad version.
-        version: u64,
-        /// Why.
-        reason: String,
-    },
 }
 
 /// One outbox entry, ready to publish.
