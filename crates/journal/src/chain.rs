@@ -12,7 +12,7 @@
 //! starts again from the new head.
 
 use crate::record::{self, Hash};
-use crate::store::{EventStore, Head, StorageError, StorageErrorKind};
+use crate::store::{EventStore, Head, Page, StorageError, StorageErrorKind};
 
 /// Records read per page.
 const PAGE: usize = 256;
@@ -112,7 +112,7 @@ async fn past_head(
     // Readers serve a durable record past the head, so a head that stops
     // before it disowns part of the stream — unless it was appended since.
     let next = head.version + 1;
-    let beyond = match store.read_stream(stream_id, next, 1, usize::MAX).await {
+    let beyond = match store.read_stream(stream_id, next, Page::count(1)).await {
         Ok(events) => !events.is_empty(),
         Err(e) => {
             let (version, reason) = corruption(e, stream_id)?;
@@ -147,7 +147,7 @@ async fn walk(store: &dyn EventStore, stream_id: &str, end: Option<u64>) -> Resu
         if end.is_some_and(|end| version > end) {
             break;
         }
-        let page = match store.read_stream(stream_id, version, PAGE, usize::MAX).await {
+        let page = match store.read_stream(stream_id, version, Page::count(PAGE)).await {
             Ok(page) => page,
             Err(e) => {
                 let (at, reason) = corruption(e, stream_id)?;

@@ -614,13 +614,21 @@ impl Journal {
     ) -> Result<Vec<StoredEvent>, JournalError> {
         limits::validate_stream_id("stream_id", stream_id)?;
         let l = &self.inner.limits;
-        Ok(self.inner.store.read_stream(stream_id, from_version, l.read_count(max_count), l.max_read_bytes).await?)
+        Ok(self
+            .inner
+            .store
+            .read_stream(stream_id, from_version, limits::wire_page(l.read_count(max_count), l.max_read_bytes))
+            .await?)
     }
 
     /// Reads durable events of the global log from `from_position`.
     pub async fn read_all(&self, from_position: u64, max_count: u32) -> Result<Vec<StoredEvent>, JournalError> {
         let l = &self.inner.limits;
-        Ok(self.inner.store.read_all(from_position, l.read_count(max_count), l.max_read_bytes).await?)
+        Ok(self
+            .inner
+            .store
+            .read_all(from_position, limits::wire_page(l.read_count(max_count), l.max_read_bytes))
+            .await?)
     }
 
     /// The durable head of a stream.
@@ -649,7 +657,8 @@ impl Journal {
         Ok(self.subscribe(from_version, move |store, cursor| {
             let stream_id = stream_id.clone();
             Box::pin(async move {
-                let events = store.read_stream(&stream_id, cursor, SUBSCRIPTION_BATCH, max_bytes).await?;
+                let events =
+                    store.read_stream(&stream_id, cursor, limits::wire_page(SUBSCRIPTION_BATCH, max_bytes)).await?;
                 let next = events.last().map_or(cursor, |e| e.event.version + 1);
                 Ok((events, next))
             })
@@ -661,7 +670,7 @@ impl Journal {
         let max_bytes = self.inner.limits.max_read_bytes;
         self.subscribe(from_position, move |store, cursor| {
             Box::pin(async move {
-                let events = store.read_all(cursor, SUBSCRIPTION_BATCH, max_bytes).await?;
+                let events = store.read_all(cursor, limits::wire_page(SUBSCRIPTION_BATCH, max_bytes)).await?;
                 let next = events.last().map_or(cursor, |e| e.global_position + 1);
                 Ok((events, next))
             })

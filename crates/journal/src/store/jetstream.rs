@@ -94,7 +94,6 @@ use async_nats::{HeaderMap, ServerAddr};
 use battlelog_feed::position::position;
 use battlelog_feed::{self as feed, log::LogMessage};
 use battlelog_proto::v1::{BattleEvent, battle_event::Event};
-use battlelog_runtime::limits::recorded_event_wire_bytes;
 use prost::Message as _;
 use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
@@ -102,7 +101,7 @@ use tokio_stream::StreamExt;
 use tracing::{info, warn};
 
 use super::{
-    Conflict, EventStore, Head, KeyEntry, PlannedAppend, StorageError, StorageErrorKind, StoreFuture, StoredEvent,
+    Conflict, EventStore, Head, KeyEntry, Page, PlannedAppend, StorageError, StorageErrorKind, StoreFuture, StoredEvent,
 };
 use crate::guard::{self, BattleState};
 use crate::limits::MAX_RECORD_OVERHEAD_BYTES;
@@ -898,9 +897,9 @@ impl Inner {
         &self,
         stream_id: &str,
         from_version: u64,
-        max_count: usize,
-        max_bytes: usize,
+        page: Page,
     ) -> Result<Vec<StoredEvent>, StorageError> {
+        let Page { max_count, max_bytes, weigh } = page;
         let mut out = Vec::new();
         if max_count == 0 {
             return Ok(out);
@@ -938,7 +937,7 @@ impl Inner {
                 if event.version != version || event.stream_id != stream_id {
                     return Err(corrupt(stream_id, version, "record claims another stream or version"));
                 }
-                let weight = recorded_event_wire_bytes(record_bytes.len());
+                let weight = weigh(record_bytes.len());
                 if out.len() >= max_count || (!out.is_empty() && bytes + weight > max_bytes) {
                     return Ok(out);
                 }
@@ -955,12 +954,8 @@ impl Inner {
         Ok(out)
     }
 
-    async fn read_all(
-        &self,
-        from_position: u64,
-        max_count: usize,
-        max_bytes: usize,
-    ) -> Result<Vec<StoredEvent>, StorageError> {
+    async fn read_all(&self, from_position: u64, page: Page) -> Result<Vec<StoredEvent>, StorageError> {
+        let Page { max_count, max_bytes, weigh } = page;
         let mut out = Vec::new();
         let (sequence, index) = feed::position::split(from_position);
         let mut skip = if sequence == 0 { 0 } else { index };
@@ -978,7 +973,7 @@ impl Inner {
                 let version = decoded.first_version + i as u64;
                 let event = record::decode(record_bytes)
                     .map_err(|e| corrupt(&decoded.stream_id, version, format!("record does not decode: {e}")))?;
-                let weight = recorded_event_wire_bytes(record_bytes.len());
+                let weight = weigh(record_bytes.len());
                 if out.len() >= max_count || (!out.is_empty() && bytes + weight > max_bytes) {
                     return Ok(out);
                 }
@@ -1058,14 +1053,13 @@ impl EventStore for JetStreamStore {
         &'a self,
         stream_id: &'a str,
         from_version: u64,
-        max_count: usize,
-        max_bytes: usize,
+        page: Page,
     ) -> StoreFuture<'a, Vec<StoredEvent>> {
-        Box::pin(self.inner.read_stream(stream_id, from_version, max_count, max_bytes))
+        Box::pin(self.inner.read_stream(stream_id, from_version, page))
     }
 
-    fn read_all(&self, from_position: u64, max_count: usize, max_bytes: usize) -> StoreFuture<'_, Vec<StoredEvent>> {
-        Box::pin(self.inner.read_all(from_position, max_count, max_bytes))
+    fn read_all(&self, from_position: u64, page: Page) -> StoreFuture<'_, Vec<StoredEvent>> {
+        Box::pin(self.inner.read_all(from_position, page))
     }
 
     fn changes(&self) -> watch::Receiver<u64> {

@@ -31,9 +31,7 @@
 
 use std::collections::HashMap;
 
-use battlelog_runtime::limits::recorded_event_wire_bytes;
-
-use super::{Conflict, Head, KeyEntry, PlannedAppend, StorageError, StoredEvent};
+use super::{Conflict, Head, KeyEntry, Page, PlannedAppend, StorageError, StoredEvent};
 use crate::guard::BattleState;
 use crate::record::{self, Hash};
 
@@ -454,10 +452,10 @@ pub fn read_stream<K: KvRead>(
     kv: &K,
     stream_id: &str,
     from_version: u64,
-    max_count: usize,
-    max_bytes: usize,
+    page: Page,
     durable: u64,
 ) -> Result<Vec<StoredEvent>, StorageError> {
+    let Page { max_count, max_bytes, weigh } = page;
     let start = layout::record_key(stream_id, from_version);
     let end = layout::record_key(stream_id, u64::MAX);
     let mut out = Vec::new();
@@ -475,9 +473,8 @@ pub fn read_stream<K: KvRead>(
         if version != expected {
             return Err(StorageError::corrupt(K::NAME, stream_id, expected, "record missing"));
         }
-        // Cut by what the page will weigh on the wire, not by the record
-        // bytes alone (each record travels twice in a `RecordedEvent`).
-        let weight = recorded_event_wire_bytes(event.record.len());
+        // Cut by what the caller weighs (the journal: the page on the wire).
+        let weight = weigh(event.record.len());
         if !out.is_empty() && bytes + weight > max_bytes {
             return Ok(Visit::Stop);
         }
@@ -493,10 +490,10 @@ pub fn read_stream<K: KvRead>(
 pub fn read_all<K: KvRead>(
     kv: &K,
     from_position: u64,
-    max_count: usize,
-    max_bytes: usize,
+    page: Page,
     durable: u64,
 ) -> Result<Vec<StoredEvent>, StorageError> {
+    let Page { max_count, max_bytes, weigh } = page;
     let mut record_keys = Vec::new();
     kv.scan(Table::Global, &layout::position_key(from_position), &[0xff; 8], false, &mut |key, record_key| {
         if record_keys.len() >= max_count || decode_position::<K>(key)? >= durable {
@@ -509,7 +506,7 @@ pub fn read_all<K: KvRead>(
     let mut bytes = 0usize;
     for record_key in record_keys {
         let event = read_by_record_key(kv, &record_key)?;
-        let weight = recorded_event_wire_bytes(event.record.len());
+        let weight = weigh(event.record.len());
         if !out.is_empty() && bytes + weight > max_bytes {
             break;
         }

@@ -33,7 +33,7 @@ use tracing::{debug, error};
 
 use super::kv::{self, GroupOutcome, KvRead, WriteSet};
 use super::{
-    Conflict, EventStore, Head, KeyEntry, PlannedAppend, StorageError, StorageErrorKind, StoreFuture, StoredEvent,
+    Conflict, EventStore, Head, KeyEntry, Page, PlannedAppend, StorageError, StorageErrorKind, StoreFuture, StoredEvent,
 };
 use crate::metrics::JournalMetrics;
 
@@ -353,18 +353,15 @@ impl<E: KvEngine> EventStore for KvStore<E> {
         &'a self,
         stream_id: &'a str,
         from_version: u64,
-        max_count: usize,
-        max_bytes: usize,
+        page: Page,
     ) -> StoreFuture<'a, Vec<StoredEvent>> {
         let durable = self.durable();
-        Box::pin(
-            async move { kv::read_stream(&self.shared.engine, stream_id, from_version, max_count, max_bytes, durable) },
-        )
+        Box::pin(async move { kv::read_stream(&self.shared.engine, stream_id, from_version, page, durable) })
     }
 
-    fn read_all(&self, from_position: u64, max_count: usize, max_bytes: usize) -> StoreFuture<'_, Vec<StoredEvent>> {
+    fn read_all(&self, from_position: u64, page: Page) -> StoreFuture<'_, Vec<StoredEvent>> {
         let durable = self.durable();
-        Box::pin(async move { kv::read_all(&self.shared.engine, from_position, max_count, max_bytes, durable) })
+        Box::pin(async move { kv::read_all(&self.shared.engine, from_position, page, durable) })
     }
 
     fn changes(&self) -> watch::Receiver<u64> {

@@ -87,20 +87,17 @@ pub trait EventStore: Send + Sync + std::fmt::Debug + 'static {
     /// the engine failed and the outcome of the whole call is unknown.
     fn append(&self, appends: Vec<PlannedAppend>) -> StoreFuture<'_, Vec<Result<Vec<u64>, Conflict>>>;
 
-    /// Events of a stream from `from_version`: at most `max_count`, and
-    /// (after the first) at most `max_bytes` as the page will be sent
-    /// ([`battlelog_runtime::limits::recorded_event_wire_bytes`] of each).
+    /// Events of a stream from `from_version`, as many as `page` allows.
     fn read_stream<'a>(
         &'a self,
         stream_id: &'a str,
         from_version: u64,
-        max_count: usize,
-        max_bytes: usize,
+        page: Page,
     ) -> StoreFuture<'a, Vec<StoredEvent>>;
 
     /// Events of the global log from `from_position` (the first event at or
     /// past it), bounded as [`EventStore::read_stream`].
-    fn read_all(&self, from_position: u64, max_count: usize, max_bytes: usize) -> StoreFuture<'_, Vec<StoredEvent>>;
+    fn read_all(&self, from_position: u64, page: Page) -> StoreFuture<'_, Vec<StoredEvent>>;
 
     /// Changes (to some larger number) whenever new events may have become
     /// readable: subscriptions wait on it between reads.
@@ -128,6 +125,28 @@ pub trait EventStore: Send + Sync + std::fmt::Debug + 'static {
     /// `metrics` from now on; stores without such work ignore it.
     fn attach_metrics(&self, metrics: &crate::metrics::JournalMetrics) {
         let _ = metrics;
+    }
+}
+
+/// How much one read may return: at most `max_count` events and, past the
+/// first (which always comes), at most `max_bytes` as `weigh` weighs each
+/// record from its length. The store cuts the page; what a page weighs is
+/// the caller's to say (the journal weighs a record as the page will be
+/// sent: `crate::limits::wire_page`), so no store knows the wire.
+#[derive(Debug, Clone, Copy)]
+pub struct Page {
+    /// Most events.
+    pub max_count: usize,
+    /// Most bytes, as weighed.
+    pub max_bytes: usize,
+    /// A record's weight from its length.
+    pub weigh: fn(usize) -> usize,
+}
+
+impl Page {
+    /// At most `max_count` events, whatever they weigh.
+    pub fn count(max_count: usize) -> Self {
+        Self { max_count, max_bytes: usize::MAX, weigh: |len| len }
     }
 }
 

@@ -270,7 +270,7 @@ mod tests {
     use crate::planner::{self, Plan};
     use crate::record;
     use crate::store::conformance::{self as suite, opened, rolled};
-    use crate::store::{EventStore, layout};
+    use crate::store::{EventStore, Page, layout};
 
     fn open(dir: &Path) -> Arc<SledStore> {
         Arc::new(SledStore::open(dir, 1 << 20, 64).expect("open sled"))
@@ -329,7 +329,7 @@ mod tests {
         }
         let store = open(dir.path());
         assert_eq!(kv::next_position(store.engine()).unwrap(), 4);
-        let log = store.read_all(0, 100, usize::MAX).await.unwrap();
+        let log = store.read_all(0, Page::count(100)).await.unwrap();
         let got: Vec<_> = log.iter().map(|e| (e.event.stream_id.as_str(), e.event.version)).collect();
         assert_eq!(got, [("a0", 0), ("a", 0), ("a", 1), ("b", 0)]);
         assert!(matches!(chain::check(store.as_ref(), "a").await.unwrap(), ChainCheck::Ok { count: 2, .. }));
