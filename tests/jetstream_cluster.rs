@@ -17,7 +17,9 @@ use std::time::{Duration, Instant};
 
 use battlelog_proto::v1::VerifyChainRequest;
 use battlelog_system_tests::{Client, append, check_chain, client, event_text, opened, resolved, try_read_stream};
-use battlelog_test_support::{NatsCluster, ServiceProcess, StartOptions, journal_with, poll_until, temp_dir};
+use battlelog_test_support::{
+    NatsCluster, ServiceProcess, StartOptions, journal_with, poll_until, temp_dir, try_journal_with,
+};
 use tokio::sync::Mutex;
 
 /// The journal's JetStream stream (the backend's default name).
@@ -185,4 +187,70 @@ async fn kills_and_partitions_lose_no_acknowledged_append_and_fork_no_battle() {
     for journal in journals {
         assert!(journal.terminate().await, "the journals stop cleanly");
     }
+}
+
+/// What the journal logs, once, while it waits for a cluster that cannot
+/// place its stream yet.
+const WAITING: &str = "cannot place the stream yet";
+
+/// `battlelog-journal` on the cluster with three replicas, `jetstream_start_wait_ms`
+/// at `wait_ms` and a short request timeout (a cluster without a quorum
+/// answers nothing, so each try ends at the timeout).
+fn waiting_journal(wait_ms: u64) -> StartOptions {
+    StartOptions {
+        envs: vec![
+            ("BATTLELOG_JOURNAL_BACKEND".into(), "jetstream".into()),
+            ("BATTLELOG_JOURNAL_REPLICAS".into(), "3".into()),
+            ("BATTLELOG_JOURNAL_JETSTREAM_TIMEOUT_MS".into(), "500".into()),
+            ("BATTLELOG_JOURNAL_JETSTREAM_START_WAIT_MS".into(), wait_ms.to_string()),
+        ],
+        ..StartOptions::default()
+    }
+}
+
+/// A journal started while its cluster has no quorum (two of three nodes
+/// down: no meta leader, nowhere for three replicas) waits for the cluster,
+/// says so once, and serves as soon as the nodes are back: operators start
+/// the journal with the cluster, and a fresh or loaded cluster answers late.
+/// At the edge, `jetstream_start_wait_ms = 0`, it gives up at the first
+/// such answer, naming the key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_journal_started_before_its_cluster_has_a_quorum_waits_for_it() {
+    let mut cluster = NatsCluster::start("js-quorum").await;
+    cluster.kill(1);
+    cluster.kill(2);
+    let work = temp_dir("js-quorum");
+    let urls = cluster.client_urls_joined();
+
+    let refused = try_journal_with(&work.path().join("no-wait"), Some(&urls), &waiting_journal(0)).await;
+    let log = refused.expect_err("with no wait, the journal gives up on a cluster without a quorum");
+    assert!(log.contains("jetstream_start_wait_ms = 0"), "it names the key that would have waited:\n{log}");
+    assert!(!log.contains(WAITING), "with no wait it does not say it waits:\n{log}");
+
+    let dir = work.path().join("waits");
+    let starting = {
+        let (dir, urls) = (dir.clone(), urls.clone());
+        tokio::spawn(async move { try_journal_with(&dir, Some(&urls), &waiting_journal(120_000)).await })
+    };
+    let log_file = dir.with_extension("log");
+    poll_until("the journal says it waits for the cluster", Duration::from_secs(30), || {
+        let log_file = log_file.clone();
+        async move { std::fs::read_to_string(&log_file).ok().filter(|log| log.contains(WAITING)).map(|_| ()) }
+    })
+    .await;
+    assert!(!starting.is_finished(), "the journal is still starting while the cluster has no quorum");
+    cluster.restart(1).await;
+    cluster.restart(2).await;
+    let journal = starting.await.expect("the start task").unwrap_or_else(|log| panic!("{log}\n{}", cluster.logs()));
+    let log = journal.log();
+    assert_eq!(log.matches(WAITING).count(), 1, "the wait is said once, not at every try:\n{log}");
+    let mut client = client(&journal).await;
+    let appended =
+        append(&mut client, "quorum-1", battlelog_system_tests::no_stream(), vec![opened("quorum", "quorum-open")])
+            .await;
+    assert!(appended.is_ok(), "the journal serves once the cluster is back: {appended:?}");
+    poll_until("the stream has its three replicas", Duration::from_secs(60), || async {
+        (cluster.stream_current_replicas(STREAM).await == Some(3)).then_some(())
+    })
+    .await;
 }

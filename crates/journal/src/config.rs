@@ -61,6 +61,11 @@ pub struct Config {
     /// Backend `jetstream`: how long one JetStream request (a publish's
     /// acknowledgement, a read) may take, in milliseconds.
     pub jetstream_timeout_ms: u64,
+    /// Backend `jetstream`: how long the journal waits at start, in
+    /// milliseconds, for the cluster to find or create its stream while
+    /// the cluster cannot yet (no meta leader, too few nodes for the
+    /// replicas, requests timing out); 0 gives up at the first such answer.
+    pub jetstream_start_wait_ms: u64,
     /// The JetStream stream events go to (created if missing).
     pub nats_stream: String,
     /// Subject prefix: events go to `<prefix>.<stream id>`.
@@ -145,6 +150,7 @@ impl Default for Config {
             replicas: 1,
             jetstream_cache_streams: 10_000,
             jetstream_timeout_ms: 5_000,
+            jetstream_start_wait_ms: 60_000,
             nats_stream: "BATTLELOG_EVENTS".into(),
             nats_subject_prefix: "battlelog.events".into(),
             max_commit_batch: 1024,
@@ -213,6 +219,7 @@ impl Config {
             max_append_bytes: self.max_append_bytes,
             cache_streams: self.jetstream_cache_streams,
             timeout: std::time::Duration::from_millis(self.jetstream_timeout_ms),
+            start_wait: std::time::Duration::from_millis(self.jetstream_start_wait_ms),
         })
     }
 
@@ -294,6 +301,12 @@ impl Config {
         }
         if !(100..=600_000).contains(&self.jetstream_timeout_ms) {
             return invalid("jetstream_timeout_ms", format!("{} is not in 100..=600000", self.jetstream_timeout_ms));
+        }
+        if self.jetstream_start_wait_ms > 3_600_000 {
+            return invalid(
+                "jetstream_start_wait_ms",
+                format!("{} is not in 0..=3600000", self.jetstream_start_wait_ms),
+            );
         }
         if !token_ok(&self.nats_stream) {
             return invalid("nats_stream", format!("{:?} must be 1+ characters of A-Z a-z 0-9 _ -", self.nats_stream));
@@ -437,6 +450,13 @@ mod tests {
         }
         for (ms, valid) in [(99, false), (100, true), (600_000, true), (600_001, false)] {
             assert_eq!(ok(Config { jetstream_timeout_ms: ms, ..base.clone() }).is_ok(), valid, "timeout {ms}");
+        }
+        for (ms, valid) in [(0, true), (3_600_000, true), (3_600_001, false)] {
+            let checked = ok(Config { jetstream_start_wait_ms: ms, ..base.clone() });
+            assert_eq!(checked.is_ok(), valid, "start wait {ms}");
+            if let Err(e) = checked {
+                assert!(e.contains("jetstream_start_wait_ms") && e.contains("0..=3600000"), "{e}");
+            }
         }
         assert!(
             ok(Config { jetstream_cache_streams: 0, ..base.clone() }).unwrap_err().contains("jetstream_cache_streams")

@@ -684,15 +684,46 @@ fn agreed_leader(claims: &[Option<usize>; CLUSTER_NODES]) -> Option<usize> {
     })
 }
 
-/// `count` distinct free loopback ports, held together while picked so the
-/// kernel does not hand out one twice, then released for the caller to
-/// bind: for configs that must name their ports before any server runs
-/// (routes). Another process may take one in between; prefer letting a
-/// server pick its own (port -1) wherever nothing else must know it first.
+/// `count` distinct free loopback ports, held together while picked so
+/// none is handed out twice, then released for the caller to bind: for
+/// configs that must name their ports before any server runs (routes, a
+/// deploy file's peers). They are picked below the kernel's ephemeral range
+/// (`ip_local_port_range`), from a random place: a port from that range
+/// (port 0's) is soon taken again by any outgoing connection or another
+/// test's listener, which failed a deploy run under load ("Address already
+/// in use"); below it only another test picking the same way could take
+/// one in between. Prefer letting a server pick its own (port -1) wherever
+/// nothing else must know it first.
 pub fn free_ports(count: usize) -> Vec<u16> {
-    let listeners: Vec<TcpListener> =
-        (0..count).map(|_| TcpListener::bind("127.0.0.1:0").expect("bind a loopback port")).collect();
-    listeners.iter().map(|l| l.local_addr().expect("a bound address").port()).collect()
+    /// Where the picked ports start: above the well-known and the usual
+    /// fixed service ports.
+    const LOWEST: u16 = 10_000;
+    let ephemeral_low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(0);
+    let span = ephemeral_low.saturating_sub(LOWEST);
+    if usize::from(span) < count * 64 {
+        // No room below the ephemeral range (or no /proc): the kernel's pick.
+        let listeners: Vec<TcpListener> =
+            (0..count).map(|_| TcpListener::bind("127.0.0.1:0").expect("bind a loopback port")).collect();
+        return listeners.iter().map(|l| l.local_addr().expect("a bound address").port()).collect();
+    }
+    use std::hash::{BuildHasher, Hasher};
+    // A random start without a dependency: std's hasher keys are random.
+    let start = std::collections::hash_map::RandomState::new().build_hasher().finish() % u64::from(span);
+    let mut held = Vec::with_capacity(count);
+    for offset in 0..u64::from(span) {
+        let port = LOWEST + ((start + offset) % u64::from(span)) as u16;
+        if let Ok(listener) = TcpListener::bind(("127.0.0.1", port)) {
+            held.push(listener);
+            if held.len() == count {
+                break;
+            }
+        }
+    }
+    assert_eq!(held.len(), count, "{count} free loopback ports below {ephemeral_low}");
+    held.iter().map(|l| l.local_addr().expect("a bound address").port()).collect()
 }
 
 /// A plain HTTP GET on loopback with [`MONITOR_TIMEOUT`]: (status, body),

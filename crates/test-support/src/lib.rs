@@ -565,6 +565,16 @@ pub async fn journal(data_dir: &Path, nats_url: Option<&str>) -> ServiceProcess 
 /// [`journal`] with `options`. Its log goes to `<data_dir>.log` (appended
 /// to, so a restart on the same data dir keeps one log).
 pub async fn journal_with(data_dir: &Path, nats_url: Option<&str>, options: &StartOptions) -> ServiceProcess {
+    try_journal_with(data_dir, nats_url, options).await.unwrap_or_else(|why| panic!("{why}"))
+}
+
+/// [`journal_with`] for a start that may fail: a journal that exits before
+/// it is ready is an `Err` with its log.
+pub async fn try_journal_with(
+    data_dir: &Path,
+    nats_url: Option<&str>,
+    options: &StartOptions,
+) -> Result<ServiceProcess, String> {
     let binary = service_binary("battlelog-journal");
     let mut args = vec!["--listen".to_owned(), options.listen_arg(), "--data-dir".to_owned()];
     args.push(data_dir.display().to_string());
@@ -575,7 +585,7 @@ pub async fn journal_with(data_dir: &Path, nats_url: Option<&str>, options: &Sta
     }
     envs.extend(options.envs.iter().cloned());
     let log = data_dir.with_extension("log");
-    ServiceProcess::start(&binary, &args, &envs, &log).await
+    ServiceProcess::try_start_tls(&binary, &args, &envs, &log, None).await
 }
 
 /// The `battlelog` command-line binary (for `up`, `demo`, `export`, `audit`).

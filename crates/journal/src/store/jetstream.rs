@@ -148,6 +148,9 @@ pub struct JetStreamOptions {
     pub cache_streams: usize,
     /// How long one JetStream request (a publish acknowledgement, a read) may take.
     pub timeout: Duration,
+    /// How long the start waits for a cluster that cannot yet find or
+    /// create the stream ([`stream_at_start`]).
+    pub start_wait: Duration,
 }
 
 impl JetStreamOptions {
@@ -163,6 +166,7 @@ impl JetStreamOptions {
             max_append_bytes: limits.max_append_bytes,
             cache_streams: 10_000,
             timeout: Duration::from_secs(5),
+            start_wait: Duration::from_secs(60),
         }
     }
 
@@ -320,8 +324,7 @@ impl JetStreamStore {
             allow_direct: false,
             ..Default::default()
         };
-        let mut stream = context.get_or_create_stream(config).await.map_err(storage)?;
-        let info = stream.info().await.map_err(storage)?;
+        let (stream, info) = stream_at_start(&context, config, options.start_wait).await?;
         if !info.config.subjects.iter().any(|s| s == &format!("{SUBJECT_PREFIX}.>")) {
             return Err(storage(format!(
                 "JetStream stream {} exists with subjects {:?}, not {SUBJECT_PREFIX}.>",
@@ -350,6 +353,86 @@ impl JetStreamStore {
         let watcher = tokio::spawn(watch_changes(Arc::downgrade(&inner), options.stream.clone()));
         *inner.watcher.lock().unwrap_or_else(|e| e.into_inner()) = Some(watcher);
         Ok(Self { inner })
+    }
+}
+
+/// Finds or creates the journal's stream, waiting up to `wait` while the
+/// cluster cannot answer yet: a cluster started a moment ago has no meta
+/// leader, a node or two of an R3 cluster may still be joining, and under
+/// load the first requests time out. Operators start the journal with (or
+/// just after) the cluster, so that is a wait, said once, not a failed
+/// start; anything else (a bad name, refused rights) ends the start at once.
+async fn stream_at_start(
+    context: &jetstream::Context,
+    config: stream::Config,
+    wait: Duration,
+) -> Result<(stream::Stream, stream::Info), StorageError> {
+    let deadline = tokio::time::Instant::now() + wait;
+    let mut pause = Duration::from_millis(100);
+    let mut said = false;
+    loop {
+        let found = match context.get_or_create_stream(config.clone()).await {
+            Ok(mut stream) => match stream.info().await {
+                Ok(info) => {
+                    let info = info.clone();
+                    Ok((stream, info))
+                }
+                Err(e) => Err((e.to_string(), matches!(e.kind(), jetstream::context::RequestErrorKind::TimedOut))),
+            },
+            Err(e) => Err((e.to_string(), cluster_not_ready(&e))),
+        };
+        match found {
+            Ok(found) => {
+                if said {
+                    info!(stream = %config.name, "the JetStream cluster answered; the stream is in place");
+                }
+                return Ok(found);
+            }
+            Err((error, true)) if tokio::time::Instant::now() + pause <= deadline => {
+                if !said {
+                    warn!(
+                        stream = %config.name,
+                        %error,
+                        wait_ms = wait.as_millis() as u64,
+                        "the JetStream cluster cannot place the stream yet; waiting (jetstream_start_wait_ms)"
+                    );
+                    said = true;
+                }
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_secs(2));
+            }
+            Err((error, transient)) => {
+                let waited = if transient && !wait.is_zero() {
+                    format!(" (still so after jetstream_start_wait_ms = {} ms)", wait.as_millis())
+                } else if transient {
+                    " (jetstream_start_wait_ms = 0: no wait)".to_owned()
+                } else {
+                    String::new()
+                };
+                return Err(storage(format!("cannot find or create the stream {}: {error}{waited}", config.name)));
+            }
+        }
+    }
+}
+
+/// Whether `e` is a cluster that is not ready yet, rather than a refusal
+/// that waiting would not change.
+fn cluster_not_ready(e: &jetstream::context::CreateStreamError) -> bool {
+    use jetstream::ErrorCode;
+    use jetstream::context::CreateStreamErrorKind as Kind;
+    match e.kind() {
+        Kind::TimedOut | Kind::JetStreamUnavailable => true,
+        Kind::JetStream(error) => [
+            ErrorCode::CLUSTER_NOT_AVAILABLE,
+            ErrorCode::CLUSTER_NO_PEERS,
+            ErrorCode::INSUFFICIENT_RESOURCES,
+            ErrorCode::CLUSTER_INCOMPLETE,
+            ErrorCode::CLUSTER_NOT_LEADER,
+            ErrorCode::CLUSTER_NOT_ACTIVE,
+            ErrorCode::CLUSTER_NOT_ASSIGNED,
+        ]
+        .contains(&error.error_code()),
+        _ => false,
     }
 }
 
