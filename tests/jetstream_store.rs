@@ -14,13 +14,13 @@ use std::time::Duration;
 
 use async_nats::jetstream;
 use battlelog_journal::ExpectedVersion;
+use battlelog_journal::chain::{self, ChainCheck};
 use battlelog_journal::guard::BattleState;
 use battlelog_journal::record::{self, Hash};
-use battlelog_journal::store::ChainCheck;
 use battlelog_journal::store::conformance;
 use battlelog_journal::store::jetstream::{JetStreamOptions, JetStreamStore, SUBJECT_PREFIX};
 use battlelog_journal::store::{
-    Conflict, EventStore, Head, KeyEntry, PlannedAppend, PlannedRecord, StoreFuture, StoredEvent,
+    Conflict, EventStore, Head, KeyEntry, Page, PlannedAppend, PlannedRecord, StoreFuture, StoredEvent,
 };
 use battlelog_proto::v1::{BattleOpened, JournalRecord, battle_event::Event};
 use battlelog_system_tests::{
@@ -171,29 +171,29 @@ async fn a_battle_is_one_subject_under_its_tenant_and_reads_back_exactly() {
 
     // Reads: the exact bytes and hashes, from any version, bounded.
     let all: Vec<_> = open.records.iter().chain(&more.records).collect();
-    let read = store.read_stream("b1", 0, 100, usize::MAX).await.unwrap();
+    let read = store.read_stream("b1", 0, Page::count(100)).await.unwrap();
     assert_eq!(
         read.iter().map(|e| (&e.record, e.hash)).collect::<Vec<_>>(),
         all.iter().map(|r| (&r.bytes, r.hash)).collect::<Vec<_>>()
     );
-    let middle = store.read_stream("b1", 3, 1, usize::MAX).await.unwrap();
+    let middle = store.read_stream("b1", 3, Page::count(1)).await.unwrap();
     assert_eq!(middle.iter().map(|e| e.event.version).collect::<Vec<_>>(), [3]);
-    assert!(store.read_stream("b1", 5, 10, usize::MAX).await.unwrap().is_empty());
+    assert!(store.read_stream("b1", 5, Page::count(10)).await.unwrap().is_empty());
     // read_all from a position inside a message starts at that event; from
     // just past an event, at the next one.
-    let global = store.read_all(0, 100, usize::MAX).await.unwrap();
+    let global = store.read_all(0, Page::count(100)).await.unwrap();
     assert_eq!(global.len(), 5);
-    let from = store.read_all(global[3].global_position, 100, usize::MAX).await.unwrap();
+    let from = store.read_all(global[3].global_position, Page::count(100)).await.unwrap();
     assert_eq!(from.iter().map(|e| e.event.version).collect::<Vec<_>>(), [3, 4]);
-    let past = store.read_all(global[1].global_position + 1, 1, usize::MAX).await.unwrap();
+    let past = store.read_all(global[1].global_position + 1, Page::count(1)).await.unwrap();
     assert_eq!(past.iter().map(|e| e.event.version).collect::<Vec<_>>(), [2]);
-    assert!(store.read_all(global[4].global_position + 1, 10, usize::MAX).await.unwrap().is_empty());
+    assert!(store.read_all(global[4].global_position + 1, Page::count(10)).await.unwrap().is_empty());
 
-    match store.verify_chain("b1").await.unwrap() {
+    match chain::check(&store, "b1").await.unwrap() {
         ChainCheck::Ok { count, head_hash } => assert_eq!((count, head_hash), (5, more.records[2].hash)),
         broken => panic!("{broken:?}"),
     }
-    assert!(matches!(store.verify_chain("none").await.unwrap(), ChainCheck::Ok { count: 0, .. }));
+    assert!(matches!(chain::check(&store, "none").await.unwrap(), ChainCheck::Ok { count: 0, .. }));
     store.close().await.unwrap();
 }
 
@@ -212,8 +212,8 @@ async fn stale_plans_conflict_and_write_nothing() {
     // a planned against version 0, which is no longer the head.
     let stale = plan("b2", Some(head), &[note("from a", None)]);
     assert_eq!(append_one(&a, stale).await, Err(Conflict { actual: Some(1) }));
-    assert_eq!(a.read_stream("b2", 0, 10, usize::MAX).await.unwrap().len(), 2);
-    assert!(matches!(a.verify_chain("b2").await.unwrap(), ChainCheck::Ok { count: 2, .. }));
+    assert_eq!(a.read_stream("b2", 0, Page::count(10)).await.unwrap().len(), 2);
+    assert!(matches!(chain::check(&a, "b2").await.unwrap(), ChainCheck::Ok { count: 2, .. }));
 }
 
 /// Two journals ("replicas") on one stream append to one battle at once:
@@ -248,33 +248,33 @@ async fn two_journals_racing_on_one_battle_never_fork_it() {
     for writer in writers {
         writer.await.unwrap();
     }
-    let events = stores[1].read_stream("race", 0, 10_000, usize::MAX).await.unwrap();
+    let events = stores[1].read_stream("race", 0, Page::count(10_000)).await.unwrap();
     assert_eq!(events.len() as u64, 1 + 8 * PER_WRITER, "every acknowledged append, once");
     for (i, event) in events.iter().enumerate() {
         assert_eq!(event.event.version, i as u64);
     }
     for store in &stores {
         assert!(
-            matches!(store.verify_chain("race").await.unwrap(), ChainCheck::Ok { count, .. } if count == 1 + 8 * PER_WRITER)
+            matches!(chain::check(store.as_ref(), "race").await.unwrap(), ChainCheck::Ok { count, .. } if count == 1 + 8 * PER_WRITER)
         );
         assert_eq!(store.head("race").await.unwrap().map(|h| h.version), Some(8 * PER_WRITER));
     }
     assert!(conflicts.load(Ordering::Relaxed) > 0, "eight writers on one battle raced at least once");
     // The global log holds the same events (one battle here), read whole
     // (reading ahead) or page by page from each last position + 1.
-    let log = stores[0].read_all(0, 10_000, usize::MAX).await.unwrap();
+    let log = stores[0].read_all(0, Page::count(10_000)).await.unwrap();
     assert_eq!(log, events);
     let mut paged: Vec<StoredEvent> = Vec::new();
     loop {
         let from = paged.last().map_or(0, |e| e.global_position + 1);
-        let page = stores[1].read_all(from, 7, usize::MAX).await.unwrap();
+        let page = stores[1].read_all(from, Page::count(7)).await.unwrap();
         if page.is_empty() {
             break;
         }
         paged.extend(page);
     }
     assert_eq!(paged, events);
-    let tail = stores[1].read_stream("race", 300, 10_000, usize::MAX).await.unwrap();
+    let tail = stores[1].read_stream("race", 300, Page::count(10_000)).await.unwrap();
     assert_eq!(tail, events[300..]);
 }
 
@@ -298,7 +298,7 @@ async fn a_new_journal_on_the_same_nats_continues_every_battle() {
         let keys = second.idempotency(battle, &["k1".to_owned(), format!("{battle}-open")]).await.unwrap();
         assert_eq!(keys.iter().map(|k| k.map(|k| k.version)).collect::<Vec<_>>(), [Some(1), Some(0)]);
         append_one(&second, plan(battle, Some(head), &[note("y", None)])).await.expect("it continues");
-        assert!(matches!(second.verify_chain(battle).await.unwrap(), ChainCheck::Ok { count: 3, .. }));
+        assert!(matches!(chain::check(&second, battle).await.unwrap(), ChainCheck::Ok { count: 3, .. }));
     }
 }
 
@@ -314,7 +314,7 @@ async fn another_journals_append_moves_changes() {
     changes.borrow_and_update();
     append_one(&a, plan("w1", None, &[opening("forum-a", "open")])).await.unwrap();
     tokio::time::timeout(Duration::from_secs(10), changes.changed()).await.expect("b sees a's append").unwrap();
-    assert_eq!(b.read_all(0, 10, usize::MAX).await.unwrap().len(), 1, "what moved it is readable");
+    assert_eq!(b.read_all(0, Page::count(10)).await.unwrap().len(), 1, "what moved it is readable");
 }
 
 #[tokio::test]
@@ -381,11 +381,11 @@ async fn only_the_journals_nats_user_may_copy_a_journal() {
         }
     }
     let journal_store = store(&format!("nats://journal:jp@127.0.0.1:{port}")).await;
-    assert!(journal_store.read_all(0, 10, usize::MAX).await.unwrap().is_empty(), "nothing reached the log");
+    assert!(journal_store.read_all(0, Page::count(10)).await.unwrap().is_empty(), "nothing reached the log");
     let (code, stdout, stderr) = copy(sled_arg, format!("jetstream:nats://journal:jp@127.0.0.1:{port}")).await;
     assert_eq!(code, Some(0), "the journal's user copies: {stderr}");
     assert!(stdout.starts_with("copied 1 events"), "{stdout}");
-    assert_eq!(journal_store.read_all(0, 10, usize::MAX).await.unwrap().len(), 1);
+    assert_eq!(journal_store.read_all(0, Page::count(10)).await.unwrap().len(), 1);
 }
 
 /// The shipped NATS config (`deploy/nats/nats.conf`) runs the JetStream
@@ -416,7 +416,7 @@ async fn the_shipped_nats_config_runs_the_jetstream_journal() {
         let head = store.head(battle).await.unwrap();
         append_one(&store, plan(battle, head, &[note("n", Some("k"))])).await.unwrap();
     }
-    assert_eq!(store.read_all(0, 10, usize::MAX).await.unwrap().len(), 4);
+    assert_eq!(store.read_all(0, Page::count(10)).await.unwrap().len(), 4);
     tokio::time::timeout(Duration::from_secs(10), changes.changed()).await.expect("changes move").unwrap();
     let seen = tokio::time::timeout(Duration::from_secs(10), feed.next()).await.expect("forum-a's feed").unwrap();
     assert_eq!(seen.subject.as_str(), "battlelog.journal.forum-a.p2", "forum-a sees its battle, not forum-b's");
@@ -581,7 +581,7 @@ async fn up_on_the_jetstream_journal_plays_the_demo_and_every_export_verifies() 
     let journal_url = url.replacen("nats://", &format!("nats://journal:{password}@"), 1);
     let store = store(&journal_url).await;
     for battle in &battles {
-        assert!(matches!(store.verify_chain(battle).await.unwrap(), ChainCheck::Ok { count, .. } if count > 0));
+        assert!(matches!(chain::check(&store, battle).await.unwrap(), ChainCheck::Ok { count, .. } if count > 0));
     }
     let client = battlelog_runtime::nats_url::NatsUrl::new(&journal_url);
     let js = jetstream::new(client.connect_options().connect(client.address()).await.unwrap());
@@ -654,14 +654,11 @@ impl EventStore for RacingStore {
     fn append(&self, appends: Vec<PlannedAppend>) -> StoreFuture<'_, Vec<Result<Vec<u64>, Conflict>>> {
         self.inner.append(appends)
     }
-    fn read_stream<'a>(&'a self, s: &'a str, from: u64, n: usize, b: usize) -> StoreFuture<'a, Vec<StoredEvent>> {
-        self.inner.read_stream(s, from, n, b)
+    fn read_stream<'a>(&'a self, s: &'a str, from: u64, page: Page) -> StoreFuture<'a, Vec<StoredEvent>> {
+        self.inner.read_stream(s, from, page)
     }
-    fn read_all(&self, from: u64, n: usize, b: usize) -> StoreFuture<'_, Vec<StoredEvent>> {
-        self.inner.read_all(from, n, b)
-    }
-    fn verify_chain<'a>(&'a self, stream_id: &'a str) -> StoreFuture<'a, ChainCheck> {
-        self.inner.verify_chain(stream_id)
+    fn read_all(&self, from: u64, page: Page) -> StoreFuture<'_, Vec<StoredEvent>> {
+        self.inner.read_all(from, page)
     }
     fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
         self.inner.changes()
@@ -690,7 +687,7 @@ async fn a_key_committed_by_another_journal_mid_plan_is_not_written_twice() {
 }
 
 /// A message on a battle's subject that does not chain (anyone allowed to
-/// publish there could write one) is found by `verify_chain` at its first
+/// publish there could write one) is found by the chain check at its first
 /// version; reads refuse the battle rather than serve it.
 #[tokio::test]
 async fn a_message_that_does_not_chain_is_found_at_its_first_version() {
@@ -715,15 +712,15 @@ async fn a_message_that_does_not_chain_is_found_at_its_first_version() {
         .unwrap()
         .await
         .unwrap();
-    match store.verify_chain("t1").await.unwrap() {
+    match chain::check(&store, "t1").await.unwrap() {
         ChainCheck::Broken { version, reason } => assert_eq!(version, 3, "{reason}"),
         ok => panic!("a broken chain verified: {ok:?}"),
     }
     // A message that is not a journal message at all, on the subject.
     js.publish(format!("{SUBJECT_PREFIX}.forum-a.t2"), "not a journal message".into()).await.unwrap().await.unwrap();
-    assert!(matches!(store.verify_chain("t2").await.unwrap(), ChainCheck::Broken { version: 0, .. }));
+    assert!(matches!(chain::check(&store, "t2").await.unwrap(), ChainCheck::Broken { version: 0, .. }));
     let fresh = self::store(&nats.url()).await;
-    assert!(fresh.read_stream("t2", 0, 10, usize::MAX).await.is_err(), "reads refuse what does not decode");
+    assert!(fresh.read_stream("t2", 0, Page::count(10)).await.is_err(), "reads refuse what does not decode");
 }
 
 /// A journal message as the journal frames it (docs/protocol.md §4 records in

@@ -1,5 +1,6 @@
 //! ARCHITECTURE.md, invariant 7, and the layout's rule: `dice`, `rules`,
-//! `verify` and `post` (the forum posts) are pure — no I/O, no clock, no
+//! `verify`, `post` (the forum posts), `tlog` and `feed` (the event feed's
+//! wire format) are pure — no I/O, no clock, no
 //! randomness of their own.
 //!
 //! Their code is held to it by clippy: each crate's `clippy.toml` forbids
@@ -34,7 +35,7 @@ fn crate_dir(name: &str) -> PathBuf {
 }
 
 /// The pure crates, by directory under `crates/`.
-const PURE: &[&str] = &["dice", "rules", "verify", "post", "tlog"];
+const PURE: &[&str] = &["dice", "rules", "verify", "post", "tlog", "feed"];
 
 /// Calls, types and macros every pure crate's `clippy.toml` must forbid:
 /// one or more of each kind of impurity, so that a file emptied or cut
@@ -181,6 +182,14 @@ fn the_post_crate_depends_on_nothing_impure() {
 #[test]
 fn the_tlog_crate_depends_on_nothing_impure() {
     assert_pure("tlog", "battlelog-tlog", "normal,build");
+}
+
+/// Issue 38: the event feed's wire format (subjects, headers, the framing
+/// of the JetStream log) is one pure crate the journal, the resolver and
+/// webhooks share; a consumer links it without the journal's engines.
+#[test]
+fn the_feed_crate_depends_on_nothing_impure() {
+    assert_pure("feed", "battlelog-feed", "normal,build");
 }
 
 /// Every pure crate carries the same clippy.toml, and it forbids at least

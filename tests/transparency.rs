@@ -398,7 +398,7 @@ async fn rewrite(from: &Path, to: &Path, battle_id: &str, version: u64) {
         Default::default();
     let mut cursor = 0;
     loop {
-        let page = source.read_all(cursor, 256, usize::MAX).await.expect("read the old log");
+        let page = source.read_all(cursor, battlelog_journal::store::Page::count(256)).await.expect("read the old log");
         let Some(last) = page.last() else { break };
         cursor = last.global_position + 1;
         for stored in page {

@@ -45,7 +45,7 @@ use crate::Output;
 use crate::client::{self, JournalEndpoint};
 use crate::export::{describe_event, provenance};
 use crate::up::NATS_SUBJECT_PREFIX;
-use battlelog_journal::store::jetstream::SUBJECT_PREFIX as JOURNAL_SUBJECT_PREFIX;
+use battlelog_feed::subject::LOG_PREFIX as JOURNAL_SUBJECT_PREFIX;
 
 #[derive(Debug, Args)]
 pub struct WatchArgs {
@@ -108,15 +108,15 @@ type Claimed = (Vec<u8>, Option<Hash>);
 /// The records a NATS message carries, each with the hash it claims: one
 /// from the sled journal's fan-out (payload = the record, hash in a
 /// header), or a group from the JetStream journal's log
-/// (battlelog_journal::store::jetstream, hashes in its payload).
+/// (battlelog_feed::log, hashes in its payload).
 fn records_of(message: &async_nats::Message) -> Result<Vec<Claimed>, String> {
-    use battlelog_journal::store::jetstream::{JournalMessage, headers};
-    match message.headers.as_ref().filter(|h| h.get(headers::FIRST_VERSION).is_some()) {
-        Some(found) => JournalMessage::decode(found, &message.payload)
-            .map(|m| m.records.into_iter().map(|(hash, bytes)| (bytes, Some(hash))).collect())
-            .map_err(|e| format!("not a journal message: {e}")),
-        None => Ok(vec![(message.payload.to_vec(), claimed_hash(message))]),
+    let header = |name: &str| message.headers.as_ref().and_then(|h| h.get(name)).map(|v| v.as_str().to_owned());
+    if header(battlelog_feed::headers::FIRST_VERSION).is_none() {
+        return Ok(vec![(message.payload.to_vec(), claimed_hash(message))]);
     }
+    battlelog_feed::log::LogMessage::decode(header, &message.payload)
+        .map(|m| m.records.into_iter().map(|(hash, bytes)| (bytes, Some(hash))).collect())
+        .map_err(|e| format!("not a journal message: {e}"))
 }
 
 pub async fn watch(args: &WatchArgs) -> anyhow::Result<Output> {
@@ -382,7 +382,7 @@ impl<'a> FeedCheck<'a> {
 /// The hash a message claims for its event (the journal's
 /// `Battlelog-Hash` header), if it carries a well-formed one.
 fn claimed_hash(message: &async_nats::Message) -> Option<Hash> {
-    let value = message.headers.as_ref()?.get(battlelog_journal::nats::headers::HASH)?;
+    let value = message.headers.as_ref()?.get(battlelog_feed::headers::HASH)?;
     battlelog_verify::chain::hash_from_hex(value.as_str()).ok()
 }
 

@@ -16,11 +16,12 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use crate::chain::{self, ChainCheck};
 use crate::error::JournalError;
 use crate::guard::BattleState;
 use crate::planner::fold_stored;
 use crate::record::{self, Hash};
-use crate::store::{ChainCheck, EventStore, PlannedAppend, PlannedRecord, StoredEvent};
+use crate::store::{EventStore, Page, PlannedAppend, PlannedRecord, StoredEvent};
 
 /// Events read from the source per step.
 const PAGE: usize = 512;
@@ -58,12 +59,12 @@ pub enum CopyError {
     },
 }
 
-fn source(e: JournalError) -> CopyError {
-    CopyError::Store { side: "source", source: e }
+fn source(e: impl Into<JournalError>) -> CopyError {
+    CopyError::Store { side: "source", source: e.into() }
 }
 
-fn destination(e: JournalError) -> CopyError {
-    CopyError::Store { side: "destination", source: e }
+fn destination(e: impl Into<JournalError>) -> CopyError {
+    CopyError::Store { side: "destination", source: e.into() }
 }
 
 /// Where the destination stands on one stream.
@@ -82,7 +83,7 @@ pub async fn copy(from: &dyn EventStore, to: &dyn EventStore) -> Result<CopyRepo
     let mut streams: HashMap<String, Copied> = HashMap::new();
     let mut cursor = 0u64;
     loop {
-        let page = from.read_all(cursor, PAGE, usize::MAX).await.map_err(source)?;
+        let page = from.read_all(cursor, Page::count(PAGE)).await.map_err(source)?;
         let Some(last) = page.last() else { break };
         cursor = last.global_position + 1;
         let mut plans: Vec<PlannedAppend> = Vec::new();
@@ -141,8 +142,8 @@ pub async fn copy(from: &dyn EventStore, to: &dyn EventStore) -> Result<CopyRepo
     let ids: BTreeMap<_, _> = streams.into_iter().collect();
     for stream_id in ids.keys() {
         let (a, b) = (
-            from.verify_chain(stream_id).await.map_err(source)?,
-            to.verify_chain(stream_id).await.map_err(destination)?,
+            chain::check(from, stream_id).await.map_err(source)?,
+            chain::check(to, stream_id).await.map_err(destination)?,
         );
         match (&a, &b) {
             (ChainCheck::Ok { count: n, head_hash: h }, ChainCheck::Ok { count: m, head_hash: k })
@@ -173,7 +174,7 @@ async fn resume_point(from: &dyn EventStore, to: &dyn EventStore, stream_id: &st
         return Ok(Copied { version: None, state: None });
     };
     let theirs: Option<Hash> =
-        from.read_stream(stream_id, head.version, 1, usize::MAX).await.map_err(source)?.first().map(|e| e.hash);
+        from.read_stream(stream_id, head.version, Page::count(1)).await.map_err(source)?.first().map(|e| e.hash);
     if theirs != Some(head.hash) {
         return Err(CopyError::Chain {
             stream_id: stream_id.to_owned(),
@@ -244,8 +245,8 @@ mod tests {
         let report = copy(&*from, &*to).await.unwrap();
         assert_eq!(report, CopyReport { streams: 2, copied: 4, present: 0 });
         for stream in ["a", "b"] {
-            let a = from.read_stream(stream, 0, 100, usize::MAX).await.unwrap();
-            let b = to.read_stream(stream, 0, 100, usize::MAX).await.unwrap();
+            let a = from.read_stream(stream, 0, Page::count(100)).await.unwrap();
+            let b = to.read_stream(stream, 0, Page::count(100)).await.unwrap();
             let bytes = |events: &[StoredEvent]| events.iter().map(|e| (e.record.clone(), e.hash)).collect::<Vec<_>>();
             assert_eq!(bytes(&a), bytes(&b), "{stream}: the same records and hashes");
         }

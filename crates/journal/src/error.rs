@@ -10,7 +10,7 @@ use tonic::{Code, Status};
 
 use crate::guard::Rule;
 use crate::limits::ExpectedVersion;
-use crate::store::StorageError;
+use crate::store::{StorageError, StorageErrorKind};
 
 /// Everything the journal library can fail with.
 #[derive(Debug, thiserror::Error)]
@@ -75,17 +75,16 @@ pub enum JournalError {
         /// The stream.
         stream_id: String,
     },
-    /// This journal runs without its transparency log (a benchmark's
-    /// option, never a configuration's).
     /// The transparency log's follower did not reach a record in time.
-    #[error(
-        "the transparency log has not reached global position {position} within {}s; retry",
-        crate::transparency::FOLLOW_WAIT.as_secs()
-    )]
+    #[error("the transparency log has not reached global position {position} within {waited_secs}s; retry")]
     FollowerStalled {
         /// The global position waited for.
         position: u64,
+        /// How long it was waited for, in seconds.
+        waited_secs: u64,
     },
+    /// This journal runs without its transparency log (a benchmark's
+    /// option, never a configuration's).
     #[error("this journal runs without its transparency log")]
     TransparencyOff,
     /// The store does not hold the log the last signed checkpoint covers
@@ -108,16 +107,32 @@ pub enum JournalError {
         /// What is wrong.
         reason: String,
     },
-    /// A previous flush failed; durability can no longer be promised, so the
-    /// journal refuses appends until restarted.
+    /// Something the journal counted on failed (an answer never came, a
+    /// proof could not be made); durability can no longer be promised.
     #[error("storage failed earlier ({0}); restart the journal")]
     Poisoned(String),
-    /// The storage engine failed (its own error is the source).
+    /// The store failed; its kind says what the caller hears (corruption
+    /// and a closed store become [`JournalError::Corrupt`] and
+    /// [`JournalError::ShuttingDown`] on the way in, `From<StorageError>`).
     #[error("storage: {0}")]
-    Storage(#[from] StorageError),
+    Storage(StorageError),
     /// The operating system refused something (e.g. starting the committer thread).
     #[error("io: {0}")]
     Io(#[from] std::io::Error),
+}
+
+impl From<StorageError> for JournalError {
+    /// Corruption found at a place keeps its place (`RECORD_CORRUPT` names
+    /// the stream and version); a closed store is the journal shutting down.
+    fn from(e: StorageError) -> Self {
+        if let (StorageErrorKind::Corrupt, Some((stream_id, version))) = (e.kind(), e.location()) {
+            return JournalError::Corrupt { stream_id: stream_id.to_owned(), version, reason: e.message().to_owned() };
+        }
+        if e.is_closed() {
+            return JournalError::ShuttingDown;
+        }
+        JournalError::Storage(e)
+    }
 }
 
 fn fmt_version(v: &Option<u64>) -> String {
@@ -171,15 +186,19 @@ impl From<JournalError> for Error {
                 .with("store_size", behind.store_size)
                 .with("checkpoint_size", behind.checkpoint_size),
             JournalError::Corrupt { .. } => Error::new(JournalReason::RecordCorrupt, message),
-            // A log across the network (JetStream) that does not answer is an
-            // outage — a leader election, NATS restarting — not a bug: the
-            // caller retries (its idempotency keys make that safe).
-            JournalError::Storage(e) if e.engine == crate::store::jetstream::ENGINE => {
-                Error::new(JournalReason::StorageUnavailable, message)
-            }
-            JournalError::Poisoned(_) | JournalError::Storage(_) | JournalError::Io(_) => {
-                Error::new(JournalReason::StorageFailed, message)
-            }
+            // The one place a store's failure becomes what the caller hears,
+            // by its kind alone. Transient (a log across the network that does
+            // not answer: a leader election, NATS restarting) and a write
+            // that lost a race are not bugs: the caller retries, its
+            // idempotency keys making that safe.
+            JournalError::Storage(e) => match e.kind() {
+                StorageErrorKind::Transient | StorageErrorKind::Conflict => {
+                    Error::new(JournalReason::StorageUnavailable, message)
+                }
+                StorageErrorKind::Corrupt => Error::new(JournalReason::RecordCorrupt, message),
+                StorageErrorKind::Fatal => Error::new(JournalReason::StorageFailed, message),
+            },
+            JournalError::Poisoned(_) | JournalError::Io(_) => Error::new(JournalReason::StorageFailed, message),
         }
     }
 }
@@ -187,5 +206,33 @@ impl From<JournalError> for Error {
 impl From<JournalError> for Status {
     fn from(err: JournalError) -> Self {
         Error::from(err).into_status()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a caller hears of a store's failure follows its kind, whatever
+    /// the engine: a log that does not answer is `UNAVAILABLE` (retry), a
+    /// failing disk `INTERNAL`, corruption `RECORD_CORRUPT` at its place.
+    #[test]
+    fn storage_errors_are_mapped_by_kind_not_by_engine() {
+        let status = |e: StorageError| Status::from(JournalError::from(e));
+        for engine in ["jetstream", "sled", "a third engine"] {
+            assert_eq!(status(StorageError::transient(engine, "timed out")).code(), Code::Unavailable, "{engine}");
+            assert_eq!(status(StorageError::conflict(engine, "raced")).code(), Code::Unavailable, "{engine}");
+            assert_eq!(status(StorageError::fatal(engine, "disk")).code(), Code::Internal, "{engine}");
+        }
+        let corrupt = JournalError::from(StorageError::corrupt("sled", "b1", 4, "record truncated"));
+        assert!(
+            matches!(&corrupt, JournalError::Corrupt { stream_id, version: 4, reason } if stream_id == "b1" && reason == "record truncated"),
+            "{corrupt:?}"
+        );
+        let error = Error::from(corrupt);
+        assert_eq!(error.reason, JournalReason::RecordCorrupt.into());
+        let unplaced = Error::from(JournalError::from(StorageError::corrupt("sled", "", 0, "x")));
+        assert_eq!(unplaced.reason, JournalReason::RecordCorrupt.into());
+        assert!(matches!(JournalError::from(StorageError::closed("memory")), JournalError::ShuttingDown));
     }
 }

@@ -24,8 +24,6 @@
 //! payload's one canonical event, the battle's budget, the stored state's
 //! bytes, and the reasons and fields of its refusals.
 
-use std::borrow::Cow;
-
 use battlelog_proto::battle;
 use battlelog_proto::error::Reason;
 use battlelog_proto::v1::BattleEvent;
@@ -35,11 +33,8 @@ use prost::Message;
 
 use crate::record::Hash;
 
-/// The subject token of battles opened without a tenant:
-/// `battlelog.events._.<battle>`. No tenant may be named this.
-pub const TENANT_PLACEHOLDER: &str = "_";
-/// Longest tenant, in bytes.
-pub const MAX_TENANT_BYTES: usize = 128;
+/// Tenants as NATS subject tokens are the feed's format.
+pub use battlelog_feed::subject::{MAX_TENANT_BYTES, TENANT_PLACEHOLDER, subject_token};
 
 /// The rule an event broke. [`Rule::reason`] is the `ErrorInfo.reason` the
 /// gRPC status carries.
@@ -173,29 +168,12 @@ pub fn inspect(index: usize, event_type: &str, payload: &[u8]) -> Result<Checked
 }
 
 /// A tenant becomes one NATS subject token (`battlelog.events.<tenant>.<battle>`),
-/// so it must not hold what NATS reads as a separator or wildcard.
+/// so it must not hold what NATS reads as a separator or wildcard (the
+/// rule is the feed's, `battlelog_feed::subject::tenant_problem`).
 fn check_tenant(field: &str, tenant: &str) -> Result<(), Violation> {
-    let bad = |message: String| Err(violation(field.to_owned(), Rule::EventMalformed, message));
-    if tenant == TENANT_PLACEHOLDER {
-        return bad(format!("{TENANT_PLACEHOLDER:?} is reserved for battles without a tenant"));
-    }
-    if tenant.len() > MAX_TENANT_BYTES {
-        return bad(format!("{} bytes exceeds the limit of {MAX_TENANT_BYTES}", tenant.len()));
-    }
-    if let Some(c) = tenant.chars().find(|c| matches!(c, '.' | '*' | '>') || c.is_whitespace() || c.is_control()) {
-        return bad(format!("character {c:?} is not allowed (no '.', '*', '>', whitespace or control characters)"));
-    }
-    Ok(())
-}
-
-/// The NATS subject token of a tenant: itself when it is a safe token, the
-/// placeholder `_` when empty (or, for records written before tenants were
-/// checked, unsafe).
-pub fn subject_token(tenant: &str) -> Cow<'_, str> {
-    if !tenant.is_empty() && check_tenant("tenant", tenant).is_ok() {
-        Cow::Borrowed(tenant)
-    } else {
-        Cow::Borrowed(TENANT_PLACEHOLDER)
+    match battlelog_feed::subject::tenant_problem(tenant) {
+        Some(message) => Err(violation(field.to_owned(), Rule::EventMalformed, message)),
+        None => Ok(()),
     }
 }
 

@@ -147,7 +147,7 @@ impl BattleIndex {
         let _reading = self.reading.lock().await;
         loop {
             let cursor = read(&self.state).cursor;
-            let events = store.read_all(cursor, page, max_bytes).await?;
+            let events = store.read_all(cursor, crate::limits::wire_page(page, max_bytes)).await?;
             if events.is_empty() {
                 return Ok(());
             }

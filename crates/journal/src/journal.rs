@@ -12,6 +12,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tracing::{Instrument as _, info, warn};
 
+use crate::chain::ChainCheck;
 use crate::error::JournalError;
 use crate::index::{BattleIndex, IndexPage, IndexQuery};
 use crate::limits::{self, ExpectedVersion, Limits, NewEvent};
@@ -19,7 +20,7 @@ use crate::metrics::JournalMetrics;
 use crate::outbox::{self, EventPublisher};
 use crate::planner::{self, Plan};
 pub use crate::store::kv_store::CommitStats;
-use crate::store::{AppendOutcome, ChainCheck, EventStore, SledStore, StorageError, StoredEvent, StreamHead};
+use crate::store::{AppendOutcome, EventStore, SledStore, StorageError, StoredEvent, StreamHead};
 use crate::transparency::{self, ConsistencyProof, InclusionProof, SignedHead, TransparencyLog, TransparencyOptions};
 
 /// How to open a journal.
@@ -166,7 +167,7 @@ impl Journal {
         // Opening recovers sled's log (and a group a crash cut short), which blocks.
         let store = tokio::task::spawn_blocking(move || SledStore::open(&dir, cache, batch))
             .await
-            .map_err(|e| JournalError::Storage(StorageError::new("sled", format!("open task: {e}"))))??;
+            .map_err(|e| JournalError::Storage(StorageError::fatal("sled", format!("open task: {e}"))))??;
         let store = Arc::new(store);
         let mut journal = Self::open_on(store.clone(), options).await?;
         if let Some(inner) = Arc::get_mut(&mut journal.inner) {
@@ -613,13 +614,21 @@ impl Journal {
     ) -> Result<Vec<StoredEvent>, JournalError> {
         limits::validate_stream_id("stream_id", stream_id)?;
         let l = &self.inner.limits;
-        self.inner.store.read_stream(stream_id, from_version, l.read_count(max_count), l.max_read_bytes).await
+        Ok(self
+            .inner
+            .store
+            .read_stream(stream_id, from_version, limits::wire_page(l.read_count(max_count), l.max_read_bytes))
+            .await?)
     }
 
     /// Reads durable events of the global log from `from_position`.
     pub async fn read_all(&self, from_position: u64, max_count: u32) -> Result<Vec<StoredEvent>, JournalError> {
         let l = &self.inner.limits;
-        self.inner.store.read_all(from_position, l.read_count(max_count), l.max_read_bytes).await
+        Ok(self
+            .inner
+            .store
+            .read_all(from_position, limits::wire_page(l.read_count(max_count), l.max_read_bytes))
+            .await?)
     }
 
     /// The durable head of a stream.
@@ -634,7 +643,7 @@ impl Journal {
     /// Recomputes a stream's chain from the stored bytes.
     pub async fn verify_chain(&self, stream_id: &str) -> Result<ChainCheck, JournalError> {
         limits::validate_stream_id("stream_id", stream_id)?;
-        self.inner.store.verify_chain(stream_id).await
+        Ok(crate::chain::check(self.inner.store.as_ref(), stream_id).await?)
     }
 
     /// Streams a stream's events from `from_version`: everything stored, then
@@ -648,7 +657,8 @@ impl Journal {
         Ok(self.subscribe(from_version, move |store, cursor| {
             let stream_id = stream_id.clone();
             Box::pin(async move {
-                let events = store.read_stream(&stream_id, cursor, SUBSCRIPTION_BATCH, max_bytes).await?;
+                let events =
+                    store.read_stream(&stream_id, cursor, limits::wire_page(SUBSCRIPTION_BATCH, max_bytes)).await?;
                 let next = events.last().map_or(cursor, |e| e.event.version + 1);
                 Ok((events, next))
             })
@@ -660,7 +670,7 @@ impl Journal {
         let max_bytes = self.inner.limits.max_read_bytes;
         self.subscribe(from_position, move |store, cursor| {
             Box::pin(async move {
-                let events = store.read_all(cursor, SUBSCRIPTION_BATCH, max_bytes).await?;
+                let events = store.read_all(cursor, limits::wire_page(SUBSCRIPTION_BATCH, max_bytes)).await?;
                 let next = events.last().map_or(cursor, |e| e.global_position + 1);
                 Ok((events, next))
             })
@@ -689,7 +699,7 @@ impl Journal {
                 let (events, next) = match read(store.clone(), cursor).await {
                     Ok(step) => step,
                     Err(e) => {
-                        let _ = tx.send(Err(e)).await;
+                        let _ = tx.send(Err(e.into())).await;
                         return;
                     }
                 };

@@ -166,7 +166,7 @@ pub async fn tree_of(store: &dyn EventStore, page: usize, max_bytes: usize) -> R
     let mut tree = Tree::new();
     let mut from = 0;
     loop {
-        let events = store.read_all(from, page, max_bytes).await?;
+        let events = store.read_all(from, crate::limits::wire_page(page, max_bytes)).await?;
         let Some(last) = events.last().map(|e| e.global_position) else {
             return Ok(tree);
         };

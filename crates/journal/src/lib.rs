@@ -9,8 +9,9 @@
 //!   expected version, the battle guard, the chain — shared by every store.
 //! - [`store`]: the storage seam — [`EventStore`] (async and narrow: heads
 //!   and idempotency entries, append planned records at the head they were
-//!   planned against, read a stream or the global log, verify a chain) — and
-//!   its providers: [`SledStore`] on disk ([`store::sled`], the only module
+//!   planned against, read a stream or the global log), what a store fails
+//!   with ([`StorageError`]: a kind the journal maps once, in [`error`]) —
+//!   and its providers: [`SledStore`] on disk ([`store::sled`], the only module
 //!   that sees sled) and [`MemoryStore`] in memory, both a
 //!   [`store::kv_store::KvStore`] (group commit, the durable watermark) on
 //!   the key-value layout of [`store::kv`]; and
@@ -18,6 +19,8 @@
 //!   stream that several journal processes share (`--backend jetstream`);
 //!   all pass one conformance suite ([`store::conformance`], feature
 //!   `test-util`).
+//! - [`chain`]: the chain check, once for every store, reading through
+//!   [`EventStore`] ([`ChainCheck`]).
 //! - [`copy`]: copying every stream from one store to another, exact to the
 //!   byte and verified on both sides (the migration from sled).
 //! - [`journal`]: [`Journal`], the embeddable handle (append, read, subscribe,
@@ -44,6 +47,7 @@
 //! [`EventStore`]); `serve(journal, listener, shutdown)` also exposes it over
 //! gRPC; `journal.shutdown().await` commits what is queued and closes.
 
+pub mod chain;
 pub mod config;
 pub mod copy;
 pub mod error;
@@ -62,6 +66,7 @@ pub mod service;
 pub mod store;
 pub mod transparency;
 
+pub use chain::ChainCheck;
 pub use config::{Config, ConfigError};
 pub use error::JournalError;
 pub use journal::{CommitStats, Journal, JournalOptions, Subscription};
@@ -70,7 +75,8 @@ pub use metrics::JournalMetrics;
 pub use outbox::{EventPublisher, PublishError};
 pub use server::{ServeError, run, serve};
 pub use store::{
-    AppendOutcome, AppendedEvent, ChainCheck, EventStore, MemoryStore, SledStore, StorageError, StoredEvent, StreamHead,
+    AppendOutcome, AppendedEvent, EventStore, MemoryStore, SledStore, StorageError, StorageErrorKind, StoredEvent,
+    StreamHead,
 };
 pub use transparency::{ConsistencyProof, InclusionProof, SignedHead, TransparencyOptions};
 

@@ -9,10 +9,14 @@ use crate::error::JournalError;
 use crate::guard::{self, Checked};
 
 // The fixed limits live with every other service's (battlelog_runtime::limits).
+use battlelog_runtime::limits::MAX_PAGE_BYTES;
 pub use battlelog_runtime::limits::journal::{
     MAX_EVENT_TYPE_BYTES, MAX_IDEMPOTENCY_KEY_BYTES, MAX_MESSAGE_BYTES, MAX_STREAM_ID_BYTES, MIN_PAYLOAD_BYTES,
 };
-use battlelog_runtime::limits::{MAX_PAGE_BYTES, recorded_event_wire_bytes};
+/// What one stored record weighs in a read page as sent (twice the record, framed).
+pub use battlelog_runtime::limits::recorded_event_wire_bytes;
+
+use crate::store::Page;
 
 pub use crate::guard::Budget;
 
@@ -308,6 +312,13 @@ pub fn validate_append(
             message: v.message,
         })?;
     Ok(ValidAppend { stream_id, expected, events, checked, budget: limits.budget() })
+}
+
+/// A read page of at most `max_count` events and `max_bytes` as the page
+/// will be sent ([`recorded_event_wire_bytes`] of each): how the journal asks
+/// a store, which knows nothing of the wire.
+pub fn wire_page(max_count: usize, max_bytes: usize) -> Page {
+    Page { max_count, max_bytes, weigh: recorded_event_wire_bytes }
 }
 
 #[cfg(test)]

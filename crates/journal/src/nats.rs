@@ -7,7 +7,7 @@
 //! for a battle without one, so that NATS permissions can give each tenant
 //! its own subjects (`deploy/nats/`). The payload is the exact record bytes;
 //! headers carry the version, global position, type and chain hash for
-//! consumers that do not decode.
+//! consumers that do not decode (the format is `battlelog_feed::event`).
 //!
 //! The URL may be a list of a cluster's nodes (`nats_url`, read by
 //! [`NatsUrls`]). Credentials come in the URL (`nats://journal:<password>@host:4222`).
@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use async_nats::HeaderMap;
 use async_nats::jetstream::{self, stream};
+use battlelog_feed::{self as feed, event::EventHeaders};
 use tracing::info;
 
 use crate::outbox::{EventPublisher, PublishError, PublishFuture};
@@ -30,20 +31,6 @@ use crate::store::OutboxEvent;
 const ACK_TIMEOUT: Duration = Duration::from_secs(3);
 /// JetStream's deduplication window: a republish within it is dropped.
 const DUPLICATE_WINDOW: Duration = Duration::from_secs(600);
-
-/// Header names besides `Nats-Msg-Id`.
-pub mod headers {
-    /// The stream id.
-    pub const STREAM: &str = "Battlelog-Stream";
-    /// The version in the stream.
-    pub const VERSION: &str = "Battlelog-Version";
-    /// The position in the journal's global log.
-    pub const POSITION: &str = "Battlelog-Global-Position";
-    /// The event type.
-    pub const EVENT_TYPE: &str = "Battlelog-Event-Type";
-    /// Lowercase hex of h(version).
-    pub const HASH: &str = "Battlelog-Hash";
-}
 
 /// Publishes committed events to JetStream.
 #[derive(Debug)]
@@ -107,14 +94,19 @@ impl JetStreamPublisher {
     async fn publish_one(&self, event: &OutboxEvent) -> Result<(), PublishError> {
         self.ensure_stream().await?;
         let record = &event.event;
+        let frame = EventHeaders {
+            event_id: record.event_id.clone(),
+            stream_id: record.stream_id.clone(),
+            version: record.version,
+            position: event.global_position,
+            event_type: record.event_type.clone(),
+            hash: event.hash,
+        };
         let mut headers = HeaderMap::new();
-        headers.insert("Nats-Msg-Id", record.event_id.as_str());
-        headers.insert(headers::STREAM, record.stream_id.as_str());
-        headers.insert(headers::VERSION, record.version.to_string().as_str());
-        headers.insert(headers::POSITION, event.global_position.to_string().as_str());
-        headers.insert(headers::EVENT_TYPE, record.event_type.as_str());
-        headers.insert(headers::HASH, hex::encode(event.hash).as_str());
-        let subject = format!("{}.{}.{}", self.subject_prefix, event.tenant, record.stream_id);
+        for (name, value) in frame.encode() {
+            headers.insert(name, value.as_str());
+        }
+        let subject = feed::subject::subject(&self.subject_prefix, &event.tenant, &record.stream_id);
         let result = async {
             let ack = self.context.publish_with_headers(subject, headers, event.record.clone().into()).await?;
             ack.await.map(|_| ())

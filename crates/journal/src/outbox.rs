@@ -19,7 +19,7 @@ use tracing::{info, warn};
 use crate::error::JournalError;
 use crate::guard;
 use crate::metrics::JournalMetrics;
-use crate::store::{EventStore, OutboxEvent};
+use crate::store::{EventStore, OutboxEvent, Page};
 
 /// The future a publisher returns.
 pub type PublishFuture<'a> = Pin<Box<dyn Future<Output = Result<(), PublishError>> + Send + 'a>>;
@@ -158,7 +158,7 @@ async fn outbox_batch(
     tenants: &mut Tenants,
     from: u64,
 ) -> Result<Vec<OutboxEvent>, JournalError> {
-    let stored = store.read_all(from, DRAIN_BATCH, usize::MAX).await?;
+    let stored = store.read_all(from, Page::count(DRAIN_BATCH)).await?;
     let mut batch = Vec::with_capacity(stored.len());
     for stored in stored {
         batch.push(OutboxEvent {
@@ -192,7 +192,7 @@ impl Tenants {
         let payload = if record.version == 0 {
             &record.payload
         } else {
-            first = store.read_stream(&record.stream_id, 0, 1, usize::MAX).await?;
+            first = store.read_stream(&record.stream_id, 0, Page::count(1)).await?;
             let Some(opening) = first.first() else {
                 return Err(JournalError::Corrupt {
                     stream_id: record.stream_id.clone(),

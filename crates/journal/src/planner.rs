@@ -22,7 +22,7 @@ use crate::error::JournalError;
 use crate::guard::{self, BattleState, Violation};
 use crate::limits::{ExpectedVersion, ValidAppend};
 use crate::record::{self, Hash};
-use crate::store::{AppendOutcome, AppendedEvent, EventStore, Head, PlannedAppend, PlannedRecord};
+use crate::store::{AppendOutcome, AppendedEvent, EventStore, Head, Page, PlannedAppend, PlannedRecord};
 
 /// What [`plan`] decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -181,7 +181,7 @@ async fn repeat_of_known_keys(
     for (_, version) in repeated {
         let corrupt =
             |reason: &str| JournalError::Corrupt { stream_id: stream.to_owned(), version, reason: reason.into() };
-        let stored = store.read_stream(stream, version, 1, usize::MAX).await?;
+        let stored = store.read_stream(stream, version, Page::count(1)).await?;
         let event = stored
             .into_iter()
             .next()
@@ -207,7 +207,7 @@ async fn fold_legacy(store: &dyn EventStore, stream: &str, head_version: u64) ->
     let mut state: Option<BattleState> = None;
     let mut version = 0u64;
     while version <= head_version {
-        let page = store.read_stream(stream, version, PAGE, usize::MAX).await?;
+        let page = store.read_stream(stream, version, Page::count(PAGE)).await?;
         if page.is_empty() {
             break;
         }

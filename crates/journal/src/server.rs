@@ -80,7 +80,7 @@ pub async fn run(
             replicas = options.replicas,
             "the journal's log is a NATS JetStream stream"
         );
-        let store = JetStreamStore::connect(options).await?;
+        let store = JetStreamStore::connect(options).await.map_err(JournalError::from)?;
         // Under the server's max_payload (the store fitted it): an append
         // NATS would refuse is refused here first, by name.
         let limits = crate::limits::Limits { max_append_bytes: store.max_append_bytes(), ..config.limits() };

@@ -12,11 +12,12 @@ use tokio_stream::{Stream, StreamExt};
 use tonic::{Request, Response, Status};
 use tracing::Instrument as _;
 
+use crate::chain::ChainCheck;
 use crate::error::JournalError;
 use crate::index::IndexQuery;
 use crate::journal::{Journal, Subscription};
 use crate::limits::{ExpectedVersion, NewEvent, validate_batch};
-use crate::store::{ChainCheck, StoredEvent};
+use crate::store::StoredEvent;
 
 /// The gRPC service.
 #[derive(Debug, Clone)]

@@ -522,7 +522,7 @@ impl TransparencyLog {
         let mut page = page;
         loop {
             let from = *self.followed.borrow();
-            let events = match store.read_all(from, page, max_bytes).await {
+            let events = match store.read_all(from, limits::wire_page(page, max_bytes)).await {
                 Ok(events) => events,
                 // A page holding a record that does not read back: one
                 // record at a time, so that the tree takes every record
@@ -531,7 +531,7 @@ impl TransparencyLog {
                     page = 1;
                     continue;
                 }
-                Err(e) => return Err(e),
+                Err(e) => return Err(e.into()),
             };
             // Past the bad record (or a passing failure): full pages again,
             // or a long rebuild would go on one record a call.
@@ -692,7 +692,7 @@ impl TransparencyLog {
             _ = closing.wait_for(|closing| *closing) => Err(JournalError::ShuttingDown),
             // A follower held up (a record that does not read back, a log
             // out of reach) must not hold every export of the battle with it.
-            _ = tokio::time::sleep(FOLLOW_WAIT) => Err(JournalError::FollowerStalled { position }),
+            _ = tokio::time::sleep(FOLLOW_WAIT) => Err(JournalError::FollowerStalled { position, waited_secs: FOLLOW_WAIT.as_secs() }),
         }
     }
 
@@ -771,7 +771,7 @@ pub(crate) async fn position_of(
     version: u64,
     max_bytes: usize,
 ) -> Result<u64, JournalError> {
-    let events = store.read_stream(stream_id, version, 1, max_bytes).await?;
+    let events = store.read_stream(stream_id, version, limits::wire_page(1, max_bytes)).await?;
     match events.first() {
         Some(event) if event.event.version == version => Ok(event.global_position),
         _ => match store.head(stream_id).await? {
@@ -1043,25 +1043,14 @@ mod tests {
             &'a self,
             stream_id: &'a str,
             from_version: u64,
-            max_count: usize,
-            max_bytes: usize,
+            page: crate::store::Page,
         ) -> StoreFuture<'a, Vec<StoredEvent>> {
-            Box::pin(async move {
-                Ok(spread_events(self.0.read_stream(stream_id, from_version, max_count, max_bytes).await?))
-            })
+            Box::pin(async move { Ok(spread_events(self.0.read_stream(stream_id, from_version, page).await?)) })
         }
-        fn read_all(
-            &self,
-            from_position: u64,
-            max_count: usize,
-            max_bytes: usize,
-        ) -> StoreFuture<'_, Vec<StoredEvent>> {
+        fn read_all(&self, from_position: u64, page: crate::store::Page) -> StoreFuture<'_, Vec<StoredEvent>> {
             // The first inner position whose spread one is at or past `from`.
             let inner = from_position.saturating_sub(5).div_ceil(3);
-            Box::pin(async move { Ok(spread_events(self.0.read_all(inner, max_count, max_bytes).await?)) })
-        }
-        fn verify_chain<'a>(&'a self, stream_id: &'a str) -> StoreFuture<'a, crate::store::ChainCheck> {
-            self.0.verify_chain(stream_id)
+            Box::pin(async move { Ok(spread_events(self.0.read_all(inner, page).await?)) })
         }
         fn changes(&self) -> watch::Receiver<u64> {
             self.0.changes()
@@ -1122,24 +1111,15 @@ mod tests {
             &'a self,
             stream_id: &'a str,
             from_version: u64,
-            max_count: usize,
-            max_bytes: usize,
+            page: crate::store::Page,
         ) -> StoreFuture<'a, Vec<StoredEvent>> {
-            self.inner.read_stream(stream_id, from_version, max_count, max_bytes)
+            self.inner.read_stream(stream_id, from_version, page)
         }
-        fn read_all(
-            &self,
-            from_position: u64,
-            max_count: usize,
-            max_bytes: usize,
-        ) -> StoreFuture<'_, Vec<StoredEvent>> {
+        fn read_all(&self, from_position: u64, page: crate::store::Page) -> StoreFuture<'_, Vec<StoredEvent>> {
             if self.failing.load(std::sync::atomic::Ordering::SeqCst) {
-                return Box::pin(async { Err(crate::store::StorageError::new("unreadable", "out of reach").into()) });
+                return Box::pin(async { Err(crate::store::StorageError::fatal("unreadable", "out of reach")) });
             }
-            self.inner.read_all(from_position, max_count, max_bytes)
-        }
-        fn verify_chain<'a>(&'a self, stream_id: &'a str) -> StoreFuture<'a, crate::store::ChainCheck> {
-            self.inner.verify_chain(stream_id)
+            self.inner.read_all(from_position, page)
         }
         fn changes(&self) -> watch::Receiver<u64> {
             self.inner.changes()

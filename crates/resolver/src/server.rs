@@ -8,6 +8,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use battlelog_auth::{AuthChannel, ShareSecret, authed, read_token_file};
+use battlelog_feed::log::LogSpan;
 use battlelog_proto::v1::JournalRecord;
 use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::resolver_server::ResolverServer;
@@ -180,19 +181,19 @@ pub async fn warm_from_nats(service: ResolverService, urls: NatsUrls, subject: S
 
 /// What a message of the event feed says moved: the sled journal's fan-out
 /// (`battlelog.events.>`) carries one record as its payload; the JetStream
-/// journal's log (`battlelog.journal.>`, battlelog_journal::store::jetstream)
-/// carries a group of records, named by its headers `Battlelog-Stream`,
-/// `Battlelog-First-Version` and `Battlelog-Count`. A hint needs only the
+/// journal's log (`battlelog.journal.>`) carries a group of records, named
+/// by its headers (both formats: battlelog_feed). A hint needs only the
 /// battle and its newest version (the journal is read for the rest).
 fn hint(headers: Option<&async_nats::HeaderMap>, payload: &[u8]) -> Option<JournalRecord> {
     let header = |name: &str| headers.and_then(|h| h.get(name)).map(|v| v.as_str().to_owned());
-    if let (Some(stream_id), Some(first), Some(count)) =
-        (header("Battlelog-Stream"), header("Battlelog-First-Version"), header("Battlelog-Count"))
-    {
-        let last = first.parse::<u64>().ok()?.checked_add(count.parse::<u64>().ok()?.checked_sub(1)?)?;
-        return Some(JournalRecord { stream_id, version: last, ..JournalRecord::default() });
+    match LogSpan::decode(&header) {
+        Ok(Some(span)) => {
+            Some(JournalRecord { version: span.last_version(), stream_id: span.stream_id, ..JournalRecord::default() })
+        }
+        // An append message whose headers are wrong hints nothing.
+        Err(_) => None,
+        Ok(None) => JournalRecord::decode(payload).ok(),
     }
-    JournalRecord::decode(payload).ok()
 }
 
 /// Serves `service` on `listener` with `server` (TLS, limits, the tenant
@@ -234,12 +235,12 @@ mod hint_tests {
         let record = JournalRecord { stream_id: "b1".into(), version: 4, ..JournalRecord::default() };
         assert_eq!(hint(None, &record.encode_to_vec()), Some(record));
         let mut headers = async_nats::HeaderMap::new();
-        headers.insert("Battlelog-Stream", "b2");
-        headers.insert("Battlelog-First-Version", "5");
-        headers.insert("Battlelog-Count", "3");
+        headers.insert(battlelog_feed::headers::STREAM, "b2");
+        headers.insert(battlelog_feed::headers::FIRST_VERSION, "5");
+        headers.insert(battlelog_feed::headers::COUNT, "3");
         let got = hint(Some(&headers), b"not a record").expect("a hint");
         assert_eq!((got.stream_id.as_str(), got.version), ("b2", 7));
-        headers.insert("Battlelog-Count", "0");
+        headers.insert(battlelog_feed::headers::COUNT, "0");
         assert_eq!(hint(Some(&headers), b""), None, "an empty group names no version");
     }
 }

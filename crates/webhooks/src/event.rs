@@ -20,18 +20,14 @@ use battlelog_proto::v1::JournalRecord;
 use prost::Message;
 use serde_json::{Value, json};
 
-use battlelog_journal::record::Hash;
+use battlelog_feed::Hash;
+use battlelog_feed::event::EventClaims;
+use battlelog_feed::log::LogMessage;
 
 use crate::store::{BattleKey, Entry, now_ms};
 
 /// The `type` of every delivery's body.
 pub const BODY_TYPE: &str = "battlelog.event";
-
-/// Header names of the journal's fan-out (battlelog_journal::nats::headers).
-pub mod headers {
-    pub const POSITION: &str = "Battlelog-Global-Position";
-    pub const HASH: &str = "Battlelog-Hash";
-}
 
 /// A message that is not a committed event of the journal's fan-out.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -42,16 +38,13 @@ pub enum MessageError {
     Record(String),
     #[error("the record's stream {record:?} is not the subject's battle {subject:?}")]
     Battle { record: String, subject: String },
-    #[error("header Battlelog-Hash: {0}")]
-    Hash(String),
+    /// Its headers or its framing are not the feed's format (battlelog_feed).
+    #[error("{0}")]
+    Frame(#[from] battlelog_feed::FrameError),
 }
 
 /// The tenant and battle of `subject` under `prefix`.
-pub fn subject_parts<'a>(prefix: &str, subject: &'a str) -> Option<(&'a str, &'a str)> {
-    let rest = subject.strip_prefix(prefix)?.strip_prefix('.')?;
-    let (tenant, battle) = rest.split_once('.')?;
-    (!tenant.is_empty() && !battle.is_empty() && !battle.contains('.')).then_some((tenant, battle))
-}
+pub use battlelog_feed::subject::parts as subject_parts;
 
 /// RFC 3339 in UTC with microseconds, from microseconds since the epoch.
 fn rfc3339(micros: i64) -> Value {
@@ -96,7 +89,7 @@ impl Received {
 /// The records of one message: a record of the sled journal's fan-out, or
 /// the records of one append in the JetStream journal's own log (its
 /// message at stream `sequence`, with a `Battlelog-First-Version` header;
-/// battlelog_journal::store::jetstream), in version order.
+/// battlelog_feed::log), in version order.
 pub fn received(
     prefix: &str,
     subject: &str,
@@ -104,28 +97,21 @@ pub fn received(
     payload: &[u8],
     sequence: u64,
 ) -> Result<Vec<Received>, MessageError> {
-    use battlelog_journal::store::jetstream::{JournalMessage, headers as log_headers, position};
-    match headers.filter(|h| h.get(log_headers::FIRST_VERSION).is_some()) {
-        Some(found) => {
-            let message = JournalMessage::decode(found, payload).map_err(MessageError::Record)?;
-            message
-                .records
-                .into_iter()
-                .enumerate()
-                .map(|(index, (hash, bytes))| {
-                    received_record(prefix, subject, bytes, Some(position(sequence, index)), Some(hash))
-                })
-                .collect()
-        }
-        None => {
-            let header = |name: &str| headers.and_then(|h| h.get(name)).map(|v| v.as_str().to_owned());
-            let position = header(headers::POSITION).and_then(|p| p.parse::<u64>().ok());
-            let hash = header(headers::HASH)
-                .map(<Hash as hex::FromHex>::from_hex)
-                .transpose()
-                .map_err(|e| MessageError::Hash(e.to_string()))?;
-            Ok(vec![received_record(prefix, subject, payload.to_vec(), position, hash)?])
-        }
+    use battlelog_feed::position::position;
+    let header = |name: &str| headers.and_then(|h| h.get(name)).map(|v| v.as_str().to_owned());
+    if header(battlelog_feed::headers::FIRST_VERSION).is_some() {
+        let message = LogMessage::decode(header, payload)?;
+        message
+            .records
+            .into_iter()
+            .enumerate()
+            .map(|(index, (hash, bytes))| {
+                received_record(prefix, subject, bytes, Some(position(sequence, index)), Some(hash))
+            })
+            .collect()
+    } else {
+        let claims = EventClaims::decode(header)?;
+        Ok(vec![received_record(prefix, subject, payload.to_vec(), claims.position, claims.hash)?])
     }
 }
 
@@ -211,6 +197,7 @@ fn record_entry(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use battlelog_feed::headers;
     use battlelog_proto::v1::{BattleClosed, battle_event::Event};
 
     #[test]
@@ -259,7 +246,7 @@ mod tests {
         assert!(
             matches!(
                 entry("battlelog.events", "battlelog.events.forum-a.b1", Some(&headers), &record.encode_to_vec()),
-                Err(MessageError::Hash(_))
+                Err(MessageError::Frame(battlelog_feed::FrameError::BadHeader { name: headers::HASH, .. }))
             ),
             "a hash header that is no hash is no event"
         );

@@ -28,9 +28,9 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use battlelog_auth::AuthChannel;
-use battlelog_journal::record::{Hash, chain_hash, genesis_hash};
 use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::{BattleEvent, ReadStreamRequest, ReadStreamResponse, battle_event::Event};
+use battlelog_verify::chain::{Hash, chain_hash, genesis_hash};
 use prost::Message as _;
 
 use crate::event::Received;
@@ -223,7 +223,7 @@ impl FeedCheck {
                     _ => None,
                 })
                 .unwrap_or_default();
-            let token = battlelog_journal::guard::subject_token(&tenant);
+            let token = battlelog_feed::subject::subject_token(&tenant);
             if token != battle.tenant.as_str() {
                 return Ok(Err(format!(
                     "battle {:?} is tenant {token:?}'s in the journal, not {:?}'s",

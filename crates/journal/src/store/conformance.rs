@@ -18,15 +18,15 @@ use std::sync::Arc;
 
 use battlelog_proto::v1::battle_event::Event;
 use battlelog_proto::v1::{ActionResolved, BattleOpened, DiceRolled, SeedRevealed};
-use battlelog_runtime::limits::recorded_event_wire_bytes;
 use prost::Message;
 use sha2::{Digest, Sha256};
 
-use super::{AppendOutcome, ChainCheck, Conflict, EventStore, StoredEvent, StreamHead};
+use super::{AppendOutcome, Conflict, EventStore, Page, StoredEvent, StreamHead};
+use crate::chain::ChainCheck;
 use crate::error::JournalError;
 use crate::guard::Rule;
 use crate::journal::{Journal, JournalOptions};
-use crate::limits::{ExpectedVersion, Limits, NewEvent, validate_append};
+use crate::limits::{ExpectedVersion, Limits, NewEvent, recorded_event_wire_bytes, validate_append, wire_page};
 use crate::planner::{self, Plan};
 use crate::record;
 
@@ -94,7 +94,7 @@ async fn head_version(journal: &Journal, stream: &str) -> Option<u64> {
 }
 
 async fn read(store: &dyn EventStore, stream: &str, from: u64) -> Vec<StoredEvent> {
-    store.read_stream(stream, from, 10_000, usize::MAX).await.expect("read stream")
+    store.read_stream(stream, from, Page::count(10_000)).await.expect("read stream")
 }
 
 /// Every event of the global log, paging from position 0.
@@ -102,7 +102,7 @@ async fn read_log(store: &dyn EventStore) -> Vec<StoredEvent> {
     let mut log: Vec<StoredEvent> = Vec::new();
     loop {
         let from = log.last().map_or(0, |e| e.global_position + 1);
-        let page = store.read_all(from, 3, usize::MAX).await.expect("read all");
+        let page = store.read_all(from, Page::count(3)).await.expect("read all");
         if page.is_empty() {
             return log;
         }
@@ -278,7 +278,8 @@ pub async fn reads_from_a_version(store: Arc<dyn EventStore>) {
     }
     assert_eq!(all[3].event.payload, rolled(0, 2).payload);
 
-    let page = |from, count, bytes| async move { store.read_stream("s", from, count, bytes).await.expect("read") };
+    let page =
+        |from, count, bytes| async move { store.read_stream("s", from, wire_page(count, bytes)).await.expect("read") };
     assert_eq!(page(2, 2, usize::MAX).await, all[2..4]);
     assert_eq!(page(1, 100, 1).await, all[1..2], "a byte bound still returns one event");
     // The bound is on the page as sent: each record travels twice in a
@@ -290,7 +291,7 @@ pub async fn reads_from_a_version(store: Arc<dyn EventStore>) {
     assert!(sent_bytes(&two_by_bytes) > all[1].record.len() + all[2].record.len(), "and weighs more than its records");
     assert_eq!(page(1, 100, two - 1).await, all[1..2]);
     assert!(page(6, 100, usize::MAX).await.is_empty());
-    assert!(store.read_stream("none", 0, 100, usize::MAX).await.expect("read").is_empty());
+    assert!(store.read_stream("none", 0, Page::count(100)).await.expect("read").is_empty());
     j.shutdown().await.expect("shutdown");
 }
 
@@ -318,7 +319,8 @@ pub async fn global_log_order(store: Arc<dyn EventStore>) {
     let got: Vec<_> = log.iter().map(|e| (e.event.stream_id.clone(), e.event.version)).collect();
     assert_eq!(got, expected);
     assert!(log.windows(2).all(|w| w[0].global_position < w[1].global_position), "increasing positions");
-    let all = |from, count, bytes| async move { store.read_all(from, count, bytes).await.expect("read all") };
+    let all =
+        |from, count, bytes| async move { store.read_all(from, wire_page(count, bytes)).await.expect("read all") };
     assert_eq!(all(log[2].global_position, 2, usize::MAX).await, log[2..4]);
     assert_eq!(all(log[1].global_position, 100, 1).await, log[1..2], "a byte bound still returns one event");
     assert_eq!(all(log[1].global_position + 1, 1, usize::MAX).await, log[2..3], "the first event at or past it");

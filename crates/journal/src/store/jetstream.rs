@@ -24,7 +24,7 @@
 //! - **One message per planned append** (a group of records, atomic as one
 //!   message is). Payload: for each record, `h(version)` (32 bytes) ‖
 //!   `u32_be(len)` ‖ the exact record bytes (docs/protocol.md §4). Headers
-//!   ([`headers`]): the stream id, the first version, the record count,
+//!   (`battlelog_feed::log`, the one home of this format): the stream id, the first version, the record count,
 //!   `h(last version)` and the battle state after it (hex of
 //!   [`BattleState::encode`]), so that a stream's head is its subject's last
 //!   message's headers.
@@ -91,16 +91,18 @@ use async_nats::jetstream::message::StreamMessage;
 use async_nats::jetstream::stream::{self, RawMessageErrorKind};
 use async_nats::jetstream::{self};
 use async_nats::{HeaderMap, ServerAddr};
+use battlelog_feed::position::position;
+use battlelog_feed::{self as feed, log::LogMessage};
 use battlelog_proto::v1::{BattleEvent, battle_event::Event};
-use battlelog_runtime::limits::recorded_event_wire_bytes;
 use prost::Message as _;
 use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 use tokio_stream::StreamExt;
 use tracing::{info, warn};
 
-use super::{ChainCheck, Conflict, EventStore, Head, KeyEntry, PlannedAppend, StorageError, StoreFuture, StoredEvent};
-use crate::error::JournalError;
+use super::{
+    Conflict, EventStore, Head, KeyEntry, Page, PlannedAppend, StorageError, StorageErrorKind, StoreFuture, StoredEvent,
+};
 use crate::guard::{self, BattleState};
 use crate::limits::MAX_RECORD_OVERHEAD_BYTES;
 use crate::record::{self, Hash};
@@ -110,16 +112,10 @@ use battlelog_runtime::nats_url::NatsUrls;
 pub const ENGINE: &str = "jetstream";
 
 /// The subjects of the journal's stream: `battlelog.journal.<tenant>.<stream id>`.
-pub const SUBJECT_PREFIX: &str = "battlelog.journal";
+pub use battlelog_feed::subject::LOG_PREFIX as SUBJECT_PREFIX;
 /// The default JetStream stream name.
 pub const DEFAULT_STREAM: &str = "BATTLELOG_JOURNAL";
-/// Bits of a global position that index an event within its message.
-const INDEX_BITS: u32 = 16;
-/// Most events one message (one append) may hold: what fits in the 16 low
-/// bits of a global position.
-pub const MAX_EVENTS_PER_MESSAGE: usize = 1 << INDEX_BITS;
-/// Payload bytes a record adds besides its own: its hash and length.
-const RECORD_FRAMING: usize = 32 + 4;
+pub use battlelog_feed::position::MAX_EVENTS_PER_MESSAGE;
 /// Room the headers of one message take, at most (the stream id at its limit,
 /// two hashes in hex, the state in hex, numbers, the header names).
 const HEADER_BYTES: usize = 2048;
@@ -127,21 +123,6 @@ const HEADER_BYTES: usize = 2048;
 /// unknown (each waits up to the configured timeout; the same message id
 /// makes a retry of a stored publish a no-op).
 const PUBLISH_ATTEMPTS: u32 = 3;
-
-/// Header names of a journal message.
-pub mod headers {
-    /// The stream (battle) id.
-    pub const STREAM: &str = "Battlelog-Stream";
-    /// The version of the message's first record.
-    pub const FIRST_VERSION: &str = "Battlelog-First-Version";
-    /// How many records the message holds.
-    pub const COUNT: &str = "Battlelog-Count";
-    /// Lowercase hex of h(last version).
-    pub const LAST_HASH: &str = "Battlelog-Last-Hash";
-    /// Lowercase hex of the battle state after the last record
-    /// ([`crate::guard::BattleState::encode`]).
-    pub const STATE: &str = "Battlelog-State";
-}
 
 /// How to reach and shape the journal's JetStream stream.
 #[derive(Debug, Clone)]
@@ -198,7 +179,7 @@ impl JetStreamOptions {
     /// of `max_events_per_append` records' own fields at their limits and
     /// its framing, and the headers.
     pub fn message_overhead_bytes(&self) -> usize {
-        self.max_events_per_append * (MAX_RECORD_OVERHEAD_BYTES + RECORD_FRAMING) + HEADER_BYTES
+        self.max_events_per_append * (MAX_RECORD_OVERHEAD_BYTES + feed::log::RECORD_FRAMING) + HEADER_BYTES
     }
 
     /// The `max_append_bytes` under which the largest append is one message
@@ -240,24 +221,31 @@ struct Inner {
     closed: AtomicBool,
 }
 
-fn storage(e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> JournalError {
-    JournalError::Storage(StorageError::new(ENGINE, e))
+/// A log across the network that does not answer is an outage — a leader
+/// election, NATS restarting — not a bug: transient (the caller retries, its
+/// idempotency keys making that safe).
+fn storage(e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> StorageError {
+    StorageError::engine_error(StorageErrorKind::Transient, ENGINE, e)
 }
 
-fn corrupt(stream_id: &str, version: u64, reason: impl Into<String>) -> JournalError {
-    JournalError::Corrupt { stream_id: stream_id.to_owned(), version, reason: reason.into() }
+fn corrupt(stream_id: &str, version: u64, reason: impl Into<String>) -> StorageError {
+    StorageError::corrupt(ENGINE, stream_id, version, reason)
+}
+
+/// A configuration this store cannot work with, naming the key.
+fn invalid(field: &str, message: impl std::fmt::Display) -> StorageError {
+    StorageError::fatal(ENGINE, format!("invalid {field}: {message}"))
 }
 
 /// `battlelog.journal.*.<stream id>`: a battle's subject under any tenant.
 fn battle_filter(stream_id: &str) -> String {
-    format!("{SUBJECT_PREFIX}.*.{stream_id}")
+    feed::subject::battle_filter(SUBJECT_PREFIX, stream_id)
 }
 
 /// The connection: every URL of the list, with its login (async-nats takes
 /// it as options, not from a URL).
-fn connect_options(urls: &str) -> Result<(async_nats::ConnectOptions, Vec<ServerAddr>), JournalError> {
-    let urls = NatsUrls::parse(urls)
-        .map_err(|e| JournalError::InvalidArgument { field: "nats_url".into(), message: e.to_string() })?;
+fn connect_options(urls: &str) -> Result<(async_nats::ConnectOptions, Vec<ServerAddr>), StorageError> {
+    let urls = NatsUrls::parse(urls).map_err(|e| invalid("nats_url", e))?;
     Ok((urls.connect_options(), urls.addresses()))
 }
 
@@ -271,21 +259,18 @@ impl JetStreamStore {
     /// Connects, checks the server can hold this journal's appends, and
     /// creates the stream when missing (an existing one is used as it is,
     /// provided it takes the journal's subjects).
-    pub async fn connect(options: JetStreamOptions) -> Result<Self, JournalError> {
+    pub async fn connect(options: JetStreamOptions) -> Result<Self, StorageError> {
         if options.max_events_per_append > MAX_EVENTS_PER_MESSAGE {
-            return Err(JournalError::InvalidArgument {
-                field: "max_events_per_append".into(),
-                message: format!(
+            return Err(invalid(
+                "max_events_per_append",
+                format!(
                     "{} exceeds {MAX_EVENTS_PER_MESSAGE}, the most events one JetStream message can number",
                     options.max_events_per_append
                 ),
-            });
+            ));
         }
         if !(1..=5).contains(&options.replicas) {
-            return Err(JournalError::InvalidArgument {
-                field: "replicas".into(),
-                message: format!("{} is not in 1..=5 (JetStream's range)", options.replicas),
-            });
+            return Err(invalid("replicas", format!("{} is not in 1..=5 (JetStream's range)", options.replicas)));
         }
         let (connect, addresses) = connect_options(&options.nats_urls)?;
         let client = connect
@@ -381,7 +366,7 @@ async fn stream_at_start(
     context: &jetstream::Context,
     config: stream::Config,
     wait: Duration,
-) -> Result<(stream::Stream, stream::Info), JournalError> {
+) -> Result<(stream::Stream, stream::Info), StorageError> {
     let deadline = tokio::time::Instant::now() + wait;
     let mut pause = Duration::from_millis(100);
     let mut said = false;
@@ -511,91 +496,22 @@ async fn watch_changes(inner: std::sync::Weak<Inner>, stream_name: String) {
 // ----------------------------------------------------------------------------
 // Messages
 
-/// One journal message, decoded.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct JournalMessage {
-    /// The battle.
-    pub stream_id: String,
-    /// The version of its first record.
-    pub first_version: u64,
-    /// h(version) and the exact bytes of each record.
-    pub records: Vec<(Hash, Vec<u8>)>,
-    /// h(last version), as the headers say.
-    pub last_hash: Hash,
-    /// The battle state after the last record, as the headers say.
-    pub state: Option<BattleState>,
+/// One journal message (its format is the feed's, `battlelog_feed::log`).
+type JournalMessage = LogMessage;
+
+/// Decodes a message of the journal's stream; the error says what is wrong.
+fn decode_message(message: &StreamMessage) -> Result<JournalMessage, feed::FrameError> {
+    LogMessage::decode(|name| message.headers.get(name).map(|v| v.as_str().to_owned()), &message.payload)
 }
 
-impl JournalMessage {
-    /// The version of its last record.
-    pub fn last_version(&self) -> u64 {
-        self.first_version + self.records.len().saturating_sub(1) as u64
+/// The battle state a message's headers carry, if any.
+fn message_state(message: &JournalMessage) -> Result<Option<BattleState>, String> {
+    match &message.state {
+        None => Ok(None),
+        Some(bytes) => BattleState::decode(bytes)
+            .map(Some)
+            .ok_or_else(|| format!("header {} is not a battle state", feed::headers::STATE)),
     }
-
-    /// Decodes a message of the journal's stream; the error says what is wrong.
-    pub fn decode(headers: &HeaderMap, payload: &[u8]) -> Result<Self, String> {
-        let header =
-            |name: &str| headers.get(name).map(|v| v.as_str().to_owned()).ok_or(format!("header {name} missing"));
-        let stream_id = header(headers::STREAM)?;
-        let first_version = header(headers::FIRST_VERSION)?
-            .parse::<u64>()
-            .map_err(|e| format!("header {}: {e}", headers::FIRST_VERSION))?;
-        let count = header(headers::COUNT)?.parse::<usize>().map_err(|e| format!("header {}: {e}", headers::COUNT))?;
-        let last_hash = hex::decode(header(headers::LAST_HASH)?)
-            .ok()
-            .and_then(|h| Hash::try_from(h.as_slice()).ok())
-            .ok_or(format!("header {} is not 32 bytes of hex", headers::LAST_HASH))?;
-        let state = match header(headers::STATE) {
-            Ok(text) => Some(
-                hex::decode(text)
-                    .ok()
-                    .and_then(|b| BattleState::decode(&b))
-                    .ok_or(format!("header {} is not a battle state", headers::STATE))?,
-            ),
-            Err(_) => None,
-        };
-        let records = decode_payload(payload)?;
-        if records.len() != count || count == 0 {
-            return Err(format!("{} records, header {} says {count}", records.len(), headers::COUNT));
-        }
-        Ok(Self { stream_id, first_version, records, last_hash, state })
-    }
-}
-
-/// For each record: h(version) ‖ u32_be(len) ‖ bytes.
-fn encode_payload<'a>(records: impl Iterator<Item = (&'a Hash, &'a [u8])>) -> Vec<u8> {
-    let mut out = Vec::new();
-    for (hash, bytes) in records {
-        out.extend_from_slice(hash);
-        out.extend_from_slice(&(bytes.len() as u32).to_be_bytes());
-        out.extend_from_slice(bytes);
-    }
-    out
-}
-
-fn decode_payload(mut payload: &[u8]) -> Result<Vec<(Hash, Vec<u8>)>, String> {
-    let mut out = Vec::new();
-    while !payload.is_empty() {
-        if payload.len() < RECORD_FRAMING {
-            return Err("payload truncated in a record's framing".into());
-        }
-        let hash: Hash = payload[..32].try_into().map_err(|_| "hash")?;
-        let len = u32::from_be_bytes(payload[32..36].try_into().map_err(|_| "length")?) as usize;
-        let rest = &payload[RECORD_FRAMING..];
-        if rest.len() < len {
-            return Err("payload truncated in a record".into());
-        }
-        out.push((hash, rest[..len].to_vec()));
-        payload = &rest[len..];
-    }
-    Ok(out)
-}
-
-/// The global position of the `index`th record of the message at stream
-/// `sequence` (what reads report; battlelog-webhooks computes it from a
-/// message it consumes).
-pub fn position(sequence: u64, index: usize) -> u64 {
-    (sequence << INDEX_BITS) | index as u64
 }
 
 /// The subject token of the tenant a battle's version 0 (its `BattleOpened`) names.
@@ -673,7 +589,7 @@ impl StreamIndex {
         sequence: u64,
         subject: &str,
         message: &JournalMessage,
-    ) -> Result<(), JournalError> {
+    ) -> Result<(), StorageError> {
         let expected = self.head.map_or(0, |h| h.version + 1);
         if message.stream_id != stream_id || message.first_version != expected {
             return Err(corrupt(
@@ -697,11 +613,14 @@ impl StreamIndex {
                 format!("message {sequence} on {subject} does not chain: {why}; nothing is appended on top of it"),
             )
         })?;
+        let state = message_state(message).map_err(|why| {
+            corrupt(stream_id, message.last_version(), format!("message {sequence} on {subject}: {why}"))
+        })?;
         self.keys.extend(keys);
         self.messages.push((message.first_version, sequence));
         self.subject = Some(subject.to_owned());
         self.last_seq = sequence;
-        self.head = Some(Head { version: message.last_version(), hash: message.last_hash, state: message.state });
+        self.head = Some(Head { version: message.last_version(), hash: message.last_hash, state });
         Ok(())
     }
 
@@ -812,7 +731,7 @@ impl<'a> Messages<'a> {
         }
     }
 
-    async fn next(&mut self) -> Result<Option<StreamMessage>, JournalError> {
+    async fn next(&mut self) -> Result<Option<StreamMessage>, StorageError> {
         loop {
             if let Some(message) = self.ready.pop_front() {
                 return Ok(Some(message));
@@ -866,7 +785,7 @@ impl Inner {
     }
 
     /// The first message at or after `sequence` on `subject`, if any.
-    async fn next_message(&self, subject: &str, sequence: u64) -> Result<Option<StreamMessage>, JournalError> {
+    async fn next_message(&self, subject: &str, sequence: u64) -> Result<Option<StreamMessage>, StorageError> {
         match self.stream.raw_message_builder().sequence(sequence.max(1)).next_by_subject(subject).send().await {
             Ok(message) => Ok(Some(message)),
             Err(e) if matches!(e.kind(), RawMessageErrorKind::NoMessageFound) => Ok(None),
@@ -876,7 +795,7 @@ impl Inner {
 
     /// The messages at these sequences, asked for at once, in order (`None`
     /// where there is none).
-    async fn messages_at(&self, sequences: &[u64]) -> Result<Vec<Option<StreamMessage>>, JournalError> {
+    async fn messages_at(&self, sequences: &[u64]) -> Result<Vec<Option<StreamMessage>>, StorageError> {
         if let [sequence] = sequences {
             return Ok(vec![self.message_at(*sequence).await?]);
         }
@@ -897,7 +816,7 @@ impl Inner {
         Ok(out)
     }
 
-    async fn message_at(&self, sequence: u64) -> Result<Option<StreamMessage>, JournalError> {
+    async fn message_at(&self, sequence: u64) -> Result<Option<StreamMessage>, StorageError> {
         match self.stream.get_raw_message(sequence).await {
             Ok(message) => Ok(Some(message)),
             Err(e) if matches!(e.kind(), RawMessageErrorKind::NoMessageFound) => Ok(None),
@@ -906,13 +825,13 @@ impl Inner {
     }
 
     /// Reads the battle's messages past what `index` knows.
-    async fn refresh(&self, stream_id: &str, index: &mut StreamIndex) -> Result<(), JournalError> {
+    async fn refresh(&self, stream_id: &str, index: &mut StreamIndex) -> Result<(), StorageError> {
         // Once a battle's subject is known, its literal subject (a battle has
         // one: appends are checked across every tenant's) is the cheaper
         // lookup for the server.
         let filter = index.subject.clone().unwrap_or_else(|| battle_filter(stream_id));
         while let Some(message) = self.next_message(&filter, index.last_seq + 1).await? {
-            let decoded = JournalMessage::decode(&message.headers, &message.payload).map_err(|e| {
+            let decoded = decode_message(&message).map_err(|e| {
                 corrupt(
                     stream_id,
                     index.head.map_or(0, |h| h.version + 1),
@@ -924,14 +843,14 @@ impl Inner {
         Ok(())
     }
 
-    async fn head(&self, stream_id: &str) -> Result<Option<Head>, JournalError> {
+    async fn head(&self, stream_id: &str) -> Result<Option<Head>, StorageError> {
         let slot = self.slot(stream_id);
         let mut index = slot.index.lock().await;
         self.refresh(stream_id, &mut index).await?;
         Ok(index.head)
     }
 
-    async fn idempotency(&self, stream_id: &str, keys: &[String]) -> Result<Vec<Option<KeyEntry>>, JournalError> {
+    async fn idempotency(&self, stream_id: &str, keys: &[String]) -> Result<Vec<Option<KeyEntry>>, StorageError> {
         let slot = self.slot(stream_id);
         let mut index = slot.index.lock().await;
         // The planner reads the head (which brings the index up to date)
@@ -949,7 +868,7 @@ impl Inner {
     async fn append_stream(
         &self,
         appends: Vec<(usize, PlannedAppend)>,
-    ) -> Vec<(usize, Result<Result<Vec<u64>, Conflict>, JournalError>)> {
+    ) -> Vec<(usize, Result<Result<Vec<u64>, Conflict>, StorageError>)> {
         let mut out = Vec::with_capacity(appends.len());
         for (i, append) in appends {
             let result = self.append_one(append).await;
@@ -958,9 +877,9 @@ impl Inner {
         out
     }
 
-    async fn append_one(&self, append: PlannedAppend) -> Result<Result<Vec<u64>, Conflict>, JournalError> {
+    async fn append_one(&self, append: PlannedAppend) -> Result<Result<Vec<u64>, Conflict>, StorageError> {
         if self.closed.load(Ordering::Acquire) {
-            return Err(JournalError::ShuttingDown);
+            return Err(StorageError::closed(ENGINE));
         }
         let stream_id = append.stream_id.as_str();
         let (Some(first), Some(last_hash)) = (append.records.first(), append.last_hash()) else {
@@ -986,7 +905,7 @@ impl Inner {
         };
         let subject = match &index.subject {
             Some(subject) => subject.clone(),
-            None => format!("{SUBJECT_PREFIX}.{}.{stream_id}", tenant_of_opening(&first.bytes)),
+            None => feed::subject::subject(SUBJECT_PREFIX, &tenant_of_opening(&first.bytes), stream_id),
         };
         let first_version = append.first_version();
         let message = JournalMessage {
@@ -994,7 +913,7 @@ impl Inner {
             first_version,
             records: append.records.iter().map(|r| (r.hash, r.bytes.clone())).collect(),
             last_hash,
-            state: Some(append.state),
+            state: Some(append.state.encode().to_vec()),
         };
         // Never written unless it chains on the head it was planned on: the
         // index, and every journal reading the log, would refuse it.
@@ -1003,15 +922,14 @@ impl Inner {
             return Err(corrupt(stream_id, version, format!("the planned append does not chain: {why}; not written")));
         }
         let mut headers = HeaderMap::new();
-        headers.insert("Nats-Msg-Id", format!("{stream_id}:{first_version}:{}", hex::encode(first.hash)).as_str());
-        headers.insert("Nats-Expected-Last-Subject-Sequence", expected_seq.to_string().as_str());
-        headers.insert("Nats-Expected-Last-Subject-Sequence-Subject", battle_filter(stream_id).as_str());
-        headers.insert(headers::STREAM, stream_id);
-        headers.insert(headers::FIRST_VERSION, first_version.to_string().as_str());
-        headers.insert(headers::COUNT, message.records.len().to_string().as_str());
-        headers.insert(headers::LAST_HASH, hex::encode(last_hash).as_str());
-        headers.insert(headers::STATE, hex::encode(append.state.encode()).as_str());
-        let payload = encode_payload(message.records.iter().map(|(h, b)| (h, b.as_slice())));
+        let msg_id = message.msg_id().unwrap_or_default();
+        headers.insert(feed::headers::MSG_ID, msg_id.as_str());
+        headers.insert(feed::headers::EXPECTED_LAST_SUBJECT_SEQUENCE, expected_seq.to_string().as_str());
+        headers.insert(feed::headers::EXPECTED_LAST_SUBJECT_SEQUENCE_SUBJECT, battle_filter(stream_id).as_str());
+        for (name, value) in message.headers() {
+            headers.insert(name, value.as_str());
+        }
+        let payload = message.payload();
         match self.publish(&subject, headers, payload).await? {
             Published::WrongLastSequence => {
                 self.refresh(stream_id, &mut index).await?;
@@ -1033,7 +951,7 @@ impl Inner {
 
     /// Publishes and waits for the acknowledgement, retrying with the same
     /// message id while the outcome is unknown.
-    async fn publish(&self, subject: &str, headers: HeaderMap, payload: Vec<u8>) -> Result<Published, JournalError> {
+    async fn publish(&self, subject: &str, headers: HeaderMap, payload: Vec<u8>) -> Result<Published, StorageError> {
         let mut last_error = None;
         for _ in 0..PUBLISH_ATTEMPTS {
             let result = async {
@@ -1062,9 +980,9 @@ impl Inner {
         &self,
         stream_id: &str,
         from_version: u64,
-        max_count: usize,
-        max_bytes: usize,
-    ) -> Result<Vec<StoredEvent>, JournalError> {
+        page: Page,
+    ) -> Result<Vec<StoredEvent>, StorageError> {
+        let Page { max_count, max_bytes, weigh } = page;
         let mut out = Vec::new();
         if max_count == 0 {
             return Ok(out);
@@ -1085,8 +1003,8 @@ impl Inner {
         let mut bytes = 0usize;
         let mut expected = None::<u64>;
         while let Some(message) = messages.next().await? {
-            let decoded = JournalMessage::decode(&message.headers, &message.payload)
-                .map_err(|e| corrupt(stream_id, expected.unwrap_or(from_version), e))?;
+            let decoded = decode_message(&message)
+                .map_err(|e| corrupt(stream_id, expected.unwrap_or(from_version), e.to_string()))?;
             if let Some(expected) = expected
                 && decoded.first_version != expected
             {
@@ -1102,7 +1020,7 @@ impl Inner {
                 if event.version != version || event.stream_id != stream_id {
                     return Err(corrupt(stream_id, version, "record claims another stream or version"));
                 }
-                let weight = recorded_event_wire_bytes(record_bytes.len());
+                let weight = weigh(record_bytes.len());
                 if out.len() >= max_count || (!out.is_empty() && bytes + weight > max_bytes) {
                     return Ok(out);
                 }
@@ -1119,15 +1037,11 @@ impl Inner {
         Ok(out)
     }
 
-    async fn read_all(
-        &self,
-        from_position: u64,
-        max_count: usize,
-        max_bytes: usize,
-    ) -> Result<Vec<StoredEvent>, JournalError> {
+    async fn read_all(&self, from_position: u64, page: Page) -> Result<Vec<StoredEvent>, StorageError> {
+        let Page { max_count, max_bytes, weigh } = page;
         let mut out = Vec::new();
-        let sequence = from_position >> INDEX_BITS;
-        let mut skip = if sequence == 0 { 0 } else { (from_position & ((1 << INDEX_BITS) - 1)) as usize };
+        let (sequence, index) = feed::position::split(from_position);
+        let mut skip = if sequence == 0 { 0 } else { index };
         let mut bytes = 0usize;
         let mut messages = Messages::new(self, format!("{SUBJECT_PREFIX}.>"), sequence);
         messages.dense = true;
@@ -1136,13 +1050,13 @@ impl Inner {
             if message.sequence != sequence {
                 skip = 0;
             }
-            let decoded = JournalMessage::decode(&message.headers, &message.payload)
+            let decoded = decode_message(&message)
                 .map_err(|e| corrupt(message.subject.as_str(), 0, format!("message {}: {e}", message.sequence)))?;
             for (i, (hash, record_bytes)) in decoded.records.iter().enumerate().skip(skip) {
                 let version = decoded.first_version + i as u64;
                 let event = record::decode(record_bytes)
                     .map_err(|e| corrupt(&decoded.stream_id, version, format!("record does not decode: {e}")))?;
-                let weight = recorded_event_wire_bytes(record_bytes.len());
+                let weight = weigh(record_bytes.len());
                 if out.len() >= max_count || (!out.is_empty() && bytes + weight > max_bytes) {
                     return Ok(out);
                 }
@@ -1157,47 +1071,6 @@ impl Inner {
             skip = 0;
         }
         Ok(out)
-    }
-
-    async fn verify_chain(&self, stream_id: &str) -> Result<ChainCheck, JournalError> {
-        let broken = |version: u64, reason: String| Ok(ChainCheck::Broken { version, reason });
-        let filter = battle_filter(stream_id);
-        let mut previous = record::genesis_hash(stream_id);
-        let mut expected = 0u64;
-        let mut sequence = 1;
-        while let Some(message) = self.next_message(&filter, sequence).await? {
-            sequence = message.sequence + 1;
-            let decoded = match JournalMessage::decode(&message.headers, &message.payload) {
-                Ok(decoded) => decoded,
-                Err(e) => return broken(expected, format!("message {} does not decode: {e}", message.sequence)),
-            };
-            if decoded.stream_id != stream_id || decoded.first_version != expected {
-                return broken(expected, "record missing".into());
-            }
-            for (i, (stored_hash, bytes)) in decoded.records.iter().enumerate() {
-                let version = expected + i as u64;
-                let record = match record::decode(bytes) {
-                    Ok(record) => record,
-                    Err(e) => return broken(version, format!("record does not decode: {e}")),
-                };
-                if record.stream_id != stream_id || record.version != version {
-                    return broken(
-                        version,
-                        format!("record claims stream {:?} version {}", record.stream_id, record.version),
-                    );
-                }
-                let hash = record::chain_hash(&previous, bytes);
-                if hash != *stored_hash {
-                    return broken(version, "hash does not chain from the previous record".into());
-                }
-                previous = hash;
-            }
-            expected = decoded.last_version() + 1;
-            if decoded.last_hash != previous {
-                return broken(expected - 1, "the message's head hash does not match its last record".into());
-            }
-        }
-        Ok(ChainCheck::Ok { count: expected, head_hash: previous })
     }
 }
 
@@ -1263,18 +1136,13 @@ impl EventStore for JetStreamStore {
         &'a self,
         stream_id: &'a str,
         from_version: u64,
-        max_count: usize,
-        max_bytes: usize,
+        page: Page,
     ) -> StoreFuture<'a, Vec<StoredEvent>> {
-        Box::pin(self.inner.read_stream(stream_id, from_version, max_count, max_bytes))
+        Box::pin(self.inner.read_stream(stream_id, from_version, page))
     }
 
-    fn read_all(&self, from_position: u64, max_count: usize, max_bytes: usize) -> StoreFuture<'_, Vec<StoredEvent>> {
-        Box::pin(self.inner.read_all(from_position, max_count, max_bytes))
-    }
-
-    fn verify_chain<'a>(&'a self, stream_id: &'a str) -> StoreFuture<'a, ChainCheck> {
-        Box::pin(self.inner.verify_chain(stream_id))
+    fn read_all(&self, from_position: u64, page: Page) -> StoreFuture<'_, Vec<StoredEvent>> {
+        Box::pin(self.inner.read_all(from_position, page))
     }
 
     fn changes(&self) -> watch::Receiver<u64> {
@@ -1297,26 +1165,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn an_unanswering_log_is_unavailable_and_a_failing_disk_internal() {
-        let status = |engine| tonic::Status::from(JournalError::Storage(StorageError::new(engine, "timed out")));
-        assert_eq!(status(ENGINE).code(), tonic::Code::Unavailable);
-        assert_eq!(status("sled").code(), tonic::Code::Internal);
+    fn an_unanswering_log_is_transient() {
+        assert_eq!(storage("timed out").kind(), StorageErrorKind::Transient);
+        assert_eq!(corrupt("s", 3, "why").location(), Some(("s", 3)));
     }
 
     #[test]
-    fn payloads_round_trip_and_refuse_truncation() {
-        let records = [([1u8; 32], b"abc".to_vec()), ([2u8; 32], Vec::new()), ([3u8; 32], vec![9; 300])];
-        let payload = encode_payload(records.iter().map(|(h, b)| (h, b.as_slice())));
-        assert_eq!(decode_payload(&payload).unwrap(), records.to_vec());
-        for cut in [1, 35, 36 + 2, payload.len() - 1] {
-            assert!(decode_payload(&payload[..cut]).is_err(), "cut at {cut}");
-        }
-    }
-
-    #[test]
-    fn positions_order_messages_then_records() {
-        assert!(position(1, MAX_EVENTS_PER_MESSAGE - 1) < position(2, 0));
-        assert_eq!(position(3, 5) >> INDEX_BITS, 3);
+    fn server_versions_read_as_major_minor() {
         assert_eq!(server_version("2.12.8"), (2, 12));
         assert!(server_version("v2.10.22") < (2, 11));
     }
@@ -1398,8 +1253,9 @@ mod tests {
             ("a record of another battle", wrong_record, 2),
         ] {
             match index.apply("s", 7, "battlelog.journal.forum-a.s", &forged) {
-                Err(JournalError::Corrupt { version: at, reason, .. }) => {
-                    assert_eq!(at, version, "{what}: {reason}");
+                Err(e) if e.kind() == StorageErrorKind::Corrupt => {
+                    let (at, reason) = (e.location().map(|(_, v)| v), e.message());
+                    assert_eq!(at, Some(version), "{what}: {reason}");
                     assert!(reason.contains("message 7 on battlelog.journal.forum-a.s"), "{what}: {reason}");
                 }
                 other => panic!("{what}: {other:?}"),

@@ -31,10 +31,7 @@
 
 use std::collections::HashMap;
 
-use battlelog_runtime::limits::recorded_event_wire_bytes;
-
-use super::{ChainCheck, Conflict, Head, KeyEntry, PlannedAppend, StoredEvent};
-use crate::error::JournalError;
+use super::{Conflict, Head, KeyEntry, Page, PlannedAppend, StorageError, StoredEvent};
 use crate::guard::BattleState;
 use crate::record::{self, Hash};
 
@@ -224,15 +221,18 @@ pub enum Visit {
 }
 
 /// Called with each (key, value) of a scan.
-pub type Visitor<'a> = dyn FnMut(&[u8], &[u8]) -> Result<Visit, JournalError> + 'a;
+pub type Visitor<'a> = dyn FnMut(&[u8], &[u8]) -> Result<Visit, StorageError> + 'a;
 
 /// Reads of an ordered key-value engine.
 pub trait KvRead {
+    /// The engine's name, in its errors.
+    const NAME: &'static str;
+
     /// A stored value.
     type Value: AsRef<[u8]>;
 
     /// The value of `key` in `table`.
-    fn get(&self, table: Table, key: &[u8]) -> Result<Option<Self::Value>, JournalError>;
+    fn get(&self, table: Table, key: &[u8]) -> Result<Option<Self::Value>, StorageError>;
 
     /// Visits the entries of `table` with `from <= key <= to` in key order
     /// (or reverse order) until the visitor says stop.
@@ -243,10 +243,10 @@ pub trait KvRead {
         to: &[u8],
         reverse: bool,
         visit: &mut Visitor<'_>,
-    ) -> Result<(), JournalError>;
+    ) -> Result<(), StorageError>;
 
     /// The last key of `table`, if any.
-    fn last_key(&self, table: Table) -> Result<Option<Vec<u8>>, JournalError>;
+    fn last_key(&self, table: Table) -> Result<Option<Vec<u8>>, StorageError>;
 }
 
 /// The writes of one group, in the order they were planned. A provider
@@ -316,7 +316,7 @@ struct Overlay<'a, K: KvRead> {
 }
 
 impl<K: KvRead> Overlay<'_, K> {
-    fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>, JournalError> {
+    fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>, StorageError> {
         if let Some(&i) = self.pending.latest.get(&(table, key.to_vec())) {
             return Ok(Some(self.pending.writes[i].2.clone()));
         }
@@ -339,7 +339,7 @@ pub fn write_group<K: KvRead>(
     kv: &K,
     appends: &[PlannedAppend],
     first_position: u64,
-) -> Result<(GroupOutcome, WriteSet), JournalError> {
+) -> Result<(GroupOutcome, WriteSet), StorageError> {
     let mut writes = WriteSet::default();
     let mut position = first_position;
     let mut outcomes = Vec::with_capacity(appends.len());
@@ -350,11 +350,7 @@ pub fn write_group<K: KvRead>(
             None => None,
             Some(value) => Some(
                 layout::parse_head_value(&value)
-                    .ok_or_else(|| JournalError::Corrupt {
-                        stream_id: stream.to_owned(),
-                        version: 0,
-                        reason: "unreadable stream head".into(),
-                    })?
+                    .ok_or_else(|| StorageError::corrupt(K::NAME, stream, 0, "unreadable stream head"))?
                     .0,
             ),
         };
@@ -391,12 +387,8 @@ pub fn write_group<K: KvRead>(
 
 /// A stream's head with its battle state, and the global position of its
 /// last record (so that the caller can tell whether it is durable yet).
-pub fn head<K: KvRead>(kv: &K, stream_id: &str) -> Result<Option<(Head, u64)>, JournalError> {
-    let corrupt = |version, reason: &str| JournalError::Corrupt {
-        stream_id: stream_id.to_owned(),
-        version,
-        reason: reason.into(),
-    };
+pub fn head<K: KvRead>(kv: &K, stream_id: &str) -> Result<Option<(Head, u64)>, StorageError> {
+    let corrupt = |version, reason: &str| StorageError::corrupt(K::NAME, stream_id, version, reason);
     let Some(value) = kv.get(Table::Heads, stream_id.as_bytes())? else { return Ok(None) };
     let value = value.as_ref();
     let (version, hash) = layout::parse_head_value(value).ok_or_else(|| corrupt(0, "unreadable stream head"))?;
@@ -412,7 +404,7 @@ pub fn idempotency<K: KvRead>(
     kv: &K,
     stream_id: &str,
     keys: &[String],
-) -> Result<(Vec<Option<KeyEntry>>, Option<u64>), JournalError> {
+) -> Result<(Vec<Option<KeyEntry>>, Option<u64>), StorageError> {
     let mut entries = Vec::with_capacity(keys.len());
     let mut newest = None;
     for key in keys {
@@ -420,12 +412,8 @@ pub fn idempotency<K: KvRead>(
             entries.push(None);
             continue;
         };
-        let (version, fingerprint) =
-            layout::parse_idempotency_value(value.as_ref()).ok_or_else(|| JournalError::Corrupt {
-                stream_id: stream_id.to_owned(),
-                version: 0,
-                reason: format!("idempotency entry of {key:?}"),
-            })?;
+        let (version, fingerprint) = layout::parse_idempotency_value(value.as_ref())
+            .ok_or_else(|| StorageError::corrupt(K::NAME, stream_id, 0, format!("idempotency entry of {key:?}")))?;
         let position = record_position(kv, stream_id, version)?;
         newest = newest.max(Some(position));
         entries.push(Some(KeyEntry { version, fingerprint }));
@@ -434,30 +422,27 @@ pub fn idempotency<K: KvRead>(
 }
 
 /// The global position of a stream's record.
-fn record_position<K: KvRead>(kv: &K, stream_id: &str, version: u64) -> Result<u64, JournalError> {
-    let value = kv.get(Table::Records, &layout::record_key(stream_id, version))?.ok_or_else(|| {
-        JournalError::Corrupt { stream_id: stream_id.to_owned(), version, reason: "record missing".into() }
-    })?;
-    let (_, position, _) = layout::split_record_value(value.as_ref()).ok_or_else(|| JournalError::Corrupt {
-        stream_id: stream_id.to_owned(),
-        version,
-        reason: "record truncated".into(),
-    })?;
+fn record_position<K: KvRead>(kv: &K, stream_id: &str, version: u64) -> Result<u64, StorageError> {
+    let value = kv
+        .get(Table::Records, &layout::record_key(stream_id, version))?
+        .ok_or_else(|| StorageError::corrupt(K::NAME, stream_id, version, "record missing"))?;
+    let (_, position, _) = layout::split_record_value(value.as_ref())
+        .ok_or_else(|| StorageError::corrupt(K::NAME, stream_id, version, "record truncated"))?;
     Ok(position)
 }
 
 /// The next global position: one past the last `global` key.
-pub fn next_position<K: KvRead>(kv: &K) -> Result<u64, JournalError> {
+pub fn next_position<K: KvRead>(kv: &K) -> Result<u64, StorageError> {
     match kv.last_key(Table::Global)? {
-        Some(key) => Ok(decode_position(&key)? + 1),
+        Some(key) => Ok(decode_position::<K>(&key)? + 1),
         None => Ok(0),
     }
 }
 
 /// The outbox cursor (0 when never moved).
-pub fn outbox_cursor<K: KvRead>(kv: &K) -> Result<u64, JournalError> {
+pub fn outbox_cursor<K: KvRead>(kv: &K) -> Result<u64, StorageError> {
     match kv.get(Table::Outbox, layout::OUTBOX_CURSOR)? {
-        Some(value) => decode_position(value.as_ref()),
+        Some(value) => decode_position::<K>(value.as_ref()),
         None => Ok(0),
     }
 }
@@ -467,10 +452,10 @@ pub fn read_stream<K: KvRead>(
     kv: &K,
     stream_id: &str,
     from_version: u64,
-    max_count: usize,
-    max_bytes: usize,
+    page: Page,
     durable: u64,
-) -> Result<Vec<StoredEvent>, JournalError> {
+) -> Result<Vec<StoredEvent>, StorageError> {
+    let Page { max_count, max_bytes, weigh } = page;
     let start = layout::record_key(stream_id, from_version);
     let end = layout::record_key(stream_id, u64::MAX);
     let mut out = Vec::new();
@@ -481,20 +466,15 @@ pub fn read_stream<K: KvRead>(
             return Ok(Visit::Stop);
         }
         let version = layout::parse_record_key(key).map_or(u64::MAX, |(_, v)| v);
-        let event = decode_stored(stream_id, version, value)?;
+        let event = decode_stored::<K>(stream_id, version, value)?;
         if event.global_position >= durable {
             return Ok(Visit::Stop);
         }
         if version != expected {
-            return Err(JournalError::Corrupt {
-                stream_id: stream_id.to_owned(),
-                version: expected,
-                reason: "record missing".into(),
-            });
+            return Err(StorageError::corrupt(K::NAME, stream_id, expected, "record missing"));
         }
-        // Cut by what the page will weigh on the wire, not by the record
-        // bytes alone (each record travels twice in a `RecordedEvent`).
-        let weight = recorded_event_wire_bytes(event.record.len());
+        // Cut by what the caller weighs (the journal: the page on the wire).
+        let weight = weigh(event.record.len());
         if !out.is_empty() && bytes + weight > max_bytes {
             return Ok(Visit::Stop);
         }
@@ -510,13 +490,13 @@ pub fn read_stream<K: KvRead>(
 pub fn read_all<K: KvRead>(
     kv: &K,
     from_position: u64,
-    max_count: usize,
-    max_bytes: usize,
+    page: Page,
     durable: u64,
-) -> Result<Vec<StoredEvent>, JournalError> {
+) -> Result<Vec<StoredEvent>, StorageError> {
+    let Page { max_count, max_bytes, weigh } = page;
     let mut record_keys = Vec::new();
     kv.scan(Table::Global, &layout::position_key(from_position), &[0xff; 8], false, &mut |key, record_key| {
-        if record_keys.len() >= max_count || decode_position(key)? >= durable {
+        if record_keys.len() >= max_count || decode_position::<K>(key)? >= durable {
             return Ok(Visit::Stop);
         }
         record_keys.push(record_key.to_vec());
@@ -526,7 +506,7 @@ pub fn read_all<K: KvRead>(
     let mut bytes = 0usize;
     for record_key in record_keys {
         let event = read_by_record_key(kv, &record_key)?;
-        let weight = recorded_event_wire_bytes(event.record.len());
+        let weight = weigh(event.record.len());
         if !out.is_empty() && bytes + weight > max_bytes {
             break;
         }
@@ -536,123 +516,33 @@ pub fn read_all<K: KvRead>(
     Ok(out)
 }
 
-fn read_by_record_key<K: KvRead>(kv: &K, record_key: &[u8]) -> Result<StoredEvent, JournalError> {
-    let (stream_id, version) = layout::parse_record_key(record_key).ok_or_else(|| JournalError::Corrupt {
-        stream_id: String::from_utf8_lossy(record_key).into_owned(),
-        version: 0,
-        reason: "unreadable record key in the global log".into(),
+fn read_by_record_key<K: KvRead>(kv: &K, record_key: &[u8]) -> Result<StoredEvent, StorageError> {
+    let (stream_id, version) = layout::parse_record_key(record_key).ok_or_else(|| {
+        StorageError::corrupt(
+            K::NAME,
+            &String::from_utf8_lossy(record_key),
+            0,
+            "unreadable record key in the global log",
+        )
     })?;
-    let value = kv.get(Table::Records, record_key)?.ok_or_else(|| JournalError::Corrupt {
-        stream_id: stream_id.to_owned(),
-        version,
-        reason: "record missing".into(),
-    })?;
-    decode_stored(stream_id, version, value.as_ref())
+    let value = kv
+        .get(Table::Records, record_key)?
+        .ok_or_else(|| StorageError::corrupt(K::NAME, stream_id, version, "record missing"))?;
+    decode_stored::<K>(stream_id, version, value.as_ref())
 }
 
-fn broken(version: u64, reason: impl Into<String>) -> ChainCheck {
-    ChainCheck::Broken { version, reason: reason.into() }
-}
-
-/// Recomputes the stream's chain from the stored record bytes and reports
-/// the first version where it breaks: a record missing, undecodable,
-/// claiming another stream or version, a hash that does not chain, or a head
-/// that does not match the last record. `head` is the stream's `heads`
-/// value, read by the caller together with `durable` so that every record up
-/// to it is completely written (records appended since lie past it).
-pub fn verify_chain<K: KvRead>(
-    kv: &K,
-    stream_id: &str,
-    head: Option<&[u8]>,
-    durable: u64,
-) -> Result<ChainCheck, JournalError> {
-    let head = match head {
-        None => None,
-        Some(value) => match layout::parse_head_value(value) {
-            Some(h) => Some(h),
-            None => return Ok(broken(0, "the stream head entry is unreadable")),
-        },
-    };
-    let start = layout::record_key(stream_id, 0);
-    let end = layout::record_key(stream_id, head.map_or(u64::MAX, |(v, _)| v));
-    let mut previous = record::genesis_hash(stream_id);
-    let mut expected = 0u64;
-    let mut verdict = None;
-    kv.scan(Table::Records, &start, &end, false, &mut |key, value| {
-        let mut fail = |version: u64, reason: String| {
-            verdict = Some(broken(version, reason));
-            Ok(Visit::Stop)
-        };
-        let Some((_, version)) = layout::parse_record_key(key) else {
-            return fail(expected, "unreadable record key".into());
-        };
-        if version != expected {
-            return fail(expected, "record missing".into());
-        }
-        let Some((stored_hash, _, bytes)) = layout::split_record_value(value) else {
-            return fail(version, "record truncated".into());
-        };
-        let decoded = match record::decode(bytes) {
-            Ok(decoded) => decoded,
-            Err(e) => return fail(version, format!("record does not decode: {e}")),
-        };
-        if decoded.stream_id != stream_id || decoded.version != version {
-            return fail(version, format!("record claims stream {:?} version {}", decoded.stream_id, decoded.version));
-        }
-        let hash = record::chain_hash(&previous, bytes);
-        if hash != stored_hash {
-            return fail(version, "hash does not chain from the previous record".into());
-        }
-        previous = hash;
-        expected += 1;
-        Ok(Visit::More)
-    })?;
-    if let Some(verdict) = verdict {
-        return Ok(verdict);
-    }
-    match head {
-        None if expected > 0 => Ok(broken(expected, "records exist but the stream head is missing")),
-        None => Ok(ChainCheck::Ok { count: 0, head_hash: previous }),
-        Some((head_version, _)) if expected <= head_version => Ok(broken(expected, "record missing")),
-        Some((head_version, head_hash)) if head_hash != previous => {
-            Ok(broken(head_version, "the stream head hash does not match the last record"))
-        }
-        Some((head_version, _)) if durable_record_past(kv, stream_id, head_version, durable)? => {
-            Ok(broken(head_version + 1, "a durable record lies past the stream head"))
-        }
-        Some(_) => Ok(ChainCheck::Ok { count: expected, head_hash: previous }),
-    }
-}
-
-/// Whether the record after `head_version` was durable at `durable`: readers
-/// serve it, so a head that stops before it disowns part of the stream. (One
-/// appended after the head was read is not.)
-fn durable_record_past<K: KvRead>(
-    kv: &K,
-    stream_id: &str,
-    head_version: u64,
-    durable: u64,
-) -> Result<bool, JournalError> {
-    let Some(next) = head_version.checked_add(1) else { return Ok(false) };
-    let Some(value) = kv.get(Table::Records, &layout::record_key(stream_id, next))? else { return Ok(false) };
-    Ok(layout::split_record_value(value.as_ref()).is_none_or(|(_, position, _)| position < durable))
-}
-
-fn decode_stored(stream_id: &str, version: u64, value: &[u8]) -> Result<StoredEvent, JournalError> {
-    let corrupt = |reason: String| JournalError::Corrupt { stream_id: stream_id.to_owned(), version, reason };
+fn decode_stored<K: KvRead>(stream_id: &str, version: u64, value: &[u8]) -> Result<StoredEvent, StorageError> {
+    let corrupt = |reason: String| StorageError::corrupt(K::NAME, stream_id, version, reason);
     let (hash, global_position, bytes) =
-        layout::split_record_value(value).ok_or_else(|| corrupt("record truncated".into()))?;
+        layout::split_record_value(value).ok_or_else(|| corrupt("record truncated".to_owned()))?;
     let event = record::decode(bytes).map_err(|e| corrupt(format!("record does not decode: {e}")))?;
     Ok(StoredEvent { global_position, hash, record: bytes.to_vec(), event })
 }
 
 /// A big-endian u64 key or value.
-pub fn decode_position(bytes: &[u8]) -> Result<u64, JournalError> {
-    let bytes: [u8; 8] = bytes.try_into().map_err(|_| JournalError::Corrupt {
-        stream_id: String::new(),
-        version: 0,
-        reason: "unreadable global position".into(),
-    })?;
+pub fn decode_position<K: KvRead>(bytes: &[u8]) -> Result<u64, StorageError> {
+    let bytes: [u8; 8] =
+        bytes.try_into().map_err(|_| StorageError::corrupt(K::NAME, "", 0, "unreadable global position"))?;
     Ok(u64::from_be_bytes(bytes))
 }
 

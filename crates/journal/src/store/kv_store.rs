@@ -25,32 +25,30 @@
 //!   still take back.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock, TryLockError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, TryLockError};
 use std::time::Instant;
 
 use tokio::sync::{mpsc, oneshot, watch};
 use tracing::{debug, error};
 
 use super::kv::{self, GroupOutcome, KvRead, WriteSet};
-use super::{ChainCheck, Conflict, EventStore, Head, KeyEntry, PlannedAppend, StoreFuture, StoredEvent};
-use crate::error::JournalError;
+use super::{
+    Conflict, EventStore, Head, KeyEntry, Page, PlannedAppend, StorageError, StorageErrorKind, StoreFuture, StoredEvent,
+};
 use crate::metrics::JournalMetrics;
 
 /// What an ordered key-value engine must do beyond reads.
 pub trait KvEngine: KvRead + Send + Sync + std::fmt::Debug + 'static {
-    /// Its name in logs and errors.
-    const NAME: &'static str;
-
     /// Writes a group's writes so that a crash keeps all of them or none
     /// (`end` is the global position after the group). Need not be durable
     /// before [`KvEngine::flush`].
-    fn commit(&self, writes: &WriteSet, end: u64) -> Result<(), JournalError>;
+    fn commit(&self, writes: &WriteSet, end: u64) -> Result<(), StorageError>;
 
     /// Makes everything committed so far durable.
-    fn flush(&self) -> Result<(), JournalError>;
+    fn flush(&self) -> Result<(), StorageError>;
 
     /// Moves the outbox cursor (need not be durable on its own).
-    fn set_outbox_cursor(&self, next: u64) -> Result<(), JournalError>;
+    fn set_outbox_cursor(&self, next: u64) -> Result<(), StorageError>;
 }
 
 /// Payload bytes above which a group takes no more appends (one append
@@ -77,11 +75,6 @@ struct Shared<E> {
     /// Whoever holds this writes: the committer thread for a queued group,
     /// or a lone appender for its own append.
     writer: Mutex<Writer>,
-    /// Held for writing while a group is written (not flushed), so that a
-    /// chain check reading a head under it for reading sees it only together
-    /// with every record below it (sled gives plain reads no multi-tree
-    /// snapshot).
-    writing: RwLock<()>,
     stats: CommitStats,
     /// Where group sizes and flush times go, once a journal attaches them.
     metrics: OnceLock<JournalMetrics>,
@@ -111,7 +104,7 @@ pub struct CommitStats {
 #[derive(Debug)]
 struct Pending {
     appends: Vec<PlannedAppend>,
-    reply: oneshot::Sender<Result<GroupOutcome, JournalError>>,
+    reply: oneshot::Sender<Result<GroupOutcome, StorageError>>,
 }
 
 /// Counts one append in flight for as long as it lives.
@@ -134,6 +127,12 @@ impl Drop for InFlight<'_> {
     }
 }
 
+/// A previous write or flush failed: durability can no longer be promised,
+/// so the store refuses appends until the journal is restarted.
+fn poisoned<E: KvEngine>(reason: &str) -> StorageError {
+    StorageError::fatal(E::NAME, format!("storage failed earlier ({reason}); restart the journal"))
+}
+
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
@@ -141,13 +140,12 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 impl<E: KvEngine> KvStore<E> {
     /// Starts the committer on `engine`; groups take at most `max_batch`
     /// appends.
-    pub fn start(engine: E, max_batch: usize) -> Result<Self, JournalError> {
+    pub fn start(engine: E, max_batch: usize) -> Result<Self, StorageError> {
         let next = kv::next_position(&engine)?;
         let shared = Arc::new(Shared {
             engine,
             durable: watch::Sender::new(next),
             writer: Mutex::new(Writer { next_position: next, poisoned: None }),
-            writing: RwLock::new(()),
             stats: CommitStats::default(),
             metrics: OnceLock::new(),
         });
@@ -167,7 +165,7 @@ impl<E: KvEngine> KvStore<E> {
                 drop(thread_shared);
                 let _ = done_tx.send(());
             })
-            .map_err(|e| JournalError::Storage(super::StorageError::new(E::NAME, e)))?;
+            .map_err(|e| StorageError::engine_error(StorageErrorKind::Fatal, E::NAME, e))?;
         Ok(Self {
             shared,
             committer: Mutex::new(Some(tx)),
@@ -192,14 +190,14 @@ impl<E: KvEngine> KvStore<E> {
     }
 
     /// Waits until `position` is durable.
-    async fn wait_durable(&self, position: u64) -> Result<(), JournalError> {
+    async fn wait_durable(&self, position: u64) -> Result<(), StorageError> {
         let mut durable = self.shared.durable.subscribe();
-        durable.wait_for(|d| *d > position).await.map(drop).map_err(|_| JournalError::ShuttingDown)
+        durable.wait_for(|d| *d > position).await.map(drop).map_err(|_| StorageError::closed(E::NAME))
     }
 
-    async fn append_planned(&self, appends: Vec<PlannedAppend>) -> Result<GroupOutcome, JournalError> {
+    async fn append_planned(&self, appends: Vec<PlannedAppend>) -> Result<GroupOutcome, StorageError> {
         let in_flight = InFlight::enter(&self.appending);
-        let sender = lock(&self.committer).clone().ok_or(JournalError::ShuttingDown)?;
+        let sender = lock(&self.committer).clone().ok_or_else(|| StorageError::closed(E::NAME))?;
         // The only append in flight, on a multi-threaded runtime: commit
         // right here rather than hand off to the committer thread and wait to
         // be woken — at concurrency 1 those two hand-offs cost about as much
@@ -224,24 +222,22 @@ impl<E: KvEngine> KvStore<E> {
             if let Some(mut writer) = writer {
                 self.shared.stats.alone.fetch_add(1, Ordering::Relaxed);
                 let mut results = self.shared.commit(&mut writer, &[&appends]);
-                return results
-                    .pop()
-                    .unwrap_or_else(|| Err(JournalError::Poisoned("the commit gave no answer".into())));
+                return results.pop().unwrap_or_else(|| Err(poisoned::<E>("the commit gave no answer")));
             }
         }
         let (reply, answer) = oneshot::channel();
-        sender.send(Pending { appends, reply }).await.map_err(|_| JournalError::ShuttingDown)?;
+        sender.send(Pending { appends, reply }).await.map_err(|_| StorageError::closed(E::NAME))?;
         drop(sender);
-        answer.await.map_err(|_| JournalError::ShuttingDown)?
+        answer.await.map_err(|_| StorageError::closed(E::NAME))?
     }
 }
 
 impl<E: KvEngine> Shared<E> {
     /// One group (one entry per caller, each with its planned appends):
     /// written, flushed, the watermark raised; one result per caller.
-    fn commit(&self, writer: &mut Writer, calls: &[&[PlannedAppend]]) -> Vec<Result<GroupOutcome, JournalError>> {
+    fn commit(&self, writer: &mut Writer, calls: &[&[PlannedAppend]]) -> Vec<Result<GroupOutcome, StorageError>> {
         if let Some(reason) = &writer.poisoned {
-            return calls.iter().map(|_| Err(JournalError::Poisoned(reason.clone()))).collect();
+            return calls.iter().map(|_| Err(poisoned::<E>(reason))).collect();
         }
         let flat: Vec<PlannedAppend> = calls.iter().flat_map(|c| c.iter().cloned()).collect();
         let writing_span = tracing::debug_span!("journal.write").entered();
@@ -249,10 +245,9 @@ impl<E: KvEngine> Shared<E> {
             let (outcomes, writes) = kv::write_group(&self.engine, &flat, writer.next_position)?;
             let appended: u64 = outcomes.iter().map(|o| o.as_ref().map_or(0, |p| p.len() as u64)).sum();
             if !writes.is_empty() {
-                let _writing = self.writing.write().unwrap_or_else(|poisoned| poisoned.into_inner());
                 self.engine.commit(&writes, writer.next_position + appended)?;
             }
-            Ok::<_, JournalError>((outcomes, appended))
+            Ok::<_, StorageError>((outcomes, appended))
         })();
         let (outcomes, appended) = match written {
             Ok(done) => done,
@@ -261,7 +256,7 @@ impl<E: KvEngine> Shared<E> {
                 // stop writing rather than risk acknowledging what is not there.
                 error!(error = %e, "group write failed: refusing further appends");
                 writer.poisoned = Some(e.to_string());
-                return calls.iter().map(|_| Err(JournalError::Poisoned(e.to_string()))).collect();
+                return calls.iter().map(|_| Err(poisoned::<E>(&e.to_string()))).collect();
             }
         };
         // Conflicts wait for the flush too: the head they name may have
@@ -273,7 +268,7 @@ impl<E: KvEngine> Shared<E> {
             if let Err(e) = self.engine.flush() {
                 error!(error = %e, "flush failed: refusing further appends");
                 writer.poisoned = Some(e.to_string());
-                return calls.iter().map(|_| Err(JournalError::Poisoned(e.to_string()))).collect();
+                return calls.iter().map(|_| Err(poisoned::<E>(&e.to_string()))).collect();
             }
             if let Some(metrics) = self.metrics.get() {
                 metrics.group_flushed(appended, flushing.elapsed());
@@ -358,29 +353,15 @@ impl<E: KvEngine> EventStore for KvStore<E> {
         &'a self,
         stream_id: &'a str,
         from_version: u64,
-        max_count: usize,
-        max_bytes: usize,
+        page: Page,
     ) -> StoreFuture<'a, Vec<StoredEvent>> {
         let durable = self.durable();
-        Box::pin(
-            async move { kv::read_stream(&self.shared.engine, stream_id, from_version, max_count, max_bytes, durable) },
-        )
+        Box::pin(async move { kv::read_stream(&self.shared.engine, stream_id, from_version, page, durable) })
     }
 
-    fn read_all(&self, from_position: u64, max_count: usize, max_bytes: usize) -> StoreFuture<'_, Vec<StoredEvent>> {
+    fn read_all(&self, from_position: u64, page: Page) -> StoreFuture<'_, Vec<StoredEvent>> {
         let durable = self.durable();
-        Box::pin(async move { kv::read_all(&self.shared.engine, from_position, max_count, max_bytes, durable) })
-    }
-
-    fn verify_chain<'a>(&'a self, stream_id: &'a str) -> StoreFuture<'a, ChainCheck> {
-        Box::pin(async move {
-            let (head, durable) = {
-                let _writing = self.shared.writing.read().unwrap_or_else(|poisoned| poisoned.into_inner());
-                let head = self.shared.engine.get(kv::Table::Heads, stream_id.as_bytes())?;
-                (head.map(|v| v.as_ref().to_vec()), self.durable())
-            };
-            kv::verify_chain(&self.shared.engine, stream_id, head.as_deref(), durable)
-        })
+        Box::pin(async move { kv::read_all(&self.shared.engine, from_position, page, durable) })
     }
 
     fn changes(&self) -> watch::Receiver<u64> {

@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::{Mutex, MutexGuard};
 
+use super::StorageError;
 use super::kv::{KvRead, Table, Visit, Visitor, WriteSet};
 use super::kv_store::{KvEngine, KvStore};
-use crate::error::JournalError;
 
 /// The journal in memory: [`KvStore`]'s group commit on [`MemoryTables`].
 pub type MemoryStore = KvStore<MemoryTables>;
@@ -45,9 +45,10 @@ impl MemoryTables {
 }
 
 impl KvRead for MemoryTables {
+    const NAME: &'static str = "memory";
     type Value = Vec<u8>;
 
-    fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>, JournalError> {
+    fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>, StorageError> {
         Ok(self.maps()[usize::from(table.tag())].get(key).cloned())
     }
 
@@ -58,7 +59,7 @@ impl KvRead for MemoryTables {
         to: &[u8],
         reverse: bool,
         visit: &mut Visitor<'_>,
-    ) -> Result<(), JournalError> {
+    ) -> Result<(), StorageError> {
         if from > to {
             return Ok(());
         }
@@ -74,15 +75,13 @@ impl KvRead for MemoryTables {
         Ok(())
     }
 
-    fn last_key(&self, table: Table) -> Result<Option<Vec<u8>>, JournalError> {
+    fn last_key(&self, table: Table) -> Result<Option<Vec<u8>>, StorageError> {
         Ok(self.maps()[usize::from(table.tag())].last_key_value().map(|(k, _)| k.clone()))
     }
 }
 
 impl KvEngine for MemoryTables {
-    const NAME: &'static str = "memory";
-
-    fn commit(&self, writes: &WriteSet, _end: u64) -> Result<(), JournalError> {
+    fn commit(&self, writes: &WriteSet, _end: u64) -> Result<(), StorageError> {
         let mut maps = self.maps();
         for (table, key, value) in &writes.writes {
             maps[usize::from(table.tag())].insert(key.clone(), value.clone());
@@ -90,11 +89,11 @@ impl KvEngine for MemoryTables {
         Ok(())
     }
 
-    fn flush(&self) -> Result<(), JournalError> {
+    fn flush(&self) -> Result<(), StorageError> {
         Ok(())
     }
 
-    fn set_outbox_cursor(&self, next: u64) -> Result<(), JournalError> {
+    fn set_outbox_cursor(&self, next: u64) -> Result<(), StorageError> {
         let cursor = super::kv::layout::OUTBOX_CURSOR.to_vec();
         self.maps()[usize::from(Table::Outbox.tag())].insert(cursor, next.to_be_bytes().to_vec());
         Ok(())

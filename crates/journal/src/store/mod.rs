@@ -16,12 +16,15 @@
 //!
 //! - [`EventStore`]: async and narrow — heads and idempotency entries for
 //!   the planner, append planned groups (the store assigns global
-//!   positions), read a stream or the global log, verify a chain, wake
-//!   subscribers, an optional outbox cursor. Modelled on restate's bifrost
+//!   positions), read a stream or the global log, wake subscribers, an
+//!   optional outbox cursor. The chain is checked above it, through it
+//!   ([`crate::chain`]), the same for every provider.
+//! - [`error`]: [`StorageError`], what a store fails with: engine-neutral,
+//!   with a kind (transient, conflict, corrupt, fatal) the journal maps once. Modelled on restate's bifrost
 //!   `Loglet`: a narrow trait and one conformance suite run against every
 //!   provider.
-//! - [`kv`]: the layout, group writing, reads and chain verification for an
-//!   ordered key-value engine, written once; [`layout`] is its byte layout.
+//! - [`kv`]: the layout, group writing and reads for an ordered key-value
+//!   engine, written once; [`layout`] is its byte layout.
 //! - [`sled`]: the on-disk provider ([`SledStore`]: group commit, one flush
 //!   per group; sled's types private to it); [`memory`]: the in-memory
 //!   provider ([`MemoryStore`]), complete but not durable.
@@ -39,6 +42,7 @@
 
 #[cfg(any(test, feature = "test-util"))]
 pub mod conformance;
+pub mod error;
 pub mod jetstream;
 pub mod kv;
 pub mod kv_store;
@@ -51,16 +55,16 @@ use std::pin::Pin;
 use battlelog_proto::v1::JournalRecord;
 use tokio::sync::watch;
 
-use crate::error::JournalError;
 use crate::guard::BattleState;
 use crate::record::Hash;
 
+pub use self::error::{StorageError, StorageErrorKind};
 pub use self::kv::layout;
 pub use self::memory::MemoryStore;
 pub use self::sled::SledStore;
 
 /// What a store's async methods return.
-pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, JournalError>> + Send + 'a>>;
+pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StorageError>> + Send + 'a>>;
 
 /// A log engine for the journal. Every method is async (a store may be a
 /// network away) and every answer is durable (see the module doc).
@@ -83,24 +87,17 @@ pub trait EventStore: Send + Sync + std::fmt::Debug + 'static {
     /// the engine failed and the outcome of the whole call is unknown.
     fn append(&self, appends: Vec<PlannedAppend>) -> StoreFuture<'_, Vec<Result<Vec<u64>, Conflict>>>;
 
-    /// Events of a stream from `from_version`: at most `max_count`, and
-    /// (after the first) at most `max_bytes` as the page will be sent
-    /// ([`battlelog_runtime::limits::recorded_event_wire_bytes`] of each).
+    /// Events of a stream from `from_version`, as many as `page` allows.
     fn read_stream<'a>(
         &'a self,
         stream_id: &'a str,
         from_version: u64,
-        max_count: usize,
-        max_bytes: usize,
+        page: Page,
     ) -> StoreFuture<'a, Vec<StoredEvent>>;
 
     /// Events of the global log from `from_position` (the first event at or
     /// past it), bounded as [`EventStore::read_stream`].
-    fn read_all(&self, from_position: u64, max_count: usize, max_bytes: usize) -> StoreFuture<'_, Vec<StoredEvent>>;
-
-    /// Recomputes a stream's chain from the stored bytes and names the first
-    /// version where it breaks (see [`ChainCheck`]).
-    fn verify_chain<'a>(&'a self, stream_id: &'a str) -> StoreFuture<'a, ChainCheck>;
+    fn read_all(&self, from_position: u64, page: Page) -> StoreFuture<'_, Vec<StoredEvent>>;
 
     /// Changes (to some larger number) whenever new events may have become
     /// readable: subscriptions wait on it between reads.
@@ -128,6 +125,28 @@ pub trait EventStore: Send + Sync + std::fmt::Debug + 'static {
     /// `metrics` from now on; stores without such work ignore it.
     fn attach_metrics(&self, metrics: &crate::metrics::JournalMetrics) {
         let _ = metrics;
+    }
+}
+
+/// How much one read may return: at most `max_count` events and, past the
+/// first (which always comes), at most `max_bytes` as `weigh` weighs each
+/// record from its length. The store cuts the page; what a page weighs is
+/// the caller's to say (the journal weighs a record as the page will be
+/// sent: `crate::limits::wire_page`), so no store knows the wire.
+#[derive(Debug, Clone, Copy)]
+pub struct Page {
+    /// Most events.
+    pub max_count: usize,
+    /// Most bytes, as weighed.
+    pub max_bytes: usize,
+    /// A record's weight from its length.
+    pub weigh: fn(usize) -> usize,
+}
+
+impl Page {
+    /// At most `max_count` events, whatever they weigh.
+    pub fn count(max_count: usize) -> Self {
+        Self { max_count, max_bytes: usize::MAX, weigh: |len| len }
     }
 }
 
@@ -202,26 +221,6 @@ pub struct Conflict {
     pub actual: Option<u64>,
 }
 
-/// The engine failed (I/O, a poisoned lock, an internal bug). Engine-neutral:
-/// the engine's own error is kept as the source, not as a type the rest of
-/// the journal depends on.
-#[derive(Debug, thiserror::Error)]
-#[error("{engine}: {source}")]
-pub struct StorageError {
-    /// Which engine (`sled`, `memory`).
-    pub engine: &'static str,
-    /// What it said.
-    #[source]
-    pub source: Box<dyn std::error::Error + Send + Sync>,
-}
-
-impl StorageError {
-    /// Wraps an engine's error.
-    pub fn new(engine: &'static str, source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
-        Self { engine, source: source.into() }
-    }
-}
-
 /// An event as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredEvent {
@@ -266,25 +265,6 @@ pub struct StreamHead {
     pub version: Option<u64>,
     /// h(version), or h(−1) for an empty stream.
     pub hash: Hash,
-}
-
-/// The outcome of verifying a stream's chain.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ChainCheck {
-    /// Every record from 0 to the head chains correctly.
-    Ok {
-        /// Number of records checked.
-        count: u64,
-        /// The recomputed head hash (h(−1) for an empty stream).
-        head_hash: Hash,
-    },
-    /// The chain breaks at `version`; versions below it are good.
-    Broken {
-        /// The first bad version.
-        version: u64,
-        /// Why.
-        reason: String,
-    },
 }
 
 /// One outbox entry, ready to publish.

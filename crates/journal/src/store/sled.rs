@@ -34,10 +34,9 @@ use std::path::Path;
 
 use tracing::warn;
 
-use super::StorageError;
 use super::kv::{self, KvRead, Table, Visit, Visitor, WriteSet};
 use super::kv_store::{KvEngine, KvStore};
-use crate::error::JournalError;
+use super::{StorageError, StorageErrorKind};
 
 /// The commit record's key in the `outbox` table: end position and writes
 /// of the last group.
@@ -47,8 +46,9 @@ pub const COMMIT_DONE: &[u8] = b"commit/done";
 
 const ENGINE: &str = "sled";
 
-fn storage(e: sled::Error) -> JournalError {
-    JournalError::Storage(StorageError::new(ENGINE, e))
+/// sled's own errors: I/O or a bug of sled's, which no retry fixes.
+fn storage(e: sled::Error) -> StorageError {
+    StorageError::engine_error(StorageErrorKind::Fatal, ENGINE, e)
 }
 
 /// How long opening waits for sled's lock on the directory to come free.
@@ -66,7 +66,7 @@ const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Opens sled in `dir`, waiting up to `lock_wait` while sled finds the
 /// directory's lock held.
-fn open_db(dir: &Path, cache_capacity_bytes: u64, lock_wait: std::time::Duration) -> Result<sled::Db, JournalError> {
+fn open_db(dir: &Path, cache_capacity_bytes: u64, lock_wait: std::time::Duration) -> Result<sled::Db, StorageError> {
     let deadline = std::time::Instant::now() + lock_wait;
     let mut pause = std::time::Duration::from_millis(5);
     loop {
@@ -74,10 +74,10 @@ fn open_db(dir: &Path, cache_capacity_bytes: u64, lock_wait: std::time::Duration
             Ok(db) => return Ok(db),
             Err(e) if lock_refused(&e) => {
                 if std::time::Instant::now() >= deadline {
-                    return Err(JournalError::Storage(StorageError::new(
+                    return Err(StorageError::fatal(
                         ENGINE,
                         format!("the data directory {} is in use: another journal holds its lock ({e})", dir.display()),
-                    )));
+                    ));
                 }
                 std::thread::sleep(pause);
                 pause = (pause * 2).min(std::time::Duration::from_millis(100));
@@ -106,7 +106,7 @@ impl KvStore<SledTrees> {
     /// Opens (or creates) the database in `dir`, finishes the last group if
     /// a crash cut it short, and starts the committer (groups of at most
     /// `max_batch` appends). Blocks while sled recovers its log.
-    pub fn open(dir: &Path, cache_capacity_bytes: u64, max_batch: usize) -> Result<Self, JournalError> {
+    pub fn open(dir: &Path, cache_capacity_bytes: u64, max_batch: usize) -> Result<Self, StorageError> {
         KvStore::start(SledTrees::open(dir, cache_capacity_bytes)?, max_batch)
     }
 }
@@ -121,7 +121,7 @@ pub struct SledTrees {
 
 impl SledTrees {
     /// Opens the database and finishes a group a crash cut short.
-    pub fn open(dir: &Path, cache_capacity_bytes: u64) -> Result<Self, JournalError> {
+    pub fn open(dir: &Path, cache_capacity_bytes: u64) -> Result<Self, StorageError> {
         let db = open_db(dir, cache_capacity_bytes, LOCK_WAIT)?;
         let trees =
             Table::ALL.iter().map(|t| db.open_tree(t.name())).collect::<Result<Vec<_>, _>>().map_err(storage)?;
@@ -135,28 +135,28 @@ impl SledTrees {
     }
 
     /// Writes the last group again if its `done` marker is missing.
-    fn recover(&self) -> Result<(), JournalError> {
+    fn recover(&self) -> Result<(), StorageError> {
         let outbox = self.tree(Table::Outbox);
         let Some(redo) = outbox.get(COMMIT_REDO).map_err(storage)? else { return Ok(()) };
-        let corrupt = || JournalError::Corrupt {
-            stream_id: String::new(),
-            version: 0,
-            reason: "unreadable commit record".into(),
-        };
+        let corrupt = || StorageError::corrupt(ENGINE, "", 0, "unreadable commit record");
         let (end, writes) = redo.split_at_checked(8).ok_or_else(corrupt)?;
         let done = outbox.get(COMMIT_DONE).map_err(storage)?;
         if done.as_deref() == Some(end) {
             return Ok(());
         }
         let writes = WriteSet::decode(writes).ok_or_else(corrupt)?;
-        warn!(end = kv::decode_position(end)?, writes = writes.writes.len(), "finishing a group cut short by a crash");
+        warn!(
+            end = kv::decode_position::<Self>(end)?,
+            writes = writes.writes.len(),
+            "finishing a group cut short by a crash"
+        );
         self.write(&writes)?;
         outbox.insert(COMMIT_DONE, end).map_err(storage)?;
         self.db.flush().map_err(storage)?;
         Ok(())
     }
 
-    fn write(&self, writes: &WriteSet) -> Result<(), JournalError> {
+    fn write(&self, writes: &WriteSet) -> Result<(), StorageError> {
         for (table, key, value) in &writes.writes {
             self.tree(*table).insert(key.as_slice(), value.as_slice()).map_err(storage)?;
         }
@@ -166,7 +166,7 @@ impl SledTrees {
     /// A crash after the commit record and the first `n` writes of a group:
     /// what a torn group looks like on disk.
     #[cfg(test)]
-    pub(crate) fn commit_torn(&self, writes: &WriteSet, end: u64, n: usize) -> Result<(), JournalError> {
+    pub(crate) fn commit_torn(&self, writes: &WriteSet, end: u64, n: usize) -> Result<(), StorageError> {
         let mut redo = end.to_be_bytes().to_vec();
         redo.extend_from_slice(&writes.encode());
         self.tree(Table::Outbox).insert(COMMIT_REDO, redo).map_err(storage)?;
@@ -193,9 +193,10 @@ impl SledTrees {
 }
 
 impl KvRead for SledTrees {
+    const NAME: &'static str = ENGINE;
     type Value = sled::IVec;
 
-    fn get(&self, table: Table, key: &[u8]) -> Result<Option<sled::IVec>, JournalError> {
+    fn get(&self, table: Table, key: &[u8]) -> Result<Option<sled::IVec>, StorageError> {
         self.tree(table).get(key).map_err(storage)
     }
 
@@ -206,7 +207,7 @@ impl KvRead for SledTrees {
         to: &[u8],
         reverse: bool,
         visit: &mut Visitor<'_>,
-    ) -> Result<(), JournalError> {
+    ) -> Result<(), StorageError> {
         let range = self.tree(table).range(from..=to);
         let mut step = |item: sled::Result<(sled::IVec, sled::IVec)>| {
             let (key, value) = item.map_err(storage)?;
@@ -228,16 +229,14 @@ impl KvRead for SledTrees {
         Ok(())
     }
 
-    fn last_key(&self, table: Table) -> Result<Option<Vec<u8>>, JournalError> {
+    fn last_key(&self, table: Table) -> Result<Option<Vec<u8>>, StorageError> {
         Ok(self.tree(table).last().map_err(storage)?.map(|(k, _)| k.to_vec()))
     }
 }
 
 impl KvEngine for SledTrees {
-    const NAME: &'static str = ENGINE;
-
     /// Steps 2–4 of the module doc: commit record, writes, done marker.
-    fn commit(&self, writes: &WriteSet, end: u64) -> Result<(), JournalError> {
+    fn commit(&self, writes: &WriteSet, end: u64) -> Result<(), StorageError> {
         let outbox = self.tree(Table::Outbox);
         let mut redo = end.to_be_bytes().to_vec();
         redo.extend_from_slice(&writes.encode());
@@ -247,12 +246,12 @@ impl KvEngine for SledTrees {
         Ok(())
     }
 
-    fn flush(&self) -> Result<(), JournalError> {
+    fn flush(&self) -> Result<(), StorageError> {
         self.db.flush().map_err(storage)?;
         Ok(())
     }
 
-    fn set_outbox_cursor(&self, next: u64) -> Result<(), JournalError> {
+    fn set_outbox_cursor(&self, next: u64) -> Result<(), StorageError> {
         self.tree(Table::Outbox).insert(super::layout::OUTBOX_CURSOR, &next.to_be_bytes()[..]).map_err(storage)?;
         Ok(())
     }
@@ -263,13 +262,15 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
+    use crate::JournalError;
+    use crate::chain::{self, ChainCheck};
     use crate::guard::{self, Rule};
     use crate::journal::Journal;
     use crate::limits::{ExpectedVersion, Limits, validate_append};
     use crate::planner::{self, Plan};
     use crate::record;
     use crate::store::conformance::{self as suite, opened, rolled};
-    use crate::store::{ChainCheck, EventStore, layout};
+    use crate::store::{EventStore, Page, layout};
 
     fn open(dir: &Path) -> Arc<SledStore> {
         Arc::new(SledStore::open(dir, 1 << 20, 64).expect("open sled"))
@@ -328,11 +329,11 @@ mod tests {
         }
         let store = open(dir.path());
         assert_eq!(kv::next_position(store.engine()).unwrap(), 4);
-        let log = store.read_all(0, 100, usize::MAX).await.unwrap();
+        let log = store.read_all(0, Page::count(100)).await.unwrap();
         let got: Vec<_> = log.iter().map(|e| (e.event.stream_id.as_str(), e.event.version)).collect();
         assert_eq!(got, [("a0", 0), ("a", 0), ("a", 1), ("b", 0)]);
-        assert!(matches!(store.verify_chain("a").await.unwrap(), ChainCheck::Ok { count: 2, .. }));
-        assert!(matches!(store.verify_chain("b").await.unwrap(), ChainCheck::Ok { count: 1, .. }));
+        assert!(matches!(chain::check(store.as_ref(), "a").await.unwrap(), ChainCheck::Ok { count: 2, .. }));
+        assert!(matches!(chain::check(store.as_ref(), "b").await.unwrap(), ChainCheck::Ok { count: 1, .. }));
         // The guard state came with the head: nonce 1 is next in `a`.
         let j = journal(&store).await;
         let spent = j.append("a".into(), ExpectedVersion::Any, vec![rolled(0, 0)]).await;
