@@ -149,7 +149,7 @@ pub struct JetStreamOptions {
     /// How long one JetStream request (a publish acknowledgement, a read) may take.
     pub timeout: Duration,
     /// How long the start waits for a cluster that cannot yet find or
-    /// create the stream ([`stream_at_start`]).
+    /// create the stream (see `stream_at_start`).
     pub start_wait: Duration,
 }
 
