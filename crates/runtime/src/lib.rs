@@ -36,7 +36,7 @@
 //!   (listener, TLS, observe layer, edge, authentication, health,
 //!   reflection, shutdown) and every service's metrics port and readiness.
 //! - [`metrics`]: a service's Prometheus registry and its `/metrics` port.
-//! - [`service`]: the service kit — the keys every service shares
+//! - [`mod@service`]: the service kit — the keys every service shares
 //!   ([`service::Shared`], [`service::Tokens`] with its verifier), the
 //!   [`service::Service`] trait and the one [`service::main`] of the
 //!   service binaries.
