@@ -277,7 +277,7 @@ async fn a_pending_exchange_choice_and_its_answer_link_each_other() {
     let chosen = act(&mut forum, battle_id, &choice, "choice").await.expect("the defender's choice");
     let (_, body) = http_get(&format!("{page}?lang=ru"), &[("authorization", &reader)]).await;
     assert!(
-        body.contains(&format!("выбор размена для удара <a class=\"refers\" href=\"#v{}\">", struck.version)),
+        body.contains(&format!("выбор обмена для удара <a class=\"refers\" href=\"#v{}\">", struck.version)),
         "the choice links its strike: {body}"
     );
     assert!(body.contains(&format!("ответ: <a href=\"#v{}\">", chosen.version)), "the strike links its choice: {body}");
