@@ -95,7 +95,9 @@ for (let i = 0; i < count; i++) {
   let js;
   try {
     const derived = await deriveRoll(serverSeed, clientSeed, nonce, source);
-    js = derived.error ? { refused: derived.error.message } : { total: derived.total, dice: derived.dice };
+    // Arithmetic that fails after the dice are drawn keeps the dice (docs/protocol.md §3):
+    // `battlelog roll` prints them with the error, as the audit does.
+    js = derived.error ? { refused: derived.error.message, dice: derived.dice } : { total: derived.total, dice: derived.dice };
   } catch (e) {
     if (!(e instanceof DiceExpressionError)) throw e;
     js = { refused: e.message };
@@ -105,7 +107,8 @@ for (let i = 0; i < count; i++) {
     const r = JSON.parse(rust.stdout);
     valid++;
     const fields = (d) => [d.sides, d.value, d.kept, d.rerolled, d.exploded].join(',');
-    agree = !js.refused && r.total === js.total && r.dice.map(fields).join(' ') === js.dice.map(fields).join(' ');
+    const sameDice = Boolean(js.dice) && r.dice.map(fields).join(' ') === js.dice.map(fields).join(' ');
+    agree = r.error ? Boolean(js.refused) && sameDice : !js.refused && r.total === js.total && sameDice;
   } else {
     agree = Boolean(js.refused) && rust.status === 2;
   }
