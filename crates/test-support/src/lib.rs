@@ -295,9 +295,7 @@ impl ServiceProcess {
         log: &Path,
         tls: Option<ClientTlsConfig>,
     ) -> Self {
-        let process = Self::start_unchecked(binary, args, envs, log, tls).await;
-        process.wait_healthy().await;
-        process
+        Self::try_start_tls(binary, args, envs, log, tls).await.unwrap_or_else(|why| panic!("{why}"))
     }
 
     /// Starts a service that is not gRPC (the web pages): ready once it has
