@@ -2319,7 +2319,7 @@ async fn battlelog_audit_on_the_server_verifies_a_clean_battle_and_names_a_bad_c
     let (code, output) = audit(clean);
     assert_eq!(code, Some(0), "a clean battle verifies:\n{output}");
     assert!(output.contains(&format!("battle {clean} verifies")), "{output}");
-    assert!(output.contains("1 rolls re-derived, 1 actions re-resolved, 0 findings"), "{output}");
+    assert!(output.contains("1 roll re-derived, 1 action re-resolved, 0 findings"), "{output}");
     assert!(output.contains(&format!("roller key {ROLLER_KEY_HEX} signed")), "{output}");
 
     let forged = "audited-unsigned";
@@ -2340,7 +2340,7 @@ async fn battlelog_audit_on_the_server_verifies_a_clean_battle_and_names_a_bad_c
     assert_eq!(code, Some(1), "an unsigned commitment does not verify:\n{output}");
     assert!(output.contains("version 0: signature: the commitment of epoch 0 has no signature"), "{output}");
     assert!(output.contains(&format!("battle {forged} DOES NOT VERIFY")), "{output}");
-    assert!(output.contains("1 findings"), "{output}");
+    assert!(output.contains("1 finding") && !output.contains("1 findings"), "{output}");
 }
 
 // ---------------------------------------------------------------------------

@@ -498,13 +498,19 @@ fn describe(battle_id: &str, report: &AuditReport, pin: &Pin, head_given: bool) 
     };
     let _ = write!(
         text,
-        "battle {battle_id} {verdict}: {} events, chain checked, {} rolls re-derived, {} actions re-resolved, {} findings",
-        report.events,
-        report.rolls_verified,
-        report.actions_verified,
-        report.findings.len()
+        "battle {battle_id} {verdict}: {}, chain checked, {} re-derived, {} re-resolved, {}",
+        counted(report.events, "event"),
+        counted(report.rolls_verified, "roll"),
+        counted(report.actions_verified, "action"),
+        counted(report.findings.len() as u64, "finding")
     );
     text
+}
+
+/// A count with its noun in the right number ("1 finding", "2 findings"): the
+/// summary line is read by judges, and "1 findings" reads as a slip.
+fn counted(count: u64, noun: &str) -> String {
+    if count == 1 { format!("1 {noun}") } else { format!("{count} {noun}s") }
 }
 
 /// Who made a command: its recorded credential's role and subject.

@@ -385,12 +385,12 @@ impl Rejection {
                 "концентрация сбита в этом посте: магические способности недоступны".to_owned()
             }
             Rejection::AgainstNotACast { .. } => "against — не разрешённое применение".to_owned(),
-            Rejection::StrikeAwaitsChoice { .. } => "удар ждёт выбора размена".to_owned(),
+            Rejection::StrikeAwaitsChoice { .. } => "удар ждёт выбора обмена".to_owned(),
             Rejection::AvoidExchangeBeforeRoll { .. } => {
-                "@2: от размена отказываются после броска (exchange_choice)".to_owned()
+                "@2: от обмена отказываются после броска (exchange_choice)".to_owned()
             }
             Rejection::FixedRollOutOfRange { .. } => "fixed_roll должен быть целым числом от 1 до 6".to_owned(),
-            Rejection::NotAwaitingChoice { .. } => "against — не удар, ждущий выбора размена".to_owned(),
+            Rejection::NotAwaitingChoice { .. } => "against — не удар, ждущий выбора обмена".to_owned(),
             Rejection::NotTheHigherSide { .. } => "выбирает только сторона, выбросившая больше".to_owned(),
             Rejection::AvoidNotBoolean => "avoid должен быть true или false".to_owned(),
             Rejection::TraitValueFromSheet => "@2: значение черты берётся из листа".to_owned(),

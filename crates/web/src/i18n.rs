@@ -522,6 +522,7 @@ mod tests {
             ("crates/web/src/explain.rs", include_str!("explain.rs")),
             ("crates/web/src/reasons.rs", include_str!("reasons.rs")),
             ("crates/rules/src/explain.rs", include_str!("../../rules/src/explain.rs")),
+            ("crates/rules/src/error.rs", include_str!("../../rules/src/error.rs")),
             ("web/verifier/checks.js", include_str!("../../../web/verifier/checks.js")),
             ("web/verifier/messages.js", include_str!("../../../web/verifier/messages.js")),
         ];
