@@ -14,7 +14,9 @@ const CHECK_OF_PROBLEM = {
   chain: 'chain', sequence: 'chain', record: 'chain', event: 'chain',
   commitment: 'commitments',
   signature: 'signatures', 'roller-key': 'signatures',
-  outcomes: 'outcomes',
+  // A ruling that answers no dispute (audit/rulings.js): the battle's
+  // judging, which the outcomes line speaks for.
+  outcomes: 'outcomes', ruling: 'outcomes',
   head: 'head',
   checkpoint: 'checkpoint',
   drawing: 'drawing',

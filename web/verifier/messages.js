@@ -15,7 +15,7 @@ const DIE_FIELD = { sides: 'граней', value: 'значение', kept: 'о�
 const CHECK_WORD = {
   roll: 'кости', nonce: 'кости', chain: 'цепочка хешей', sequence: 'цепочка хешей', record: 'цепочка хешей',
   event: 'цепочка хешей', commitment: 'обязательства', signature: 'подписи', 'roller-key': 'подписи',
-  outcomes: 'исходы', head: 'голова', checkpoint: 'чекпойнт', drawing: 'отображение',
+  outcomes: 'исходы', ruling: 'решения судьи', head: 'голова', checkpoint: 'чекпойнт', drawing: 'отображение',
 };
 
 const code = (text) => `\`${String(text).replace(/`/g, "'")}\``;
@@ -85,6 +85,8 @@ const RU = [
   [/^the action's dice or fields do not fit the rules: (.*)$/, (m) => `кости или поля действия не подходят к правилам: ${code(m[1])}`],
   [/^the action's rolls are \[(.*)\], the rules ask for \[(.*)\]$/, (m) => `броски действия — [${code(m[1])}], а правила требуют [${code(m[2])}]`],
   [/^die (\d+) of the action's rolls is a d(\d+), the rules ask for a d(\d+)$/, (m) => `кость ${m[1]} бросков действия — d${m[2]}, а правила требуют d${m[3]}`],
+  // audit/rulings.js
+  [/^the ruling says it answers version (\d+), which is no dispute raised before it in this battle$/, (m) => `решение судьи называет себя ответом на версию ${m[1]}, а это не спор, поднятый в этом бою до него`],
   // the head
   [/^the export ends at the head given \(version (\d+)\)$/, (m) => `экспорт кончается на введённой голове (версия ${m[1]})`],
   [/^the head given is version (\d+); the export goes on to version (\d+)$/, (m) => `введённая голова — версия ${m[1]}; экспорт продолжается до версии ${m[2]}`],

@@ -432,3 +432,42 @@ fn a_ruling_reaches_the_actions_resolved_from_what_it_changed() {
     let after = affected[0].changes.iter().find(|c| c.field == "damage_after").expect("damage_after changed");
     assert_eq!((after.before.clone(), after.after.clone()), (recorded_after, json!(again)));
 }
+
+/// Issue 39: a ruling names the dispute it answers; one that names anything
+/// else (here the contested action itself) is a `ruling` finding at the
+/// ruling, and one that names the dispute is none.
+#[test]
+fn a_ruling_that_answers_no_dispute_is_a_finding() {
+    let answering = |answers: fn(u64) -> u64| {
+        let mut built = Built::open();
+        built.act(json!({"type": "move", "actor": "misty", "trait": "grace", "stakes": "cross"}));
+        built.command(Event::DisputeRaised(DisputeRaised {
+            by: "brock".into(),
+            refers_to: 2,
+            reason: "too lucky".into(),
+            credential: credential("forum-pokeboard", "forum"),
+        }));
+        let dispute = built.version() - 1;
+        built.command(Event::JudgeRuling(JudgeRuling {
+            judge: "oak".into(),
+            refers_to: 2,
+            text: "it stands".into(),
+            r#override: None,
+            credential: credential("oak", "judge"),
+            answers_dispute: Some(answers(dispute)),
+        }));
+        (built.version() - 1, audit(BATTLE, &built.audited()))
+    };
+    let (_, honest) = answering(|dispute| dispute);
+    assert!(honest.ok(), "{:?}", honest.findings);
+    let (ruling, forged) = answering(|_| 2);
+    let findings: Vec<_> = forged.findings.iter().map(|f| (f.version, f.check, f.problem.to_string())).collect();
+    assert_eq!(
+        findings,
+        [(
+            ruling,
+            Check::Ruling,
+            "the ruling says it answers version 2, which is no dispute raised before it in this battle".to_owned()
+        )]
+    );
+}

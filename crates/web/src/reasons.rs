@@ -168,6 +168,9 @@ fn russian(problem: &Problem) -> Vec<Piece> {
         RulingCredential { judge, role, subject } => {
             vec![w("решение называет судью "), v(judge), w(", а записано от имени "), v(format!("{role} {subject}"))]
         }
+        RulingAnswersNoDispute { answers } => vec![w(format!(
+            "решение судьи называет себя ответом на версию {answers}, а это не спор, поднятый в этом бою до него"
+        ))],
         TrailerMissing => vec![w("трейлера нет, а ключ журнала закреплён: где кончается бой, не показано")],
         TrailerMalformed { field, message } => {
             vec![w("трейлер повреждён, поле "), v(field), w(": "), v(message)]

@@ -100,3 +100,18 @@ test('a file that is not an export: the technical line says why in Russian', asy
     }
   }
 });
+
+test('a ruling that answers no dispute is a finding, with its reason in Russian', async () => {
+  const honest = await verifyExport((await makeExport({ answers: 'dispute' })).text, { rules });
+  assert.equal(honest.status, 'verified', JSON.stringify(honest.problems));
+  const forged = await makeExport({ answers: 'action' });
+  const report = await verifyExport(forged.text, { rules });
+  const ruling = report.problems.filter((p) => p.check === 'ruling');
+  assert.equal(ruling.length, 1, JSON.stringify(report.problems));
+  assert.equal(ruling[0].version, forged.versionOf('JudgeRuling'));
+  assert.match(ruling[0].message, /answers version \d+, which is no dispute/);
+  assertRussian(ruling[0], 'a ruling answering an action');
+  // The verdict's summary marks the judging's line, the outcomes.
+  const bad = summarizeChecks(report, 'ru').filter((c) => c.check === 'bad').map((c) => c.name);
+  assert.deepEqual(bad, ['outcomes']);
+});

@@ -72,6 +72,9 @@ function encodeEvent(type, e) {
       ]);
     case 'DisputeRaised':
       return concat([bytesField(1, e.by), varintField(2, e.refers_to), bytesField(3, e.reason)]);
+    case 'JudgeRuling':
+      // override (4) and credential (5) left out; answers_dispute is field 6.
+      return concat([bytesField(1, e.judge), varintField(2, e.refers_to), bytesField(3, e.text), varintField(6, e.answers_dispute)]);
     case 'SeedRevealed':
       return concat([varintField(1, e.epoch), bytesField(2, e.server_seed)]);
     case 'BattleClosed':
@@ -87,8 +90,10 @@ function encodeEvent(type, e) {
  * Returns the export text and the versions of interest.
  */
 export async function makeExport({
-  closed = true, midReveal = false, stream = STREAM, signers = {}, forAction = false, leftPending = false,
+  closed = true, midReveal = false, stream = STREAM, signers = {}, forAction = false, leftPending = false, answers = null,
 } = {}) {
+  // answers: after the second roll, meowth disputes it and the judge rules,
+  // the ruling saying it answers the 'dispute' or (forged) the 'action'.
   // forAction: each roll carries its action (docs/protocol.md §4,
   // roll-forward); leftPending: a dispute comes between the second roll and
   // its resolution, leaving that roll behind.
@@ -131,6 +136,12 @@ export async function makeExport({
   });
   await roll('2d6+1', 'pikachu');
   await roll('4d6kh3', 'meowth');
+  if (answers) {
+    const contested = events.length - 1;
+    push('DisputeRaised', { by: 'meowth', refers_to: contested, reason: 'too lucky' });
+    const dispute = events.length - 1;
+    push('JudgeRuling', { judge: 'judge', refers_to: contested, text: 'stands', answers_dispute: answers === 'dispute' ? dispute : contested });
+  }
   if (midReveal) {
     push('SeedRevealed', { epoch: 0, server_seed: SEEDS[0] });
     epoch = 1;

@@ -32,7 +32,8 @@ pub enum Check {
     /// against.
     Head,
     /// A ruling whose recorded credential is not a judge's, or names
-    /// another judge than the ruling does.
+    /// another judge than the ruling does, or that says it answers what is
+    /// no dispute of the battle.
     Ruling,
     /// The export's trailer (docs/protocol.md §5): missing when one is required,
     /// malformed, its checkpoint signature, its log key against the trusted
@@ -207,6 +208,11 @@ pub enum Problem {
     // Ruling.
     #[error("the ruling names judge {judge:?} but was recorded for {role} {subject:?}")]
     RulingCredential { judge: String, role: String, subject: String },
+    /// The resolver refuses a ruling whose `answers_dispute` is no dispute
+    /// of the battle; one in an export was written past it. The browser's
+    /// verifier words it the same (web/verifier/audit/rulings.js).
+    #[error("the ruling says it answers version {answers}, which is no dispute raised before it in this battle")]
+    RulingAnswersNoDispute { answers: u64 },
 
     // Trailer. The report shows each after its check's name, `trailer`.
     #[error("{}", crate::audit::transparency::NO_TRAILER)]
@@ -279,7 +285,7 @@ impl Problem {
             | SummaryDiffers
             | Resolve(_)
             | CannotReplay(_) => Check::Resolution,
-            RulingCredential { .. } => Check::Ruling,
+            RulingCredential { .. } | RulingAnswersNoDispute { .. } => Check::Ruling,
             HeadDiffers { .. } => Check::Head,
             TrailerMissing
             | TrailerMalformed { .. }

@@ -300,7 +300,8 @@ impl Replay {
     }
 
     /// docs/rules.md §5.1: only a judge rules, and the ruling's judge is the
-    /// credential's subject (the resolver takes it from the token).
+    /// credential's subject (the resolver takes it from the token); a ruling
+    /// that names the dispute it answers names one raised before it.
     fn judge_ruling(&mut self, report: &mut AuditReport, version: u64, ruling: &JudgeRuling) {
         if let Some(credential) = &ruling.credential
             && (credential.role != "judge" || credential.subject != ruling.judge)
@@ -313,6 +314,11 @@ impl Replay {
                     subject: credential.subject.clone(),
                 },
             );
+        }
+        if let Some(answers) = ruling.answers_dispute
+            && !report.disputes.iter().any(|dispute| dispute.version == answers)
+        {
+            report.find(version, Problem::RulingAnswersNoDispute { answers });
         }
         // Cheap: a battle's history entries are shared, not copied.
         let before = self.battle.clone();
