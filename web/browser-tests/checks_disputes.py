@@ -20,7 +20,11 @@ in Chromium against `battlelog up`, ?lang=en and ?lang=ru:
   - a ruling whose override changes nothing says so in plain, full-size
     text, not a grey aside;
   - in the final view an action whose dispute no ruling answers says so
-    (with a link to the dispute), not just "stands as recorded".
+    (with a link to the dispute), not just "stands as recorded";
+  - live: on an open battle's page the panel follows the battle as it is
+    played: a dispute raised after the page loaded appears as open, with
+    the counts, and turns answered, linking its ruling, once a ruling that
+    names it is journaled.
 
 The battle is made here over gRPC (Python's grpcio on the repo's protos, as
 checks_page.py does): Pokémon attacks that never miss, each answered by a
@@ -273,6 +277,66 @@ def check_affected(env: bt.Env, browser, results: bt.Results, made: dict, lang: 
         context.close()
 
 
+LIVE_PANEL = """() => {
+  const panel = document.getElementById('disputes');
+  const count = document.getElementById('disputes-count');
+  return {
+    items: [...panel.querySelectorAll('li[data-dispute-version]')].map((li) => ({
+      version: Number(li.dataset.disputeVersion), status: li.dataset.status,
+      contests: li.querySelector('a.contests')?.getAttribute('href') ?? null,
+      answer: li.querySelector('a.answer')?.getAttribute('href') ?? null,
+      text: li.innerText,
+    })),
+    noneShown: !(document.getElementById('no-disputes')?.hidden ?? true),
+    counts: count && !count.hidden ? [count.querySelector('.open-count').textContent, count.querySelector('.answered-count').textContent] : null,
+  };
+}"""
+
+
+def check_live(env: bt.Env, browser, results: bt.Results, resolver: cp.Resolver, run_id: str, lang: str, reader: dict) -> None:
+    """The panel of an open battle's page follows disputes and rulings live."""
+    pb = resolver.pb
+    forum = cp.issue(env, "forum", cp.FORUM_SUBJECT)
+    judge = cp.issue(env, "judge", cp.JUDGE_SUBJECT)
+    name = f"live disputes panel ?lang={lang}"
+    context = browser.new_context(extra_http_headers=reader)
+    try:
+        battle = resolver.call("OpenBattle", pb.OpenBattleRequest(
+            ruleset="pokemon-d6@2", title="Live disputes", forum_ref=f"forum:live-disputes/{run_id}/{lang}",
+            participants=[resolver.struct({"id": "pikachu"}), resolver.struct({"id": "meowth"})],
+            client_seed=f"live-disputes/{run_id}/{lang}", request_id=f"{run_id}-{lang}-open"), forum).battle_id
+        hit = resolver.call("Act", pb.ActRequest(
+            battle_id=battle, action=resolver.struct(attack("pikachu", "meowth")), request_id=f"{run_id}-{lang}-attack"), forum)
+        page = context.new_page()
+        page.goto(f"{env.web}/battles/{battle}?lang={lang}")
+        bt.wait_verdict(page)
+        before = page.evaluate(LIVE_PANEL)
+        results.check(f"{name}: no dispute yet, and the panel says so", before["items"] == [] and before["noneShown"] and before["counts"] is None, f"{before}")
+        dispute = resolver.call("Dispute", pb.DisputeRequest(
+            battle_id=battle, by="meowth", refers_to=hit.version, reason="too strong", request_id=f"{run_id}-{lang}-dispute"), forum).version
+        page.wait_for_selector(f"#disputes li[data-dispute-version='{dispute}'][data-status='open']", timeout=bt.VERDICT_TIMEOUT_MS)
+        raised = page.evaluate(LIVE_PANEL)
+        item = raised["items"][0] if raised["items"] else {}
+        results.check(f"{name}: the dispute #v{dispute} raised after the page loaded appears, open, linking what it contests",
+                      len(raised["items"]) == 1 and (item.get("contests") or "").endswith(f"#v{hit.version}") and "meowth" in item.get("text", ""), f"{raised}")
+        results.check(f"{name}: the counts read one open, none answered, and 'no dispute' is gone",
+                      raised["counts"] == ["1", "0"] and not raised["noneShown"], f"{raised}")
+        ruling = resolver.call("Rule", pb.RuleRequest(
+            battle_id=battle, refers_to=hit.version, text="it stands", answers_dispute=dispute,
+            request_id=f"{run_id}-{lang}-rule"), judge).version
+        page.wait_for_selector(f"#disputes li[data-dispute-version='{dispute}'][data-status='answered']", timeout=bt.VERDICT_TIMEOUT_MS)
+        answered = page.evaluate(LIVE_PANEL)
+        item = answered["items"][0]
+        results.check(f"{name}: the ruling #v{ruling} that names it turns it answered, linking the ruling",
+                      (item.get("answer") or "").endswith(f"#v{ruling}") and answered["counts"] == ["0", "1"], f"{answered}")
+        words = ("Answered", "Ruling") if lang == "en" else ("Отвечено", "Решение судьи")
+        results.check(f"{name}: in the page's language", all(w in item["text"] for w in words), item["text"])
+    except Exception:
+        results.crashed(name)
+    finally:
+        context.close()
+
+
 def run(env: bt.Env, browser, results: bt.Results, battles: list[tuple[str, str]]) -> None:
     resolver = cp.Resolver(env)
     run_id = f"disputes-{int(time.time() * 1000)}"
@@ -283,3 +347,4 @@ def run(env: bt.Env, browser, results: bt.Results, battles: list[tuple[str, str]
     for lang in ("en", "ru"):
         check_page(env, browser, results, made, lang, reader)
         check_affected(env, browser, results, made, lang, reader)
+        check_live(env, browser, results, resolver, run_id, lang, reader)

@@ -982,14 +982,15 @@ impl BattlePage<'_> {
         let disputes = &self.report.disputes;
         let open = disputes.iter().filter(|d| !answered.contains_key(&d.version)).count();
         html! {
-            section #disputes .disputes aria-labelledby="disputes-heading" {
+            section #disputes .disputes aria-labelledby="disputes-heading" data-labels=(self.dispute_labels()) {
                 h2 #disputes-heading { (lang.t("disputes_heading")) }
-                @if disputes.is_empty() {
-                    p.muted #no-disputes { (lang.t("no_disputes")) }
-                } @else {
-                    p #disputes-count {
-                        (lang.t("disputes_open")) ": " strong { (open) } " · " (lang.t("disputes_answered")) ": " strong { (disputes.len() - open) }
-                    }
+                // An open battle's page adds disputes and answers as they are
+                // journaled (pages/battle.js, `data-labels`): the count and
+                // the list are there, hidden, before the first dispute.
+                p.muted #no-disputes hidden[!disputes.is_empty()] { (lang.t("no_disputes")) }
+                p #disputes-count hidden[disputes.is_empty()] {
+                    (lang.t("disputes_open")) ": " strong.open-count { (open) } " · " (lang.t("disputes_answered")) ": " strong.answered-count { (disputes.len() - open) }
+                }
                     ul.dispute-list {
                         @for dispute in disputes {
                             @let rulings = answered.get(&dispute.version);
@@ -1020,12 +1021,30 @@ impl BattlePage<'_> {
                             }
                         }
                     }
-                }
                 @if let Some(deadline) = &self.appeal_deadline {
                     p #disputes-deadline { (lang.t("appeal_deadline")) ": " strong { (deadline) } }
                 }
             }
         }
+    }
+
+    /// The panel's words for what pages/battle.js adds live (a dispute, an
+    /// answer), as JSON: the page's language lives in i18n.rs only.
+    fn dispute_labels(&self) -> String {
+        let lang = self.lang;
+        let keys = [
+            "dispute_open",
+            "dispute_answered",
+            "dispute",
+            "dispute_contests",
+            "dispute_raised_by",
+            "answered_by",
+            "ruling",
+            "no_ruling_answers",
+        ];
+        let labels: serde_json::Map<String, Value> =
+            keys.iter().map(|key| ((*key).to_owned(), Value::from(lang.t(key)))).collect();
+        Value::Object(labels).to_string()
     }
 
     /// Under a dispute in the timeline: the rulings answering it, or that

@@ -17,7 +17,7 @@ import { applyError, applyReport } from '../dom.js';
 import { pageLanguage } from '../checks.js';
 import { prewarm, verifyOffThread } from '../client.js';
 import { hexFieldProblem } from '../verdict.js';
-import { checkHexField, drawEvent, showProgress, wireCopyCheckpoint } from './draw.js';
+import { checkHexField, drawEvent, showProgress, updateDisputes, wireCopyCheckpoint } from './draw.js';
 
 const lang = pageLanguage(document.documentElement.getAttribute('lang'));
 const exportElement = document.getElementById('battle-export');
@@ -132,6 +132,7 @@ function followLive() {
         ? { nonce: ev.nonce, expression: ev.expression, recorded: { dice: ev.dice, total: ev.total, error: ev.error || null } }
         : null;
       document.getElementById('timeline')?.append(drawEvent(document, line.version, ev, roll, lang));
+      updateDisputes(document, line.version, ev);
       document.body.setAttribute('data-head', line.hash);
     }
     check();

@@ -153,3 +153,72 @@ export function checkHexField(doc, input, field, lang, problemOf) {
   input.setAttribute('aria-describedby', id);
   return { field, length: problem.length };
 }
+
+/**
+ * An open battle's disputes panel (`#disputes`, issue 39) kept current as
+ * events arrive live: a DisputeRaised adds an open dispute, a JudgeRuling
+ * that names the dispute it answers (`answers_dispute`) marks it answered
+ * and links the ruling; the counts follow. The words come from the panel's
+ * `data-labels`, written by the server in the page's language. Events the
+ * panel already shows are left alone.
+ */
+export function updateDisputes(doc, version, event) {
+  const panel = doc.getElementById('disputes');
+  const list = panel?.querySelector('ul.dispute-list');
+  if (!panel || !list || !event) return;
+  let labels;
+  try {
+    labels = JSON.parse(panel.getAttribute('data-labels') || '{}');
+  } catch {
+    return;
+  }
+  if (event.type === 'DisputeRaised' && !list.querySelector(`[data-dispute-version="${version}"]`)) {
+    list.append(disputeItem(doc, version, event, labels));
+  } else if (event.type === 'JudgeRuling' && Number.isSafeInteger(event.answers_dispute)) {
+    const item = list.querySelector(`[data-dispute-version="${event.answers_dispute}"]`);
+    if (item) markAnswered(doc, item, version, labels);
+  } else {
+    return;
+  }
+  const items = [...list.querySelectorAll('li.dispute')];
+  const open = items.filter((li) => li.getAttribute('data-status') === 'open').length;
+  const count = doc.getElementById('disputes-count');
+  if (count) {
+    count.removeAttribute('hidden');
+    const openCount = count.querySelector('.open-count');
+    const answeredCount = count.querySelector('.answered-count');
+    if (openCount) openCount.textContent = String(open);
+    if (answeredCount) answeredCount.textContent = String(items.length - open);
+  }
+  doc.getElementById('no-disputes')?.setAttribute('hidden', '');
+}
+
+function disputeItem(doc, version, event, labels) {
+  const item = element(doc, 'li', undefined, { class: 'dispute', 'data-dispute-version': version, 'data-status': 'open' });
+  const contested = doc.querySelector(`#v${event.refers_to} .event-title`)?.textContent ?? '';
+  item.append(
+    element(doc, 'strong', labels.dispute_open ?? '', { class: 'dispute-status' }), ' ',
+    element(doc, 'a', `${labels.dispute ?? ''} #v${version}`, { class: 'dispute-link', href: `#v${version}` }),
+    ` · ${labels.dispute_contests ?? ''} `,
+    element(doc, 'a', `${contested} #v${event.refers_to}`.trim(), { class: 'contests', href: `#v${event.refers_to}` }),
+    element(doc, 'br'),
+    `${labels.dispute_raised_by ?? ''} `, element(doc, 'span', String(event.by ?? ''), { class: 'forum-text', translate: 'no' }),
+    element(doc, 'br'),
+    element(doc, 'span', labels.no_ruling_answers ?? '', { class: 'awaiting' }),
+  );
+  return item;
+}
+
+function markAnswered(doc, item, ruling, labels) {
+  const link = element(doc, 'a', `${labels.ruling ?? ''} #v${ruling}`, { class: 'answer', href: `#v${ruling}` });
+  const answers = [...item.querySelectorAll('a.answer')];
+  if (answers.some((a) => a.getAttribute('href') === `#v${ruling}`)) return;
+  if (answers.length > 0) {
+    answers[answers.length - 1].after(', ', link);
+  } else {
+    item.querySelector('.awaiting')?.replaceWith(`${labels.answered_by ?? ''} `, link);
+  }
+  item.setAttribute('data-status', 'answered');
+  const status = item.querySelector('.dispute-status');
+  if (status) status.textContent = labels.dispute_answered ?? '';
+}
