@@ -1,7 +1,8 @@
 //! Provably fair dice for battlelog: everything in `docs/protocol.md` §1–3, bit for
 //! bit, and nothing that touches a disk, a socket or a clock.
 //!
-//! - [`seed`]: server seeds, commitments and roll keys (commit–reveal, §1–2).
+//! - [`seed`]: server seeds, commitments and roll keys (commit–reveal, §1–2;
+//!   the v2 roll key bound to a beacon round, §6.3).
 //! - [`signature`]: the roller's Ed25519 signatures over its commitments
 //!   (`docs/PROTOCOL-signatures.md`).
 //! - [`stream`]: the ChaCha20 word stream of one roll and the

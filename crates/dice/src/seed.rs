@@ -10,6 +10,10 @@ type HmacSha256 = Hmac<Sha256>;
 /// Domain separators: fixed by protocol v1, never to be edited.
 const SEED_DOMAIN: &[u8] = b"battlelog/v1/seed";
 const ROLL_DOMAIN: &[u8] = b"battlelog/v1/roll";
+/// Protocol v2's roll key (docs/protocol.md §6.3 step 4): the v1 key's
+/// inputs plus the beacon round and its randomness, under its own domain so
+/// that no v1 key can ever equal a v2 one.
+const ROLL_DOMAIN_V2: &[u8] = b"battlelog/v2/roll";
 
 /// Why a seed or commitment given as text was not accepted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -57,6 +61,23 @@ impl ServerSeed {
         mac.update(battle_id.as_bytes());
         mac.update(&[0]);
         mac.update(&epoch.to_be_bytes());
+        Self(mac.finalize().into_bytes().into())
+    }
+
+    /// The key of a protocol v2 roll (§6.3 step 4): HMAC-SHA256 keyed by
+    /// the epoch's seed over `"battlelog/v2/roll" || 0x00 || client_seed ||
+    /// 0x00 || u64_be(round) || randomness`, where `randomness` is the
+    /// beacon round's ρ = SHA-256(σ). Unlike v1, each roll has its own key
+    /// (its round's); the words are still the ChaCha20 stream at the roll's
+    /// nonce.
+    pub fn derive_v2(server_seed: &ServerSeed, client_seed: &str, round: u64, randomness: &[u8; 32]) -> Self {
+        let mut mac = HmacSha256::new_from_slice(server_seed.as_bytes()).expect("HMAC accepts any key length");
+        mac.update(ROLL_DOMAIN_V2);
+        mac.update(&[0]);
+        mac.update(client_seed.as_bytes());
+        mac.update(&[0]);
+        mac.update(&round.to_be_bytes());
+        mac.update(randomness);
         Self(mac.finalize().into_bytes().into())
     }
 
@@ -125,6 +146,23 @@ impl RollKey {
         mac.update(ROLL_DOMAIN);
         mac.update(&[0]);
         mac.update(client_seed.as_bytes());
+        Self(mac.finalize().into_bytes().into())
+    }
+
+    /// The key of a protocol v2 roll (§6.3 step 4): HMAC-SHA256 keyed by
+    /// the epoch's seed over `"battlelog/v2/roll" || 0x00 || client_seed ||
+    /// 0x00 || u64_be(round) || randomness`, where `randomness` is the
+    /// beacon round's ρ = SHA-256(σ). Unlike v1, each roll has its own key
+    /// (its round's); the words are still the ChaCha20 stream at the roll's
+    /// nonce.
+    pub fn derive_v2(server_seed: &ServerSeed, client_seed: &str, round: u64, randomness: &[u8; 32]) -> Self {
+        let mut mac = HmacSha256::new_from_slice(server_seed.as_bytes()).expect("HMAC accepts any key length");
+        mac.update(ROLL_DOMAIN_V2);
+        mac.update(&[0]);
+        mac.update(client_seed.as_bytes());
+        mac.update(&[0]);
+        mac.update(&round.to_be_bytes());
+        mac.update(randomness);
         Self(mac.finalize().into_bytes().into())
     }
 
