@@ -1,6 +1,6 @@
 //! ARCHITECTURE.md, invariant 7, and the layout's rule: `dice`, `rules`,
-//! `verify`, `post` (the forum posts), `tlog` and `feed` (the event feed's
-//! wire format) are pure — no I/O, no clock, no
+//! `verify`, `post` (the forum posts), `tlog`, `feed` (the event feed's
+//! wire format) and `beacon` (protocol v2's randomness beacon) are pure — no I/O, no clock, no
 //! randomness of their own.
 //!
 //! Their code is held to it by clippy: each crate's `clippy.toml` forbids
@@ -35,7 +35,7 @@ fn crate_dir(name: &str) -> PathBuf {
 }
 
 /// The pure crates, by directory under `crates/`.
-const PURE: &[&str] = &["dice", "rules", "verify", "post", "tlog", "feed"];
+const PURE: &[&str] = &["dice", "rules", "verify", "post", "tlog", "feed", "beacon"];
 
 /// Calls, types and macros every pure crate's `clippy.toml` must forbid:
 /// one or more of each kind of impurity, so that a file emptied or cut
@@ -190,6 +190,14 @@ fn the_tlog_crate_depends_on_nothing_impure() {
 #[test]
 fn the_feed_crate_depends_on_nothing_impure() {
     assert_pure("feed", "battlelog-feed", "normal,build");
+}
+
+/// Issue 40: the beacon's verification (a round's BLS signature, its
+/// randomness, the round rule) is what every verifier of a v2 roll runs;
+/// the pairing crates bring no runtime and no OS randomness.
+#[test]
+fn the_beacon_crate_depends_on_nothing_impure() {
+    assert_pure("beacon", "battlelog-beacon", "normal,build");
 }
 
 /// Every pure crate carries the same clippy.toml, and it forbids at least
