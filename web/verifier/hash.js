@@ -30,6 +30,20 @@ export async function rollKeyOf(serverSeed, clientSeed) {
   return hmacSha256(seedBytes(serverSeed), message);
 }
 
+/**
+ * §6.3 step 4 (protocol v2): HMAC-SHA256(key = server_seed,
+ * "battlelog/v2/roll" || 0x00 || client_seed || 0x00 || u64_be(round) ||
+ * randomness), randomness being the beacon round's ρ = SHA-256(σ). One key
+ * per roll (its round's); the words are still ChaCha20 at the roll's nonce.
+ */
+export async function rollKeyOfV2(serverSeed, clientSeed, round, randomness) {
+  const r = new Uint8Array(8);
+  new DataView(r.buffer).setBigUint64(0, BigInt(round), false);
+  const rho = typeof randomness === 'string' ? hexToBytes(randomness) : randomness;
+  const message = concatBytes(utf8.encode('battlelog/v2/roll'), [0], utf8.encode(clientSeed), [0], r, rho);
+  return hmacSha256(seedBytes(serverSeed), message);
+}
+
 /** §1, the recommended (not required) way a roller makes its seeds. */
 export async function deriveServerSeed(masterKey, battleId, epoch) {
   const e = new Uint8Array(4);

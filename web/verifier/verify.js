@@ -86,7 +86,7 @@
 //   commitment (null: none), to compare with the one the operator publishes.
 //
 // Lower-level helpers are exported too, for tests and tools: chacha20Block,
-// RollWords, dieFace, sha256, hmacSha256, commitmentOf, rollKeyOf,
+// RollWords, dieFace, sha256, hmacSha256, commitmentOf, rollKeyOf, rollKeyOfV2,
 // deriveServerSeed, genesisHash, chainHash, protobufFields, decodeRecord,
 // hexToBytes, bytesToHex, base64ToBytes, bytesToBase64.
 //
@@ -105,9 +105,11 @@
 export const PROTOCOL = 'battlelog/v1';
 
 export { base64ToBytes, bytesToBase64, bytesToHex, hexToBytes } from './bytes.js';
-export { commitmentOf, deriveServerSeed, hmacSha256, rollKeyOf, sha256 } from './hash.js';
+export { commitmentOf, deriveServerSeed, hmacSha256, rollKeyOf, rollKeyOfV2, sha256 } from './hash.js';
 export { RollWords, chacha20Block, dieFace } from './chacha20.js';
-export { DiceExpressionError, LIMITS, deriveRoll, evaluateExpression, parseExpression, verifyRoll } from './dice.js';
+export {
+  DiceExpressionError, LIMITS, deriveRoll, deriveRollWithKey, evaluateExpression, parseExpression, verifyRoll,
+} from './dice.js';
 export { RecordDecodeError, decodeRecord, protobufFields } from './protobuf.js';
 export { chainHash, genesisHash } from './chain.js';
 export { commitmentMessage, hasEd25519, verifyEd25519, verifyEd25519Js } from './signatures.js';
