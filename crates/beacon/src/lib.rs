@@ -12,6 +12,10 @@
 //! - [`ChainInfo::round_after`]: the first round published strictly after a
 //!   witnessed time plus one second (§6.3 step 3), and
 //!   [`ChainInfo::published_at`], when a round comes out.
+//! - [`dev`]: the development beacon's signer, the same scheme from a key of
+//!   its own (for machines without the internet, and tests).
+
+pub mod dev;
 
 use drand_verify::{G2PubkeyRfc, Pubkey};
 use serde::{Deserialize, Serialize};

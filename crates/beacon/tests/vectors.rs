@@ -10,6 +10,7 @@
 
 use std::path::PathBuf;
 
+use beacon::dev::DevSigner;
 use beacon::{BeaconError, ChainInfo};
 use serde::Deserialize;
 
@@ -177,4 +178,23 @@ fn malformed_input_is_an_error_naming_what_is_wrong() {
     assert!(matches!(broken.verify(5, &"ab".repeat(48)), Err(BeaconError::PublicKey(_))));
     let stopped = ChainInfo { period: 0, ..quicknet };
     assert_eq!(stopped.round_after(1), Err(BeaconError::PeriodZero));
+}
+
+/// The development beacon's signer, from the label v2.json names, makes its
+/// public key and every one of its rounds bit for bit; what it signs
+/// verifies, and its chain is not quicknet's.
+#[test]
+fn the_development_signer_makes_the_vectors_key_and_rounds() {
+    let vectors = load();
+    let dev = &vectors.dev_beacon;
+    let signer = DevSigner::from_label("battlelog test beacon", dev.period, dev.genesis_time);
+    assert_eq!(signer.chain().public_key, dev.public_key);
+    assert_eq!((signer.chain().period, signer.chain().genesis_time), (dev.period, dev.genesis_time));
+    assert_ne!(signer.chain().hash, ChainInfo::quicknet().hash);
+    for round in &dev.rounds {
+        assert_eq!(signer.sign(round.round), round.signature, "round {}", round.round);
+    }
+    let later = signer.sign(123_456);
+    assert!(signer.chain().verify(123_456, &later).is_ok());
+    assert_eq!(signer.chain().verify(123_457, &later), Err(BeaconError::SignatureInvalid { round: 123_457 }));
 }
