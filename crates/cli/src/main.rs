@@ -17,11 +17,13 @@
 //! - [`token`]: `token issue`, `token keygen` and `token revoke`, for operators.
 //! - [`journal`]: `journal copy`, a journal from one store to another (sled to JetStream).
 //! - [`webhooks`]: `webhooks parked` and `webhooks replay`, for operators of battlelog-webhooks.
+//! - [`beacon`]: `beacon`, the development beacon of protocol v2 on its own.
 //!
 //! Every failure exits with status 2 and one line on stderr that names the
 //! problem; stdout then stays empty, so a script never mistakes a half
 //! answer for a result.
 
+mod beacon;
 mod client;
 #[cfg(test)]
 mod config_doc;
@@ -92,6 +94,9 @@ enum Command {
     Journal(journal::JournalArgs),
     /// The deliveries battlelog-webhooks parked: `webhooks parked`, `webhooks replay [--tenant T] [--battle B]`.
     Webhooks(webhooks::WebhooksArgs),
+    /// Serve a development randomness beacon (protocol v2, drand's HTTP API) from a key of its own;
+    /// prints the chain info to pin. For machines without the internet and tests, never production.
+    Beacon(beacon::BeaconArgs),
 }
 
 /// What a command prints on stdout, and the exit status.
@@ -149,6 +154,7 @@ fn main() -> ExitCode {
         Command::Token(args) => token::run(&args),
         Command::Journal(args) => block_on(journal::run(&args)),
         Command::Webhooks(args) => block_on(webhooks::run(&args)),
+        Command::Beacon(args) => block_on(beacon::run(&args)),
     };
     match output {
         Ok(output) => {

@@ -8,12 +8,15 @@
 //!   dice, reveals and commitments.
 //! - [`server`]: [`run`] (config → serving until shutdown) and [`serve`].
 //! - [`config`]: defaults ← file ← `BATTLELOG_ROLLER_*` ← flags.
+//! - [`mod@beacon`]: protocol v2's beacon over drand's HTTP API — the client
+//!   that asks relays for verified rounds, and the development beacon.
 //!
 //! The roller keeps nothing of its own: seeds derive from the master key,
 //! nonces and epochs come from the journal, and a roll's faces are returned
 //! only after its `DiceRolled` event is durably journaled (ARCHITECTURE.md,
 //! invariant 1). Any number of replicas may run side by side.
 
+pub mod beacon;
 pub mod config;
 pub mod ledger;
 pub mod master_key;

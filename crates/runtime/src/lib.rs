@@ -14,6 +14,8 @@
 //!   shedding, per-tenant rate limits — and their config keys.
 //! - [`http`]: the one way plain HTTP is served (web pages, the webhooks
 //!   admin port): header-read timeout, connection cap, request timeout.
+//! - [`http_client`]: the one way a service reaches out over HTTP
+//!   (webhooks' deliveries, the roller's beacon relays).
 //! - [`grpc`]: `INVALID_ARGUMENT` with google.rpc `BadRequest` details, and
 //!   the health and reflection services.
 //! - [`limits`]: every input limit, and the checks of battle ids, request
@@ -47,6 +49,7 @@ pub mod config;
 pub mod edge;
 pub mod grpc;
 pub mod http;
+pub mod http_client;
 pub mod limits;
 pub mod logging;
 pub mod metrics;

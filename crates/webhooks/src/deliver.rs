@@ -35,22 +35,9 @@ use crate::store::{BattleKey, Entry, Store, now_ms};
 /// (rustls, the system's root certificates).
 pub type HttpClient = Client<hyper_rustls::HttpsConnector<HttpConnector>, Full<Bytes>>;
 
-/// The client, trusting the system's roots; with none found (a bare
-/// container), `https://` endpoints fail their deliveries until there are.
+/// The client, trusting the system's roots (battlelog_runtime::http_client).
 pub fn http_client() -> HttpClient {
-    let builder = hyper_rustls::HttpsConnectorBuilder::new();
-    let builder = match builder.with_native_roots() {
-        Ok(builder) => builder,
-        Err(error) => {
-            warn!(%error, "no system root certificates: https:// endpoints will fail");
-            let config = rustls::ClientConfig::builder()
-                .with_root_certificates(rustls::RootCertStore::empty())
-                .with_no_client_auth();
-            hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(config)
-        }
-    };
-    let connector = builder.https_or_http().enable_http1().build();
-    Client::builder(hyper_util::rt::TokioExecutor::new()).build(connector)
+    Client::builder(hyper_util::rt::TokioExecutor::new()).build(battlelog_runtime::http_client::https_connector())
 }
 
 /// The delay before attempt `failed + 1`, after `failed` failures:
