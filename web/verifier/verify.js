@@ -88,7 +88,8 @@
 // Lower-level helpers are exported too, for tests and tools: chacha20Block,
 // RollWords, dieFace, sha256, hmacSha256, commitmentOf, rollKeyOf, rollKeyOfV2,
 // deriveServerSeed, genesisHash, chainHash, protobufFields, decodeRecord,
-// hexToBytes, bytesToHex, base64ToBytes, bytesToBase64.
+// hexToBytes, bytesToHex, base64ToBytes, bytesToBase64; and protocol v2's
+// beacon (§6.1, beacon.js): verifyBeaconRound, publishedAt, roundAfter, QUICKNET.
 //
 // It also checks the roller's Ed25519 signature on every commitment
 // (docs/PROTOCOL-signatures.md) with WebCrypto's Ed25519 where the browser
@@ -113,6 +114,7 @@ export {
 export { RecordDecodeError, decodeRecord, protobufFields } from './protobuf.js';
 export { chainHash, genesisHash } from './chain.js';
 export { commitmentMessage, hasEd25519, verifyEd25519, verifyEd25519Js } from './signatures.js';
+export { BEACON_DST, QUICKNET, publishedAt, roundAfter, roundMessage, verifyBeaconRound } from './beacon.js';
 export { ExportFormatError, verifyExport } from './audit.js';
 export {
   TransparencyError, checkTrailer, headMessage, keyIdOf, leafHash, leafInput, nodeHash, openCheckpoint, openNote,
