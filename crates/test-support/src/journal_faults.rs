@@ -19,6 +19,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use battlelog_proto::error::Error;
 use battlelog_proto::v1 as pb;
 use battlelog_proto::v1::journal_client::JournalClient;
 use tonic::{Request, Response, Status};
@@ -79,7 +80,7 @@ pub fn sigkill(pid: u32, addr: SocketAddr) -> Action {
         Box::pin(async move {
             let sent = std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status();
             if !sent.is_ok_and(|s| s.success()) {
-                return Err(Status::internal(format!("the test could not kill process {pid}")));
+                return Err(Error::internal(format!("the test could not kill process {pid}")).into_status());
             }
             let gone = async {
                 while tokio::net::TcpStream::connect(addr).await.is_ok() {
@@ -88,7 +89,7 @@ pub fn sigkill(pid: u32, addr: SocketAddr) -> Action {
             };
             tokio::time::timeout(crate::STARTUP_DEADLINE, gone)
                 .await
-                .map_err(|_| Status::internal(format!("the killed process {pid} still accepts on {addr}")))
+                .map_err(|_| Error::internal(format!("the killed process {pid} still accepts on {addr}")).into_status())
         })
     })
 }
