@@ -4,15 +4,13 @@
 //! resolver binaries, sled on disk, gRPC on loopback, and the real
 //! `battlelog` CLI for `export` and `audit --file`.
 
-mod stack;
-
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use battlelog_proto::v1 as pb;
 use battlelog_proto::v1::battle_event::Event;
+use battlelog_test_support::stack::*;
 use battlelog_test_support::{StartOptions, TestAuth, poll_until};
 use serde_json::{Value, json};
-use stack::*;
 use tonic::{Code, Status};
 use tonic_types::StatusExt;
 

@@ -24,7 +24,7 @@
 use battlelog_proto::v1 as pb;
 use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_stream::{AppendLimits, StreamClient, StreamError};
-use battlelog_system_tests::*;
+use battlelog_test_support::journal_client::*;
 use battlelog_test_support::{ServiceProcess, StartOptions, TestAuth, http_get, journal_with, temp_dir};
 use tonic::Code;
 

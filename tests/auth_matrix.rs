@@ -20,8 +20,6 @@
 //! The expected codes are written from the table (see [`Rpc::admits`] and
 //! [`Rpc::scope`]), not from the services' code.
 
-mod stack;
-
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -34,11 +32,13 @@ use battlelog_proto::v1 as pb;
 use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::resolver_client::ResolverClient;
 use battlelog_proto::v1::roller_client::RollerClient;
-use battlelog_system_tests::{any, resolved};
 use battlelog_test_support::auth::{OTHER_TENANT, TEST_TENANT};
+use battlelog_test_support::journal_client;
+use battlelog_test_support::journal_client::{any, resolved};
+use battlelog_test_support::stack;
+use battlelog_test_support::stack::{Stack, WAIT, obj};
 use battlelog_test_support::{StartOptions, TestAuth, poll_until, temp_dir};
 use serde_json::json;
-use stack::{Stack, WAIT, obj};
 use tonic::metadata::AsciiMetadataValue;
 use tonic::service::Interceptor;
 use tonic::service::interceptor::InterceptedService;
@@ -528,7 +528,7 @@ struct Harness {
     roller: Channel,
     journal: Channel,
     /// The journal as battlelog's own services reach it, for the global head.
-    head_reader: battlelog_system_tests::Client,
+    head_reader: journal_client::Client,
     /// The version of an ActionResolved on BATTLE, for Dispute and Rule.
     resolved_at: u64,
 }
@@ -570,7 +570,7 @@ impl Harness {
 
     /// The global head, read with the service token.
     async fn global_head(&self) -> u64 {
-        battlelog_system_tests::global_head(&mut self.head_reader.clone()).await
+        journal_client::global_head(&mut self.head_reader.clone()).await
     }
 
     /// Calls `rpc` about `battle` with `header`: the same well-formed
@@ -1107,13 +1107,13 @@ async fn a_token_of_a_reserved_tenant_is_refused_at_the_token_check() {
             assert!(status.message().contains("reserved") && status.message().contains(tenant), "{status:?}");
         };
         let mut journal = stack.journal_client().await;
-        let before = battlelog_system_tests::global_head(&mut journal).await;
+        let before = journal_client::global_head(&mut journal).await;
         let mut forum = stack::resolver_as(&stack.resolver, &signed(Role::Forum)).await;
         reserved(forum.open_battle(open_request("reserved-tenant")).await.map(drop));
         reserved(list_rulesets(&stack.resolver.url(), &signed(Role::Reader)).await);
         reserved(stream_info(&stack.journal.url(), &signed(Role::Service)).await);
         reserved(commitment(&stack.roller.url(), &signed(Role::Service)).await);
-        assert_eq!(battlelog_system_tests::global_head(&mut journal).await, before, "nothing was written");
+        assert_eq!(journal_client::global_head(&mut journal).await, before, "nothing was written");
     }
 }
 

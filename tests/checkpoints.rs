@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use battlelog_proto::v1 as pb;
 use battlelog_proto::v1::journal_client::JournalClient;
-use battlelog_system_tests::*;
+use battlelog_test_support::journal_client::*;
 use battlelog_test_support::{StartOptions, TestAuth, journal, journal_with, poll_until, temp_dir};
 use battlelog_tlog::{Checkpoint, LogKey, StreamHead, VerifierKey, verify_consistency, verify_head, verify_inclusion};
 use sha2::{Digest, Sha256};

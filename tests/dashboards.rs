@@ -13,8 +13,7 @@ use promql_parser::parser::Expr;
 use promql_parser::util::{ExprVisitor, walk_expr};
 use serde_yaml_ng::Value;
 
-mod exported_metrics;
-use exported_metrics::{EXPORTED, Kind};
+use battlelog_test_support::metrics::{EXPORTED, Kind};
 
 /// The series Prometheus itself writes for every scrape target.
 const SYNTHETIC: &[&str] = &["up"];

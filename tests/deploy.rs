@@ -37,8 +37,7 @@ use serde_yaml_ng::Value;
 use tempfile::TempDir;
 use tonic::transport::{Certificate, ClientTlsConfig, Identity};
 
-mod exported_metrics;
-use exported_metrics::{EXPORTED, Kind as MetricKind};
+use battlelog_test_support::metrics::{EXPORTED, Kind as MetricKind};
 
 /// Everything a container run by this test has that a real one would not.
 const DIFFERENCES: &[&str] = &[

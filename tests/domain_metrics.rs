@@ -7,6 +7,7 @@
 use battlelog_proto::battle::json_to_struct;
 use battlelog_proto::v1::resolver_client::ResolverClient;
 use battlelog_proto::v1::{ActRequest, OpenBattleRequest};
+use battlelog_test_support::metrics;
 use battlelog_test_support::{
     ServiceProcess, StartOptions, TestAuth, http_get, journal_with, resolver_with, roller_with, temp_dir,
 };
@@ -42,10 +43,7 @@ async fn scrape(process: &ServiceProcess) -> String {
 
 /// The value of the sample `name_and_labels` in a scrape.
 fn sample(text: &str, name_and_labels: &str) -> f64 {
-    text.lines()
-        .filter(|line| !line.starts_with('#'))
-        .find_map(|line| line.strip_prefix(name_and_labels)?.strip_prefix(' ')?.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no {name_and_labels} in\n{text}"))
+    metrics::sample(text, name_and_labels).unwrap_or_else(|| panic!("no {name_and_labels} in\n{text}"))
 }
 
 #[tokio::test]

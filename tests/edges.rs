@@ -8,15 +8,13 @@
 //! settle. A connection is "closed by the server" when a read returns end
 //! of file or a reset while the test has not closed its side.
 
-mod stack;
-
 use std::time::{Duration, Instant};
 
 use battlelog_auth::Role;
 use battlelog_proto::v1::resolver_client::ResolverClient;
 use battlelog_proto::v1::{GetBattleRequest, WatchRequest};
-use battlelog_test_support::{ServiceProcess, StartOptions, TestAuth, authed_channel, poll_until};
-use stack::*;
+use battlelog_test_support::stack::*;
+use battlelog_test_support::{ServiceProcess, StartOptions, TestAuth, authed_channel, closed_by_server, poll_until};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tonic::Code;
@@ -41,25 +39,6 @@ async fn web(stack: &Stack, envs: &[(String, String)]) -> ServiceProcess {
     std::fs::write(&token_file, TestAuth::shared().reader()).expect("the web's token");
     let log = stack.dir.path().join("web.log");
     battlelog_test_support::web_with(&stack.resolver.url(), &secret, &token_file, &log, envs).await
-}
-
-/// Reads (and drops) whatever the server sends until it closes the
-/// connection; returns how long after `since` that was, or `None` if it is
-/// still open at `deadline` after `since`.
-async fn closed_by_server(
-    stream: &mut tokio::net::tcp::OwnedReadHalf,
-    since: Instant,
-    deadline: Duration,
-) -> Option<Duration> {
-    let mut buf = [0u8; 4096];
-    loop {
-        let left = deadline.checked_sub(since.elapsed())?;
-        match tokio::time::timeout(left, stream.read(&mut buf)).await {
-            Err(_) => return None,
-            Ok(Ok(0) | Err(_)) => return Some(since.elapsed()),
-            Ok(Ok(_)) => {}
-        }
-    }
 }
 
 /// A connection that sends `bytes` one every `pace` (a slowloris); the

@@ -10,15 +10,13 @@
 //!   request's `accept-language` prefers it, English otherwise; and the CLI
 //!   prints the message of the user's locale in its one line.
 
-mod stack;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use battlelog_proto::v1 as pb;
 use battlelog_test_support::TestAuth;
+use battlelog_test_support::stack::*;
 use serde_json::json;
-use stack::*;
 use tonic::{Code, Status};
 use tonic_types::{ErrorDetail, StatusExt};
 

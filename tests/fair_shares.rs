@@ -15,8 +15,6 @@
 //!
 //! Every wait has a deadline; nothing sleeps to let a race settle.
 
-mod stack;
-
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -24,13 +22,13 @@ use std::time::{Duration, Instant};
 use battlelog_auth::{Role, ShareSecret};
 use battlelog_proto::v1 as pb;
 use battlelog_proto::v1::resolver_client::ResolverClient;
-use battlelog_system_tests::{append, client, no_stream, opened};
+use battlelog_test_support::journal_client::{append, client, no_stream, opened};
+use battlelog_test_support::stack::*;
 use battlelog_test_support::{
     NatsServer, ServiceProcess, StartOptions, TestAuth, poll_until, service_binary, temp_dir,
 };
 use http_body_util::BodyExt;
 use serde_json::json;
-use stack::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
 use tonic::Code;
@@ -54,16 +52,7 @@ async fn connect_from(local: IpAddr, addr: SocketAddr) -> std::io::Result<TcpStr
 /// How long until the server closes `stream` (a read gives end of file or
 /// a reset), or `None` if it is still open after `deadline`.
 async fn closed_within(stream: &mut TcpStream, deadline: Duration) -> Option<Duration> {
-    let since = Instant::now();
-    let mut buf = [0u8; 4096];
-    loop {
-        let left = deadline.checked_sub(since.elapsed())?;
-        match tokio::time::timeout(left, stream.read(&mut buf)).await {
-            Err(_) => return None,
-            Ok(Ok(0) | Err(_)) => return Some(since.elapsed()),
-            Ok(Ok(_)) => {}
-        }
-    }
+    battlelog_test_support::closed_by_server(stream, Instant::now(), deadline).await
 }
 
 /// A resolver client of `token` whose connection comes from `local`.

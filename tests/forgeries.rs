@@ -6,18 +6,17 @@
 //!
 //! One stack serves every forgery; each works on battles of its own.
 
-mod stack;
-
 use battlelog_auth::Role;
 use battlelog_proto::v1 as pb;
 use battlelog_proto::v1::battle_event::Event;
 use battlelog_proto::v1::journal_client::JournalClient;
 use battlelog_proto::v1::roller_client::RollerClient;
-use battlelog_system_tests::{WatchProcess, battle_event, commitment_hex, exact, global_head, invalid_field};
 use battlelog_test_support::TestAuth;
 use battlelog_test_support::auth::{OTHER_TENANT, TEST_TENANT};
+use battlelog_test_support::journal_client::{battle_event, commitment_hex, exact, global_head, invalid_field};
+use battlelog_test_support::stack::*;
+use battlelog_test_support::watch::WatchProcess;
 use serde_json::json;
-use stack::*;
 use tonic::Code;
 
 /// A judge whose name the tests choose, so that the expected `judge` of a

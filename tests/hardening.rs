@@ -4,19 +4,17 @@
 //! journaled is always resolved by a retry; another tenant cannot take a
 //! generated battle id.
 
-mod stack;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use battlelog_auth::Role;
 use battlelog_proto::v1 as pb;
 use battlelog_proto::v1::battle_event::Event;
-use battlelog_system_tests::error_reason;
+use battlelog_test_support::journal_client::error_reason;
+use battlelog_test_support::stack::*;
 use battlelog_test_support::{StartOptions, TestAuth, http_get};
 use serde_json::json;
 use sha2::{Digest, Sha256};
-use stack::*;
 use tokio::net::{TcpListener, TcpStream};
 use tonic::Code;
 use tonic_types::StatusExt;

@@ -16,7 +16,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use battlelog_proto::v1::VerifyChainRequest;
-use battlelog_system_tests::{Client, append, check_chain, client, event_text, opened, resolved, try_read_stream};
+use battlelog_test_support::journal_client;
+use battlelog_test_support::journal_client::{
+    Client, append, check_chain, client, event_text, opened, resolved, try_read_stream,
+};
 use battlelog_test_support::{
     NatsCluster, ServiceProcess, StartOptions, journal_with, poll_until, temp_dir, try_journal_with,
 };
@@ -60,8 +63,7 @@ async fn append_acked(clients: &[Client], battle: &str, key: &str, text: &str, a
         turn += 1;
         let mut client = clients[turn % clients.len()].clone();
         async move {
-            let reply =
-                append(&mut client, battle, battlelog_system_tests::any(), vec![resolved(text, key)]).await.ok()?;
+            let reply = append(&mut client, battle, journal_client::any(), vec![resolved(text, key)]).await.ok()?;
             Some(reply.events[0].version)
         }
     })
@@ -78,14 +80,9 @@ async fn kills_and_partitions_lose_no_acknowledged_append_and_fork_no_battle() {
     let mut opener = client(&journals[0]).await;
     let battles: Vec<String> = (0..WRITERS).map(|w| format!("chaos-{w}")).chain(["shared".to_owned()]).collect();
     for battle in &battles {
-        append(
-            &mut opener,
-            battle,
-            battlelog_system_tests::no_stream(),
-            vec![opened("chaos", &format!("{battle}-open"))],
-        )
-        .await
-        .expect("open the battle");
+        append(&mut opener, battle, journal_client::no_stream(), vec![opened("chaos", &format!("{battle}-open"))])
+            .await
+            .expect("open the battle");
     }
 
     let acked: Acked = Arc::default();
@@ -246,8 +243,7 @@ async fn a_journal_started_before_its_cluster_has_a_quorum_waits_for_it() {
     assert_eq!(log.matches(WAITING).count(), 1, "the wait is said once, not at every try:\n{log}");
     let mut client = client(&journal).await;
     let appended =
-        append(&mut client, "quorum-1", battlelog_system_tests::no_stream(), vec![opened("quorum", "quorum-open")])
-            .await;
+        append(&mut client, "quorum-1", journal_client::no_stream(), vec![opened("quorum", "quorum-open")]).await;
     assert!(appended.is_ok(), "the journal serves once the cluster is back: {appended:?}");
     poll_until("the stream has its three replicas", Duration::from_secs(60), || async {
         (cluster.stream_current_replicas(STREAM).await == Some(3)).then_some(())

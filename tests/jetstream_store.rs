@@ -23,14 +23,14 @@ use battlelog_journal::store::{
     Conflict, EventStore, Head, KeyEntry, Page, PlannedAppend, PlannedRecord, StoreFuture, StoredEvent,
 };
 use battlelog_proto::v1::{BattleOpened, JournalRecord, battle_event::Event};
-use battlelog_system_tests::{
-    any, append, check_chain, client, conflict_actual_version, exact, head, no_stream, opened as opened_event,
+use battlelog_test_support::journal_client;
+use battlelog_test_support::journal_client::{
+    any, append, check_chain, client, exact, head, no_stream, opened as opened_event, race_guarded_writers,
     read_stream, resolved as resolved_event, rolled, verify,
 };
-use battlelog_test_support::{NatsServer, ServiceProcess, StartOptions};
+use battlelog_test_support::stack;
+use battlelog_test_support::{NatsServer, ServiceProcess, StartOptions, shipped_nats};
 use tokio_stream::StreamExt;
-
-mod stack;
 
 /// A nats-server that takes the journal's largest append (the default
 /// `max_payload` of 1 MiB does not).
@@ -343,12 +343,6 @@ async fn appends_are_fitted_under_the_servers_max_payload_at_connect() {
     assert!(error.contains("max_events_per_append"), "{error}");
 }
 
-/// A nats-server on the shipped `deploy/nats/nats.conf`, its users'
-/// passwords `jp` (journal), `rp` (resolver), `ap` (forum-a), `bp` (forum-b).
-fn shipped_nats() -> NatsServer {
-    battlelog_system_tests::shipped_nats()
-}
-
 /// `battlelog journal copy` to or from a JetStream log is the journal's
 /// NATS user's (under the shipped config): with a tenant's or the
 /// resolver's credentials it fails with one line naming the store, and
@@ -449,45 +443,14 @@ async fn two_journal_processes_on_one_stream_never_fork_a_battle() {
     append(&mut client(&journals[0]).await, "hot", no_stream(), vec![opened_event("forum-a", "")]).await.expect("open");
     const WRITERS: usize = 8;
     const PER_WRITER: usize = 10;
-    let conflicts = Arc::new(AtomicU64::new(0));
-    let mut tasks = Vec::new();
+    let mut clients = Vec::new();
     for w in 0..WRITERS {
-        let mut c = client(&journals[w % 2]).await;
-        let conflicts = conflicts.clone();
-        tasks.push(tokio::spawn(async move {
-            let mut mine = Vec::new();
-            let mut seen = head(&mut c, "hot").await;
-            while mine.len() < PER_WRITER {
-                // Version 0 is the opening, so version v carries nonce v - 1.
-                let nonce = seen.expect("the battle is open");
-                let roll = rolled(nonce, &format!("w{w}-{}", mine.len()), "");
-                match append(&mut c, "hot", exact(seen), vec![roll]).await {
-                    Ok(reply) => {
-                        let version = reply.events[0].version;
-                        assert_eq!(Some(version), seen.map(|v| v + 1), "right after the expected version");
-                        mine.push(version);
-                        seen = Some(version);
-                    }
-                    Err(status) => {
-                        let actual = conflict_actual_version(&status);
-                        assert!(actual > seen, "a conflict names a newer version");
-                        conflicts.fetch_add(1, Ordering::Relaxed);
-                        seen = actual;
-                    }
-                }
-            }
-            mine
-        }));
+        clients.push(client(&journals[w % 2]).await);
     }
-    let mut acked = std::collections::BTreeSet::new();
-    for task in tasks {
-        for version in task.await.expect("writer") {
-            assert!(acked.insert(version), "version {version} acknowledged twice");
-        }
-    }
+    let (acked, conflicts) = race_guarded_writers(clients, "hot", PER_WRITER).await;
     let total = (WRITERS * PER_WRITER) as u64;
-    assert_eq!(acked.into_iter().collect::<Vec<_>>(), (1..=total).collect::<Vec<_>>());
-    assert!(conflicts.load(Ordering::Relaxed) > 0, "writers on two journals met conflicts");
+    assert_eq!(acked.into_keys().collect::<Vec<_>>(), (1..=total).collect::<Vec<_>>());
+    assert!(conflicts > 0, "writers on two journals met conflicts");
     let a = read_stream(&mut client(&journals[0]).await, "hot").await;
     let b = read_stream(&mut client(&journals[1]).await, "hot").await;
     assert_eq!(a.len() as u64, total + 1);
@@ -571,12 +534,7 @@ async fn up_on_the_jetstream_journal_plays_the_demo_and_every_export_verifies() 
     // As the journal user of the server up started (its password is in the
     // config up wrote): every battle is a chain in the journal's stream.
     let config = std::fs::read_to_string(dir.path().join("nats").join("nats.conf")).expect("the NATS config");
-    let password = config
-        .lines()
-        .find(|l| l.contains(r#"user: "journal""#))
-        .and_then(|l| l.split(r#"password: ""#).nth(1))
-        .and_then(|rest| rest.split('"').next())
-        .expect("the journal's password");
+    let password = stack::nats_password(&config, "journal");
     let url = events.split_whitespace().nth(1).expect("the NATS URL");
     let journal_url = url.replacen("nats://", &format!("nats://journal:{password}@"), 1);
     let store = store(&journal_url).await;
@@ -757,7 +715,7 @@ fn journal_message(
 /// `VerifyChain` finds it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_injected_message_that_does_not_chain_is_never_appended_on() {
-    let nats = battlelog_system_tests::shipped_nats();
+    let nats = shipped_nats();
     let port = nats.port();
     let dir = tempfile::tempdir().expect("temp dir");
     let journal = journal_process(dir.path(), "j", &format!("nats://journal:jp@127.0.0.1:{port}")).await;
@@ -784,7 +742,7 @@ async fn an_injected_message_that_does_not_chain_is_never_appended_on() {
     let forged = js.publish_with_headers(subject.clone(), headers, payload.into()).await.unwrap().await.unwrap();
 
     let refused = append(&mut c, battle, any(), vec![rolled(1, "second", "r1")]).await.expect_err("refused");
-    assert_eq!(battlelog_system_tests::error_reason(&refused), "RECORD_CORRUPT", "{refused:?}");
+    assert_eq!(journal_client::error_reason(&refused), "RECORD_CORRUPT", "{refused:?}");
     let named = format!("message {} on {subject}", forged.sequence);
     assert!(refused.message().contains(&named), "names the message: {}", refused.message());
     let after = stream.get_last_raw_message_by_subject(&subject).await.expect("the last message");
@@ -835,7 +793,7 @@ async fn watch_over_nats_shows_the_jetstream_journals_events() {
     let token = battlelog_test_support::TestAuth::shared().service_token();
     let journal_url = journal.url();
     let args = ["--battle", "w1", "--nats-url", &nats.url(), "--journal", &journal_url, "--token", &token];
-    let (mut watch, said) = battlelog_system_tests::WatchProcess::start(&args).await;
+    let (mut watch, said) = battlelog_test_support::watch::WatchProcess::start(&args).await;
     assert!(said.starts_with("watching battlelog.events.*.w1 and battlelog.journal.*.w1 on "), "{said}");
     let mut c = client(&journal).await;
     append(&mut c, "w1", no_stream(), vec![opened_event("forum-a", ""), rolled(0, "first", "")]).await.expect("open");
@@ -967,7 +925,7 @@ async fn two_journals_on_a_three_node_cluster_survive_a_killed_stream_leader() {
         // Reads too may meet the election's last moments: UNAVAILABLE, retried.
         let stored = battlelog_test_support::poll_until("the battle read whole", Duration::from_secs(30), || {
             let mut c = c.clone();
-            async move { battlelog_system_tests::try_read_stream(&mut c, "r3").await.ok() }
+            async move { journal_client::try_read_stream(&mut c, "r3").await.ok() }
         })
         .await;
         assert_eq!(stored.len(), 1 + WRITERS * PER_WRITER, "every acknowledged append once, nothing else");
@@ -1011,7 +969,7 @@ fn weighing(bytes: usize) -> battlelog_proto::v1::NewEvent {
     use battlelog_proto::v1 as pb;
     let padded = |n: usize| {
         let resolved = pb::ActionResolved { summary_en: "x".repeat(n), ..Default::default() };
-        battlelog_system_tests::battle_event(Event::ActionResolved(resolved), "")
+        journal_client::battle_event(Event::ActionResolved(resolved), "")
     };
     let overhead = padded(bytes).payload.len() - bytes;
     let event = padded(bytes - overhead);

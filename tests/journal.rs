@@ -1,14 +1,14 @@
 //! System tests of the journal: the real `battlelog-journal` binary, real sled
 //! on disk, real gRPC on 127.0.0.1 and a real `nats-server -js`.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use battlelog_proto::v1 as pb;
-use battlelog_system_tests::*;
-use battlelog_test_support::{NatsServer, journal, poll_until, temp_dir};
+use battlelog_test_support::journal_client::*;
+use battlelog_test_support::{NatsServer, journal, poll_until, temp_dir, until_counted};
 use tokio::sync::Mutex;
 use tonic::Code;
 
@@ -25,52 +25,15 @@ async fn concurrent_writers_on_one_stream_lose_nothing() {
     append(&mut client(&server).await, "hot", no_stream(), vec![opened("", "")]).await.expect("open the battle");
     const WRITERS: usize = 16;
     const PER_WRITER: usize = 15;
-    let conflicts = Arc::new(AtomicUsize::new(0));
-    let mut tasks = Vec::new();
-    for w in 0..WRITERS {
-        let mut c = client(&server).await;
-        let conflicts = conflicts.clone();
-        tasks.push(tokio::spawn(async move {
-            let mut mine = Vec::new();
-            let mut seen = head(&mut c, "hot").await;
-            while mine.len() < PER_WRITER {
-                // Version 0 is the opening, so version v carries nonce v - 1.
-                let nonce = seen.expect("the battle is open");
-                let roll = rolled(nonce, &format!("w{w}-{}", mine.len()), "");
-                let payload = roll.payload.clone();
-                match append(&mut c, "hot", exact(seen), vec![roll]).await {
-                    Ok(reply) => {
-                        let version = reply.events[0].version;
-                        assert_eq!(
-                            version,
-                            seen.map_or(0, |v| v + 1),
-                            "an append lands right after the expected version"
-                        );
-                        mine.push((version, payload));
-                        seen = Some(version);
-                    }
-                    Err(status) => {
-                        let actual = conflict_actual_version(&status);
-                        assert_ne!(actual, seen, "a conflict reports a version other than the stale one");
-                        assert!(actual > seen, "versions only grow");
-                        conflicts.fetch_add(1, Ordering::Relaxed);
-                        seen = actual;
-                    }
-                }
-            }
-            mine
-        }));
+    let mut clients = Vec::new();
+    for _ in 0..WRITERS {
+        clients.push(client(&server).await);
     }
-    let mut acked: BTreeMap<u64, Vec<u8>> = BTreeMap::new();
-    for task in tasks {
-        for (version, payload) in task.await.expect("writer") {
-            assert!(acked.insert(version, payload).is_none(), "version {version} acknowledged twice");
-        }
-    }
+    let (acked, conflicts) = race_guarded_writers(clients, "hot", PER_WRITER).await;
     let total = WRITERS * PER_WRITER;
     assert_eq!(acked.len(), total);
     assert_eq!(acked.keys().copied().collect::<Vec<_>>(), (1..=total as u64).collect::<Vec<_>>());
-    assert!(conflicts.load(Ordering::Relaxed) > 0, "16 racing writers must have met conflicts");
+    assert!(conflicts > 0, "16 racing writers must have met conflicts");
 
     let mut c = client(&server).await;
     let stored = read_stream(&mut c, "hot").await;
@@ -330,10 +293,7 @@ async fn tampering_is_found_at_the_first_bad_version() {
     let data = dir.path().join("data");
     let server = journal(&data, None).await;
     let mut c = client(&server).await;
-    for i in 0..10 {
-        let event = if i == 0 { opened("", "") } else { resolved(&format!("event number {i}"), "") };
-        append(&mut c, "t", any(), vec![event]).await.expect("append");
-    }
+    write_battle(&mut c, "t", 10, |i| format!("event number {i}")).await;
     let clean = verify(&mut c, "t").await;
     assert!(clean.ok && clean.verified_count == 10, "{clean:?}");
     assert!(server.terminate().await, "graceful shutdown exits 0");
@@ -422,14 +382,8 @@ async fn a_stream_head_that_disagrees_with_the_records_is_found() {
     let data = dir.path().join("data");
     let server = journal(&data, None).await;
     let mut c = client(&server).await;
-    for i in 0..10 {
-        let event = if i == 0 { opened("", "") } else { resolved(&format!("event number {i}"), "") };
-        append(&mut c, "h", any(), vec![event]).await.expect("append");
-    }
-    for i in 0..3 {
-        let event = if i == 0 { opened("", "") } else { resolved(&format!("bystander {i}"), "") };
-        append(&mut c, "other", any(), vec![event]).await.expect("append");
-    }
+    write_battle(&mut c, "h", 10, |i| format!("event number {i}")).await;
+    write_battle(&mut c, "other", 3, |i| format!("bystander {i}")).await;
     let clean = verify(&mut c, "h").await;
     assert!(clean.ok && clean.verified_count == 10, "{clean:?}");
     let stored = read_stream(&mut c, "h").await;
@@ -626,10 +580,7 @@ async fn subscriptions_are_gap_free_across_catch_up_and_live() {
     let dir = temp_dir("subscribe");
     let server = journal(&dir.path().join("data"), None).await;
     let mut c = client(&server).await;
-    for i in 0..50 {
-        let event = if i == 0 { opened("", "") } else { resolved(&format!("{i}"), "") };
-        append(&mut c, "live", any(), vec![event]).await.expect("append");
-    }
+    write_battle(&mut c, "live", 50, |i| format!("{i}")).await;
     const TOTAL: u64 = 250;
     let mut sub = c
         .subscribe_stream(pb::SubscribeStreamRequest { stream_id: "live".into(), from_version: 10 })
@@ -773,12 +724,7 @@ async fn graceful_shutdown_finishes_in_flight_appends() {
             unreachable!()
         }));
     }
-    let acked_ref = acked.clone();
-    poll_until("appends in flight", WAIT, || {
-        let acked = acked_ref.clone();
-        async move { (acked.load(Ordering::Relaxed) >= 100).then_some(()) }
-    })
-    .await;
+    until_counted("appends in flight", WAIT, &acked, 100).await;
     stopping.store(true, Ordering::SeqCst);
     assert!(server.terminate().await, "exits 0 after SIGTERM");
     // The subscription ends rather than hanging the shutdown, and what it

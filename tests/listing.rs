@@ -7,16 +7,15 @@
 //! stream list each other's battles at once, and a restarted one lists the
 //! same.
 
-mod stack;
-
 use battlelog_auth::Role;
 use battlelog_proto::v1 as pb;
 use battlelog_proto::v1::BattleStatus;
-use battlelog_system_tests::{append, client, no_stream, opened};
 use battlelog_test_support::auth::{OTHER_TENANT, TEST_TENANT};
+use battlelog_test_support::journal_client::{append, client, no_stream, opened};
+use battlelog_test_support::stack;
+use battlelog_test_support::stack::{Stack, resolver_as};
 use battlelog_test_support::{NatsServer, ServiceProcess, StartOptions, TestAuth};
 use serde_json::json;
-use stack::{Stack, resolver_as};
 use tonic::Code;
 
 /// The resolver's `max_list_page_size` in the first test: small, so that
@@ -197,14 +196,20 @@ async fn jetstream_journal(dir: &std::path::Path, name: &str, nats_url: &str) ->
     battlelog_test_support::journal_with(&dir.join(name), Some(nats_url), &options).await
 }
 
-async fn index_ids(journal: &ServiceProcess, tenant: &str) -> Vec<String> {
-    let request = pb::BattleIndexRequest {
+/// The journal's index of `tenant`'s battles of any status, newest first,
+/// `max_count` at a time (0: the journal's page size).
+fn index_request(tenant: &str, max_count: u32) -> pb::BattleIndexRequest {
+    pb::BattleIndexRequest {
         tenant: tenant.into(),
         forum_ref: None,
         status: BattleStatus::Any as i32,
         before_position: None,
-        max_count: 0,
-    };
+        max_count,
+    }
+}
+
+async fn index_ids(journal: &ServiceProcess, tenant: &str) -> Vec<String> {
+    let request = index_request(tenant, 0);
     let page = client(journal).await.list_battle_index(request).await.expect("list").into_inner();
     page.battles.into_iter().filter_map(|b| b.summary).map(|s| s.battle_id).collect()
 }
@@ -268,13 +273,7 @@ async fn a_page_token_is_opaque_and_a_tampered_one_is_refused() {
     let token = first.next_page_token.clone();
     // Where that page stopped, as the journal's index says.
     let mut journal = stack.journal_client().await;
-    let index = pb::BattleIndexRequest {
-        tenant: TEST_TENANT.into(),
-        forum_ref: None,
-        status: BattleStatus::Any as i32,
-        before_position: None,
-        max_count: 1,
-    };
+    let index = index_request(TEST_TENANT, 1);
     let position = journal.list_battle_index(index).await.unwrap().into_inner().next_before_position.expect("more");
     // A small number's digits may turn up in any random text by chance; its
     // fixed-width hex (the old token's form) and its bytes may not.

@@ -16,18 +16,16 @@
 //! signs anew over what its store holds, saying so at every start. A normal
 //! restart and a crash do not trip it.
 
-mod stack;
-
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use battlelog_proto::error::Error;
 use battlelog_proto::v1 as pb;
-use battlelog_system_tests::{any, append, error_reason, global_head, resolved};
-use battlelog_test_support::{ServiceProcess, StartOptions, TestAuth, http_get, journal_with, poll_until, temp_dir};
+use battlelog_test_support::journal_client;
+use battlelog_test_support::journal_client::{any, append, error_reason, global_head, open_and_resolve, resolved};
+use battlelog_test_support::stack::*;
+use battlelog_test_support::{ServiceProcess, StartOptions, http_get, journal_with, poll_until, temp_dir};
 use battlelog_tlog::{Checkpoint, LogKey};
 use serde_json::{Value, json};
-use stack::*;
 use tonic::Code;
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_check_response::ServingStatus;
@@ -64,22 +62,14 @@ fn env_refs(envs: &[(String, String)]) -> Vec<(&str, &str)> {
 
 /// `battlelog ARGS` against the stack's resolver as a judge: status, stdout, stderr.
 fn battlelog(stack: &Stack, args: &[&str]) -> (i32, String, String) {
-    let url = stack.resolver.url();
-    let token = TestAuth::shared().judge();
-    let output = Command::new(battlelog_test_support::cli_binary())
-        .args(args)
-        .args(["--resolver", &url, "--token", &token])
-        .output()
-        .expect("the battlelog binary runs");
-    let text = |bytes: Vec<u8>| String::from_utf8(bytes).expect("utf-8");
-    (output.status.code().unwrap_or(-1), text(output.stdout), text(output.stderr))
+    let (code, stdout, stderr) = cli_as_judge(stack, args);
+    (code.unwrap_or(-1), stdout, stderr)
 }
 
 /// `battlelog ARGS` with no server.
 fn offline(args: &[&str]) -> (i32, String, String) {
-    let output = Command::new(battlelog_test_support::cli_binary()).args(args).output().expect("battlelog runs");
-    let text = |bytes: Vec<u8>| String::from_utf8(bytes).expect("utf-8");
-    (output.status.code().unwrap_or(-1), text(output.stdout), text(output.stderr))
+    let (code, stdout, stderr) = cli(args);
+    (code.unwrap_or(-1), stdout, stderr)
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
@@ -103,7 +93,7 @@ async fn play(stack: &Stack, battle_id: &str, attacks: usize) {
 
 /// The journal's newest checkpoint, asked of the journal itself.
 async fn newest(journal: &ServiceProcess) -> Option<pb::Checkpoint> {
-    let mut c = battlelog_system_tests::client(journal).await;
+    let mut c = journal_client::client(journal).await;
     c.get_checkpoint(pb::GetCheckpointRequest {}).await.expect("GetCheckpoint").into_inner().checkpoint
 }
 
@@ -277,7 +267,7 @@ async fn a_journal_whose_store_lost_records_refuses_appends_and_signs_nothing_ne
     assert_eq!(code, 0, "{err}");
     let (events, trailer) = split_trailer(&export);
     assert_eq!(trailer, None, "nothing signs its head: {export}");
-    let stored = battlelog_system_tests::read_stream(&mut c, "kept").await;
+    let stored = journal_client::read_stream(&mut c, "kept").await;
     assert_eq!(events.lines().count(), stored.len(), "every record of the battle: {export}");
 
     // The checkpoint served is still the one signed before; no other root is
@@ -401,19 +391,14 @@ async fn a_normal_restart_or_a_crash_does_not_trip_it() {
     let data = dir.path().join("data");
     let options = StartOptions { envs: journal_envs(), ..StartOptions::default() };
     let journal = journal_with(&data, None, &options).await;
-    let mut c = battlelog_system_tests::client(&journal).await;
-    append(&mut c, "b", battlelog_system_tests::no_stream(), vec![battlelog_system_tests::opened("", "")])
-        .await
-        .expect("open");
-    for i in 0..5 {
-        append(&mut c, "b", any(), vec![resolved(&format!("r{i}"), "")]).await.expect("append");
-    }
+    let mut c = journal_client::client(&journal).await;
+    open_and_resolve(&mut c, "b", 5).await;
     checkpoint_of(&journal, 6).await;
     assert!(data.join(KEPT_FILE).is_file(), "the checkpoint is kept in the data dir");
     assert!(journal.terminate().await, "a graceful stop");
 
     let journal = journal_with(&data, None, &options).await;
-    let mut c = battlelog_system_tests::client(&journal).await;
+    let mut c = journal_client::client(&journal).await;
     append(&mut c, "b", any(), vec![resolved("after a stop", "")]).await.expect("appends after a stop");
     checkpoint_of(&journal, 7).await;
     assert_eq!(metric(&journal, "battlelog_journal_store_behind_checkpoint").await, Some(0.0));
@@ -438,7 +423,7 @@ async fn a_normal_restart_or_a_crash_does_not_trip_it() {
     assert!(data.join(KEPT_FILE).is_file() && !data.join(FORKS_FILE).exists(), "nothing changed");
 
     let journal = journal_with(&data, None, &options).await;
-    let mut c = battlelog_system_tests::client(&journal).await;
+    let mut c = journal_client::client(&journal).await;
     append(&mut c, "b", any(), vec![resolved("after a crash", "")]).await.expect("appends after a crash");
     assert_eq!(health(&journal, "battlelog.v1.Journal").await, ServingStatus::Serving as i32);
     assert_eq!(metric(&journal, "battlelog_journal_store_behind_checkpoint").await, Some(0.0));
@@ -454,13 +439,8 @@ async fn a_sled_file_cut_in_half_leaves_the_journal_behind() {
     let data = dir.path().join("data");
     let options = StartOptions { envs: journal_envs(), ..StartOptions::default() };
     let journal = journal_with(&data, None, &options).await;
-    let mut c = battlelog_system_tests::client(&journal).await;
-    append(&mut c, "b", battlelog_system_tests::no_stream(), vec![battlelog_system_tests::opened("", "")])
-        .await
-        .expect("open");
-    for i in 0..93 {
-        append(&mut c, "b", any(), vec![resolved(&format!("r{i}"), "")]).await.expect("append");
-    }
+    let mut c = journal_client::client(&journal).await;
+    open_and_resolve(&mut c, "b", 93).await;
     let signed = checkpoint_of(&journal, 94).await;
     assert!(journal.terminate().await, "a graceful stop");
     let db = data.join("db");
@@ -469,7 +449,7 @@ async fn a_sled_file_cut_in_half_leaves_the_journal_behind() {
 
     let log_before = std::fs::read_to_string(data.with_extension("log")).unwrap().len();
     let journal = journal_with(&data, None, &options).await;
-    let mut c = battlelog_system_tests::client(&journal).await;
+    let mut c = journal_client::client(&journal).await;
     let held = global_head(&mut c).await;
     assert!(held < 94, "half the file holds fewer records: {held}");
     let log = journal.log()[log_before..].to_owned();
@@ -498,13 +478,8 @@ async fn a_jetstream_stream_made_again_leaves_the_journal_behind() {
     envs.push(("BATTLELOG_JOURNAL_BACKEND".into(), "jetstream".into()));
     let options = StartOptions { envs, ..StartOptions::default() };
     let journal = journal_with(&data, Some(&nats.url()), &options).await;
-    let mut c = battlelog_system_tests::client(&journal).await;
-    append(&mut c, "j", battlelog_system_tests::no_stream(), vec![battlelog_system_tests::opened("", "")])
-        .await
-        .expect("open");
-    for i in 0..4 {
-        append(&mut c, "j", any(), vec![resolved(&format!("r{i}"), "")]).await.expect("append");
-    }
+    let mut c = journal_client::client(&journal).await;
+    open_and_resolve(&mut c, "j", 4).await;
     checkpoint_of(&journal, 5).await;
     assert!(data.join(KEPT_FILE).is_file(), "kept in the journal's data dir");
     assert!(journal.terminate().await, "a graceful stop");
@@ -512,12 +487,10 @@ async fn a_jetstream_stream_made_again_leaves_the_journal_behind() {
     let js = async_nats::jetstream::new(async_nats::connect(nats.url()).await.expect("connect"));
     js.delete_stream("BATTLELOG_JOURNAL").await.expect("the stream deleted");
     let journal = journal_with(&data, Some(&nats.url()), &options).await;
-    let mut c = battlelog_system_tests::client(&journal).await;
+    let mut c = journal_client::client(&journal).await;
     assert_eq!(global_head(&mut c).await, 0, "a new, empty stream");
     let refused =
-        append(&mut c, "j", battlelog_system_tests::no_stream(), vec![battlelog_system_tests::opened("", "")])
-            .await
-            .unwrap_err();
+        append(&mut c, "j", journal_client::no_stream(), vec![journal_client::opened("", "")]).await.unwrap_err();
     assert_behind(&refused, 0, 5, "Append");
     assert_eq!(health(&journal, "battlelog.v1.Journal").await, ServingStatus::NotServing as i32);
     assert!(journal.terminate().await, "a graceful stop");
@@ -539,8 +512,8 @@ async fn a_jetstream_stream_made_again_leaves_the_journal_behind() {
     assert_eq!(code, 0, "{out}{err}");
     assert!(data.join(FORKS_FILE).is_file());
     let journal = journal_with(&data, Some(&nats.url()), &options).await;
-    let mut c = battlelog_system_tests::client(&journal).await;
-    append(&mut c, "j", battlelog_system_tests::no_stream(), vec![battlelog_system_tests::opened("", "")])
+    let mut c = journal_client::client(&journal).await;
+    append(&mut c, "j", journal_client::no_stream(), vec![journal_client::opened("", "")])
         .await
         .expect("appends are taken again");
     assert_eq!(health(&journal, "battlelog.v1.Journal").await, ServingStatus::Serving as i32);

@@ -15,14 +15,13 @@
 //! It runs in the ordinary debug test build in well under a minute on two
 //! cores: 32 clients, each `Act` a pbta move (one 2d6 roll, two appends).
 
-mod stack;
-
 use std::time::{Duration, Instant};
 
 use battlelog_auth::{Role, SigningKey, authed};
 use battlelog_proto::battle::json_to_struct;
 use battlelog_proto::v1 as pb;
 use battlelog_proto::v1::resolver_client::ResolverClient;
+use battlelog_test_support::stack;
 use battlelog_test_support::{mib, rss_bytes};
 use serde_json::{Value, json};
 

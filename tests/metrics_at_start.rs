@@ -6,24 +6,22 @@
 //!
 //! Each real binary is started with its metrics port and scraped at once,
 //! before anything is asked of it: every family of
-//! [`exported_metrics::BY_EVENT`] it exports is there, with each label set
+//! [`battlelog_test_support::metrics::BY_EVENT`] it exports is there, with each label set
 //! it can know at start at 0 — the served services and their streaming
 //! methods (from the .proto files), the auth reasons (docs/errors.md's
 //! table), the webhooks' configured tenants. A tenant's rate-limit series
 //! is there from its first request, before its first refusal could be.
-
-mod exported_metrics;
 
 use std::path::Path;
 
 use battlelog_proto::v1::ListRulesetsRequest;
 use battlelog_proto::v1::resolver_client::ResolverClient;
 use battlelog_test_support::auth::TEST_TENANT;
+use battlelog_test_support::metrics::BY_EVENT;
 use battlelog_test_support::{
     NatsServer, ServiceProcess, StartOptions, TestAuth, http_get, journal_with, resolver_with, roller_with,
     service_binary, temp_dir,
 };
-use exported_metrics::BY_EVENT;
 
 fn with_metrics(prefix: &str) -> StartOptions {
     StartOptions {

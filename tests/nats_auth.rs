@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use async_nats::{ConnectErrorKind, ConnectOptions, Event, ServerError, Subscriber};
 use battlelog_proto::v1 as pb;
-use battlelog_system_tests::*;
+use battlelog_test_support::journal_client::*;
+use battlelog_test_support::watch::WatchProcess;
 use battlelog_test_support::{NatsServer, journal, temp_dir};
 use prost::Message;
 use tokio::sync::mpsc;

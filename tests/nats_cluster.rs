@@ -35,6 +35,22 @@ const BATCH: usize = 20;
 /// What the stream acknowledged: message id → sequence.
 type Acked = BTreeMap<String, u64>;
 
+/// A JetStream context on `urls` with the stream `STREAM` created on it,
+/// file-stored with a replica on every node.
+async fn replicated_stream(urls: &[String]) -> Context {
+    let js = jetstream(urls).await;
+    js.create_stream(stream::Config {
+        name: STREAM.to_owned(),
+        subjects: vec![SUBJECT.to_owned()],
+        storage: stream::StorageType::File,
+        num_replicas: CLUSTER_NODES,
+        ..Default::default()
+    })
+    .await
+    .expect("create a stream with three replicas");
+    js
+}
+
 /// A JetStream context on a client that knows `urls`.
 async fn jetstream(urls: &[String]) -> Context {
     let client = async_nats::connect(urls).await.expect("connect to the cluster");
@@ -99,16 +115,7 @@ async fn a_three_replica_stream_survives_a_killed_leader_and_a_stopped_follower(
     }
     assert_eq!(cluster.client_urls_joined(), cluster.client_urls().join(","));
 
-    let js = jetstream(&cluster.client_urls()).await;
-    js.create_stream(stream::Config {
-        name: STREAM.to_owned(),
-        subjects: vec![SUBJECT.to_owned()],
-        storage: stream::StorageType::File,
-        num_replicas: CLUSTER_NODES,
-        ..Default::default()
-    })
-    .await
-    .expect("create a stream with three replicas");
+    let js = replicated_stream(&cluster.client_urls()).await;
     let mut acked = Acked::new();
     publish_batch(&js, "before", &mut acked).await;
     let first_leader = leader(&cluster).await;
@@ -240,16 +247,7 @@ async fn the_shipped_cluster_configs_form_a_cluster_that_syncs_every_write() {
         assert_eq!(jsz["meta_cluster"]["cluster_size"], CLUSTER_NODES);
     }
 
-    let js = jetstream(&cluster.client_urls()).await;
-    js.create_stream(stream::Config {
-        name: STREAM.to_owned(),
-        subjects: vec![SUBJECT.to_owned()],
-        storage: stream::StorageType::File,
-        num_replicas: CLUSTER_NODES,
-        ..Default::default()
-    })
-    .await
-    .expect("create a stream with three replicas");
+    let js = replicated_stream(&cluster.client_urls()).await;
     let mut acked = Acked::new();
     publish_acked(&js, "shipped".to_owned(), &mut acked).await;
     wait_current_replicas(&cluster, CLUSTER_NODES).await;

@@ -5,13 +5,15 @@
 //! no NATS (`--no-nats`) and once with a real `nats-server -js`; and
 //! `battlelog watch` shows the demo's events each way it can follow them.
 
-mod stack;
-
 use std::path::Path;
 use std::process::Command;
 
+use battlelog_test_support::journal_client;
+use battlelog_test_support::stack;
+use battlelog_test_support::stack::{
+    Up, audit_file_with_key, cli, jetstream_messages, split_trailer, up, up_roller_key,
+};
 use battlelog_test_support::{NatsServer, STARTUP_DEADLINE, temp_dir};
-use stack::{Up, audit_file_with_key, cli, jetstream_messages, split_trailer, up, up_roller_key};
 
 /// Sends `signal` to `up` and waits (with a deadline) for it to exit;
 /// returns its exit status and what it printed after the banner.
@@ -184,11 +186,9 @@ async fn the_standalone_binaries_keep_their_data_dirs_to_their_owner() {
         std::fs::set_permissions(data, std::fs::Permissions::from_mode(0o755)).expect("open it to everyone");
     }
     let journal = battlelog_test_support::journal(&journal_dir, None).await;
-    let mut client = battlelog_system_tests::client(&journal).await;
-    let opening = battlelog_system_tests::opened("forum-a", "open");
-    battlelog_system_tests::append(&mut client, "modes", battlelog_system_tests::no_stream(), vec![opening])
-        .await
-        .expect("an append");
+    let mut client = journal_client::client(&journal).await;
+    let opening = journal_client::opened("forum-a", "open");
+    journal_client::append(&mut client, "modes", journal_client::no_stream(), vec![opening]).await.expect("an append");
     let mut envs = battlelog_test_support::TestAuth::shared().env("webhooks");
     envs.push(("BATTLELOG_WEBHOOKS_DATA_DIR".to_owned(), webhooks_dir.display().to_string()));
     let args = ["--listen", "127.0.0.1:0"].map(str::to_owned);
@@ -294,12 +294,7 @@ async fn up_starts_its_own_nats_server_and_stops_it() {
         assert_eq!(mode & 0o777, 0o600, "the NATS config holds passwords: owner only");
     }
     let config = std::fs::read_to_string(&config_path).expect("the NATS config");
-    let password = config
-        .lines()
-        .find(|l| l.contains(r#"user: "journal""#))
-        .and_then(|l| l.split(r#"password: ""#).nth(1))
-        .and_then(|rest| rest.split('"').next())
-        .expect("the journal's password");
+    let password = stack::nats_password(&config, "journal");
     assert!(!up.banner.iter().any(|l| l.contains(password)), "the banner shows no password");
     assert!(async_nats::connect(&url).await.is_err(), "no anonymous login to the NATS server up started");
     let journal_url = url.replacen("nats://", &format!("nats://journal:{password}@"), 1);
@@ -326,7 +321,7 @@ async fn up_starts_its_own_nats_server_and_stops_it() {
 
 /// A running `battlelog watch`, read line by line; killed when dropped.
 struct Watching {
-    process: battlelog_system_tests::WatchProcess,
+    process: battlelog_test_support::watch::WatchProcess,
     what: String,
 }
 
@@ -334,7 +329,7 @@ impl Watching {
     /// Starts `battlelog watch <args>` and waits for the line on stderr that
     /// says what it watches: from then on it shows every committed event.
     async fn start(args: &[&str]) -> Self {
-        let (process, what) = battlelog_system_tests::WatchProcess::start(args).await;
+        let (process, what) = battlelog_test_support::watch::WatchProcess::start(args).await;
         assert!(what.starts_with("watching "), "watch {args:?}: {what}");
         Self { process, what }
     }

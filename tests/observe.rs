@@ -7,53 +7,13 @@
 
 use std::time::{Duration, Instant};
 
+use battlelog_test_support::metrics::sample;
+use battlelog_test_support::raw_grpc::Raw;
 use battlelog_test_support::{ServiceProcess, StartOptions, TestAuth, http_get, journal_with, temp_dir};
-use prost::bytes::{Buf, BufMut};
-use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 use tonic::transport::Channel;
 use tonic::{Code, Status};
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_client::HealthClient;
-
-/// A codec of raw bytes: the request is sent as given.
-#[derive(Debug, Clone, Copy, Default)]
-struct Raw;
-
-impl Encoder for Raw {
-    type Item = Vec<u8>;
-    type Error = Status;
-
-    fn encode(&mut self, item: Vec<u8>, dst: &mut EncodeBuf<'_>) -> Result<(), Status> {
-        dst.put_slice(&item);
-        Ok(())
-    }
-}
-
-impl Decoder for Raw {
-    type Item = Vec<u8>;
-    type Error = Status;
-
-    fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<Vec<u8>>, Status> {
-        let bytes = src.chunk().to_vec();
-        src.advance(bytes.len());
-        Ok(Some(bytes))
-    }
-}
-
-impl Codec for Raw {
-    type Encode = Vec<u8>;
-    type Decode = Vec<u8>;
-    type Encoder = Raw;
-    type Decoder = Raw;
-
-    fn encoder(&mut self) -> Raw {
-        Raw
-    }
-
-    fn decoder(&mut self) -> Raw {
-        Raw
-    }
-}
 
 const APPEND: &str = "/battlelog.v1.Journal/Append";
 
@@ -69,13 +29,6 @@ async fn undecodable_append(process: &ServiceProcess, token: Option<&str>) -> St
     }
     let path = tonic::codegen::http::uri::PathAndQuery::from_static(APPEND);
     grpc.unary(request, path, Raw).await.expect_err("refused")
-}
-
-/// The value of the sample `name_and_labels` in a `/metrics` text.
-fn sample(text: &str, name_and_labels: &str) -> Option<f64> {
-    text.lines()
-        .filter(|line| !line.starts_with('#'))
-        .find_map(|line| line.strip_prefix(name_and_labels)?.strip_prefix(' ')?.trim().parse().ok())
 }
 
 #[tokio::test]

@@ -5,12 +5,10 @@
 //! open, dispute, ruling and close posts carry theirs (the close, the seed
 //! it revealed, as journaled); an unknown format is refused naming the field.
 
-mod stack;
-
 use battlelog_proto::v1 as pb;
+use battlelog_test_support::stack::*;
 use pb::PostFormat;
 use serde_json::json;
-use stack::*;
 use tonic::Code;
 
 const BBCODE: i32 = PostFormat::Bbcode as i32;
@@ -40,14 +38,7 @@ fn assert_footer(post: &pb::Post, permalink: &str, head_hash: &str) {
 async fn act_answers_the_bbcode_post_with_its_permalink_and_head_hash() {
     let dir = battlelog_test_support::temp_dir("posts");
     let secret_file = dir.path().join("share.secret");
-    battlelog_auth::ShareSecret::read_or_create(&secret_file).expect("a share secret");
-    let options = battlelog_test_support::StartOptions {
-        envs: vec![
-            ("BATTLELOG_RESOLVER_WEB_URL".to_owned(), "http://127.0.0.1:8080/".to_owned()),
-            ("BATTLELOG_RESOLVER_SHARE_SECRET_FILE".to_owned(), secret_file.display().to_string()),
-        ],
-        ..Default::default()
-    };
+    let (_, options) = share_link_options(&secret_file, "http://127.0.0.1:8080/");
     let stack = Stack::start_with("posts", false, &options).await;
     let mut forum = resolver_client(&stack.resolver).await;
     let mut judge = judge_client(&stack.resolver).await;

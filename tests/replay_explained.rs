@@ -8,12 +8,10 @@
 //! resolver returned and the sheets, by docs/rules.md, never read back from the
 //! CLI's output.
 
-mod stack;
-
 use battlelog_proto::v1 as pb;
 use battlelog_test_support::TestAuth;
+use battlelog_test_support::stack::*;
 use serde_json::{Value, json};
-use stack::*;
 
 /// `battlelog replay BATTLE [extra…]` as a reader: its stdout.
 fn replay(resolver_url: &str, battle_id: &str, extra: &[&str]) -> String {
@@ -127,11 +125,7 @@ async fn replay_at_a_version_shows_the_state_get_battle_holds_there() {
     // the power die, at least 5) and the Fake Out hits (nonce 2 above 1),
     // so that statuses and the flinch show: the expected lines are still
     // read from GetBattle, whatever the dice.
-    let d6 = |seed: &str, nonce| dice::roll("1d6", &server_seed(battle_id, 0), seed, nonce).expect("1d6").1.total;
-    let client_seed = (0..10_000)
-        .map(|i| format!("explained, thread {i}"))
-        .find(|seed| d6(seed, 1) >= 5 && d6(seed, 2) > 1)
-        .expect("a client seed with the planned dice");
+    let client_seed = client_seed_where(battle_id, "explained, thread ", |d6| d6(1) >= 5 && d6(2) > 1);
     let mut resolver = resolver_client(&stack.resolver).await;
     open(&mut resolver, battle_id, "pokemon-d6@1", json!([{"id": "pikachu"}, {"id": "meowth"}]), &client_seed).await;
     let actions = [

@@ -11,8 +11,6 @@
 //! exactly what the resolver asks it (the action journaled with its first
 //! roll), and nothing resolves it.
 
-mod stack;
-
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -20,9 +18,10 @@ use std::time::Duration;
 
 use battlelog_proto::v1 as pb;
 use battlelog_proto::v1::battle_event::Event;
+use battlelog_test_support::journal_client;
+use battlelog_test_support::stack::*;
 use battlelog_test_support::{StartOptions, TestAuth, poll_until};
 use serde_json::{Value, json};
-use stack::*;
 use tonic::Code;
 
 /// A resolver whose sweeper does not come during the test: only the next
@@ -124,13 +123,13 @@ async fn a_pending_action_is_finished_with_its_dice_before_the_next_command() {
     let refused = journal
         .append(pb::AppendRequest {
             stream_id: battle_id.into(),
-            expected_version: battlelog_system_tests::exact(Some(left.version)),
+            expected_version: journal_client::exact(Some(left.version)),
             events: vec![dispute],
         })
         .await
         .expect_err("an event over a pending action");
     assert_eq!(refused.code(), Code::FailedPrecondition, "{refused:?}");
-    assert_eq!(battlelog_system_tests::error_reason(&refused), "ACTION_PENDING", "{refused:?}");
+    assert_eq!(journal_client::error_reason(&refused), "ACTION_PENDING", "{refused:?}");
 
     // A new request id — the hostile forum's re-roll — gets a new roll only
     // after the pending action is resolved with its own.

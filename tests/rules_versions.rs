@@ -11,10 +11,9 @@
 //! 2 in both. Expected outcomes come from docs/rules.md's tables, worked out in
 //! the comments.
 
-mod stack;
-
+use battlelog_test_support::stack;
+use battlelog_test_support::stack::*;
 use serde_json::{Value, json};
-use stack::*;
 use tonic::Code;
 
 const V1: &str = "versions-pokemon-v1";

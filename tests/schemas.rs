@@ -5,13 +5,11 @@
 //! nothing; `ActResponse.outcome_json` and `GetBattleResponse.state_json`
 //! carry whole numbers as integers where the Struct holds doubles.
 
-mod stack;
-
 use std::path::PathBuf;
 
 use battlelog_proto::v1 as pb;
+use battlelog_test_support::stack::*;
 use serde_json::{Value, json};
-use stack::*;
 use tonic::Code;
 use tonic_types::StatusExt;
 

@@ -7,54 +7,13 @@
 //! `battlelog_build_info`, and 404 for any other path.
 
 use battlelog_auth::ShareSecret;
+use battlelog_test_support::metrics::sample;
+use battlelog_test_support::raw_grpc::Raw;
 use battlelog_test_support::{
     ServiceProcess, StartOptions, TestAuth, http_get, journal_with, resolver_with, roller_with, temp_dir, web_with,
 };
-use prost::bytes::{Buf, BufMut};
-use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 use tonic::{Code, Status};
 use tonic_types::StatusExt;
-
-/// A codec of raw bytes: the request is sent as given, whatever the
-/// method's message type.
-#[derive(Debug, Clone, Copy, Default)]
-struct Raw;
-
-impl Encoder for Raw {
-    type Item = Vec<u8>;
-    type Error = Status;
-
-    fn encode(&mut self, item: Vec<u8>, dst: &mut EncodeBuf<'_>) -> Result<(), Status> {
-        dst.put_slice(&item);
-        Ok(())
-    }
-}
-
-impl Decoder for Raw {
-    type Item = Vec<u8>;
-    type Error = Status;
-
-    fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<Vec<u8>>, Status> {
-        let bytes = src.chunk().to_vec();
-        src.advance(bytes.len());
-        Ok(Some(bytes))
-    }
-}
-
-impl Codec for Raw {
-    type Encode = Vec<u8>;
-    type Decode = Vec<u8>;
-    type Encoder = Raw;
-    type Decoder = Raw;
-
-    fn encoder(&mut self) -> Raw {
-        Raw
-    }
-
-    fn decoder(&mut self) -> Raw {
-        Raw
-    }
-}
 
 /// `bytes` as the request of `path` (`/battlelog.v1.Journal/Append`), with
 /// a `service` token: past the door, so that decoding is what answers.
@@ -71,13 +30,6 @@ fn with_metrics(prefix: &str) -> StartOptions {
         envs: vec![(format!("BATTLELOG_{prefix}_METRICS_LISTEN"), "127.0.0.1:0".to_owned())],
         ..StartOptions::default()
     }
-}
-
-/// The value of the sample `name_and_labels` in a `/metrics` text.
-fn sample(text: &str, name_and_labels: &str) -> Option<f64> {
-    text.lines()
-        .filter(|line| !line.starts_with('#'))
-        .find_map(|line| line.strip_prefix(name_and_labels)?.strip_prefix(' ')?.trim().parse().ok())
 }
 
 /// `process` serves its metrics, naming `service` in its build info, and

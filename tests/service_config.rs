@@ -4,14 +4,12 @@
 //! format of its logs); JSON logs that parse; the roller's master key; and
 //! health and reflection answered on every service without a token.
 
-mod stack;
-
 use std::path::Path;
 
 use battlelog_proto::v1::roller_client::RollerClient;
+use battlelog_test_support::stack::*;
 use battlelog_test_support::{STARTUP_DEADLINE, ServiceProcess, TestAuth, service_binary, temp_dir};
 use serde_json::Value;
-use stack::*;
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
@@ -149,22 +147,7 @@ async fn every_service_layers_defaults_file_environment_and_flags() {
 /// What a service binary prints on stderr when it refuses to start: it
 /// must exit at once, with no readiness line.
 async fn refused_start(service: &str, args: &[String], envs: &[(String, String)]) -> String {
-    let child = tokio::process::Command::new(service_binary(&format!("battlelog-{service}")))
-        .args(args)
-        .envs(envs.iter().cloned())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        // A service that starts anyway is stopped when the deadline drops it.
-        .kill_on_drop(true)
-        .spawn()
-        .expect("run the service");
-    let output = tokio::time::timeout(STARTUP_DEADLINE, child.wait_with_output())
-        .await
-        .unwrap_or_else(|_| panic!("battlelog-{service} exits at once on a bad config, instead of serving"))
-        .expect("the service's output");
-    assert!(!output.status.success(), "battlelog-{service} refuses: {output:?}");
-    assert!(String::from_utf8_lossy(&output.stdout).is_empty(), "no readiness line: {output:?}");
-    String::from_utf8_lossy(&output.stderr).into_owned()
+    battlelog_test_support::refused_start(&format!("battlelog-{service}"), args, envs).await
 }
 
 /// A value that does not fit its key stops every service before it serves,
@@ -320,14 +303,7 @@ async fn the_resolver_links_to_the_web_only_with_the_share_secret() {
     assert!(stderr.contains("share_secret_file: ") && stderr.contains("must hold 64 hex digits"), "{stderr}");
 
     let secret_file = dir.path().join("share.secret");
-    let secret = battlelog_auth::ShareSecret::read_or_create(&secret_file).expect("a share secret");
-    let options = battlelog_test_support::StartOptions {
-        envs: vec![
-            ("BATTLELOG_RESOLVER_WEB_URL".to_owned(), "http://127.0.0.1:8080/".to_owned()),
-            ("BATTLELOG_RESOLVER_SHARE_SECRET_FILE".to_owned(), secret_file.display().to_string()),
-        ],
-        ..Default::default()
-    };
+    let (secret, options) = share_link_options(&secret_file, "http://127.0.0.1:8080/");
     let stack = Stack::start_with("web-links", false, &options).await;
     let mut forum = resolver_client(&stack.resolver).await;
     let opened =

@@ -12,17 +12,16 @@
 //!   their limit, refuse past it with `RESOURCE_EXHAUSTED`
 //!   (`TOO_MANY_STREAMS`), and free a slot when its stream ends.
 
-mod stack;
-
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use battlelog_auth::{AuthChannel, Role, SigningKey};
 use battlelog_proto::v1 as pb;
 use battlelog_proto::v1::resolver_client::ResolverClient;
 use battlelog_test_support::auth::TEST_TENANT;
+use battlelog_test_support::stack;
+use battlelog_test_support::stack::{Stack, resolver_as};
 use battlelog_test_support::{StartOptions, TestAuth, mib, poll_until, rss_bytes};
 use serde_json::json;
-use stack::{Stack, resolver_as};
 use tokio_stream::StreamExt;
 use tonic::{Code, Status};
 use tonic_types::StatusExt;

@@ -5,16 +5,14 @@
 //! a hang; and `battlelog up --tls` serves `https://` endpoints that
 //! `battlelog demo`, `export` and `audit` use.
 
-mod stack;
-
 use std::time::Duration;
 
-use battlelog_test_support::{ServiceProcess, TestPki, temp_dir};
-use serde_json::json;
-use stack::{
+use battlelog_test_support::stack::{
     MASTER_KEY_HEX, act, assert_audit_file_clean, assert_audit_file_verifies, assert_audit_rpc_ok, cli, close, open,
     resolver_client, split_trailer, up, up_roller_key,
 };
+use battlelog_test_support::{ServiceProcess, TestPki, temp_dir};
+use serde_json::json;
 use tonic::transport::{ClientTlsConfig, Endpoint};
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_client::HealthClient;

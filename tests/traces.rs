@@ -4,12 +4,10 @@
 //! log lines written while serving it carry its trace id; and without an
 //! endpoint nothing is exported and everything still works.
 
-mod stack;
-
 use battlelog_test_support::otlp::{CollectedSpan, Collector, descends_from};
+use battlelog_test_support::stack::*;
 use battlelog_test_support::{StartOptions, poll_until};
 use serde_json::json;
-use stack::*;
 
 const SERVICES: [&str; 3] = ["battlelog-resolver", "battlelog-roller", "battlelog-journal"];
 

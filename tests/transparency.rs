@@ -7,19 +7,16 @@
 //! sled data, re-chains it, restarts the journal on it with the same log
 //! key, and the audit against a checkpoint kept before finds it.
 
-mod stack;
-
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use battlelog_journal::SledStore;
 use battlelog_journal::store::{EventStore, PlannedAppend, PlannedRecord};
 use battlelog_proto::v1 as pb;
+use battlelog_test_support::stack::*;
 use battlelog_test_support::{StartOptions, TestAuth, poll_until};
 use battlelog_tlog::{Checkpoint, LogKey};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
-use stack::*;
 use tonic::Code;
 
 const ORIGIN: &str = "transparency.test/journal";
@@ -43,22 +40,14 @@ fn journal_envs() -> Vec<(String, String)> {
 /// `battlelog ARGS` against the stack's resolver, as a judge: exit status
 /// and stdout (stderr in the panic message when it is not wanted).
 fn battlelog(stack: &Stack, args: &[&str]) -> (i32, String, String) {
-    let url = stack.resolver.url();
-    let token = TestAuth::shared().judge();
-    let output = Command::new(battlelog_test_support::cli_binary())
-        .args(args)
-        .args(["--resolver", &url, "--token", &token])
-        .output()
-        .expect("the battlelog binary runs");
-    let text = |bytes: Vec<u8>| String::from_utf8(bytes).expect("utf-8");
-    (output.status.code().unwrap_or(-1), text(output.stdout), text(output.stderr))
+    let (code, stdout, stderr) = cli_as_judge(stack, args);
+    (code.unwrap_or(-1), stdout, stderr)
 }
 
 /// `battlelog` with no server (files only).
 fn offline(args: &[&str]) -> (i32, String, String) {
-    let output = Command::new(battlelog_test_support::cli_binary()).args(args).output().expect("battlelog runs");
-    let text = |bytes: Vec<u8>| String::from_utf8(bytes).expect("utf-8");
-    (output.status.code().unwrap_or(-1), text(output.stdout), text(output.stderr))
+    let (code, stdout, stderr) = cli(args);
+    (code.unwrap_or(-1), stdout, stderr)
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {

@@ -7,11 +7,10 @@
 //! own flags for the cluster (`--journal-replicas`, `--nats-port`) checked
 //! at their edges.
 
-mod stack;
-
 use std::time::Duration;
 
-use battlelog_test_support::{NatsCluster, STARTUP_DEADLINE, TestAuth, poll_until, service_binary, temp_dir};
+use battlelog_test_support::stack;
+use battlelog_test_support::{NatsCluster, TestAuth, poll_until, temp_dir};
 use serde_json::Value;
 
 /// The journal's JetStream stream (`--journal-backend jetstream`).
@@ -112,29 +111,15 @@ async fn up_on_a_three_node_cluster_replicates_the_journal_and_every_service_fol
     // `battlelog watch` on the same list subscribes (it does not fall back
     // to the journal).
     let (_watch, first) =
-        battlelog_system_tests::WatchProcess::start(&["--nats-url", &urls, "--data-dir", &data]).await;
+        battlelog_test_support::watch::WatchProcess::start(&["--nats-url", &urls, "--data-dir", &data]).await;
     assert!(first.starts_with("watching") && first.contains(&urls), "{first}");
 }
 
 /// A service binary given `env`: its stderr, once it has exited, which it
 /// must do at once (no readiness line, a failure status).
 async fn refused(binary: &str, args: &[&str], env: &[(String, String)]) -> String {
-    let child = tokio::process::Command::new(service_binary(binary))
-        .args(args)
-        .envs(env.iter().cloned())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("run the binary");
-    let output = tokio::time::timeout(STARTUP_DEADLINE, child.wait_with_output())
-        .await
-        .unwrap_or_else(|_| panic!("{binary} exits at once on a bad NATS URL list, instead of serving"))
-        .expect("its output");
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert!(!output.status.success(), "{binary} refuses {args:?}: {stderr}");
-    assert!(String::from_utf8_lossy(&output.stdout).is_empty(), "{binary}: no readiness line");
-    stderr
+    let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+    battlelog_test_support::refused_start(binary, &args, env).await
 }
 
 /// One parser reads every NATS URL list: a list with an entry that is no

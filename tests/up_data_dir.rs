@@ -5,10 +5,9 @@
 //! before it binds or opens anything; a killed `up` leaves the data dir
 //! free.
 
-mod stack;
-
 use std::process::Command;
 
+use battlelog_test_support::stack;
 use battlelog_test_support::temp_dir;
 
 /// The command line without any endpoint from the environment, so that
@@ -78,38 +77,37 @@ fn a_second_up_on_a_data_dir_in_use_says_so_in_one_line() {
     assert_ne!(next.child.id(), pid);
 }
 
+/// `battlelog up --data-dir <a fresh dir> FLAGS`, which must refuse before
+/// anything starts: a non-zero exit, one line on stderr (returned), no data
+/// dir made.
+fn up_refused(label: &str, flags: &[&str]) -> String {
+    let dir = temp_dir(label);
+    let data = dir.path().join("data");
+    let refused = battlelog()
+        .args(["up", "--data-dir", &data.display().to_string()])
+        .args(flags)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run battlelog up");
+    let stderr = String::from_utf8_lossy(&refused.stderr).into_owned();
+    assert_ne!(refused.status.code(), Some(0), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr:?}");
+    assert!(!data.exists(), "nothing was made");
+    stderr
+}
+
 /// `--webhook` takes an http:// or https:// URL, checked before anything
 /// starts: one line naming the flag, a non-zero exit, no data dir made.
 #[test]
 fn up_refuses_a_webhook_that_is_not_an_http_url() {
-    let dir = temp_dir("up-webhook-url");
-    let data = dir.path().join("data");
-    let refused = battlelog()
-        .args(["up", "--data-dir", &data.display().to_string(), "--webhook", "ftp://forum.example/hook"])
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("run battlelog up");
-    let stderr = String::from_utf8_lossy(&refused.stderr);
-    assert_ne!(refused.status.code(), Some(0), "{stderr}");
-    assert_eq!(stderr.lines().count(), 1, "one line: {stderr:?}");
+    let stderr = up_refused("up-webhook-url", &["--webhook", "ftp://forum.example/hook"]);
     assert!(stderr.contains("--webhook \"ftp://forum.example/hook\" must be an http:// or https:// URL"), "{stderr}");
-    assert!(!data.exists(), "nothing was made");
 }
 
 /// `--otlp-endpoint` is checked as the services' `otlp_endpoint` is, before
 /// anything starts: one line naming the key, a non-zero exit, no data dir.
 #[test]
 fn up_refuses_an_otlp_endpoint_that_is_not_an_http_url() {
-    let dir = temp_dir("up-otlp-url");
-    let data = dir.path().join("data");
-    let refused = battlelog()
-        .args(["up", "--data-dir", &data.display().to_string(), "--otlp-endpoint", "collector:4317"])
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("run battlelog up");
-    let stderr = String::from_utf8_lossy(&refused.stderr);
-    assert_ne!(refused.status.code(), Some(0), "{stderr}");
-    assert_eq!(stderr.lines().count(), 1, "one line: {stderr:?}");
+    let stderr = up_refused("up-otlp-url", &["--otlp-endpoint", "collector:4317"]);
     assert!(stderr.contains("otlp_endpoint") && stderr.contains("collector:4317"), "{stderr}");
-    assert!(!data.exists(), "nothing was made");
 }

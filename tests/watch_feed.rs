@@ -4,19 +4,18 @@
 //! anyone allowed to publish there could, and reads what the real
 //! `battlelog watch` binary prints.
 
-mod stack;
-
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 
 use battlelog_proto::v1 as pb;
 use battlelog_test_support::auth::TEST_TENANT;
+use battlelog_test_support::stack;
+use battlelog_test_support::stack::{Stack, WAIT};
 use battlelog_test_support::{TestAuth, poll_until};
 use prost::Message;
 use serde_json::json;
 use sha2::{Digest, Sha256};
-use stack::{Stack, WAIT};
 
 /// `battlelog watch`, killed when dropped, its stdout and stderr lines
 /// collected as they come.

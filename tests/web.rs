@@ -3,12 +3,10 @@
 //! loopback. Who may read a battle page, and what it holds; the browser's
 //! side (the in-page verification) is `web/browser-tests`.
 
-mod stack;
-
 use battlelog_auth::{Role, ShareSecret};
-use battlelog_test_support::{ServiceProcess, StartOptions, TestAuth, http_get};
+use battlelog_test_support::stack::*;
+use battlelog_test_support::{ServiceProcess, TestAuth, http_get};
 use serde_json::json;
-use stack::*;
 
 /// A battle with two rolls, and a web in front of its stack whose share
 /// links are keyed by the secret in `<dir>/share.secret`.
@@ -131,14 +129,7 @@ async fn a_battle_page_admits_its_tenants_readers_and_its_share_link_only() {
 async fn a_share_link_opens_a_battle_of_any_tenant_when_the_resolver_holds_the_secret() {
     let secret_dir = battlelog_test_support::temp_dir("web-secret");
     let secret = secret_dir.path().join("share.secret");
-    let share = ShareSecret::read_or_create(&secret).expect("a share secret");
-    let options = StartOptions {
-        envs: vec![
-            ("BATTLELOG_RESOLVER_WEB_URL".into(), "http://127.0.0.1:8080".into()),
-            ("BATTLELOG_RESOLVER_SHARE_SECRET_FILE".into(), secret.display().to_string()),
-        ],
-        ..StartOptions::default()
-    };
+    let (share, options) = share_link_options(&secret, "http://127.0.0.1:8080");
     let stack = Stack::start_with("web-tenants", false, &options).await;
     let mut forum = resolver_client(&stack.resolver).await;
     open(&mut forum, "web-tenants", "pokemon-d6@2", json!([{"id": "pikachu"}, {"id": "meowth"}]), "seed").await;

@@ -4,18 +4,16 @@
 //! language. The real `battlelog-web` (and `battlelog up`) in front of the
 //! real journal, roller and resolver, over HTTP on loopback.
 
-mod stack;
-
 use std::io::Read;
 use std::time::Instant;
 
 use base64::Engine;
 use battlelog_auth::{Role, ShareSecret};
+use battlelog_test_support::stack::*;
 use battlelog_test_support::{ServiceProcess, TestAuth, http_get};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
-use stack::*;
 
 /// A valid Ed25519 public key (RFC 8032 §7.1, test 1): a key this site
 /// could trust that is not the stack's roller's.

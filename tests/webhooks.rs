@@ -18,13 +18,15 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use battlelog_auth::Role;
 use battlelog_proto::v1 as pb;
-use battlelog_system_tests::{append, client, no_stream, opened, read_stream, resolved, rolled};
-use battlelog_test_support::{NatsServer, ServiceProcess, TestAuth, poll_until, service_binary, temp_dir};
+use battlelog_test_support::journal_client;
+use battlelog_test_support::journal_client::{append, client, no_stream, opened, read_stream, resolved, rolled};
+use battlelog_test_support::stack;
+use battlelog_test_support::{
+    NatsServer, ServiceProcess, TestAuth, closed_by_server, poll_until, service_binary, temp_dir,
+};
 use http_body_util::BodyExt;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-
-mod stack;
 
 const DEADLINE: Duration = Duration::from_secs(60);
 /// The tenants' secrets (Standard Webhooks form: `whsec_` + base64 of the key).
@@ -262,7 +264,7 @@ fn cli(process: &ServiceProcess, args: &[&str]) -> String {
 }
 
 fn closed(key: &str) -> pb::NewEvent {
-    battlelog_system_tests::battle_event(
+    journal_client::battle_event(
         pb::battle_event::Event::BattleClosed(pb::BattleClosed {
             by: "judge".into(),
             reason: "over".into(),
@@ -280,7 +282,7 @@ async fn check_deliveries(
     state: &ReceiverState,
     secret: &str,
     tenant: &str,
-    journal: &mut battlelog_system_tests::Client,
+    journal: &mut journal_client::Client,
     battles: &[&str],
 ) {
     for delivery in state.deliveries() {
@@ -333,14 +335,9 @@ async fn every_event_arrives_once_in_order_through_failures_an_outage_and_a_rest
 
     let battle = "wh-battle-1";
     append(&mut journal_client, battle, no_stream(), vec![opened("forum-a", "open")]).await.expect("open");
-    append(
-        &mut journal_client,
-        battle,
-        battlelog_system_tests::any(),
-        vec![rolled(0, "attack", "r0"), resolved("hit", "a1")],
-    )
-    .await
-    .expect("act 1");
+    append(&mut journal_client, battle, journal_client::any(), vec![rolled(0, "attack", "r0"), resolved("hit", "a1")])
+        .await
+        .expect("act 1");
     // Another tenant's battle, with no endpoint: not delivered anywhere.
     append(&mut journal_client, "wh-other", no_stream(), vec![opened("forum-z", "z")]).await.expect("other");
     poll_until("the first three events", DEADLINE, || async { (receiver.state.deduped().len() >= 3).then_some(()) })
@@ -357,7 +354,7 @@ async fn every_event_arrives_once_in_order_through_failures_an_outage_and_a_rest
     append(
         &mut journal_client,
         battle,
-        battlelog_system_tests::any(),
+        journal_client::any(),
         vec![rolled(1, "defend", "r1"), resolved("parry", "a2")],
     )
     .await
@@ -368,11 +365,9 @@ async fn every_event_arrives_once_in_order_through_failures_an_outage_and_a_rest
     })
     .await;
     service.kill_9_in_place();
-    append(&mut journal_client, battle, battlelog_system_tests::any(), vec![resolved("riposte", "a3")])
-        .await
-        .expect("act 3");
+    append(&mut journal_client, battle, journal_client::any(), vec![resolved("riposte", "a3")]).await.expect("act 3");
     service = webhooks(&service_dir, &nats.url(), &tenants, &patient).await;
-    append(&mut journal_client, battle, battlelog_system_tests::any(), vec![closed("close")]).await.expect("close");
+    append(&mut journal_client, battle, journal_client::any(), vec![closed("close")]).await.expect("close");
     assert_eq!(receiver.state.deduped().len(), accepted_before, "nothing is accepted while down");
     receiver.restart().await;
 
@@ -436,21 +431,16 @@ async fn events_a_killed_instance_held_unacknowledged_are_delivered_before_later
     // Frozen: its pull request stays open, so JetStream hands it the next
     // two events, which it cannot store.
     service.freeze().await;
-    append(
-        &mut journal_client,
-        battle,
-        battlelog_system_tests::any(),
-        vec![rolled(0, "attack", "r0"), resolved("hit", "a1")],
-    )
-    .await
-    .expect("act 1");
+    append(&mut journal_client, battle, journal_client::any(), vec![rolled(0, "attack", "r0"), resolved("hit", "a1")])
+        .await
+        .expect("act 1");
     poll_until("two events handed to the frozen service", DEADLINE, || async {
         (consumer_counts(&context).await == Some((2, 0))).then_some(())
     })
     .await;
     service.kill_9_in_place();
     service = webhooks(&service_dir, &nats.url(), &tenants, &envs).await;
-    append(&mut journal_client, battle, battlelog_system_tests::any(), vec![closed("close")]).await.expect("close");
+    append(&mut journal_client, battle, journal_client::any(), vec![closed("close")]).await.expect("close");
 
     // Done when the last event was delivered and nothing is left anywhere:
     // JetStream has every message acknowledged, the queue is empty.
@@ -505,7 +495,7 @@ async fn a_failing_endpoints_deliveries_are_parked_in_order_reported_and_replaye
     append(
         &mut journal_client,
         parked_battle,
-        battlelog_system_tests::any(),
+        journal_client::any(),
         vec![rolled(0, "x", "b-r0"), resolved("b1", "b-a1")],
     )
     .await
@@ -523,7 +513,7 @@ async fn a_failing_endpoints_deliveries_are_parked_in_order_reported_and_replaye
     let attempts: Vec<u64> = bad.state.deliveries().iter().map(Delivery::version).collect();
     assert_eq!(attempts, [0, 0], "two attempts of version 0, then parked");
     // An event of the parked battle that comes later parks behind it.
-    append(&mut journal_client, parked_battle, battlelog_system_tests::any(), vec![closed("b-close")]).await.unwrap();
+    append(&mut journal_client, parked_battle, journal_client::any(), vec![closed("b-close")]).await.unwrap();
     poll_until("the later event parked behind", DEADLINE, || async {
         (metric(&service, "battlelog_webhooks_parked").await == 4).then_some(())
     })
@@ -807,21 +797,39 @@ async fn up_delivers_the_demo(extra: &[&str]) {
     assert_eq!(parked.trim(), "0 parked");
 }
 
+/// A nats-server on the shipped nats.conf, a journal on it as the
+/// `journal` user (started with `options`), a client of it, and a receiver;
+/// the webhooks, started by the test, log in as `webhooks_nats`'s user.
+struct Shipped {
+    nats: NatsServer,
+    dir: tempfile::TempDir,
+    journal: ServiceProcess,
+    journal_client: journal_client::Client,
+    receiver: Receiver,
+    webhooks_nats: String,
+}
+
+async fn shipped(label: &str, options: &battlelog_test_support::StartOptions) -> Shipped {
+    let nats = battlelog_test_support::shipped_nats();
+    let port = nats.port();
+    let dir = temp_dir(label);
+    let journal_nats = format!("nats://journal:jp@127.0.0.1:{port}");
+    let journal = battlelog_test_support::journal_with(&dir.path().join("journal"), Some(&journal_nats), options).await;
+    let journal_client = client(&journal).await;
+    let receiver = Receiver::start().await;
+    let webhooks_nats = format!("nats://webhooks:wp@127.0.0.1:{port}");
+    Shipped { nats, dir, journal, journal_client, receiver, webhooks_nats }
+}
+
 /// Under the shipped nats.conf, as its `webhooks` user (the journal as
 /// `journal`): the permissions listed there are enough to follow the
 /// fan-out with the durable consumer and acknowledge it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_shipped_nats_users_permissions_suffice() {
-    let nats = battlelog_system_tests::shipped_nats();
-    let port = nats.port();
-    let dir = temp_dir("webhooks-shipped");
-    let journal_url = format!("nats://journal:jp@127.0.0.1:{port}");
-    let journal = battlelog_test_support::journal(&dir.path().join("journal"), Some(&journal_url)).await;
-    let mut journal_client = client(&journal).await;
-    let receiver = Receiver::start().await;
+    let Shipped { nats: _nats, dir, journal: _journal, mut journal_client, receiver, webhooks_nats } =
+        shipped("webhooks-shipped", &Default::default()).await;
     let url = receiver.url();
-    let webhooks_url = format!("nats://webhooks:wp@127.0.0.1:{port}");
-    let service = webhooks(&dir.path().join("webhooks"), &webhooks_url, &[("forum-a", &url, SECRET_A)], &[]).await;
+    let service = webhooks(&dir.path().join("webhooks"), &webhooks_nats, &[("forum-a", &url, SECRET_A)], &[]).await;
     append(&mut journal_client, "wh-shipped", no_stream(), vec![opened("forum-a", "open"), resolved("one", "a1")])
         .await
         .unwrap();
@@ -836,30 +844,23 @@ async fn the_shipped_nats_users_permissions_suffice() {
 /// (whose max_payload the JetStream journal needs), as its users.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_jetstream_journals_log_is_followed_event_by_event() {
-    let nats = battlelog_system_tests::shipped_nats();
-    let port = nats.port();
-    let dir = temp_dir("webhooks-jetstream");
     let options = battlelog_test_support::StartOptions {
         envs: vec![("BATTLELOG_JOURNAL_BACKEND".to_owned(), "jetstream".to_owned())],
         ..Default::default()
     };
-    let journal_nats = format!("nats://journal:jp@127.0.0.1:{port}");
-    let journal =
-        battlelog_test_support::journal_with(&dir.path().join("journal"), Some(&journal_nats), &options).await;
-    let mut journal_client = client(&journal).await;
-    let receiver = Receiver::start().await;
+    let Shipped { nats: _nats, dir, journal: _journal, mut journal_client, receiver, webhooks_nats } =
+        shipped("webhooks-jetstream", &options).await;
     let url = receiver.url();
     let envs = [
         ("BATTLELOG_WEBHOOKS_NATS_STREAM", "BATTLELOG_JOURNAL"),
         ("BATTLELOG_WEBHOOKS_NATS_SUBJECT_PREFIX", "battlelog.journal"),
     ];
-    let webhooks_nats = format!("nats://webhooks:wp@127.0.0.1:{port}");
     let _service = webhooks(&dir.path().join("webhooks"), &webhooks_nats, &[("forum-a", &url, SECRET_A)], &envs).await;
     let battle = "wh-log";
     append(&mut journal_client, battle, no_stream(), vec![opened("forum-a", "open")]).await.unwrap();
     let act = vec![rolled(0, "x", "r0"), resolved("one", "a1"), resolved("two", "a2")];
-    append(&mut journal_client, battle, battlelog_system_tests::any(), act).await.unwrap();
-    append(&mut journal_client, battle, battlelog_system_tests::any(), vec![closed("close")]).await.unwrap();
+    append(&mut journal_client, battle, journal_client::any(), act).await.unwrap();
+    append(&mut journal_client, battle, journal_client::any(), vec![closed("close")]).await.unwrap();
     poll_until("every event of the log", DEADLINE, || async { (receiver.state.deduped().len() == 5).then_some(()) })
         .await;
     check_deliveries(&receiver.state, SECRET_A, "forum-a", &mut journal_client, &[battle]).await;
@@ -910,17 +911,12 @@ async fn publish_as_the_journal(
 /// is delivered.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn records_the_journal_does_not_hold_are_never_delivered() {
-    let nats = battlelog_system_tests::shipped_nats();
+    let Shipped { nats, dir, journal, mut journal_client, receiver, webhooks_nats } =
+        shipped("webhooks-forged", &Default::default()).await;
     let port = nats.port();
-    let dir = temp_dir("webhooks-forged");
-    let journal_nats = format!("nats://journal:jp@127.0.0.1:{port}");
-    let journal = battlelog_test_support::journal(&dir.path().join("journal"), Some(&journal_nats)).await;
-    let mut journal_client = client(&journal).await;
-    let receiver = Receiver::start().await;
     let url = receiver.url();
     let journal_url = journal.url();
     let envs = [("BATTLELOG_WEBHOOKS_JOURNAL_URL", journal_url.as_str())];
-    let webhooks_nats = format!("nats://webhooks:wp@127.0.0.1:{port}");
     let tenants = [("forum-a", url.as_str(), SECRET_A), ("forum-b", url.as_str(), SECRET_B)];
     let service = webhooks(&dir.path().join("webhooks"), &webhooks_nats, &tenants, &envs).await;
 
@@ -936,14 +932,11 @@ async fn records_the_journal_does_not_hold_are_never_delivered() {
     let js = async_nats::jetstream::new(forger);
     let never = "wh-never-opened";
     let record = forged_record(never, 0, opened("forum-a", "forged-open"), "forged-open");
-    publish_as_the_journal(&js, "forum-a", never, 0, record, &battlelog_system_tests::genesis(never)).await;
-    publish_as_the_journal(&js, "forum-b", battle, 0, opening.record.clone(), &battlelog_system_tests::genesis(battle))
-        .await;
+    publish_as_the_journal(&js, "forum-a", never, 0, record, &journal_client::genesis(never)).await;
+    publish_as_the_journal(&js, "forum-b", battle, 0, opening.record.clone(), &journal_client::genesis(battle)).await;
     let record = forged_record(battle, 1, rolled(0, "forged", "forged-roll"), "forged-roll");
     publish_as_the_journal(&js, "forum-a", battle, 1, record, &opening.hash).await;
-    append(&mut journal_client, battle, battlelog_system_tests::exact(Some(0)), vec![rolled(0, "real", "roll")])
-        .await
-        .unwrap();
+    append(&mut journal_client, battle, journal_client::exact(Some(0)), vec![rolled(0, "real", "roll")]).await.unwrap();
 
     poll_until("the real version 1", DEADLINE, || async {
         receiver.state.deduped().iter().any(|d| d.battle() == battle && d.version() == 1).then_some(())
@@ -989,21 +982,6 @@ async fn the_consumer_takes_ack_wait_and_max_ack_pending_from_the_config() {
         assert_eq!(config.max_ack_pending.to_string(), pending);
         assert_eq!(config.durable_name.as_deref(), Some("battlelog-webhooks"));
         assert!(service.terminate().await);
-    }
-}
-
-/// Reads until the server closes the connection; how long after `since`
-/// that was, or `None` if it is still open `deadline` after `since`.
-async fn closed_by_server(stream: &mut tokio::net::TcpStream, since: Instant, deadline: Duration) -> Option<Duration> {
-    use tokio::io::AsyncReadExt;
-    let mut buf = [0u8; 1024];
-    loop {
-        let left = deadline.checked_sub(since.elapsed())?;
-        match tokio::time::timeout(left, stream.read(&mut buf)).await {
-            Err(_) => return None,
-            Ok(Ok(0) | Err(_)) => return Some(since.elapsed()),
-            Ok(Ok(_)) => {}
-        }
     }
 }
 

@@ -20,8 +20,24 @@
 //!   starters configure every service with it.
 //! - [`otlp`] / [`otlp::Collector`]: an OTLP/gRPC trace collector stand-in
 //!   on a free loopback port, keeping the spans the services export.
+//! - [`shipped_nats`]: a [`NatsServer`] with the shipped
+//!   `deploy/nats/nats.conf`, every password it reads set.
+//! - [`journal_client`]: calls against a running journal over gRPC, the
+//!   records the tests append, and an independent chain check.
+//! - [`journal_faults`] / [`journal_faults::FaultyJournal`]: a journal
+//!   service in front of a real one that fails, delays or interrupts the
+//!   calls a test chooses and passes the rest through.
+//! - [`metrics`]: the metric families the services export, and a
+//!   sample's value in a `/metrics` text.
+//! - [`raw_grpc::Raw`]: a gRPC codec of raw bytes, for requests that do
+//!   not decode.
+//! - [`stack`] / [`stack::Stack`]: journal, roller and resolver as separate
+//!   processes with a fixed master key, and what the battle tests check
+//!   with (dice re-derived, exports, audits, JetStream, `battlelog up`).
+//! - [`watch::WatchProcess`]: a running `battlelog watch`, read line by line.
 //! - [`temp_dir`]: a temp directory for sled data.
-//! - [`poll_until`]: waiting on a condition with a deadline.
+//! - [`poll_until`]: waiting on a condition with a deadline;
+//!   [`closed_by_server`]: waiting for the server to close a connection.
 //! - [`mod@bench`]: rates and percentiles for the benchmarks.
 //!
 //! A missing `nats-server` or service binary panics with what to do: the
@@ -30,7 +46,13 @@
 pub mod auth;
 pub mod bench;
 pub mod cluster;
+pub mod journal_client;
+pub mod journal_faults;
+pub mod metrics;
 pub mod otlp;
+pub mod raw_grpc;
+pub mod stack;
+pub mod watch;
 
 pub use auth::TestAuth;
 pub use cluster::{NatsCluster, NodeCommand};
@@ -104,6 +126,14 @@ where
         assert!(start.elapsed() < deadline, "timed out after {deadline:?} waiting for {what}");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+/// [`poll_until`] `counter` (counted by tasks under way) reaches `at_least`.
+pub async fn until_counted(what: &str, deadline: Duration, counter: &std::sync::atomic::AtomicUsize, at_least: usize) {
+    poll_until(what, deadline, || async {
+        (counter.load(std::sync::atomic::Ordering::Relaxed) >= at_least).then_some(())
+    })
+    .await;
 }
 
 /// Finds `nats-server`: `$BATTLELOG_NATS_SERVER`, else on `PATH`. Panics when
@@ -246,6 +276,63 @@ impl Drop for NatsServer {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// A nats-server with the shipped `deploy/nats/nats.conf` (its users and
+/// permissions), every password it reads set: `journal` `jp`, `resolver`
+/// `rp`, `webhooks` `wp`, `forum-a` `ap`, `forum-b` `bp`.
+pub fn shipped_nats() -> NatsServer {
+    let config = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../deploy/nats/nats.conf");
+    let passwords = [
+        ("JOURNAL_NATS_PASSWORD", "jp"),
+        ("RESOLVER_NATS_PASSWORD", "rp"),
+        ("WEBHOOKS_NATS_PASSWORD", "wp"),
+        ("FORUM_A_NATS_PASSWORD", "ap"),
+        ("FORUM_B_NATS_PASSWORD", "bp"),
+    ];
+    NatsServer::start_with_config(&config, &passwords)
+}
+
+/// Reads (and drops) whatever the server sends on `stream` until it closes
+/// the connection (end of file or a reset); returns how long after `since`
+/// that was, or `None` if it is still open at `deadline` after `since`.
+pub async fn closed_by_server<R>(stream: &mut R, since: Instant, deadline: Duration) -> Option<Duration>
+where
+    R: tokio::io::AsyncRead + Unpin,
+{
+    use tokio::io::AsyncReadExt;
+    let mut buf = [0u8; 4096];
+    loop {
+        let left = deadline.checked_sub(since.elapsed())?;
+        match tokio::time::timeout(left, stream.read(&mut buf)).await {
+            Err(_) => return None,
+            Ok(Ok(0) | Err(_)) => return Some(since.elapsed()),
+            Ok(Ok(_)) => {}
+        }
+    }
+}
+
+/// Runs the workspace binary `binary` with `args` and `envs`, which must
+/// refuse to start: exit at once with a failure status and no readiness
+/// line. Its stderr, which says why.
+pub async fn refused_start(binary: &str, args: &[String], envs: &[(String, String)]) -> String {
+    let child = tokio::process::Command::new(service_binary(binary))
+        .args(args)
+        .envs(envs.iter().cloned())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        // A service that starts anyway is stopped when the deadline drops it.
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap_or_else(|e| panic!("run {binary}: {e}"));
+    let output = tokio::time::timeout(STARTUP_DEADLINE, child.wait_with_output())
+        .await
+        .unwrap_or_else(|_| panic!("{binary} exits at once when it refuses, instead of serving"))
+        .expect("its output");
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(!output.status.success(), "{binary} refuses {args:?}: {stderr}");
+    assert!(output.stdout.is_empty(), "{binary}: no readiness line: {output:?}");
+    stderr
 }
 
 /// Locates a workspace binary next to the running test executable

@@ -6,20 +6,18 @@
 //! seed, commitment and die itself with the `dice` crate (docs/protocol.md §1–3)
 //! instead of believing what the services say.
 
-#![allow(dead_code)]
-
 use std::collections::HashMap;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
+use crate::{NatsServer, ServiceProcess, StartOptions, TestAuth, poll_until, temp_dir};
 use battlelog_auth::AuthChannel;
 use battlelog_proto::battle::{self, json_to_struct};
 use battlelog_proto::v1 as pb;
 use battlelog_proto::v1::battle_event::Event;
 use battlelog_proto::v1::resolver_client::ResolverClient;
 use battlelog_proto::v1::roller_client::RollerClient;
-use battlelog_test_support::{NatsServer, ServiceProcess, StartOptions, TestAuth, poll_until, temp_dir};
 use serde_json::Value;
 use tempfile::TempDir;
 use tonic::Status;
@@ -47,6 +45,32 @@ pub fn server_seed(battle_id: &str, epoch: u32) -> dice::ServerSeed {
     dice::ServerSeed::derive(&master_key(), battle_id, epoch)
 }
 
+/// The resolver's config for share links: its `web_url`, and a share
+/// secret made (or read) in `secret_file`: (the secret, the options).
+pub fn share_link_options(secret_file: &Path, web_url: &str) -> (battlelog_auth::ShareSecret, StartOptions) {
+    let secret = battlelog_auth::ShareSecret::read_or_create(secret_file).expect("a share secret");
+    let options = StartOptions {
+        envs: vec![
+            ("BATTLELOG_RESOLVER_WEB_URL".to_owned(), web_url.to_owned()),
+            ("BATTLELOG_RESOLVER_SHARE_SECRET_FILE".to_owned(), secret_file.display().to_string()),
+        ],
+        ..StartOptions::default()
+    };
+    (secret, options)
+}
+
+/// The first client seed `"{prefix}{i}"` (`i` from 0) under which the
+/// epoch-0 d6 of `battle_id` at each nonce (`d6(nonce)`) satisfies
+/// `planned`: a test steers its dice into the branches it means to take,
+/// and still works out what it expects from whatever dice come.
+pub fn client_seed_where(battle_id: &str, prefix: &str, planned: impl Fn(&dyn Fn(u64) -> i64) -> bool) -> String {
+    let seed = server_seed(battle_id, 0);
+    (0..10_000)
+        .map(|i| format!("{prefix}{i}"))
+        .find(|client_seed| planned(&|nonce| dice::roll("1d6", &seed, client_seed, nonce).expect("1d6").1.total))
+        .expect("a client seed with the planned dice")
+}
+
 /// journal + roller + resolver, each its own process, on loopback port 0.
 #[derive(Debug)]
 pub struct Stack {
@@ -69,16 +93,10 @@ impl Stack {
         let dir = temp_dir(label);
         let nats = with_nats.then(NatsServer::start);
         let nats_url = nats.as_ref().map(NatsServer::url);
-        let journal =
-            battlelog_test_support::journal_with(&dir.path().join("journal"), nats_url.as_deref(), options).await;
-        let roller = battlelog_test_support::roller_with(
-            &dir.path().join("roller"),
-            &journal.url(),
-            Some(MASTER_KEY_HEX),
-            options,
-        )
-        .await;
-        let resolver = battlelog_test_support::resolver_with(
+        let journal = crate::journal_with(&dir.path().join("journal"), nats_url.as_deref(), options).await;
+        let roller =
+            crate::roller_with(&dir.path().join("roller"), &journal.url(), Some(MASTER_KEY_HEX), options).await;
+        let resolver = crate::resolver_with(
             &dir.path().join("resolver.log"),
             &journal.url(),
             &roller.url(),
@@ -100,7 +118,7 @@ impl Stack {
             ..StartOptions::default()
         };
         let data = self.dir.path().join("journal");
-        self.journal = battlelog_test_support::journal_with(&data, self.nats_url().as_deref(), &options).await;
+        self.journal = crate::journal_with(&data, self.nats_url().as_deref(), &options).await;
     }
 
     /// Kills the resolver (SIGKILL) and starts it again on the same port
@@ -110,14 +128,9 @@ impl Stack {
         self.extra += 1;
         let log = self.dir.path().join(format!("resolver-{}.log", self.extra));
         let options = StartOptions { listen: Some(self.resolver.addr()), ..options.clone() };
-        self.resolver = battlelog_test_support::resolver_with(
-            &log,
-            &self.journal.url(),
-            &self.roller.url(),
-            self.nats_url().as_deref(),
-            &options,
-        )
-        .await;
+        self.resolver =
+            crate::resolver_with(&log, &self.journal.url(), &self.roller.url(), self.nats_url().as_deref(), &options)
+                .await;
     }
 
     /// Kills the roller (SIGKILL) and starts it again on the same port and
@@ -126,8 +139,7 @@ impl Stack {
         self.roller.kill_9_in_place();
         let options = StartOptions { listen: Some(self.roller.addr()), ..StartOptions::default() };
         let data = self.dir.path().join("roller");
-        self.roller =
-            battlelog_test_support::roller_with(&data, &self.journal.url(), Some(MASTER_KEY_HEX), &options).await;
+        self.roller = crate::roller_with(&data, &self.journal.url(), Some(MASTER_KEY_HEX), &options).await;
     }
 
     pub fn nats_url(&self) -> Option<String> {
@@ -139,18 +151,18 @@ impl Stack {
     pub async fn start_resolver(&mut self, roller_url: &str) -> ServiceProcess {
         self.extra += 1;
         let log = self.dir.path().join(format!("resolver-{}.log", self.extra));
-        battlelog_test_support::resolver(&log, &self.journal.url(), roller_url, self.nats_url().as_deref()).await
+        crate::resolver(&log, &self.journal.url(), roller_url, self.nats_url().as_deref()).await
     }
 
     /// Another roller process (a replica with the same master key).
     pub async fn start_roller(&mut self) -> ServiceProcess {
         self.extra += 1;
         let data = self.dir.path().join(format!("roller-{}", self.extra));
-        battlelog_test_support::roller(&data, &self.journal.url(), Some(MASTER_KEY_HEX)).await
+        crate::roller(&data, &self.journal.url(), Some(MASTER_KEY_HEX)).await
     }
 
-    pub async fn journal_client(&self) -> battlelog_system_tests::Client {
-        battlelog_system_tests::client(&self.journal).await
+    pub async fn journal_client(&self) -> crate::journal_client::Client {
+        crate::journal_client::client(&self.journal).await
     }
 
     pub async fn roller_client(&self) -> RollerClient<AuthChannel> {
@@ -264,8 +276,8 @@ impl Journaled {
 /// recomputed from the record bytes by the test's own code.
 pub async fn journaled(stack: &Stack, battle_id: &str) -> Vec<Journaled> {
     let mut journal = stack.journal_client().await;
-    let events = battlelog_system_tests::read_stream(&mut journal, battle_id).await;
-    battlelog_system_tests::check_chain(battle_id, &events);
+    let events = crate::journal_client::read_stream(&mut journal, battle_id).await;
+    crate::journal_client::check_chain(battle_id, &events);
     events
         .into_iter()
         .map(|recorded| {
@@ -348,12 +360,21 @@ pub fn outcome(reply: &pb::ActResponse) -> Value {
 
 /// Runs the `battlelog` binary; returns (exit code, stdout, stderr).
 pub fn cli(args: &[&str]) -> (Option<i32>, String, String) {
-    let output = Command::new(battlelog_test_support::cli_binary()).args(args).output().expect("run battlelog");
+    let output = Command::new(crate::cli_binary()).args(args).output().expect("run battlelog");
     (
         output.status.code(),
         String::from_utf8_lossy(&output.stdout).into_owned(),
         String::from_utf8_lossy(&output.stderr).into_owned(),
     )
+}
+
+/// `battlelog ARGS --resolver <the stack's> --token <a judge's>`: (exit
+/// code, stdout, stderr).
+pub fn cli_as_judge(stack: &Stack, args: &[&str]) -> (Option<i32>, String, String) {
+    let (url, token) = (stack.resolver.url(), TestAuth::shared().judge());
+    let mut args = args.to_vec();
+    args.extend(["--resolver", &url, "--token", &token]);
+    cli(&args)
 }
 
 /// An Act reply without its checkpoint: that is the journal's newest when
@@ -502,7 +523,7 @@ pub async fn assert_jetstream_has(nats_url: &str, battles: &HashMap<String, Vec<
     let total: usize = battles.values().map(Vec::len).sum();
     let messages = jetstream_messages(nats_url, total as u64).await;
     for (battle_id, events) in battles {
-        let subject = format!("battlelog.events.{}.{battle_id}", battlelog_test_support::auth::TEST_TENANT);
+        let subject = format!("battlelog.events.{}.{battle_id}", crate::auth::TEST_TENANT);
         let received: Vec<_> = messages.iter().filter(|(s, _, _)| *s == subject).collect();
         assert_eq!(received.len(), events.len(), "{battle_id}: every event on {subject}");
         for (event, (_, id, payload)) in events.iter().zip(received) {
@@ -517,6 +538,7 @@ pub async fn assert_jetstream_has(nats_url: &str, battles: &HashMap<String, Vec<
 /// SIGTERM first, so that it stops the nats-server it started (a SIGKILL
 /// would leave that child running after the test), SIGKILL if it has not
 /// exited within a deadline. A test that means a crash kills `child` itself.
+#[derive(Debug)]
 pub struct Up {
     pub child: std::process::Child,
     pub banner: Vec<String>,
@@ -570,7 +592,7 @@ pub fn up(data_dir: &Path, extra: &[&str]) -> Up {
         "--web-listen",
         "127.0.0.1:0",
     ];
-    let mut child = Command::new(battlelog_test_support::cli_binary())
+    let mut child = Command::new(crate::cli_binary())
         .args(["up", "--data-dir", &data])
         .args(listen)
         .args(extra)
@@ -591,7 +613,7 @@ pub fn up(data_dir: &Path, extra: &[&str]) -> Up {
     });
     let mut banner = Vec::new();
     loop {
-        match rx.recv_timeout(battlelog_test_support::STARTUP_DEADLINE) {
+        match rx.recv_timeout(crate::STARTUP_DEADLINE) {
             Ok(line) => {
                 let done = line.starts_with("Try it");
                 banner.push(line);
@@ -612,6 +634,17 @@ pub fn up(data_dir: &Path, extra: &[&str]) -> Up {
     up.endpoint("journal");
     up.endpoint("roller");
     up
+}
+
+/// The password of `user` in a NATS config that `battlelog up` wrote
+/// (`user: "journal", password: "…"`).
+pub fn nats_password<'a>(config: &'a str, user: &str) -> &'a str {
+    config
+        .lines()
+        .find(|l| l.contains(&format!(r#"user: "{user}""#)))
+        .and_then(|l| l.split(r#"password: ""#).nth(1))
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_else(|| panic!("no password of {user} in the NATS config"))
 }
 
 /// docs/rules.md §1.3: (reduction %, counted) for an effective dodge value,

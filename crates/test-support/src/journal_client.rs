@@ -1,5 +1,6 @@
-//! Helpers shared by the system tests: gRPC calls against a running journal
-//! and an independent re-implementation of the chain check (docs/protocol.md §4)
+//! Calls against a running journal over gRPC, the records the tests append
+//! (battle events of fixed seeds), the journal's error details, and an
+//! independent re-implementation of the chain check (docs/protocol.md §4)
 //! written from the protocol text, not from the journal's code.
 
 use battlelog_auth::AuthChannel;
@@ -21,7 +22,7 @@ pub type Client = JournalClient<AuthChannel>;
 /// the same way (`open_db` in its sled store).
 pub async fn open_sled(dir: &std::path::Path) -> sled::Db {
     let what = format!("sled's lock on {} to come free", dir.display());
-    battlelog_test_support::poll_until(&what, std::time::Duration::from_secs(10), || async {
+    crate::poll_until(&what, std::time::Duration::from_secs(10), || async {
         match sled::open(dir) {
             Ok(db) => Some(db),
             // sled 0.34 says so only in its message.
@@ -33,8 +34,8 @@ pub async fn open_sled(dir: &std::path::Path) -> sled::Db {
 }
 
 /// Connects to a running journal.
-pub async fn client(process: &battlelog_test_support::ServiceProcess) -> Client {
-    let token = battlelog_test_support::TestAuth::shared().service_token();
+pub async fn client(process: &crate::ServiceProcess) -> Client {
+    let token = crate::TestAuth::shared().service_token();
     JournalClient::new(process.authed(&token).await).max_decoding_message_size(64 * 1024 * 1024)
 }
 
@@ -143,6 +144,22 @@ pub fn revealed(epoch: u32, server_seed: String, key: &str) -> pb::NewEvent {
 pub fn error_reason(status: &Status) -> String {
     let details = status.get_error_details();
     details.error_info().unwrap_or_else(|| panic!("no ErrorInfo: {status:?}")).reason.clone()
+}
+
+/// Opens `stream` (an [`opened`] battle of no tenant), then appends
+/// `count` resolutions `r0`, `r1` … to it, one append each.
+pub async fn open_and_resolve(client: &mut Client, stream: &str, count: usize) {
+    write_battle(client, stream, count + 1, |i| format!("r{}", i - 1)).await;
+}
+
+/// Writes versions 0 to `events - 1` of `stream`, one append each: an
+/// [`opened`] battle of no tenant, then resolutions whose text `text`
+/// gives by version.
+pub async fn write_battle(client: &mut Client, stream: &str, events: usize, text: impl Fn(usize) -> String) {
+    for i in 0..events {
+        let event = if i == 0 { opened("", "") } else { resolved(&text(i), "") };
+        append(client, stream, any(), vec![event]).await.expect("append");
+    }
 }
 
 /// Appends.
@@ -268,79 +285,58 @@ pub fn check_chain(stream: &str, events: &[pb::RecordedEvent]) {
     }
 }
 
-/// A running `battlelog watch`, its stdout and stderr line by line; killed
-/// when dropped. Every wait is bounded by [`WATCH_WAIT`].
-#[derive(Debug)]
-pub struct WatchProcess {
-    child: tokio::process::Child,
-    stdout: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
-    // Kept open even when unread: a watch writing to a closed stderr dies of it.
-    stderr: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStderr>>,
-}
-
-/// How long a watch may take to say something or show an event.
-pub const WATCH_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
-
-impl WatchProcess {
-    /// Starts `battlelog watch <args>`.
-    pub fn spawn(args: &[&str]) -> Self {
-        use tokio::io::AsyncBufReadExt;
-        let mut child = tokio::process::Command::new(battlelog_test_support::cli_binary())
-            .arg("watch")
-            .args(args)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("battlelog watch starts");
-        let stdout = tokio::io::BufReader::new(child.stdout.take().expect("stdout")).lines();
-        let stderr = tokio::io::BufReader::new(child.stderr.take().expect("stderr")).lines();
-        Self { child, stdout, stderr }
+/// `clients.len()` writers racing on `stream` (an open battle), each
+/// appending `per_writer` rolls, every append guarded by the version its
+/// writer last saw (and rolling the nonce that version implies: version 0
+/// is the opening, so version v carries nonce v - 1). A success must land
+/// right after the expected version; a conflict must name a newer version,
+/// which the writer takes and goes on from. Returns every acknowledged
+/// version with the payload appended there (no version acknowledged twice)
+/// and how many conflicts the writers met.
+pub async fn race_guarded_writers(
+    clients: Vec<Client>,
+    stream: &str,
+    per_writer: usize,
+) -> (std::collections::BTreeMap<u64, Vec<u8>>, usize) {
+    let mut tasks = Vec::new();
+    for (w, mut c) in clients.into_iter().enumerate() {
+        let stream = stream.to_owned();
+        tasks.push(tokio::spawn(async move {
+            let (mut mine, mut conflicts) = (Vec::new(), 0);
+            let mut seen = head(&mut c, &stream).await;
+            while mine.len() < per_writer {
+                let nonce = seen.expect("the battle is open");
+                let roll = rolled(nonce, &format!("w{w}-{}", mine.len()), "");
+                let payload = roll.payload.clone();
+                match append(&mut c, &stream, exact(seen), vec![roll]).await {
+                    Ok(reply) => {
+                        let version = reply.events[0].version;
+                        assert_eq!(
+                            Some(version),
+                            seen.map(|v| v + 1),
+                            "an append lands right after the expected version"
+                        );
+                        mine.push((version, payload));
+                        seen = Some(version);
+                    }
+                    Err(status) => {
+                        let actual = conflict_actual_version(&status);
+                        assert!(actual > seen, "a conflict names a newer version than the stale one");
+                        conflicts += 1;
+                        seen = actual;
+                    }
+                }
+            }
+            (mine, conflicts)
+        }));
     }
-
-    /// Starts it and waits for its first line on stderr, which says what it
-    /// watches (the subscription is then in place); returns that line too.
-    pub async fn start(args: &[&str]) -> (Self, String) {
-        let mut watch = Self::spawn(args);
-        let line = watch.next_stderr().await;
-        (watch, line)
+    let (mut acked, mut conflicts) = (std::collections::BTreeMap::new(), 0);
+    for task in tasks {
+        let (mine, met) = task.await.expect("writer");
+        conflicts += met;
+        for (version, payload) in mine {
+            assert!(acked.insert(version, payload).is_none(), "version {version} acknowledged twice");
+        }
     }
-
-    /// The next line on stderr; panics when it ended or took too long.
-    pub async fn next_stderr(&mut self) -> String {
-        let line =
-            tokio::time::timeout(WATCH_WAIT, self.stderr.next_line()).await.expect("watch says something in time");
-        line.expect("stderr").expect("watch is still running")
-    }
-
-    /// The next line on stdout: `Err` after [`WATCH_WAIT`] without one,
-    /// `Ok(None)` when the watch ended.
-    pub async fn stdout_line(&mut self) -> Result<Option<String>, tokio::time::error::Elapsed> {
-        tokio::time::timeout(WATCH_WAIT, self.stdout.next_line()).await.map(|line| line.expect("stdout"))
-    }
-
-    /// The next line on stdout; panics when it ended or took too long.
-    pub async fn next_stdout(&mut self) -> String {
-        self.stdout_line().await.expect("an event in time").expect("watch is still running")
-    }
-
-    /// Waits (bounded) for it to exit.
-    pub async fn wait(&mut self) -> std::process::ExitStatus {
-        tokio::time::timeout(WATCH_WAIT, self.child.wait()).await.expect("watch exits in time").expect("status")
-    }
-}
-
-/// A nats-server with the shipped `deploy/nats/nats.conf` (its users and
-/// permissions), every password it reads set: `journal` `jp`, `resolver`
-/// `rp`, `webhooks` `wp`, `forum-a` `ap`, `forum-b` `bp`.
-pub fn shipped_nats() -> battlelog_test_support::NatsServer {
-    let config = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../deploy/nats/nats.conf");
-    let passwords = [
-        ("JOURNAL_NATS_PASSWORD", "jp"),
-        ("RESOLVER_NATS_PASSWORD", "rp"),
-        ("WEBHOOKS_NATS_PASSWORD", "wp"),
-        ("FORUM_A_NATS_PASSWORD", "ap"),
-        ("FORUM_B_NATS_PASSWORD", "bp"),
-    ];
-    battlelog_test_support::NatsServer::start_with_config(&config, &passwords)
+    (acked, conflicts)
 }

@@ -1,10 +1,7 @@
-//! The metric families the services export, shared by the tests that
-//! check the deploy files against them (dashboards.rs) and them against the
-//! running services (deploy.rs), and metrics_at_start.rs's list of the
-//! families counted by event.
-
-// Each test that includes this module uses its own part of it.
-#![allow(dead_code)]
+//! What the tests read services' `/metrics` with: the metric families the
+//! services export (the contract the deploy files and the running services
+//! are both held to), the families counted only by event, and one
+//! sample's value in a `/metrics` text.
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -76,3 +73,11 @@ pub const BY_EVENT: &[&str] = &[
     "battlelog_grpc_server_open_streams",
     "battlelog_webhooks_parked",
 ];
+
+/// The value of the sample `name_and_labels` (`name{label="v"}` as the
+/// text writes it) in a `/metrics` text, if there is one.
+pub fn sample(text: &str, name_and_labels: &str) -> Option<f64> {
+    text.lines()
+        .filter(|line| !line.starts_with('#'))
+        .find_map(|line| line.strip_prefix(name_and_labels)?.strip_prefix(' ')?.trim().parse().ok())
+}
