@@ -9,26 +9,23 @@ use std::fmt::Write;
 use std::path::PathBuf;
 
 use anyhow::Context;
-use battlelog_proto::battle;
-use battlelog_proto::v1::GetBattleRequest;
-use battlelog_proto::v1::battle_event::Event;
 use battlelog_tlog::{KeptCheckpoint, VerifierKey};
 use battlelog_verify::audit::proofs::{consistency_unchecked, log_short};
 use battlelog_verify::audit::{
-    AuditReport, AuditedRecord, LogTrust, audit, audit_pinned, check_consistency, check_trailer, consistency_sizes,
+    AuditReport, AuditedRecord, LogTrust, audit_pinned, check_consistency, check_trailer, consistency_sizes,
 };
-use battlelog_verify::explained;
 use battlelog_verify::judging::{Author, FieldChange, RulingSeen};
 use battlelog_verify::{Hash, export, hash_from_hex};
-use clap::{Args, ValueEnum};
-use rules::explain::{Lang, state_lines, state_view};
+use clap::Args;
 use serde_json::Value;
 
 use crate::Output;
-use crate::client::{self, ResolverEndpoint};
 use crate::checkpoint::LogProof;
+use crate::client::{self, ResolverEndpoint};
 use battlelog_auth::Role;
 
+/// What `battlelog audit --help` says of its exit statuses (docs/judges.md,
+/// *Auditing*, says the same).
 pub const AUDIT_EXIT_CODES: &str = "\
 Exit status:
   0  the battle verifies, signed by a pinned roller key (--roller-key or

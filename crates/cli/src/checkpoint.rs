@@ -4,7 +4,6 @@
 //! proofs it asks for serve `battlelog audit --checkpoint` too. The log key
 //! checkpoints are signed with is `battlelog log-key`'s ([`crate::log_key`]).
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -12,12 +11,12 @@ use battlelog_auth::{AuthChannel, Role};
 use battlelog_proto::error::{Error, JournalReason};
 use battlelog_proto::v1::resolver_client::ResolverClient;
 use battlelog_proto::v1::{ConsistencyProofRequest, GetCheckpointRequest};
-use battlelog_tlog::{Checkpoint, KeptCheckpoint, LogKey, VerifierKey, verify_consistency};
+use battlelog_tlog::{Checkpoint, KeptCheckpoint, VerifierKey, verify_consistency};
 use clap::{Args, Subcommand};
 
 use crate::Output;
+use crate::audit::{parse_log_key, read_proof};
 use crate::client::{self, ResolverEndpoint};
-use crate::export::{parse_log_key, read_proof};
 
 /// What `battlelog checkpoint verify --help` says of its exit statuses.
 pub const VERIFY_EXIT_CODES: &str = "\
@@ -78,7 +77,6 @@ pub struct VerifyArgs {
     #[command(flatten)]
     tls: crate::tls::TlsArgs,
 }
-
 
 /// What the log the resolver shows answers for a consistency proof.
 #[derive(Debug)]

@@ -5,29 +5,20 @@
 //! ([`crate::audit`]).
 
 use std::fmt::Write;
-use std::path::PathBuf;
 
-use anyhow::Context;
 use battlelog_proto::battle;
 use battlelog_proto::v1::GetBattleRequest;
 use battlelog_proto::v1::battle_event::Event;
-use battlelog_tlog::{KeptCheckpoint, VerifierKey};
-use battlelog_verify::audit::proofs::{consistency_unchecked, log_short};
-use battlelog_verify::audit::{
-    AuditReport, AuditedRecord, LogTrust, audit, audit_pinned, check_consistency, check_trailer, consistency_sizes,
-};
+use battlelog_verify::audit::{AuditReport, AuditedRecord, audit};
 use battlelog_verify::explained;
-use battlelog_verify::judging::{Author, FieldChange, RulingSeen};
-use battlelog_verify::{Hash, export, hash_from_hex};
 use clap::{Args, ValueEnum};
 use rules::explain::{Lang, state_lines, state_view};
 use serde_json::Value;
 
 use crate::Output;
+use crate::audit::{after_close, note, ruling_list, write_changes};
 use crate::client::{self, ResolverEndpoint};
-use crate::checkpoint::LogProof;
 use battlelog_auth::Role;
-use crate::audit::{after_close, note, ruling_list, who, write_changes};
 
 #[derive(Debug, Args)]
 pub struct ReplayArgs {
@@ -292,6 +283,7 @@ pub fn describe_event(event: &Event) -> String {
 mod tests {
     use super::*;
     use battlelog_proto::v1::JournalRecord;
+    use battlelog_verify::export;
     use prost::Message;
 
     /// The closed `pokemon-d6@2` demo battle of the browser verifier's tests:
