@@ -209,7 +209,7 @@ pub enum Problem {
     RulingCredential { judge: String, role: String, subject: String },
 
     // Trailer. The report shows each after its check's name, `trailer`.
-    #[error("{}", crate::audit::transparency::NO_TRAILER)]
+    #[error("{}", crate::audit::proofs::NO_TRAILER)]
     TrailerMissing,
     #[error("malformed {field}: {message}")]
     TrailerMalformed { field: &'static str, message: String },
