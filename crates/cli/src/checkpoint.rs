@@ -101,7 +101,7 @@ pub async fn proof_from_log(
     let newest = resolver
         .get_checkpoint(GetCheckpointRequest {})
         .await
-        .map_err(|s| anyhow::anyhow!("resolver: {}", crate::tls::status_message(&s)))?
+        .map_err(|s| anyhow::anyhow!("resolver: {}", client::status_message(&s)))?
         .into_inner()
         .checkpoint
         .map_or(0, |c| c.tree_size);
@@ -144,7 +144,7 @@ async fn consistency_proof(
         Err(status) => {
             let behind =
                 Error::from_status(&status).is_some_and(|e| e.reason == JournalReason::StoreBehindCheckpoint.into());
-            let message = crate::tls::status_message(&status);
+            let message = client::status_message(&status);
             return Err(if behind {
                 ProofError::StoreBehind(message)
             } else {
@@ -172,7 +172,7 @@ pub async fn checkpoint(args: &CheckpointArgs) -> anyhow::Result<Output> {
     let reply = resolver
         .get_checkpoint(GetCheckpointRequest {})
         .await
-        .map_err(|s| anyhow::anyhow!("resolver: {}", crate::tls::status_message(&s)))?
+        .map_err(|s| anyhow::anyhow!("resolver: {}", client::status_message(&s)))?
         .into_inner();
     let checkpoint = reply.checkpoint.context("the journal has issued no checkpoint yet: its log is empty")?;
     if let Some(key) = &args.log_key {

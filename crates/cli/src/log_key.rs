@@ -59,7 +59,7 @@ pub async fn log_key(args: &LogKeyArgs) -> anyhow::Result<Output> {
     let reply = resolver
         .get_checkpoint(GetCheckpointRequest {})
         .await
-        .map_err(|s| anyhow::anyhow!("resolver: {}", crate::tls::status_message(&s)))?
+        .map_err(|s| anyhow::anyhow!("resolver: {}", client::status_message(&s)))?
         .into_inner();
     // Read back before printing: a key that does not parse is no key to publish.
     let key = VerifierKey::parse(&reply.log_key).map_err(|e| anyhow::anyhow!("the journal's log key: {e}"))?;

@@ -11,11 +11,12 @@
 //!   checkpoints (docs/protocol.md §5); [`log_key`]: `log-key` (print,
 //!   `generate`), the key they are signed with.
 //! - [`watch`]: the live feed of committed events.
-//! - [`client`]: endpoints of a running stack.
+//! - [`client`]: endpoints of a running stack, and a failed call's message.
 //! - [`endpoints`]: the data dir's lock of a running `up` and the endpoints
 //!   file it writes, which the other commands read.
-//! - [`tls`]: `up --tls` and the client side of `https://` endpoints, and
-//!   the token a command calls with.
+//! - [`tls`]: `up --tls` and the client side of `https://` endpoints;
+//!   [`dev_token`]: the development tokens of `up`, and the one a command
+//!   calls with when given none.
 //! - [`token`]: `token issue`, `token keygen` and `token revoke`, for operators.
 //! - [`journal`]: `journal copy`, a journal from one store to another (sled to JetStream).
 //! - [`webhooks`]: `webhooks parked` and `webhooks replay`, for operators of battlelog-webhooks.
@@ -30,6 +31,7 @@ mod client;
 #[cfg(test)]
 mod config_doc;
 mod demo;
+mod dev_token;
 mod endpoints;
 mod export;
 mod journal;

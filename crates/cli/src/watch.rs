@@ -312,7 +312,7 @@ impl<'a> Truth<'a> {
             Ok(page) => Ok(page.into_inner().events.into_iter().next().filter(|e| at_version(e, version))),
             // NOT_FOUND is also the answer for another tenant's battle:
             // the journal may still hold it, so this read cannot tell.
-            Err(status) => Err(crate::tls::status_message(&status)),
+            Err(status) => Err(client::status_message(&status)),
         }
     }
 
@@ -325,7 +325,7 @@ impl<'a> Truth<'a> {
         let request = ReadStreamRequest { stream_id: battle.to_owned(), from_version: version, max_count: 1 };
         match journal.read_stream(request).await {
             Ok(page) => Ok(page.into_inner().events.into_iter().next().filter(|e| at_version(e, version))),
-            Err(status) => Err(crate::tls::status_message(&status)),
+            Err(status) => Err(client::status_message(&status)),
         }
     }
 }
@@ -415,7 +415,7 @@ async fn from_resolver(args: &WatchArgs, battle: &str) -> anyhow::Result<Output>
     let mut events = resolver
         .watch(request)
         .await
-        .map_err(|s| anyhow::anyhow!("resolver: {}", crate::tls::status_message(&s)))?
+        .map_err(|s| anyhow::anyhow!("resolver: {}", client::status_message(&s)))?
         .into_inner();
     eprintln!("watching battle {battle} at {} (Ctrl-C stops)", args.resolver.url(&args.tls));
     loop {
