@@ -17,6 +17,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// Issue 38's length rule, a source-level check like the ones here.
+mod style;
+
 /// Packages a pure crate may not depend on, directly or not: async
 /// runtimes, networking, storage, the clock and OS randomness.
 fn impure_package(name: &str) -> bool {

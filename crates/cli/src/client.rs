@@ -124,10 +124,8 @@ pub async fn read_export(
         let mut resolver = resolver.clone();
         let request = ExportRequest { battle_id: battle_id.to_owned(), from_version };
         async move {
-            let page = resolver
-                .export(request)
-                .await
-                .map_err(|s| anyhow::anyhow!("resolver: {}", crate::tls::status_message(&s)))?;
+            let page =
+                resolver.export(request).await.map_err(|s| anyhow::anyhow!("resolver: {}", status_message(&s)))?;
             Ok(page.into_inner())
         }
     })
@@ -158,6 +156,30 @@ where
         }
     };
     Ok((events, signed_head))
+}
+
+/// A failed call's message: a battlelog error's in the user's language
+/// (read back with `Error::from_status`: the `LocalizedMessage` the server
+/// chose by the `accept-language` the CLI sent), else the status message
+/// with the transport's causes, if any. A refused TLS handshake surfaces
+/// only at the first call (TLS 1.3 finishes the client's side before the
+/// server checks its certificate), and the status alone then says no more
+/// than "operation was canceled".
+pub fn status_message(status: &tonic::Status) -> String {
+    if let Some(error) = battlelog_proto::error::Error::from_status(status) {
+        return error.localized(language()).to_owned();
+    }
+    let mut message = status.message().to_owned();
+    let mut source = std::error::Error::source(status);
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !message.contains(&cause_text) {
+            message.push_str(": ");
+            message.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    message
 }
 
 #[cfg(test)]

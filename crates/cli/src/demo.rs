@@ -124,7 +124,7 @@ async fn play(
             post_format: PostFormat::Plain.into(),
         })
         .await
-        .map_err(|s| anyhow::anyhow!("open {}: {}", demo.ruleset, crate::tls::status_message(&s)))?
+        .map_err(|s| anyhow::anyhow!("open {}: {}", demo.ruleset, client::status_message(&s)))?
         .into_inner();
     let battle_id = opened.battle_id;
     writeln!(out, "\n=== {} ({}) — battle {battle_id}", demo.title, demo.ruleset)?;
@@ -159,7 +159,7 @@ async fn play(
                     out,
                     "\n[rejected] {}: {}",
                     action["type"].as_str().unwrap_or("action"),
-                    crate::tls::status_message(&status)
+                    client::status_message(&status)
                 )?;
             }
         }
@@ -173,7 +173,7 @@ async fn play(
             post_format: PostFormat::Plain.into(),
         })
         .await
-        .map_err(|s| anyhow::anyhow!("close {battle_id}: {}", crate::tls::status_message(&s)))?
+        .map_err(|s| anyhow::anyhow!("close {battle_id}: {}", client::status_message(&s)))?
         .into_inner();
     writeln!(out, "\n[close]")?;
     write_post(out, closed.post.as_ref())?;

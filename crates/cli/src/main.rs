@@ -5,15 +5,18 @@
 //! - [`rules`]: `rules play`, a battle script played offline through docs/rules.md.
 //! - [`up`]: the whole stack in one process; [`demo`]: a battle of every
 //!   ruleset played against it.
-//! - [`export`]: `export`, `audit` and `replay`, for judges.
-//! - [`transparency`]: `checkpoint` (print, `verify`) and `log-key` (print,
-//!   `generate`): the journal's signed checkpoints (docs/protocol.md §5).
+//! - [`export`], [`audit`] and [`replay`]: `export`, `audit` and `replay`,
+//!   for judges.
+//! - [`checkpoint`]: `checkpoint` (print, `verify`), the journal's signed
+//!   checkpoints (docs/protocol.md §5); [`log_key`]: `log-key` (print,
+//!   `generate`), the key they are signed with.
 //! - [`watch`]: the live feed of committed events.
-//! - [`client`]: endpoints of a running stack.
+//! - [`client`]: endpoints of a running stack, and a failed call's message.
 //! - [`endpoints`]: the data dir's lock of a running `up` and the endpoints
 //!   file it writes, which the other commands read.
-//! - [`tls`]: `up --tls` and the client side of `https://` endpoints, and
-//!   the token a command calls with.
+//! - [`tls`]: `up --tls` and the client side of `https://` endpoints;
+//!   [`dev_token`]: the development tokens of `up`, and the one a command
+//!   calls with when given none.
 //! - [`token`]: `token issue`, `token keygen` and `token revoke`, for operators.
 //! - [`journal`]: `journal copy`, a journal from one store to another (sled to JetStream).
 //! - [`webhooks`]: `webhooks parked` and `webhooks replay`, for operators of battlelog-webhooks.
@@ -23,19 +26,23 @@
 //! problem; stdout then stays empty, so a script never mistakes a half
 //! answer for a result.
 
+mod audit;
 mod beacon;
+mod checkpoint;
 mod client;
 #[cfg(test)]
 mod config_doc;
 mod demo;
+mod dev_token;
 mod endpoints;
 mod export;
 mod journal;
+mod log_key;
+mod replay;
 mod roll;
 mod rules;
 mod tls;
 mod token;
-mod transparency;
 mod up;
 mod watch;
 mod webhooks;
@@ -76,16 +83,16 @@ enum Command {
     Export(export::ExportArgs),
     /// Audit a battle (from the journal, or an export with --file): exit 0 only when it verifies
     /// against a pinned roller key (see the exit statuses below).
-    #[command(after_help = export::AUDIT_EXIT_CODES)]
-    Audit(Box<export::AuditArgs>),
+    #[command(after_help = audit::AUDIT_EXIT_CODES)]
+    Audit(Box<audit::AuditArgs>),
     /// Print the journal's newest signed checkpoint (docs/protocol.md §5), to keep; `checkpoint verify
     /// --old OLD --new NEW` checks that a newer one extends a kept one.
-    Checkpoint(Box<transparency::CheckpointArgs>),
+    Checkpoint(Box<checkpoint::CheckpointArgs>),
     /// Print the journal's log key (the verifier key checkpoints are signed with); `log-key generate
     /// --origin O --out FILE` makes a new private one for an operator.
-    LogKey(Box<transparency::LogKeyArgs>),
+    LogKey(Box<log_key::LogKeyArgs>),
     /// Show a battle replayed to a version: its events and the state then.
-    Replay(export::ReplayArgs),
+    Replay(replay::ReplayArgs),
     /// Follow committed events live (NATS, or the journal).
     Watch(watch::WatchArgs),
     /// Issue and revoke bearer tokens, and make the key pair that signs them.
@@ -146,10 +153,10 @@ fn main() -> ExitCode {
         Command::Up(args) => block_on(up::up(&args)),
         Command::Demo(args) => block_on(demo::demo(&args)),
         Command::Export(args) => block_on(export::export(&args)),
-        Command::Audit(args) => block_on(export::audit_command(&args)),
-        Command::Replay(args) => block_on(export::replay(&args)),
-        Command::Checkpoint(args) => block_on(transparency::checkpoint(&args)),
-        Command::LogKey(args) => block_on(transparency::log_key(&args)),
+        Command::Audit(args) => block_on(audit::audit_command(&args)),
+        Command::Replay(args) => block_on(replay::replay(&args)),
+        Command::Checkpoint(args) => block_on(checkpoint::checkpoint(&args)),
+        Command::LogKey(args) => block_on(log_key::log_key(&args)),
         Command::Watch(args) => block_on(watch::watch(&args)),
         Command::Token(args) => token::run(&args),
         Command::Journal(args) => block_on(journal::run(&args)),

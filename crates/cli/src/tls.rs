@@ -84,38 +84,7 @@ pub struct TlsArgs {
     pub token: Option<String>,
 }
 
-/// The tenant of the development stack `battlelog up` runs.
-pub const DEV_TENANT: &str = "dev";
-/// How long a development token minted for one command lives.
-const DEV_TOKEN_TTL: std::time::Duration = std::time::Duration::from_secs(3600);
-
-/// Where `up` keeps its token signing key, under its data dir.
-pub fn dev_signing_key(data_dir: &Path) -> PathBuf {
-    data_dir.join("auth").join("signing-key.pem")
-}
-
-/// Where `up` keeps its revocation list (`battlelog token revoke --data-dir`).
-pub fn dev_revoked_tokens(data_dir: &Path) -> PathBuf {
-    data_dir.join("auth").join("revoked-tokens")
-}
-
 impl TlsArgs {
-    /// The token to call with: `--token`, else one for `role` minted with
-    /// the development signing key under --data-dir.
-    pub fn token_for(&self, role: battlelog_auth::Role, subject: &str) -> anyhow::Result<String> {
-        if let Some(token) = self.token.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
-            return Ok(token.to_owned());
-        }
-        let key_path = dev_signing_key(&self.data_dir);
-        anyhow::ensure!(
-            key_path.is_file(),
-            "no token: pass --token (or BATTLELOG_TOKEN), or --data-dir of `battlelog up` (no signing key at {})",
-            key_path.display()
-        );
-        let key = battlelog_auth::SigningKey::read(&key_path)?;
-        Ok(key.issue(subject, DEV_TENANT, role, DEV_TOKEN_TTL)?)
-    }
-
     /// The keys to use: the flags, else the development PKI when present.
     fn keys(&self) -> Option<ClientTls> {
         let pki = DevPki::in_dir(&dev_pki_dir(&self.data_dir));
@@ -170,28 +139,4 @@ impl TlsArgs {
         }
         flags
     }
-}
-
-/// A failed call's message: a battlelog error's in the user's language
-/// (read back with `Error::from_status`: the `LocalizedMessage` the server
-/// chose by the `accept-language` the CLI sent), else the status message
-/// with the transport's causes, if any. A refused TLS handshake surfaces
-/// only at the first call (TLS 1.3 finishes the client's side before the
-/// server checks its certificate), and the status alone then says no more
-/// than "operation was canceled".
-pub fn status_message(status: &tonic::Status) -> String {
-    if let Some(error) = battlelog_proto::error::Error::from_status(status) {
-        return error.localized(crate::client::language()).to_owned();
-    }
-    let mut message = status.message().to_owned();
-    let mut source = std::error::Error::source(status);
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !message.contains(&cause_text) {
-            message.push_str(": ");
-            message.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    message
 }

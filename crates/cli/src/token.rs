@@ -120,11 +120,11 @@ fn revoke(args: &RevokeArgs) -> anyhow::Result<Output> {
         (Some(list), _) => list.clone(),
         (None, Some(data_dir)) => {
             anyhow::ensure!(
-                crate::tls::dev_signing_key(data_dir).is_file(),
+                crate::dev_token::dev_signing_key(data_dir).is_file(),
                 "no development stack in {}: run `battlelog up` first",
                 data_dir.display()
             );
-            crate::tls::dev_revoked_tokens(data_dir)
+            crate::dev_token::dev_revoked_tokens(data_dir)
         }
         (None, None) => anyhow::bail!("--list or --data-dir is required"),
     };
@@ -150,7 +150,7 @@ fn issue(args: &IssueArgs) -> anyhow::Result<Output> {
     anyhow::ensure!(!args.subject.chars().any(char::is_control), "--subject must not hold control characters");
     let path = match (&args.key, &args.data_dir) {
         (Some(key), _) => key.clone(),
-        (None, Some(data_dir)) => crate::tls::dev_signing_key(data_dir),
+        (None, Some(data_dir)) => crate::dev_token::dev_signing_key(data_dir),
         (None, None) => anyhow::bail!("--key or --data-dir is required"),
     };
     let key = SigningKey::read(&path).with_context(|| {

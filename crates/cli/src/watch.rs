@@ -43,7 +43,7 @@ use tokio_stream::StreamExt;
 
 use crate::Output;
 use crate::client::{self, JournalEndpoint};
-use crate::export::{describe_event, provenance};
+use crate::replay::{describe_event, provenance};
 use crate::up::NATS_SUBJECT_PREFIX;
 use battlelog_feed::subject::LOG_PREFIX as JOURNAL_SUBJECT_PREFIX;
 
@@ -120,20 +120,7 @@ fn records_of(message: &async_nats::Message) -> Result<Vec<Claimed>, String> {
 }
 
 pub async fn watch(args: &WatchArgs) -> anyhow::Result<Output> {
-    if let Some(battle) = &args.battle {
-        // A battle id is a subject token: anything else would never match.
-        if let Err(error) = battlelog_runtime::limits::battle_id(battle) {
-            anyhow::bail!("--battle {battle:?}: a battle id {}", error.violation);
-        }
-    }
-    if let Some(tenant) = &args.tenant {
-        // As the journal checks a tenant: one subject token.
-        anyhow::ensure!(
-            !tenant.is_empty()
-                && !tenant.chars().any(|c| matches!(c, '.' | '*' | '>') || c.is_whitespace() || c.is_control()),
-            "--tenant {tenant:?}: a tenant holds no '.', '*', '>', whitespace or control characters"
-        );
-    }
+    check_filters(args)?;
     if let (true, Some(battle)) = (args.from_resolver, &args.battle) {
         return from_resolver(args, battle).await;
     }
@@ -144,11 +131,11 @@ pub async fn watch(args: &WatchArgs) -> anyhow::Result<Output> {
         None => None,
     };
     if !args.from_journal {
-        let found = || crate::endpoints::running(&args.tls.data_dir).and_then(|up| up.nats);
         let url = match given {
             Some(urls) => urls,
             None => {
-                let list = found().unwrap_or_else(|| "nats://127.0.0.1:4222".to_owned());
+                let found = crate::endpoints::running(&args.tls.data_dir).and_then(|up| up.nats);
+                let list = found.unwrap_or_else(|| "nats://127.0.0.1:4222".to_owned());
                 NatsUrls::parse(&list).map_err(|e| anyhow::anyhow!("the NATS URL of the running up: {e}"))?
             }
         };
@@ -165,47 +152,82 @@ pub async fn watch(args: &WatchArgs) -> anyhow::Result<Output> {
             .connect(url.addresses())
             .await;
         match connected {
-            Ok(nats) => {
-                // The sled journal's fan-out and the JetStream journal's
-                // log: whichever the journal writes.
-                let subject = subject(NATS_SUBJECT_PREFIX, args.battle.as_deref(), args.tenant.as_deref());
-                let log = self::subject(JOURNAL_SUBJECT_PREFIX, args.battle.as_deref(), args.tenant.as_deref());
-                let mut messages = nats.subscribe(subject.clone()).await?.merge(nats.subscribe(log.clone()).await?);
-                // The server has the subscription once it answers a ping:
-                // every event committed after the next line is shown.
-                nats.flush().await?;
-                eprintln!("watching {subject} and {log} on {} (Ctrl-C stops)", url.redacted());
-                let mut checker = FeedCheck::new(Truth::new(args));
-                loop {
-                    tokio::select! {
-                        () = battlelog_runtime::shutdown_signal() => return Ok(Output::text("")),
-                        message = messages.next() => {
-                            let Some(message) = message else { anyhow::bail!("the NATS subscription ended") };
-                            let records = match records_of(&message) {
-                                Ok(records) => records,
-                                Err(why) => {
-                                    eprintln!("dropped from the NATS feed: {}: {why}", message.subject);
-                                    continue;
-                                }
-                            };
-                            for (payload, claimed) in records {
-                                match checker.check(&message.subject, &payload, claimed).await {
-                                    Verdict::Show(record) => print(&line(&record))?,
-                                    Verdict::Unconfirmed(record, why) => {
-                                        print(&format!("{} [unconfirmed: {why}]", line(&record)))?;
-                                    }
-                                    Verdict::Drop(why) => {
-                                        eprintln!("dropped from the NATS feed: {}: {why}", message.subject);
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
-            }
+            Ok(nats) => return follow_nats(args, &nats, &url).await,
             Err(error) => eprintln!("no NATS at {} ({error}); following the journal instead", url.redacted()),
         }
     }
+    follow_journal(args).await
+}
+
+/// `--battle` and `--tenant` as the journal would take them: one subject
+/// token each.
+fn check_filters(args: &WatchArgs) -> anyhow::Result<()> {
+    if let Some(battle) = &args.battle {
+        // A battle id is a subject token: anything else would never match.
+        if let Err(error) = battlelog_runtime::limits::battle_id(battle) {
+            anyhow::bail!("--battle {battle:?}: a battle id {}", error.violation);
+        }
+    }
+    if let Some(tenant) = &args.tenant {
+        // As the journal checks a tenant: one subject token.
+        anyhow::ensure!(
+            !tenant.is_empty()
+                && !tenant.chars().any(|c| matches!(c, '.' | '*' | '>') || c.is_whitespace() || c.is_control()),
+            "--tenant {tenant:?}: a tenant holds no '.', '*', '>', whitespace or control characters"
+        );
+    }
+    Ok(())
+}
+
+/// Follows the NATS feed, each record checked before it is shown, until
+/// Ctrl-C.
+async fn follow_nats(args: &WatchArgs, nats: &async_nats::Client, url: &NatsUrls) -> anyhow::Result<Output> {
+    // The sled journal's fan-out and the JetStream journal's
+    // log: whichever the journal writes.
+    let subject = subject(NATS_SUBJECT_PREFIX, args.battle.as_deref(), args.tenant.as_deref());
+    let log = self::subject(JOURNAL_SUBJECT_PREFIX, args.battle.as_deref(), args.tenant.as_deref());
+    let mut messages = nats.subscribe(subject.clone()).await?.merge(nats.subscribe(log.clone()).await?);
+    // The server has the subscription once it answers a ping:
+    // every event committed after the next line is shown.
+    nats.flush().await?;
+    eprintln!("watching {subject} and {log} on {} (Ctrl-C stops)", url.redacted());
+    let mut checker = FeedCheck::new(Truth::new(args));
+    loop {
+        tokio::select! {
+            () = battlelog_runtime::shutdown_signal() => return Ok(Output::text("")),
+            message = messages.next() => {
+                let Some(message) = message else { anyhow::bail!("the NATS subscription ended") };
+                show_checked(&mut checker, &message).await?;
+            }
+        }
+    }
+}
+
+/// The records of one NATS message, shown or dropped as the check says.
+async fn show_checked(checker: &mut FeedCheck<'_>, message: &async_nats::Message) -> anyhow::Result<()> {
+    let records = match records_of(message) {
+        Ok(records) => records,
+        Err(why) => {
+            eprintln!("dropped from the NATS feed: {}: {why}", message.subject);
+            return Ok(());
+        }
+    };
+    for (payload, claimed) in records {
+        match checker.check(&message.subject, &payload, claimed).await {
+            Verdict::Show(record) => print(&line(&record))?,
+            Verdict::Unconfirmed(record, why) => {
+                print(&format!("{} [unconfirmed: {why}]", line(&record)))?;
+            }
+            Verdict::Drop(why) => {
+                eprintln!("dropped from the NATS feed: {}: {why}", message.subject);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Follows the journal's own subscription from the start, until Ctrl-C.
+async fn follow_journal(args: &WatchArgs) -> anyhow::Result<Output> {
     // The journal's records do not name their tenant: its battles are
     // known from their BattleOpened, which comes first in the log.
     let mut tenant_battles = HashSet::new();
@@ -290,7 +312,7 @@ impl<'a> Truth<'a> {
             Ok(page) => Ok(page.into_inner().events.into_iter().next().filter(|e| at_version(e, version))),
             // NOT_FOUND is also the answer for another tenant's battle:
             // the journal may still hold it, so this read cannot tell.
-            Err(status) => Err(crate::tls::status_message(&status)),
+            Err(status) => Err(client::status_message(&status)),
         }
     }
 
@@ -303,7 +325,7 @@ impl<'a> Truth<'a> {
         let request = ReadStreamRequest { stream_id: battle.to_owned(), from_version: version, max_count: 1 };
         match journal.read_stream(request).await {
             Ok(page) => Ok(page.into_inner().events.into_iter().next().filter(|e| at_version(e, version))),
-            Err(status) => Err(crate::tls::status_message(&status)),
+            Err(status) => Err(client::status_message(&status)),
         }
     }
 }
@@ -393,7 +415,7 @@ async fn from_resolver(args: &WatchArgs, battle: &str) -> anyhow::Result<Output>
     let mut events = resolver
         .watch(request)
         .await
-        .map_err(|s| anyhow::anyhow!("resolver: {}", crate::tls::status_message(&s)))?
+        .map_err(|s| anyhow::anyhow!("resolver: {}", client::status_message(&s)))?
         .into_inner();
     eprintln!("watching battle {battle} at {} (Ctrl-C stops)", args.resolver.url(&args.tls));
     loop {

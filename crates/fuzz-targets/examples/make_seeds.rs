@@ -11,7 +11,7 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use battlelog_auth::Role;
 use battlelog_journal::guard::BattleState;
-use battlelog_journal::store::kv::{Table, WriteSet};
+use battlelog_journal::store::kv_tables::{Table, WriteSet};
 use battlelog_proto::v1::JournalRecord;
 use prost::Message;
 

@@ -29,7 +29,7 @@
 
 use battlelog_journal::guard::{self, BattleState, STATE_BYTES_UNCOUNTED};
 use battlelog_journal::record;
-use battlelog_journal::store::kv::WriteSet;
+use battlelog_journal::store::kv_tables::WriteSet;
 use battlelog_proto::battle;
 use battlelog_proto::v1::BattleEvent;
 use battlelog_proto::v1::battle_event::Event;

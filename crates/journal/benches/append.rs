@@ -51,38 +51,8 @@ use tonic_health::pb::health_client::HealthClient;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-const PAYLOAD: usize = 100;
-
-/// Version 0 of a bench battle.
-fn opening() -> pb::NewEvent {
-    let commitment = "0".repeat(64);
-    let opened = pb::BattleOpened { ruleset: "pokemon-d6@1".into(), commitment, ..Default::default() };
-    battlelog_proto::battle::new_event(pb::battle_event::Event::BattleOpened(opened), String::new())
-}
-
-/// A one-d20 roll with this nonce, its purpose padded so that the payload
-/// is `PAYLOAD` bytes at nonce 0 (a byte or two more for larger nonces).
-fn roll(nonce: u64) -> pb::NewEvent {
-    let event = |purpose: String| {
-        pb::battle_event::Event::DiceRolled(pb::DiceRolled {
-            epoch: 0,
-            nonce,
-            expression: "1d20".into(),
-            purpose,
-            actor: "bench".into(),
-            dice: vec![pb::Die { sides: 20, value: 17, kept: true, rerolled: false, exploded: false }],
-            total: 17,
-            error: String::new(),
-            for_action: None,
-        })
-    };
-    let bare = battlelog_proto::battle::new_event(event(String::new()), String::new()).payload.len();
-    battlelog_proto::battle::new_event(event("p".repeat(PAYLOAD.saturating_sub(bare + 1))), String::new())
-}
-
-fn direct(event: pb::NewEvent) -> battlelog_journal::NewEvent {
-    battlelog_journal::NewEvent { event_type: event.event_type, payload: event.payload, idempotency_key: None }
-}
+mod battle;
+use battle::{PAYLOAD, direct, gather, opening, roll};
 
 fn raw_sled(dir: &Path, run: Duration) -> Figures {
     let db = sled::Config::new().path(dir).open().expect("open sled");
@@ -171,11 +141,7 @@ async fn round_trips_concurrent(url: &str, concurrency: usize, run: Duration) ->
             latencies
         }));
     }
-    let mut all = Vec::new();
-    for task in tasks {
-        all.extend(task.await.expect("client"));
-    }
-    figures(all, start.elapsed())
+    gather(tasks, start).await
 }
 
 /// The CPU time this process has used so far (user + system), from
@@ -215,11 +181,7 @@ async fn direct_appends(journal: &Journal, concurrency: usize, run: Duration) ->
             latencies
         }));
     }
-    let mut all = Vec::new();
-    for task in tasks {
-        all.extend(task.await.expect("client"));
-    }
-    figures(all, start.elapsed())
+    gather(tasks, start).await
 }
 
 async fn appends(url: &str, concurrency: usize, run: Duration) -> Figures {
@@ -256,11 +218,7 @@ async fn appends(url: &str, concurrency: usize, run: Duration) -> Figures {
             latencies
         }));
     }
-    let mut all = Vec::new();
-    for task in tasks {
-        all.extend(task.await.expect("client"));
-    }
-    figures(all, start.elapsed())
+    gather(tasks, start).await
 }
 
 /// Appends through the services' journal client, as the roller and the
@@ -291,11 +249,7 @@ async fn client_appends(url: &str, concurrency: usize, run: Duration) -> Figures
             latencies
         }));
     }
-    let mut all = Vec::new();
-    for task in tasks {
-        all.extend(task.await.expect("client"));
-    }
-    figures(all, start.elapsed())
+    gather(tasks, start).await
 }
 
 fn main() {

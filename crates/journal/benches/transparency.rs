@@ -30,39 +30,10 @@ use tonic::transport::Endpoint;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-const PAYLOAD: usize = 100;
+mod battle;
+use battle::{PAYLOAD, direct, gather, opening, roll};
+
 const CONCURRENCY: usize = 64;
-
-/// Version 0 of a bench battle.
-fn opening() -> pb::NewEvent {
-    let commitment = "0".repeat(64);
-    let opened = pb::BattleOpened { ruleset: "pokemon-d6@1".into(), commitment, ..Default::default() };
-    battlelog_proto::battle::new_event(pb::battle_event::Event::BattleOpened(opened), String::new())
-}
-
-/// A one-d20 roll with this nonce, padded to about `PAYLOAD` bytes (as in
-/// the append benchmark).
-fn roll(nonce: u64) -> pb::NewEvent {
-    let event = |purpose: String| {
-        pb::battle_event::Event::DiceRolled(pb::DiceRolled {
-            epoch: 0,
-            nonce,
-            expression: "1d20".into(),
-            purpose,
-            actor: "bench".into(),
-            dice: vec![pb::Die { sides: 20, value: 17, kept: true, rerolled: false, exploded: false }],
-            total: 17,
-            error: String::new(),
-            for_action: None,
-        })
-    };
-    let bare = battlelog_proto::battle::new_event(event(String::new()), String::new()).payload.len();
-    battlelog_proto::battle::new_event(event("p".repeat(PAYLOAD.saturating_sub(bare + 1))), String::new())
-}
-
-fn direct(event: pb::NewEvent) -> battlelog_journal::NewEvent {
-    battlelog_journal::NewEvent { event_type: event.event_type, payload: event.payload, idempotency_key: None }
-}
 
 /// A journal on sled in `dir`, served on a loopback port: its URL, and how
 /// to stop the server.
@@ -136,11 +107,7 @@ async fn grpc_appends(url: &str, label: &str, run: Duration) -> Figures {
             latencies
         }));
     }
-    let mut all = Vec::new();
-    for task in tasks {
-        all.extend(task.await.expect("client"));
-    }
-    figures(all, start.elapsed())
+    gather(tasks, start).await
 }
 
 /// The same in process: `Journal::append`, no gRPC.
@@ -165,11 +132,7 @@ async fn direct_appends(journal: &Journal, label: &str, run: Duration) -> Figure
             latencies
         }));
     }
-    let mut all = Vec::new();
-    for task in tasks {
-        all.extend(task.await.expect("client"));
-    }
-    figures(all, start.elapsed())
+    gather(tasks, start).await
 }
 
 /// A small deterministic generator (splitmix64) for leaf hashes, indexes
@@ -205,7 +168,7 @@ fn append_cases(run: Duration) {
         let key = battlelog_tlog::LogKey::from_seed("bench.example/journal", [9; 32]).expect("key");
         let on = serve(
             &base.path().join("on"),
-            TransparencyOptions::with_key(key, battlelog_journal::transparency::DEFAULT_CHECKPOINT_INTERVAL),
+            TransparencyOptions::with_key(key, battlelog_journal::merkle_log::DEFAULT_CHECKPOINT_INTERVAL),
         )
         .await;
         let off = serve(&base.path().join("off"), TransparencyOptions::off()).await;

@@ -196,7 +196,7 @@ mod tests {
     use super::*;
     use crate::limits::ExpectedVersion;
     use crate::store::conformance::{journal_on, opened, resolved};
-    use crate::store::kv::{KvRead, Table};
+    use crate::store::kv_tables::{KvRead, Table};
     use crate::store::{SledStore, layout};
 
     /// Changed bytes, a changed hash, a swap, a head set back or removed —

@@ -164,7 +164,7 @@ impl Default for Config {
             battle_index_bytes: crate::index::DEFAULT_INDEX_BYTES,
             log_origin: None,
             log_key_file: None,
-            checkpoint_interval_ms: crate::transparency::DEFAULT_CHECKPOINT_INTERVAL.as_millis() as u64,
+            checkpoint_interval_ms: crate::merkle_log::DEFAULT_CHECKPOINT_INTERVAL.as_millis() as u64,
             server_tls: ServerTls::default(),
             grpc_limits: GrpcLimits::default(),
         }
@@ -260,13 +260,13 @@ impl Config {
         let invalid = |key, message: String| ConfigError::Invalid { key, message };
         let env_key = env_key.filter(|text| !text.trim().is_empty());
         let key = match (&self.log_key_file, env_key) {
-            (Some(path), _) => crate::transparency::read_key_file(path).map_err(|e| invalid("log_key_file", e))?,
+            (Some(path), _) => crate::merkle_log::read_key_file(path).map_err(|e| invalid("log_key_file", e))?,
             (None, Some(text)) => battlelog_tlog::LogKey::parse(&text)
                 .map_err(|e| invalid("log_key_file", format!("{LOG_KEY_ENV} holds no usable log key: {e}")))?,
             (None, None) => {
                 let origin = self.log_origin.as_deref().unwrap_or(battlelog_tlog::DEFAULT_ORIGIN);
                 let path = self.data_dir.join(GENERATED_LOG_KEY_FILE);
-                crate::transparency::read_or_create_key(&path, origin).map_err(|e| invalid("log_key_file", e))?
+                crate::merkle_log::read_or_create_key(&path, origin).map_err(|e| invalid("log_key_file", e))?
             }
         };
         if let Some(origin) = &self.log_origin
@@ -339,11 +339,11 @@ impl Config {
             return invalid("battle_index_bytes", "must be at least 1".into());
         }
         if let Some(origin) = &self.log_origin
-            && let Err(message) = crate::transparency::check_origin(origin)
+            && let Err(message) = crate::merkle_log::check_origin(origin)
         {
             return invalid("log_origin", message);
         }
-        let interval = crate::transparency::CHECKPOINT_INTERVAL_MS;
+        let interval = crate::merkle_log::CHECKPOINT_INTERVAL_MS;
         if !interval.contains(&self.checkpoint_interval_ms) {
             return invalid(
                 "checkpoint_interval_ms",

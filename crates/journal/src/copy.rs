@@ -76,6 +76,25 @@ struct Copied {
     state: Option<BattleState>,
 }
 
+/// Appends one page's planned appends to the destination; how many records
+/// it took. A destination that moved meanwhile stops the copy.
+async fn write_page(to: &dyn EventStore, plans: Vec<PlannedAppend>) -> Result<u64, CopyError> {
+    let count: usize = plans.iter().map(|p| p.records.len()).sum();
+    let outcomes = to.append(plans.clone()).await.map_err(destination)?;
+    for (plan, outcome) in plans.iter().zip(outcomes) {
+        if let Err(conflict) = outcome {
+            return Err(CopyError::Chain {
+                stream_id: plan.stream_id.clone(),
+                problem: format!(
+                    "the destination moved during the copy: expected its head at {:?}, found {:?}",
+                    plan.expected, conflict.actual
+                ),
+            });
+        }
+    }
+    Ok(count as u64)
+}
+
 /// Copies every stream of `from` into `to`, then verifies every chain on
 /// both sides.
 pub async fn copy(from: &dyn EventStore, to: &dyn EventStore) -> Result<CopyReport, CopyError> {
@@ -124,20 +143,7 @@ pub async fn copy(from: &dyn EventStore, to: &dyn EventStore) -> Result<CopyRepo
             }
             *at = Copied { version: Some(version), state: Some(state) };
         }
-        let count: usize = plans.iter().map(|p| p.records.len()).sum();
-        let outcomes = to.append(plans.clone()).await.map_err(destination)?;
-        for (plan, outcome) in plans.iter().zip(outcomes) {
-            if let Err(conflict) = outcome {
-                return Err(CopyError::Chain {
-                    stream_id: plan.stream_id.clone(),
-                    problem: format!(
-                        "the destination moved during the copy: expected its head at {:?}, found {:?}",
-                        plan.expected, conflict.actual
-                    ),
-                });
-            }
-        }
-        report.copied += count as u64;
+        report.copied += write_page(to, plans).await?;
     }
     let ids: BTreeMap<_, _> = streams.into_iter().collect();
     for stream_id in ids.keys() {

@@ -16,12 +16,14 @@ use crate::chain::ChainCheck;
 use crate::error::JournalError;
 use crate::index::{BattleIndex, IndexPage, IndexQuery};
 use crate::limits::{self, ExpectedVersion, Limits, NewEvent};
+use crate::merkle_log::{self, ConsistencyProof, InclusionProof, SignedHead, TransparencyLog, TransparencyOptions};
 use crate::metrics::JournalMetrics;
 use crate::outbox::{self, EventPublisher};
 use crate::planner::{self, Plan};
-pub use crate::store::kv_store::CommitStats;
-use crate::store::{AppendOutcome, EventStore, SledStore, StorageError, StoredEvent, StreamHead};
-use crate::transparency::{self, ConsistencyProof, InclusionProof, SignedHead, TransparencyLog, TransparencyOptions};
+pub use crate::store::group_commit::CommitStats;
+use crate::store::{
+    AppendOutcome, AppendedEvent, EventStore, PlannedAppend, SledStore, StorageError, StoredEvent, StreamHead,
+};
 
 /// How to open a journal.
 #[derive(Debug, Clone)]
@@ -42,7 +44,7 @@ pub struct JournalOptions {
     /// registered nowhere).
     pub metrics: JournalMetrics,
     /// The transparency log: its key and checkpoint interval
-    /// ([`crate::transparency`]); on by default.
+    /// ([`crate::merkle_log`]); on by default.
     pub transparency: TransparencyOptions,
 }
 
@@ -143,6 +145,10 @@ const SUBSCRIPTION_BATCH: usize = 256;
 /// caller is told so.
 const MAX_PLAN_ATTEMPTS: usize = 64;
 
+/// One append of a batch planned for the group commit: its place in the
+/// batch, the append, its stream's turn and the events it answers with.
+type GroupedWrite<'a> = (usize, limits::ValidAppend, StreamTurn<'a>, Vec<AppendedEvent>);
+
 impl Journal {
     /// Opens (or creates) the journal in `options.data_dir` on sled, starts
     /// the committer and, with a publisher, the outbox drain (which first
@@ -153,7 +159,7 @@ impl Journal {
         if options.transparency.enabled && options.transparency.key.is_none() {
             // sled has a directory: the log key lives beside the log.
             let path = options.data_dir.join(crate::config::GENERATED_LOG_KEY_FILE);
-            let key = transparency::read_or_create_key(&path, battlelog_tlog::DEFAULT_ORIGIN)
+            let key = merkle_log::read_or_create_key(&path, battlelog_tlog::DEFAULT_ORIGIN)
                 .map_err(|message| JournalError::InvalidArgument { field: "log_key_file".into(), message })?;
             options.transparency.key = Some(Arc::new(key));
         }
@@ -183,107 +189,19 @@ impl Journal {
         validate_limits(&options.limits)?;
         store.attach_metrics(&options.metrics);
         let (closing, _) = watch::channel(false);
-        let drain = match (options.publisher, store.outbox_cursor().await?) {
-            (Some(publisher), Some(cursor)) => {
-                info!(cursor, "outbox drain started");
-                Some(tokio::spawn(outbox::drain(
-                    store.clone(),
-                    publisher,
-                    options.metrics.clone(),
-                    closing.subscribe(),
-                )))
-            }
-            (None, Some(cursor)) => {
-                warn!(cursor, "no event publisher (no NATS URL): committed events wait in the outbox");
-                None
-            }
-            (Some(_), None) => {
-                info!(engine = store.engine(), "the store's log is its own fan-out: no outbox drain");
-                None
-            }
-            (None, None) => None,
-        };
+        let drain = start_drain(&store, options.publisher.clone(), &options.metrics, &closing).await?;
         let log = Arc::new(TransparencyLog::new(&options.transparency, options.metrics.clone())?);
         if let Some(dir) = options.transparency.kept_checkpoint.as_deref().and_then(std::path::Path::parent) {
             say_forks(dir);
         }
         let index = Arc::new(BattleIndex::new(options.battle_index_bytes));
-        let mut signer = None;
-        if log.enabled() {
-            // Rebuilt before the first call: a checkpoint signed now covers
-            // every durable record, so it extends every one issued before.
-            let started = std::time::Instant::now();
-            // A log that does not read back whole (a corrupt record) must
-            // not keep the journal from starting: its operator needs
-            // VerifyChain to find the break. The tree stops before it, and
-            // the follower keeps trying (and saying so).
-            // The index is folded from the same pages, so that the log is
-            // read once at start, and the follower never holds the tree
-            // back behind the index's own first read of the whole log.
-            let rebuilt = log
-                .catch_up(&*store, options.limits.max_read_count, options.limits.max_read_bytes, |from, events| {
-                    index.feed(from, events);
-                })
-                .await;
-            if let Err(e) = rebuilt {
-                warn!(error = %e, leaves = log.size(), "transparency log: the global log stopped reading back; the tree stops here");
-            }
-            // Before anything is signed or taken: a store behind what was
-            // signed must not sign again over the records it lost.
-            log.hold_to_kept();
-            let first = match log.issue().await {
-                Ok(first) => first,
-                Err(e) => {
-                    warn!(error = %e, "no checkpoint signed at start");
-                    log.newest()
-                }
-            };
-            info!(
-                leaves = log.size(),
-                memory_bytes = log.memory_bytes(),
-                millis = started.elapsed().as_millis() as u64,
-                checkpoint_size = first.map(|c| c.size),
-                "transparency log rebuilt from the global log"
-            );
-            signer = Some(tokio::spawn(transparency::sign(
-                log.clone(),
-                options.transparency.checkpoint_interval,
-                closing.subscribe(),
-            )));
-            info!("log key: {}", log.verifier_key());
+        let signer = if log.enabled() {
+            Some(start_log(&log, &store, &index, &options, &closing).await)
         } else {
             warn!("the transparency log is off: no checkpoints, proofs or signed heads");
-        }
-        let (follower_index, follower_store) = (index.clone(), store.clone());
-        let (page, max_bytes) = (options.limits.max_read_count, options.limits.max_read_bytes);
-        // One follower reads each new record once for both the tree and the
-        // index: reading the log back is most of what following costs
-        // (BENCHMARKS.md, the journal's CPU at concurrency 64). The index
-        // then reads only what the tree's pages did not give it (what came
-        // in between, or what a listing's own read was folding meanwhile).
-        let follower_log = log.enabled().then(|| log.clone());
-        let follower = tokio::spawn(follow_log(
-            "transparency log and battle index",
-            store.clone(),
-            closing.subscribe(),
-            move || {
-                let (log, index, store) = (follower_log.clone(), follower_index.clone(), follower_store.clone());
-                async move {
-                    // A record that does not read back stops the tree; the
-                    // index still takes what it can, as it did on its own.
-                    let followed = match log {
-                        Some(log) => {
-                            log.catch_up(&*store, page, max_bytes, |from, events| {
-                                index.feed(from, events);
-                            })
-                            .await
-                        }
-                        None => Ok(()),
-                    };
-                    index.catch_up(&*store, page, max_bytes).await.and(followed)
-                }
-            },
-        ));
+            None
+        };
+        let follower = start_follower(&log, &store, &index, &options.limits, &closing);
         Ok(Self {
             inner: Arc::new(Inner {
                 store,
@@ -396,7 +314,7 @@ impl Journal {
             return Err(JournalError::TransparencyOff);
         }
         let l = &self.inner.limits;
-        let position = transparency::position_of(&*self.inner.store, stream_id, version, l.max_read_bytes).await?;
+        let position = merkle_log::position_of(&*self.inner.store, stream_id, version, l.max_read_bytes).await?;
         self.inner.log.inclusion_proof(stream_id, version, position, tree_size)
     }
 
@@ -515,10 +433,31 @@ impl Journal {
                 Err(error) => outcomes[i] = Some(Err(error)),
             }
         }
+        self.commit_together(planned, writes, &mut outcomes).await;
+        for (i, stream_id, expected, events) in after {
+            outcomes[i] = Some(self.append_counted(stream_id, expected, events).await);
+        }
+        outcomes
+            .into_iter()
+            .map(|outcome| {
+                self.counted(outcome.unwrap_or_else(|| Err(JournalError::Poisoned("an append got no answer".into()))))
+            })
+            .collect()
+    }
+
+    /// Commits a batch's planned appends as one group, each answer into its
+    /// place in `outcomes`; an append the group could not take goes again
+    /// alone, still in its turn.
+    async fn commit_together(
+        &self,
+        planned: Vec<PlannedAppend>,
+        writes: Vec<GroupedWrite<'_>>,
+        outcomes: &mut [Option<Result<AppendOutcome, JournalError>>],
+    ) {
         let committed = if planned.is_empty() {
             Ok(Vec::new())
         } else {
-            store.append(planned).instrument(tracing::debug_span!("journal.commit")).await
+            self.inner.store.append(planned).instrument(tracing::debug_span!("journal.commit")).await
         };
         match committed {
             Ok(results) if results.len() == writes.len() => {
@@ -544,15 +483,6 @@ impl Journal {
                 }
             }
         }
-        for (i, stream_id, expected, events) in after {
-            outcomes[i] = Some(self.append_counted(stream_id, expected, events).await);
-        }
-        outcomes
-            .into_iter()
-            .map(|outcome| {
-                self.counted(outcome.unwrap_or_else(|| Err(JournalError::Poisoned("an append got no answer".into()))))
-            })
-            .collect()
     }
 
     /// Plans and writes `append` while its stream's `turn` is held, planning
@@ -750,6 +680,116 @@ impl Journal {
         info!("journal closed");
         Ok(())
     }
+}
+
+/// The outbox drain, when the store keeps an outbox and there is a
+/// publisher to drain it to.
+async fn start_drain(
+    store: &Arc<dyn EventStore>,
+    publisher: Option<Arc<dyn EventPublisher>>,
+    metrics: &JournalMetrics,
+    closing: &watch::Sender<bool>,
+) -> Result<Option<JoinHandle<()>>, JournalError> {
+    Ok(match (publisher, store.outbox_cursor().await?) {
+        (Some(publisher), Some(cursor)) => {
+            info!(cursor, "outbox drain started");
+            Some(tokio::spawn(outbox::drain(store.clone(), publisher, metrics.clone(), closing.subscribe())))
+        }
+        (None, Some(cursor)) => {
+            warn!(cursor, "no event publisher (no NATS URL): committed events wait in the outbox");
+            None
+        }
+        (Some(_), None) => {
+            info!(engine = store.engine(), "the store's log is its own fan-out: no outbox drain");
+            None
+        }
+        (None, None) => None,
+    })
+}
+
+/// The transparency log rebuilt from the global log (and the battle index
+/// with it), its first checkpoint signed, and its signer started.
+async fn start_log(
+    log: &Arc<TransparencyLog>,
+    store: &Arc<dyn EventStore>,
+    index: &Arc<BattleIndex>,
+    options: &JournalOptions,
+    closing: &watch::Sender<bool>,
+) -> JoinHandle<()> {
+    // Rebuilt before the first call: a checkpoint signed now covers
+    // every durable record, so it extends every one issued before.
+    let started = std::time::Instant::now();
+    // A log that does not read back whole (a corrupt record) must
+    // not keep the journal from starting: its operator needs
+    // VerifyChain to find the break. The tree stops before it, and
+    // the follower keeps trying (and saying so).
+    // The index is folded from the same pages, so that the log is
+    // read once at start, and the follower never holds the tree
+    // back behind the index's own first read of the whole log.
+    let rebuilt = log
+        .catch_up(&**store, options.limits.max_read_count, options.limits.max_read_bytes, |from, events| {
+            index.feed(from, events);
+        })
+        .await;
+    if let Err(e) = rebuilt {
+        warn!(error = %e, leaves = log.size(), "transparency log: the global log stopped reading back; the tree stops here");
+    }
+    // Before anything is signed or taken: a store behind what was
+    // signed must not sign again over the records it lost.
+    log.hold_to_kept();
+    let first = match log.issue().await {
+        Ok(first) => first,
+        Err(e) => {
+            warn!(error = %e, "no checkpoint signed at start");
+            log.newest()
+        }
+    };
+    info!(
+        leaves = log.size(),
+        memory_bytes = log.memory_bytes(),
+        millis = started.elapsed().as_millis() as u64,
+        checkpoint_size = first.map(|c| c.size),
+        "transparency log rebuilt from the global log"
+    );
+    let signer =
+        tokio::spawn(merkle_log::sign(log.clone(), options.transparency.checkpoint_interval, closing.subscribe()));
+    info!("log key: {}", log.verifier_key());
+    signer
+}
+
+/// The follower of the global log, for the tree and the battle index.
+fn start_follower(
+    log: &Arc<TransparencyLog>,
+    store: &Arc<dyn EventStore>,
+    index: &Arc<BattleIndex>,
+    limits: &Limits,
+    closing: &watch::Sender<bool>,
+) -> JoinHandle<()> {
+    let (follower_index, follower_store) = (index.clone(), store.clone());
+    let (page, max_bytes) = (limits.max_read_count, limits.max_read_bytes);
+    // One follower reads each new record once for both the tree and the
+    // index: reading the log back is most of what following costs
+    // (BENCHMARKS.md, the journal's CPU at concurrency 64). The index
+    // then reads only what the tree's pages did not give it (what came
+    // in between, or what a listing's own read was folding meanwhile).
+    let follower_log = log.enabled().then(|| log.clone());
+    tokio::spawn(follow_log("transparency log and battle index", store.clone(), closing.subscribe(), move || {
+        let (log, index, store) = (follower_log.clone(), follower_index.clone(), follower_store.clone());
+        async move {
+            // A record that does not read back stops the tree; the
+            // index still takes what it can, as it did on its own.
+            let followed = match log {
+                Some(log) => {
+                    log.catch_up(&*store, page, max_bytes, |from, events| {
+                        index.feed(from, events);
+                    })
+                    .await
+                }
+                None => Ok(()),
+            };
+            index.catch_up(&*store, page, max_bytes).await.and(followed)
+        }
+    }))
 }
 
 /// Keeps a follower of the global log up with it as it grows — the battle

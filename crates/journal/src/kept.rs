@@ -2,7 +2,7 @@
 //! never starts on a store behind what it signed.
 //!
 //! The transparency log is rebuilt from the store at every start
-//! ([`crate::transparency`]): a store that lost its tail (a cut sled file,
+//! ([`crate::merkle_log`]): a store that lost its tail (a cut sled file,
 //! a data dir restored from an older backup, a JetStream stream deleted and
 //! made again) would otherwise rebuild a shorter tree without a word, take
 //! new appends over the lost records' places and sign, for a size it had

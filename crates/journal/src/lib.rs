@@ -13,8 +13,8 @@
 //!   with ([`StorageError`]: a kind the journal maps once, in [`error`]) —
 //!   and its providers: [`SledStore`] on disk ([`store::sled`], the only module
 //!   that sees sled) and [`MemoryStore`] in memory, both a
-//!   [`store::kv_store::KvStore`] (group commit, the durable watermark) on
-//!   the key-value layout of [`store::kv`]; and
+//!   [`store::group_commit::KvStore`] (group commit, the durable watermark) on
+//!   the key-value layout of [`store::kv_tables`]; and
 //!   [`store::jetstream::JetStreamStore`], the log in a NATS JetStream
 //!   stream that several journal processes share (`--backend jetstream`);
 //!   all pass one conformance suite ([`store::conformance`], feature
@@ -27,7 +27,7 @@
 //!   verify, list battles, shutdown).
 //! - [`kept`]: the newest signed checkpoint kept apart from the store, what
 //!   the store is held to at start, and the operator's `accept-loss`.
-//! - [`transparency`]: the transparency log of docs/protocol.md §5 — a Merkle
+//! - [`merkle_log`]: the transparency log of docs/protocol.md §5 — a Merkle
 //!   tree over the global log (rebuilt from it at start), signed
 //!   checkpoints, inclusion and consistency proofs, signed stream heads —
 //!   above the store, so every backend has it.
@@ -56,6 +56,7 @@ pub mod index;
 pub mod journal;
 pub mod kept;
 pub mod limits;
+pub mod merkle_log;
 pub mod metrics;
 pub mod nats;
 pub mod outbox;
@@ -64,13 +65,13 @@ pub mod record;
 pub mod server;
 pub mod service;
 pub mod store;
-pub mod transparency;
 
 pub use chain::ChainCheck;
 pub use config::{Config, ConfigError};
 pub use error::JournalError;
 pub use journal::{CommitStats, Journal, JournalOptions, Subscription};
 pub use limits::{ExpectedVersion, Limits, NewEvent};
+pub use merkle_log::{ConsistencyProof, InclusionProof, SignedHead, TransparencyOptions};
 pub use metrics::JournalMetrics;
 pub use outbox::{EventPublisher, PublishError};
 pub use server::{ServeError, run, serve};
@@ -78,7 +79,6 @@ pub use store::{
     AppendOutcome, AppendedEvent, EventStore, MemoryStore, SledStore, StorageError, StorageErrorKind, StoredEvent,
     StreamHead,
 };
-pub use transparency::{ConsistencyProof, InclusionProof, SignedHead, TransparencyOptions};
 
 // What its binary runs, and `battlelog up` (battlelog_runtime::service).
 battlelog_runtime::service!(Config, config::SERVICE, ServeError, run);

@@ -1,6 +1,6 @@
 //! [`JournalMetrics`]: what the journal counts for `/metrics`, recorded where
 //! it happens — appends in [`crate::Journal::append`], group sizes and flush
-//! times in the group commit ([`crate::store::kv_store`]), the outbox lag and
+//! times in the group commit ([`crate::store::group_commit`]), the outbox lag and
 //! publishes in the outbox drain ([`crate::outbox`]).
 //!
 //! Registered under the registry it is given (the service passes its own

@@ -57,20 +57,9 @@ pub(crate) async fn drain(
 ) {
     let store = &*store;
     let mut changes = store.changes();
-    let mut retry = MIN_RETRY;
-    let mut failing = false;
     let mut tenants = Tenants::default();
-    let mut cursor = loop {
-        match store.outbox_cursor().await {
-            Ok(cursor) => break cursor.unwrap_or(0),
-            Err(e) => {
-                warn!(error = %e, "cannot read the outbox cursor");
-                if !pause(&mut closing, MAX_RETRY).await {
-                    return;
-                }
-            }
-        }
-    };
+    let Some(mut cursor) = read_cursor(store, &mut closing).await else { return };
+    let mut sender = Sender { store, publisher: &*publisher, metrics: &metrics, retry: MIN_RETRY, failing: false };
     loop {
         if *closing.borrow() {
             return;
@@ -97,46 +86,89 @@ pub(crate) async fn drain(
             continue;
         }
         for event in &batch {
-            loop {
-                // Shutdown does not wait out an ack timeout: an event given up
-                // here keeps its place in the outbox and is sent again (and
-                // deduplicated by NATS) after the next start.
-                let published = tokio::select! {
-                    published = publisher.publish(event) => published,
-                    _ = closing.changed() => return,
-                };
-                // What was committed meanwhile counts too: the lag is read
-                // against the store's durable watermark, not this batch.
-                match published {
-                    Ok(()) => {
-                        metrics.published();
-                        metrics.set_outbox_lag((*changes.borrow()).saturating_sub(event.global_position + 1));
-                        if failing {
-                            info!(position = event.global_position, "publishing again");
-                            failing = false;
-                        }
-                        retry = MIN_RETRY;
-                        // Not flushed on its own: if the move is lost in a
-                        // crash, the event is published again and NATS drops
-                        // the duplicate by its `Nats-Msg-Id`.
-                        cursor = event.global_position + 1;
-                        if let Err(e) = store.set_outbox_cursor(event.global_position + 1).await {
-                            warn!(error = %e, "cannot move the outbox cursor");
-                        }
-                        break;
+            if !sender.send(event, &changes, &mut closing).await {
+                return;
+            }
+            cursor = event.global_position + 1;
+        }
+    }
+}
+
+/// The outbox cursor, read again until it reads; `None` when the journal
+/// started closing meanwhile.
+async fn read_cursor(store: &dyn EventStore, closing: &mut watch::Receiver<bool>) -> Option<u64> {
+    loop {
+        match store.outbox_cursor().await {
+            Ok(cursor) => return Some(cursor.unwrap_or(0)),
+            Err(e) => {
+                warn!(error = %e, "cannot read the outbox cursor");
+                if !pause(closing, MAX_RETRY).await {
+                    return None;
+                }
+            }
+        }
+    }
+}
+
+/// Publishes the drain's events one at a time, retrying each until it is
+/// sent, and moves the cursor past it.
+struct Sender<'a> {
+    store: &'a dyn EventStore,
+    publisher: &'a dyn EventPublisher,
+    metrics: &'a JournalMetrics,
+    /// The next wait after a failed publish, doubling up to [`MAX_RETRY`].
+    retry: Duration,
+    /// Whether the last publish failed (said once, not at every retry).
+    failing: bool,
+}
+
+impl Sender<'_> {
+    /// Publishes `event` until it is sent; false when the journal started
+    /// closing first.
+    async fn send(
+        &mut self,
+        event: &OutboxEvent,
+        changes: &watch::Receiver<u64>,
+        closing: &mut watch::Receiver<bool>,
+    ) -> bool {
+        loop {
+            // Shutdown does not wait out an ack timeout: an event given up
+            // here keeps its place in the outbox and is sent again (and
+            // deduplicated by NATS) after the next start.
+            let published = tokio::select! {
+                published = self.publisher.publish(event) => published,
+                _ = closing.changed() => return false,
+            };
+            // What was committed meanwhile counts too: the lag is read
+            // against the store's durable watermark, not this batch.
+            match published {
+                Ok(()) => {
+                    self.metrics.published();
+                    self.metrics.set_outbox_lag((*changes.borrow()).saturating_sub(event.global_position + 1));
+                    if self.failing {
+                        info!(position = event.global_position, "publishing again");
+                        self.failing = false;
                     }
-                    Err(e) => {
-                        metrics.publish_failed();
-                        metrics.set_outbox_lag((*changes.borrow()).saturating_sub(event.global_position));
-                        if !failing {
-                            warn!(error = %e, position = event.global_position, "publishing failed; retrying until it works");
-                            failing = true;
-                        }
-                        if !pause(&mut closing, retry).await {
-                            return;
-                        }
-                        retry = (retry * 2).min(MAX_RETRY);
+                    self.retry = MIN_RETRY;
+                    // Not flushed on its own: if the move is lost in a
+                    // crash, the event is published again and NATS drops
+                    // the duplicate by its `Nats-Msg-Id`.
+                    if let Err(e) = self.store.set_outbox_cursor(event.global_position + 1).await {
+                        warn!(error = %e, "cannot move the outbox cursor");
                     }
+                    return true;
+                }
+                Err(e) => {
+                    self.metrics.publish_failed();
+                    self.metrics.set_outbox_lag((*changes.borrow()).saturating_sub(event.global_position));
+                    if !self.failing {
+                        warn!(error = %e, position = event.global_position, "publishing failed; retrying until it works");
+                        self.failing = true;
+                    }
+                    if !pause(closing, self.retry).await {
+                        return false;
+                    }
+                    self.retry = (self.retry * 2).min(MAX_RETRY);
                 }
             }
         }

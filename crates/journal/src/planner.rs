@@ -59,62 +59,18 @@ pub async fn plan(store: &dyn EventStore, append: &ValidAppend, now_micros: i64)
     }
 
     let actual = head.map(|h| h.version);
-    let ok = match append.expected {
-        ExpectedVersion::Any => true,
-        ExpectedVersion::NoStream => actual.is_none(),
-        ExpectedVersion::Exact(v) => actual == Some(v),
-    };
-    if !ok {
-        return Err(JournalError::WrongExpectedVersion {
-            stream_id: stream.to_owned(),
-            expected: append.expected,
-            actual,
-        });
-    }
+    check_expected(append, actual)?;
 
     // The battle guard, against the state stored with the head.
-    let mut state = match head {
+    let state = match head {
         Some(Head { state: Some(state), .. }) => Some(state),
         Some(Head { version, state: None, .. }) => Some(fold_legacy(store, stream, version).await?),
         None => None,
     };
     let first_version = actual.map_or(0, |v| v + 1);
     let event_ids: Vec<String> = append.events.iter().map(|_| uuid::Uuid::now_v7().to_string()).collect();
-    let records: Vec<Vec<u8>> = append
-        .events
-        .iter()
-        .enumerate()
-        .map(|(i, event)| {
-            record::encode(&JournalRecord {
-                stream_id: stream.to_owned(),
-                version: first_version + i as u64,
-                event_id: event_ids[i].clone(),
-                event_type: event.event_type.clone(),
-                recorded_at_unix_micros: now_micros,
-                idempotency_key: event.idempotency_key.clone().unwrap_or_default(),
-                payload: event.payload.clone(),
-            })
-        })
-        .collect();
-    for (i, checked) in append.checked.iter().enumerate() {
-        let closed_before = state.is_some_and(|s| s.closed);
-        let step = guard::apply(state, i, checked).and_then(|mut next| {
-            let version = first_version + i as u64;
-            guard::charge(&mut next, closed_before, i, checked, version, records[i].len(), &append.budget)?;
-            Ok(next)
-        });
-        match step {
-            Ok(next) => state = Some(next),
-            Err(violation) => return Err(refused(stream, violation)),
-        }
-    }
-    let Some(state) = state else {
-        return Err(JournalError::Corrupt {
-            stream_id: stream.to_owned(),
-            version: first_version,
-            reason: "an append without events".into(),
-        });
-    };
+    let records = encode_records(append, first_version, &event_ids, now_micros);
+    let state = guarded(append, state, first_version, &records)?;
 
     let mut previous = head.map_or_else(|| record::genesis_hash(stream), |h| h.hash);
     let mut planned = Vec::with_capacity(records.len());
@@ -135,6 +91,71 @@ pub async fn plan(store: &dyn EventStore, append: &ValidAppend, now_micros: i64)
     Ok(Plan::Write {
         planned: PlannedAppend { stream_id: stream.to_owned(), expected: actual, records: planned, state },
         events,
+    })
+}
+
+/// The append's expected version against the stream's `actual` one.
+fn check_expected(append: &ValidAppend, actual: Option<u64>) -> Result<(), JournalError> {
+    let ok = match append.expected {
+        ExpectedVersion::Any => true,
+        ExpectedVersion::NoStream => actual.is_none(),
+        ExpectedVersion::Exact(v) => actual == Some(v),
+    };
+    if !ok {
+        return Err(JournalError::WrongExpectedVersion {
+            stream_id: append.stream_id.clone(),
+            expected: append.expected,
+            actual,
+        });
+    }
+    Ok(())
+}
+
+/// The append's events as the journal's records, from `first_version` on.
+fn encode_records(append: &ValidAppend, first_version: u64, event_ids: &[String], now_micros: i64) -> Vec<Vec<u8>> {
+    append
+        .events
+        .iter()
+        .enumerate()
+        .map(|(i, event)| {
+            record::encode(&JournalRecord {
+                stream_id: append.stream_id.clone(),
+                version: first_version + i as u64,
+                event_id: event_ids[i].clone(),
+                event_type: event.event_type.clone(),
+                recorded_at_unix_micros: now_micros,
+                idempotency_key: event.idempotency_key.clone().unwrap_or_default(),
+                payload: event.payload.clone(),
+            })
+        })
+        .collect()
+}
+
+/// The battle state after the append's events, each checked and charged by
+/// the guard; the first refusal is the append's.
+fn guarded(
+    append: &ValidAppend,
+    mut state: Option<BattleState>,
+    first_version: u64,
+    records: &[Vec<u8>],
+) -> Result<BattleState, JournalError> {
+    let stream = append.stream_id.as_str();
+    for (i, checked) in append.checked.iter().enumerate() {
+        let closed_before = state.is_some_and(|s| s.closed);
+        let step = guard::apply(state, i, checked).and_then(|mut next| {
+            let version = first_version + i as u64;
+            guard::charge(&mut next, closed_before, i, checked, version, records[i].len(), &append.budget)?;
+            Ok(next)
+        });
+        match step {
+            Ok(next) => state = Some(next),
+            Err(violation) => return Err(refused(stream, violation)),
+        }
+    }
+    state.ok_or_else(|| JournalError::Corrupt {
+        stream_id: stream.to_owned(),
+        version: first_version,
+        reason: "an append without events".into(),
     })
 }
 

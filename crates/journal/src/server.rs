@@ -13,12 +13,12 @@ use tracing::{info, warn};
 use crate::config::{Config, SERVICE};
 use crate::error::JournalError;
 use crate::journal::{Journal, JournalOptions};
+use crate::merkle_log::TransparencyOptions;
 use crate::metrics::JournalMetrics;
 use crate::nats::JetStreamPublisher;
 use crate::outbox::EventPublisher;
 use crate::service::JournalService;
 use crate::store::jetstream::JetStreamStore;
-use crate::transparency::TransparencyOptions;
 
 /// Why serving failed.
 #[derive(Debug, thiserror::Error)]

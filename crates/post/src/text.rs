@@ -5,7 +5,7 @@
 
 use dice::Piece;
 
-use crate::{DiceLine, Event, Lang, Place};
+use crate::{DiceLine, Event, Lang, Place, Revealed};
 
 /// A run of text in a line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,26 +75,65 @@ fn dice_line(line: &DiceLine) -> Vec<Span> {
     spans
 }
 
+/// An opening's title and lines: ruleset, participants, the commitment.
+fn opened(lang: Lang, name: &str, ruleset: &str, participants: &[String], commitment: &str) -> Vec<Block> {
+    let mut blocks = vec![
+        Block::Title(vec![words(lang, "Бой открыт: ", "Battle opened: "), text(name)]),
+        Block::Line(vec![words(lang, "Правила: ", "Ruleset: "), text(ruleset)]),
+    ];
+    let mut line = vec![words(lang, "Участники: ", "Participants: ")];
+    for (i, participant) in participants.iter().enumerate() {
+        if i > 0 {
+            line.push(Span::Text(", ".to_owned()));
+        }
+        line.push(text(participant));
+    }
+    blocks.push(Block::Line(line));
+    blocks.push(Block::Line(vec![
+        words(lang, "Хеш серверного сида (SHA-256): ", "Server seed commitment (SHA-256): "),
+        Span::Code(commitment.to_owned()),
+    ]));
+    blocks
+}
+
+/// A close's title and lines: who, why, and the seed it revealed.
+fn closed(lang: Lang, by: &str, reason: &str, revealed: Option<&Revealed>) -> Vec<Block> {
+    let mut blocks = Vec::new();
+    let mut title = vec![words(lang, "Бой закрыт", "Battle closed")];
+    if !by.trim().is_empty() {
+        title.push(words(lang, ": ", " by "));
+        title.push(text(by));
+    }
+    blocks.push(Block::Title(title));
+    if !reason.trim().is_empty() {
+        blocks.push(Block::Line(vec![words(lang, "Причина: ", "Reason: "), text(reason)]));
+    }
+    if let Some(revealed) = revealed {
+        let epoch = revealed.epoch;
+        blocks.push(Block::Line(vec![
+            Span::Text(pick(
+                lang,
+                format!("Раскрыт серверный сид эпохи {epoch}: "),
+                format!("Server seed of epoch {epoch} revealed: "),
+            )),
+            Span::Code(revealed.server_seed.clone()),
+        ]));
+        blocks.push(Block::Line(vec![words(
+            lang,
+            "Теперь каждый бросок можно проверить по опубликованному хешу сида (battlelog audit).",
+            "Every roll can now be checked against the seed's published commitment (battlelog audit).",
+        )]));
+    }
+    blocks
+}
+
 /// The post of `event` at `place` in `lang`.
 pub fn document(lang: Lang, event: &Event, place: &Place<'_>) -> Document {
     let mut blocks = Vec::new();
     match event {
         Event::Opened { battle_id, title, ruleset, participants, commitment } => {
             let name = if title.trim().is_empty() { battle_id } else { title };
-            blocks.push(Block::Title(vec![words(lang, "Бой открыт: ", "Battle opened: "), text(name)]));
-            blocks.push(Block::Line(vec![words(lang, "Правила: ", "Ruleset: "), text(ruleset)]));
-            let mut line = vec![words(lang, "Участники: ", "Participants: ")];
-            for (i, participant) in participants.iter().enumerate() {
-                if i > 0 {
-                    line.push(Span::Text(", ".to_owned()));
-                }
-                line.push(text(participant));
-            }
-            blocks.push(Block::Line(line));
-            blocks.push(Block::Line(vec![
-                words(lang, "Хеш серверного сида (SHA-256): ", "Server seed commitment (SHA-256): "),
-                Span::Code(commitment.clone()),
-            ]));
+            blocks = opened(lang, name, ruleset, participants, commitment);
         }
         Event::Acted { actor, summary_ru, summary_en, dice } => {
             blocks.push(Block::Title(vec![words(lang, "Действие: ", "Action by "), text(actor)]));
@@ -134,31 +173,7 @@ pub fn document(lang: Lang, event: &Event, place: &Place<'_>) -> Document {
             }
         }
         Event::Closed { by, reason, revealed } => {
-            let mut title = vec![words(lang, "Бой закрыт", "Battle closed")];
-            if !by.trim().is_empty() {
-                title.push(words(lang, ": ", " by "));
-                title.push(text(by));
-            }
-            blocks.push(Block::Title(title));
-            if !reason.trim().is_empty() {
-                blocks.push(Block::Line(vec![words(lang, "Причина: ", "Reason: "), text(reason)]));
-            }
-            if let Some(revealed) = revealed {
-                let epoch = revealed.epoch;
-                blocks.push(Block::Line(vec![
-                    Span::Text(pick(
-                        lang,
-                        format!("Раскрыт серверный сид эпохи {epoch}: "),
-                        format!("Server seed of epoch {epoch} revealed: "),
-                    )),
-                    Span::Code(revealed.server_seed.clone()),
-                ]));
-                blocks.push(Block::Line(vec![words(
-                    lang,
-                    "Теперь каждый бросок можно проверить по опубликованному хешу сида (battlelog audit).",
-                    "Every roll can now be checked against the seed's published commitment (battlelog audit).",
-                )]));
-            }
+            blocks = closed(lang, by, reason, revealed.as_ref());
         }
     }
     if !place.permalink.is_empty() {

@@ -24,34 +24,28 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use battlelog_auth::{AuthChannel, Role, authed};
-use battlelog_journal::{Journal, JournalOptions};
+use battlelog_journal::Journal;
 use battlelog_proto::battle::json_to_struct;
+use battlelog_proto::v1::OpenBattleRequest;
 use battlelog_proto::v1::resolver_client::ResolverClient;
-use battlelog_proto::v1::{ActRequest, OpenBattleRequest};
-use battlelog_roller::server::journal_client_with_tls;
-use battlelog_roller::{MasterKey, RollerService};
 use battlelog_runtime::edge::{GrpcLimits, TenantRateLimit};
 use battlelog_runtime::serve::GrpcServer;
 use battlelog_test_support::TestAuth;
 use battlelog_test_support::bench::{Figures, figures, report, seconds_per_case};
 use serde_json::json;
-use tokio::net::TcpListener;
 use tonic::Code;
 use tonic::transport::Endpoint;
 
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod services;
+use services::{act, journal_and_roller, listen};
+
 /// Tenant A's concurrent callers.
 const FLOODERS: usize = 16;
 /// Tenant B's pace.
 const PACE: Duration = Duration::from_millis(20);
-
-async fn listen() -> (TcpListener, String) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let url = format!("http://{}", listener.local_addr().expect("addr"));
-    (listener, url)
-}
 
 async fn client(url: &str, token: &str) -> ResolverClient<AuthChannel> {
     let channel = Endpoint::from_shared(url.to_owned()).expect("url").connect().await.expect("connect");
@@ -63,23 +57,7 @@ async fn client(url: &str, token: &str) -> ResolverClient<AuthChannel> {
 async fn stack(dir: &Path, auth: &TestAuth, rates: &[TenantRateLimit]) -> (Journal, Vec<String>) {
     let limits = GrpcLimits::default();
     let token = auth.service_token();
-    let journal = Journal::open(JournalOptions::new(dir)).await.expect("journal");
-    let (listener, journal_url) = listen().await;
-    tokio::spawn(battlelog_journal::serve(
-        journal.clone(),
-        listener,
-        GrpcServer::new("journal", auth.verifier()).limits(limits.clone()),
-        std::future::pending(),
-    ));
-    let key = MasterKey::from_hex(&"42".repeat(32)).expect("key");
-    let roller = RollerService::new(journal_client_with_tls(&journal_url, None, &token).expect("client"), key);
-    let (listener, roller_url) = listen().await;
-    tokio::spawn(battlelog_roller::serve(
-        roller,
-        listener,
-        GrpcServer::new("roller", auth.verifier()).limits(limits.clone()),
-        std::future::pending(),
-    ));
+    let (journal, journal_url, roller_url) = journal_and_roller(dir, auth, &limits).await;
     let mut urls = Vec::new();
     for rate in rates {
         let service =
@@ -94,16 +72,6 @@ async fn stack(dir: &Path, auth: &TestAuth, rates: &[TenantRateLimit]) -> (Journ
         urls.push(url);
     }
     (journal, urls)
-}
-
-fn act(battle_id: &str, request_id: String) -> ActRequest {
-    let action = json!({"type": "move", "actor": "ash", "trait": "cool", "stakes": "bench"});
-    ActRequest {
-        battle_id: battle_id.into(),
-        action: Some(json_to_struct(action.as_object().expect("an object"))),
-        request_id,
-        ..Default::default()
-    }
 }
 
 async fn open(client: &mut ResolverClient<AuthChannel>, battle_id: &str) {

@@ -26,12 +26,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use battlelog_auth::{AuthChannel, Role, authed};
-use battlelog_journal::{Journal, JournalOptions};
+use battlelog_journal::Journal;
 use battlelog_proto::battle::json_to_struct;
+use battlelog_proto::v1::OpenBattleRequest;
 use battlelog_proto::v1::resolver_client::ResolverClient;
-use battlelog_proto::v1::{ActRequest, OpenBattleRequest};
-use battlelog_roller::server::journal_client_with_tls;
-use battlelog_roller::{MasterKey, RollerService};
 use battlelog_runtime::edge::GrpcLimits;
 use battlelog_runtime::serve::GrpcServer;
 use battlelog_test_support::TestAuth;
@@ -45,6 +43,9 @@ use tonic::transport::Endpoint;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod services;
+use services::{act, journal_and_roller};
+
 /// The forum's pace.
 const PACE: Duration = Duration::from_millis(20);
 /// The stranger's connections.
@@ -54,34 +55,12 @@ const STRANGER: IpAddr = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 3));
 /// The HTTP/2 client preface, sent slowly by a third of the stranger's connections.
 const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
-async fn listen() -> (TcpListener, String) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let url = format!("http://{}", listener.local_addr().expect("addr"));
-    (listener, url)
-}
-
 /// Journal, roller and resolver; returns the journal (to shut it down) and
 /// the resolver's address.
 async fn stack(dir: &Path, auth: &TestAuth) -> (Journal, SocketAddr) {
     let limits = GrpcLimits::default();
     let token = auth.service_token();
-    let journal = Journal::open(JournalOptions::new(dir)).await.expect("journal");
-    let (listener, journal_url) = listen().await;
-    tokio::spawn(battlelog_journal::serve(
-        journal.clone(),
-        listener,
-        GrpcServer::new("journal", auth.verifier()).limits(limits.clone()),
-        std::future::pending(),
-    ));
-    let key = MasterKey::from_hex(&"42".repeat(32)).expect("key");
-    let roller = RollerService::new(journal_client_with_tls(&journal_url, None, &token).expect("client"), key);
-    let (listener, roller_url) = listen().await;
-    tokio::spawn(battlelog_roller::serve(
-        roller,
-        listener,
-        GrpcServer::new("roller", auth.verifier()).limits(limits.clone()),
-        std::future::pending(),
-    ));
+    let (journal, journal_url, roller_url) = journal_and_roller(dir, auth, &limits).await;
     let service = battlelog_resolver::server::service_for(&journal_url, &roller_url, None, &token).expect("service");
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let addr = listener.local_addr().expect("addr");
@@ -102,16 +81,6 @@ async fn forum(addr: SocketAddr, token: &str) -> ResolverClient<AuthChannel> {
         .await
         .expect("the forum connects");
     ResolverClient::new(authed(channel, token).expect("token"))
-}
-
-fn act(battle_id: &str, request_id: String) -> ActRequest {
-    let action = json!({"type": "move", "actor": "ash", "trait": "cool", "stakes": "bench"});
-    ActRequest {
-        battle_id: battle_id.into(),
-        action: Some(json_to_struct(action.as_object().expect("an object"))),
-        request_id,
-        ..Default::default()
-    }
 }
 
 async fn connect_from(local: IpAddr, addr: SocketAddr) -> std::io::Result<TcpStream> {

@@ -269,6 +269,58 @@ impl RollerService {
     }
 }
 
+/// A `RollRequest`'s fields checked and its expressions parsed, within the
+/// limits of one request.
+fn read_rolls(request: &RollRequest) -> Result<Vec<dice::Expression>, Status> {
+    validate::battle_id(&request.battle_id)?;
+    validate::request_id(&request.request_id, MAX_REQUEST_ID_BYTES)?;
+    validate::text("actor", &request.actor, MAX_ACTOR_BYTES)?;
+    if request.rolls.is_empty() || request.rolls.len() > MAX_ROLLS_PER_REQUEST {
+        return Err(invalid_argument("rolls", format!("must hold 1 to {MAX_ROLLS_PER_REQUEST} expressions")));
+    }
+    let mut expressions = Vec::with_capacity(request.rolls.len());
+    for (i, spec) in request.rolls.iter().enumerate() {
+        let expression = dice::Expression::parse(&spec.expression)
+            .map_err(|e| invalid_argument(&format!("rolls[{i}].expression"), e.to_string()))?;
+        validate::text(&format!("rolls[{i}].purpose"), &spec.purpose, MAX_PURPOSE_BYTES)?;
+        expressions.push(expression);
+    }
+    let worst_case: u64 = expressions.iter().map(dice::Expression::max_dice).sum();
+    if worst_case > MAX_DICE_PER_REQUEST {
+        return Err(invalid_argument(
+            "rolls",
+            format!("may draw up to {worst_case} dice together; the limit is {MAX_DICE_PER_REQUEST} per request"),
+        ));
+    }
+    Ok(expressions)
+}
+
+/// The client seed and head of a battle that can roll now: open, with no
+/// action pending and its epoch's seed still secret.
+fn rollable(battle_id: &str, ledger: &Ledger) -> Result<(String, u64), Status> {
+    let (Some(client_seed), Some(head)) = (ledger.client_seed.clone(), ledger.head()) else {
+        return Err(Error::battle_not_found(battle_id).into_status());
+    };
+    if ledger.stream.closed {
+        return Err(Error::battle_closed(battle_id).into_status());
+    }
+    if ledger.stream.pending {
+        return Err(pending_action(battle_id, ledger));
+    }
+    if !ledger.stream.epoch_secret() {
+        return Err(Error::new(
+            JournalReason::EpochRevealed,
+            format!(
+                "the seed of epoch {} of battle {battle_id} is revealed and no new one is committed",
+                ledger.stream.epoch
+            ),
+        )
+        .with("battle_id", battle_id)
+        .into_status());
+    }
+    Ok((client_seed, head))
+}
+
 /// The refusal of a roll while another action of the battle is rolled and
 /// not yet resolved: a conflict with the stream's head, so that the caller
 /// folds again, finds the pending action and finishes it first
@@ -300,28 +352,7 @@ impl Roller for RollerService {
     async fn roll(&self, request: Request<RollRequest>) -> Result<Response<RollResponse>, Status> {
         async move {
             let request = request.into_inner();
-            validate::battle_id(&request.battle_id)?;
-            validate::request_id(&request.request_id, MAX_REQUEST_ID_BYTES)?;
-            validate::text("actor", &request.actor, MAX_ACTOR_BYTES)?;
-            if request.rolls.is_empty() || request.rolls.len() > MAX_ROLLS_PER_REQUEST {
-                return Err(invalid_argument("rolls", format!("must hold 1 to {MAX_ROLLS_PER_REQUEST} expressions")));
-            }
-            let mut expressions = Vec::with_capacity(request.rolls.len());
-            for (i, spec) in request.rolls.iter().enumerate() {
-                let expression = dice::Expression::parse(&spec.expression)
-                    .map_err(|e| invalid_argument(&format!("rolls[{i}].expression"), e.to_string()))?;
-                validate::text(&format!("rolls[{i}].purpose"), &spec.purpose, MAX_PURPOSE_BYTES)?;
-                expressions.push(expression);
-            }
-            let worst_case: u64 = expressions.iter().map(dice::Expression::max_dice).sum();
-            if worst_case > MAX_DICE_PER_REQUEST {
-                return Err(invalid_argument(
-                    "rolls",
-                    format!(
-                        "may draw up to {worst_case} dice together; the limit is {MAX_DICE_PER_REQUEST} per request"
-                    ),
-                ));
-            }
+            let expressions = read_rolls(&request)?;
 
             let battle_id = request.battle_id.as_str();
             let mut ledger = self.ledgers.lock(battle_id).await;
@@ -336,26 +367,7 @@ impl Roller for RollerService {
                 if !versions.is_empty() {
                     return self.replay(&request, &versions).await.map(Response::new);
                 }
-                let (Some(client_seed), Some(head)) = (ledger.client_seed.clone(), ledger.head()) else {
-                    return Err(Error::battle_not_found(battle_id).into_status());
-                };
-                if ledger.stream.closed {
-                    return Err(Error::battle_closed(battle_id).into_status());
-                }
-                if ledger.stream.pending {
-                    return Err(pending_action(battle_id, &ledger));
-                }
-                if !ledger.stream.epoch_secret() {
-                    return Err(Error::new(
-                        JournalReason::EpochRevealed,
-                        format!(
-                            "the seed of epoch {} of battle {battle_id} is revealed and no new one is committed",
-                            ledger.stream.epoch
-                        ),
-                    )
-                    .with("battle_id", battle_id)
-                    .into_status());
-                }
+                let (client_seed, head) = rollable(battle_id, &ledger)?;
                 let rolled =
                     self.draw(&request, &expressions, &client_seed, ledger.stream.epoch, ledger.stream.next_nonce);
                 let new_events = rolled

@@ -222,6 +222,41 @@ fn inclusion_length(index: u64, size: u64) -> usize {
     length
 }
 
+/// The walk up the tree both proofs take (RFC 9162 §2.1.3.2 step 4 and
+/// §2.1.4.2 step 6), from node `f` of a tree whose last node is `s`: `step`
+/// is given each hash of `path` and whether it sits left of the running
+/// hash. The path must end exactly at the root, or the proof's length
+/// (`found`, of `expected`) is wrong.
+fn walk(
+    (mut f, mut s): (u64, u64),
+    path: &[Hash],
+    (expected, found): (usize, usize),
+    mut step: impl FnMut(&Hash, bool),
+) -> Result<(), ProofError> {
+    let wrong_length = || ProofError::WrongLength { expected, found };
+    for p in path {
+        // The length checks before make `s == 0` impossible here; RFC 9162
+        // still says to fail, so fail rather than assume.
+        if s == 0 {
+            return Err(wrong_length());
+        }
+        let left = f & 1 == 1 || f == s;
+        step(p, left);
+        if left && f & 1 == 0 {
+            while f & 1 == 0 && f != 0 {
+                f >>= 1;
+                s >>= 1;
+            }
+        }
+        f >>= 1;
+        s >>= 1;
+    }
+    if s != 0 {
+        return Err(wrong_length());
+    }
+    Ok(())
+}
+
 /// Checks an inclusion proof as RFC 9162 §2.1.3.2 does: that leaf hash
 /// `leaf` is leaf `index` of the tree of `size` leaves whose root is `root`.
 pub fn verify_inclusion(index: u64, size: u64, leaf: &Hash, proof: &[Hash], root: &Hash) -> Result<(), ProofError> {
@@ -237,31 +272,10 @@ pub fn verify_inclusion(index: u64, size: u64, leaf: &Hash, proof: &[Hash], root
     if proof.len() != expected {
         return Err(ProofError::WrongLength { expected, found: proof.len() });
     }
-    let (mut f, mut s) = (index, size - 1);
     let mut r = *leaf;
-    for p in proof {
-        // The length check above makes `s == 0` impossible here; RFC 9162
-        // still says to fail, so fail rather than assume.
-        if s == 0 {
-            return Err(ProofError::WrongLength { expected, found: proof.len() });
-        }
-        if f & 1 == 1 || f == s {
-            r = node_hash(p, &r);
-            if f & 1 == 0 {
-                while f & 1 == 0 && f != 0 {
-                    f >>= 1;
-                    s >>= 1;
-                }
-            }
-        } else {
-            r = node_hash(&r, p);
-        }
-        f >>= 1;
-        s >>= 1;
-    }
-    if s != 0 {
-        return Err(ProofError::WrongLength { expected, found: proof.len() });
-    }
+    walk((index, size - 1), proof, (expected, proof.len()), |p, left| {
+        r = if left { node_hash(p, &r) } else { node_hash(&r, p) }
+    })?;
     if r != *root {
         return Err(ProofError::RootMismatch { expected: hex_of(root), computed: hex_of(&r) });
     }
@@ -342,30 +356,15 @@ pub fn verify_consistency(
         f >>= 1;
         s >>= 1;
     }
-    let mut fr = path[0];
-    let mut sr = path[0];
-    for c in &path[1..] {
-        if s == 0 {
-            return Err(ProofError::WrongLength { expected, found: proof.len() });
-        }
-        if f & 1 == 1 || f == s {
+    let (mut fr, mut sr) = (path[0], path[0]);
+    walk((f, s), &path[1..], (expected, proof.len()), |c, left| {
+        if left {
             fr = node_hash(c, &fr);
             sr = node_hash(c, &sr);
-            if f & 1 == 0 {
-                while f & 1 == 0 && f != 0 {
-                    f >>= 1;
-                    s >>= 1;
-                }
-            }
         } else {
             sr = node_hash(&sr, c);
         }
-        f >>= 1;
-        s >>= 1;
-    }
-    if s != 0 {
-        return Err(ProofError::WrongLength { expected, found: proof.len() });
-    }
+    })?;
     if fr != *old_root {
         return Err(ProofError::OldRootMismatch { expected: hex_of(old_root), computed: hex_of(&fr) });
     }

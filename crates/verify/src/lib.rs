@@ -12,7 +12,7 @@
 //! - [`mod@audit`]: the audit of an export or a stream — chain, records,
 //!   commitments and their signatures, re-derived rolls, re-resolved
 //!   actions, and the export's trailer and a kept checkpoint
-//!   (docs/protocol.md §5, `audit::transparency`) — with typed findings by
+//!   (docs/protocol.md §5, `audit::proofs`) — with typed findings by
 //!   version.
 //! - [`judging`]: disputes, rulings and the close as a judge follows them —
 //!   who made each (the recorded credential), what it contests, the before

@@ -321,7 +321,7 @@ fn a_kept_checkpoint_without_a_trailer_that_checks_is_a_finding() {
     let (cut, _) = text.rsplit_once('\n').expect("a trailer line");
     let read = export::read(cut).expect("an export");
     let mut report = audit(BATTLE, &read.records);
-    battlelog_verify::audit::transparency::consistency_unchecked(&mut report, &read.records, "no trailer");
+    battlelog_verify::audit::proofs::consistency_unchecked(&mut report, &read.records, "no trailer");
     let found: Vec<(Check, String)> = report.findings.iter().map(|f| (f.check, f.problem.to_string())).collect();
     assert_eq!(found, [(Check::Consistency, "the kept checkpoint cannot be checked: no trailer".to_owned())]);
 }

@@ -31,9 +31,10 @@ use tokio_stream::StreamExt;
 use tracing::{info, warn};
 
 use crate::deliver::Deliverer;
+use crate::event::Received;
 use crate::feed::{FeedCheck, Verdict};
 use crate::metrics::WebhooksMetrics;
-use crate::store::{Enqueued, Store, now_ms};
+use crate::store::{Enqueued, Entry, Store, now_ms};
 
 /// What the consumer needs from the config.
 #[derive(Debug, Clone)]
@@ -146,6 +147,21 @@ async fn follow_once(
     metrics: &WebhooksMetrics,
     said: &mut Said,
 ) -> Result<(), Stopped> {
+    let mut messages = open_consumer(options, context).await?;
+    info!(stream = %options.stream, consumer = %options.durable, "following the journal's committed events");
+    *said = Said::Following;
+    let follower = Follower { options, store, feed, deliverer, metrics };
+    while let Some(message) = messages.next().await {
+        let message = message.map_err(|e| format!("receiving: {e}"))?;
+        follower.take(&message).await?;
+    }
+    Err(Stopped::Failed("the consumer's messages ended".into()))
+}
+
+/// The durable consumer's messages, the consumer created (or updated to
+/// this config: ack_wait, max_ack_pending — a changed key takes effect at
+/// the next start).
+async fn open_consumer(options: &ConsumerOptions, context: &jetstream::Context) -> Result<pull::Stream, Stopped> {
     use async_nats::jetstream::ErrorCode;
     use async_nats::jetstream::context::GetStreamErrorKind;
     let stream = context.get_stream(&options.stream).await.map_err(|e| match e.kind() {
@@ -161,15 +177,34 @@ async fn follow_once(
         max_ack_pending: options.max_ack_pending,
         ..Default::default()
     };
-    // Created, or updated to this config (ack_wait, max_ack_pending): a
-    // changed key takes effect at the next start.
     let consumer: jetstream::consumer::PullConsumer =
         stream.create_consumer(config).await.map_err(|e| format!("consumer {}: {e}", options.durable))?;
-    let mut messages = consumer.messages().await.map_err(|e| format!("consumer {}: {e}", options.durable))?;
-    info!(stream = %options.stream, consumer = %options.durable, "following the journal's committed events");
-    *said = Said::Following;
-    while let Some(message) = messages.next().await {
-        let message = message.map_err(|e| format!("receiving: {e}"))?;
+    Ok(consumer.messages().await.map_err(|e| format!("consumer {}: {e}", options.durable))?)
+}
+
+/// What one message's records became: each one's place, and why the rest
+/// were not taken (a record ahead of its battle, or a journal that could
+/// not answer).
+#[derive(Default)]
+struct Placing {
+    placed: Vec<Enqueued>,
+    ahead: Option<(Entry, u64)>,
+    unavailable: Option<String>,
+}
+
+/// Takes the consumer's messages: checks their records with the journal,
+/// queues them for delivery, and acknowledges each message.
+struct Follower<'a> {
+    options: &'a ConsumerOptions,
+    store: &'a Store,
+    feed: &'a FeedCheck,
+    deliverer: &'a Deliverer,
+    metrics: &'a WebhooksMetrics,
+}
+
+impl Follower<'_> {
+    async fn take(&self, message: &jetstream::Message) -> Result<(), Stopped> {
+        let (options, metrics) = (self.options, self.metrics);
         let sequence = message.info().map(|info| info.stream_sequence).unwrap_or_default();
         let routed = crate::event::received(
             &options.subject_prefix,
@@ -187,74 +222,21 @@ async fn follow_once(
                 metrics.undecodable.inc();
                 warn!(%error, subject = %message.subject, "not a committed event; skipped");
                 message.ack().await.map_err(|e| format!("ack: {e}"))?;
-                continue;
+                return Ok(());
             }
         };
         let Some(first) = records.first() else {
             message.ack().await.map_err(|e| format!("ack: {e}"))?;
-            continue;
+            return Ok(());
         };
-        if !deliverer.serves(&first.tenant) {
+        if !self.deliverer.serves(&first.tenant) {
             metrics.skipped_no_endpoint.inc_by(records.len() as u64);
             message.ack().await.map_err(|e| format!("ack: {e}"))?;
-            continue;
+            return Ok(());
         }
-        let mut placed = Vec::with_capacity(records.len());
-        let mut ahead = None;
-        let mut unavailable = None;
-        for (index, record) in records.iter().enumerate() {
-            // Only what the journal holds is delivered (crate::feed).
-            let (hash, position) = match feed.check(record).await.map_err(|e| format!("store: {e}"))? {
-                Verdict::Taken { hash, position } => (hash, position),
-                Verdict::Refused(why) => {
-                    // This record and the rest of its message (which chain
-                    // on it) are dropped; the real ones come on their own.
-                    let dropped = records.len() - index;
-                    metrics.forged.inc_by(dropped as u64);
-                    warn!(
-                        tenant = %record.tenant,
-                        battle = %record.battle,
-                        version = record.version(),
-                        event_id = %record.decoded.event_id,
-                        subject = %message.subject,
-                        sequence,
-                        why = %why,
-                        "a record of the feed that is not the journal's; dropped, never delivered"
-                    );
-                    break;
-                }
-                Verdict::Unavailable(why) => {
-                    unavailable = Some(why);
-                    break;
-                }
-            };
-            let entry = record.entry(hash.as_ref(), position);
-            let routed = store.enqueue(&entry, options.gap_wait, now_ms()).map_err(|e| format!("store: {e}"))?;
-            if let Some(missing) = &routed.skipped {
-                metrics.gaps.inc();
-                warn!(
-                    tenant = %entry.tenant,
-                    battle = %entry.battle,
-                    missing_from = missing.start,
-                    missing_to = missing.end - 1,
-                    version = entry.version,
-                    gap_wait_ms = options.gap_wait.as_millis() as u64,
-                    "a battle's events never arrived (gone from the stream?); delivering its later ones without them"
-                );
-            }
-            if let Enqueued::Ahead { expected } = routed.placed {
-                ahead = Some((entry, expected));
-                break;
-            }
-            if matches!(routed.placed, Enqueued::Queued | Enqueued::ParkedBehind)
-                && let Some(hash) = &hash
-            {
-                feed.taken(&entry.battle_key(), entry.version, hash).map_err(|e| format!("store: {e}"))?;
-            }
-            placed.push(routed.placed);
-        }
+        let Placing { placed, ahead, unavailable } = self.place(&records, message.subject.as_str(), sequence).await?;
         metrics.received.inc_by(placed.len() as u64);
-        store.flush().await.map_err(|e| format!("store: {e}"))?;
+        self.store.flush().await.map_err(|e| format!("store: {e}"))?;
         if let Some(why) = unavailable {
             // Neither taken nor refused: offered again once the journal
             // may answer.
@@ -272,7 +254,7 @@ async fn follow_once(
         let battle = first.battle_key();
         for placed in placed {
             match placed {
-                Enqueued::Queued => deliverer.wake(battle.clone()),
+                Enqueued::Queued => self.deliverer.wake(battle.clone()),
                 Enqueued::ParkedBehind => {
                     metrics.parked.inc();
                 }
@@ -282,6 +264,65 @@ async fn follow_once(
                 Enqueued::Ahead { .. } => {}
             }
         }
+        Ok(())
     }
-    Err(Stopped::Failed("the consumer's messages ended".into()))
+
+    /// Checks one message's records with the journal and queues them, in
+    /// order, until one is refused, ahead of its battle or not checkable.
+    async fn place(&self, records: &[Received], subject: &str, sequence: u64) -> Result<Placing, Stopped> {
+        let (options, metrics) = (self.options, self.metrics);
+        let mut placing = Placing { placed: Vec::with_capacity(records.len()), ..Placing::default() };
+        for (index, record) in records.iter().enumerate() {
+            // Only what the journal holds is delivered (crate::feed).
+            let (hash, position) = match self.feed.check(record).await.map_err(|e| format!("store: {e}"))? {
+                Verdict::Taken { hash, position } => (hash, position),
+                Verdict::Refused(why) => {
+                    // This record and the rest of its message (which chain
+                    // on it) are dropped; the real ones come on their own.
+                    let dropped = records.len() - index;
+                    metrics.forged.inc_by(dropped as u64);
+                    warn!(
+                        tenant = %record.tenant,
+                        battle = %record.battle,
+                        version = record.version(),
+                        event_id = %record.decoded.event_id,
+                        subject = %subject,
+                        sequence,
+                        why = %why,
+                        "a record of the feed that is not the journal's; dropped, never delivered"
+                    );
+                    break;
+                }
+                Verdict::Unavailable(why) => {
+                    placing.unavailable = Some(why);
+                    break;
+                }
+            };
+            let entry = record.entry(hash.as_ref(), position);
+            let routed = self.store.enqueue(&entry, options.gap_wait, now_ms()).map_err(|e| format!("store: {e}"))?;
+            if let Some(missing) = &routed.skipped {
+                metrics.gaps.inc();
+                warn!(
+                    tenant = %entry.tenant,
+                    battle = %entry.battle,
+                    missing_from = missing.start,
+                    missing_to = missing.end - 1,
+                    version = entry.version,
+                    gap_wait_ms = options.gap_wait.as_millis() as u64,
+                    "a battle's events never arrived (gone from the stream?); delivering its later ones without them"
+                );
+            }
+            if let Enqueued::Ahead { expected } = routed.placed {
+                placing.ahead = Some((entry, expected));
+                break;
+            }
+            if matches!(routed.placed, Enqueued::Queued | Enqueued::ParkedBehind)
+                && let Some(hash) = &hash
+            {
+                self.feed.taken(&entry.battle_key(), entry.version, hash).map_err(|e| format!("store: {e}"))?;
+            }
+            placing.placed.push(routed.placed);
+        }
+        Ok(placing)
+    }
 }

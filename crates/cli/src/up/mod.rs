@@ -317,12 +317,12 @@ impl Banner {
             out,
             "  auth      tokens signed by {} (tenant `{}` for the commands below; `battlelog token issue` mints others)",
             self.signing_key_path.display(),
-            crate::tls::DEV_TENANT
+            crate::dev_token::DEV_TENANT
         )?;
         writeln!(
             out,
             "  revoked   {} (`battlelog token revoke --data-dir` adds to it; no restart needed)",
-            crate::tls::dev_revoked_tokens(&self.data_dir).display()
+            crate::dev_token::dev_revoked_tokens(&self.data_dir).display()
         )?;
         if let Some(ca) = &self.ca {
             writeln!(out, "  tls       CA {} (journal and roller also require its client certificate)", ca.display())?;

@@ -29,7 +29,7 @@ impl Secrets {
     /// own tokens are minted at every start, each in a file as a service's
     /// `token_file` is.
     pub(super) fn make(data_dir: &Path, client_tls: battlelog_runtime::tls::ClientTls) -> anyhow::Result<Self> {
-        let signing_key_path = crate::tls::dev_signing_key(data_dir);
+        let signing_key_path = crate::dev_token::dev_signing_key(data_dir);
         let signing_key = SigningKey::read_or_create(&signing_key_path)?;
         let auth_key = battlelog_auth::keys::public_path(&signing_key_path);
         // Written at every start: a data dir from before may hold the
@@ -44,9 +44,10 @@ impl Secrets {
         // The web pages read a shared battle as a reader of the development
         // tenant.
         let web_token_file = tokens.join("web.token");
-        let web_token = signing_key.issue("battlelog-web", crate::tls::DEV_TENANT, Role::Reader, SERVICE_TOKEN_TTL)?;
+        let web_token =
+            signing_key.issue("battlelog-web", crate::dev_token::DEV_TENANT, Role::Reader, SERVICE_TOKEN_TTL)?;
         write_private(&web_token_file, &web_token)?;
-        let revoked = Some(crate::tls::dev_revoked_tokens(data_dir));
+        let revoked = Some(crate::dev_token::dev_revoked_tokens(data_dir));
         let development = Development {
             data_dir: data_dir.to_owned(),
             tokens: Tokens::accepting(vec![auth_key], revoked),
@@ -112,7 +113,7 @@ pub(super) fn private_data_dir(data_dir: &Path) -> anyhow::Result<()> {
 
 /// `up`'s revocation list, created empty on first start.
 fn revocation_list(data_dir: &Path) -> anyhow::Result<RevocationList> {
-    let path = crate::tls::dev_revoked_tokens(data_dir);
+    let path = crate::dev_token::dev_revoked_tokens(data_dir);
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }

@@ -175,12 +175,12 @@ async fn webhooks(
         nats_url,
         feed,
         journal_url.to_owned(),
-        (crate::tls::DEV_TENANT.to_owned(), endpoint),
+        (crate::dev_token::DEV_TENANT.to_owned(), endpoint),
     );
     config.validate()?;
     let line = format!(
         "POST {url} (tenant `{}`), signed with the secret in {}; parked: battlelog webhooks parked --webhooks {}",
-        crate::tls::DEV_TENANT,
+        crate::dev_token::DEV_TENANT,
         secret_path.display(),
         bound.url
     );

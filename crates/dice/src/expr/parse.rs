@@ -332,22 +332,7 @@ impl<'a> Parser<'a> {
     fn dice(&mut self, start: usize, count: u32) -> Result<Expr, ExprError> {
         let letter = self.peek().unwrap_or('d');
         self.pos += letter.len_utf8();
-        let sides = match self.peek_byte() {
-            Some(b'%') => {
-                self.pos += 1;
-                Sides::Number(100)
-            }
-            Some(b'F') => {
-                self.pos += 1;
-                Sides::Fudge
-            }
-            Some(b) if b.is_ascii_digit() => {
-                let at = self.pos;
-                let digits = self.digits();
-                Sides::Number(self.bounded(digits, at, "die sides", 1, Limits::MAX_SIDES)?)
-            }
-            _ => return Err(self.syntax(&format!("expected a number after '{letter}'"))),
-        };
+        let sides = self.sides(letter)?;
         let mut term =
             DiceTerm { count, sides, explode: None, reroll: None, keep: None, success: None, text: String::new() };
         loop {
@@ -355,20 +340,7 @@ impl<'a> Parser<'a> {
             match (self.peek_byte(), self.peek_next_byte()) {
                 (Some(b'!'), _) => {
                     self.pos += 1;
-                    if term.explode.is_some() {
-                        return Err(ExprError::RepeatedModifier {
-                            modifier: "explode ('!')",
-                            position: self.column_of(at),
-                        });
-                    }
-                    let condition = match self.cmp() {
-                        Some(cmp) => Condition { cmp, value: self.condition_value(cmp)? },
-                        None => Condition { cmp: Cmp::Equal, value: sides.highest() },
-                    };
-                    if condition.met_by_every_face(sides) {
-                        return Err(ExprError::EndlessExplosion { position: self.column_of(at), faces: sides.faces() });
-                    }
-                    term.explode = Some(condition);
+                    term.explode = Some(self.explode(&term, at)?);
                 }
                 (Some(b'r'), _) => {
                     self.pos += 1;
@@ -417,6 +389,43 @@ impl<'a> Parser<'a> {
         self.dice += term.max_dice();
         self.min_dice += u64::from(term.count);
         Ok(Expr::Dice(term))
+    }
+
+    /// The die after its letter: `%`, `F` or a number of sides.
+    fn sides(&mut self, letter: char) -> Result<Sides, ExprError> {
+        match self.peek_byte() {
+            Some(b'%') => {
+                self.pos += 1;
+                Ok(Sides::Number(100))
+            }
+            Some(b'F') => {
+                self.pos += 1;
+                Ok(Sides::Fudge)
+            }
+            Some(b) if b.is_ascii_digit() => {
+                let at = self.pos;
+                let digits = self.digits();
+                Ok(Sides::Number(self.bounded(digits, at, "die sides", 1, Limits::MAX_SIDES)?))
+            }
+            _ => Err(self.syntax(&format!("expected a number after '{letter}'"))),
+        }
+    }
+
+    /// `self.pos` is past a `!` at `at`: the explosion's condition, by
+    /// default the die's highest face; never one every face meets.
+    fn explode(&mut self, term: &DiceTerm, at: usize) -> Result<Condition, ExprError> {
+        if term.explode.is_some() {
+            return Err(ExprError::RepeatedModifier { modifier: "explode ('!')", position: self.column_of(at) });
+        }
+        let sides = term.sides;
+        let condition = match self.cmp() {
+            Some(cmp) => Condition { cmp, value: self.condition_value(cmp)? },
+            None => Condition { cmp: Cmp::Equal, value: sides.highest() },
+        };
+        if condition.met_by_every_face(sides) {
+            return Err(ExprError::EndlessExplosion { position: self.column_of(at), faces: sides.faces() });
+        }
+        Ok(condition)
     }
 
     fn cmp(&mut self) -> Option<Cmp> {

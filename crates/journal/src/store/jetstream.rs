@@ -260,34 +260,8 @@ impl JetStreamStore {
     /// creates the stream when missing (an existing one is used as it is,
     /// provided it takes the journal's subjects).
     pub async fn connect(options: JetStreamOptions) -> Result<Self, StorageError> {
-        if options.max_events_per_append > MAX_EVENTS_PER_MESSAGE {
-            return Err(invalid(
-                "max_events_per_append",
-                format!(
-                    "{} exceeds {MAX_EVENTS_PER_MESSAGE}, the most events one JetStream message can number",
-                    options.max_events_per_append
-                ),
-            ));
-        }
-        if !(1..=5).contains(&options.replicas) {
-            return Err(invalid("replicas", format!("{} is not in 1..=5 (JetStream's range)", options.replicas)));
-        }
-        let (connect, addresses) = connect_options(&options.nats_urls)?;
-        let client = connect
-            .name("battlelog-journal")
-            .connection_timeout(options.timeout)
-            .request_timeout(Some(options.timeout))
-            // A server that stops answering without closing its connections
-            // (frozen, or cut off by a partition) is left for another of the
-            // list once two pings go unanswered — at the default ping
-            // interval of two minutes this journal would stall that long.
-            .ping_interval((options.timeout / 2).max(Duration::from_millis(50)))
-            .max_reconnects(None)
-            .reconnect_delay_callback(|attempts| Duration::from_millis((attempts as u64 * 100).min(1000)))
-            .event_callback(|event| async move { info!(%event, "nats") })
-            .connect(addresses)
-            .await
-            .map_err(storage)?;
+        options.check()?;
+        let client = connect_client(&options).await?;
         let server = client.server_info();
         if server_version(&server.version) < (2, 11) {
             return Err(storage(format!(
@@ -308,22 +282,7 @@ impl JetStreamStore {
         }
         let mut context = jetstream::new(client.clone());
         context.set_timeout(options.timeout);
-        let config = stream::Config {
-            name: options.stream.clone(),
-            subjects: vec![format!("{SUBJECT_PREFIX}.>")],
-            storage: stream::StorageType::File,
-            num_replicas: options.replicas,
-            max_messages: -1,
-            max_bytes: -1,
-            max_messages_per_subject: -1,
-            max_age: Duration::ZERO,
-            max_message_size: -1,
-            discard: stream::DiscardPolicy::New,
-            deny_delete: true,
-            deny_purge: true,
-            allow_direct: false,
-            ..Default::default()
-        };
+        let config = stream_config(&options);
         let (stream, info) = stream_at_start(&context, config, options.start_wait).await?;
         if !info.config.subjects.iter().any(|s| s == &format!("{SUBJECT_PREFIX}.>")) {
             return Err(storage(format!(
@@ -353,6 +312,67 @@ impl JetStreamStore {
         let watcher = tokio::spawn(watch_changes(Arc::downgrade(&inner), options.stream.clone()));
         *inner.watcher.lock().unwrap_or_else(|e| e.into_inner()) = Some(watcher);
         Ok(Self { inner })
+    }
+}
+
+impl JetStreamOptions {
+    /// The limits a JetStream journal can keep at all.
+    fn check(&self) -> Result<(), StorageError> {
+        if self.max_events_per_append > MAX_EVENTS_PER_MESSAGE {
+            return Err(invalid(
+                "max_events_per_append",
+                format!(
+                    "{} exceeds {MAX_EVENTS_PER_MESSAGE}, the most events one JetStream message can number",
+                    self.max_events_per_append
+                ),
+            ));
+        }
+        if !(1..=5).contains(&self.replicas) {
+            return Err(invalid("replicas", format!("{} is not in 1..=5 (JetStream's range)", self.replicas)));
+        }
+        Ok(())
+    }
+}
+
+/// The NATS connection of the journal, failing over along the URL list.
+async fn connect_client(options: &JetStreamOptions) -> Result<async_nats::Client, StorageError> {
+    let (connect, addresses) = connect_options(&options.nats_urls)?;
+    let client = connect
+        .name("battlelog-journal")
+        .connection_timeout(options.timeout)
+        .request_timeout(Some(options.timeout))
+        // A server that stops answering without closing its connections
+        // (frozen, or cut off by a partition) is left for another of the
+        // list once two pings go unanswered — at the default ping
+        // interval of two minutes this journal would stall that long.
+        .ping_interval((options.timeout / 2).max(Duration::from_millis(50)))
+        .max_reconnects(None)
+        .reconnect_delay_callback(|attempts| Duration::from_millis((attempts as u64 * 100).min(1000)))
+        .event_callback(|event| async move { info!(%event, "nats") })
+        .connect(addresses)
+        .await
+        .map_err(storage)?;
+    Ok(client)
+}
+
+/// The journal's stream as it is created when missing: every subject of
+/// the journal, kept for ever, never deleted or purged.
+fn stream_config(options: &JetStreamOptions) -> stream::Config {
+    stream::Config {
+        name: options.stream.clone(),
+        subjects: vec![format!("{SUBJECT_PREFIX}.>")],
+        storage: stream::StorageType::File,
+        num_replicas: options.replicas,
+        max_messages: -1,
+        max_bytes: -1,
+        max_messages_per_subject: -1,
+        max_age: Duration::ZERO,
+        max_message_size: -1,
+        discard: stream::DiscardPolicy::New,
+        deny_delete: true,
+        deny_purge: true,
+        allow_direct: false,
+        ..Default::default()
     }
 }
 

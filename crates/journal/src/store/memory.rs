@@ -1,4 +1,4 @@
-//! The in-memory provider: the [`super::kv`] layout in ordered maps behind
+//! The in-memory provider: the [`super::kv_tables`] layout in ordered maps behind
 //! one lock, under the same [`KvStore`] as sled. Complete (every
 //! [`super::EventStore`] method, the same checks and the same answers as on
 //! disk) but not durable: for unit tests, and for embedding where losing
@@ -9,8 +9,8 @@ use std::ops::Bound;
 use std::sync::{Mutex, MutexGuard};
 
 use super::StorageError;
-use super::kv::{KvRead, Table, Visit, Visitor, WriteSet};
-use super::kv_store::{KvEngine, KvStore};
+use super::group_commit::{KvEngine, KvStore};
+use super::kv_tables::{KvRead, Table, Visit, Visitor, WriteSet};
 
 /// The journal in memory: [`KvStore`]'s group commit on [`MemoryTables`].
 pub type MemoryStore = KvStore<MemoryTables>;
@@ -94,7 +94,7 @@ impl KvEngine for MemoryTables {
     }
 
     fn set_outbox_cursor(&self, next: u64) -> Result<(), StorageError> {
-        let cursor = super::kv::layout::OUTBOX_CURSOR.to_vec();
+        let cursor = super::kv_tables::layout::OUTBOX_CURSOR.to_vec();
         self.maps()[usize::from(Table::Outbox.tag())].insert(cursor, next.to_be_bytes().to_vec());
         Ok(())
     }

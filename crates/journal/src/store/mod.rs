@@ -23,8 +23,10 @@
 //!   with a kind (transient, conflict, corrupt, fatal) the journal maps once. Modelled on restate's bifrost
 //!   `Loglet`: a narrow trait and one conformance suite run against every
 //!   provider.
-//! - [`kv`]: the layout, group writing and reads for an ordered key-value
-//!   engine, written once; [`layout`] is its byte layout.
+//! - [`kv_tables`]: the tables of an ordered key-value engine, written once:
+//!   their layout ([`layout`]), group writing and reads.
+//! - [`group_commit`]: [`group_commit::KvStore`], the [`EventStore`] of every
+//!   such engine — group commit and the durable watermark.
 //! - [`sled`]: the on-disk provider ([`SledStore`]: group commit, one flush
 //!   per group; sled's types private to it); [`memory`]: the in-memory
 //!   provider ([`MemoryStore`]), complete but not durable.
@@ -43,9 +45,9 @@
 #[cfg(any(test, feature = "test-util"))]
 pub mod conformance;
 pub mod error;
+pub mod group_commit;
 pub mod jetstream;
-pub mod kv;
-pub mod kv_store;
+pub mod kv_tables;
 pub mod memory;
 pub mod sled;
 
@@ -59,7 +61,7 @@ use crate::guard::BattleState;
 use crate::record::Hash;
 
 pub use self::error::{StorageError, StorageErrorKind};
-pub use self::kv::layout;
+pub use self::kv_tables::layout;
 pub use self::memory::MemoryStore;
 pub use self::sled::SledStore;
 

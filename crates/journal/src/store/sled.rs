@@ -1,4 +1,4 @@
-//! The sled provider: the [`super::kv`] layout, one sled tree per table, on
+//! The sled provider: the [`super::kv_tables`] layout, one sled tree per table, on
 //! local disk. Every sled type stays in this module.
 //!
 //! **How a group is made atomic without a sled transaction.** A sled 0.34
@@ -8,7 +8,7 @@
 //! round trips, not one. This provider gets the same all-or-nothing with
 //! plain inserts and a redo record instead:
 //!
-//! 1. plan the group's writes in memory ([`super::kv::write_group`]),
+//! 1. plan the group's writes in memory ([`super::kv_tables::write_group`]),
 //!    reading through its own pending writes;
 //! 2. insert the commit record `outbox/commit/redo` = (end position, every
 //!    write of the group);
@@ -19,7 +19,7 @@
 //! sled keeps one log for all its trees and recovers a prefix of it (its
 //! recovery stops at the first message not completely on disk, the property
 //! its own batches rely on), and all five steps run on the committer's one
-//! writer ([`super::kv_store`]), in that log order. So after a crash either the redo record of the
+//! writer ([`super::group_commit`]), in that log order. So after a crash either the redo record of the
 //! last group is missing (and, being its first write, so is all of the
 //! group: nothing to do), or it is there; then, if `done` does not match it,
 //! [`SledTrees::open`] writes the whole group again (every write is an
@@ -34,8 +34,8 @@ use std::path::Path;
 
 use tracing::warn;
 
-use super::kv::{self, KvRead, Table, Visit, Visitor, WriteSet};
-use super::kv_store::{KvEngine, KvStore};
+use super::group_commit::{KvEngine, KvStore};
+use super::kv_tables::{self, KvRead, Table, Visit, Visitor, WriteSet};
 use super::{StorageError, StorageErrorKind};
 
 /// The commit record's key in the `outbox` table: end position and writes
@@ -146,7 +146,7 @@ impl SledTrees {
         }
         let writes = WriteSet::decode(writes).ok_or_else(corrupt)?;
         warn!(
-            end = kv::decode_position::<Self>(end)?,
+            end = kv_tables::decode_position::<Self>(end)?,
             writes = writes.writes.len(),
             "finishing a group cut short by a crash"
         );
@@ -320,7 +320,7 @@ mod tests {
                 let Plan::Write { planned, .. } = planner::plan(&*store, &append, 0).await.unwrap() else { panic!() };
                 plans.push(planned);
             }
-            let (_, writes) = kv::write_group(store.engine(), &plans, 1).unwrap();
+            let (_, writes) = kv_tables::write_group(store.engine(), &plans, 1).unwrap();
             assert!(writes.writes.len() > 3);
             // Two writes in: a record and its global entry, no head yet.
             store.engine().commit_torn(&writes, 4, 2).unwrap();
@@ -328,7 +328,7 @@ mod tests {
             j.shutdown().await.unwrap();
         }
         let store = open(dir.path());
-        assert_eq!(kv::next_position(store.engine()).unwrap(), 4);
+        assert_eq!(kv_tables::next_position(store.engine()).unwrap(), 4);
         let log = store.read_all(0, Page::count(100)).await.unwrap();
         let got: Vec<_> = log.iter().map(|e| (e.event.stream_id.as_str(), e.event.version)).collect();
         assert_eq!(got, [("a0", 0), ("a", 0), ("a", 1), ("b", 0)]);

@@ -36,8 +36,8 @@ use tracing::Instrument as _;
 
 use super::access::{authorize, check_owner, credential, not_found, rights};
 use super::commands::rejected;
+use super::idempotency::act_key;
 use super::json::{actor_of, json_of, json_text, to_struct, unreadable};
-use super::keys::act_key;
 use super::optimistic::{Command, Try, Trying, busy, caller_gone};
 use super::stream::Wrote;
 use super::{MAX_ACTOR_BYTES, MAX_PURPOSE_BYTES, MAX_REQUEST_ID_BYTES, ResolverService, data_loss, internal};

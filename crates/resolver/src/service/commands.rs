@@ -24,8 +24,8 @@ use tonic::{Request, Response, Status};
 use tracing::debug;
 
 use super::access::{Reach, authorize, check_owner, credential, not_found, rights};
+use super::idempotency::{close_key, dispute_key, key_reused, open_key, replay_event, rule_key};
 use super::json::{json_of, sheets_refused, to_struct, unreadable};
-use super::keys::{close_key, dispute_key, key_reused, open_key, replay_event, rule_key};
 use super::optimistic::{Command, Try, Trying};
 use super::stream::{Journaled, Wrote, journaled};
 use super::{
@@ -46,6 +46,38 @@ pub(super) async fn open_battle(
     let request = request.into_inner();
     let format = post::format(request.post_format)?;
     validate::request_id(&request.request_id, MAX_REQUEST_ID_BYTES)?;
+    let battle_id = opened_battle_id(service, &caller, &request)?;
+    let (ruleset, sheets) = read_opening(&request)?;
+
+    let mut view = service.views.lock(&battle_id).await;
+    // A cached battle knows its version 0, which is all an open needs.
+    if view.next_version() == 0 {
+        service.catch_up(&battle_id, &mut view).await?;
+    }
+    let key = open_key(&request.request_id);
+    let opening = Opening { caller: &caller, request: &request, ruleset, sheets: &sheets, key: &key };
+    let appended =
+        if view.head().is_none() { append_opening(service, &battle_id, &mut view, &opening).await? } else { None };
+    match (view.keys.get(&key).copied(), view.tenant.clone()) {
+        // Another tenant's battle under the same id: it exists (the id
+        // was given explicitly), but nothing more of it is told.
+        (_, Some(tenant)) if !caller.owns(&tenant) => Err(battle_exists(&battle_id)),
+        (Some(0), Some(_)) => {
+            let (opened, head_hash) = match appended {
+                Some(appended) => appended,
+                None => service.recorded_opening(&battle_id).await?,
+            };
+            check_same_opening(&opening, &opened, &battle_id)?;
+            let permalink = service.permalink(&battle_id, 0);
+            let reply = OpenBattleResponse { battle_id, opened: Some(opened), permalink, head_hash, post: None };
+            Ok(Response::new(post::opened(format, reply)))
+        }
+        _ => Err(battle_exists(&battle_id)),
+    }
+}
+
+/// The battle an `OpenBattle` opens: the one it names, or one generated.
+fn opened_battle_id(service: &ResolverService, caller: &Caller, request: &OpenBattleRequest) -> Result<String, Status> {
     // A generated id is keyed with the resolver's secret over the tenant
     // and the request id: a retried OpenBattle finds the battle its first
     // attempt opened, and no other tenant can know the id beforehand.
@@ -62,6 +94,12 @@ pub(super) async fn open_battle(
         request.battle_id.clone()
     };
     validate::battle_id(&battle_id)?;
+    Ok(battle_id)
+}
+
+/// An `OpenBattle`'s fields checked, its ruleset and its participants'
+/// sheets read, and the battle they make accepted by the rules.
+fn read_opening(request: &OpenBattleRequest) -> Result<(RulesetId, Vec<rules::Participant>), Status> {
     validate::line("title", &request.title, MAX_TEXT_BYTES)?;
     validate::line("forum_ref", &request.forum_ref, MAX_TEXT_BYTES)?;
     validate::line("client_seed", &request.client_seed, MAX_CLIENT_SEED_BYTES)?;
@@ -81,74 +119,78 @@ pub(super) async fn open_battle(
         validate::line(&format!("participants[{i}].id"), &sheet.id, MAX_ACTOR_BYTES)?;
     }
     Battle::new(ruleset, sheets.clone()).map_err(|e| sheets_refused(&sheets, &e))?;
+    Ok((ruleset, sheets))
+}
 
-    let mut view = service.views.lock(&battle_id).await;
-    // A cached battle knows its version 0, which is all an open needs.
-    if view.next_version() == 0 {
-        service.catch_up(&battle_id, &mut view).await?;
+/// What an `OpenBattle` asks for, read and checked.
+struct Opening<'a> {
+    caller: &'a Caller,
+    request: &'a OpenBattleRequest,
+    ruleset: RulesetId,
+    sheets: &'a [rules::Participant],
+    key: &'a str,
+}
+
+/// Appends the `BattleOpened` with the roller's commitment to epoch 0; what
+/// was appended and its head hash, or `None` when another open won the race
+/// (the view then caught up with it).
+async fn append_opening(
+    service: &ResolverService,
+    battle_id: &str,
+    view: &mut BattleView,
+    opening: &Opening<'_>,
+) -> Result<Option<(BattleOpened, String)>, Status> {
+    let commitment = service
+        .roller
+        .clone()
+        .commitment(CommitmentRequest { battle_id: battle_id.to_owned(), epoch: 0 })
+        .await
+        .map_err(|s| downstream("roller", s))?
+        .into_inner();
+    let request = opening.request;
+    let opened = BattleOpened {
+        ruleset: opening.ruleset.to_string(),
+        title: request.title.clone(),
+        forum_ref: request.forum_ref.clone(),
+        participants: opening.sheets.iter().map(to_struct).collect::<Result<_, _>>()?,
+        client_seed: request.client_seed.clone(),
+        commitment: commitment.commitment,
+        tenant: opening.caller.tenant.clone(),
+        // The roller's signature travels with its commitment, so
+        // that an audit can tell it from one anybody else journaled.
+        commitment_signature: commitment.commitment_signature,
+        roller_key: commitment.roller_key,
+        credential: Some(credential(opening.caller)),
+    };
+    let event = (Event::BattleOpened(opened.clone()), opening.key.to_owned());
+    if let Some(Wrote { head_hash, .. }) = service.append(battle_id, view, None, vec![event]).await? {
+        Ok(Some((opened, head_hash)))
+    } else {
+        debug!(battle_id, "the battle was opened meanwhile");
+        service.catch_up(battle_id, view).await?;
+        Ok(None)
     }
-    let key = open_key(&request.request_id);
-    let mut appended: Option<(BattleOpened, String)> = None;
-    if view.head().is_none() {
-        let commitment = service
-            .roller
-            .clone()
-            .commitment(CommitmentRequest { battle_id: battle_id.clone(), epoch: 0 })
-            .await
-            .map_err(|s| downstream("roller", s))?
-            .into_inner();
-        let opened = BattleOpened {
-            ruleset: ruleset.to_string(),
-            title: request.title,
-            forum_ref: request.forum_ref,
-            participants: sheets.iter().map(to_struct).collect::<Result<_, _>>()?,
-            client_seed: request.client_seed.clone(),
-            commitment: commitment.commitment,
-            tenant: caller.tenant.clone(),
-            // The roller's signature travels with its commitment, so
-            // that an audit can tell it from one anybody else journaled.
-            commitment_signature: commitment.commitment_signature,
-            roller_key: commitment.roller_key,
-            credential: Some(credential(&caller)),
-        };
-        let event = (Event::BattleOpened(opened.clone()), key.clone());
-        if let Some(Wrote { head_hash, .. }) = service.append(&battle_id, &mut view, None, vec![event]).await? {
-            appended = Some((opened, head_hash));
-        } else {
-            debug!(battle_id, "the battle was opened meanwhile");
-            service.catch_up(&battle_id, &mut view).await?;
-        }
+}
+
+/// A retried `OpenBattle` (the same request id) must ask for the battle its
+/// first attempt opened.
+fn check_same_opening(opening: &Opening<'_>, opened: &BattleOpened, battle_id: &str) -> Result<(), Status> {
+    if opened.ruleset != opening.ruleset.to_string()
+        || opened.participants != opening.sheets.iter().map(to_struct).collect::<Result<Vec<_>, _>>()?
+        || opened.client_seed != opening.request.client_seed
+    {
+        return Err(key_reused(format!(
+            "request_id {} already opened battle {battle_id} with other settings",
+            opening.request.request_id
+        )));
     }
-    match (view.keys.get(&key).copied(), view.tenant.clone()) {
-        // Another tenant's battle under the same id: it exists (the id
-        // was given explicitly), but nothing more of it is told.
-        (_, Some(tenant)) if !caller.owns(&tenant) => {
-            Err(Error::new(BattleReason::BattleExists, format!("battle {battle_id} already exists"))
-                .with("battle_id", &battle_id)
-                .into_status())
-        }
-        (Some(0), Some(_)) => {
-            let (opened, head_hash) = match appended {
-                Some(appended) => appended,
-                None => service.recorded_opening(&battle_id).await?,
-            };
-            if opened.ruleset != ruleset.to_string()
-                || opened.participants != sheets.iter().map(to_struct).collect::<Result<Vec<_>, _>>()?
-                || opened.client_seed != request.client_seed
-            {
-                return Err(key_reused(format!(
-                    "request_id {} already opened battle {battle_id} with other settings",
-                    request.request_id
-                )));
-            }
-            let permalink = service.permalink(&battle_id, 0);
-            let reply = OpenBattleResponse { battle_id, opened: Some(opened), permalink, head_hash, post: None };
-            Ok(Response::new(post::opened(format, reply)))
-        }
-        _ => Err(Error::new(BattleReason::BattleExists, format!("battle {battle_id} already exists"))
-            .with("battle_id", &battle_id)
-            .into_status()),
-    }
+    Ok(())
+}
+
+fn battle_exists(battle_id: &str) -> Status {
+    Error::new(BattleReason::BattleExists, format!("battle {battle_id} already exists"))
+        .with("battle_id", battle_id)
+        .into_status()
 }
 
 /// A refusal of the rules: its reason, docs/rules.md section and Russian

@@ -37,7 +37,7 @@
 //! - `reads`: `GetBattle`, `Audit`, `Export`, `Watch`, `RevealSeed`, the
 //!   journal's checkpoints and proofs, `ListRulesets`, `ListBattles`.
 //! - `access`: [`rights`], the caller, the tenant rule and share links.
-//! - `keys`: idempotency keys and the answers to a request seen before.
+//! - `idempotency`: the idempotency keys and the answers to a request seen before.
 //! - `stream`: the journal stream underneath — catch up, append and fold
 //!   what was appended, read one event back.
 //! - `json`: the caller's `Struct`s in, the rules' values out.
@@ -47,8 +47,8 @@
 mod access;
 mod act;
 mod commands;
+mod idempotency;
 mod json;
-mod keys;
 mod optimistic;
 mod reads;
 mod stream;

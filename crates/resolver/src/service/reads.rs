@@ -29,8 +29,8 @@ use tokio_stream::StreamExt;
 use tonic::{Request, Response, Status};
 
 use super::access::{Reach, authorize, credential, not_found, rights};
+use super::idempotency::reveal_key;
 use super::json::{json_text, state_struct};
-use super::keys::reveal_key;
 use super::{MAX_REQUEST_ID_BYTES, ResolverService, data_loss, internal};
 use crate::view::BattleView;
 

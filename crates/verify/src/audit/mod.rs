@@ -20,14 +20,14 @@
 //! - `replay` (private): the semantic half, one checker per event type;
 //! - `rolls` (private): a reveal against its commitment, a roll against its
 //!   re-derivation;
-//! - [`transparency`]: docs/protocol.md §5 — the export's trailer (signed head,
+//! - [`proofs`]: docs/protocol.md §5 — the export's trailer (signed head,
 //!   checkpoint, inclusion proof) and a kept checkpoint's consistency with
 //!   the export's.
 
 mod problem;
+pub mod proofs;
 mod replay;
 mod rolls;
-pub mod transparency;
 
 use std::collections::BTreeMap;
 
@@ -38,7 +38,7 @@ use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 pub use problem::{Check, Problem};
-pub use transparency::{
+pub use proofs::{
     ConsistencySeen, LogTrust, NO_TRAILER, TrailerSeen, check_consistency, check_trailer, consistency_sizes,
 };
 

@@ -215,7 +215,7 @@ pub enum Problem {
     RulingAnswersNoDispute { answers: u64 },
 
     // Trailer. The report shows each after its check's name, `trailer`.
-    #[error("{}", crate::audit::transparency::NO_TRAILER)]
+    #[error("{}", crate::audit::proofs::NO_TRAILER)]
     TrailerMissing,
     #[error("malformed {field}: {message}")]
     TrailerMalformed { field: &'static str, message: String },

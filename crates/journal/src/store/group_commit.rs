@@ -7,7 +7,7 @@
 //!
 //! - **Group commit.** Appends queue up on a channel; the committer thread
 //!   takes everything queued (up to `max_batch` appends or 8 MiB), writes
-//!   the group ([`kv::write_group`]: each planned append only at the head it
+//!   the group ([`kv_tables::write_group`]: each planned append only at the head it
 //!   was planned against), flushes once, raises the durable watermark and
 //!   only then answers every append of the group. While one flush is in
 //!   progress the next group gathers, so under load one fsync serves many
@@ -31,7 +31,7 @@ use std::time::Instant;
 use tokio::sync::{mpsc, oneshot, watch};
 use tracing::{debug, error};
 
-use super::kv::{self, GroupOutcome, KvRead, WriteSet};
+use super::kv_tables::{self, GroupOutcome, KvRead, WriteSet};
 use super::{
     Conflict, EventStore, Head, KeyEntry, Page, PlannedAppend, StorageError, StorageErrorKind, StoreFuture, StoredEvent,
 };
@@ -141,7 +141,7 @@ impl<E: KvEngine> KvStore<E> {
     /// Starts the committer on `engine`; groups take at most `max_batch`
     /// appends.
     pub fn start(engine: E, max_batch: usize) -> Result<Self, StorageError> {
-        let next = kv::next_position(&engine)?;
+        let next = kv_tables::next_position(&engine)?;
         let shared = Arc::new(Shared {
             engine,
             durable: watch::Sender::new(next),
@@ -242,7 +242,7 @@ impl<E: KvEngine> Shared<E> {
         let flat: Vec<PlannedAppend> = calls.iter().flat_map(|c| c.iter().cloned()).collect();
         let writing_span = tracing::debug_span!("journal.write").entered();
         let written = (|| {
-            let (outcomes, writes) = kv::write_group(&self.engine, &flat, writer.next_position)?;
+            let (outcomes, writes) = kv_tables::write_group(&self.engine, &flat, writer.next_position)?;
             let appended: u64 = outcomes.iter().map(|o| o.as_ref().map_or(0, |p| p.len() as u64)).sum();
             if !writes.is_empty() {
                 self.engine.commit(&writes, writer.next_position + appended)?;
@@ -325,7 +325,7 @@ impl<E: KvEngine> EventStore for KvStore<E> {
 
     fn head<'a>(&'a self, stream_id: &'a str) -> StoreFuture<'a, Option<Head>> {
         Box::pin(async move {
-            match kv::head(&self.shared.engine, stream_id)? {
+            match kv_tables::head(&self.shared.engine, stream_id)? {
                 None => Ok(None),
                 Some((head, position)) => {
                     self.wait_durable(position).await?;
@@ -337,7 +337,7 @@ impl<E: KvEngine> EventStore for KvStore<E> {
 
     fn idempotency<'a>(&'a self, stream_id: &'a str, keys: &'a [String]) -> StoreFuture<'a, Vec<Option<KeyEntry>>> {
         Box::pin(async move {
-            let (entries, newest) = kv::idempotency(&self.shared.engine, stream_id, keys)?;
+            let (entries, newest) = kv_tables::idempotency(&self.shared.engine, stream_id, keys)?;
             if let Some(position) = newest {
                 self.wait_durable(position).await?;
             }
@@ -356,12 +356,12 @@ impl<E: KvEngine> EventStore for KvStore<E> {
         page: Page,
     ) -> StoreFuture<'a, Vec<StoredEvent>> {
         let durable = self.durable();
-        Box::pin(async move { kv::read_stream(&self.shared.engine, stream_id, from_version, page, durable) })
+        Box::pin(async move { kv_tables::read_stream(&self.shared.engine, stream_id, from_version, page, durable) })
     }
 
     fn read_all(&self, from_position: u64, page: Page) -> StoreFuture<'_, Vec<StoredEvent>> {
         let durable = self.durable();
-        Box::pin(async move { kv::read_all(&self.shared.engine, from_position, page, durable) })
+        Box::pin(async move { kv_tables::read_all(&self.shared.engine, from_position, page, durable) })
     }
 
     fn changes(&self) -> watch::Receiver<u64> {
@@ -375,7 +375,7 @@ impl<E: KvEngine> EventStore for KvStore<E> {
     }
 
     fn outbox_cursor(&self) -> StoreFuture<'_, Option<u64>> {
-        Box::pin(async move { kv::outbox_cursor(&self.shared.engine).map(Some) })
+        Box::pin(async move { kv_tables::outbox_cursor(&self.shared.engine).map(Some) })
     }
 
     fn set_outbox_cursor(&self, next: u64) -> StoreFuture<'_, ()> {

@@ -1,5 +1,5 @@
-//! The journal on an ordered key-value engine, written once for every such
-//! provider: the layout, writing a group of planned appends (each only at
+//! The journal's tables on an ordered key-value engine, written once for
+//! every such provider: the layout, writing a group of planned appends (each only at
 //! the head it was planned against), heads and idempotency entries for the
 //! planner, reads and chain verification. A provider gives point reads and
 //! ordered scans ([`KvRead`]) and writes a [`WriteSet`] atomically.
