@@ -327,29 +327,7 @@ impl NatsCluster {
         let stderr = child.stderr.take().expect("piped stderr");
         node.child = Some(child);
         node.state = NodeState::Running;
-        let (tx, rx) = mpsc::channel();
-        let log = node.log.clone();
-        std::thread::spawn(move || {
-            let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&log).ok();
-            let (mut client, mut http) = (None, None);
-            let mut ready = false;
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(f) = file.as_mut() {
-                    use std::io::Write;
-                    let _ = writeln!(f, "{line}");
-                }
-                let port_after = |marker: &str| {
-                    line.split(marker).nth(1).and_then(|rest| rest.trim().rsplit(':').next()?.parse::<u16>().ok())
-                };
-                client = client.or_else(|| port_after("Listening for client connections on "));
-                http = http.or_else(|| port_after("Starting http monitor on "));
-                ready |= line.contains("Server is ready");
-                if ready && let Some(cluster) = port_after("Listening for route connections on ") {
-                    let _ = tx.send(client.zip(http).map(|(client, http)| (client, http, cluster)));
-                }
-            }
-            let _ = tx.send(None);
-        });
+        let rx = read_ports(stderr, node.log.clone());
         match rx.recv_timeout(STARTUP_DEADLINE) {
             Ok(Some((client, http, cluster))) => {
                 node.client_port = client;
@@ -675,6 +653,35 @@ fn main_goroutine(log: &str) -> String {
             lines[lines.len().saturating_sub(40)..].join("\n")
         }
     }
+}
+
+/// Copies a starting node's stderr to its log and sends its (client,
+/// monitoring, route) ports once it is ready and listens for routes, or
+/// `None` when its output ends first.
+fn read_ports(stderr: std::process::ChildStderr, log: PathBuf) -> mpsc::Receiver<Option<(u16, u16, u16)>> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&log).ok();
+        let (mut client, mut http) = (None, None);
+        let mut ready = false;
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if let Some(f) = file.as_mut() {
+                use std::io::Write;
+                let _ = writeln!(f, "{line}");
+            }
+            let port_after = |marker: &str| {
+                line.split(marker).nth(1).and_then(|rest| rest.trim().rsplit(':').next()?.parse::<u16>().ok())
+            };
+            client = client.or_else(|| port_after("Listening for client connections on "));
+            http = http.or_else(|| port_after("Starting http monitor on "));
+            ready |= line.contains("Server is ready");
+            if ready && let Some(cluster) = port_after("Listening for route connections on ") {
+                let _ = tx.send(client.zip(http).map(|(client, http)| (client, http, cluster)));
+            }
+        }
+        let _ = tx.send(None);
+    });
+    rx
 }
 
 /// SIGKILL (which also ends a stopped process) and wait.

@@ -43,6 +43,9 @@ pub fn finding(lang: Lang, problem: &Problem) -> Markup {
     }
 }
 
+// long: data table
+/// Each audit problem in Russian: one arm per `Problem` variant, a
+/// translation table (the compiler holds it to every variant).
 fn russian(problem: &Problem) -> Vec<Piece> {
     use Problem::*;
     match problem {
