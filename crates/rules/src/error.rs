@@ -1,6 +1,6 @@
 //! Why an action was refused, or could not be resolved with the dice given.
 
-use crate::battle::Version;
+use crate::model::sheet::Version;
 use crate::dice_request::DiceError;
 use crate::ruleset::{RulesetError, RulesetId};
 

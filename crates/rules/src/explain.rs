@@ -20,7 +20,8 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::action::Action;
-use crate::battle::{Battle, RulesState, Version};
+use crate::model::sheet::Version;
+use crate::model::state::{Battle, RulesState};
 use crate::fraction::{Fraction, round_half_up};
 use crate::outcome::Outcome;
 use crate::ruleset::{Family, RulesetId};
@@ -1310,7 +1311,7 @@ fn known_label(key: &str) -> Option<(&'static str, &'static str)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::battle::OpenBattle;
+    use crate::model::sheet::OpenBattle;
 
     fn open(value: Value) -> Battle {
         let opening: OpenBattle = serde_json::from_value(value).expect("an opening");

@@ -12,7 +12,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::action::{Action, ActionKind};
-use crate::battle::Participant;
+use crate::model::sheet::Participant;
 use crate::outcome::Outcome;
 
 /// A value the rules' types refuse, and where it is.

@@ -19,7 +19,7 @@ use schemars::{JsonSchema, SchemaGenerator};
 use serde_json::{Map, Value, json};
 
 use crate::action::ActionKind;
-use crate::battle::Participant;
+use crate::model::sheet::Participant;
 use crate::ruleset::{Family, RulesetId};
 use crate::{arcana, berserk, common, pbta, pokemon};
 

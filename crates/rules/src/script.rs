@@ -35,7 +35,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::action::Action;
-use crate::battle::{Battle, OpenBattle, Version};
+use crate::model::sheet::{OpenBattle, Version};
+use crate::model::state::Battle;
 use crate::dice_request::faces_from_integers;
 use crate::error::ResolveError;
 use crate::outcome::Outcome;

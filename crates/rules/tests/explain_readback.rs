@@ -27,7 +27,7 @@
 use std::path::PathBuf;
 
 use rules::action::Action;
-use rules::battle::{Battle, OpenBattle};
+use rules::model::{Battle, OpenBattle};
 use rules::explain::{Explanation, Lang, explain};
 use rules::outcome::Outcome;
 use serde_json::Value;

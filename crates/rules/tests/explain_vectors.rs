@@ -12,7 +12,7 @@
 use std::path::PathBuf;
 
 use rules::action::Action;
-use rules::battle::{Battle, OpenBattle};
+use rules::model::{Battle, OpenBattle};
 use rules::explain::{Explanation, explain};
 use rules::outcome::Outcome;
 use serde_json::Value;

@@ -29,8 +29,9 @@
 //!   bonus: the seed's "from 5 points" counts the skill.
 
 use super::v1;
-use super::{Act, Check, State};
-use crate::battle::{AbilitySheet, Battle, Version};
+use super::types::{Act, Check, State};
+use crate::model::sheet::{AbilitySheet, Version};
+use crate::model::state::Battle;
 use crate::dice_request::DiceRequest;
 use crate::error::{Rejection, ResolveError};
 use crate::outcome::Outcome;

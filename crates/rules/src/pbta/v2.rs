@@ -18,8 +18,8 @@
 use std::collections::HashSet;
 
 use super::v1;
-use super::{Act, Move, MoveResult, TRAITS};
-use crate::battle::Battle;
+use super::types::{Act, Move, MoveResult, TRAITS};
+use crate::model::state::Battle;
 use crate::dice_request::{DiceRequest, RollSpec};
 use crate::error::{Rejection, ResolveError};
 use crate::outcome::Outcome;

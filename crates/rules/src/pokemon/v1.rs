@@ -16,7 +16,7 @@
 //! its own `Reading`; `READING` here is `@1`'s, and `@1` never sees a
 //! field that only `@2` writes.
 
-use super::{
+use super::types::{
     Act, Attack, AttackOutcome, AttackResult, Dodge, DodgeOutcome, Metronome, MetronomeOutcome, PassOutcome,
     PassResult, Pokemon, Prefer, State, StatusMove, StatusMoveOutcome, StatusMoveResult,
 };

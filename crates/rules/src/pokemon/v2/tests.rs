@@ -9,7 +9,7 @@
 
 use serde_json::{Value, json};
 
-use crate::battle::Battle;
+use crate::model::state::Battle;
 use crate::dice_request::DiceRequest;
 use crate::error::{Rejection, ResolveError};
 use crate::test_support::{action, fields, open, play, rejection, resolve, with_fields};
