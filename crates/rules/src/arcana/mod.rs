@@ -8,6 +8,7 @@
 //! The sheet fields live on [`crate::AbilitySheet`]; an `@1` battle refuses
 //! them when it opens.
 
+pub(crate) mod explain;
 pub mod types;
 pub mod v1;
 pub mod v2;

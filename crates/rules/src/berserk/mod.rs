@@ -9,6 +9,7 @@
 //! outcomes read as before; `avoid_exchange` is optional so that `@2` can
 //! refuse it whenever it is sent, even as `false`.
 
+pub(crate) mod explain;
 pub mod types;
 pub mod v1;
 pub mod v2;

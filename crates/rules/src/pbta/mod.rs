@@ -5,6 +5,7 @@
 //! §6.4: what a move may say is narrower, and only a move that goes wrong
 //! exposes its helpers).
 
+pub(crate) mod explain;
 pub mod types;
 pub mod v1;
 pub mod v2;

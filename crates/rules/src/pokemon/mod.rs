@@ -8,6 +8,7 @@
 //! outcome, `breaks_charge` on a status move's) are optional here, so `@1`
 //! actions and journaled `@1` outcomes read and write exactly as before.
 
+pub(crate) mod explain;
 pub mod types;
 pub mod v1;
 pub mod v2;
