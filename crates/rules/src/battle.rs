@@ -127,7 +127,9 @@ impl Battle {
                     .index_of(ruling.refers_to)
                     .ok_or(Rejection::UnknownReference { refers_to: ruling.refers_to })?;
                 let effective = match &ruling.replacement {
-                    Some(replacement) => Some(common::overridden(registry::engine(next.ruleset), &next.log[index], replacement)?),
+                    Some(replacement) => {
+                        Some(common::overridden(registry::engine(next.ruleset), &next.log[index], replacement)?)
+                    }
                     None => None,
                 };
                 let entry = Arc::make_mut(&mut next.log[index]);

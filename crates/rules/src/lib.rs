@@ -60,10 +60,10 @@ pub mod summary;
 mod test_support;
 
 pub use action::{Action, ActionKind};
-pub use model::{AbilitySheet, Battle, Entry, OpenBattle, Participant, Resolution, RulesState, Version};
 pub use dice_request::{DiceError, DiceRequest, RollSpec};
 pub use error::{OpenError, Rejection, ResolveError};
 pub use fraction::Fraction;
+pub use model::{AbilitySheet, Battle, Entry, OpenBattle, Participant, Resolution, RulesState, Version};
 pub use outcome::Outcome;
 pub use ruleset::{Family, RulesetError, RulesetId};
 pub use summary::Summary;

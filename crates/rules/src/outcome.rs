@@ -7,12 +7,12 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::action::ActionKind;
-use crate::read::FieldError;
 use crate::arcana::types as arcana;
 use crate::berserk::types as berserk;
 use crate::common::types as common;
 use crate::pbta::types as pbta;
 use crate::pokemon::types as pokemon;
+use crate::read::FieldError;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(untagged)]

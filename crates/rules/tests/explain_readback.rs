@@ -27,8 +27,8 @@
 use std::path::PathBuf;
 
 use rules::action::Action;
-use rules::model::{Battle, OpenBattle};
 use rules::explain::{Explanation, Lang, explain};
+use rules::model::{Battle, OpenBattle};
 use rules::outcome::Outcome;
 use serde_json::Value;
 

@@ -12,8 +12,8 @@
 use std::path::PathBuf;
 
 use rules::action::Action;
-use rules::model::{Battle, OpenBattle};
 use rules::explain::{Explanation, explain};
+use rules::model::{Battle, OpenBattle};
 use rules::outcome::Outcome;
 use serde_json::Value;
 

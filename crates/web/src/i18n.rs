@@ -521,6 +521,7 @@ mod tests {
             ("crates/web/src/i18n.rs", include_str!("i18n.rs")),
             ("crates/web/src/explain.rs", include_str!("explain.rs")),
             ("crates/web/src/reasons.rs", include_str!("reasons.rs")),
+            ("crates/rules/src/explain/labels.rs", include_str!("../../rules/src/explain/labels.rs")),
             ("crates/rules/src/explain/mod.rs", include_str!("../../rules/src/explain/mod.rs")),
             ("crates/rules/src/error.rs", include_str!("../../rules/src/error.rs")),
             ("web/verifier/checks.js", include_str!("../../../web/verifier/checks.js")),

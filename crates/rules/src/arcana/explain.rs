@@ -1,11 +1,11 @@
 //! Why a `arcana-2d10` result is what it is (see [`crate::explain`]): the check's dice, its points and bonuses and the row, and whether a defence stopped the attack.
 
+use super::types as arcana;
+use super::v1;
 use crate::action::Action;
 use crate::explain::parts::{Explanation, Sum, Term, die, row, term};
 use crate::model::state::Battle;
 use crate::outcome::Outcome;
-use super::types as arcana;
-use super::v1;
 
 /// Explains a `arcana-2d10` action's outcome into `explanation`; `false` when the
 /// outcome is of another action's kind.
@@ -54,8 +54,7 @@ fn explain_check(
     for &face in faces {
         explanation.dice.push(die("die", face, 10, check.actor, None));
     }
-    let specialization =
-        if check.specialization_matches { v1::specialization_bonus(check.skill_points) } else { 0 };
+    let specialization = if check.specialization_matches { v1::specialization_bonus(check.skill_points) } else { 0 };
     let mut terms = vec![
         term("skill_points", check.skill_points, "2.1"),
         Term {

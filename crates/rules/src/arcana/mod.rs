@@ -77,4 +77,3 @@ impl Engine for V2 {
         }
     }
 }
-

@@ -1,7 +1,6 @@
 //! The `arcana-2d10` vocabulary every version shares: its actions, outcomes and
 //! state, as they read and write in JSON.
 
-
 use std::collections::{BTreeMap, BTreeSet};
 
 use schemars::JsonSchema;

@@ -10,10 +10,10 @@
 //! code; only what it allows differs.
 
 use super::types::{Act, CastOutcome, CastResult, Check, DefendOutcome, EpisodeOutcome, EpisodeResult, State};
-use crate::model::sheet::{Participant, Version};
-use crate::model::state::Battle;
 use crate::dice_request::{DiceRequest, Faces, RollSpec};
 use crate::error::{Rejection, ResolveError};
+use crate::model::sheet::{Participant, Version};
+use crate::model::state::Battle;
 use crate::outcome::Outcome;
 use crate::summary::Summary;
 

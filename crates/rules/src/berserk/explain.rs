@@ -1,12 +1,12 @@
 //! Why a `berserk` result is what it is (see [`crate::explain`]): the fight's dice and totals, the strike table's row and the damage, or an effect's strength.
 
+use super::types as berserk;
 use crate::action::Action;
 use crate::explain::parts::{Explanation, Product, Row, Sum, Term, die, row, term};
 use crate::model::state::Battle;
 use crate::outcome::Outcome;
 use crate::ruleset::RulesetId;
 use serde_json::Value;
-use super::types as berserk;
 
 /// Explains a `berserk` action's outcome into `explanation`; `false` when the
 /// outcome is of another action's kind.
@@ -151,10 +151,22 @@ fn explain_fight(
 ) {
     let [(attacker_die, attacker_fixed), (defender_die, defender_fixed)] = sides;
     let (x, y) = (i64::from(act.attacker.attack_experience), i64::from(act.defender.defense_experience));
-    let a =
-        side_sum("attacker_total", &act.attacker.id, attacker_die, attacker_fixed, act.attacker.die_modifier, Some((x, y)));
-    let d =
-        side_sum("defender_total", &act.defender.id, defender_die, defender_fixed, act.defender.die_modifier, Some((y, x)));
+    let a = side_sum(
+        "attacker_total",
+        &act.attacker.id,
+        attacker_die,
+        attacker_fixed,
+        act.attacker.die_modifier,
+        Some((x, y)),
+    );
+    let d = side_sum(
+        "defender_total",
+        &act.defender.id,
+        defender_die,
+        defender_fixed,
+        act.defender.die_modifier,
+        Some((y, x)),
+    );
     let diff = Sum::new(
         "diff",
         None,

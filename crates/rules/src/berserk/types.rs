@@ -1,7 +1,6 @@
 //! The `berserk` vocabulary every version shares: its actions, outcomes and
 //! state, as they read and write in JSON.
 
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;

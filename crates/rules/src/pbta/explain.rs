@@ -1,11 +1,11 @@
 //! Why a `pbta-2d6` result is what it is (see [`crate::explain`]): the dice, the trait, help and the row.
 
+use super::types as pbta;
 use crate::action::Action;
 use crate::explain::parts::{Explanation, Sum, Term, die, row, term};
 use crate::model::state::Battle;
 use crate::outcome::Outcome;
 use crate::ruleset::RulesetId;
-use super::types as pbta;
 
 /// Explains a `pbta-2d6` action's outcome into `explanation`; `false` when the
 /// outcome is of another action's kind.

@@ -74,4 +74,3 @@ impl Engine for V2 {
         }
     }
 }
-

@@ -1,7 +1,6 @@
 //! The `pbta-2d6` vocabulary every version shares: its actions, outcomes and
 //! state, as they read and write in JSON.
 
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

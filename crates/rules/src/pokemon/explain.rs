@@ -1,13 +1,13 @@
 //! Why a `pokemon-d6` result is what it is (see [`crate::explain`]): the condition dice, power and accuracy, the multipliers and the damage.
 
+use super::types as pokemon;
+use super::v1;
 use crate::action::Action;
 use crate::explain::parts::{DieUse, Explanation, Product, Row, Sum, die, row, term};
 use crate::fraction::{Fraction, round_half_up};
 use crate::model::state::Battle;
 use crate::outcome::Outcome;
 use crate::ruleset::RulesetId;
-use super::types as pokemon;
-use super::v1;
 
 /// Explains a `pokemon-d6` action's outcome into `explanation`; `false` when the
 /// outcome is of another action's kind.
@@ -102,38 +102,13 @@ fn explain_attack(
         return;
     }
     // The power row, from the flags docs/rules.md §1.1 (and §6.1.1) names.
-    let has_effect = act.effect.is_some();
-    let third = |n| Fraction::new(n, 3).unwrap_or(Fraction::ONE);
-    let single = |p: u32| -> (&'static str, &'static str, Fraction) {
-        if p == 1 && act.never_miss {
-            return ("pokemon.power.never_miss", "hit", third(1));
-        }
-        if p <= 1 {
-            return ("pokemon.power.p1", "miss", Fraction::ZERO);
-        }
-        if act.variable_power {
-            return ("pokemon.power.variable", "hit", Fraction::new(p - 1, 5).unwrap_or(Fraction::ONE));
-        }
-        match p {
-            2 => ("pokemon.power.p2", "hit", third(1)),
-            3 => ("pokemon.power.p3", "hit", third(2)),
-            4 => ("pokemon.power.p4", "hit", Fraction::ONE),
-            5 if act.high_crit && !(has_effect && act.prefer == pokemon::Prefer::Effect) => {
-                ("pokemon.power.high_crit", "crit", Fraction::TWO)
-            }
-            5 if act.high_crit => ("pokemon.power.high_crit_prefer_effect", "hit", Fraction::ONE),
-            5 if has_effect => ("pokemon.power.p5_effect", "hit", Fraction::ONE),
-            5 => ("pokemon.power.p5", "hit", Fraction::ONE),
-            _ => ("pokemon.power.p6", "crit", Fraction::TWO),
-        }
-    };
     let p_eff = if p == 1 && act.never_miss { 2 } else { p };
     let (gives, multiplier, hits) = if act.multi_hit && !v2 && p_eff > 1 {
         // `@1`: the die sets the number of hits, each at full power.
         explanation.rows.push(row("pokemon.power.multi_hit", "1.1", Some("hit")));
         ("hit", Fraction::ONE, Some(p_eff - 1))
     } else {
-        let (key, gives, multiplier) = single(p);
+        let (key, gives, multiplier) = power_row(act, p);
         explanation.rows.push(row(key, "1.1", Some(gives)));
         let hits = if act.multi_hit && v2 && gives != "miss" {
             explanation.rows.push(row("pokemon.power.multi_hit_v2", "6.1.1", Some(gives)));
@@ -157,7 +132,39 @@ fn explain_attack(
     if out.breaks_charge == Some(true) {
         explanation.rows.push(row("pokemon.breaks_charge", "1.1", None));
     }
-    // Damage as the row gives it: round(power × multiplier × hits).
+    attack_damage(explanation, act, multiplier, hits);
+}
+
+/// The power table's row for die `p` (docs/rules.md §1.1, the flags it
+/// names), what it gives and its damage multiplier.
+fn power_row(act: &pokemon::Attack, p: u32) -> (&'static str, &'static str, Fraction) {
+    let has_effect = act.effect.is_some();
+    let third = |n| Fraction::new(n, 3).unwrap_or(Fraction::ONE);
+    if p == 1 && act.never_miss {
+        return ("pokemon.power.never_miss", "hit", third(1));
+    }
+    if p <= 1 {
+        return ("pokemon.power.p1", "miss", Fraction::ZERO);
+    }
+    if act.variable_power {
+        return ("pokemon.power.variable", "hit", Fraction::new(p - 1, 5).unwrap_or(Fraction::ONE));
+    }
+    match p {
+        2 => ("pokemon.power.p2", "hit", third(1)),
+        3 => ("pokemon.power.p3", "hit", third(2)),
+        4 => ("pokemon.power.p4", "hit", Fraction::ONE),
+        5 if act.high_crit && !(has_effect && act.prefer == pokemon::Prefer::Effect) => {
+            ("pokemon.power.high_crit", "crit", Fraction::TWO)
+        }
+        5 if act.high_crit => ("pokemon.power.high_crit_prefer_effect", "hit", Fraction::ONE),
+        5 if has_effect => ("pokemon.power.p5_effect", "hit", Fraction::ONE),
+        5 => ("pokemon.power.p5", "hit", Fraction::ONE),
+        _ => ("pokemon.power.p6", "crit", Fraction::TWO),
+    }
+}
+
+/// Damage as the row gives it: round(power × multiplier × hits).
+fn attack_damage(explanation: &mut Explanation, act: &pokemon::Attack, multiplier: Fraction, hits: Option<u32>) {
     if let Some(power) = act.power {
         let mut factors = vec![("power", power.to_string()), ("multiplier", multiplier.to_string())];
         if let Some(hits) = hits {

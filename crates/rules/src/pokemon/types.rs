@@ -1,14 +1,13 @@
 //! The `pokemon-d6` vocabulary every version shares: its actions, outcomes and
 //! state, as they read and write in JSON.
 
-
 use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::model::sheet::Version;
 use crate::fraction::Fraction;
+use crate::model::sheet::Version;
 use crate::present_or_null;
 
 /// A physical or special move (§1.1).

@@ -4,9 +4,9 @@
 
 use serde_json::{Value, json};
 
+use crate::error::{OpenError, Rejection};
 use crate::model::sheet::AbilitySheet;
 use crate::model::state::Battle;
-use crate::error::{OpenError, Rejection};
 use crate::test_support::{fields, open, play, rejection, with_fields};
 use crate::{OpenBattle, RulesetId};
 
