@@ -3,20 +3,14 @@
 use super::types as arcana;
 use super::v1;
 use crate::action::Action;
-use crate::explain::parts::{Explanation, Sum, Term, die, row, term};
-use crate::model::state::Battle;
+use crate::explain::parts::{Case, Explanation, Sum, Term, die, row, term};
 use crate::outcome::Outcome;
 
-/// Explains a `arcana-2d10` action's outcome into `explanation`; `false` when the
-/// outcome is of another action's kind.
-pub(crate) fn explain(
-    explanation: &mut Explanation,
-    before: &Battle,
-    action: &Action,
-    faces: &[u32],
-    outcome: &Outcome,
-) -> bool {
-    match (action, outcome) {
+/// Explains a `arcana-2d10` action's outcome, of the action's own kind, into
+/// `explanation`.
+pub(crate) fn explain(explanation: &mut Explanation, case: &Case<'_>) {
+    let (before, faces) = (case.before, case.faces);
+    match (case.action, case.outcome) {
         (Action::Cast(act), Outcome::Cast(out)) => {
             explain_check(explanation, &act.check(), faces, out.result, out.concentration_broken)
         }
@@ -39,9 +33,9 @@ pub(crate) fn explain(
         (Action::StartEpisode(_), Outcome::StartEpisode(_)) => {
             explanation.rows.push(row("arcana.start_episode", "2.3", Some("episode_started")));
         }
-        _ => return false,
+        // [`crate::explain::explain`] hands over only matching kinds.
+        _ => {}
     }
-    true
 }
 
 fn explain_check(

@@ -24,56 +24,40 @@ use crate::outcome::Outcome;
 use crate::ruleset::RulesetId;
 use crate::summary::Summary;
 
-/// `arcana-2d10@1`, registered in [`crate::registry`].
-pub(crate) struct V1;
+/// `arcana-2d10` at one of its versions, as [`crate::registry`] lists it.
+pub(crate) struct Rules(RulesetId);
 
-impl Engine for V1 {
+/// `arcana-2d10@1`.
+pub(crate) static V1: Rules = Rules(RulesetId::Arcana2d10V1);
+/// `arcana-2d10@2` (docs/rules.md §6.2).
+pub(crate) static V2: Rules = Rules(RulesetId::Arcana2d10V2);
+
+impl Engine for Rules {
     fn dice_needed(&self, battle: &Battle, action: &Action) -> Result<DiceRequest, Rejection> {
-        match (battle.state(), action.split()) {
-            (RulesState::Arcana(state), Split::Arcana(act)) => v1::dice_needed(battle, state, act),
-            _ => Err(wrong_ruleset(RulesetId::Arcana2d10V1, action)),
+        match (self.0, battle.state(), action.split()) {
+            (RulesetId::Arcana2d10V1, RulesState::Arcana(state), Split::Arcana(act)) => {
+                v1::dice_needed(battle, state, act)
+            }
+            (RulesetId::Arcana2d10V2, RulesState::Arcana(state), Split::Arcana(act)) => {
+                v2::dice_needed(battle, state, act)
+            }
+            _ => Err(wrong_ruleset(self.0, action)),
         }
     }
 
     fn resolve(&self, battle: &Battle, action: &Action, faces: &[u32]) -> Result<(Outcome, Summary), ResolveError> {
-        match (battle.state(), action.split()) {
-            (RulesState::Arcana(_), Split::Arcana(act)) => v1::resolve(battle, act, faces),
-            _ => Err(wrong_ruleset(RulesetId::Arcana2d10V1, action).into()),
+        match (self.0, battle.state(), action.split()) {
+            (RulesetId::Arcana2d10V1, RulesState::Arcana(_), Split::Arcana(act)) => v1::resolve(battle, act, faces),
+            (RulesetId::Arcana2d10V2, RulesState::Arcana(_), Split::Arcana(act)) => v2::resolve(battle, act, faces),
+            _ => Err(wrong_ruleset(self.0, action).into()),
         }
     }
 
     fn apply(&self, state: &mut RulesState, action: &Action, outcome: &Outcome) -> Result<(), ResolveError> {
-        match (state, action.split()) {
+        match (self.0, state, action.split()) {
             // §6.2 changes what is allowed, not what a use leaves behind.
-            (RulesState::Arcana(state), Split::Arcana(act)) => v1::apply(state, act, outcome),
-            _ => Err(wrong_ruleset(RulesetId::Arcana2d10V1, action).into()),
-        }
-    }
-}
-
-/// `arcana-2d10@2`, registered in [`crate::registry`].
-pub(crate) struct V2;
-
-impl Engine for V2 {
-    fn dice_needed(&self, battle: &Battle, action: &Action) -> Result<DiceRequest, Rejection> {
-        match (battle.state(), action.split()) {
-            (RulesState::Arcana(state), Split::Arcana(act)) => v2::dice_needed(battle, state, act),
-            _ => Err(wrong_ruleset(RulesetId::Arcana2d10V2, action)),
-        }
-    }
-
-    fn resolve(&self, battle: &Battle, action: &Action, faces: &[u32]) -> Result<(Outcome, Summary), ResolveError> {
-        match (battle.state(), action.split()) {
-            (RulesState::Arcana(_), Split::Arcana(act)) => v2::resolve(battle, act, faces),
-            _ => Err(wrong_ruleset(RulesetId::Arcana2d10V2, action).into()),
-        }
-    }
-
-    fn apply(&self, state: &mut RulesState, action: &Action, outcome: &Outcome) -> Result<(), ResolveError> {
-        match (state, action.split()) {
-            // §6.2 changes what is allowed, not what a use leaves behind.
-            (RulesState::Arcana(state), Split::Arcana(act)) => v1::apply(state, act, outcome),
-            _ => Err(wrong_ruleset(RulesetId::Arcana2d10V2, action).into()),
+            (_, RulesState::Arcana(state), Split::Arcana(act)) => v1::apply(state, act, outcome),
+            _ => Err(wrong_ruleset(self.0, action).into()),
         }
     }
 }

@@ -2,22 +2,16 @@
 
 use super::types as berserk;
 use crate::action::Action;
-use crate::explain::parts::{Explanation, Product, Row, Sum, Term, die, row, term};
-use crate::model::state::Battle;
+use crate::explain::parts::{Case, Explanation, Product, Row, Sum, Term, die, row, term};
 use crate::outcome::Outcome;
 use crate::ruleset::RulesetId;
 use serde_json::Value;
 
-/// Explains a `berserk` action's outcome into `explanation`; `false` when the
-/// outcome is of another action's kind.
-pub(crate) fn explain(
-    explanation: &mut Explanation,
-    before: &Battle,
-    action: &Action,
-    faces: &[u32],
-    outcome: &Outcome,
-) -> bool {
-    match (action, outcome) {
+/// Explains a `berserk` action's outcome, of the action's own kind, into
+/// `explanation`.
+pub(crate) fn explain(explanation: &mut Explanation, case: &Case<'_>) {
+    let (before, faces) = (case.before, case.faces);
+    match (case.action, case.outcome) {
         (Action::Strike(act), Outcome::Strike(out)) => explain_strike(explanation, before.ruleset(), act, faces, out),
         (Action::Effect(act), Outcome::Effect(_)) => {
             let face = faces.first().copied().unwrap_or(0);
@@ -49,9 +43,9 @@ pub(crate) fn explain(
             };
             explanation.rows.push(Row { key, section: "6.3.1", gives: Some(gives) });
         }
-        _ => return false,
+        // [`crate::explain::explain`] hands over only matching kinds.
+        _ => {}
     }
-    true
 }
 
 fn tier(tier: berserk::Tier) -> &'static str {

@@ -25,69 +25,43 @@ use crate::outcome::Outcome;
 use crate::ruleset::RulesetId;
 use crate::summary::Summary;
 
-/// `berserk@1`, registered in [`crate::registry`].
-pub(crate) struct V1;
+/// `berserk` at one of its versions, as [`crate::registry`] lists it.
+pub(crate) struct Rules(RulesetId);
 
-impl Engine for V1 {
+/// `berserk@1`.
+pub(crate) static V1: Rules = Rules(RulesetId::BerserkV1);
+/// `berserk@2` (docs/rules.md §6.3).
+pub(crate) static V2: Rules = Rules(RulesetId::BerserkV2);
+
+impl Engine for Rules {
     fn dice_needed(&self, battle: &Battle, action: &Action) -> Result<DiceRequest, Rejection> {
-        match action.split() {
-            Split::Berserk(act) => v1::dice_needed(battle, act),
-            _ => Err(wrong_ruleset(RulesetId::BerserkV1, action)),
+        match (self.0, battle.state(), action.split()) {
+            (RulesetId::BerserkV1, _, Split::Berserk(act)) => v1::dice_needed(battle, act),
+            (RulesetId::BerserkV2, _, Split::Berserk(act)) => v2::dice_needed(battle, act),
+            _ => Err(wrong_ruleset(self.0, action)),
         }
     }
 
     fn resolve(&self, battle: &Battle, action: &Action, faces: &[u32]) -> Result<(Outcome, Summary), ResolveError> {
-        match action.split() {
-            Split::Berserk(act) => v1::resolve(battle, act, faces),
-            _ => Err(wrong_ruleset(RulesetId::BerserkV1, action).into()),
+        match (self.0, battle.state(), action.split()) {
+            (RulesetId::BerserkV1, _, Split::Berserk(act)) => v1::resolve(battle, act, faces),
+            (RulesetId::BerserkV2, _, Split::Berserk(act)) => v2::resolve(battle, act, faces),
+            _ => Err(wrong_ruleset(self.0, action).into()),
         }
     }
 
     fn apply(&self, state: &mut RulesState, action: &Action, outcome: &Outcome) -> Result<(), ResolveError> {
-        match (state, action.split()) {
+        match (self.0, state, action.split()) {
             // Stateless: only the outcome's kind has to fit. A `berserk@2` choice
             // awaiting its answer is read from the history (the strikes'
             // effective outcomes), not kept as state.
-            (RulesState::Berserk, Split::Berserk(_)) => same_kind(action, outcome),
-            _ => Err(wrong_ruleset(RulesetId::BerserkV1, action).into()),
+            (_, RulesState::Berserk, Split::Berserk(_)) => same_kind(action, outcome),
+            _ => Err(wrong_ruleset(self.0, action).into()),
         }
     }
 
     fn fits_version(&self, outcome: &Outcome) -> Result<(), String> {
-        fits_version(RulesetId::BerserkV1, outcome)
-    }
-}
-
-/// `berserk@2`, registered in [`crate::registry`].
-pub(crate) struct V2;
-
-impl Engine for V2 {
-    fn dice_needed(&self, battle: &Battle, action: &Action) -> Result<DiceRequest, Rejection> {
-        match action.split() {
-            Split::Berserk(act) => v2::dice_needed(battle, act),
-            _ => Err(wrong_ruleset(RulesetId::BerserkV2, action)),
-        }
-    }
-
-    fn resolve(&self, battle: &Battle, action: &Action, faces: &[u32]) -> Result<(Outcome, Summary), ResolveError> {
-        match action.split() {
-            Split::Berserk(act) => v2::resolve(battle, act, faces),
-            _ => Err(wrong_ruleset(RulesetId::BerserkV2, action).into()),
-        }
-    }
-
-    fn apply(&self, state: &mut RulesState, action: &Action, outcome: &Outcome) -> Result<(), ResolveError> {
-        match (state, action.split()) {
-            // Stateless: only the outcome's kind has to fit. A `berserk@2` choice
-            // awaiting its answer is read from the history (the strikes'
-            // effective outcomes), not kept as state.
-            (RulesState::Berserk, Split::Berserk(_)) => same_kind(action, outcome),
-            _ => Err(wrong_ruleset(RulesetId::BerserkV2, action).into()),
-        }
-    }
-
-    fn fits_version(&self, outcome: &Outcome) -> Result<(), String> {
-        fits_version(RulesetId::BerserkV2, outcome)
+        fits_version(self.0, outcome)
     }
 }
 

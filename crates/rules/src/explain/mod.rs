@@ -29,8 +29,8 @@ use crate::model::sheet::Version;
 use crate::model::state::{Battle, RulesState};
 use crate::outcome::Outcome;
 use crate::ruleset::Family;
-use crate::{berserk, pbta};
-use parts::row;
+use parts::{Case, row};
+
 /// Explains `outcome` of `action`, resolved with `faces` (raw faces in draw
 /// order, as the roller gave them) at `version` of `before` (the battle as
 /// it stood just before). The outcome is taken as given: explaining a
@@ -45,19 +45,15 @@ pub fn explain(before: &Battle, version: Version, action: &Action, faces: &[u32]
         rows: Vec::new(),
         changes: Vec::new(),
     };
-    let explained = match action.kind().family() {
-        Some(Family::PokemonD6) => crate::pokemon::explain::explain(&mut explanation, before, action, faces, outcome),
-        Some(Family::Arcana2d10) => crate::arcana::explain::explain(&mut explanation, before, action, faces, outcome),
-        Some(Family::Berserk) => berserk::explain::explain(&mut explanation, before, action, faces, outcome),
-        Some(Family::Pbta2d6) => pbta::explain::explain(&mut explanation, before, action, faces, outcome),
-        None => {
-            explanation.rows.push(common_row(action));
-            true
-        }
-    };
-    if !explained {
+    let case = Case { before, action, faces, outcome };
+    match action.kind().family() {
+        None => explanation.rows.push(common_row(action)),
         // An outcome of another action's kind: nothing to explain but that.
-        explanation.rows.push(row("outcome_mismatch", "", None));
+        Some(_) if outcome.kind() != action.kind() => explanation.rows.push(row("outcome_mismatch", "", None)),
+        Some(Family::PokemonD6) => crate::pokemon::explain::explain(&mut explanation, &case),
+        Some(Family::Arcana2d10) => crate::arcana::explain::explain(&mut explanation, &case),
+        Some(Family::Berserk) => crate::berserk::explain::explain(&mut explanation, &case),
+        Some(Family::Pbta2d6) => crate::pbta::explain::explain(&mut explanation, &case),
     }
     if let Ok(after) = before.apply(version, action, outcome) {
         explanation.changes = changes(&state_view(before), &state_view(&after));

@@ -6,6 +6,10 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::action::Action;
+use crate::model::state::Battle;
+use crate::outcome::Outcome;
+
 /// The two languages of the judges' pages and of the CLI's explanations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Lang {
@@ -181,4 +185,14 @@ pub(crate) fn row(key: &'static str, section: &'static str, gives: Option<&str>)
 
 pub(crate) fn die(role: &'static str, face: u32, sides: u32, who: &str, meaning: Option<&'static str>) -> DieUse {
     DieUse { role, face, sides, who: Some(who.to_owned()), meaning, picked: None }
+}
+
+/// What one action's explanation is built from: the battle as it stood
+/// before it, the action, its dice in draw order and the outcome to
+/// explain.
+pub(crate) struct Case<'a> {
+    pub(crate) before: &'a Battle,
+    pub(crate) action: &'a Action,
+    pub(crate) faces: &'a [u32],
+    pub(crate) outcome: &'a Outcome,
 }

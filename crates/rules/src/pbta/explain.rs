@@ -2,25 +2,20 @@
 
 use super::types as pbta;
 use crate::action::Action;
-use crate::explain::parts::{Explanation, Sum, Term, die, row, term};
+use crate::explain::parts::{Case, Explanation, Sum, Term, die, row, term};
 use crate::model::state::Battle;
 use crate::outcome::Outcome;
 use crate::ruleset::RulesetId;
 
-/// Explains a `pbta-2d6` action's outcome into `explanation`; `false` when the
-/// outcome is of another action's kind.
-pub(crate) fn explain(
-    explanation: &mut Explanation,
-    before: &Battle,
-    action: &Action,
-    faces: &[u32],
-    outcome: &Outcome,
-) -> bool {
-    match (action, outcome) {
+/// Explains a `pbta-2d6` action's outcome, of the action's own kind, into
+/// `explanation`.
+pub(crate) fn explain(explanation: &mut Explanation, case: &Case<'_>) {
+    let (before, faces) = (case.before, case.faces);
+    match (case.action, case.outcome) {
         (Action::Move(act), Outcome::Move(out)) => explain_move(explanation, before, act, faces, out),
-        _ => return false,
+        // [`crate::explain::explain`] hands over only matching kinds.
+        _ => {}
     }
-    true
 }
 
 fn explain_move(

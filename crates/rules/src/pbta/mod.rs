@@ -21,56 +21,36 @@ use crate::outcome::Outcome;
 use crate::ruleset::RulesetId;
 use crate::summary::Summary;
 
-/// `pbta-2d6@1`, registered in [`crate::registry`].
-pub(crate) struct V1;
+/// `pbta-2d6` at one of its versions, as [`crate::registry`] lists it.
+pub(crate) struct Rules(RulesetId);
 
-impl Engine for V1 {
+/// `pbta-2d6@1`.
+pub(crate) static V1: Rules = Rules(RulesetId::Pbta2d6V1);
+/// `pbta-2d6@2` (docs/rules.md §6.4).
+pub(crate) static V2: Rules = Rules(RulesetId::Pbta2d6V2);
+
+impl Engine for Rules {
     fn dice_needed(&self, battle: &Battle, action: &Action) -> Result<DiceRequest, Rejection> {
-        match action.split() {
-            Split::Pbta(act) => v1::dice_needed(battle, act),
-            _ => Err(wrong_ruleset(RulesetId::Pbta2d6V1, action)),
+        match (self.0, battle.state(), action.split()) {
+            (RulesetId::Pbta2d6V1, _, Split::Pbta(act)) => v1::dice_needed(battle, act),
+            (RulesetId::Pbta2d6V2, _, Split::Pbta(act)) => v2::dice_needed(battle, act),
+            _ => Err(wrong_ruleset(self.0, action)),
         }
     }
 
     fn resolve(&self, battle: &Battle, action: &Action, faces: &[u32]) -> Result<(Outcome, Summary), ResolveError> {
-        match action.split() {
-            Split::Pbta(act) => v1::resolve(battle, act, faces),
-            _ => Err(wrong_ruleset(RulesetId::Pbta2d6V1, action).into()),
+        match (self.0, battle.state(), action.split()) {
+            (RulesetId::Pbta2d6V1, _, Split::Pbta(act)) => v1::resolve(battle, act, faces),
+            (RulesetId::Pbta2d6V2, _, Split::Pbta(act)) => v2::resolve(battle, act, faces),
+            _ => Err(wrong_ruleset(self.0, action).into()),
         }
     }
 
     fn apply(&self, state: &mut RulesState, action: &Action, outcome: &Outcome) -> Result<(), ResolveError> {
-        match (state, action.split()) {
+        match (self.0, state, action.split()) {
             // Stateless: only the outcome's kind has to fit.
-            (RulesState::Pbta, Split::Pbta(_)) => same_kind(action, outcome),
-            _ => Err(wrong_ruleset(RulesetId::Pbta2d6V1, action).into()),
-        }
-    }
-}
-
-/// `pbta-2d6@2`, registered in [`crate::registry`].
-pub(crate) struct V2;
-
-impl Engine for V2 {
-    fn dice_needed(&self, battle: &Battle, action: &Action) -> Result<DiceRequest, Rejection> {
-        match action.split() {
-            Split::Pbta(act) => v2::dice_needed(battle, act),
-            _ => Err(wrong_ruleset(RulesetId::Pbta2d6V2, action)),
-        }
-    }
-
-    fn resolve(&self, battle: &Battle, action: &Action, faces: &[u32]) -> Result<(Outcome, Summary), ResolveError> {
-        match action.split() {
-            Split::Pbta(act) => v2::resolve(battle, act, faces),
-            _ => Err(wrong_ruleset(RulesetId::Pbta2d6V2, action).into()),
-        }
-    }
-
-    fn apply(&self, state: &mut RulesState, action: &Action, outcome: &Outcome) -> Result<(), ResolveError> {
-        match (state, action.split()) {
-            // Stateless: only the outcome's kind has to fit.
-            (RulesState::Pbta, Split::Pbta(_)) => same_kind(action, outcome),
-            _ => Err(wrong_ruleset(RulesetId::Pbta2d6V2, action).into()),
+            (_, RulesState::Pbta, Split::Pbta(_)) => same_kind(action, outcome),
+            _ => Err(wrong_ruleset(self.0, action).into()),
         }
     }
 }

@@ -3,22 +3,17 @@
 use super::types as pokemon;
 use super::v1;
 use crate::action::Action;
-use crate::explain::parts::{DieUse, Explanation, Product, Row, Sum, die, row, term};
+use crate::explain::parts::{Case, DieUse, Explanation, Product, Row, Sum, die, row, term};
 use crate::fraction::{Fraction, round_half_up};
 use crate::model::state::Battle;
 use crate::outcome::Outcome;
 use crate::ruleset::RulesetId;
 
-/// Explains a `pokemon-d6` action's outcome into `explanation`; `false` when the
-/// outcome is of another action's kind.
-pub(crate) fn explain(
-    explanation: &mut Explanation,
-    before: &Battle,
-    action: &Action,
-    faces: &[u32],
-    outcome: &Outcome,
-) -> bool {
-    match (action, outcome) {
+/// Explains a `pokemon-d6` action's outcome, of the action's own kind, into
+/// `explanation`.
+pub(crate) fn explain(explanation: &mut Explanation, case: &Case<'_>) {
+    let (before, faces) = (case.before, case.faces);
+    match (case.action, case.outcome) {
         (Action::Attack(act), Outcome::Attack(out)) => explain_attack(explanation, before, act, faces, out),
         (Action::StatusMove(act), Outcome::StatusMove(out)) => {
             explain_status_move(explanation, before, act, faces, out)
@@ -41,9 +36,9 @@ pub(crate) fn explain(
         (Action::Pass(_), Outcome::Pass(_)) => {
             explanation.rows.push(row("pokemon.pass", "1.5", Some("pass")));
         }
-        _ => return false,
+        // [`crate::explain::explain`] hands over only matching kinds.
+        _ => {}
     }
-    true
 }
 
 fn condition_dice(

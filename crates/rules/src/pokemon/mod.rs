@@ -24,63 +24,45 @@ use crate::outcome::Outcome;
 use crate::ruleset::RulesetId;
 use crate::summary::Summary;
 
-/// `pokemon-d6@1`, registered in [`crate::registry`].
-pub(crate) struct V1;
+/// `pokemon-d6` at one of its versions, as [`crate::registry`] lists it.
+pub(crate) struct Rules(RulesetId);
 
-impl Engine for V1 {
+/// `pokemon-d6@1`.
+pub(crate) static V1: Rules = Rules(RulesetId::PokemonD6V1);
+/// `pokemon-d6@2` (docs/rules.md §6.1).
+pub(crate) static V2: Rules = Rules(RulesetId::PokemonD6V2);
+
+impl Engine for Rules {
     fn dice_needed(&self, battle: &Battle, action: &Action) -> Result<DiceRequest, Rejection> {
-        match (battle.state(), action.split()) {
-            (RulesState::Pokemon(state), Split::Pokemon(act)) => v1::dice_needed(state, act),
-            _ => Err(wrong_ruleset(RulesetId::PokemonD6V1, action)),
+        match (self.0, battle.state(), action.split()) {
+            (RulesetId::PokemonD6V1, RulesState::Pokemon(state), Split::Pokemon(act)) => v1::dice_needed(state, act),
+            (RulesetId::PokemonD6V2, RulesState::Pokemon(state), Split::Pokemon(act)) => {
+                v2::dice_needed(battle, state, act)
+            }
+            _ => Err(wrong_ruleset(self.0, action)),
         }
     }
 
     fn resolve(&self, battle: &Battle, action: &Action, faces: &[u32]) -> Result<(Outcome, Summary), ResolveError> {
-        match (battle.state(), action.split()) {
-            (RulesState::Pokemon(state), Split::Pokemon(act)) => v1::resolve(state, act, faces),
-            _ => Err(wrong_ruleset(RulesetId::PokemonD6V1, action).into()),
+        match (self.0, battle.state(), action.split()) {
+            (RulesetId::PokemonD6V1, RulesState::Pokemon(state), Split::Pokemon(act)) => v1::resolve(state, act, faces),
+            (RulesetId::PokemonD6V2, RulesState::Pokemon(state), Split::Pokemon(act)) => {
+                v2::resolve(battle, state, act, faces)
+            }
+            _ => Err(wrong_ruleset(self.0, action).into()),
         }
     }
 
     fn apply(&self, state: &mut RulesState, action: &Action, outcome: &Outcome) -> Result<(), ResolveError> {
-        match (state, action.split()) {
-            (RulesState::Pokemon(state), Split::Pokemon(act)) => v1::apply(state, act, outcome),
-            _ => Err(wrong_ruleset(RulesetId::PokemonD6V1, action).into()),
+        match (self.0, state, action.split()) {
+            (RulesetId::PokemonD6V1, RulesState::Pokemon(state), Split::Pokemon(act)) => v1::apply(state, act, outcome),
+            (RulesetId::PokemonD6V2, RulesState::Pokemon(state), Split::Pokemon(act)) => v2::apply(state, act, outcome),
+            _ => Err(wrong_ruleset(self.0, action).into()),
         }
     }
 
     fn fits_version(&self, outcome: &Outcome) -> Result<(), String> {
-        fits_version(RulesetId::PokemonD6V1, outcome)
-    }
-}
-
-/// `pokemon-d6@2`, registered in [`crate::registry`].
-pub(crate) struct V2;
-
-impl Engine for V2 {
-    fn dice_needed(&self, battle: &Battle, action: &Action) -> Result<DiceRequest, Rejection> {
-        match (battle.state(), action.split()) {
-            (RulesState::Pokemon(state), Split::Pokemon(act)) => v2::dice_needed(battle, state, act),
-            _ => Err(wrong_ruleset(RulesetId::PokemonD6V2, action)),
-        }
-    }
-
-    fn resolve(&self, battle: &Battle, action: &Action, faces: &[u32]) -> Result<(Outcome, Summary), ResolveError> {
-        match (battle.state(), action.split()) {
-            (RulesState::Pokemon(state), Split::Pokemon(act)) => v2::resolve(battle, state, act, faces),
-            _ => Err(wrong_ruleset(RulesetId::PokemonD6V2, action).into()),
-        }
-    }
-
-    fn apply(&self, state: &mut RulesState, action: &Action, outcome: &Outcome) -> Result<(), ResolveError> {
-        match (state, action.split()) {
-            (RulesState::Pokemon(state), Split::Pokemon(act)) => v2::apply(state, act, outcome),
-            _ => Err(wrong_ruleset(RulesetId::PokemonD6V2, action).into()),
-        }
-    }
-
-    fn fits_version(&self, outcome: &Outcome) -> Result<(), String> {
-        fits_version(RulesetId::PokemonD6V2, outcome)
+        fits_version(self.0, outcome)
     }
 }
 
