@@ -10,11 +10,9 @@ use crate::ruleset::RulesetId;
 /// Explains a `pbta-2d6` action's outcome, of the action's own kind, into
 /// `explanation`.
 pub(crate) fn explain(explanation: &mut Explanation, case: &Case<'_>) {
-    let (before, faces) = (case.before, case.faces);
-    match (case.action, case.outcome) {
-        (Action::Move(act), Outcome::Move(out)) => explain_move(explanation, before, act, faces, out),
-        // [`crate::explain::explain`] hands over only matching kinds.
-        _ => {}
+    // [`crate::explain::explain`] hands over only matching kinds.
+    if let (Action::Move(act), Outcome::Move(out)) = (case.action, case.outcome) {
+        explain_move(explanation, case.before, act, case.faces, out);
     }
 }
 
