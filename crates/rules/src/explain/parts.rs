@@ -1,7 +1,7 @@
 //! What an explanation is made of: the dice and what each meant, sums of
 //! terms, products, the table rows a result came from and the state
-//! changes. Each family's `explain.rs` builds them with [`term`], [`row`]
-//! and [`die`]; [`crate::explain`] renders them.
+//! changes. Each family's `explain.rs` builds them with `term`, `row`
+//! and `die`; [`crate::explain`] renders them.
 
 use serde::Serialize;
 use serde_json::Value;
@@ -33,7 +33,7 @@ pub struct Explanation {
     /// The rules the result came from, in the order they were applied; the
     /// last row that gives a result gives the outcome's.
     pub rows: Vec<Row>,
-    /// What the action changed in the state (see [`state_view`]).
+    /// What the action changed in the state (see [`crate::explain::state_view`]).
     pub changes: Vec<Change>,
 }
 
