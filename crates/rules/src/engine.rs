@@ -1,5 +1,6 @@
 //! What one ruleset version answers to the fold: the [`Engine`] trait. Each
-//! family's `mod.rs` implements it once per version over its `vN` modules,
+//! family's `mod.rs` implements it once over its `vN` modules (a `static`
+//! per version),
 //! and [`crate::registry`] names every implementation once, so the fold in
 //! [`crate::battle`] never matches on a ruleset itself.
 

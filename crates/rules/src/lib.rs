@@ -19,8 +19,8 @@
 //! - [`pokemon`], [`arcana`], [`berserk`], [`pbta`]: one folder per
 //!   ruleset, each the same shape — `types.rs` (its actions, outcomes and
 //!   state), `v1.rs` / `v2.rs` (how each version resolves them),
-//!   `explain.rs` (why its results are what they are) and `mod.rs` (one
-//!   `Engine` per version, which `registry` lists). Each `v2` is docs/rules.md
+//!   `explain.rs` (why its results are what they are) and `mod.rs` (its
+//!   `Engine`, one `static` per version, which `registry` lists). Each `v2` is docs/rules.md
 //!   §6: it runs `v1`'s code and differs only where §6 says (a `@2` dodge
 //!   names the attack it `against`s; `@2` sheets give abilities `magical`
 //!   and `min_points`; a `@2` fight's exchange is chosen after the roll by
