@@ -5,8 +5,12 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::arcana::types as arcana;
+use crate::berserk::types as berserk;
+use crate::common::types as common;
+use crate::pbta::types as pbta;
+use crate::pokemon::types as pokemon;
 use crate::ruleset::Family;
-use crate::{arcana, berserk, common, pbta, pokemon};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]

@@ -1,7 +1,7 @@
 //! Why an action was refused, or could not be resolved with the dice given.
 
-use crate::battle::Version;
 use crate::dice_request::DiceError;
+use crate::model::sheet::Version;
 use crate::ruleset::{RulesetError, RulesetId};
 
 /// The rules forbid the action: no dice are drawn, nothing is journaled,

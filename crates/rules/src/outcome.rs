@@ -7,9 +7,12 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::action::ActionKind;
+use crate::arcana::types as arcana;
+use crate::berserk::types as berserk;
+use crate::common::types as common;
+use crate::pbta::types as pbta;
+use crate::pokemon::types as pokemon;
 use crate::read::FieldError;
-use crate::ruleset::RulesetId;
-use crate::{arcana, berserk, common, pbta, pokemon};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
@@ -79,37 +82,5 @@ impl Outcome {
             ActionKind::Dispute => Outcome::Dispute(read(fields)?),
             ActionKind::Roll => Outcome::Roll(read(fields)?),
         })
-    }
-}
-
-/// Whether an outcome has the shape its ruleset version writes: a judge's
-/// override may replace fields, but not give an `@1` outcome a field only
-/// `@2` knows nor take one from an `@2` outcome (see each family's
-/// `fits_version`).
-pub(crate) fn fits_version(ruleset: RulesetId, outcome: &Outcome) -> Result<(), String> {
-    pokemon::fits_version(ruleset, outcome)?;
-    berserk::fits_version(ruleset, outcome)
-}
-
-/// `Option<Option<T>>` as "absent" (`None`), `null` (`Some(None)`) or a
-/// value: docs/rules.md has fields that are present-but-null on some results and
-/// absent on others (`effect_applied`).
-pub(crate) mod present_or_null {
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
-    pub(crate) fn serialize<S: Serializer, T: Serialize>(
-        value: &Option<Option<T>>,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        match value {
-            Some(inner) => inner.serialize(serializer),
-            None => serializer.serialize_none(),
-        }
-    }
-
-    pub(crate) fn deserialize<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
-        deserializer: D,
-    ) -> Result<Option<Option<T>>, D::Error> {
-        Option::<T>::deserialize(deserializer).map(Some)
     }
 }

@@ -6,14 +6,15 @@
 //! schemas from, so the server and a client's validator read one
 //! vocabulary. serde loses the path inside an internally tagged enum (it
 //! buffers the fields before it knows the variant), so an action is read
-//! in two steps: its `type`, then that variant's own struct.
+//! in two steps: its `type`, then that variant's own struct. An outcome is
+//! read by [`crate::Outcome::from_json`] through [`typed`]: it knows its
+//! action's kind from beside it.
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::action::{Action, ActionKind};
-use crate::battle::Participant;
-use crate::outcome::Outcome;
+use crate::model::sheet::Participant;
 
 /// A value the rules' types refuse, and where it is.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -95,11 +96,6 @@ pub fn action(value: Value) -> Result<Action, FieldError> {
 /// One participant's sheet.
 pub fn participant(value: Value) -> Result<Participant, FieldError> {
     typed(value)
-}
-
-/// The outcome of a `kind` action from its fields (see [`Outcome::from_json`]).
-pub fn outcome(kind: ActionKind, fields: Value) -> Result<Outcome, FieldError> {
-    Outcome::from_json(kind, fields)
 }
 
 /// serde's words for a JSON value's kind, as in its `invalid type` errors.

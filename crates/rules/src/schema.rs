@@ -19,7 +19,7 @@ use schemars::{JsonSchema, SchemaGenerator};
 use serde_json::{Map, Value, json};
 
 use crate::action::ActionKind;
-use crate::battle::Participant;
+use crate::model::sheet::Participant;
 use crate::ruleset::{Family, RulesetId};
 use crate::{arcana, berserk, common, pbta, pokemon};
 
@@ -302,7 +302,13 @@ fn sheet_differences(ruleset: RulesetId, at: &mut At<'_>) {
 /// So an action is valid under its schema exactly when the server reads it,
 /// as every action line of the rules vectors is, the rejected ones included.
 fn action_differences(ruleset: RulesetId, at: &mut At<'_>) {
-    match ruleset.family() {
+    family_action_rules(ruleset.family(), at);
+    version_action_rules(ruleset, at);
+}
+
+/// What every version of a family checks beyond its schema.
+fn family_action_rules(family: Family, at: &mut At<'_>) {
+    match family {
         Family::Arcana2d10 => {
             for kind in ["/$defs/cast", "/$defs/defend"] {
                 at(kind, &|check| {
@@ -324,6 +330,11 @@ fn action_differences(ruleset: RulesetId, at: &mut At<'_>) {
         }),
         Family::PokemonD6 | Family::Berserk => {}
     }
+}
+
+/// What one version checks beyond its family's: fields it adds, requires
+/// or refuses.
+fn version_action_rules(ruleset: RulesetId, at: &mut At<'_>) {
     match ruleset {
         RulesetId::PokemonD6V1 => at("/$defs/dodge", &|dodge| {
             rule(

@@ -35,9 +35,10 @@
 use serde::{Deserialize, Serialize};
 
 use crate::action::Action;
-use crate::battle::{Battle, OpenBattle, Version};
 use crate::dice_request::faces_from_integers;
 use crate::error::ResolveError;
+use crate::model::sheet::{OpenBattle, Version};
+use crate::model::state::Battle;
 use crate::outcome::Outcome;
 
 /// One output line, serialised exactly as shown in the module docs.

@@ -24,47 +24,10 @@
 // vectors from disk, which is what a test is allowed to do.
 #![allow(clippy::disallowed_methods)]
 
-use std::path::PathBuf;
+mod vector_walk;
 
-use rules::action::Action;
-use rules::battle::{Battle, OpenBattle};
 use rules::explain::{Explanation, Lang, explain};
-use rules::outcome::Outcome;
 use serde_json::Value;
-
-fn vectors_dir() -> PathBuf {
-    match std::env::var_os("BATTLELOG_VECTORS") {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/vectors"),
-    }
-}
-
-/// The scripts (with their expected files) whose battle opens with `ruleset`.
-fn scripts(ruleset: &str) -> Vec<(PathBuf, String, String)> {
-    let mut found = Vec::new();
-    for name in ["rules", "rules-next"] {
-        let dir = vectors_dir().join(name);
-        let entries = std::fs::read_dir(&dir)
-            .unwrap_or_else(|e| panic!("the rules vectors directory {} is required: {e}", dir.display()));
-        for entry in entries {
-            let path = entry.expect("a readable directory entry").path();
-            let Some(stem) = path.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_suffix(".script.jsonl"))
-            else {
-                continue;
-            };
-            let script = std::fs::read_to_string(&path).expect("a readable script");
-            let open: Value = serde_json::from_str(script.lines().next().unwrap_or_default()).expect("an open line");
-            if open["open"]["ruleset"] != ruleset {
-                continue;
-            }
-            let expected = std::fs::read_to_string(dir.join(format!("{stem}.expected.jsonl")))
-                .unwrap_or_else(|e| panic!("the expected file of {} is required: {e}", path.display()));
-            found.push((path, script, expected));
-        }
-    }
-    found.sort();
-    found
-}
 
 /// A number as written: `5`, `−3`, `(−1)`.
 fn number(text: &str) -> Option<i64> {
@@ -345,31 +308,11 @@ fn check(ruleset: &str, where_: &str, action: &Value, dice: &[u32], explanation:
 
 fn read_back(ruleset: &str) {
     let (mut actions, mut numbers) = (0, 0);
-    for (path, script, expected) in scripts(ruleset) {
-        let mut lines = script.lines().filter(|line| !line.trim().is_empty());
-        let open: Value = serde_json::from_str(lines.next().expect("an open line")).expect("json");
-        let open: OpenBattle = serde_json::from_value(open["open"].clone()).expect("an opening");
-        let mut battle = Battle::open(&open).expect("the battle opens");
-        let expected: Vec<Value> = expected
-            .lines()
-            .filter(|line| !line.trim().is_empty())
-            .map(|line| serde_json::from_str(line).expect("json"))
-            .collect();
-        for (version, (line, want)) in (0u64..).zip(lines.zip(&expected)) {
-            let line: Value = serde_json::from_str(line).expect("json");
-            let Ok(action) = serde_json::from_value::<Action>(line["action"].clone()) else { continue };
-            let Some(want) = want.get("outcome") else { continue };
-            let dice: Vec<u32> = line["dice"]
-                .as_array()
-                .map(|dice| dice.iter().filter_map(|d| d.as_u64().and_then(|d| u32::try_from(d).ok())).collect())
-                .unwrap_or_default();
-            let outcome = Outcome::from_json(action.kind(), want.clone()).expect("the expected outcome reads");
-            let where_ = format!("{} action {version}", path.display());
-            let explanation = explain(&battle, version, &action, &dice, &outcome);
-            numbers += check(ruleset, &where_, &line["action"], &dice, &explanation, want);
-            actions += 1;
-            battle = battle.apply(version, &action, &outcome).unwrap_or_else(|e| panic!("{where_}: {e}"));
-        }
+    for (script_path, expected_path) in vector_walk::scripts() {
+        actions += vector_walk::walk(&script_path, &expected_path, Some(ruleset), |step| {
+            let explanation = explain(step.battle, step.version, step.action, step.faces, step.outcome);
+            numbers += check(ruleset, step.place, step.raw_action, step.faces, &explanation, step.want);
+        });
     }
     assert!(actions > 20, "{ruleset}: only {actions} actions read back");
     assert!(numbers > 20, "{ruleset}: only {numbers} numbers and sides checked");

@@ -9,40 +9,11 @@
 // vectors from disk, which is what a test is allowed to do.
 #![allow(clippy::disallowed_methods)]
 
-use std::path::PathBuf;
+mod vector_walk;
 
 use rules::action::Action;
-use rules::battle::{Battle, OpenBattle};
 use rules::explain::{Explanation, explain};
-use rules::outcome::Outcome;
 use serde_json::Value;
-
-fn vectors_dir() -> PathBuf {
-    match std::env::var_os("BATTLELOG_VECTORS") {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/vectors"),
-    }
-}
-
-fn scripts() -> Vec<(PathBuf, PathBuf)> {
-    let mut pairs = Vec::new();
-    for name in ["rules", "rules-next"] {
-        let dir = vectors_dir().join(name);
-        let entries = std::fs::read_dir(&dir)
-            .unwrap_or_else(|e| panic!("the rules vectors directory {} is required: {e}", dir.display()));
-        let mut found: Vec<(PathBuf, PathBuf)> = entries
-            .map(|entry| entry.expect("a readable directory entry").path())
-            .filter_map(|path| {
-                let stem = path.file_name()?.to_str()?.strip_suffix(".script.jsonl")?.to_owned();
-                Some((path.clone(), dir.join(format!("{stem}.expected.jsonl"))))
-            })
-            .collect();
-        assert!(!found.is_empty(), "no *.script.jsonl in {}", dir.display());
-        found.sort();
-        pairs.extend(found);
-    }
-    pairs
-}
 
 fn sum(explanation: &Explanation, key: &str) -> Option<i64> {
     explanation.sums.iter().find(|sum| sum.key == key).map(|sum| sum.value)
@@ -146,35 +117,13 @@ fn check(where_: &str, action: &Action, explanation: &Explanation, outcome: &Val
 #[test]
 fn every_explanation_adds_up_to_the_vectors_outcome() {
     let (mut actions, mut numbers) = (0, 0);
-    for (script_path, expected_path) in scripts() {
-        let script = std::fs::read_to_string(&script_path)
-            .unwrap_or_else(|e| panic!("{} is required: {e}", script_path.display()));
-        let expected = std::fs::read_to_string(&expected_path)
-            .unwrap_or_else(|e| panic!("{} is required: {e}", expected_path.display()));
-        let mut lines = script.lines().filter(|line| !line.trim().is_empty());
-        let open: Value = serde_json::from_str(lines.next().expect("an open line")).expect("json");
-        let open: OpenBattle = serde_json::from_value(open["open"].clone()).expect("an opening");
-        let mut battle = Battle::open(&open).expect("the battle opens");
-        let expected: Vec<Value> = expected
-            .lines()
-            .filter(|line| !line.trim().is_empty())
-            .map(|line| serde_json::from_str(line).expect("json"))
-            .collect();
-        for (version, (line, want)) in (0u64..).zip(lines.zip(&expected)) {
-            let line: Value = serde_json::from_str(line).expect("json");
-            let Ok(action) = serde_json::from_value::<Action>(line["action"].clone()) else { continue };
-            let Some(want) = want.get("outcome") else { continue };
-            let faces: Vec<u32> = line["dice"]
-                .as_array()
-                .map(|dice| dice.iter().filter_map(|d| d.as_u64().and_then(|d| u32::try_from(d).ok())).collect())
-                .unwrap_or_default();
-            let outcome = Outcome::from_json(action.kind(), want.clone()).expect("the expected outcome reads");
-            let where_ = format!("{} action {version}", script_path.display());
-            let explanation = explain(&battle, version, &action, &faces, &outcome);
-            numbers += check(&where_, &action, &explanation, want);
-            actions += 1;
-            battle = battle.apply(version, &action, &outcome).unwrap_or_else(|e| panic!("{where_}: {e}"));
-        }
+    for (script_path, expected_path) in vector_walk::scripts() {
+        actions += vector_walk::walk(&script_path, &expected_path, None, |step| {
+            let explanation = explain(step.battle, step.version, step.action, step.faces, step.outcome);
+            // The action as the script writes it, so a failure names it.
+            let place = format!("{} {}", step.place, step.raw_action);
+            numbers += check(&place, step.action, &explanation, step.want);
+        });
     }
     assert!(actions > 100, "only {actions} actions explained");
     assert!(numbers > 100, "only {numbers} numbers checked");

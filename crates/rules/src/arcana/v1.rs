@@ -9,10 +9,11 @@
 //! `arcana-2d10@2` ([`super::v2`]) resolves and folds with this module's
 //! code; only what it allows differs.
 
-use super::{Act, CastOutcome, CastResult, Check, DefendOutcome, EpisodeOutcome, EpisodeResult, State};
-use crate::battle::{Battle, Participant, Version};
+use super::types::{Act, CastOutcome, CastResult, Check, DefendOutcome, EpisodeOutcome, EpisodeResult, State};
 use crate::dice_request::{DiceRequest, Faces, RollSpec};
 use crate::error::{Rejection, ResolveError};
+use crate::model::sheet::{Participant, Version};
+use crate::model::state::Battle;
 use crate::outcome::Outcome;
 use crate::summary::Summary;
 

@@ -28,11 +28,12 @@
 //! - `min_points` is checked against the skill points alone, before any
 //!   bonus: the seed's "from 5 points" counts the skill.
 
+use super::types::{Act, Check, State};
 use super::v1;
-use super::{Act, Check, State};
-use crate::battle::{AbilitySheet, Battle, Version};
 use crate::dice_request::DiceRequest;
 use crate::error::{Rejection, ResolveError};
+use crate::model::sheet::{AbilitySheet, Version};
+use crate::model::state::Battle;
 use crate::outcome::Outcome;
 use crate::summary::Summary;
 

@@ -1,9 +1,11 @@
 //! `berserk@1`: the strike table of docs/rules.md §3 (seed rules 514–515, 511.8).
 
-use super::{Act, Attacker, Defender, Effect, EffectOutcome, EffectTier, Strike, StrikeKind, StrikeOutcome, Tier};
-use crate::battle::Battle;
+use super::types::{
+    Act, Attacker, Defender, Effect, EffectOutcome, EffectTier, Strike, StrikeKind, StrikeOutcome, Tier,
+};
 use crate::dice_request::{DiceRequest, Faces, RollSpec};
 use crate::error::{Rejection, ResolveError};
+use crate::model::state::Battle;
 use crate::outcome::Outcome;
 use crate::summary::Summary;
 

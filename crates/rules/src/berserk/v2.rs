@@ -31,12 +31,13 @@
 
 use serde_json::Value;
 
+use super::types::{Act, ExchangeChoice, ExchangeOutcome, Side, Strike, StrikeOutcome, Tier};
 use super::v1::{self, fight_row, fight_totals, is_exchange, is_fight};
-use super::{Act, ExchangeChoice, ExchangeOutcome, Side, Strike, StrikeOutcome, Tier};
 use crate::action::Action;
-use crate::battle::{Battle, Version};
 use crate::dice_request::{DiceRequest, Faces, RollSpec};
 use crate::error::{Rejection, ResolveError};
+use crate::model::sheet::Version;
+use crate::model::state::Battle;
 use crate::outcome::Outcome;
 use crate::summary::Summary;
 

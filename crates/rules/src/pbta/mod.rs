@@ -1,62 +1,56 @@
 //! `pbta-2d6` (docs/rules.md §4): narrative Pokémon trainers, 2d6 + trait.
 //!
-//! This module is the vocabulary every version shares; [`v1`] is how
+//! [`types`] is the vocabulary every version shares; [`v1`] is how
 //! `pbta-2d6@1` resolves it and [`v2`] how `pbta-2d6@2` does (docs/rules.md
 //! §6.4: what a move may say is narrower, and only a move that goes wrong
 //! exposes its helpers).
 
+pub(crate) mod explain;
+pub mod types;
 pub mod v1;
 pub mod v2;
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+pub use types::*;
 
-/// The six traits of a trainer's sheet.
-pub const TRAITS: [&str; 6] = ["brawn", "grace", "charm", "grit", "wits", "cool"];
+use crate::action::{Action, Split};
+use crate::dice_request::DiceRequest;
+use crate::engine::{Engine, same_kind, wrong_ruleset};
+use crate::error::{Rejection, ResolveError};
+use crate::model::state::{Battle, RulesState};
+use crate::outcome::Outcome;
+use crate::ruleset::RulesetId;
+use crate::summary::Summary;
 
-/// A move (§4.1).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Move {
-    pub actor: String,
-    /// One of [`TRAITS`]; any other name is rejected by the rules.
-    #[serde(rename = "trait")]
-    pub trait_name: String,
-    /// Overrides the sheet's value (`@1`); refused under `@2`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trait_value: Option<i32>,
-    /// Anyone helping: a non-empty list gives +1, never more. Under `@2`
-    /// neither the actor nor one id twice.
-    #[serde(default)]
-    pub helpers: Vec<String>,
-    /// Required under `@2` (not blank); free under `@1`.
-    #[serde(default)]
-    pub stakes: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-}
+/// `pbta-2d6` at one of its versions, as [`crate::registry`] lists it.
+pub(crate) struct Rules(RulesetId);
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum MoveResult {
-    FullSuccess,
-    SuccessWithCost,
-    Miss,
-}
+/// `pbta-2d6@1`.
+pub(crate) static V1: Rules = Rules(RulesetId::Pbta2d6V1);
+/// `pbta-2d6@2` (docs/rules.md §6.4).
+pub(crate) static V2: Rules = Rules(RulesetId::Pbta2d6V2);
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct MoveOutcome {
-    pub result: MoveResult,
-    pub total: i64,
-    pub help: u32,
-    /// The helpers, who share the risk (under `@2`, only on
-    /// `success_with_cost` and `miss`).
-    pub exposed: Vec<String>,
-}
+impl Engine for Rules {
+    fn dice_needed(&self, battle: &Battle, action: &Action) -> Result<DiceRequest, Rejection> {
+        match (self.0, battle.state(), action.split()) {
+            (RulesetId::Pbta2d6V1, _, Split::Pbta(act)) => v1::dice_needed(battle, act),
+            (RulesetId::Pbta2d6V2, _, Split::Pbta(act)) => v2::dice_needed(battle, act),
+            _ => Err(wrong_ruleset(self.0, action)),
+        }
+    }
 
-/// The `pbta-2d6` actions, borrowed out of [`crate::Action`].
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Act<'a> {
-    Move(&'a Move),
+    fn resolve(&self, battle: &Battle, action: &Action, faces: &[u32]) -> Result<(Outcome, Summary), ResolveError> {
+        match (self.0, battle.state(), action.split()) {
+            (RulesetId::Pbta2d6V1, _, Split::Pbta(act)) => v1::resolve(battle, act, faces),
+            (RulesetId::Pbta2d6V2, _, Split::Pbta(act)) => v2::resolve(battle, act, faces),
+            _ => Err(wrong_ruleset(self.0, action).into()),
+        }
+    }
+
+    fn apply(&self, state: &mut RulesState, action: &Action, outcome: &Outcome) -> Result<(), ResolveError> {
+        match (self.0, state, action.split()) {
+            // Stateless: only the outcome's kind has to fit.
+            (_, RulesState::Pbta, Split::Pbta(_)) => same_kind(action, outcome),
+            _ => Err(wrong_ruleset(self.0, action).into()),
+        }
+    }
 }

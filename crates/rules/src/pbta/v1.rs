@@ -1,9 +1,9 @@
 //! `pbta-2d6@1`: 2d6 + trait + help, read in three bands (docs/rules.md §4).
 
-use super::{Act, MoveOutcome, MoveResult, TRAITS};
-use crate::battle::Battle;
+use super::types::{Act, MoveOutcome, MoveResult, TRAITS};
 use crate::dice_request::{DiceRequest, Faces, RollSpec};
 use crate::error::{Rejection, ResolveError};
+use crate::model::state::Battle;
 use crate::outcome::Outcome;
 use crate::summary::Summary;
 

@@ -17,11 +17,11 @@
 
 use std::collections::HashSet;
 
+use super::types::{Act, Move, MoveResult, TRAITS};
 use super::v1;
-use super::{Act, Move, MoveResult, TRAITS};
-use crate::battle::Battle;
 use crate::dice_request::{DiceRequest, RollSpec};
 use crate::error::{Rejection, ResolveError};
+use crate::model::state::Battle;
 use crate::outcome::Outcome;
 use crate::summary::Summary;
 

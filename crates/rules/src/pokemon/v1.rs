@@ -16,7 +16,7 @@
 //! its own `Reading`; `READING` here is `@1`'s, and `@1` never sees a
 //! field that only `@2` writes.
 
-use super::{
+use super::types::{
     Act, Attack, AttackOutcome, AttackResult, Dodge, DodgeOutcome, Metronome, MetronomeOutcome, PassOutcome,
     PassResult, Pokemon, Prefer, State, StatusMove, StatusMoveOutcome, StatusMoveResult,
 };
@@ -332,22 +332,12 @@ fn resolve_attack(
     let row = (reading.power_row)(power_die, attack);
     let damage = attack.power.map(|power| row.multiplier.apply_rounded(u64::from(power), row.hits.unwrap_or(1)));
     let mut outcome = AttackOutcome { multiplier: Some(row.multiplier), damage, ..AttackOutcome::bare(row.result) };
-    let (damage_ru, damage_en) = match damage {
-        Some(damage) => (format!(", урон {damage}"), format!(", {damage} damage")),
-        None => (String::new(), String::new()),
-    };
     if row.result == AttackResult::Miss {
         let summary = Summary::new(format!("{me} → {them}, «{name}»: промах"), format!("{me} → {them}, {name}: miss"));
         return Ok((outcome, summary));
     }
     outcome.hits = row.hits;
-    let (hits_ru, hits_en) = match row.hits {
-        Some(hits) => (
-            format!(", {hits} {}", plural_ru(u64::from(hits), "удар", "удара", "ударов")),
-            format!(", {hits} {}", if hits == 1 { "hit" } else { "hits" }),
-        ),
-        None => (String::new(), String::new()),
-    };
+    let [(hits_ru, hits_en), (damage_ru, damage_en)] = amounts_text(row.hits, damage);
     let multiplier = row.multiplier;
     if condition_dice.hits_itself {
         outcome.result = AttackResult::SelfHit;
@@ -374,7 +364,39 @@ fn resolve_attack(
             format!("{me} → {them}, {name}: hit ×{multiplier}{hits_en}{damage_en}"),
         )
     };
-    if let Some(status) = effect.as_ref().filter(|_| !flinch_effect) {
+    let status = effect.as_deref().filter(|_| !flinch_effect);
+    let (after_ru, after_en) = after_hit_text(them, status, interrupts, breaks_charge);
+    ru.push_str(&after_ru);
+    en.push_str(&after_en);
+    outcome.effect_applied = Some(effect);
+    outcome.interrupts_target = Some(interrupts);
+    outcome.breaks_charge = Some(breaks_charge);
+    Ok((outcome, Summary::new(ru, en)))
+}
+
+/// The hits and the damage of a landed attack, as the summary's tail reads
+/// them (`, 2 удара` / `, 2 hits`, `, урон 6` / `, 6 damage`); empty when
+/// the attack has none.
+fn amounts_text(hits: Option<u32>, damage: Option<u64>) -> [(String, String); 2] {
+    let hits = match hits {
+        Some(hits) => (
+            format!(", {hits} {}", plural_ru(u64::from(hits), "удар", "удара", "ударов")),
+            format!(", {hits} {}", if hits == 1 { "hit" } else { "hits" }),
+        ),
+        None => (String::new(), String::new()),
+    };
+    let damage = match damage {
+        Some(damage) => (format!(", урон {damage}"), format!(", {damage} damage")),
+        None => (String::new(), String::new()),
+    };
+    [hits, damage]
+}
+
+/// What a landed hit left on the target, in Russian and English: the
+/// status it applied, a flinch, a broken preparation.
+fn after_hit_text(them: &str, status: Option<&str>, interrupts: bool, breaks_charge: bool) -> (String, String) {
+    let (mut ru, mut en) = (String::new(), String::new());
+    if let Some(status) = status {
         ru.push_str(&format!("; {them}: {} на {}", status_ru(status), turns_ru(EFFECT_TURNS)));
         en.push_str(&format!("; {them}: {status} for {}", turns_en(EFFECT_TURNS)));
     }
@@ -386,10 +408,7 @@ fn resolve_attack(
         ru.push_str(&format!("; подготовка {them} сорвана"));
         en.push_str(&format!("; {them}'s preparation is broken"));
     }
-    outcome.effect_applied = Some(effect);
-    outcome.interrupts_target = Some(interrupts);
-    outcome.breaks_charge = Some(breaks_charge);
-    Ok((outcome, Summary::new(ru, en)))
+    (ru, en)
 }
 
 fn resolve_status_move(

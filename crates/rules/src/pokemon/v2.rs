@@ -37,12 +37,13 @@
 //! - A flinch effect on a multi-hit move interrupts once, like any other
 //!   effect that applies (it is not per hit).
 
+use super::types::{Act, Attack, AttackResult, Dodge, DodgeOutcome, DodgeResult, Pokemon, State};
 use super::v1::{self, DODGE_LIMIT, PowerRow, Reading};
-use super::{Act, Attack, AttackResult, Dodge, DodgeOutcome, DodgeResult, Pokemon, State};
 use crate::action::Action;
-use crate::battle::{Battle, Version};
 use crate::dice_request::{DiceRequest, Faces, RollSpec};
 use crate::error::{Rejection, ResolveError};
+use crate::model::sheet::Version;
+use crate::model::state::Battle;
 use crate::outcome::Outcome;
 use crate::summary::Summary;
 

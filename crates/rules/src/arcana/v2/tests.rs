@@ -4,8 +4,9 @@
 
 use serde_json::{Value, json};
 
-use crate::battle::{AbilitySheet, Battle};
 use crate::error::{OpenError, Rejection};
+use crate::model::sheet::AbilitySheet;
+use crate::model::state::Battle;
 use crate::test_support::{fields, open, play, rejection, with_fields};
 use crate::{OpenBattle, RulesetId};
 

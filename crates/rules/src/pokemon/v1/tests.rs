@@ -8,8 +8,8 @@
 use serde_json::{Value, json};
 
 use super::*;
-use crate::battle::Battle;
 use crate::dice_request::DiceRequest;
+use crate::model::state::Battle;
 use crate::test_support::{fields, open, play, rejection, resolve, with_fields};
 
 fn battle() -> Battle {

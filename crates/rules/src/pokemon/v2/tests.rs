@@ -9,9 +9,9 @@
 
 use serde_json::{Value, json};
 
-use crate::battle::Battle;
 use crate::dice_request::DiceRequest;
 use crate::error::{Rejection, ResolveError};
+use crate::model::state::Battle;
 use crate::test_support::{action, fields, open, play, rejection, resolve, with_fields};
 
 fn battle() -> Battle {
