@@ -790,9 +790,6 @@ impl BattlePage<'_> {
     fn body(&self, line: &ExportLine, nested: &[usize], links: &Links<'_>, shown: &dyn Fn(u64) -> bool) -> Markup {
         let lang = self.lang;
         let event = &line.event;
-        let refers = |event: &Value| {
-            number(event, "refers_to").map(|v| html! { a.refers href=(self.version_href(v, Some(shown))) { "#v" (v) } })
-        };
         html! {
             @match line.event_type.as_str() {
                 "BattleOpened" => {
@@ -803,116 +800,9 @@ impl BattlePage<'_> {
                     (roll(event, lang))
                     (self.calculation(line, false))
                 }
-                "ActionResolved" => {
-                    p.summary lang=(lang.code())
-                        data-summary=(match lang { Lang::En => "summary_en", Lang::Ru => "summary_ru" }) {
-                        (summary_markup(text(event, match lang { Lang::En => "summary_en", Lang::Ru => "summary_ru" })))
-                    }
-                    @if let Some(fields) = links.finals.get(&line.version) {
-                        (self.overridden(fields, shown))
-                    }
-                    @if let Some(rulings) = links.affected.get(&line.version) {
-                        (self.affected_note(rulings, shown))
-                    }
-                    @for &i in nested {
-                        (self.nested_roll(&self.lines[i], event.get("action")))
-                    }
-                    // Rolls the action used that are not drawn inside it
-                    // (another action drew it first, or it is missing): linked.
-                    @let inside: Vec<u64> = nested.iter().filter_map(|&i| number(&self.lines[i].event, "nonce")).collect();
-                    @let outside: Vec<u64> = event.get("rolls").and_then(Value::as_array).into_iter().flatten()
-                        .filter_map(Value::as_u64).filter(|n| !inside.contains(n)).collect();
-                    @if !outside.is_empty() {
-                        p.muted { (lang.t("dice_used")) ": "
-                            @for nonce in outside {
-                                @match links.roll_versions.get(&nonce) {
-                                    Some(version) => { a href=(self.version_href(*version, Some(shown))) { (lang.t("nonce")) " " (nonce) } " " },
-                                    None => { (lang.t("nonce")) " " (nonce) " " },
-                                }
-                            }
-                        }
-                    }
-                    // berserk@2 (docs/rules.md §6.3): a strike whose row lets the
-                    // side that rolled higher choose, and the choice that
-                    // answers it, link each other.
-                    @if let Some(strike) = number(action_of(event), "against").filter(|_| action_type(event) == Some("exchange_choice")) {
-                        p.muted.exchange { (lang.t("answers_strike")) " " a.refers href=(self.version_href(strike, Some(shown))) { "#v" (strike) } }
-                    }
-                    @if let Some(side) = event.get("outcome").and_then(|o| o.get("pending_choice")).and_then(Value::as_str) {
-                        p.muted.pending-choice {
-                            (lang.t("awaits_choice")) " " (lang.t(if side == "attacker" { "attacker" } else { "defender" }))
-                            @if let Some(choice) = links.choices.get(&line.version) {
-                                " · " (lang.t("choice_made")) " " a href=(self.version_href(*choice, Some(shown))) { "#v" (choice) }
-                            }
-                        }
-                    }
-                    // Why the result is what it is: dice, modifiers, the
-                    // rule's row, what changed (crate::explain).
-                    @if let Some(why) = links.explained.as_ref().and_then(|folded| folded.explanations.get(&line.version)) {
-                        (explain::action(lang, why))
-                    }
-                    // Everything else about the action behind one disclosure:
-                    // its link, each roll's calculation, the state after it
-                    // and the recorded fields — one tab stop per action.
-                    details.more {
-                        summary { (lang.t("more_about_action")) " #v" (line.version) }
-                        p.muted.action-link { a href={ "#v" (line.version) } { (lang.t("link_to_action")) " #v" (line.version) } }
-                        @for &i in nested {
-                            @let roll_version = self.lines[i].version;
-                            p.muted.calc-more { a href=(self.calc_href(roll_version)) { (lang.t("show_calculation")) " #v" (roll_version) } }
-                        }
-                        p.muted.state-link { a href={ "?" (self.base_query(lang)) "&at=" (line.version) "&v=" (line.version) "#state" } { (lang.t("state_after")) } }
-                        // The recorded action and outcome, field by field.
-                        (fields_table(lang, lang.t("action_fields"), event.get("action")))
-                        (fields_table(lang, lang.t("outcome_fields"), event.get("outcome")))
-                    }
-                }
-                "DisputeRaised" => {
-                    p { (lang.t("dispute_for")) " " span.forum-text translate="no" { (text(event, "by")) } " · "
-                        (lang.t("dispute_on")) " " @if let Some(link) = refers(event) { (link) } }
-                    p { (lang.t("reason")) ": " span.forum-text data-summary="reason" { (text(event, "reason")) } }
-                    (self.dispute_answer(line.version, links, shown))
-                }
-                "JudgeRuling" => {
-                    @let ruling = links.rulings.get(&line.version).copied();
-                    p { (lang.t("judge")) ": " span.judge.forum-text translate="no" { (text(event, "judge")) }
-                        " · " (lang.t("on")) " " @if let Some(link) = refers(event) { (link) } }
-                    @if let Some(closed) = links.closed_at.filter(|closed| *closed < line.version) {
-                        p.after-close { strong { (lang.t("after_close")) } " (" a href=(self.version_href(closed, Some(shown))) { "#v" (closed) } ")" }
-                    }
-                    blockquote.forum-text data-summary="text" { (text(event, "text")) }
-                    (self.ruling_answers(event, shown))
-                    @match ruling.map(|r| real_changes(&r.changes)).filter(|changes| !changes.is_empty()) {
-                        Some(changes) => table.changes.override {
-                            tr { th { (lang.t("field")) } th { (lang.t("before")) } th { (lang.t("after")) } }
-                            @for change in changes {
-                                tr data-field=(change.field) {
-                                    td { (field_name(lang, &change.field)) }
-                                    td.before { (value(lang, &change.field, &change.before)) }
-                                    td.after { (value(lang, &change.field, &change.after)) }
-                                }
-                            }
-                        },
-                        // Plainly, not as an aside: a judge reading "paralysis
-                        // lifted" must see that the record says otherwise.
-                        None => p.ruling-effect data-ruling-effect="none" role="note" {
-                            strong { (lang.t(if event.get("override").is_some_and(|o| !o.is_null()) {
-                                "override_changes_nothing"
-                            } else {
-                                "ruling_without_override"
-                            })) }
-                        },
-                    }
-                    @if let Some(ruling) = ruling.filter(|r| !r.affected.is_empty()) {
-                        p.ruling-reaches {
-                            (lang.t("ruling_reaches")) " "
-                            @for (i, a) in ruling.affected.iter().enumerate() {
-                                @if i > 0 { ", " }
-                                a href=(self.version_href(a.version, Some(shown))) { "#v" (a.version) }
-                            }
-                        }
-                    }
-                }
+                "ActionResolved" => (self.action_body(line, nested, links, shown)),
+                "DisputeRaised" => (self.dispute_body(line, links, shown)),
+                "JudgeRuling" => (self.ruling_body(line, links, shown)),
                 "BattleClosed" => {
                     // The identity is the credential (above); `by` is the
                     // closer's free text, a note.
@@ -932,6 +822,173 @@ impl BattlePage<'_> {
                 }
             }
         }
+    }
+
+    /// An action: its summary, what rulings did to it, the rolls drawn
+    /// inside it, its links, why its result is what it is, and the rest
+    /// behind one disclosure.
+    fn action_body(
+        &self,
+        line: &ExportLine,
+        nested: &[usize],
+        links: &Links<'_>,
+        shown: &dyn Fn(u64) -> bool,
+    ) -> Markup {
+        let lang = self.lang;
+        let event = &line.event;
+        html! {
+            p.summary lang=(lang.code())
+                data-summary=(match lang { Lang::En => "summary_en", Lang::Ru => "summary_ru" }) {
+                (summary_markup(text(event, match lang { Lang::En => "summary_en", Lang::Ru => "summary_ru" })))
+            }
+            @if let Some(fields) = links.finals.get(&line.version) {
+                (self.overridden(fields, shown))
+            }
+            @if let Some(rulings) = links.affected.get(&line.version) {
+                (self.affected_note(rulings, shown))
+            }
+            @for &i in nested {
+                (self.nested_roll(&self.lines[i], event.get("action")))
+            }
+            (self.action_links(line, nested, links, shown))
+            // Why the result is what it is: dice, modifiers, the
+            // rule's row, what changed (crate::explain).
+            @if let Some(why) = links.explained.as_ref().and_then(|folded| folded.explanations.get(&line.version)) {
+                (explain::action(lang, why))
+            }
+            (self.action_more(line, nested))
+        }
+    }
+
+    /// An action's links to other events: rolls it used drawn elsewhere, the
+    /// strike an exchange choice answers, the choice a strike awaits.
+    fn action_links(
+        &self,
+        line: &ExportLine,
+        nested: &[usize],
+        links: &Links<'_>,
+        shown: &dyn Fn(u64) -> bool,
+    ) -> Markup {
+        let lang = self.lang;
+        let event = &line.event;
+        html! {
+            // Rolls the action used that are not drawn inside it
+            // (another action drew it first, or it is missing): linked.
+            @let inside: Vec<u64> = nested.iter().filter_map(|&i| number(&self.lines[i].event, "nonce")).collect();
+            @let outside: Vec<u64> = event.get("rolls").and_then(Value::as_array).into_iter().flatten()
+                .filter_map(Value::as_u64).filter(|n| !inside.contains(n)).collect();
+            @if !outside.is_empty() {
+                p.muted { (lang.t("dice_used")) ": "
+                    @for nonce in outside {
+                        @match links.roll_versions.get(&nonce) {
+                            Some(version) => { a href=(self.version_href(*version, Some(shown))) { (lang.t("nonce")) " " (nonce) } " " },
+                            None => { (lang.t("nonce")) " " (nonce) " " },
+                        }
+                    }
+                }
+            }
+            // berserk@2 (docs/rules.md §6.3): a strike whose row lets the
+            // side that rolled higher choose, and the choice that
+            // answers it, link each other.
+            @if let Some(strike) = number(action_of(event), "against").filter(|_| action_type(event) == Some("exchange_choice")) {
+                p.muted.exchange { (lang.t("answers_strike")) " " a.refers href=(self.version_href(strike, Some(shown))) { "#v" (strike) } }
+            }
+            @if let Some(side) = event.get("outcome").and_then(|o| o.get("pending_choice")).and_then(Value::as_str) {
+                p.muted.pending-choice {
+                    (lang.t("awaits_choice")) " " (lang.t(if side == "attacker" { "attacker" } else { "defender" }))
+                    @if let Some(choice) = links.choices.get(&line.version) {
+                        " · " (lang.t("choice_made")) " " a href=(self.version_href(*choice, Some(shown))) { "#v" (choice) }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Everything else about an action behind one disclosure.
+    fn action_more(&self, line: &ExportLine, nested: &[usize]) -> Markup {
+        let lang = self.lang;
+        let event = &line.event;
+        html! {
+            // Everything else about the action behind one disclosure:
+            // its link, each roll's calculation, the state after it
+            // and the recorded fields — one tab stop per action.
+            details.more {
+                summary { (lang.t("more_about_action")) " #v" (line.version) }
+                p.muted.action-link { a href={ "#v" (line.version) } { (lang.t("link_to_action")) " #v" (line.version) } }
+                @for &i in nested {
+                    @let roll_version = self.lines[i].version;
+                    p.muted.calc-more { a href=(self.calc_href(roll_version)) { (lang.t("show_calculation")) " #v" (roll_version) } }
+                }
+                p.muted.state-link { a href={ "?" (self.base_query(lang)) "&at=" (line.version) "&v=" (line.version) "#state" } { (lang.t("state_after")) } }
+                // The recorded action and outcome, field by field.
+                (fields_table(lang, lang.t("action_fields"), event.get("action")))
+                (fields_table(lang, lang.t("outcome_fields"), event.get("outcome")))
+            }
+        }
+    }
+
+    /// A dispute: for whom, on what, why, and the rulings answering it.
+    fn dispute_body(&self, line: &ExportLine, links: &Links<'_>, shown: &dyn Fn(u64) -> bool) -> Markup {
+        let lang = self.lang;
+        let event = &line.event;
+        html! {
+            p { (lang.t("dispute_for")) " " span.forum-text translate="no" { (text(event, "by")) } " · "
+                (lang.t("dispute_on")) " " @if let Some(link) = self.refers(event, shown) { (link) } }
+            p { (lang.t("reason")) ": " span.forum-text data-summary="reason" { (text(event, "reason")) } }
+            (self.dispute_answer(line.version, links, shown))
+        }
+    }
+
+    /// A ruling: the judge, what it rules on, its text, the dispute it
+    /// answers, what its override changed and which actions it reaches.
+    fn ruling_body(&self, line: &ExportLine, links: &Links<'_>, shown: &dyn Fn(u64) -> bool) -> Markup {
+        let lang = self.lang;
+        let event = &line.event;
+        html! {
+            @let ruling = links.rulings.get(&line.version).copied();
+            p { (lang.t("judge")) ": " span.judge.forum-text translate="no" { (text(event, "judge")) }
+                " · " (lang.t("on")) " " @if let Some(link) = self.refers(event, shown) { (link) } }
+            @if let Some(closed) = links.closed_at.filter(|closed| *closed < line.version) {
+                p.after-close { strong { (lang.t("after_close")) } " (" a href=(self.version_href(closed, Some(shown))) { "#v" (closed) } ")" }
+            }
+            blockquote.forum-text data-summary="text" { (text(event, "text")) }
+            (self.ruling_answers(event, shown))
+            @match ruling.map(|r| real_changes(&r.changes)).filter(|changes| !changes.is_empty()) {
+                Some(changes) => table.changes.override {
+                    tr { th { (lang.t("field")) } th { (lang.t("before")) } th { (lang.t("after")) } }
+                    @for change in changes {
+                        tr data-field=(change.field) {
+                            td { (field_name(lang, &change.field)) }
+                            td.before { (value(lang, &change.field, &change.before)) }
+                            td.after { (value(lang, &change.field, &change.after)) }
+                        }
+                    }
+                },
+                // Plainly, not as an aside: a judge reading "paralysis
+                // lifted" must see that the record says otherwise.
+                None => p.ruling-effect data-ruling-effect="none" role="note" {
+                    strong { (lang.t(if event.get("override").is_some_and(|o| !o.is_null()) {
+                        "override_changes_nothing"
+                    } else {
+                        "ruling_without_override"
+                    })) }
+                },
+            }
+            @if let Some(ruling) = ruling.filter(|r| !r.affected.is_empty()) {
+                p.ruling-reaches {
+                    (lang.t("ruling_reaches")) " "
+                    @for (i, a) in ruling.affected.iter().enumerate() {
+                        @if i > 0 { ", " }
+                        a href=(self.version_href(a.version, Some(shown))) { "#v" (a.version) }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The link to the version an event `refers_to`.
+    fn refers(&self, event: &Value, shown: &dyn Fn(u64) -> bool) -> Option<Markup> {
+        number(event, "refers_to").map(|v| html! { a.refers href=(self.version_href(v, Some(shown))) { "#v" (v) } })
     }
 
     /// A roll drawn inside the action that used it: its own event element

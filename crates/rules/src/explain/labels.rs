@@ -22,6 +22,7 @@ pub fn is_known(key: &str) -> bool {
     known_label(key).is_some()
 }
 
+// long: data table
 /// The table of every key the crate writes, in English and Russian: one
 /// row a key, so it is as long as the vocabulary (the 80-line limit on
 /// functions is for steps, not for data tables).
