@@ -143,61 +143,14 @@ pub fn state_at(lines: &[ExportLine], version: u64) -> Result<Value, FoldError> 
 
 /// One action's explanation: a compact list.
 pub fn action(lang: Lang, explanation: &Explanation) -> Markup {
-    let rl = rules_lang(lang);
     html! {
         section.explanation aria-label=(label("why", lang)) {
             ul.why {
                 @if !explanation.dice.is_empty() {
-                    li.dice-used {
-                        span.key { (label("dice", lang)) } ": "
-                        @for (index, die) in explanation.dice.iter().enumerate() {
-                            @if index > 0 { ", " }
-                            // Whose die it is first: a berserk defender's die
-                            // is the defender's, whoever asked for the roll.
-                            span.xdie data-role=(die.role) data-who=[die.who.as_deref()] {
-                                b { (die.face) } " ("
-                                @if let Some(who) = &die.who { span.forum-text translate="no" { (who) } ": " }
-                                (label(die.role, lang)) " d" (die.sides) ")"
-                                @if let Some(meaning) = die.meaning { " — " (label(meaning, lang)) }
-                                @if let Some(picked) = &die.picked { " " span.forum-text { (picked) } }
-                            }
-                        }
-                    }
+                    (dice_used(lang, &explanation.dice))
                 }
                 @for sum in &explanation.sums {
-                    li.sum data-key=(sum.key) data-value=(sum.value) {
-                        span.key { (label(sum.key, lang)) }
-                        @if let Some(who) = &sum.who { " (" span.forum-text translate="no" { (who) } ")" }
-                        " = "
-                        // Each piece once, each sign once (rules::explain::Sum::parts);
-                        // a lone die is the value itself, not "3 = 3".
-                        @if !sum.is_bare() {
-                            @for part in sum.parts() {
-                                @if let Some(op) = part.op { " " span.op { (op) } " " }
-                                @match part.term {
-                                    Some(term) => span.term data-key=(term.key) data-value=(term.contribution()) title={ "docs/rules.md §" (term.section) } {
-                                        @if !term.is_constant() {
-                                            (label(term.key, lang))
-                                            // What it stands for: a rules' word translated (a
-                                            // trait, "does not match"), else the forum's own
-                                            // (the helpers' names, a trait the sheet named).
-                                            @if let Some(detail) = &term.detail {
-                                                " ("
-                                                @if why::is_known(detail) { (why::label(detail, rl)) }
-                                                @else { span.forum-text translate="no" { (detail) } }
-                                                ")"
-                                            }
-                                            " "
-                                        }
-                                        span.term-value { (part.number) }
-                                    },
-                                    None => span.face { (part.number) },
-                                }
-                            }
-                            " = "
-                        }
-                        b.result { (sum.value) }
-                    }
+                    (sum_item(lang, sum))
                 }
                 @for product in &explanation.products {
                     li.product data-key=(product.key) {
@@ -225,6 +178,67 @@ pub fn action(lang: Lang, explanation: &Explanation) -> Markup {
                     }
                 }
             }
+        }
+    }
+}
+
+/// The dice an action used, each with whose it is, its role and meaning.
+fn dice_used(lang: Lang, dice: &[why::DieUse]) -> Markup {
+    html! {
+        li.dice-used {
+            span.key { (label("dice", lang)) } ": "
+            @for (index, die) in dice.iter().enumerate() {
+                @if index > 0 { ", " }
+                // Whose die it is first: a berserk defender's die
+                // is the defender's, whoever asked for the roll.
+                span.xdie data-role=(die.role) data-who=[die.who.as_deref()] {
+                    b { (die.face) } " ("
+                    @if let Some(who) = &die.who { span.forum-text translate="no" { (who) } ": " }
+                    (label(die.role, lang)) " d" (die.sides) ")"
+                    @if let Some(meaning) = die.meaning { " — " (label(meaning, lang)) }
+                    @if let Some(picked) = &die.picked { " " span.forum-text { (picked) } }
+                }
+            }
+        }
+    }
+}
+
+/// One sum: its key, whose, each piece once with its sign, and the result.
+fn sum_item(lang: Lang, sum: &why::Sum) -> Markup {
+    let rl = rules_lang(lang);
+    html! {
+        li.sum data-key=(sum.key) data-value=(sum.value) {
+            span.key { (label(sum.key, lang)) }
+            @if let Some(who) = &sum.who { " (" span.forum-text translate="no" { (who) } ")" }
+            " = "
+            // Each piece once, each sign once (rules::explain::Sum::parts);
+            // a lone die is the value itself, not "3 = 3".
+            @if !sum.is_bare() {
+                @for part in sum.parts() {
+                    @if let Some(op) = part.op { " " span.op { (op) } " " }
+                    @match part.term {
+                        Some(term) => span.term data-key=(term.key) data-value=(term.contribution()) title={ "docs/rules.md §" (term.section) } {
+                            @if !term.is_constant() {
+                                (label(term.key, lang))
+                                // What it stands for: a rules' word translated (a
+                                // trait, "does not match"), else the forum's own
+                                // (the helpers' names, a trait the sheet named).
+                                @if let Some(detail) = &term.detail {
+                                    " ("
+                                    @if why::is_known(detail) { (why::label(detail, rl)) }
+                                    @else { span.forum-text translate="no" { (detail) } }
+                                    ")"
+                                }
+                                " "
+                            }
+                            span.term-value { (part.number) }
+                        },
+                        None => span.face { (part.number) },
+                    }
+                }
+                " = "
+            }
+            b.result { (sum.value) }
         }
     }
 }
