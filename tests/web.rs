@@ -64,14 +64,14 @@ async fn a_battle_page_admits_its_tenants_readers_and_its_share_link_only() {
     assert_eq!(status, 200, "the share link opens the page: {body}");
     // The page does not carry its export (issue 39): its verifier reads the
     // one its head links, which the same link opens, as the page's tokens do.
-    let link = export_link(web.url(), &body);
+    let link = export_link(&web.url(), &body);
     assert_eq!(link, format!("{page}/export.jsonl?k={key}"), "the link keeps the share key");
     let (status, export) = http_get(&link, &[]).await;
     assert_eq!(status, 200, "the share link reads the export: {export}");
     assert!(export.contains("\"version\":0"), "{export}");
     for (who, token) in [("forum", auth.forum()), ("judge", auth.judge()), ("reader", auth.reader())] {
         let (_, body) = http_get(&page, &[("authorization", &bearer(&token))]).await;
-        let (status, body) = http_get(&export_link(web.url(), &body), &[("authorization", &bearer(&token))]).await;
+        let (status, body) = http_get(&export_link(&web.url(), &body), &[("authorization", &bearer(&token))]).await;
         assert_eq!(status, 200, "a {who} of the tenant reads the export: {body}");
     }
 
@@ -210,7 +210,7 @@ async fn the_page_links_the_export_and_holds_the_dom_contract() {
         page.contains("<script type=\"application/x-ndjson\" id=\"battle-export\"></script>"),
         "empty until checked"
     );
-    let (status, linked) = http_get(&export_link(web.url(), &page), &[]).await;
+    let (status, linked) = http_get(&export_link(&web.url(), &page), &[]).await;
     assert_eq!(status, 200, "{linked}");
     assert_eq!(linked.trim_end(), export.trim_end(), "the page links exactly the export");
     let head = lines.last().and_then(|l| l["hash"].as_str()).expect("a head hash");
@@ -222,7 +222,7 @@ async fn the_page_links_the_export_and_holds_the_dom_contract() {
             assert!(page.contains(&format!("data-nonce=\"{nonce}\"")), "roll {nonce}");
         }
         if let Some(summary) = line["event"]["summary_en"].as_str() {
-            assert!(page.contains(&maud_escape(summary)), "the English summary of {version}: {summary}");
+            assert!(page.contains(&drawn_summary(summary)), "the English summary of {version}: {summary}");
         }
     }
     // The 4d6kh3 roll's dropped die is drawn dropped.
@@ -231,7 +231,7 @@ async fn the_page_links_the_export_and_holds_the_dom_contract() {
     let (status, russian) = http_get(&format!("{}/battles/web-page?k={key}&lang=ru", web.url()), &[]).await;
     assert_eq!(status, 200);
     for summary in lines.iter().filter_map(|l| l["event"]["summary_ru"].as_str()) {
-        assert!(russian.contains(&maud_escape(summary)), "the Russian summary: {summary}");
+        assert!(russian.contains(&drawn_summary(summary)), "the Russian summary: {summary}");
     }
 
     let (status, download) = http_get(&format!("{}/battles/web-page/export.jsonl?k={key}", web.url()), &[]).await;
@@ -244,6 +244,23 @@ async fn the_page_links_the_export_and_holds_the_dom_contract() {
 /// HTML text as maud escapes it (`&`, `<`, `>`, `"`).
 fn maud_escape(text: &str) -> String {
     text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+/// A summary as the page draws it: escaped, each `~~die~~` struck (`<s>`).
+fn drawn_summary(summary: &str) -> String {
+    maud_escape(summary)
+        .split("~~")
+        .enumerate()
+        .map(|(i, part)| {
+            if i == 0 {
+                part.to_owned()
+            } else if i % 2 == 1 {
+                format!("<s>{part}")
+            } else {
+                format!("</s>{part}")
+            }
+        })
+        .collect()
 }
 
 /// A failure on our side (the resolver unreachable) shows the visitor a
@@ -346,7 +363,7 @@ async fn the_log_key_is_published_and_the_page_carries_the_trailer_and_its_check
     let (status, page) = http_get(&format!("{}/battles/web-trailer?k={key}&lang=en", web.url()), &[]).await;
     assert_eq!(status, 200, "{page}");
     assert!(page.contains(&format!("id=\"log-keys\">{{\"keys\":[\"{journal_key}\"]}}<")), "the page pins the key");
-    let (_, linked) = http_get(&export_link(web.url(), &page), &[]).await;
+    let (_, linked) = http_get(&export_link(&web.url(), &page), &[]).await;
     let trailer_line = linked.trim_end().lines().last().expect("a last line");
     let trailer: battlelog_tlog::Trailer = serde_json::from_str(trailer_line).expect("the last line is the trailer");
     let note =
