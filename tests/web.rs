@@ -33,6 +33,13 @@ async fn start_web(stack: &Stack, secret: &std::path::Path, token: &str) -> Serv
     battlelog_test_support::web(&stack.resolver.url(), secret, &token_file, &log).await
 }
 
+/// The export a battle page links in its head (`link#export-link`), as a URL of `web`.
+fn export_link(web: &str, page: &str) -> String {
+    let link = page.split("<link id=\"export-link\"").nth(1).expect("the page links its export");
+    let href = link.split("href=\"").nth(1).and_then(|rest| rest.split('"').next()).expect("an href");
+    format!("{web}{}", href.replace("&amp;", "&"))
+}
+
 fn bearer(token: &str) -> String {
     format!("Bearer {token}")
 }
@@ -53,6 +60,18 @@ async fn a_battle_page_admits_its_tenants_readers_and_its_share_link_only() {
     let key = share.key_for("web-access");
     let (status, body) = http_get(&format!("{page}?k={key}"), &[]).await;
     assert_eq!(status, 200, "the share link opens the page: {body}");
+    // The page does not carry its export (issue 39): its verifier reads the
+    // one its head links, which the same link opens, as the page's tokens do.
+    let link = export_link(&web.url(), &body);
+    assert_eq!(link, format!("{page}/export.jsonl?k={key}"), "the link keeps the share key");
+    let (status, export) = http_get(&link, &[]).await;
+    assert_eq!(status, 200, "the share link reads the export: {export}");
+    assert!(export.contains("\"version\":0"), "{export}");
+    for (who, token) in [("forum", auth.forum()), ("judge", auth.judge()), ("reader", auth.reader())] {
+        let (_, body) = http_get(&page, &[("authorization", &bearer(&token))]).await;
+        let (status, body) = http_get(&export_link(&web.url(), &body), &[("authorization", &bearer(&token))]).await;
+        assert_eq!(status, 200, "a {who} of the tenant reads the export: {body}");
+    }
 
     let refused = [
         ("no credential", page.clone(), None, 401),
@@ -71,6 +90,14 @@ async fn a_battle_page_admits_its_tenants_readers_and_its_share_link_only() {
         assert_eq!(status, expected, "{what}: {body}");
         assert!(body.contains("id=\"error\""), "{what}: one line says why: {body}");
         assert!(!body.contains("data-version"), "{what}: nothing of the battle shows: {body}");
+        // Nor its export: whoever may not see the page may not read what it links.
+        let export = match url.split_once('?') {
+            Some((path, query)) => format!("{path}/export.jsonl?{query}"),
+            None => format!("{url}/export.jsonl"),
+        };
+        let (status, body) = http_get(&export, &headers).await;
+        assert_eq!(status, expected, "{what}, the export: {body}");
+        assert!(!body.contains("\"version\""), "{what}: nothing of the export shows: {body}");
     }
     let (status, body) =
         http_get(&format!("{}/battles/bad%20id", web.url()), &[("authorization", &bearer(&auth.reader()))]).await;
@@ -147,11 +174,11 @@ async fn a_share_link_opens_a_battle_of_any_tenant_when_the_resolver_holds_the_s
     assert_eq!(status, 403, "another battle's key");
 }
 
-/// The page carries the battle's export exactly as `battlelog export`
+/// The page links the battle's export exactly as `battlelog export`
 /// writes it (what the in-page verifier checks), marks every event and
 /// roll for the DOM contract, and serves the same export as a download.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn the_page_holds_the_export_and_the_dom_contract() {
+async fn the_page_links_the_export_and_holds_the_dom_contract() {
     let stack = Stack::start("web-page", false).await;
     let (web, share) = battle_and_web(&stack, "web-page", "share.secret").await;
     let key = share.key_for("web-page");
@@ -168,9 +195,15 @@ async fn the_page_holds_the_export_and_the_dom_contract() {
     assert_eq!(status, 200, "{page}");
     assert!(page.contains("<body data-audit=\"pending\""), "pending until the browser has verified");
     assert!(page.contains("id=\"first-failure\""));
-    let embedded = page.split("id=\"battle-export\">").nth(1).and_then(|rest| rest.split("</script>").next());
-    let embedded = embedded.expect("the embedded export").replace("\\u003c", "<");
-    assert_eq!(embedded.trim_end(), export.trim_end(), "the page embeds exactly the export");
+    // The export is not in the page (issue 39): the page links it, and
+    // what the link gives is exactly the export.
+    assert!(
+        page.contains("<script type=\"application/x-ndjson\" id=\"battle-export\"></script>"),
+        "empty until checked"
+    );
+    let (status, linked) = http_get(&export_link(&web.url(), &page), &[]).await;
+    assert_eq!(status, 200, "{linked}");
+    assert_eq!(linked.trim_end(), export.trim_end(), "the page links exactly the export");
     let head = lines.last().and_then(|l| l["hash"].as_str()).expect("a head hash");
     assert!(page.contains(&format!("data-head=\"{head}\"")), "the head the export ends at");
     for line in &lines {
@@ -180,7 +213,7 @@ async fn the_page_holds_the_export_and_the_dom_contract() {
             assert!(page.contains(&format!("data-nonce=\"{nonce}\"")), "roll {nonce}");
         }
         if let Some(summary) = line["event"]["summary_en"].as_str() {
-            assert!(page.contains(&maud_escape(summary)), "the English summary of {version}: {summary}");
+            assert!(page.contains(&drawn_summary(summary)), "the English summary of {version}: {summary}");
         }
     }
     // The 4d6kh3 roll's dropped die is drawn dropped.
@@ -189,7 +222,7 @@ async fn the_page_holds_the_export_and_the_dom_contract() {
     let (status, russian) = http_get(&format!("{}/battles/web-page?k={key}&lang=ru", web.url()), &[]).await;
     assert_eq!(status, 200);
     for summary in lines.iter().filter_map(|l| l["event"]["summary_ru"].as_str()) {
-        assert!(russian.contains(&maud_escape(summary)), "the Russian summary: {summary}");
+        assert!(russian.contains(&drawn_summary(summary)), "the Russian summary: {summary}");
     }
 
     let (status, download) = http_get(&format!("{}/battles/web-page/export.jsonl?k={key}", web.url()), &[]).await;
@@ -202,6 +235,23 @@ async fn the_page_holds_the_export_and_the_dom_contract() {
 /// HTML text as maud escapes it (`&`, `<`, `>`, `"`).
 fn maud_escape(text: &str) -> String {
     text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+/// A summary as the page draws it: escaped, each `~~die~~` struck (`<s>`).
+fn drawn_summary(summary: &str) -> String {
+    maud_escape(summary)
+        .split("~~")
+        .enumerate()
+        .map(|(i, part)| {
+            if i == 0 {
+                part.to_owned()
+            } else if i % 2 == 1 {
+                format!("<s>{part}")
+            } else {
+                format!("</s>{part}")
+            }
+        })
+        .collect()
 }
 
 /// A failure on our side (the resolver unreachable) shows the visitor a
@@ -277,8 +327,8 @@ async fn a_pending_exchange_choice_and_its_answer_link_each_other() {
 /// Issue 23 (docs/protocol.md §5): the journal's log key is published to anyone
 /// (no credential; a bad one is not even looked at) at
 /// `/.well-known/battlelog/log-key`, the key the journal itself gives; the
-/// battle page embeds it (`#log-keys`), ends its embedded export with the
-/// trailer and shows that trailer's checkpoint to keep; `export.jsonl` ends
+/// battle page embeds it (`#log-keys`), the export it links ends with the
+/// trailer and it shows that trailer's checkpoint to keep; `export.jsonl` ends
 /// with the same kind of trailer, which the tlog crate checks against the
 /// export's last event and the published key.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -304,9 +354,8 @@ async fn the_log_key_is_published_and_the_page_carries_the_trailer_and_its_check
     let (status, page) = http_get(&format!("{}/battles/web-trailer?k={key}&lang=en", web.url()), &[]).await;
     assert_eq!(status, 200, "{page}");
     assert!(page.contains(&format!("id=\"log-keys\">{{\"keys\":[\"{journal_key}\"]}}<")), "the page pins the key");
-    let embedded = page.split("id=\"battle-export\">").nth(1).and_then(|rest| rest.split("</script>").next());
-    let embedded = embedded.expect("the embedded export").replace("\\u003c", "<");
-    let trailer_line = embedded.trim_end().lines().last().expect("a last line");
+    let (_, linked) = http_get(&export_link(&web.url(), &page), &[]).await;
+    let trailer_line = linked.trim_end().lines().last().expect("a last line");
     let trailer: battlelog_tlog::Trailer = serde_json::from_str(trailer_line).expect("the last line is the trailer");
     let note =
         page.split("<pre id=\"checkpoint-note\" translate=\"no\">").nth(1).and_then(|rest| rest.split("</pre>").next());

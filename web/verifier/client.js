@@ -1,9 +1,29 @@
 // How a page runs the verifier: in a Web Worker (worker.js) so that a big
 // battle does not freeze the page, with progress; in the page itself when
 // no worker can start (an old browser, a policy that forbids it). The
-// worker runs the very modules the page would.
-import { loadRules } from './audit.js';
-import { ExportFormatError, verifyExport } from './verify.js';
+// worker runs the very modules the page would. The verifier itself is
+// imported only when the page has to verify in its own thread: a page whose
+// worker starts does not load it twice (the battle page's main thread has
+// its own HTML to parse meanwhile).
+import { fetchExport } from './fetch-export.js';
+
+/** The verifier's entry, loaded on first use in this thread. */
+const verifier = () => import('./verify.js');
+/** audit.js's loadRules, loaded on first use in this thread. */
+const loadRules = () => import('./audit.js').then((audit) => audit.loadRules());
+
+/** verifyExport in this thread. */
+async function verifyHere(text, options) {
+  const { verifyExport } = await verifier();
+  return verifyExport(text, options);
+}
+
+/** An error the worker reported, with its name kept (the verdict reads it). */
+function namedError(name, message) {
+  const error = new Error(message);
+  if (name) error.name = name;
+  return error;
+}
 
 let worker = null;
 let nextId = 0;
@@ -56,23 +76,43 @@ export function prewarm() {
  * ExportFormatError for text that is no export).
  */
 export function verifyOffThread(text, options = {}, onProgress = () => {}) {
+  return run({ text }, options, onProgress).then(({ report }) => report);
+}
+
+/**
+ * The same for the export at `url`, which the worker fetches itself (so
+ * that it arrives and is checked while the page is busy): resolves to
+ * { report, text }, the export checked with it; rejects with an
+ * ExportFetchError when the server does not give it.
+ */
+export function verifyUrlOffThread(url, options = {}, onProgress = () => {}) {
+  return run({ url }, options, onProgress);
+}
+
+/** Verifies `source` ({ text } or { url }) in this thread. */
+async function runHere(source, options, onProgress) {
+  const text = source.url ? await fetchExport(source.url) : source.text;
+  return { report: await verifyHere(text, { ...options, onProgress }), text };
+}
+
+function run(source, options, onProgress) {
   const w = startWorker();
-  if (!w) return verifyExport(text, { ...options, onProgress });
+  if (!w) return runHere(source, options, onProgress);
   const id = ++nextId;
   return new Promise((resolve, reject) => {
     const onMessage = ({ data }) => {
       if (data.id !== id) return;
       if (data.type === 'progress') return onProgress(data.done, data.total);
       cleanup();
-      if (data.type === 'report') resolve(data.report);
-      else reject(data.name === 'ExportFormatError' ? new ExportFormatError(0, data.message) : new Error(data.message));
+      if (data.type === 'report') resolve({ report: data.report, text: source.url ? data.text : source.text });
+      else reject(namedError(data.name, data.message));
     };
     // The worker could not load (blocked, a network error): verify here.
     const onError = (event) => {
       if (event && event.preventDefault) event.preventDefault();
       cleanup();
       worker = false;
-      verifyExport(text, { ...options, onProgress }).then(resolve, reject);
+      runHere(source, options, onProgress).then(resolve, reject);
     };
     const cleanup = () => {
       w.removeEventListener('message', onMessage);
@@ -80,6 +120,6 @@ export function verifyOffThread(text, options = {}, onProgress = () => {}) {
     };
     w.addEventListener('message', onMessage);
     w.addEventListener('error', onError);
-    w.postMessage({ id, text, options });
+    w.postMessage({ id, ...source, options });
   });
 }

@@ -111,6 +111,9 @@ const RU = [
   [/^the page shows a checkpoint to keep, but the export has no verified one$/, () => 'страница предлагает сохранить чекпойнт, а проверенного чекпойнта в экспорте нет'],
   [/^the checkpoint the page shows to keep is not the one the trailer holds$/, () => 'чекпойнт, который страница предлагает сохранить, — не тот, что в трейлере'],
   [/^roll (\d+): (.*)$/, (m) => `бросок ${m[1]}: ${ru(m[2])}`],
+  // fetch-export.js: the battle page's export could not be read (ExportFetchError)
+  [/^the battle's export could not be read: HTTP (\d+)$/, (m) => `экспорт битвы не удалось получить: ответ сервера ${code(m[1])}`],
+  [/^the battle's export could not be read: (.*)$/, (m) => `экспорт битвы не удалось получить: ${code(m[1])}`],
   // audit.js: a file that is not an export (ExportFormatError)
   [/^line (\d+): (.*)$/, (m) => { const rest = ru(m[2]); return rest === null ? null : `строка ${m[1]}: ${rest}`; }],
   [/^an export is text$/, () => 'экспорт — это текст'],

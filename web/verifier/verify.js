@@ -22,6 +22,7 @@
 //   dom.js        marking a page by the DOM contract (what is drawn vs verified)
 //   rules/        outcomes re-resolved under docs/rules.md (rules/index.js)
 //   worker.js     verifyExport in a Web Worker (the pages use it)
+//   fetch-export.js the battle page's export read from the server
 //   pages/        each page's own script SHA-256 and HMAC-SHA256 come
 // from WebCrypto (`globalThis.crypto.subtle`); ChaCha20 is implemented here;
 // 64-bit arithmetic uses BigInt.

@@ -11,7 +11,8 @@
 //!
 //! Also the style sheet's neighbour: the script elements `page` and
 //! `verify_page` put at the end of their bodies (`battle_script`,
-//! `verify_script`).
+//! `verify_script`), and the battle page's head (`battle_head_scripts`:
+//! every module preloaded, and the script that starts the check at once).
 
 use std::sync::LazyLock;
 
@@ -50,7 +51,11 @@ const POLICY: &str = "default-src 'none'; script-src 'self'; worker-src 'self'; 
      style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 const BATTLE_ENTRY: &str = "pages/battle.js";
+/// The battle page's first script, in its head: it starts the check.
+const BATTLE_START: &str = "pages/battle-start.js";
 const VERIFY_ENTRY: &str = "pages/verify-file.js";
+/// The worker's script (client.js starts it by URL, not by an import).
+const WORKER: &str = "worker.js";
 
 /// The URL of a verifier file.
 pub fn url(path: &str) -> String {
@@ -73,6 +78,89 @@ fn module_script(entry: &str) -> Markup {
 /// The battle page's script element (what `page` puts at the end of the body).
 pub fn battle_script() -> Markup {
     module_script(BATTLE_ENTRY)
+}
+
+/// What the battle page's head loads (issue 39): a `modulepreload` of every
+/// module the page and its worker run, so that the browser asks for them
+/// all at once as the head arrives rather than one import at a time, and
+/// the script that starts the check, `async` so that it runs as soon as it
+/// is here, while the rest of the page is still arriving.
+pub fn battle_head_scripts() -> Markup {
+    let start = file(BATTLE_START).expect("the page entries are compiled in");
+    let integrity = format!("sha384-{}", BASE64.encode(Sha384::digest(start.as_bytes())));
+    html! {
+        @for path in BATTLE_MODULES.iter() {
+            link rel="modulepreload" href=(url(path));
+        }
+        script type="module" async src=(url(BATTLE_START)) integrity=(integrity) {}
+    }
+}
+
+/// The modules the battle page and its worker load: the page's two
+/// scripts, the worker and everything they import, found in the files
+/// themselves (a module added to the verifier is preloaded without a list
+/// to keep), the modules each imports before itself; what starts the
+/// worker and the worker's own first (it fetches the export).
+static BATTLE_MODULES: LazyLock<Vec<&'static str>> =
+    LazyLock::new(|| module_graph(&[BATTLE_START, WORKER, BATTLE_ENTRY]));
+
+/// `roots` and every module they import, statically or with `import()`,
+/// each once, in depth-first order (imports before their importer).
+fn module_graph(roots: &[&str]) -> Vec<&'static str> {
+    fn visit(path: &'static str, seen: &mut Vec<&'static str>, order: &mut Vec<&'static str>) {
+        if seen.contains(&path) {
+            return;
+        }
+        seen.push(path);
+        for import in imports(path) {
+            visit(import, seen, order);
+        }
+        order.push(path);
+    }
+    let (mut seen, mut order) = (Vec::new(), Vec::new());
+    for root in roots {
+        if let Some((path, _)) = FILES.iter().find(|(p, _)| p == root) {
+            visit(path, &mut seen, &mut order);
+        }
+    }
+    order
+}
+
+/// The served files `path` imports: each `from '…'`, `import '…'` and
+/// `import('…')` naming a relative path (a bare name, or a path in a
+/// comment that names no served file, is left out).
+fn imports(path: &str) -> Vec<&'static str> {
+    let Some(contents) = file(path) else { return Vec::new() };
+    let dir = path.rsplit_once('/').map_or("", |(dir, _)| dir);
+    let mut found = Vec::new();
+    for marker in ["from '", "from \"", "import '", "import \"", "import('", "import(\""] {
+        let quote = &marker[marker.len() - 1..];
+        for (at, _) in contents.match_indices(marker) {
+            let rest = &contents[at + marker.len()..];
+            let Some(target) = rest.split(quote).next().filter(|t| t.starts_with('.')) else { continue };
+            if let Some((served, _)) = FILES.iter().find(|(p, _)| *p == resolve(dir, target))
+                && !found.contains(served)
+            {
+                found.push(*served);
+            }
+        }
+    }
+    found
+}
+
+/// `target` (`./x.js`, `../y/z.js`) from a module in `dir`, as a path under web/verifier.
+fn resolve(dir: &str, target: &str) -> String {
+    let mut parts: Vec<&str> = dir.split('/').filter(|p| !p.is_empty()).collect();
+    for part in target.split('/') {
+        match part {
+            "." | "" => {}
+            ".." => {
+                parts.pop();
+            }
+            part => parts.push(part),
+        }
+    }
+    parts.join("/")
 }
 
 /// The /verify page's script element.
@@ -161,6 +249,46 @@ mod tests {
         ] {
             assert_eq!(get(&path).await.status(), StatusCode::NOT_FOUND, "{path}");
         }
+    }
+
+    #[test]
+    fn the_battle_page_preloads_every_module_its_page_and_worker_import() {
+        let preloaded: Vec<&str> = BATTLE_MODULES.to_vec();
+        // Imported by name (pages/battle.js, client.js), by `import()`
+        // (the worker's verifier, audit.js's rules), and by an import of an
+        // import (the vendored hashes, a ruleset).
+        for path in [
+            "pages/battle.js",
+            "pages/battle-start.js",
+            "pages/draw.js",
+            "dom.js",
+            "client.js",
+            "worker.js",
+            "verify.js",
+            "audit.js",
+            "rules/index.js",
+            "rules/pokemon.js",
+            "vendor/noble-hashes/sha2.js",
+            "vendor/noble-ed25519/index.js",
+        ] {
+            assert!(preloaded.contains(&path), "{path} in {preloaded:?}");
+        }
+        assert!(!preloaded.contains(&"pages/verify-file.js"), "another page's script is not");
+        let position = |path: &str| preloaded.iter().position(|p| *p == path);
+        assert!(position("bytes.js") < position("audit.js"), "an import before its importer");
+        let head = battle_head_scripts().into_string();
+        assert_eq!(head.matches("rel=\"modulepreload\"").count(), preloaded.len(), "{head}");
+        assert!(
+            head.contains(&format!("<script type=\"module\" async src=\"{}\" integrity=\"sha384-", url(BATTLE_START)))
+        );
+    }
+
+    #[test]
+    fn an_import_is_resolved_from_its_module() {
+        assert_eq!(resolve("pages", "../dom.js"), "dom.js");
+        assert_eq!(resolve("pages", "./draw.js"), "pages/draw.js");
+        assert_eq!(resolve("", "./rules/index.js"), "rules/index.js");
+        assert_eq!(resolve("vendor/noble-hashes", "./_md.js"), "vendor/noble-hashes/_md.js");
     }
 
     #[test]

@@ -141,14 +141,17 @@ pub fn state_at(lines: &[ExportLine], version: u64) -> Result<Value, FoldError> 
     battlelog_verify::explained::state_at(&records(lines), version)
 }
 
-/// One action's explanation: a compact list — the dice, the sums, the
-/// products, the rule's row and what changed.
+/// One action's explanation: a compact list.
 pub fn action(lang: Lang, explanation: &Explanation) -> Markup {
     html! {
         section.explanation aria-label=(label("why", lang)) {
             ul.why {
-                (dice_used(lang, explanation))
-                @for sum in &explanation.sums { (sum_item(lang, sum)) }
+                @if !explanation.dice.is_empty() {
+                    (dice_used(lang, &explanation.dice))
+                }
+                @for sum in &explanation.sums {
+                    (sum_item(lang, sum))
+                }
                 @for product in &explanation.products {
                     li.product data-key=(product.key) {
                         span.key { (label(product.key, lang)) } " = "
@@ -179,30 +182,28 @@ pub fn action(lang: Lang, explanation: &Explanation) -> Markup {
     }
 }
 
-/// The dice an explanation used, each credited to its side.
-fn dice_used(lang: Lang, explanation: &Explanation) -> Markup {
+/// The dice an action used, each with whose it is, its role and meaning.
+fn dice_used(lang: Lang, dice: &[why::DieUse]) -> Markup {
     html! {
-        @if !explanation.dice.is_empty() {
-            li.dice-used {
-                span.key { (label("dice", lang)) } ": "
-                @for (index, die) in explanation.dice.iter().enumerate() {
-                    @if index > 0 { ", " }
-                    // Whose die it is first: a berserk defender's die
-                    // is the defender's, whoever asked for the roll.
-                    span.xdie data-role=(die.role) data-who=[die.who.as_deref()] {
-                        b { (die.face) } " ("
-                        @if let Some(who) = &die.who { span.forum-text translate="no" { (who) } ": " }
-                        (label(die.role, lang)) " d" (die.sides) ")"
-                        @if let Some(meaning) = die.meaning { " — " (label(meaning, lang)) }
-                        @if let Some(picked) = &die.picked { " " span.forum-text { (picked) } }
-                    }
+        li.dice-used {
+            span.key { (label("dice", lang)) } ": "
+            @for (index, die) in dice.iter().enumerate() {
+                @if index > 0 { ", " }
+                // Whose die it is first: a berserk defender's die
+                // is the defender's, whoever asked for the roll.
+                span.xdie data-role=(die.role) data-who=[die.who.as_deref()] {
+                    b { (die.face) } " ("
+                    @if let Some(who) = &die.who { span.forum-text translate="no" { (who) } ": " }
+                    (label(die.role, lang)) " d" (die.sides) ")"
+                    @if let Some(meaning) = die.meaning { " — " (label(meaning, lang)) }
+                    @if let Some(picked) = &die.picked { " " span.forum-text { (picked) } }
                 }
             }
         }
     }
 }
 
-/// One sum: each piece once, each sign once.
+/// One sum: its key, whose, each piece once with its sign, and the result.
 fn sum_item(lang: Lang, sum: &why::Sum) -> Markup {
     let rl = rules_lang(lang);
     html! {

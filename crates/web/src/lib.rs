@@ -17,6 +17,12 @@
 //!   `GET /.well-known/battlelog/log-key` (the journal's log key, [`log_key`]):
 //!   anyone, with no credential; `/verify` sends nothing back.
 //!
+//! The battle page does not carry its export: its verifier reads the
+//! page's `export.jsonl` (issue 39), so both must admit exactly the same
+//! callers, and do (the same credential check and resolver read each). The
+//! page is sent in two parts: down to its verdict banner as soon as the
+//! battle is read and audited, the rest once drawn (on a blocking thread).
+//!
 //! Every response is compressed (gzip or br) when the client accepts it and
 //! it is worth it (tower-http's `CompressionLayer`; not the live streams,
 //! whose events must not wait in a compressor's buffer).
@@ -76,6 +82,7 @@ use battlelog_auth::ShareSecret;
 use battlelog_verify::AuditedRecord;
 use battlelog_verify::export::{self, ExportLine};
 use serde::Deserialize;
+use sha2::Digest;
 use tokio::net::TcpListener;
 
 pub use crate::config::{Config, HttpLimits};
@@ -220,64 +227,126 @@ async fn battle_page(
     Query(query): Query<PageQuery>,
     headers: HeaderMap,
 ) -> Result<Response, PageError> {
-    let Export { events, signed_head } = read_battle(&pages, &headers, &battle_id, query.k.as_deref()).await?;
-    let lines: Vec<ExportLine> = events.iter().map(|event| ExportLine::new(&battle_id, event)).collect();
-    let mut export = export::to_text(&lines).map_err(cannot_write)?;
-    // The trailer (docs/protocol.md §5) is in the text the page's verifier
-    // checks, never among the lines the page draws from.
-    let trailer = signed_head.as_ref().map(export::trailer_from);
-    if let Some(trailer) = &trailer {
-        export.push('\n');
-        export.push_str(&export::trailer_line(trailer).map_err(cannot_write)?);
-    }
-    let checkpoint_note = trailer.as_ref().map(|t| t.checkpoint.clone()).filter(|note| !note.is_empty());
+    let export = read_battle(&pages, &headers, &battle_id, query.k.as_deref()).await?;
     let trusted_log_keys = pages.trusted_log_keys().await;
-    // The server's own audit of the same records the page shows: its
-    // disputes and rulings lists, and its findings next to the browser's.
-    let records: Vec<AuditedRecord> =
-        events.into_iter().map(|event| AuditedRecord::from_recorded(&battle_id, event)).collect();
-    let mut report = battlelog_verify::audit(&battle_id, &records);
-    // The server's check of the trailer too, against the key the site
-    // publishes (a finding next to the browser's when it fails).
-    let site_log_key = trusted_log_keys.first().and_then(|key| battlelog_tlog::VerifierKey::parse(key).ok());
-    let trust = battlelog_verify::audit::LogTrust { log_key: site_log_key.as_ref(), require_trailer: false };
-    battlelog_verify::audit::check_trailer(&mut report, &records, trailer.as_ref(), &trust);
-    // A closed battle's appeal deadline is the resolver's (its window is
-    // its config, not a record). The page is whole without it: a failure
-    // here is logged and the deadline left out.
-    let appeal_deadline = if report.closed.is_some() {
-        let token = credential(&pages, &headers, &battle_id, query.k.as_deref())?;
-        match pages.resolver.battle(&battle_id, token, query.k.as_deref()).await {
-            Ok(battle) => battle.appeal_deadline_unix_micros.and_then(page::record::time).map(|(_, readable)| readable),
-            Err(status) => {
-                tracing::warn!(battle_id, code = ?status.code(), "cannot read the appeal deadline");
-                None
-            }
-        }
-    } else {
-        None
-    };
     let accept_language = headers.get(header::ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok());
     let (lang, unknown_lang) = Lang::from_query(query.lang.as_deref(), accept_language);
-    let view = page::View::from_query(&query.view);
-    let page = page::BattlePage {
-        battle_id: &battle_id,
-        lines: &lines,
-        export: &export,
-        report: &report,
+    let mut parts = PageParts {
+        lines: Vec::new(),
+        report: battlelog_verify::AuditReport::default(),
         lang,
-        unknown_lang: unknown_lang.as_deref(),
-        share_key: query.k.as_deref(),
-        trusted_roller_keys: pages.trusted_roller_keys(),
-        trusted_log_keys: &trusted_log_keys,
-        checkpoint_note: checkpoint_note.as_deref(),
-        appeal_deadline,
-        view: &view,
+        unknown_lang,
+        share_key: query.k.clone(),
+        trusted_roller_keys: Arc::clone(&pages.trusted_roller_keys),
+        trusted_log_keys,
+        checkpoint_note: None,
+        appeal_deadline: None,
+        view: page::View::from_query(&query.view),
         page_events: pages.page_events,
+        battle_id,
     };
-    Ok(page.render().into_response())
+    parts.audit(export);
+    // The page down to its verdict banner now; the appeal deadline (a read
+    // of its own) and the rest of the page after, while the browser paints
+    // the first part and starts the check.
+    let top = parts.page().top();
+    let token = credential(&pages, &headers, &parts.battle_id, parts.share_key.as_deref())?.to_owned();
+    let (sender, receiver) = tokio::sync::mpsc::channel::<Result<String, std::convert::Infallible>>(2);
+    // Two places: this one cannot be full.
+    let _ = sender.try_send(Ok(top));
+    tokio::spawn(async move {
+        if parts.report.closed.is_some() {
+            parts.appeal_deadline = appeal_deadline(&pages, &parts.battle_id, &token, parts.share_key.as_deref()).await;
+        }
+        // Drawing the timeline is the page's longest step: off the
+        // runtime's threads, which serve the export the page asks for meanwhile.
+        if !sender.is_closed()
+            && let Ok(rest) = tokio::task::spawn_blocking(move || parts.page().rest()).await
+        {
+            let _ = sender.send(Ok(rest)).await;
+        }
+    });
+    Ok((
+        [(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"))],
+        axum::body::Body::from_stream(tokio_stream::wrappers::ReceiverStream::new(receiver)),
+    )
+        .into_response())
 }
 
+/// Everything a battle page is drawn from, owned: its first part is sent
+/// before its rest is drawn, on another thread.
+struct PageParts {
+    battle_id: String,
+    lines: Vec<ExportLine>,
+    /// The server's own audit of the same records the page shows: its
+    /// disputes and rulings lists, and its findings next to the browser's.
+    report: battlelog_verify::AuditReport,
+    lang: Lang,
+    unknown_lang: Option<String>,
+    share_key: Option<String>,
+    trusted_roller_keys: Arc<[String]>,
+    trusted_log_keys: Vec<String>,
+    checkpoint_note: Option<String>,
+    appeal_deadline: Option<String>,
+    view: page::View,
+    page_events: usize,
+}
+
+impl PageParts {
+    /// The lines the page draws and the server's audit of them, with its
+    /// check of the trailer (docs/protocol.md §5) against the key the site
+    /// publishes (a finding next to the browser's when it fails).
+    fn audit(&mut self, export: Export) {
+        let Export { events, signed_head } = export;
+        let battle_id = &self.battle_id;
+        self.lines = events.iter().map(|event| ExportLine::new(battle_id, event)).collect();
+        let trailer = signed_head.as_ref().map(export::trailer_from);
+        self.checkpoint_note = trailer.as_ref().map(|t| t.checkpoint.clone()).filter(|note| !note.is_empty());
+        let records: Vec<AuditedRecord> =
+            events.into_iter().map(|event| AuditedRecord::from_recorded(battle_id, event)).collect();
+        self.report = battlelog_verify::audit(battle_id, &records);
+        let site_log_key = self.trusted_log_keys.first().and_then(|key| battlelog_tlog::VerifierKey::parse(key).ok());
+        let trust = battlelog_verify::audit::LogTrust { log_key: site_log_key.as_ref(), require_trailer: false };
+        battlelog_verify::audit::check_trailer(&mut self.report, &records, trailer.as_ref(), &trust);
+    }
+
+    fn page(&self) -> page::BattlePage<'_> {
+        page::BattlePage {
+            battle_id: &self.battle_id,
+            lines: &self.lines,
+            report: &self.report,
+            lang: self.lang,
+            unknown_lang: self.unknown_lang.as_deref(),
+            share_key: self.share_key.as_deref(),
+            trusted_roller_keys: &self.trusted_roller_keys,
+            trusted_log_keys: &self.trusted_log_keys,
+            checkpoint_note: self.checkpoint_note.as_deref(),
+            appeal_deadline: self.appeal_deadline.clone(),
+            view: &self.view,
+            page_events: self.page_events,
+        }
+    }
+}
+
+/// A closed battle's appeal deadline, readable: the resolver's (its window
+/// is its config, not a record). The page is whole without it: a failure
+/// here is logged and the deadline left out.
+async fn appeal_deadline(pages: &Pages, battle_id: &str, token: &str, share_key: Option<&str>) -> Option<String> {
+    match pages.resolver.battle(battle_id, token, share_key).await {
+        Ok(battle) => battle.appeal_deadline_unix_micros.and_then(page::record::time).map(|(_, readable)| readable),
+        Err(status) => {
+            tracing::warn!(battle_id, code = ?status.code(), "cannot read the appeal deadline");
+            None
+        }
+    }
+}
+
+/// `GET /battles/{id}/export.jsonl`: the battle's export, to the same
+/// visitors as its page (the page's verifier reads it here too, issue 39).
+/// Compressed like every response; cacheable by the visitor's own browser
+/// only (`private`), and asked again each time (`no-cache`: the rights are
+/// checked on every read), with its hash as its `ETag`, so that a browser
+/// that holds the same export gets a 304 rather than the export again.
 async fn export_file(
     State(pages): State<Pages>,
     Path(battle_id): Path<String>,
@@ -292,8 +361,18 @@ async fn export_file(
         text.push_str(&export::trailer_line(&export::trailer_from(head)).map_err(cannot_write)?);
         text.push('\n');
     }
+    let etag = format!("\"{}\"", hex::encode(&sha2::Sha256::digest(text.as_bytes())[..16]));
+    let cache = [
+        (header::CACHE_CONTROL, HeaderValue::from_static("private, no-cache")),
+        (header::ETAG, HeaderValue::from_str(&etag).map_err(|e| PageError::Internal(e.to_string()))?),
+    ];
+    let held = headers.get_all(header::IF_NONE_MATCH).iter().filter_map(|v| v.to_str().ok());
+    if held.flat_map(|v| v.split(',')).any(|tag| tag.trim().trim_start_matches("W/") == etag) {
+        return Ok((axum::http::StatusCode::NOT_MODIFIED, cache).into_response());
+    }
     let disposition = format!("attachment; filename=\"{battle_id}.jsonl\"");
     Ok((
+        cache,
         [
             (header::CONTENT_TYPE, HeaderValue::from_static("application/x-ndjson; charset=utf-8")),
             (

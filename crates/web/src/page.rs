@@ -11,21 +11,30 @@
 //!
 //! A big battle is paged ([`window`]): the server renders one window of
 //! the timeline (`?page=`, `?v=` for the page holding a version, and a
-//! search by actor, type and version range), while the embedded export
-//! stays whole, so the in-page verifier checks the entire log.
+//! search by actor, type and version range), while the export the in-page
+//! verifier checks stays whole, so it checks the entire log.
+//!
+//! The export is not in the page (issue 39: it was three quarters of a big
+//! battle's HTML): the page links it (`link#export-link`, the very
+//! `export.jsonl` a judge downloads, share key included) and its head starts
+//! the check at once, in a worker that fetches it while the page arrives.
+//! The service sends the page in two parts ([`BattlePage::top`], down to
+//! the verdict banner, then [`BattlePage::rest`]), so that the title and the
+//! banner are painted, and the check started, while the rest is drawn.
 //! `?view=final` lists every action's final outcome after all rulings.
 //!
 //! The DOM contract v2 (the issue's contract; the in-page verifier and the
 //! tests work by it): `<body data-audit data-head data-battle data-status
-//! data-roller-key [data-live-url]>`, `#roller-keys` (the trusted roller
-//! keys, JSON), every event element `id="v<N>" data-version data-type
+//! data-roller-key [data-live-url]>`, in the head `link#export-link` (the
+//! export to check) and `#roller-keys` (the trusted roller keys, JSON),
+//! `script#battle-export` (the export checked, once the script has it), every event element `id="v<N>" data-version data-type
 //! class="event"` with its visible summary as the one `[data-summary]`
 //! element of its own, every roll drawn by [`crate::dice::roll`], and the
 //! verdict banner `#verdict[data-verdict][aria-live]` right under the
 //! title (issue 39), the verification section's `#first-failure`,
 //! `ul#checks`, `#roller-key`, `#roller-key-status`, `ul#client-problems`
 //! and `input#posted-head`. Issue 23 (docs/protocol.md §5): `#log-keys` (the
-//! journal's log key the site publishes, JSON), `#log-key`,
+//! journal's log key the site publishes, JSON, in the head), `#log-key`,
 //! `#log-key-status`, and — when the export came with a trailer — the
 //! signed checkpoint to keep in `pre#checkpoint-note` with
 //! `button#copy-checkpoint` (else `#no-checkpoint` says there is none).
@@ -41,7 +50,7 @@ use battlelog_verify::judging::{AffectedAction, FieldChange, RulingSeen};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 use serde_json::Value;
 
-use crate::assets::battle_script;
+use crate::assets::{battle_head_scripts, battle_script};
 use crate::dice::{roll, roll_for};
 use crate::explain;
 use crate::i18n::Lang;
@@ -57,8 +66,6 @@ pub const DEFAULT_PAGE_EVENTS: usize = 200;
 pub struct BattlePage<'a> {
     pub battle_id: &'a str,
     pub lines: &'a [ExportLine],
-    /// The export as the page embeds it for the in-page verifier.
-    pub export: &'a str,
     /// The server's own audit of the same export (battlelog_verify).
     pub report: &'a AuditReport,
     pub lang: Lang,
@@ -187,6 +194,16 @@ fn field_name(lang: Lang, name: &str) -> Markup {
 /// must not end the element; `\u003c` parses back to the same text).
 fn embeddable(export: &str) -> String {
     export.replace('<', "\\u003c")
+}
+
+/// An empty element's start tag alone (`<body …></body>` → `<body …>`):
+/// for the elements the page's first part opens and its rest closes, with
+/// their attributes escaped by maud as everywhere else.
+fn start_tag(element: Markup) -> String {
+    let mut tag = element.into_string();
+    let end = tag.rfind("</").unwrap_or(tag.len());
+    tag.truncate(end);
+    tag
 }
 
 /// A forum reference: a link when it is a web address, text otherwise.
@@ -352,65 +369,122 @@ impl BattlePage<'_> {
         format!("?{query}&page={page}#timeline")
     }
 
+    /// The whole page, as the service sends it: [`Self::top`] then
+    /// [`Self::rest`].
     pub fn render(&self) -> Markup {
+        let mut page = self.top();
+        page.push_str(&self.rest());
+        PreEscaped(page)
+    }
+
+    /// The page down to its verdict banner (issue 39): what the service
+    /// sends first, so that a browser paints the title and the banner and
+    /// starts the check while the rest is drawn. Its head holds what the
+    /// check needs (the export's link, the trusted keys, every verifier
+    /// module preloaded, the script that starts it); the tags it opens
+    /// (`html`, `body`, `main`) are closed by [`Self::rest`].
+    pub fn top(&self) -> String {
         let lang = self.lang;
+        let closed = self.lines.iter().any(|line| line.event_type == "BattleClosed");
+        let roller_keys = serde_json::json!({ "keys": self.trusted_roller_keys }).to_string();
+        let log_keys = crate::log_key::document(self.trusted_log_keys);
+        let document = html! {
+            (DOCTYPE)
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { (self.battle_title()) " — battlelog" }
+                style { (PreEscaped(STYLE)) }
+                // The export is not in the page: the verifier reads it here
+                // (the download's own URL) while the page arrives.
+                link #export-link rel="alternate" type="application/x-ndjson" href=(self.export_link());
+                script type="application/json" id="roller-keys" { (PreEscaped(embeddable(&roller_keys))) }
+                script type="application/json" id="log-keys" { (PreEscaped(embeddable(&log_keys))) }
+                (battle_head_scripts())
+            }
+        };
+        let html_tag = html! { html lang=(lang.code()) {} };
+        let body_tag = html! {
+            body data-audit="pending" data-head=(self.report.head_hash) data-battle=(self.battle_id)
+                data-status=(if closed { "closed" } else { "open" }) data-roller-key="pending"
+                data-live-url=[(!closed).then(|| self.live_url())] {}
+        };
+        let banner = html! {
+            // To the timeline's heading, search form first (a judge
+            // skipping the facts still wants to search).
+            a.skip-link href="#timeline-section" { (lang.t("skip_to_timeline")) }
+            header { (self.nav()) }
+        };
+        let main = html! {
+            (lang_notice(lang, self.unknown_lang))
+            h1 { span.forum-text translate="no" { (self.battle_title()) } }
+            (verdict_banner(lang, false))
+        };
+        let document = document.into_string();
+        // `<!DOCTYPE html><head>…` with the `html` element's start tag
+        // after the doctype.
+        let (doctype, head) = document.split_at(document.find("<head>").unwrap_or(0));
+        let mut top = format!("{doctype}{}{head}", start_tag(html_tag));
+        top.push_str(&start_tag(body_tag));
+        top.push_str(&banner.into_string());
+        top.push_str("<main>");
+        top.push_str(&main.into_string());
+        top
+    }
+
+    /// The page after its verdict banner: the disputes, the facts, the
+    /// timeline, the technical panels, and the page's script; it closes
+    /// what [`Self::top`] opened.
+    pub fn rest(&self) -> String {
         let opened = self.lines.iter().find(|line| line.event_type == "BattleOpened");
         let empty = Value::Null;
         let opened_event = opened.map(|line| &line.event).unwrap_or(&empty);
         let closed = self.lines.iter().any(|line| line.event_type == "BattleClosed");
-        let title = match text(opened_event, "title") {
-            "" => self.battle_id,
-            title => title,
-        };
-        let roller_keys = serde_json::json!({ "keys": self.trusted_roller_keys }).to_string();
-        let log_keys = crate::log_key::document(self.trusted_log_keys);
         let window = window::window(self.lines, self.view, self.page_events);
         let shown = |version: u64| window.shows(self.lines, version);
+        let main = html! {
+            (self.disputes_panel(&shown))
+            (self.facts(opened_event, closed))
+            @if self.view.final_view {
+                (self.final_view())
+            }
+            (self.timeline(&window))
+            // The technical panels after the battle (issue 39, finding 6):
+            // on a phone they pushed the first action thousands of pixels
+            // down. The verdict links them.
+            (self.verification(&shown))
+            (self.commitments(&shown))
+            (self.state_section())
+        };
+        let end = html! {
+            // The export the page checked, once it has (pages/battle.js).
+            script type="application/x-ndjson" id="battle-export" {}
+            (battle_script())
+        };
+        format!("{}</main>{}</body></html>", main.into_string(), end.into_string())
+    }
+
+    /// The battle's title (its `BattleOpened`'s), else its id.
+    fn battle_title(&self) -> &str {
+        let opened = self.lines.iter().find(|line| line.event_type == "BattleOpened");
+        match opened.map_or("", |line| text(&line.event, "title")) {
+            "" => self.battle_id,
+            title => title,
+        }
+    }
+
+    /// The header's links: the page in each language, the download, the
+    /// file check and, once there are rulings, the final outcomes.
+    fn nav(&self) -> Markup {
+        let lang = self.lang;
         html! {
-            (DOCTYPE)
-            html lang=(lang.code()) {
-                head {
-                    meta charset="utf-8";
-                    meta name="viewport" content="width=device-width, initial-scale=1";
-                    title { (title) " — battlelog" }
-                    style { (PreEscaped(STYLE)) }
-                }
-                body data-audit="pending" data-head=(self.report.head_hash) data-battle=(self.battle_id)
-                    data-status=(if closed { "closed" } else { "open" }) data-roller-key="pending"
-                    data-live-url=[(!closed).then(|| self.live_url())] {
-                    // To the timeline's heading, search form first (a judge
-                    // skipping the facts still wants to search).
-                    a.skip-link href="#timeline-section" { (lang.t("skip_to_timeline")) }
-                    header { nav {
-                        a href=(self.self_link(Lang::En)) hreflang="en" lang="en" { "English" }
-                        a href=(self.self_link(Lang::Ru)) hreflang="ru" lang="ru" { "Русский" }
-                        a href=(self.export_link()) download { (lang.t("download")) }
-                        a href={ "/verify?lang=" (lang.code()) } { (lang.t("verify_file")) }
-                        @if !self.report.rulings.is_empty() {
-                            a href={ (self.self_link(lang)) "&view=final#final-view" } { (lang.t("final_view")) }
-                        }
-                    } }
-                    main {
-                        (lang_notice(lang, self.unknown_lang))
-                        h1 { span.forum-text translate="no" { (title) } }
-                        (verdict_banner(lang, false))
-                        (self.disputes_panel(&shown))
-                        (self.facts(opened_event, closed))
-                        @if self.view.final_view {
-                            (self.final_view())
-                        }
-                        (self.timeline(&window))
-                        // The technical panels after the battle (issue 39,
-                        // finding 6): on a phone they pushed the first action
-                        // thousands of pixels down. The verdict links them.
-                        (self.verification(&shown))
-                        (self.commitments(&shown))
-                        (self.state_section())
-                    }
-                    script type="application/json" id="roller-keys" { (PreEscaped(embeddable(&roller_keys))) }
-                    script type="application/json" id="log-keys" { (PreEscaped(embeddable(&log_keys))) }
-                    script type="application/x-ndjson" id="battle-export" { (PreEscaped(embeddable(self.export))) }
-                    (battle_script())
+            nav {
+                a href=(self.self_link(Lang::En)) hreflang="en" lang="en" { "English" }
+                a href=(self.self_link(Lang::Ru)) hreflang="ru" lang="ru" { "Русский" }
+                a href=(self.export_link()) download { (lang.t("download")) }
+                a href={ "/verify?lang=" (lang.code()) } { (lang.t("verify_file")) }
+                @if !self.report.rulings.is_empty() {
+                    a href={ (self.self_link(lang)) "&view=final#final-view" } { (lang.t("final_view")) }
                 }
             }
         }
@@ -787,6 +861,7 @@ impl BattlePage<'_> {
         }
     }
 
+    /// An event's content, by its type.
     fn body(&self, line: &ExportLine, nested: &[usize], links: &Links<'_>, shown: &dyn Fn(u64) -> bool) -> Markup {
         let lang = self.lang;
         let event = &line.event;
@@ -801,7 +876,12 @@ impl BattlePage<'_> {
                     (self.calculation(line, false))
                 }
                 "ActionResolved" => (self.action_body(line, nested, links, shown)),
-                "DisputeRaised" => (self.dispute_body(line, links, shown)),
+                "DisputeRaised" => {
+                    p { (lang.t("dispute_for")) " " span.forum-text translate="no" { (text(event, "by")) } " · "
+                        (lang.t("dispute_on")) " " (self.refers(event, shown)) }
+                    p { (lang.t("reason")) ": " span.forum-text data-summary="reason" { (text(event, "reason")) } }
+                    (self.dispute_answer(line.version, links, shown))
+                }
                 "JudgeRuling" => (self.ruling_body(line, links, shown)),
                 "BattleClosed" => {
                     // The identity is the credential (above); `by` is the
@@ -824,9 +904,18 @@ impl BattlePage<'_> {
         }
     }
 
-    /// An action: its summary, what rulings did to it, the rolls drawn
-    /// inside it, its links, why its result is what it is, and the rest
-    /// behind one disclosure.
+    /// The link to the version a dispute or ruling `refers_to`, if any.
+    fn refers(&self, event: &Value, shown: &dyn Fn(u64) -> bool) -> Markup {
+        html! {
+            @if let Some(v) = number(event, "refers_to") {
+                a.refers href=(self.version_href(v, Some(shown))) { "#v" (v) }
+            }
+        }
+    }
+
+    /// An action: its summary, what rulings made of it, the rolls it used
+    /// (drawn inside it, or linked), its links to a berserk exchange, why
+    /// its result is what it is, and the rest behind "more".
     fn action_body(
         &self,
         line: &ExportLine,
@@ -836,11 +925,12 @@ impl BattlePage<'_> {
     ) -> Markup {
         let lang = self.lang;
         let event = &line.event;
+        let summary_field = match lang {
+            Lang::En => "summary_en",
+            Lang::Ru => "summary_ru",
+        };
         html! {
-            p.summary lang=(lang.code())
-                data-summary=(match lang { Lang::En => "summary_en", Lang::Ru => "summary_ru" }) {
-                (summary_markup(text(event, match lang { Lang::En => "summary_en", Lang::Ru => "summary_ru" })))
-            }
+            p.summary lang=(lang.code()) data-summary=(summary_field) { (summary_markup(text(event, summary_field))) }
             @if let Some(fields) = links.finals.get(&line.version) {
                 (self.overridden(fields, shown))
             }
@@ -850,9 +940,10 @@ impl BattlePage<'_> {
             @for &i in nested {
                 (self.nested_roll(&self.lines[i], event.get("action")))
             }
-            (self.action_links(line, nested, links, shown))
-            // Why the result is what it is: dice, modifiers, the
-            // rule's row, what changed (crate::explain).
+            (self.rolls_used_elsewhere(event, nested, links, shown))
+            (self.exchange_links(line, links, shown))
+            // Why the result is what it is: dice, modifiers, the rule's
+            // row, what changed (crate::explain).
             @if let Some(why) = links.explained.as_ref().and_then(|folded| folded.explanations.get(&line.version)) {
                 (explain::action(lang, why))
             }
@@ -860,23 +951,26 @@ impl BattlePage<'_> {
         }
     }
 
-    /// An action's links to other events: rolls it used drawn elsewhere, the
-    /// strike an exchange choice answers, the choice a strike awaits.
-    fn action_links(
+    /// Rolls an action used that are not drawn inside it (another action
+    /// drew it first, or it is missing): linked.
+    fn rolls_used_elsewhere(
         &self,
-        line: &ExportLine,
+        event: &Value,
         nested: &[usize],
         links: &Links<'_>,
         shown: &dyn Fn(u64) -> bool,
     ) -> Markup {
         let lang = self.lang;
-        let event = &line.event;
+        let inside: Vec<u64> = nested.iter().filter_map(|&i| number(&self.lines[i].event, "nonce")).collect();
+        let outside: Vec<u64> = event
+            .get("rolls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_u64)
+            .filter(|n| !inside.contains(n))
+            .collect();
         html! {
-            // Rolls the action used that are not drawn inside it
-            // (another action drew it first, or it is missing): linked.
-            @let inside: Vec<u64> = nested.iter().filter_map(|&i| number(&self.lines[i].event, "nonce")).collect();
-            @let outside: Vec<u64> = event.get("rolls").and_then(Value::as_array).into_iter().flatten()
-                .filter_map(Value::as_u64).filter(|n| !inside.contains(n)).collect();
             @if !outside.is_empty() {
                 p.muted { (lang.t("dice_used")) ": "
                     @for nonce in outside {
@@ -887,9 +981,16 @@ impl BattlePage<'_> {
                     }
                 }
             }
-            // berserk@2 (docs/rules.md §6.3): a strike whose row lets the
-            // side that rolled higher choose, and the choice that
-            // answers it, link each other.
+        }
+    }
+
+    /// berserk@2 (docs/rules.md §6.3): a strike whose row lets the side
+    /// that rolled higher choose, and the choice that answers it, link
+    /// each other.
+    fn exchange_links(&self, line: &ExportLine, links: &Links<'_>, shown: &dyn Fn(u64) -> bool) -> Markup {
+        let lang = self.lang;
+        let event = &line.event;
+        html! {
             @if let Some(strike) = number(action_of(event), "against").filter(|_| action_type(event) == Some("exchange_choice")) {
                 p.muted.exchange { (lang.t("answers_strike")) " " a.refers href=(self.version_href(strike, Some(shown))) { "#v" (strike) } }
             }
@@ -904,14 +1005,13 @@ impl BattlePage<'_> {
         }
     }
 
-    /// Everything else about an action behind one disclosure.
+    /// Everything else about an action behind one disclosure: its link,
+    /// each roll's calculation, the state after it and the recorded fields
+    /// — one tab stop per action.
     fn action_more(&self, line: &ExportLine, nested: &[usize]) -> Markup {
         let lang = self.lang;
         let event = &line.event;
         html! {
-            // Everything else about the action behind one disclosure:
-            // its link, each roll's calculation, the state after it
-            // and the recorded fields — one tab stop per action.
             details.more {
                 summary { (lang.t("more_about_action")) " #v" (line.version) }
                 p.muted.action-link { a href={ "#v" (line.version) } { (lang.t("link_to_action")) " #v" (line.version) } }
@@ -927,53 +1027,22 @@ impl BattlePage<'_> {
         }
     }
 
-    /// A dispute: for whom, on what, why, and the rulings answering it.
-    fn dispute_body(&self, line: &ExportLine, links: &Links<'_>, shown: &dyn Fn(u64) -> bool) -> Markup {
-        let lang = self.lang;
-        let event = &line.event;
-        html! {
-            p { (lang.t("dispute_for")) " " span.forum-text translate="no" { (text(event, "by")) } " · "
-                (lang.t("dispute_on")) " " @if let Some(link) = self.refers(event, shown) { (link) } }
-            p { (lang.t("reason")) ": " span.forum-text data-summary="reason" { (text(event, "reason")) } }
-            (self.dispute_answer(line.version, links, shown))
-        }
-    }
-
-    /// A ruling: the judge, what it rules on, its text, the dispute it
-    /// answers, what its override changed and which actions it reaches.
+    /// A ruling: the judge, what it rules on, whether it came after the
+    /// close, its text, the dispute it answers, what its override changed
+    /// (or plainly that it changed nothing) and the actions it reaches.
     fn ruling_body(&self, line: &ExportLine, links: &Links<'_>, shown: &dyn Fn(u64) -> bool) -> Markup {
         let lang = self.lang;
         let event = &line.event;
+        let ruling = links.rulings.get(&line.version).copied();
         html! {
-            @let ruling = links.rulings.get(&line.version).copied();
             p { (lang.t("judge")) ": " span.judge.forum-text translate="no" { (text(event, "judge")) }
-                " · " (lang.t("on")) " " @if let Some(link) = self.refers(event, shown) { (link) } }
+                " · " (lang.t("on")) " " (self.refers(event, shown)) }
             @if let Some(closed) = links.closed_at.filter(|closed| *closed < line.version) {
                 p.after-close { strong { (lang.t("after_close")) } " (" a href=(self.version_href(closed, Some(shown))) { "#v" (closed) } ")" }
             }
             blockquote.forum-text data-summary="text" { (text(event, "text")) }
             (self.ruling_answers(event, shown))
-            @match ruling.map(|r| real_changes(&r.changes)).filter(|changes| !changes.is_empty()) {
-                Some(changes) => table.changes.override {
-                    tr { th { (lang.t("field")) } th { (lang.t("before")) } th { (lang.t("after")) } }
-                    @for change in changes {
-                        tr data-field=(change.field) {
-                            td { (field_name(lang, &change.field)) }
-                            td.before { (value(lang, &change.field, &change.before)) }
-                            td.after { (value(lang, &change.field, &change.after)) }
-                        }
-                    }
-                },
-                // Plainly, not as an aside: a judge reading "paralysis
-                // lifted" must see that the record says otherwise.
-                None => p.ruling-effect data-ruling-effect="none" role="note" {
-                    strong { (lang.t(if event.get("override").is_some_and(|o| !o.is_null()) {
-                        "override_changes_nothing"
-                    } else {
-                        "ruling_without_override"
-                    })) }
-                },
-            }
+            (self.ruling_changes(event, ruling))
             @if let Some(ruling) = ruling.filter(|r| !r.affected.is_empty()) {
                 p.ruling-reaches {
                     (lang.t("ruling_reaches")) " "
@@ -986,9 +1055,32 @@ impl BattlePage<'_> {
         }
     }
 
-    /// The link to the version an event `refers_to`.
-    fn refers(&self, event: &Value, shown: &dyn Fn(u64) -> bool) -> Option<Markup> {
-        number(event, "refers_to").map(|v| html! { a.refers href=(self.version_href(v, Some(shown))) { "#v" (v) } })
+    /// What a ruling's override changed, field by field; or, plainly, not
+    /// as an aside, that it changed nothing (a judge reading "paralysis
+    /// lifted" must see that the record says otherwise).
+    fn ruling_changes(&self, event: &Value, ruling: Option<&RulingSeen>) -> Markup {
+        let lang = self.lang;
+        html! {
+            @match ruling.map(|r| real_changes(&r.changes)).filter(|changes| !changes.is_empty()) {
+                Some(changes) => table.changes.override {
+                    tr { th { (lang.t("field")) } th { (lang.t("before")) } th { (lang.t("after")) } }
+                    @for change in changes {
+                        tr data-field=(change.field) {
+                            td { (field_name(lang, &change.field)) }
+                            td.before { (value(lang, &change.field, &change.before)) }
+                            td.after { (value(lang, &change.field, &change.after)) }
+                        }
+                    }
+                },
+                None => p.ruling-effect data-ruling-effect="none" role="note" {
+                    strong { (lang.t(if event.get("override").is_some_and(|o| !o.is_null()) {
+                        "override_changes_nothing"
+                    } else {
+                        "ruling_without_override"
+                    })) }
+                },
+            }
+        }
     }
 
     /// A roll drawn inside the action that used it: its own event element

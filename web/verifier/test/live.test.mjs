@@ -1,5 +1,6 @@
 // The battle page's script (pages/battle.js) on a stand-in document: the
-// first events of a battle embedded and drawn, the battle open; the rest of
+// first events of a battle drawn (and served at the page's export link),
+// the battle open; the rest of
 // its lines arrive over a stand-in EventSource as the live endpoint sends
 // them (`event: line`, then `event: closed`). Each is appended, drawn and
 // the whole export verified again: unrevealed at first, verified once the
@@ -57,15 +58,24 @@ test('an open battle page follows its live lines, drawing and verifying each', a
   const rollOf = new Map(first.rolls.map((r) => [r.version, r]));
   for (const e of first.events) timeline.append(drawEvent(doc, e.version, e.decoded.event, rollOf.get(e.version) ?? null, 'en'));
   doc.body.append(
+    h(doc, 'link', { id: 'export-link', rel: 'alternate', type: 'application/x-ndjson', href: '/battles/b/export.jsonl?k=key' }),
     h(doc, 'section', { id: 'verification' }, h(doc, 'span', { id: 'first-failure' }), h(doc, 'ul', { id: 'checks' }), h(doc, 'ul', { id: 'client-problems' })),
     timeline,
-    h(doc, 'script', { id: 'battle-export', type: 'application/x-ndjson' }, embedded),
+    h(doc, 'script', { id: 'battle-export', type: 'application/x-ndjson' }),
   );
-  Object.assign(globalThis, { document: doc, location: { search: '' }, EventSource: FakeEventSource });
+  // The export is not in the page: the page reads it from the link (here in
+  // its own thread: no Worker under Node), once.
+  const fetched = [];
+  const fetch = async (url) => {
+    fetched.push(url);
+    return { ok: true, status: 200, text: async () => embedded };
+  };
+  Object.assign(globalThis, { document: doc, location: { search: '' }, EventSource: FakeEventSource, fetch });
 
   await import('../pages/battle.js');
   await until(() => doc.body.getAttribute('data-audit') !== 'pending', 'the first verdict');
   assert.equal(doc.body.getAttribute('data-audit'), 'unrevealed');
+  assert.deepEqual(fetched, ['/battles/b/export.jsonl?k=key']);
   await until(() => FakeEventSource.last, 'the EventSource');
   assert.equal(FakeEventSource.last.url, '/battles/b/live?after=4');
 

@@ -42,7 +42,6 @@ fn render_with(lines: &[ExportLine], report: &AuditReport, lang: Lang, view: &Vi
     let page = BattlePage {
         battle_id: &lines[0].stream,
         lines,
-        export: FIXTURE,
         report,
         lang,
         unknown_lang: None,
@@ -229,8 +228,6 @@ fn a_small_window_pages_and_links_reach_other_pages() {
     let first = render_with(&lines, &report, Lang::En, &View::default(), 3);
     assert!(first.html.contains("id=\"v0\"") && first.html.contains("id=\"v4\"") && !first.html.contains("id=\"v6\""));
     assert!(first.html.contains("Page 1 of 3"), "pager");
-    // The export embedded is whole whatever the window.
-    assert!(first.html.contains(&maud::html! { (PreEscaped(embeddable(FIXTURE))) }.into_string()));
     let holding = render_with(&lines, &report, Lang::En, &View { v: Some(8), ..View::default() }, 3);
     assert!(holding.html.contains("Page 2 of 3") && holding.html.contains("id=\"v8\""));
     // The commitments table links epoch 0's v0: on page 1 a fragment, from
@@ -252,7 +249,6 @@ fn an_unknown_language_is_said_and_a_head_prefilled() {
     let page = BattlePage {
         battle_id: &lines[0].stream,
         lines: &lines,
-        export: FIXTURE,
         report: &report,
         lang,
         unknown_lang: unknown.as_deref(),
@@ -287,15 +283,11 @@ fn an_export_with_a_trailer_renders_and_shows_the_checkpoint_to_keep_in_both_lan
     let view = View::default();
     // A note whose origin holds what HTML must escape: it is shown as text.
     let note = "battlelog.local/<journal>\n12\nAAAA\n\n\u{2014} battlelog.local/<journal> AAAA\n";
-    let trailer =
-        json!({ "checkpoint": note, "log_key": LOG_KEY, "head": { "stream": lines[0].stream }, "leaf_index": 0 });
-    let export = format!("{}\n{trailer}", FIXTURE.trim_end());
     for (lang, copy, why) in [(Lang::En, ">Copy<", "Keep a copy"), (Lang::Ru, ">Копировать<", "Сохраните копию")]
     {
         let page = BattlePage {
             battle_id: &lines[0].stream,
             lines: &lines,
-            export: &export,
             report: &report,
             lang,
             unknown_lang: None,
@@ -320,10 +312,7 @@ fn an_export_with_a_trailer_renders_and_shows_the_checkpoint_to_keep_in_both_lan
             page.contains(&format!("<code class=\"hash\" translate=\"no\">{LOG_KEY}</code>")),
             "the published key shown"
         );
-        // The trailer is in the embedded export (for the verifier), escaped
-        // like every line; the timeline is the events' alone.
-        assert!(page.contains("\"log_key\":\"PeterNeumann+"), "the trailer is embedded");
-        assert!(page.contains("\\u003cjournal>"), "a '<' in the trailer is escaped in the embed");
+        // The timeline is the events' alone.
         let past = lines.last().expect("a line").version + 1;
         assert!(!page.contains(&format!("data-version=\"{past}\"")), "the trailer is no event of the timeline");
     }
@@ -467,4 +456,47 @@ fn a_ruling_that_changes_nothing_says_so_plainly() {
         assert!(said.contains(words) && said.contains("<strong>"), "{said}");
         assert!(!ruling.contains("class=\"muted\" data-ruling-effect"), "{ruling}");
     }
+}
+
+#[test]
+fn the_first_part_ends_with_the_verdict_and_links_the_export_it_does_not_carry() {
+    let lines = lines();
+    let report = report(&lines);
+    let view = View::default();
+    let page = BattlePage {
+        battle_id: &lines[0].stream,
+        lines: &lines,
+        report: &report,
+        lang: Lang::En,
+        unknown_lang: None,
+        share_key: Some("KEY"),
+        trusted_roller_keys: &[],
+        trusted_log_keys: &[],
+        checkpoint_note: None,
+        appeal_deadline: None,
+        view: &view,
+        page_events: 200,
+    };
+    let (top, rest) = (page.top(), page.rest());
+    assert_eq!(format!("{top}{rest}"), page.render().into_string(), "the two parts are the page");
+    assert!(top.starts_with("<!DOCTYPE html><html lang=\"en\"><head>"), "{top:.80}");
+    assert!(top.trim_end().ends_with("</section>") && top.contains("id=\"verdict\""), "ends with the banner");
+    assert!(!top.contains("class=\"event") && rest.contains("class=\"event"), "no event before the banner ends");
+    assert!(rest.ends_with("</body></html>"), "the rest closes what the first part opened");
+    let head = top.split("</head>").next().expect("a head");
+    let link = format!(
+        "<link id=\"export-link\" rel=\"alternate\" type=\"application/x-ndjson\" href=\"/battles/{}/export.jsonl?k=KEY\">",
+        lines[0].stream
+    );
+    assert!(head.contains(&link), "{head}");
+    assert!(
+        head.contains("id=\"roller-keys\"") && head.contains("id=\"log-keys\""),
+        "what the check reads, in the head"
+    );
+    assert!(head.contains("rel=\"modulepreload\"") && head.contains("<script type=\"module\" async"), "{head}");
+    // No record of the export is in the page.
+    for line in &lines {
+        assert!(!top.contains(&line.record) && !rest.contains(&line.record), "v{}'s record", line.version);
+    }
+    assert!(rest.contains("<script type=\"application/x-ndjson\" id=\"battle-export\"></script>"));
 }

@@ -1,5 +1,5 @@
 //! Which events a battle page shows: a big battle is paged (the server
-//! renders one window of it; the embedded export stays whole, so the
+//! renders one window of it; the export it links stays whole, so the
 //! verifier still checks every event), searchable by actor, event type and
 //! version range, and a roll used by an action is drawn inside that action
 //! (so they page together, the action being the anchor).
