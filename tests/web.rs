@@ -73,6 +73,9 @@ async fn a_battle_page_admits_its_tenants_readers_and_its_share_link_only() {
         assert_eq!(status, 200, "a {who} of the tenant reads the export: {body}");
     }
 
+    // The pages above were read, so the web keeps this battle's export
+    // (`recent_exports_bytes`): each refusal below holds for the export
+    // too, the resolver asked anew each time.
     let refused = [
         ("no credential", page.clone(), None, 401),
         ("another battle's share key", format!("{page}?k={}", share.key_for("other-battle")), None, 403),
@@ -145,6 +148,35 @@ async fn a_battle_page_admits_its_tenants_readers_and_its_share_link_only() {
     let foreign_web = start_web(&stack, &stack.dir.path().join("share.secret"), &foreign).await;
     let (status, body) = http_get(&format!("{}/battles/web-access?k={key}", foreign_web.url()), &[]).await;
     assert_eq!(status, 404, "{body}");
+}
+
+/// The export a page has just read is answered from the web's recent
+/// exports only while the battle's head has not moved: the same bytes
+/// twice, then, once the battle goes on, the new events (read again).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_export_kept_from_a_page_is_answered_only_at_the_same_head() {
+    let stack = Stack::start("web-recent", false).await;
+    let (web, _) = battle_and_web(&stack, "web-recent", "share.secret").await;
+    let page = format!("{}/battles/web-recent", web.url());
+    let reader = [("authorization", bearer(&TestAuth::shared().reader()))];
+    let reader: Vec<(&str, &str)> = reader.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let (status, body) = http_get(&page, &reader).await;
+    assert_eq!(status, 200, "{body}");
+    let link = export_link(&web.url(), &body);
+    let (status, first) = http_get(&link, &reader).await;
+    assert_eq!(status, 200, "{first}");
+    let (_, again) = http_get(&link, &reader).await;
+    assert_eq!(first, again, "the same head, the same file");
+    let versions = |text: &str| text.lines().filter(|line| line.contains("\"version\":")).count();
+    let before = versions(&first);
+
+    let mut forum = resolver_client(&stack.resolver).await;
+    let roll = json!({"type": "roll", "actor": "ash", "expression": "1d6", "purpose": "after the page"});
+    act(&mut forum, "web-recent", &roll, "w-3").await.expect("roll");
+    let (status, moved) = http_get(&link, &reader).await;
+    assert_eq!(status, 200, "{moved}");
+    assert_eq!(versions(&moved), before + 2, "the roll and its action, read again:\n{moved}");
+    assert!(moved.contains("after the page"), "{moved}");
 }
 
 /// When the resolver holds the share secret too (`share_secret_file`, as

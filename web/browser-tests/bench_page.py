@@ -58,6 +58,20 @@ TIMINGS = """() => {
     report: at('battlelog-report'),
     worker: performance.getEntriesByName('battlelog-report')[0]?.detail?.workerMs ?? null,
     marked: at('battlelog-marked'),
+    script: at('battlelog-page-script'),
+    received: at('battlelog-report-received'),
+    // The worker's steps, from wall-clock times to this page's timeline.
+    ...(() => {
+      const t = performance.getEntriesByName('battlelog-report')[0]?.detail ?? {};
+      const rel = (x) => (typeof x === 'number' ? x - performance.timeOrigin : null);
+      // The export in: fetched by the page's head (pages/battle-boot.js), else by the worker.
+      return { fetchStart: rel(t.fetchStart), fetched: at('battlelog-export-fetched') ?? rel(t.fetched), workerDone: rel(t.verified) };
+    })(),
+    // The export's request as the page's head made it (resource timing).
+    ...(() => {
+      const r = performance.getEntriesByType('resource').find((e) => e.name.includes('/export.jsonl'));
+      return r ? { exportAsked: r.startTime, exportSent: r.requestStart, exportFirstByte: r.responseStart, exportLastByte: r.responseEnd } : { exportAsked: null, exportFirstByte: null, exportLastByte: null };
+    })(),
     // Navigation timing: the server's answer (first byte, last byte) and the
     // page's parse, to tell the server's share from the browser's.
     ...(() => {
@@ -121,7 +135,11 @@ def main() -> int:
                 page.wait_for_function("() => performance.getEntriesByName('battlelog-marked').length > 0", timeout=120_000)
                 samples.append(page.evaluate(TIMINGS))
                 context.close()
-            med = lambda key: statistics.median(s[key] for s in samples)  # noqa: E731
+            def med(key: str) -> float:
+                # A step a binary does not mark (an older build): nan.
+                values = [s[key] for s in samples if s.get(key) is not None]
+                return statistics.median(values) if values else float("nan")
+
             audits = {s["audit"] for s in samples}
             ok = ok and audits == {"verified"}
             print(
@@ -130,7 +148,9 @@ def main() -> int:
                 f"of which in the worker {statistics.median(s['worker'] or 0 for s in samples):.0f} ms, "
                 f"marking {statistics.median(s['marked'] - s['report'] for s in samples):.0f} ms); "
                 f"server: first byte {med('firstByte'):.0f} ms, last byte {med('lastByte'):.0f} ms, "
-                f"DOM interactive {med('interactive'):.0f} ms, page {samples[0]['transfer']} bytes sent "
+                f"DOM interactive {med('interactive'):.0f} ms, page script {med('script'):.0f} ms; "
+                f"export: asked {med('exportAsked'):.0f} ms, sent {med('exportSent'):.0f} ms, first byte {med('exportFirstByte'):.0f} ms, last byte {med('exportLastByte'):.0f} ms, in {med('fetched'):.0f} ms; worker: asked {med('fetchStart'):.0f} ms, verified {med('workerDone'):.0f} ms, "
+                f"report received {med('received'):.0f} ms; page {samples[0]['transfer']} bytes sent "
                 f"({samples[0]['decoded']} decoded); "
                 f"{samples[0]['events']} events drawn, {samples[0]['elements']} elements; verdict {sorted(audits)}; "
                 f"runs {[round(s['marked']) for s in samples]}",

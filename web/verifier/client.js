@@ -7,8 +7,8 @@
 // its own HTML to parse meanwhile).
 import { fetchExport } from './fetch-export.js';
 
-/** The verifier's entry, loaded on first use in this thread. */
-const verifier = () => import('./verify.js');
+/** The verifier (audit.js: verifyExport without the public entry's beacon), loaded on first use in this thread. */
+const verifier = () => import('./audit.js');
 /** audit.js's loadRules, loaded on first use in this thread. */
 const loadRules = () => import('./audit.js').then((audit) => audit.loadRules());
 
@@ -87,6 +87,40 @@ export function verifyOffThread(text, options = {}, onProgress = () => {}) {
  */
 export function verifyUrlOffThread(url, options = {}, onProgress = () => {}) {
   return run({ url }, options, onProgress);
+}
+
+/**
+ * The worker the battle page's head started (pages/battle-boot.js) taken
+ * over as this page's worker, with the check of the export at `url` it
+ * began (message id 0): a promise like verifyUrlOffThread's, or null when
+ * the head started none (or this page has its worker already). Should the
+ * worker fail to load, the export is checked here with `options`.
+ */
+export function adoptBoot(url, options, onProgress = () => {}) {
+  const boot = globalThis.battlelogBoot;
+  if (!boot || worker !== null) return null;
+  delete globalThis.battlelogBoot;
+  worker = boot.worker;
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    boot.take((event) => {
+      if (event.type === 'error') {
+        // It could not load (blocked, not found): the page verifies itself.
+        worker = false;
+        markReady();
+        if (!settled) runHere({ url }, options, onProgress).then(resolve, reject);
+        settled = true;
+        return;
+      }
+      const { data } = event;
+      if (data && data.type === 'ready') return markReady();
+      if (!data || data.id !== 0 || settled) return;
+      if (data.type === 'progress') return onProgress(data.done, data.total);
+      settled = true;
+      if (data.type === 'report') resolve({ report: data.report, text: data.bytes ? new TextDecoder().decode(data.bytes) : data.text });
+      else reject(namedError(data.name, data.message));
+    });
+  });
 }
 
 /** Verifies `source` ({ text } or { url }) in this thread. */

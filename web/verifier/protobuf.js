@@ -12,26 +12,37 @@ export class RecordDecodeError extends Error {
 // Most varints of a record (keys, lengths, small numbers) fit a few bytes:
 // read those as Numbers, and only longer ones with BigInt (which is exact
 // for all 64 bits, but slow and garbage-heavy for thousands of fields).
-const FAST_BYTES = 7; // 49 bits: exact as a Number
+// The readers return the value and leave where it ended in `varintEnd`
+// (no pair allocated per varint: a record has dozens, an export thousands
+// of records).
+const FAST_BYTES = 8; // 56 bits, exact as a Number when the value is safe (below 2^53)
+let varintEnd = 0;
+// Whether the last readSmallVarint was exact (else readVarintBig reads it).
+let varintExact = true;
 
-/** A varint as a Number (exact below 2^49; longer ones go through readVarint). */
+/** A varint as a Number (exact below 2^53; longer ones go through readVarintBig). */
 function readSmallVarint(bytes, at) {
   let value = 0;
   let scale = 1;
   for (let i = at; i < bytes.length && i - at < FAST_BYTES; i++) {
     const b = bytes[i];
     value += (b & 0x7f) * scale;
-    if ((b & 0x80) === 0) return [value, i + 1];
+    if ((b & 0x80) === 0) {
+      // Every partial sum below 2^53 is exact, so a safe total is.
+      varintExact = value <= Number.MAX_SAFE_INTEGER;
+      varintEnd = i + 1;
+      return value;
+    }
     scale *= 128;
   }
-  const [big, next] = readVarintBig(bytes, at);
-  return [Number(big), next];
+  varintExact = false;
+  return Number(readVarintBig(bytes, at));
 }
 
+/** A varint as a BigInt (exact for all 64 bits). */
 function readVarint(bytes, at) {
-  const [value, next] = readSmallVarint(bytes, at);
-  // Exact whenever the fast path took it; else readVarintBig's BigInt is.
-  return next - at <= FAST_BYTES ? [BigInt(value), next] : readVarintBig(bytes, at);
+  const value = readSmallVarint(bytes, at);
+  return varintExact ? BigInt(value) : readVarintBig(bytes, at);
 }
 
 function readVarintBig(bytes, at) {
@@ -41,7 +52,10 @@ function readVarintBig(bytes, at) {
     if (at >= bytes.length) throw new RecordDecodeError('truncated varint');
     const b = bytes[at++];
     value |= BigInt(b & 0x7f) << shift;
-    if ((b & 0x80) === 0) return [BigInt.asUintN(64, value), at];
+    if ((b & 0x80) === 0) {
+      varintEnd = at;
+      return BigInt.asUintN(64, value);
+    }
     shift += 7n;
   }
   throw new RecordDecodeError('varint longer than 10 bytes');
@@ -57,15 +71,16 @@ export function protobufFields(bytes) {
   let at = 0;
   while (at < bytes.length) {
     const start = at;
-    let key;
-    [key, at] = readSmallVarint(bytes, at);
+    const key = readSmallVarint(bytes, at);
+    at = varintEnd;
     // A key is at most 32 bits (field number < 2^29): exact as a Number.
     const number = Math.floor(key / 8);
     const wireType = key % 8;
     if (number === 0) throw new RecordDecodeError('field number 0');
     let value;
     if (wireType === 0) {
-      [value, at] = readVarint(bytes, at);
+      value = readVarint(bytes, at);
+      at = varintEnd;
     } else if (wireType === 1 || wireType === 5) {
       const n = wireType === 1 ? 8 : 4;
       if (at + n > bytes.length) throw new RecordDecodeError('truncated fixed-width field');
@@ -73,8 +88,8 @@ export function protobufFields(bytes) {
       value = n === 8 ? view.getBigUint64(0, true) : BigInt(view.getUint32(0, true));
       at += n;
     } else if (wireType === 2) {
-      let length;
-      [length, at] = readSmallVarint(bytes, at);
+      const length = readSmallVarint(bytes, at);
+      at = varintEnd;
       if (length > bytes.length - at) throw new RecordDecodeError('length-delimited field runs past the end');
       value = bytes.subarray(at, at + length);
       at += length;
@@ -92,10 +107,21 @@ export function protobufFields(bytes) {
 // a known field with the wrong wire type is an error.
 const WIRE_OF = { string: 2, bytes: 2, bool: 0, uint32: 0, uint64: 0, int64: 0, double: 1 };
 
+// Each schema's repeated fields, listed once.
+const REPEATED = new WeakMap();
+function repeatedNames(schema) {
+  let names = REPEATED.get(schema);
+  if (!names) {
+    names = Object.values(schema).filter(([, , repeated]) => repeated).map(([name]) => name);
+    REPEATED.set(schema, names);
+  }
+  return names;
+}
+
 function decodeMessage(bytes, schema, depth = 0) {
   if (depth > 64) throw new RecordDecodeError('message nested too deeply');
   const out = {};
-  for (const [, [name, , repeated]] of Object.entries(schema)) if (repeated) out[name] = [];
+  for (const name of repeatedNames(schema)) out[name] = [];
   for (const field of protobufFields(bytes)) {
     const spec = schema[field.number];
     if (!spec) continue;
@@ -105,8 +131,8 @@ function decodeMessage(bytes, schema, depth = 0) {
     if (repeated && expectedWire === 0 && field.wireType === 2) {
       let at = 0;
       while (at < field.value.length) {
-        let v;
-        [v, at] = readVarint(field.value, at);
+        const v = readVarint(field.value, at);
+        at = varintEnd;
         out[name].push(scalar(type, v));
       }
       continue;

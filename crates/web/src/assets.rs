@@ -23,7 +23,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use maud::{Markup, html};
+use maud::{Markup, PreEscaped, html};
 use sha2::{Digest, Sha256, Sha384};
 
 mod files {
@@ -44,18 +44,26 @@ pub static BUILD: LazyLock<String> = LazyLock::new(|| {
 });
 
 /// The header every page is served with: scripts, the worker and
-/// connections from this origin only; nothing else loads from anywhere.
-pub static CONTENT_SECURITY_POLICY: LazyLock<String> = LazyLock::new(|| POLICY.to_owned());
+/// connections from this origin only, and the one inline script by its
+/// hash (the battle page's first step, [`battle_head_scripts`]); nothing
+/// else loads from anywhere.
+pub static CONTENT_SECURITY_POLICY: LazyLock<String> = LazyLock::new(|| {
+    let boot = file(BATTLE_BOOT).expect("the page entries are compiled in");
+    let hash = format!("'sha256-{}'", BASE64.encode(Sha256::digest(boot.as_bytes())));
+    POLICY.replacen("script-src 'self'", &format!("script-src 'self' {hash}"), 1)
+});
 
 const POLICY: &str = "default-src 'none'; script-src 'self'; worker-src 'self'; connect-src 'self'; \
      style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 const BATTLE_ENTRY: &str = "pages/battle.js";
-/// The battle page's first script, in its head: it starts the check.
+/// The battle page's first script, a classic one inline in its head (no
+/// request to wait for; the policy admits it by its hash): it starts the
+/// worker and the check as soon as the head is read.
+const BATTLE_BOOT: &str = "pages/battle-boot.js";
+/// The battle page's first module, in its head: it takes the check over.
 const BATTLE_START: &str = "pages/battle-start.js";
 const VERIFY_ENTRY: &str = "pages/verify-file.js";
-/// The worker's script (client.js starts it by URL, not by an import).
-const WORKER: &str = "worker.js";
 
 /// The URL of a verifier file.
 pub fn url(path: &str) -> String {
@@ -70,9 +78,7 @@ fn file(path: &str) -> Option<&'static str> {
 /// hash (the entry itself is pinned; the modules it imports are pinned by
 /// the build hash in their URL and the policy's 'self').
 fn module_script(entry: &str) -> Markup {
-    let contents = file(entry).expect("the page entries are compiled in");
-    let integrity = format!("sha384-{}", BASE64.encode(Sha384::digest(contents.as_bytes())));
-    html! { script type="module" src=(url(entry)) integrity=(integrity) {} }
+    html! { script type="module" src=(url(entry)) integrity=(integrity(entry)) {} }
 }
 
 /// The battle page's script element (what `page` puts at the end of the body).
@@ -82,30 +88,38 @@ pub fn battle_script() -> Markup {
 
 /// What the battle page's head loads (issue 39): a `modulepreload` of every
 /// module the page and its worker run, so that the browser asks for them
-/// all at once as the head arrives rather than one import at a time, and
-/// the script that starts the check, `async` so that it runs as soon as it
-/// is here, while the rest of the page is still arriving.
+/// all at once as the head arrives rather than one import at a time; the
+/// classic script, inline, that starts the worker and its check at once (a
+/// module script, even `async`, runs only when the page's parse lets it),
+/// told the worker's URL; and the module that takes the check over (with
+/// its Subresource Integrity hash), `async` so that it runs as soon as the
+/// page lets it, while the rest of the page is still arriving.
 pub fn battle_head_scripts() -> Markup {
-    let start = file(BATTLE_START).expect("the page entries are compiled in");
-    let integrity = format!("sha384-{}", BASE64.encode(Sha384::digest(start.as_bytes())));
     html! {
+        script data-worker=(url("worker.js")) { (PreEscaped(file(BATTLE_BOOT).expect("the page entries are compiled in"))) }
         @for path in BATTLE_MODULES.iter() {
             link rel="modulepreload" href=(url(path));
         }
-        script type="module" async src=(url(BATTLE_START)) integrity=(integrity) {}
+        script type="module" async src=(url(BATTLE_START)) integrity=(integrity(BATTLE_START)) {}
     }
 }
 
-/// The modules the battle page and its worker load: the page's two
-/// scripts, the worker and everything they import, found in the files
-/// themselves (a module added to the verifier is preloaded without a list
-/// to keep), the modules each imports before itself; what starts the
-/// worker and the worker's own first (it fetches the export).
-static BATTLE_MODULES: LazyLock<Vec<&'static str>> =
-    LazyLock::new(|| module_graph(&[BATTLE_START, WORKER, BATTLE_ENTRY]));
+/// A page entry's Subresource Integrity value.
+fn integrity(entry: &str) -> String {
+    let contents = file(entry).expect("the page entries are compiled in");
+    format!("sha384-{}", BASE64.encode(Sha384::digest(contents.as_bytes())))
+}
 
-/// `roots` and every module they import, statically or with `import()`,
-/// each once, in depth-first order (imports before their importer).
+/// The modules the battle page's own thread loads before it runs: its two
+/// module scripts and everything they import statically, the modules each
+/// imports before itself, found in the files themselves (a module added is
+/// preloaded without a list to keep). Not the worker's: the head's worker
+/// asks for those itself as it starts, and the page loads the verifier
+/// (an `import()`) only where no worker starts.
+static BATTLE_MODULES: LazyLock<Vec<&'static str>> = LazyLock::new(|| module_graph(&[BATTLE_START, BATTLE_ENTRY]));
+
+/// `roots` and every module they import statically, each once, in
+/// depth-first order (imports before their importer).
 fn module_graph(roots: &[&str]) -> Vec<&'static str> {
     fn visit(path: &'static str, seen: &mut Vec<&'static str>, order: &mut Vec<&'static str>) {
         if seen.contains(&path) {
@@ -126,14 +140,14 @@ fn module_graph(roots: &[&str]) -> Vec<&'static str> {
     order
 }
 
-/// The served files `path` imports: each `from '…'`, `import '…'` and
-/// `import('…')` naming a relative path (a bare name, or a path in a
+/// The served files `path` imports statically: each `from '…'` and
+/// `import '…'` naming a relative path (a bare name, or a path in a
 /// comment that names no served file, is left out).
 fn imports(path: &str) -> Vec<&'static str> {
     let Some(contents) = file(path) else { return Vec::new() };
     let dir = path.rsplit_once('/').map_or("", |(dir, _)| dir);
     let mut found = Vec::new();
-    for marker in ["from '", "from \"", "import '", "import \"", "import('", "import(\""] {
+    for marker in ["from '", "from \"", "import '", "import \""] {
         let quote = &marker[marker.len() - 1..];
         for (at, _) in contents.match_indices(marker) {
             let rest = &contents[at + marker.len()..];

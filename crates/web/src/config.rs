@@ -17,6 +17,10 @@ pub const SERVICE: &str = "web";
 /// battle's page as heavy as it was before paging.
 pub const MAX_PAGE_EVENTS: usize = 5000;
 
+/// `recent_exports_bytes` by default: 64 MiB, some twenty battles of
+/// 2 000 events.
+pub const DEFAULT_RECENT_EXPORTS_BYTES: usize = 64 << 20;
+
 /// The development share secret's file, under `<data dir>/web`.
 pub const DEVELOPMENT_SHARE_SECRET: &str = "share.secret";
 
@@ -47,8 +51,14 @@ pub struct Config {
     pub share_secret_file: Option<PathBuf>,
     /// Timeline entries a battle page shows at once (a roll drawn inside
     /// its action counts with it); the rest are on further pages, while
-    /// the page's embedded export, which the browser verifies, stays whole.
+    /// the export the page's verifier reads stays whole.
     pub page_events: usize,
+    /// Bytes of battle records kept of the battles pages read last, so that
+    /// the export a page's verifier asks for next is not read from the
+    /// resolver again (it is answered from here only once the resolver
+    /// admits its caller anew, at the same head). The oldest go first; a
+    /// battle bigger than this is not kept; 0 keeps none.
+    pub recent_exports_bytes: usize,
     /// TLS keys for calling the resolver: `tls_ca`, `tls_client_cert`, `tls_client_key`.
     #[serde(flatten)]
     pub client_tls: ClientTls,
@@ -111,6 +121,7 @@ impl Default for Config {
             token_file: None,
             share_secret_file: None,
             page_events: crate::page::DEFAULT_PAGE_EVENTS,
+            recent_exports_bytes: DEFAULT_RECENT_EXPORTS_BYTES,
             client_tls: ClientTls::default(),
             http_limits: HttpLimits::default(),
             trusted_roller_keys: Vec::new(),
@@ -299,7 +310,7 @@ mod tests {
 
     #[test]
     fn page_events_is_from_1_to_its_maximum() {
-        assert_eq!(Config::default().page_events, 200);
+        assert_eq!(Config::default().page_events, 100);
         for (page_events, ok) in [
             (0, false),
             (1, true),

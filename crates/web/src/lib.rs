@@ -19,7 +19,9 @@
 //!
 //! The battle page does not carry its export: its verifier reads the
 //! page's `export.jsonl` (issue 39), so both must admit exactly the same
-//! callers, and do (the same credential check and resolver read each). The
+//! callers, and do (the same credential check and resolver read each; an
+//! export a page has just read is answered from [`recent`] only once the
+//! resolver has admitted the caller anew, at the same head). The
 //! page is sent in two parts: down to its verdict banner as soon as the
 //! battle is read and audited, the rest once drawn (on a blocking thread).
 //!
@@ -32,6 +34,7 @@
 //! - [`source`]: reading a battle's export from the resolver, as the
 //!   visitor or as the service, and following it (`Watch`).
 //! - [`live`]: a battle's new events as server-sent events.
+//! - [`recent`]: the battles a page read last, kept for its export.
 //! - [`keys`]: the roller keys this site trusts, checked and published.
 //! - [`log_key`]: the journal's log key (docs/protocol.md §5), read from the
 //!   resolver once, published, and pinned by the pages.
@@ -65,6 +68,7 @@ pub mod live;
 pub mod log_key;
 pub mod page;
 pub mod reasons;
+pub mod recent;
 pub mod source;
 pub mod style;
 pub mod verify_page;
@@ -82,7 +86,6 @@ use battlelog_auth::ShareSecret;
 use battlelog_verify::AuditedRecord;
 use battlelog_verify::export::{self, ExportLine};
 use serde::Deserialize;
-use sha2::Digest;
 use tokio::net::TcpListener;
 
 pub use crate::config::{Config, HttpLimits};
@@ -90,6 +93,7 @@ use crate::error::PageError;
 use crate::i18n::Lang;
 use crate::live::Live;
 pub use crate::live::LiveLimits;
+use crate::recent::{ExportFile, RecentExports};
 
 // What its binary runs, and `battlelog up` (battlelog_runtime::service).
 battlelog_runtime::service!(Config, config::SERVICE, anyhow::Error, run);
@@ -111,6 +115,8 @@ pub struct Pages {
     page_events: usize,
     /// The journal's log key, once the resolver gave it.
     log_key: LogKey,
+    /// The battles pages read last, for their exports (`recent_exports_bytes`).
+    recent: RecentExports,
 }
 
 impl Pages {
@@ -123,7 +129,15 @@ impl Pages {
             live: Live::new(LiveLimits::default()),
             page_events: page::DEFAULT_PAGE_EVENTS,
             log_key: LogKey::default(),
+            recent: RecentExports::new(config::DEFAULT_RECENT_EXPORTS_BYTES),
         }
+    }
+
+    /// The same, keeping up to `bytes` of the battles pages read last for
+    /// their exports (0: none).
+    pub fn with_recent_exports_bytes(mut self, bytes: usize) -> Self {
+        self.recent = RecentExports::new(bytes);
+        self
     }
 
     /// The same, showing `page_events` timeline entries per battle page.
@@ -217,8 +231,25 @@ async fn read_battle(
     Ok(pages.resolver.export(battle_id, token, share_key).await?)
 }
 
-fn cannot_write(error: serde_json::Error) -> PageError {
-    PageError::Internal(format!("cannot write the export: {error}"))
+/// The battle's `export.jsonl`: the one written for a page just read, when
+/// the resolver admits the caller anew (`GetBattle`, the same refusals as
+/// `Export`) and the battle's head has not moved since; else read again.
+async fn read_export_file(
+    pages: &Pages,
+    headers: &HeaderMap,
+    battle_id: &str,
+    share_key: Option<&str>,
+) -> Result<Arc<ExportFile>, PageError> {
+    battlelog_runtime::limits::battle_id(battle_id)?;
+    if pages.recent.holds(battle_id) {
+        let token = credential(pages, headers, battle_id, share_key)?;
+        let battle = pages.resolver.battle(battle_id, token, share_key).await?;
+        if let Some(file) = pages.recent.at_head(battle_id, battle.version) {
+            return Ok(file);
+        }
+    }
+    let export = read_battle(pages, headers, battle_id, share_key).await?;
+    Ok(Arc::new(ExportFile::write(battle_id, &export)?))
 }
 
 async fn battle_page(
@@ -228,6 +259,9 @@ async fn battle_page(
     headers: HeaderMap,
 ) -> Result<Response, PageError> {
     let export = read_battle(&pages, &headers, &battle_id, query.k.as_deref()).await?;
+    // Its file, for the export the page's verifier asks for next, written
+    // while the page's rest is drawn.
+    let for_export = pages.recent.enabled().then(|| export.clone());
     let trusted_log_keys = pages.trusted_log_keys().await;
     let accept_language = headers.get(header::ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok());
     let (lang, unknown_lang) = Lang::from_query(query.lang.as_deref(), accept_language);
@@ -254,6 +288,14 @@ async fn battle_page(
     let (sender, receiver) = tokio::sync::mpsc::channel::<Result<String, std::convert::Infallible>>(2);
     // Two places: this one cannot be full.
     let _ = sender.try_send(Ok(top));
+    if let Some(export) = for_export {
+        let (recent, battle_id) = (pages.recent.clone(), parts.battle_id.clone());
+        tokio::task::spawn_blocking(move || {
+            if let Ok(file) = ExportFile::write(&battle_id, &export) {
+                recent.keep(&battle_id, Arc::new(file));
+            }
+        });
+    }
     tokio::spawn(async move {
         if parts.report.closed.is_some() {
             parts.appeal_deadline = appeal_deadline(&pages, &parts.battle_id, &token, parts.share_key.as_deref()).await;
@@ -353,18 +395,11 @@ async fn export_file(
     Query(query): Query<PageQuery>,
     headers: HeaderMap,
 ) -> Result<Response, PageError> {
-    let Export { events, signed_head } = read_battle(&pages, &headers, &battle_id, query.k.as_deref()).await?;
-    let mut text = export::write(&battle_id, &events).map_err(cannot_write)?;
-    text.push('\n');
-    // The same trailer as the page's: what a judge downloads is what the page checked.
-    if let Some(head) = &signed_head {
-        text.push_str(&export::trailer_line(&export::trailer_from(head)).map_err(cannot_write)?);
-        text.push('\n');
-    }
-    let etag = format!("\"{}\"", hex::encode(&sha2::Sha256::digest(text.as_bytes())[..16]));
+    let file = read_export_file(&pages, &headers, &battle_id, query.k.as_deref()).await?;
+    let etag = file.etag.as_str();
     let cache = [
         (header::CACHE_CONTROL, HeaderValue::from_static("private, no-cache")),
-        (header::ETAG, HeaderValue::from_str(&etag).map_err(|e| PageError::Internal(e.to_string()))?),
+        (header::ETAG, HeaderValue::from_str(etag).map_err(|e| PageError::Internal(e.to_string()))?),
     ];
     let held = headers.get_all(header::IF_NONE_MATCH).iter().filter_map(|v| v.to_str().ok());
     if held.flat_map(|v| v.split(',')).any(|tag| tag.trim().trim_start_matches("W/") == etag) {
@@ -380,7 +415,7 @@ async fn export_file(
                 HeaderValue::from_str(&disposition).map_err(|e| PageError::Internal(e.to_string()))?,
             ),
         ],
-        text,
+        file.text.clone(),
     )
         .into_response())
 }
@@ -534,6 +569,7 @@ pub fn pages(config: &Config) -> anyhow::Result<Pages> {
     let channels = (0..config.resolver_connections).map(|_| endpoint.connect_lazy()).collect();
     Ok(Pages::new(Resolver::pool(channels), &token, share)
         .with_page_events(config.page_events)
+        .with_recent_exports_bytes(config.recent_exports_bytes)
         .with_trusted_roller_keys(&trusted_roller_keys)?
         .with_live_limits(config.live_limits()))
 }

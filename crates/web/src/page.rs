@@ -58,8 +58,10 @@ use crate::style::STYLE;
 pub use window::{View, ViewQuery};
 
 /// How many timeline entries a page shows when the service is not told
-/// (the web config's `page_events`).
-pub const DEFAULT_PAGE_EVENTS: usize = 200;
+/// (the web config's `page_events`): 100, some 40 000 px on a desktop
+/// (200 made 88 000 px, and twice the page to draw and parse before its
+/// check could report; issue 39).
+pub const DEFAULT_PAGE_EVENTS: usize = 100;
 
 /// What a battle page shows.
 #[derive(Debug)]
