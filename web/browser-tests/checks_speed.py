@@ -7,10 +7,15 @@ What makes them, checked on a demo battle's page (its share link):
     battle's HTML): no line of the export is in the HTML; the head links it
     (`link#export-link`), the link keeps the share key, and what it gives
     is exactly `battlelog export`'s text;
-  - the head preloads the verifier's modules (`<link rel="modulepreload">`)
-    — every module script of the page, the worker and the verifier — and
-    starts the check from the head (an `async` module script), before the
-    body;
+  - the check starts in the head, before the body (issue 39, third step):
+    its first script is inline (no request to wait for), admitted by the
+    Content-Security-Policy by its SHA-256 and by nothing looser, and names
+    the worker it starts (`data-worker`); the head then preloads the
+    page's own modules (`<link rel="modulepreload">`: every module script
+    of the page), not the worker's (the worker asks for those itself as it
+    starts), and has the module that takes the check over, `async`;
+  - in Chromium, the export is asked for by the head's script, before the
+    page is parsed (its request starts before DOM interactive);
   - the page comes in parts, the first of which ends with the verdict
     banner and holds no event: read off the wire (no compression, so that
     the server's own chunks are seen), the first chunk of the chunked
@@ -22,10 +27,13 @@ Expected values come from `battlelog export`, never from the page under test.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import re
 import socket
 import urllib.parse
+import urllib.request
 
 import browser_tests as bt
 
@@ -82,15 +90,7 @@ def check_page(env: bt.Env, browser, results: bt.Results, battle: str, link: str
         results.check(f"{name}: the export link keeps the share key", f"k={bt.share_key(link)}" in href, href)
         status, linked = bt.http_status(urllib.parse.urljoin(env.web, href))
         results.check(f"{name}: the link gives `battlelog export`'s events, exactly", status == 200 and events_of(linked) == exported, f"HTTP {status}, {len(linked)} bytes vs {len(exported)}")
-    preloaded = set(re.findall(r'<link rel="modulepreload" href="([^"]+)"', head))
-    scripts = re.findall(r'<script type="module"[^>]*src="([^"]+)"', page)
-    base = re.match(r"/assets/verifier/[^/]+/", scripts[0]) if scripts else None
-    worker = f"{base.group(0)}worker.js" if base else "worker.js"
-    missing = [s for s in [*scripts, worker] if s not in preloaded]
-    results.check(f"{name}: the head preloads every module script of the page and the worker", bool(preloaded) and not missing, f"{len(preloaded)} preloaded; missing {missing}")
-    verifier = [p for p in preloaded if p.endswith(("/verify.js", "/audit.js", "/rules/index.js"))]
-    results.check(f"{name}: the head preloads the verifier itself (verify.js, audit.js, the rules)", len(verifier) == 3, str(sorted(preloaded)))
-    results.check(f"{name}: the check starts from the head (an async module script there)", re.search(r'<script type="module" async src="[^"]+"', head) is not None, head[-300:])
+    check_head_scripts(env, results, name, link, page)
 
     headers, body = raw_get(link)
     chunked = headers.get("transfer-encoding", "").lower() == "chunked"
@@ -106,9 +106,43 @@ def check_page(env: bt.Env, browser, results: bt.Results, battle: str, link: str
     page_.goto(link)
     verdict = bt.wait_verdict(page_)
     results.check(f"{name}: verified in Chromium", verdict == "verified", verdict)
+    asked = page_.evaluate(
+        """() => {
+          const nav = performance.getEntriesByType('navigation')[0];
+          const ask = performance.getEntriesByType('resource').find((r) => r.name.includes('/export.jsonl'));
+          return { asked: ask ? ask.startTime : null, interactive: nav ? nav.domInteractive : null };
+        }"""
+    )
+    results.check(
+        f"{name}: the head's script asks for the export before the page is parsed",
+        asked["asked"] is not None and asked["interactive"] is not None and asked["asked"] < asked["interactive"],
+        str(asked),
+    )
     checked = page_.evaluate("document.getElementById('battle-export')?.textContent ?? ''")
     results.check(f"{name}: script#battle-export holds the export it checked", events_of(checked) == exported, f"{len(checked)} bytes vs {len(exported)}")
     context.close()
+
+
+def check_head_scripts(env: bt.Env, results: bt.Results, name: str, link: str, page: str) -> None:
+    """The head's scripts: the inline first step (admitted by its hash), the
+    page's modules preloaded, the async module that takes the check over."""
+    head = page.split("</head>")[0]
+    inline = re.search(r'<script data-worker="([^"]+)">(.*?)</script>', head, re.S)
+    if results.check(f"{name}: the head's first script is inline and names the worker it starts", inline is not None and head.find("<script") == inline.start(), head[-400:]):
+        worker, text = inline.group(1), inline.group(2)
+        results.check(f"{name}: the worker it names is served", bt.http_status(urllib.parse.urljoin(env.web, worker))[0] == 200, worker)
+        request = urllib.request.Request(link)
+        with urllib.request.urlopen(request, timeout=30) as response:
+            policy = response.headers.get("Content-Security-Policy", "")
+        digest = base64.b64encode(hashlib.sha256(text.encode()).digest()).decode()
+        script_src = next((d.strip() for d in policy.split(";") if d.strip().startswith("script-src")), "")
+        results.check(f"{name}: the policy admits that script by its hash, and nothing looser", script_src == f"script-src 'self' 'sha256-{digest}'", script_src)
+    preloaded = set(re.findall(r'<link rel="modulepreload" href="([^"]+)"', head))
+    scripts = re.findall(r'<script type="module"[^>]*src="([^"]+)"', page)
+    results.check(f"{name}: the head preloads the page's own modules", bool(preloaded) and all(s in preloaded for s in scripts), f"{len(preloaded)} preloaded; scripts {scripts}")
+    workers = [p for p in preloaded if p.endswith(("/worker.js", "/audit.js", "/rules/index.js"))]
+    results.check(f"{name}: not the worker's (it asks for them itself)", not workers, str(workers))
+    results.check(f"{name}: the module that takes the check over is in the head, async", re.search(r'<script type="module" async src="[^"]+"', head) is not None, head[-300:])
 
 
 def run(env: bt.Env, browser, results: bt.Results, battles: list[tuple[str, str]]) -> None:

@@ -266,35 +266,56 @@ mod tests {
     }
 
     #[test]
-    fn the_battle_page_preloads_every_module_its_page_and_worker_import() {
+    fn the_battle_page_preloads_the_modules_its_own_thread_imports_and_not_the_workers() {
         let preloaded: Vec<&str> = BATTLE_MODULES.to_vec();
-        // Imported by name (pages/battle.js, client.js), by `import()`
-        // (the worker's verifier, audit.js's rules), and by an import of an
-        // import (the vendored hashes, a ruleset).
+        // Imported by name, and by an import of an import.
         for path in [
             "pages/battle.js",
             "pages/battle-start.js",
+            "pages/inputs.js",
             "pages/draw.js",
             "dom.js",
             "client.js",
-            "worker.js",
-            "verify.js",
-            "audit.js",
-            "rules/index.js",
-            "rules/pokemon.js",
-            "vendor/noble-hashes/sha2.js",
-            "vendor/noble-ed25519/index.js",
+            "verdict.js",
+            "fetch-export.js",
         ] {
             assert!(preloaded.contains(&path), "{path} in {preloaded:?}");
         }
-        assert!(!preloaded.contains(&"pages/verify-file.js"), "another page's script is not");
+        // The worker's: it asks for them itself as it starts (the head's
+        // script starts it), and the page loads the verifier only where no
+        // worker starts (an `import()`, not followed).
+        for path in [
+            "worker.js",
+            "audit.js",
+            "verify.js",
+            "rules/index.js",
+            "vendor/noble-hashes/sha2.js",
+            "pages/battle-boot.js",
+            "pages/verify-file.js",
+        ] {
+            assert!(!preloaded.contains(&path), "{path} not in {preloaded:?}");
+        }
         let position = |path: &str| preloaded.iter().position(|p| *p == path);
-        assert!(position("bytes.js") < position("audit.js"), "an import before its importer");
+        assert!(position("verdict.js") < position("pages/inputs.js"), "an import before its importer");
         let head = battle_head_scripts().into_string();
         assert_eq!(head.matches("rel=\"modulepreload\"").count(), preloaded.len(), "{head}");
         assert!(
             head.contains(&format!("<script type=\"module\" async src=\"{}\" integrity=\"sha384-", url(BATTLE_START)))
         );
+    }
+
+    #[test]
+    fn the_inline_first_step_is_first_and_admitted_by_its_hash_alone() {
+        let head = battle_head_scripts().into_string();
+        let boot = file(BATTLE_BOOT).expect("compiled in");
+        let inline = format!("<script data-worker=\"{}\">{boot}</script>", url("worker.js"));
+        assert!(head.starts_with(&inline), "the first element of the scripts: {head:.300}");
+        let hash = format!("'sha256-{}'", BASE64.encode(Sha256::digest(boot.as_bytes())));
+        let script_src = CONTENT_SECURITY_POLICY.split(';').map(str::trim).find(|d| d.starts_with("script-src"));
+        assert_eq!(script_src, Some(format!("script-src 'self' {hash}").as_str()));
+        // Any other inline script (one byte changed) is not admitted.
+        let other = format!("'sha256-{}'", BASE64.encode(Sha256::digest(format!("{boot} ").as_bytes())));
+        assert!(!CONTENT_SECURITY_POLICY.contains(&other));
     }
 
     #[test]
@@ -311,8 +332,8 @@ mod tests {
         assert!(battle.contains(&format!("src=\"{}\"", url(BATTLE_ENTRY))), "{battle}");
         assert!(battle.contains("integrity=\"sha384-"), "{battle}");
         assert!(verify_script().into_string().contains(&url(VERIFY_ENTRY)));
-        for directive in ["script-src 'self'", "worker-src 'self'", "connect-src 'self'"] {
-            assert!(CONTENT_SECURITY_POLICY.split(';').any(|d| d.trim() == directive), "{directive}");
+        for directive in ["script-src 'self' 'sha256-", "worker-src 'self'", "connect-src 'self'"] {
+            assert!(CONTENT_SECURITY_POLICY.split(';').any(|d| d.trim().starts_with(directive)), "{directive}");
         }
         assert!(!CONTENT_SECURITY_POLICY.contains("unsafe-eval"));
         assert!(

@@ -82,7 +82,6 @@ form#search .field { margin: 0; }
 .pager { display: flex; flex-wrap: wrap; gap: .4rem 1rem; margin: .6rem 0; }
 ol.timeline { list-style: none; padding: 0; }
 ol.timeline > li { border-left: 4px solid var(--muted); padding: .4rem .8rem; margin: .6rem 0; min-width: 0; }
-ol.timeline > li { content-visibility: auto; contain-intrinsic-size: auto 16rem; }
 .event.nested { border-left: 3px solid var(--muted); padding: .2rem .6rem; margin: .4rem 0; }
 .event[data-check="ok"] { border-left-color: var(--ok); }
 .event[data-check="bad"] { border-left-color: var(--bad); }
