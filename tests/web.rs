@@ -5,7 +5,7 @@
 
 use battlelog_auth::{Role, ShareSecret};
 use battlelog_test_support::stack::*;
-use battlelog_test_support::{ServiceProcess, TestAuth, http_get};
+use battlelog_test_support::{ServiceProcess, TestAuth, http_get, http_get_raw};
 use serde_json::json;
 
 /// A battle with two rolls, and a web in front of its stack whose share
@@ -169,6 +169,23 @@ async fn an_export_kept_from_a_page_is_answered_only_at_the_same_head() {
     assert_eq!(first, again, "the same head, the same file");
     let versions = |text: &str| text.lines().filter(|line| line.contains("\"version\":")).count();
     let before = versions(&first);
+    // Kept compressed: a client that takes brotli gets those bytes, which
+    // decode to the same text, with an ETag of their own; one that does not
+    // gets the text (gzip from the compression layer, if it asks).
+    let with = |encoding: &'static str| [reader[0], ("accept-encoding", encoding)];
+    let (status, headers, packed) = http_get_raw(&link, &with("gzip, br")).await;
+    assert_eq!(status, 200);
+    assert_eq!(headers.get("content-encoding").map(|v| v.as_bytes()), Some(&b"br"[..]), "{headers:?}");
+    let mut unpacked = Vec::new();
+    std::io::Read::read_to_end(&mut brotli::Decompressor::new(&packed[..], 4096), &mut unpacked).expect("brotli");
+    assert_eq!(String::from_utf8(unpacked).expect("UTF-8"), first);
+    let (_, plain_headers, _) = http_get_raw(&link, &reader).await;
+    assert_ne!(headers.get("etag"), plain_headers.get("etag"), "one ETag a representation");
+    let (_, gzip_headers, _) = http_get_raw(&link, &with("gzip")).await;
+    assert_eq!(gzip_headers.get("content-encoding").map(|v| v.as_bytes()), Some(&b"gzip"[..]), "{gzip_headers:?}");
+    let etag = headers.get("etag").and_then(|v| v.to_str().ok()).expect("an ETag").to_owned();
+    let (status, _, _) = http_get_raw(&link, &[reader[0], ("accept-encoding", "br"), ("if-none-match", &etag)]).await;
+    assert_eq!(status, 304, "the same head: not modified");
 
     let mut forum = resolver_client(&stack.resolver).await;
     let roll = json!({"type": "roll", "actor": "ash", "expression": "1d6", "purpose": "after the page"});

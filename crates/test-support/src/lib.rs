@@ -769,6 +769,13 @@ pub async fn web_with(
 
 /// A plain HTTP GET with `headers`: (status, body).
 pub async fn http_get(url: &str, headers: &[(&str, &str)]) -> (u16, String) {
+    let (status, _, body) = http_get_raw(url, headers).await;
+    (status, String::from_utf8_lossy(&body).into_owned())
+}
+
+/// The same, with the answer's headers and its body's bytes as sent
+/// (no decoding of a `Content-Encoding`).
+pub async fn http_get_raw(url: &str, headers: &[(&str, &str)]) -> (u16, tonic::codegen::http::HeaderMap, Vec<u8>) {
     use http_body_util::BodyExt;
     let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
         .build_http::<http_body_util::Empty<tonic::codegen::Bytes>>();
@@ -779,8 +786,9 @@ pub async fn http_get(url: &str, headers: &[(&str, &str)]) -> (u16, String) {
     let request = request.body(http_body_util::Empty::new()).expect("a request");
     let response = client.request(request).await.unwrap_or_else(|e| panic!("GET {url}: {e}"));
     let status = response.status().as_u16();
+    let headers = response.headers().clone();
     let body = response.into_body().collect().await.unwrap_or_else(|e| panic!("GET {url}: body: {e}")).to_bytes();
-    (status, String::from_utf8_lossy(&body).into_owned())
+    (status, headers, body.to_vec())
 }
 
 /// A listener on a free loopback port and the `http://` URL that reaches

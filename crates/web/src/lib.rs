@@ -292,7 +292,7 @@ async fn battle_page(
         let (recent, battle_id) = (pages.recent.clone(), parts.battle_id.clone());
         tokio::task::spawn_blocking(move || {
             if let Ok(file) = ExportFile::write(&battle_id, &export) {
-                recent.keep(&battle_id, Arc::new(file));
+                recent.keep(&battle_id, Arc::new(file.compressed()));
             }
         });
     }
@@ -396,28 +396,33 @@ async fn export_file(
     headers: HeaderMap,
 ) -> Result<Response, PageError> {
     let file = read_export_file(&pages, &headers, &battle_id, query.k.as_deref()).await?;
-    let etag = file.etag.as_str();
+    // A file kept compressed goes as it is to a client that takes brotli
+    // (the compression layer leaves an encoded answer alone); else the
+    // layer compresses the text as it would any answer.
+    let accept = headers.get(header::ACCEPT_ENCODING).and_then(|v| v.to_str().ok()).unwrap_or_default();
+    let brotli = file.brotli.clone().filter(|_| recent::accepts_brotli(accept));
+    // One ETag a representation: the compressed bytes are not the text's.
+    let etag = if brotli.is_some() { format!("{}-br\"", file.etag.trim_end_matches('"')) } else { file.etag.clone() };
     let cache = [
         (header::CACHE_CONTROL, HeaderValue::from_static("private, no-cache")),
-        (header::ETAG, HeaderValue::from_str(etag).map_err(|e| PageError::Internal(e.to_string()))?),
+        (header::ETAG, HeaderValue::from_str(&etag).map_err(|e| PageError::Internal(e.to_string()))?),
+        (header::VARY, HeaderValue::from_static("accept-encoding")),
     ];
     let held = headers.get_all(header::IF_NONE_MATCH).iter().filter_map(|v| v.to_str().ok());
     if held.flat_map(|v| v.split(',')).any(|tag| tag.trim().trim_start_matches("W/") == etag) {
         return Ok((axum::http::StatusCode::NOT_MODIFIED, cache).into_response());
     }
     let disposition = format!("attachment; filename=\"{battle_id}.jsonl\"");
-    Ok((
-        cache,
-        [
-            (header::CONTENT_TYPE, HeaderValue::from_static("application/x-ndjson; charset=utf-8")),
-            (
-                header::CONTENT_DISPOSITION,
-                HeaderValue::from_str(&disposition).map_err(|e| PageError::Internal(e.to_string()))?,
-            ),
-        ],
-        file.text.clone(),
-    )
-        .into_response())
+    let disposition = HeaderValue::from_str(&disposition).map_err(|e| PageError::Internal(e.to_string()))?;
+    let content_type = HeaderValue::from_static("application/x-ndjson; charset=utf-8");
+    let mut response =
+        (cache, [(header::CONTENT_TYPE, content_type), (header::CONTENT_DISPOSITION, disposition)], file.text.clone())
+            .into_response();
+    if let Some(packed) = brotli {
+        *response.body_mut() = axum::body::Body::from(packed);
+        response.headers_mut().insert(header::CONTENT_ENCODING, HeaderValue::from_static("br"));
+    }
+    Ok(response)
 }
 
 #[derive(Debug, Deserialize)]
