@@ -244,7 +244,7 @@ async fn read_export_file(
     if pages.recent.holds(battle_id) {
         let token = credential(pages, headers, battle_id, share_key)?;
         let battle = pages.resolver.battle(battle_id, token, share_key).await?;
-        if let Some(file) = pages.recent.at_head(battle_id, battle.version) {
+        if let Some(file) = pages.recent.wait_at_head(battle_id, battle.version).await {
             return Ok(file);
         }
     }
@@ -259,9 +259,13 @@ async fn battle_page(
     headers: HeaderMap,
 ) -> Result<Response, PageError> {
     let export = read_battle(&pages, &headers, &battle_id, query.k.as_deref()).await?;
-    // Its file, for the export the page's verifier asks for next, written
-    // while the page's rest is drawn.
-    let for_export = pages.recent.enabled().then(|| export.clone());
+    // Its file, for the export the page's verifier asks for next: promised
+    // now (an export asked for meanwhile waits for it), written once the
+    // page is sent.
+    let head_version = export.events.last().and_then(|e| e.event.as_ref()).map(|record| record.version);
+    let for_export = head_version
+        .filter(|_| pages.recent.enabled())
+        .map(|head| (export.clone(), pages.recent.promise(&battle_id, head)));
     let trusted_log_keys = pages.trusted_log_keys().await;
     let accept_language = headers.get(header::ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok());
     let (lang, unknown_lang) = Lang::from_query(query.lang.as_deref(), accept_language);
@@ -288,24 +292,27 @@ async fn battle_page(
     let (sender, receiver) = tokio::sync::mpsc::channel::<Result<String, std::convert::Infallible>>(2);
     // Two places: this one cannot be full.
     let _ = sender.try_send(Ok(top));
-    if let Some(export) = for_export {
-        let (recent, battle_id) = (pages.recent.clone(), parts.battle_id.clone());
-        tokio::task::spawn_blocking(move || {
-            if let Ok(file) = ExportFile::write(&battle_id, &export) {
-                recent.keep(&battle_id, Arc::new(file.compressed()));
-            }
-        });
-    }
     tokio::spawn(async move {
         if parts.report.closed.is_some() {
             parts.appeal_deadline = appeal_deadline(&pages, &parts.battle_id, &token, parts.share_key.as_deref()).await;
         }
         // Drawing the timeline is the page's longest step: off the
         // runtime's threads, which serve the export the page asks for meanwhile.
+        let battle_id = parts.battle_id.clone();
         if !sender.is_closed()
             && let Ok(rest) = tokio::task::spawn_blocking(move || parts.page().rest()).await
         {
             let _ = sender.send(Ok(rest)).await;
+        }
+        // The page first (its parse is the browser's longest step), then
+        // its export's file.
+        if let Some((export, promise)) = for_export {
+            let _ = tokio::task::spawn_blocking(move || {
+                if let Ok(file) = ExportFile::write(&battle_id, &export) {
+                    promise.fulfil(file.compressed());
+                }
+            })
+            .await;
         }
     });
     Ok((

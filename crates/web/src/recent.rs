@@ -20,6 +20,7 @@ use std::sync::{Arc, Mutex};
 use axum::body::Bytes;
 use battlelog_verify::export;
 use sha2::Digest;
+use tokio::sync::watch;
 
 use crate::error::PageError;
 use crate::source::Export;
@@ -98,6 +99,35 @@ pub struct RecentExports {
 struct Kept {
     entries: VecDeque<Entry>,
     bytes: usize,
+    /// Files being written for a page just sent (at most one a battle):
+    /// an export asked for meanwhile waits for its file, not for a read.
+    pending: Vec<(String, u64, watch::Receiver<Option<Arc<ExportFile>>>)>,
+}
+
+/// A file promised for a battle at a head: [`Promise::fulfil`] keeps it
+/// and hands it to whoever waits; dropped unfulfilled, those read again.
+#[derive(Debug)]
+pub struct Promise {
+    recent: RecentExports,
+    battle_id: String,
+    head_version: u64,
+    sender: watch::Sender<Option<Arc<ExportFile>>>,
+}
+
+impl Promise {
+    /// Keeps `file` and hands it to the exports waiting for it.
+    pub fn fulfil(self, file: ExportFile) {
+        let file = Arc::new(file);
+        self.recent.keep(&self.battle_id, Arc::clone(&file));
+        self.sender.send_replace(Some(file));
+    }
+}
+
+impl Drop for Promise {
+    fn drop(&mut self) {
+        let mut kept = self.recent.kept.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        kept.pending.retain(|(battle, head, _)| !(battle == &self.battle_id && *head == self.head_version));
+    }
 }
 
 struct Entry {
@@ -142,10 +172,38 @@ impl RecentExports {
         (entry.file.head_version == Some(head_version)).then(|| Arc::clone(&entry.file))
     }
 
-    /// Whether an export of `battle_id` is kept (at whatever head).
+    /// Whether an export of `battle_id` is kept or being written (at whatever head).
     pub fn holds(&self, battle_id: &str) -> bool {
         let kept = self.kept.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        kept.entries.iter().any(|e| e.battle_id == battle_id)
+        kept.entries.iter().any(|e| e.battle_id == battle_id) || kept.pending.iter().any(|(b, _, _)| b == battle_id)
+    }
+
+    /// A promise of the file of `battle_id` at `head_version`, being
+    /// written: until it is fulfilled (or dropped), [`Self::wait_at_head`]
+    /// waits for it.
+    pub fn promise(&self, battle_id: &str, head_version: u64) -> Promise {
+        let (sender, receiver) = watch::channel(None);
+        let mut kept = self.kept.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        kept.pending.retain(|(battle, _, _)| battle != battle_id);
+        kept.pending.push((battle_id.to_owned(), head_version, receiver));
+        drop(kept);
+        Promise { recent: self.clone(), battle_id: battle_id.to_owned(), head_version, sender }
+    }
+
+    /// The export of `battle_id` at `head_version`: kept, or, while one is
+    /// being written for a page, once it is (None: neither, or its writing
+    /// failed).
+    pub async fn wait_at_head(&self, battle_id: &str, head_version: u64) -> Option<Arc<ExportFile>> {
+        if let Some(file) = self.at_head(battle_id, head_version) {
+            return Some(file);
+        }
+        let mut receiver = {
+            let kept = self.kept.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let (_, _, receiver) = kept.pending.iter().find(|(b, h, _)| b == battle_id && *h == head_version)?;
+            receiver.clone()
+        };
+        let file = receiver.wait_for(Option::is_some).await.ok()?.clone();
+        file
     }
 }
 
@@ -205,6 +263,34 @@ mod tests {
         std::io::Read::read_to_end(&mut brotli::Decompressor::new(&packed[..], 4096), &mut unpacked).expect("brotli");
         assert_eq!(unpacked, file.text.to_vec());
         assert_eq!(file.bytes(), file.text.len() + packed.len());
+    }
+
+    #[tokio::test]
+    async fn an_export_asked_for_while_its_file_is_written_waits_for_it() {
+        let recent = RecentExports::new(1 << 20);
+        let promise = recent.promise("b-1", 1);
+        assert!(recent.holds("b-1"));
+        let waiting = tokio::spawn({
+            let recent = recent.clone();
+            async move { recent.wait_at_head("b-1", 1).await }
+        });
+        // Another head is not waited for.
+        assert!(recent.wait_at_head("b-1", 2).await.is_none());
+        let file = Arc::try_unwrap(export_of(0..2, 10)).expect("one owner");
+        promise.fulfil(file);
+        let got = waiting.await.expect("joined").expect("the file");
+        assert_eq!(got.head_version, Some(1));
+        assert!(recent.at_head("b-1", 1).is_some(), "and kept");
+        // A promise dropped unfulfilled (its writing failed): the waiter
+        // reads again, and nothing is held.
+        let promise = recent.promise("b-2", 0);
+        let waiting = tokio::spawn({
+            let recent = recent.clone();
+            async move { recent.wait_at_head("b-2", 0).await }
+        });
+        drop(promise);
+        assert!(waiting.await.expect("joined").is_none());
+        assert!(!recent.holds("b-2"));
     }
 
     #[test]
