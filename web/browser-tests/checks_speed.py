@@ -128,7 +128,10 @@ def check_head_scripts(env: bt.Env, results: bt.Results, name: str, link: str, p
     page's modules preloaded, the async module that takes the check over."""
     head = page.split("</head>")[0]
     inline = re.search(r'<script data-worker="([^"]+)">(.*?)</script>', head, re.S)
-    if results.check(f"{name}: the head's first script is inline and names the worker it starts", inline is not None and head.find("<script") == inline.start(), head[-400:]):
+    # The first that runs (the JSON data elements before it run nothing),
+    # and before the preloads, so that nothing queues ahead of it.
+    runs = [m.start() for m in re.finditer(r'<script(?![^>]*type="application/json")|<link rel="modulepreload"', head)]
+    if results.check(f"{name}: the head's first script is inline and names the worker it starts", inline is not None and runs and runs[0] == inline.start(), head[-400:]):
         worker, text = inline.group(1), inline.group(2)
         results.check(f"{name}: the worker it names is served", bt.http_status(urllib.parse.urljoin(env.web, worker))[0] == 200, worker)
         request = urllib.request.Request(link)
