@@ -304,8 +304,10 @@ async fn battle_page(
         {
             let _ = sender.send(Ok(rest)).await;
         }
-        // The page first (its parse is the browser's longest step), then
-        // its export's file.
+        // The page ends here (its body ends with the sender), then its
+        // export's file is written: the page first, its parse being the
+        // browser's longest step.
+        drop(sender);
         if let Some((export, promise)) = for_export {
             let _ = tokio::task::spawn_blocking(move || {
                 if let Ok(file) = ExportFile::write(&battle_id, &export) {
