@@ -101,8 +101,11 @@ struct Kept {
     bytes: usize,
     /// Files being written for a page just sent (at most one a battle):
     /// an export asked for meanwhile waits for its file, not for a read.
-    pending: Vec<(String, u64, watch::Receiver<Option<Arc<ExportFile>>>)>,
+    pending: Vec<(String, u64, FileBeingWritten)>,
 }
+
+/// Where a file being written arrives (None until it does).
+type FileBeingWritten = watch::Receiver<Option<Arc<ExportFile>>>;
 
 /// A file promised for a battle at a head: [`Promise::fulfil`] keeps it
 /// and hands it to whoever waits; dropped unfulfilled, those read again.
@@ -202,8 +205,7 @@ impl RecentExports {
             let (_, _, receiver) = kept.pending.iter().find(|(b, h, _)| b == battle_id && *h == head_version)?;
             receiver.clone()
         };
-        let file = receiver.wait_for(Option::is_some).await.ok()?.clone();
-        file
+        receiver.wait_for(Option::is_some).await.ok().and_then(|arrived| arrived.clone())
     }
 }
 
