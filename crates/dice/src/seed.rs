@@ -7,6 +7,17 @@ use sha2::{Digest, Sha256};
 
 type HmacSha256 = Hmac<Sha256>;
 
+/// HMAC-SHA256 keyed by `key` over `parts` one after the other: every
+/// derivation of the protocol is one, its parts (domain, separators,
+/// fields) spelled out at its call.
+fn hmac_sha256(key: &[u8], parts: &[&[u8]]) -> [u8; 32] {
+    let mut mac = HmacSha256::new_from_slice(key).expect("HMAC accepts any key length");
+    for part in parts {
+        mac.update(part);
+    }
+    mac.finalize().into_bytes().into()
+}
+
 /// Domain separators: fixed by protocol v1, never to be edited.
 const SEED_DOMAIN: &[u8] = b"battlelog/v1/seed";
 const ROLL_DOMAIN: &[u8] = b"battlelog/v1/roll";
@@ -55,30 +66,7 @@ impl ServerSeed {
     /// The recommended stateless derivation:
     /// `HMAC-SHA256(master_key, "battlelog/v1/seed" 0x00 battle_id 0x00 u32_be(epoch))`.
     pub fn derive(master_key: &[u8], battle_id: &str, epoch: u32) -> Self {
-        let mut mac = HmacSha256::new_from_slice(master_key).expect("HMAC accepts any key length");
-        mac.update(SEED_DOMAIN);
-        mac.update(&[0]);
-        mac.update(battle_id.as_bytes());
-        mac.update(&[0]);
-        mac.update(&epoch.to_be_bytes());
-        Self(mac.finalize().into_bytes().into())
-    }
-
-    /// The key of a protocol v2 roll (§6.3 step 4): HMAC-SHA256 keyed by
-    /// the epoch's seed over `"battlelog/v2/roll" || 0x00 || client_seed ||
-    /// 0x00 || u64_be(round) || randomness`, where `randomness` is the
-    /// beacon round's ρ = SHA-256(σ). Unlike v1, each roll has its own key
-    /// (its round's); the words are still the ChaCha20 stream at the roll's
-    /// nonce.
-    pub fn derive_v2(server_seed: &ServerSeed, client_seed: &str, round: u64, randomness: &[u8; 32]) -> Self {
-        let mut mac = HmacSha256::new_from_slice(server_seed.as_bytes()).expect("HMAC accepts any key length");
-        mac.update(ROLL_DOMAIN_V2);
-        mac.update(&[0]);
-        mac.update(client_seed.as_bytes());
-        mac.update(&[0]);
-        mac.update(&round.to_be_bytes());
-        mac.update(randomness);
-        Self(mac.finalize().into_bytes().into())
+        Self(hmac_sha256(master_key, &[SEED_DOMAIN, &[0], battle_id.as_bytes(), &[0], &epoch.to_be_bytes()]))
     }
 
     pub fn as_bytes(&self) -> &[u8; 32] {
@@ -142,11 +130,7 @@ impl fmt::Debug for RollKey {
 
 impl RollKey {
     pub fn derive(server_seed: &ServerSeed, client_seed: &str) -> Self {
-        let mut mac = HmacSha256::new_from_slice(server_seed.as_bytes()).expect("HMAC accepts any key length");
-        mac.update(ROLL_DOMAIN);
-        mac.update(&[0]);
-        mac.update(client_seed.as_bytes());
-        Self(mac.finalize().into_bytes().into())
+        Self(hmac_sha256(server_seed.as_bytes(), &[ROLL_DOMAIN, &[0], client_seed.as_bytes()]))
     }
 
     /// The key of a protocol v2 roll (§6.3 step 4): HMAC-SHA256 keyed by
@@ -156,14 +140,8 @@ impl RollKey {
     /// (its round's); the words are still the ChaCha20 stream at the roll's
     /// nonce.
     pub fn derive_v2(server_seed: &ServerSeed, client_seed: &str, round: u64, randomness: &[u8; 32]) -> Self {
-        let mut mac = HmacSha256::new_from_slice(server_seed.as_bytes()).expect("HMAC accepts any key length");
-        mac.update(ROLL_DOMAIN_V2);
-        mac.update(&[0]);
-        mac.update(client_seed.as_bytes());
-        mac.update(&[0]);
-        mac.update(&round.to_be_bytes());
-        mac.update(randomness);
-        Self(mac.finalize().into_bytes().into())
+        let parts: [&[u8]; 6] = [ROLL_DOMAIN_V2, &[0], client_seed.as_bytes(), &[0], &round.to_be_bytes(), randomness];
+        Self(hmac_sha256(server_seed.as_bytes(), &parts))
     }
 
     pub fn as_bytes(&self) -> &[u8; 32] {
