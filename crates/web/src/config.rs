@@ -17,8 +17,8 @@ pub const SERVICE: &str = "web";
 /// battle's page as heavy as it was before paging.
 pub const MAX_PAGE_EVENTS: usize = 5000;
 
-/// `recent_exports_bytes` by default: 64 MiB, some twenty battles of
-/// 2 000 events.
+/// `recent_exports_bytes` by default: 64 MiB, some twenty files of
+/// 2 000-event battles (3.2 MB each, with their brotli form).
 pub const DEFAULT_RECENT_EXPORTS_BYTES: usize = 64 << 20;
 
 /// The development share secret's file, under `<data dir>/web`.
@@ -53,11 +53,12 @@ pub struct Config {
     /// its action counts with it); the rest are on further pages, while
     /// the export the page's verifier reads stays whole.
     pub page_events: usize,
-    /// Bytes of battle records kept of the battles pages read last, so that
-    /// the export a page's verifier asks for next is not read from the
-    /// resolver again (it is answered from here only once the resolver
-    /// admits its caller anew, at the same head). The oldest go first; a
-    /// battle bigger than this is not kept; 0 keeps none.
+    /// Bytes of export files (the text and its brotli form) kept of the
+    /// battles pages read last, so that the export a page's verifier asks
+    /// for next is not read from the resolver again (it is answered from
+    /// here only once the resolver admits its caller anew, at the same
+    /// head). The oldest go first; a file bigger than this is not kept; 0
+    /// keeps none.
     pub recent_exports_bytes: usize,
     /// TLS keys for calling the resolver: `tls_ca`, `tls_client_cert`, `tls_client_key`.
     #[serde(flatten)]
