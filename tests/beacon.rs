@@ -121,6 +121,37 @@ async fn with_no_relay_answering_the_client_gives_up_at_its_deadline_naming_the_
     assert!(matches!(BeaconClient::new(chain, &[]), Err(BeaconFailure::NoRelay)));
 }
 
+/// `--period` is a limit of the command: 1 to 3600 seconds. Either edge
+/// serves a chain of that period; one past either is refused before
+/// anything starts, with a non-zero exit and one line naming the flag and
+/// its range.
+#[tokio::test]
+async fn the_period_is_served_at_its_edges_and_refused_past_them() {
+    let dir = temp_dir("beacon-period");
+    let genesis = unix_now();
+    for period in [1u64, 3600] {
+        let (period_text, genesis_text) = (period.to_string(), genesis.to_string());
+        let args =
+            ["beacon", "--period", &period_text, "--genesis-time", &genesis_text, "--label", "beacon test: period"]
+                .map(str::to_owned);
+        let log = dir.path().join(format!("beacon-{period}.log"));
+        let beacon = ServiceProcess::start_http(&cli_binary(), &args, &[], &log).await;
+        let chain = DevSigner::from_label("beacon test: period", period, genesis).chain().clone();
+        let (status, body) = http_get(&format!("http://{}/{}/info", beacon.addr(), chain.hash), &[]).await;
+        assert_eq!(status, 200, "period {period}: {body}");
+        let info: serde_json::Value = serde_json::from_str(&body).expect("JSON info");
+        assert_eq!(info["period"].as_u64(), Some(period), "{body}");
+        assert!(beacon.terminate().await);
+    }
+    for period in ["0", "3601"] {
+        let (code, stdout, stderr) = battlelog_test_support::stack::cli(&["beacon", "--period", period]);
+        assert_eq!(code, Some(2), "--period {period}: {stdout}{stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr:?}");
+        assert!(stderr.contains("--period") && stderr.contains("1..=3600"), "{stderr}");
+        assert!(stdout.is_empty(), "nothing served: {stdout}");
+    }
+}
+
 /// An HTTP relay that answers every round request with `round` and
 /// `signature`, whatever was asked: a relay that lies.
 async fn lying_relay(round: u64, signature: String) -> SocketAddr {
