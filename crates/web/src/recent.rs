@@ -128,7 +128,7 @@ impl Promise {
 
 impl Drop for Promise {
     fn drop(&mut self) {
-        let mut kept = self.recent.kept.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut kept = self.recent.lock();
         kept.pending.retain(|(battle, head, _)| !(battle == &self.battle_id && *head == self.head_version));
     }
 }
@@ -144,6 +144,12 @@ impl RecentExports {
         Self { max_bytes, kept: Arc::default() }
     }
 
+    /// What is kept (a panic elsewhere while holding it leaves it usable:
+    /// it is a cache, checked against the resolver at every use).
+    fn lock(&self) -> std::sync::MutexGuard<'_, Kept> {
+        self.kept.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     /// Whether anything is kept at all (a bound of 0 keeps nothing).
     pub fn enabled(&self) -> bool {
         self.max_bytes > 0
@@ -157,7 +163,7 @@ impl RecentExports {
         if bytes > self.max_bytes || file.head_version.is_none() {
             return;
         }
-        let mut kept = self.kept.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut kept = self.lock();
         kept.remove(battle_id);
         while kept.bytes + bytes > self.max_bytes {
             let Some(oldest) = kept.entries.pop_front() else { break };
@@ -170,14 +176,14 @@ impl RecentExports {
     /// The export of `battle_id` kept, if it ends at `head_version` (the
     /// battle's head as the resolver just said it).
     pub fn at_head(&self, battle_id: &str, head_version: u64) -> Option<Arc<ExportFile>> {
-        let kept = self.kept.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let kept = self.lock();
         let entry = kept.entries.iter().find(|e| e.battle_id == battle_id)?;
         (entry.file.head_version == Some(head_version)).then(|| Arc::clone(&entry.file))
     }
 
     /// Whether an export of `battle_id` is kept or being written (at whatever head).
     pub fn holds(&self, battle_id: &str) -> bool {
-        let kept = self.kept.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let kept = self.lock();
         kept.entries.iter().any(|e| e.battle_id == battle_id) || kept.pending.iter().any(|(b, _, _)| b == battle_id)
     }
 
@@ -186,7 +192,7 @@ impl RecentExports {
     /// waits for it.
     pub fn promise(&self, battle_id: &str, head_version: u64) -> Promise {
         let (sender, receiver) = watch::channel(None);
-        let mut kept = self.kept.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut kept = self.lock();
         kept.pending.retain(|(battle, _, _)| battle != battle_id);
         kept.pending.push((battle_id.to_owned(), head_version, receiver));
         drop(kept);
@@ -201,7 +207,7 @@ impl RecentExports {
             return Some(file);
         }
         let mut receiver = {
-            let kept = self.kept.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let kept = self.lock();
             let (_, _, receiver) = kept.pending.iter().find(|(b, h, _)| b == battle_id && *h == head_version)?;
             receiver.clone()
         };
@@ -211,7 +217,7 @@ impl RecentExports {
 
 impl std::fmt::Debug for RecentExports {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let kept = self.kept.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let kept = self.lock();
         f.debug_struct("RecentExports")
             .field("max_bytes", &self.max_bytes)
             .field("battles", &kept.entries.len())
